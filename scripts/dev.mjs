@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// npm run dev: the local API on http://127.0.0.1:8787 with local D1, R2, Queues and Durable Objects.
+// Applies the local migrations, makes sure a local workspace and API key exist, prints the key, and
+// runs `wrangler dev` offline. The key is kept in .dev-api-key (git-ignored) so it survives restarts.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createKey, isActiveKey } from "./lib/keys.mjs";
+import { applyMigrations, OFFLINE_ENV, ROOT } from "./lib/wrangler.mjs";
+import { spawn } from "node:child_process";
+
+const KEY_FILE = join(ROOT, ".dev-api-key");
+const PORT = process.env.PORT ?? "8787";
+
+function ensureKey() {
+  if (existsSync(KEY_FILE)) {
+    const saved = readFileSync(KEY_FILE, "utf8").trim();
+    if (saved && isActiveKey(saved)) return saved;
+  }
+  const key = createKey({ workspace: "local", email: "dev@localhost" });
+  writeFileSync(KEY_FILE, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
+function banner(key) {
+  return [
+    "",
+    "  PromptEdge API (local)",
+    `  URL:      http://127.0.0.1:${PORT}   (docs: /docs, OpenAPI: /openapi.json)`,
+    `  API key:  ${key}`,
+    `  Try:      curl -s http://127.0.0.1:${PORT}/health`,
+    "",
+  ].join("\n");
+}
+
+console.log("Applying local D1 migrations…");
+applyMigrations();
+const key = ensureKey();
+console.log(banner(key));
+
+const child = spawn(
+  join(ROOT, "node_modules", ".bin", "wrangler"),
+  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--var", "ALLOW_PRIVATE_NETWORK:true", ...process.argv.slice(2)],
+  { cwd: ROOT, env: OFFLINE_ENV, stdio: ["inherit", "pipe", "inherit"] },
+);
+let announced = false;
+child.stdout.on("data", (chunk) => {
+  process.stdout.write(chunk);
+  if (!announced && /Ready on/i.test(String(chunk))) {
+    announced = true;
+    console.log(banner(key));
+  }
+});
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
+child.on("exit", (code) => process.exit(code ?? 0));

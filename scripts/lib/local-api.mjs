@@ -1,0 +1,74 @@
+// Starts the Worker with `wrangler dev` on a free loopback port against its own local state
+// (migrations applied, one workspace and key created), for the SDK test and the benchmarks.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createKey } from "./keys.mjs";
+import { applyMigrations, spawnWrangler } from "./wrangler.mjs";
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHealth(url, child, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the API did not answer /health within ${timeoutMs} ms`);
+}
+
+/** @returns {Promise<{url: string, key: string, persistTo: string, logs: () => string, stop: () => Promise<void>}>} */
+export async function startLocalApi({ workspace = "local-test", email = "dev@localhost", vars = {}, timeoutMs = 90_000 } = {}) {
+  const persistTo = mkdtempSync(join(tmpdir(), "promptedge-"));
+  applyMigrations({ persistTo });
+  const key = createKey({ workspace, email, persistTo });
+  const port = await freePort();
+  const varArgs = Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  const child = spawnWrangler([
+    "dev",
+    "--ip", "127.0.0.1",
+    "--port", String(port),
+    "--persist-to", persistTo,
+    "--show-interactive-dev-session=false",
+    "--inspector-port", String(await freePort()),
+    ...varArgs,
+  ]);
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHealth(url, child, timeoutMs);
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw new Error(`${err.message}\n${output.slice(-4000)}`);
+  }
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(persistTo, { recursive: true, force: true });
+  };
+  return { url, key, persistTo, logs: () => output, stop, pid: child.pid };
+}

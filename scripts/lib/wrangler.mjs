@@ -1,0 +1,62 @@
+// Node-side helpers around the wrangler CLI: run it offline, execute SQL on the local or deployed D1,
+// apply migrations. Used by the keys CLI, `npm run dev`, the SDK test and the benchmarks.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+
+/** Wrangler must work with no network: no metrics, no fetch of the `cf` object. */
+export const OFFLINE_ENV = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+};
+
+function wranglerBin() {
+  if (!existsSync(WRANGLER)) throw new Error("wrangler is not installed: run `npm ci` first");
+  return WRANGLER;
+}
+
+/** Runs wrangler to completion; throws with its output when it fails. */
+export function wrangler(args, { input } = {}) {
+  const r = spawnSync(wranglerBin(), args, { cwd: ROOT, env: { ...OFFLINE_ENV, CI: "true" }, encoding: "utf8", input, maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) {
+    const out = `${r.stdout ?? ""}\n${r.stderr ?? ""}`.trim();
+    throw new Error(`wrangler ${args.slice(0, 3).join(" ")} failed:\n${out}`);
+  }
+  return r.stdout;
+}
+
+/** Starts a long-running wrangler (dev); the caller owns the child process. */
+export function spawnWrangler(args, options = {}) {
+  return spawn(wranglerBin(), args, { cwd: ROOT, env: OFFLINE_ENV, stdio: ["ignore", "pipe", "pipe"], ...options });
+}
+
+function target({ remote = false, persistTo } = {}) {
+  if (remote) return ["--remote"];
+  return persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
+}
+
+export function applyMigrations(opts = {}) {
+  return wrangler(["d1", "migrations", "apply", "DB", ...target(opts)]);
+}
+
+/** Executes SQL (one or more statements) and returns the rows of each statement. */
+export function d1Execute(sqlText, opts = {}) {
+  const out = wrangler(["d1", "execute", "DB", ...target(opts), "--json", "--command", sqlText]);
+  const start = out.indexOf("[");
+  const parsed = JSON.parse(out.slice(start));
+  return parsed.map((r) => r.results ?? []);
+}
+
+/** A SQL string literal. Keys CLI values come from the operator's own command line. */
+export function lit(value) {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value === "number") return String(value);
+  const s = String(value);
+  if (s.includes("\u0000")) throw new Error("values may not contain NUL characters");
+  return `'${s.replace(/'/g, "''")}'`;
+}

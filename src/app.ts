@@ -1,0 +1,76 @@
+// The Hono app: request id and log line, the one error handler and validation hook, route mounting,
+// /openapi.json and /docs.
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "./env";
+import { ApiError, errorBody, type ErrorCode } from "./lib/errors";
+import { requestContext } from "./lib/middleware";
+import { validationHook } from "./lib/validation";
+import { registerDocsRoutes } from "./routes/docs";
+import { registerHealthRoutes } from "./routes/health";
+import { registerLogRequestRoutes } from "./routes/log-request";
+import { registerRequestRoutes } from "./routes/requests";
+
+const HTTP_CODES: Record<number, ErrorCode> = {
+  400: "validation_error",
+  401: "unauthorized",
+  404: "not_found",
+  409: "conflict",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+  429: "rate_limited",
+};
+
+/** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
+export function toApiError(err: unknown, requestId: string): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException) {
+    const code = HTTP_CODES[err.status];
+    if (code) return new ApiError(code, err.message || code);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  // D1 refuses values over its size limits; that is the caller's payload, not our bug.
+  if (/SQLITE_TOOBIG|string or blob too big|too large/i.test(message)) {
+    return new ApiError("payload_too_large", "a value in the request is larger than the database accepts");
+  }
+  console.error(
+    JSON.stringify({
+      level: "error",
+      msg: "unhandled error",
+      request_id: requestId,
+      error: message,
+      stack: err instanceof Error ? err.stack : undefined,
+    }),
+  );
+  return new ApiError("internal_error", "internal error; quote the request id when reporting it");
+}
+
+function respondWithError(err: unknown, c: Context<AppEnv>): Response {
+  const requestId = c.get("requestId") ?? crypto.randomUUID();
+  const apiErr = toApiError(err, requestId);
+  const res = c.json(errorBody(apiErr, requestId), apiErr.status as ContentfulStatusCode);
+  for (const [k, v] of Object.entries(apiErr.headers ?? {})) res.headers.set(k, v);
+  res.headers.set("X-Request-Id", requestId);
+  return res;
+}
+
+export function createApp(): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  app.use("*", requestContext);
+  app.onError(respondWithError);
+  app.notFound((c) => respondWithError(new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`), c));
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
+    type: "apiKey",
+    in: "header",
+    name: "X-API-KEY",
+  });
+
+  registerHealthRoutes(app);
+  registerLogRequestRoutes(app);
+  registerRequestRoutes(app);
+  registerDocsRoutes(app);
+  return app;
+}

@@ -1,0 +1,131 @@
+// D1 tables: the one source of truth. drizzle-kit generates migrations/ from this file.
+// Times are epoch milliseconds (integers); JSON columns are text parsed by drizzle.
+import { sql } from "drizzle-orm";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+const now = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
+
+export const workspaces = sqliteTable("workspaces", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull().unique(),
+  createdAt: integer("created_at").notNull().default(now),
+});
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    email: text("email").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("users_workspace_email").on(t.workspaceId, t.email)],
+);
+
+/** Only the SHA-256 of a key is kept; `prefix` (the first characters) lets people list and revoke. */
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    userId: integer("user_id").notNull().references(() => users.id),
+    keyHash: text("key_hash").notNull().unique(),
+    prefix: text("prefix").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("api_keys_prefix").on(t.prefix)],
+);
+
+export const promptTemplates = sqliteTable(
+  "prompt_templates",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    name: text("name").notNull(),
+    folderId: integer("folder_id"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("prompt_templates_workspace_name").on(t.workspaceId, t.name)],
+);
+
+export const promptVersions = sqliteTable(
+  "prompt_versions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    promptId: integer("prompt_id").notNull().references(() => promptTemplates.id),
+    version: integer("version").notNull(),
+    promptTemplate: text("prompt_template", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    commitMessage: text("commit_message"),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("prompt_versions_prompt_version").on(t.promptId, t.version)],
+);
+
+export const requestLogs = sqliteTable(
+  "request_logs",
+  {
+    // AUTOINCREMENT: ids are never reused, so the newest row of a write batch is max(id).
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    provider: text("provider").notNull(),
+    model: text("model").notNull(),
+    apiType: text("api_type"),
+    input: text("input", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    output: text("output", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    parameters: text("parameters", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    tags: text("tags", { mode: "json" }).notNull().$type<string[]>(),
+    metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, string>>(),
+    promptName: text("prompt_name"),
+    promptId: integer("prompt_id"),
+    promptVersionNumber: integer("prompt_version_number"),
+    promptVersionId: integer("prompt_version_id"),
+    promptInputVariables: text("prompt_input_variables", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    price: real("price").notNull().default(0),
+    functionName: text("function_name").notNull().default(""),
+    score: integer("score").notNull().default(0),
+    scoreName: text("score_name"),
+    status: text("status", { enum: ["SUCCESS", "WARNING", "ERROR"] }).notNull().default("SUCCESS"),
+    errorType: text("error_type"),
+    errorMessage: text("error_message"),
+    requestStartTime: integer("request_start_time").notNull(),
+    requestEndTime: integer("request_end_time").notNull(),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [
+    index("request_logs_workspace_start").on(t.workspaceId, t.requestStartTime),
+    index("request_logs_workspace_prompt").on(t.workspaceId, t.promptId, t.promptVersionNumber),
+  ],
+);
+
+/**
+ * The search side table: one row per (log, kind, key, value) so that filters and autocomplete are
+ * index lookups instead of JSON scans. Kinds: tag, tool (key ''), metadata, input_variable, output.
+ */
+export const requestLogValues = sqliteTable(
+  "request_log_values",
+  {
+    id: integer("id").primaryKey(),
+    workspaceId: integer("workspace_id").notNull(),
+    requestId: integer("request_id")
+      .notNull()
+      .references(() => requestLogs.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["tag", "tool", "metadata", "input_variable", "output"] }).notNull(),
+    key: text("key").notNull(),
+    value: text("value").notNull(),
+  },
+  (t) => [
+    index("request_log_values_lookup").on(t.workspaceId, t.kind, t.key, t.value),
+    index("request_log_values_request").on(t.requestId),
+  ],
+);
+
+export type RequestLogRow = typeof requestLogs.$inferSelect;
+export type PromptVersionRow = typeof promptVersions.$inferSelect;

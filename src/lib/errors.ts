@@ -1,0 +1,65 @@
+// The one error type of the service and the error shape every failure is answered with.
+// Throw ApiError anywhere; the app's single onError turns it into JSON with the matching status.
+
+export const ErrorCode = {
+  validation_error: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  // Not a failure of the service: "recalculate" found nothing to do (CONTRACT.md answers it 200).
+  no_cells_to_recalculate: 200,
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCode;
+
+export interface ErrorDetail {
+  field: string;
+  rule: string;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: ErrorDetail[];
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, opts: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = ErrorCode[code];
+    this.details = opts.details;
+    this.headers = opts.headers;
+  }
+
+  static validation(field: string, rule: string): ApiError {
+    return new ApiError("validation_error", `${field}: ${rule}`, { details: [{ field, rule }] });
+  }
+
+  static notFound(what: string): ApiError {
+    return new ApiError("not_found", `${what} not found`);
+  }
+
+  static conflict(message: string): ApiError {
+    return new ApiError("conflict", message);
+  }
+}
+
+export interface ErrorBody {
+  success: false;
+  message: string;
+  error: ErrorCode;
+  request_id?: string;
+  details?: ErrorDetail[];
+}
+
+export function errorBody(err: ApiError, requestId?: string): ErrorBody {
+  const body: ErrorBody = { success: false, message: err.message, error: err.code };
+  if (err.details && err.details.length > 0) body.details = err.details;
+  if (requestId) body.request_id = requestId;
+  return body;
+}

@@ -1,0 +1,54 @@
+// defineRoute: the one way routes are declared. It adds API-key auth (unless public), a body limit
+// for routes with a body, and the error responses in the error shape, so /openapi.json stays complete.
+import { createRoute, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { limitBody, requireAuth } from "./middleware";
+import { ErrorSchema } from "./schemas";
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: "validation_error: malformed JSON or a field that breaks a rule; the message names the field and the rule",
+  401: "unauthorized: X-API-KEY missing, unknown or revoked",
+  404: "not_found: unknown id, or an id of another workspace",
+  409: "conflict: a uniqueness rule would be broken",
+  413: "payload_too_large: the body is over the documented limit",
+  415: "unsupported_media_type: the endpoint does not take this content type",
+  429: "rate_limited: over the rate limit; see the Retry-After header",
+  500: "internal_error: a bug; the request id is logged",
+};
+
+function errorResponse(status: number) {
+  return { description: ERROR_DESCRIPTIONS[status], content: { "application/json": { schema: ErrorSchema } } };
+}
+
+type RouteOptions = RouteConfig & {
+  /** No API key needed (health, docs). */
+  public?: boolean;
+  /** Extra error statuses this route can answer besides the common ones. */
+  errors?: number[];
+  /** Which env var caps the body (default JSON_MAX_BYTES). */
+  bodyLimit?: "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES";
+};
+
+export function defineRoute<R extends RouteOptions>(options: R) {
+  const { public: isPublic, errors = [], bodyLimit, middleware, ...route } = options;
+  const hasBody = Boolean(route.request?.body);
+  const statuses = new Set<number>([500, ...errors]);
+  if (!isPublic) statuses.add(401);
+  if (!isPublic || route.request) statuses.add(400);
+  if (hasBody) {
+    statuses.add(413);
+    statuses.add(415);
+  }
+  const errorResponses = Object.fromEntries([...statuses].sort().map((s) => [s, errorResponse(s)]));
+  const mw: MiddlewareHandler<AppEnv>[] = [];
+  if (!isPublic) mw.push(requireAuth);
+  if (hasBody) mw.push(limitBody(bodyLimit ?? "JSON_MAX_BYTES"));
+  if (middleware) mw.push(...((Array.isArray(middleware) ? middleware : [middleware]) as MiddlewareHandler<AppEnv>[]));
+  return createRoute({
+    ...route,
+    security: isPublic ? [] : [{ ApiKeyAuth: [] }],
+    middleware: mw,
+    responses: { ...errorResponses, ...route.responses },
+  } as unknown as Omit<R, "public" | "errors" | "bodyLimit">);
+}

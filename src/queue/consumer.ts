@@ -1,0 +1,39 @@
+// The JOBS queue consumer: validates each message and dispatches it to its job's handler.
+// A message that fails validation can never succeed, so it is logged and acknowledged (not retried);
+// a handler that throws is retried with backoff and ends in the dead-letter queue after max_retries.
+import type { Env } from "../env";
+import { JobMessage } from "./messages";
+
+type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
+
+const handlers: Handlers = {
+  // Records that the queue delivered: R2 is the cheapest place a test can read it back from.
+  ping: async (job, env) => {
+    await env.BLOBS.put(`queue-pings/${job.workspace_id}/${job.token}`, new Date().toISOString());
+  },
+};
+
+const RETRY_BASE_SECONDS = 2;
+const RETRY_MAX_SECONDS = 300;
+
+export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const msg of batch.messages) {
+    const parsed = JobMessage.safeParse(msg.body);
+    if (!parsed.success) {
+      console.error(JSON.stringify({ level: "error", msg: "invalid job message dropped", id: msg.id, issues: parsed.error.issues.slice(0, 5) }));
+      msg.ack();
+      continue;
+    }
+    const job = parsed.data;
+    try {
+      await (handlers[job.kind] as (j: JobMessage, e: Env) => Promise<void>)(job, env);
+      msg.ack();
+    } catch (err) {
+      const delaySeconds = Math.min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS ** Math.min(msg.attempts, 8));
+      console.error(
+        JSON.stringify({ level: "error", msg: "job failed, retrying", kind: job.kind, id: msg.id, attempts: msg.attempts, error: String(err) }),
+      );
+      msg.retry({ delaySeconds });
+    }
+  }
+}

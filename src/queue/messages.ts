@@ -1,0 +1,17 @@
+// Job messages on the JOBS queue: small (ids and keys, never payloads, well under 128 KB), versioned,
+// validated on the way in and on the way out. Each later issue adds its job kind to this union.
+import { z } from "zod";
+
+/** Wraps a job body with the envelope fields every message carries. */
+export const envelope = <K extends string, B extends z.ZodRawShape>(kind: K, body: B) =>
+  z.object({ v: z.literal(1), kind: z.literal(kind), workspace_id: z.int().positive(), ...body });
+
+/** Checks that the queue path works end to end (used by tests and `npm run dev` smoke checks). */
+export const PingJob = envelope("ping", { token: z.string().max(200) });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob]);
+export type JobMessage = z.infer<typeof JobMessage>;
+
+export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {
+  await queue.send(JobMessage.parse(message), { contentType: "json" });
+}

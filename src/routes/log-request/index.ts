@@ -1,0 +1,39 @@
+// POST /log-request: log an LLM call made outside the managed run APIs.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { getDb } from "../../db/client";
+import { defineRoute } from "../../lib/openapi";
+import { createRequestLog } from "../../services/request-logs";
+import { LogRequestBody, LogRequestResponse } from "./schemas";
+
+const logRequest = defineRoute({
+  method: "post",
+  path: "/log-request",
+  tags: ["request logs"],
+  summary: "Log a request",
+  description:
+    "Stores an LLM call made outside the managed run APIs, with its search side rows, in one batch. " +
+    "`prompt_version` is the linked version when prompt_id (or prompt_name) and prompt_version_number name one in the workspace.",
+  bodyLimit: "LOG_REQUEST_MAX_BYTES",
+  request: { body: { required: true, content: { "application/json": { schema: LogRequestBody } } } },
+  responses: {
+    201: { description: "Logged", content: { "application/json": { schema: LogRequestResponse } } },
+  },
+});
+
+export function registerLogRequestRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(logRequest, async (c) => {
+    const body = c.req.valid("json");
+    const logged = await createRequestLog(getDb(c.env.DB), c.get("auth"), body);
+    return c.json(
+      {
+        id: logged.id,
+        prompt_version: logged.promptVersion,
+        status: body.status,
+        error_type: body.error_type ?? null,
+        error_message: body.error_message ?? null,
+      },
+      201,
+    );
+  });
+}

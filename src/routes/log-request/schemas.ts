@@ -1,0 +1,110 @@
+// POST /log-request: the Logged request of the interface, every field, default and limit.
+import { z } from "@hono/zod-openapi";
+import { PromptBlueprint, PromptVersionSchema, Timestamp } from "../../lib/schemas";
+
+export const STATUSES = ["SUCCESS", "WARNING", "ERROR"] as const;
+
+/** error_type → the statuses it may be logged with (the interface's table). */
+export const ERROR_TYPE_STATUSES = {
+  PROVIDER_RATE_LIMIT: ["WARNING", "ERROR"],
+  PROVIDER_QUOTA_LIMIT: ["WARNING", "ERROR"],
+  PROVIDER_PARTIAL_RESPONSE: ["WARNING"],
+  VARIABLE_MISSING_OR_EMPTY: ["WARNING"],
+  PROVIDER_TIMEOUT: ["ERROR"],
+  PROVIDER_AUTH_ERROR: ["ERROR"],
+  PROVIDER_ERROR: ["ERROR"],
+  TEMPLATE_RENDER_ERROR: ["ERROR"],
+  UNKNOWN_ERROR: ["WARNING", "ERROR"],
+} as const satisfies Record<string, readonly (typeof STATUSES)[number][]>;
+
+export type ErrorType = keyof typeof ERROR_TYPE_STATUSES;
+const ERROR_TYPES = Object.keys(ERROR_TYPE_STATUSES) as [ErrorType, ...ErrorType[]];
+
+const nonNegativeInt = (what: string) =>
+  z
+    .int({ error: `must be a whole number` })
+    .min(0, `${what} must be >= 0`)
+    .nullish()
+    .transform((v) => v ?? 0);
+
+export const LogRequestBody = z
+  .object({
+    provider: z.string().min(1, "must not be empty"),
+    model: z.string().min(1, "must not be empty"),
+    input: PromptBlueprint,
+    output: PromptBlueprint,
+    request_start_time: Timestamp,
+    request_end_time: Timestamp,
+    parameters: z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .transform((v) => v ?? {}),
+    tags: z
+      .array(z.string().max(512, "each tag must be at most 512 characters"))
+      .nullish()
+      .transform((v) => v ?? []),
+    metadata: z
+      .record(z.string().min(1, "metadata keys must not be empty").max(1024, "metadata keys must be at most 1024 characters"), z.string({ error: "metadata values must be strings" }))
+      .nullish()
+      .transform((v) => v ?? {}),
+    prompt_name: z.string().nullish(),
+    prompt_id: z.int().min(1, "must be >= 1").nullish(),
+    prompt_version_number: z.int().gt(0, "must be > 0").nullish(),
+    prompt_input_variables: z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .transform((v) => v ?? {}),
+    input_tokens: nonNegativeInt("input_tokens"),
+    output_tokens: nonNegativeInt("output_tokens"),
+    price: z
+      .number()
+      .min(0, "must be >= 0")
+      .nullish()
+      .transform((v) => v ?? 0),
+    function_name: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? ""),
+    score: z
+      .int({ error: "must be a whole number from 0 to 100" })
+      .min(0, "must be from 0 to 100")
+      .max(100, "must be from 0 to 100")
+      .nullish()
+      .transform((v) => v ?? 0),
+    score_name: z.string().nullish(),
+    api_type: z.string().nullish(),
+    status: z
+      .enum(STATUSES, { error: `must be one of ${STATUSES.join(", ")}` })
+      .nullish()
+      .transform((v) => v ?? "SUCCESS"),
+    error_type: z.enum(ERROR_TYPES, { error: `must be one of ${ERROR_TYPES.join(", ")} or null` }).nullish(),
+    error_message: z.string().max(1024, "must be at most 1024 characters").nullish(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.error_type) {
+      const allowed: readonly string[] = ERROR_TYPE_STATUSES[b.error_type];
+      if (!allowed.includes(b.status)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["error_type"],
+          message: `${b.error_type} is allowed only with status ${allowed.join(" or ")}, not ${b.status}`,
+        });
+      }
+    }
+    if (b.request_end_time < b.request_start_time) {
+      ctx.addIssue({ code: "custom", path: ["request_end_time"], message: "must not be before request_start_time" });
+    }
+  })
+  .openapi("LogRequest");
+
+export type LogRequestInput = z.output<typeof LogRequestBody>;
+
+export const LogRequestResponse = z
+  .object({
+    id: z.int(),
+    prompt_version: PromptVersionSchema.nullable(),
+    status: z.enum(STATUSES),
+    error_type: z.string().nullable(),
+    error_message: z.string().nullable(),
+  })
+  .openapi("LogRequestResponse");

@@ -1,0 +1,121 @@
+// Logging requests: the hottest write path. One db.batch(): the log row, then its search side rows
+// expanded from one JSON parameter (json_each), so any number of tags or keys stays within D1's
+// 100-bound-parameter limit. Nothing else slow happens here.
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { requestLogs, requestLogValues, type RequestLogRow } from "../db/schema";
+import type { AuthContext } from "../env";
+import type { LogRequestInput } from "../routes/log-request/schemas";
+import { toIso } from "../lib/time";
+import { findPromptVersion, type PromptVersionView } from "./prompt-versions";
+import { indexRowsOf } from "./request-log-index";
+
+export interface LoggedRequest {
+  id: number;
+  promptVersion: PromptVersionView | null;
+}
+
+export async function createRequestLog(db: Db, auth: AuthContext, input: LogRequestInput): Promise<LoggedRequest> {
+  const promptVersion = await findPromptVersion(db, auth.workspaceId, {
+    promptId: input.prompt_id,
+    promptName: input.prompt_name,
+    versionNumber: input.prompt_version_number,
+  });
+
+  const insertLog = db
+    .insert(requestLogs)
+    .values({
+      workspaceId: auth.workspaceId,
+      provider: input.provider,
+      model: input.model,
+      apiType: input.api_type ?? null,
+      input: input.input,
+      output: input.output,
+      parameters: input.parameters,
+      tags: input.tags,
+      metadata: input.metadata,
+      promptName: input.prompt_name ?? promptVersion?.prompt_name ?? null,
+      promptId: input.prompt_id ?? promptVersion?.prompt_id ?? null,
+      promptVersionNumber: input.prompt_version_number ?? null,
+      promptVersionId: promptVersion?.id ?? null,
+      promptInputVariables: input.prompt_input_variables,
+      inputTokens: input.input_tokens,
+      outputTokens: input.output_tokens,
+      price: input.price,
+      functionName: input.function_name,
+      score: input.score,
+      scoreName: input.score_name ?? null,
+      status: input.status,
+      errorType: input.error_type ?? null,
+      errorMessage: input.error_message ?? null,
+      requestStartTime: input.request_start_time,
+      requestEndTime: input.request_end_time,
+      createdBy: auth.userId,
+    })
+    .returning({ id: requestLogs.id });
+
+  const rows = indexRowsOf(input);
+  if (rows.length === 0) {
+    const [inserted] = await insertLog;
+    return { id: inserted.id, promptVersion };
+  }
+  // Inside the batch's transaction the row just inserted is max(id) (AUTOINCREMENT never reuses ids).
+  // Columns in table order (id left to SQLite): all rows from one JSON parameter.
+  const insertIndex = db.insert(requestLogValues).select(sql`
+    SELECT NULL, ${auth.workspaceId}, (SELECT max(id) FROM request_logs),
+           json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
+    FROM json_each(${JSON.stringify(rows)}) AS j`);
+  const [inserted] = await db.batch([insertLog, insertIndex]);
+  return { id: inserted[0].id, promptVersion };
+}
+
+export async function getRequestLog(db: Db, workspaceId: number, id: number): Promise<RequestLogRow | null> {
+  const rows = await db
+    .select()
+    .from(requestLogs)
+    .where(and(eq(requestLogs.id, id), eq(requestLogs.workspaceId, workspaceId)))
+    .limit(1);
+  return rows[0] ?? null;
+}
+
+/** The stored log as the API shows it: PromptLayer's request detail fields plus every logged field. */
+export function requestLogView(r: RequestLogRow) {
+  const latency = r.requestEndTime - r.requestStartTime;
+  return {
+    success: true as const,
+    request_id: r.id,
+    prompt_blueprint: {
+      prompt_template: r.input,
+      metadata: { model: { provider: r.provider, name: r.model, parameters: r.parameters } },
+      inference_client_name: null,
+    },
+    provider: r.provider,
+    model: r.model,
+    api_type: r.apiType,
+    input: r.input,
+    output: r.output,
+    parameters: r.parameters,
+    tags: r.tags,
+    metadata: r.metadata,
+    prompt_name: r.promptName,
+    prompt_id: r.promptId,
+    prompt_version_number: r.promptVersionNumber,
+    prompt_version_id: r.promptVersionId,
+    prompt_input_variables: r.promptInputVariables,
+    input_tokens: r.inputTokens,
+    output_tokens: r.outputTokens,
+    tokens: r.inputTokens + r.outputTokens,
+    price: r.price,
+    function_name: r.functionName,
+    score: r.score,
+    score_name: r.scoreName,
+    status: r.status,
+    error_type: r.errorType,
+    error_message: r.errorMessage,
+    request_start_time: toIso(r.requestStartTime),
+    request_end_time: toIso(r.requestEndTime),
+    latency_ms: latency,
+    trace_id: null,
+    created_at: toIso(r.createdAt),
+  };
+}

@@ -1,0 +1,41 @@
+// Two projects: "workers" runs inside workerd with the real bindings (D1 with migrations applied, R2,
+// Queues, Durable Objects, rate limiting); "node" drives a real `wrangler dev` from Node, for what
+// only a Node client can do (the official promptlayer SDK).
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const migrationsDir = fileURLToPath(new URL("./migrations", import.meta.url));
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest(async () => ({
+            main: "./src/index.ts",
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: { TEST_MIGRATIONS: await readD1Migrations(migrationsDir) },
+            },
+          })),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/node/**"],
+          setupFiles: ["./test/setup.ts"],
+        },
+      },
+      {
+        test: {
+          name: "node",
+          environment: "node",
+          include: ["test/node/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
+  },
+});
