@@ -9,6 +9,9 @@ const migrationsDir = fileURLToPath(new URL("./migrations", import.meta.url));
 
 export default defineConfig({
   test: {
+    // The app logs one JSON line per request; show logs only for tests that fail.
+    silent: "passed-only",
+    reporters: ["default", "./scripts/vitest-summary.mjs"],
     projects: [
       {
         plugins: [

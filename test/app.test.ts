@@ -1,32 +1,208 @@
-import { describe, expect, it } from "vitest";
-import { call, createWorkspace, json } from "./helpers/api";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, createWorkspace, json, type TestKey } from "./helpers/api";
+import { logBody } from "./helpers/fixtures";
+
+let ws: TestKey;
+beforeAll(async () => {
+  ws = await createWorkspace();
+});
+
+const ERROR_SHAPE = { success: false, message: expect.any(String), error: expect.any(String) };
 
 describe("health", () => {
-  it("answers without a key", async () => {
+  it("answers without a key, with a request id", async () => {
     const res = await call("/health");
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ success: true, status: "ok" });
-    expect(res.headers.get("X-Request-Id")).toBeTruthy();
+    expect(res.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("echoes a well-formed incoming X-Request-Id and replaces a bad one", async () => {
+    const good = await call("/health", { headers: { "X-Request-Id": "trace-abc-12345" } });
+    expect(good.headers.get("X-Request-Id")).toBe("trace-abc-12345");
+    const bad = await call("/health", { headers: { "X-Request-Id": "<script>" } });
+    expect(bad.headers.get("X-Request-Id")).not.toBe("<script>");
   });
 });
 
-describe("smoke", () => {
-  it("logs", async () => {
-    const ws = await createWorkspace();
-    const res = await call("/log-request", {
-      method: "POST",
-      key: ws.key,
-      json: {
-        provider: "openai",
-        model: "gpt-4o",
-        input: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
-        output: { type: "chat", messages: [{ role: "assistant", content: [{ type: "text", text: "yo" }] }] },
-        request_start_time: "2024-01-15T10:30:00Z",
-        request_end_time: "2024-01-15T10:30:05Z",
-        tags: ["a"],
+describe("authentication", () => {
+  it("401 in the error shape without X-API-KEY", async () => {
+    const res = await call("/log-request", { method: "POST", json: logBody() });
+    expect(res.status).toBe(401);
+    const body = await json(res);
+    expect(body).toMatchObject({ ...ERROR_SHAPE, error: "unauthorized", message: "X-API-KEY header is missing" });
+    expect(body.request_id).toBe(res.headers.get("X-Request-Id"));
+  });
+
+  it("401 for an unknown key, and before validating the body", async () => {
+    for (const key of ["pe_nope", "x".repeat(300), " "]) {
+      const res = await call("/log-request", { method: "POST", key, json: { not: "valid" } });
+      expect(res.status, key.slice(0, 10)).toBe(401);
+      expect(await json(res)).toMatchObject({ error: "unauthorized" });
+    }
+    const get = await call("/api/public/v2/requests/1", { key: "pe_nope" });
+    expect(get.status).toBe(401);
+  });
+
+  it("401 once a key is revoked, while another key of the workspace still works", async () => {
+    const a = await createWorkspace();
+    expect((await call("/log-request", { method: "POST", key: a.key, json: logBody() })).status).toBe(201);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE workspace_id = ?").bind(a.workspaceId).run();
+    const res = await call("/log-request", { method: "POST", key: a.key, json: logBody() });
+    expect(res.status).toBe(401);
+    expect(await json(res)).toMatchObject({ error: "unauthorized", message: "X-API-KEY is unknown or revoked" });
+  });
+
+  it("does not need a key for /health, /openapi.json and /docs", async () => {
+    for (const path of ["/health", "/openapi.json", "/docs"]) {
+      expect((await call(path)).status, path).toBe(200);
+    }
+  });
+});
+
+describe("errors", () => {
+  it("404 in the error shape for an unknown route, with or without a key", async () => {
+    for (const key of [undefined, ws.key]) {
+      const res = await call("/no/such/route", { key });
+      expect(res.status).toBe(404);
+      expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "not_found" });
+      expect(res.headers.get("X-Request-Id")).toBeTruthy();
+    }
+    const wrongMethod = await call("/log-request", { method: "GET", key: ws.key });
+    expect(wrongMethod.status).toBe(404);
+  });
+
+  it("400 for malformed JSON", async () => {
+    for (const body of ["{", "", "nul", '{"a":1}}', "[1,2"]) {
+      const res = await call("/log-request", { method: "POST", key: ws.key, body, headers: { "Content-Type": "application/json" } });
+      expect(res.status, body).toBe(400);
+      expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "validation_error" });
+    }
+  });
+
+  it("400 naming the body when the JSON is not an object", async () => {
+    for (const body of ["[]", "42", '"hi"', "null"]) {
+      const res = await call("/log-request", { method: "POST", key: ws.key, body, headers: { "Content-Type": "application/json" } });
+      expect(res.status, body).toBe(400);
+      expect((await json(res)).message).toMatch(/^body: /);
+    }
+  });
+
+  it("415 for a body that is not JSON", async () => {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
+      const res = await call("/log-request", { method: "POST", key: ws.key, body: "provider=openai", headers: { "Content-Type": type } });
+      expect(res.status, type).toBe(415);
+      expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "unsupported_media_type" });
+    }
+    const noType = await call("/log-request", { method: "POST", key: ws.key, body: JSON.stringify(logBody()) });
+    expect([400, 415]).toContain(noType.status);
+  });
+
+  it("takes JSON with a charset parameter", async () => {
+    const res = await call("/log-request", { method: "POST", key: ws.key, body: JSON.stringify(logBody()), headers: { "Content-Type": "application/json; charset=utf-8" } });
+    expect(res.status).toBe(201);
+  });
+
+  it("413 over LOG_REQUEST_MAX_BYTES, 201 just under it", async () => {
+    const max = Number(env.LOG_REQUEST_MAX_BYTES);
+    const padding = (n: number) => JSON.stringify(logBody({ metadata: { pad: "x".repeat(n) } }));
+    const base = padding(0).length;
+    const under = padding(max - base);
+    const over = padding(max - base + 1);
+    expect(new TextEncoder().encode(under).length).toBe(max);
+    const ok = await call("/log-request", { method: "POST", key: ws.key, body: under, headers: { "Content-Type": "application/json" } });
+    expect(ok.status).toBe(201);
+    const res = await call("/log-request", { method: "POST", key: ws.key, body: over, headers: { "Content-Type": "application/json" } });
+    expect(res.status).toBe(413);
+    expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "payload_too_large" });
+  });
+
+  it("413 for an oversized body sent without Content-Length (streamed)", async () => {
+    const max = Number(env.LOG_REQUEST_MAX_BYTES);
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"provider":"'));
+        if (sent > max + chunk.length) return controller.close();
+        controller.enqueue(chunk);
+        sent += chunk.length;
       },
     });
-    const body = await json(res);
-    expect(res.status, JSON.stringify(body)).toBe(201);
+    const res = await call("/log-request", { method: "POST", key: ws.key, body: stream, headers: { "Content-Type": "application/json" } });
+    expect(res.status).toBe(413);
+  });
+
+  it("never answers 5xx to garbage", async () => {
+    const bodies: unknown[] = [
+      {},
+      { provider: null },
+      logBody({ input: null }),
+      logBody({ input: { type: "chat", messages: null } }),
+      logBody({ input: { type: "chat", messages: [null] } }),
+      logBody({ input: { type: "chat", messages: [{ role: "user", content: [null] }] } }),
+      logBody({ input: { type: { nested: true } } }),
+      logBody({ metadata: { ["k\u0000"]: "\u0000" }, tags: ["\u0000", "😀".repeat(100)] }),
+      logBody({ prompt_id: Number.MAX_SAFE_INTEGER, prompt_version_number: Number.MAX_SAFE_INTEGER }),
+      logBody({ prompt_id: 1e300 }),
+      logBody({ input_tokens: 2 ** 60 }),
+      logBody({ price: 1e308, score: 100 }),
+      logBody({ request_start_time: "9999-12-31T23:59:59Z", request_end_time: "9999-12-31T23:59:59Z" }),
+      logBody({ request_start_time: 1e15, request_end_time: 1e16 }),
+      logBody({ prompt_input_variables: { a: { b: { c: [1, { d: null }] } } } }),
+      logBody({ prompt_name: "'; DROP TABLE request_logs; --", prompt_version_number: 1 }),
+      logBody({ __proto__: { polluted: true }, constructor: { prototype: {} } }),
+    ];
+    for (const body of bodies) {
+      const res = await call("/log-request", { method: "POST", key: ws.key, json: body });
+      expect(res.status, JSON.stringify(body).slice(0, 200)).toBeLessThan(500);
+    }
+    for (const path of ["/api/public/v2/requests/%00", "/api/public/v2/requests/%ZZ", "/api/public/v2/requests/1e400", "/%2e%2e/%2e%2e"]) {
+      const res = await call(path, { key: ws.key });
+      expect(res.status, path).toBeLessThan(500);
+    }
+  });
+});
+
+describe("API document", () => {
+  it("is OpenAPI 3.1 and lists every route with its schemas and error responses", async () => {
+    const res = await call("/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = await json(res);
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.components.securitySchemes.ApiKeyAuth).toEqual({ type: "apiKey", in: "header", name: "X-API-KEY" });
+    const post = doc.paths["/log-request"].post;
+    expect(post.requestBody.content["application/json"].schema.$ref).toBe("#/components/schemas/LogRequest");
+    expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "413", "415", "500"]));
+    expect(post.responses["400"].content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
+    expect(post.security).toEqual([{ ApiKeyAuth: [] }]);
+    const get = doc.paths["/api/public/v2/requests/{request_id}"].get;
+    expect(get.parameters[0]).toMatchObject({ name: "request_id", in: "path", required: true });
+    expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "404"]));
+    expect(doc.paths["/health"].get.security).toEqual([]);
+    const schema = doc.components.schemas.LogRequest;
+    expect(schema.required).toEqual(expect.arrayContaining(["provider", "model", "input", "output", "request_start_time", "request_end_time"]));
+    expect(schema.properties.score).toMatchObject({ minimum: 0, maximum: 100 });
+    expect(schema.properties.error_message.anyOf ?? [schema.properties.error_message]).toEqual(
+      expect.arrayContaining([expect.objectContaining({ maxLength: 1024 })]),
+    );
+  });
+
+  it("lists every route the app serves", async () => {
+    const doc = await json(await call("/openapi.json"));
+    const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`));
+    expect(documented.sort()).toEqual(
+      ["GET /health", "GET /openapi.json", "GET /docs", "POST /log-request", "GET /api/public/v2/requests/{request_id}"].sort(),
+    );
+  });
+
+  it("renders /docs as a self-contained HTML page", async () => {
+    const res = await call("/docs");
+    expect(res.headers.get("Content-Type")).toMatch(/text\/html/);
+    const html = await res.text();
+    expect(html).toContain("<code>/log-request</code>");
+    expect(html).toContain('id="schema-LogRequest"');
+    expect(html).not.toMatch(/<script|https?:\/\/(?!127)/);
   });
 });

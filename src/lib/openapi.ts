@@ -4,6 +4,7 @@ import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { limitBody, requireAuth } from "./middleware";
+import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
 import { ErrorSchema } from "./schemas";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -28,12 +29,15 @@ type RouteOptions = RouteConfig & {
   errors?: number[];
   /** Which env var caps the body (default JSON_MAX_BYTES). */
   bodyLimit?: "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES";
+  /** A per-key rate limit, checked before auth and before any database work. */
+  rateLimit?: RateLimitRule;
 };
 
 export function defineRoute<R extends RouteOptions>(options: R) {
-  const { public: isPublic, errors = [], bodyLimit, middleware, ...route } = options;
+  const { public: isPublic, errors = [], bodyLimit, rateLimit, middleware, ...route } = options;
   const hasBody = Boolean(route.request?.body);
   const statuses = new Set<number>([500, ...errors]);
+  if (rateLimit) statuses.add(429);
   if (!isPublic) statuses.add(401);
   if (!isPublic || route.request) statuses.add(400);
   if (hasBody) {
@@ -42,6 +46,7 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   }
   const errorResponses = Object.fromEntries([...statuses].sort().map((s) => [s, errorResponse(s)]));
   const mw: MiddlewareHandler<AppEnv>[] = [];
+  if (rateLimit) mw.push(rateLimitByKey(rateLimit));
   if (!isPublic) mw.push(requireAuth);
   if (hasBody) mw.push(limitBody(bodyLimit ?? "JSON_MAX_BYTES"));
   if (middleware) mw.push(...((Array.isArray(middleware) ? middleware : [middleware]) as MiddlewareHandler<AppEnv>[]));
@@ -50,5 +55,5 @@ export function defineRoute<R extends RouteOptions>(options: R) {
     security: isPublic ? [] : [{ ApiKeyAuth: [] }],
     middleware: mw,
     responses: { ...errorResponses, ...route.responses },
-  } as unknown as Omit<R, "public" | "errors" | "bodyLimit">);
+  } as unknown as Omit<R, "public" | "errors" | "bodyLimit" | "rateLimit">);
 }

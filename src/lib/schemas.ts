@@ -86,7 +86,7 @@ export const CompletionBlueprint = z
 
 export const PromptBlueprint = z
   .discriminatedUnion("type", [ChatBlueprint, CompletionBlueprint], {
-    error: (iss) => (iss.code === "invalid_union" ? 'type must be "chat" or "completion"' : undefined),
+    error: (iss) => (iss.code === "invalid_union" ? 'must be "chat" or "completion"' : undefined),
   })
   .openapi("PromptBlueprint");
 

@@ -16,6 +16,11 @@ const handlers: Handlers = {
 const RETRY_BASE_SECONDS = 2;
 const RETRY_MAX_SECONDS = 300;
 
+/** Exponential backoff: 2, 4, 8 … seconds by attempt, capped at five minutes. */
+export function retryDelaySeconds(attempts: number): number {
+  return Math.min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS ** Math.max(1, Math.min(attempts, 9)));
+}
+
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const msg of batch.messages) {
     const parsed = JobMessage.safeParse(msg.body);
@@ -29,7 +34,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
       await (handlers[job.kind] as (j: JobMessage, e: Env) => Promise<void>)(job, env);
       msg.ack();
     } catch (err) {
-      const delaySeconds = Math.min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS ** Math.min(msg.attempts, 8));
+      const delaySeconds = retryDelaySeconds(msg.attempts);
       console.error(
         JSON.stringify({ level: "error", msg: "job failed, retrying", kind: job.kind, id: msg.id, attempts: msg.attempts, error: String(err) }),
       );

@@ -1,0 +1,371 @@
+#!/usr/bin/env node
+// npm run bench:log: throughput and latency of POST /log-request against GET /health (the runtime's
+// ceiling), both measured in the same run on the same local `wrangler dev` (fresh local D1).
+// A measured run, never a timed test: the figures depend on the machine; compare log-request with the
+// health baseline of the same run, not with figures from another machine or another day.
+//
+//   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --json]
+//   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_JSON=1
+//
+// The measured requests of each endpoint are split into rounds that alternate health / log-request, so
+// that both see the same conditions (noise on a shared machine, a growing database, a warm JIT).
+// Exit code: 0 when every request got its expected status (targets met or not; they are reported),
+// 1 when any request failed, 2 on a usage or startup error.
+import { cpus, platform, release, totalmem } from "node:os";
+import { performance } from "node:perf_hooks";
+import { startLocalApi } from "./lib/local-api.mjs";
+
+const TARGET_RATIO = 0.5; // log-request throughput >= 50 % of the health ceiling
+const TARGET_P99_MS = 25; // log-request p99 <= 25 ms
+const TARGET_CONCURRENCY = 16; // the concurrency the targets are stated for
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+function parseOptions(argv, env) {
+  const opts = {
+    concurrency: env.BENCH_CONCURRENCY ?? "16",
+    count: env.BENCH_COUNT ?? "2000",
+    warmup: env.BENCH_WARMUP ?? "200",
+    rounds: env.BENCH_ROUNDS ?? "4",
+    json: /^(1|true|yes)$/i.test(env.BENCH_JSON ?? ""),
+  };
+  const numeric = new Set(["concurrency", "count", "warmup", "rounds"]);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--json") {
+      opts.json = true;
+      continue;
+    }
+    if (arg === "--help" || arg === "-h") {
+      opts.help = true;
+      continue;
+    }
+    const m = /^--([a-z]+)(?:=(.*))?$/.exec(arg);
+    if (!m || !numeric.has(m[1])) throw new Error(`unknown argument ${JSON.stringify(arg)} (try --help)`);
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new Error(`--${m[1]} needs a value`);
+    opts[m[1]] = value;
+  }
+  for (const name of numeric) {
+    const n = Number(opts[name]);
+    const min = name === "warmup" ? 0 : 1;
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got ${JSON.stringify(opts[name])}`);
+    opts[name] = n;
+  }
+  opts.rounds = Math.min(opts.rounds, opts.count);
+  return opts;
+}
+
+const USAGE = `usage: npm run bench:log [-- --concurrency N] [--count N] [--warmup N] [--rounds N] [--json]
+  --concurrency  requests in flight at once (default 16; env BENCH_CONCURRENCY)
+  --count        measured requests per endpoint (default 2000; env BENCH_COUNT)
+  --warmup       unmeasured requests per endpoint first (default 200; env BENCH_WARMUP)
+  --rounds       alternating health/log-request rounds the count is split into (default 4; env BENCH_ROUNDS)
+  --json         print the results as one JSON object (env BENCH_JSON=1)`;
+
+// ---------------------------------------------------------------------------------------------
+// Machine
+
+function machine() {
+  const list = cpus();
+  const model = (list[0]?.model ?? "unknown CPU").replace(/\s+/g, " ").trim();
+  const gib = (totalmem() / 1024 ** 3).toFixed(1);
+  return {
+    cpu: model,
+    cpus: list.length,
+    memory_gib: Number(gib),
+    node: process.version,
+    os: `${platform()} ${release()}`,
+    line: `${model} × ${list.length}, ${gib} GiB RAM, Node ${process.version}, ${platform()} ${release()}`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+const TOPICS = ["quarterly revenue", "the incident report", "a support ticket", "the release notes", "a contract clause", "user feedback"];
+const MODELS = [
+  ["openai", "gpt-4o"],
+  ["openai", "gpt-4o-mini"],
+  ["anthropic", "claude-3-5-sonnet-latest"],
+];
+
+/** A realistic chat log, different for every i (text, model, tokens, price, times, metadata). */
+function logBody(i) {
+  const [provider, model] = MODELS[i % MODELS.length];
+  const topic = TOPICS[i % TOPICS.length];
+  const start = Date.UTC(2024, 0, 15, 10, 30, 0) + i * 1_000;
+  const durationMs = 800 + ((i * 37) % 2400);
+  const inputTokens = 100 + ((i * 13) % 400);
+  const outputTokens = 20 + ((i * 7) % 200);
+  return JSON.stringify({
+    provider,
+    model,
+    input: {
+      type: "chat",
+      messages: [
+        { role: "system", content: [{ type: "text", text: "You are helpful. Answer concisely and cite the document when you can." }] },
+        {
+          role: "user",
+          content: [{ type: "text", text: `Summarise ${topic} #${i} in three bullet points for an executive audience, keeping numbers exact.` }],
+        },
+      ],
+    },
+    output: {
+      type: "chat",
+      messages: [
+        {
+          role: "assistant",
+          content: [
+            {
+              type: "text",
+              text: `- ${topic} #${i}: the main change is a ${i % 17}% increase over the previous period.\n- Risks: two open items, both owned.\n- Next step: review on Friday.`,
+            },
+          ],
+        },
+      ],
+    },
+    request_start_time: new Date(start).toISOString(),
+    request_end_time: new Date(start + durationMs).toISOString(),
+    tags: ["bench", i % 2 === 0 ? "prod" : "staging"],
+    metadata: { user_id: `u-${i}`, session: `s-${i % 50}` },
+    prompt_input_variables: { topic, n: String(i) },
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
+    price: Math.round((inputTokens * 2.5e-6 + outputTokens * 1e-5) * 1e6) / 1e6,
+    parameters: { temperature: (i % 10) / 10, max_tokens: 512 },
+  });
+}
+
+function endpoints(url, key) {
+  return {
+    health: {
+      name: "GET /health",
+      expect: 200,
+      request: () => [`${url}/health`, { method: "GET" }],
+    },
+    log: {
+      name: "POST /log-request",
+      expect: 201,
+      request: (i) => [
+        `${url}/log-request`,
+        { method: "POST", headers: { "X-API-KEY": key, "Content-Type": "application/json" }, body: logBody(i) },
+      ],
+    },
+  };
+}
+
+/**
+ * Sends `count` requests with `concurrency` in flight; index i runs from `first`. Latency is measured
+ * client-side from just before fetch() to the end of the response body.
+ */
+async function drive(endpoint, { first, count, concurrency }, errors) {
+  const latencies = new Float64Array(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const n = next++;
+      const [target, init] = endpoint.request(first + n);
+      const t0 = performance.now();
+      let status = 0;
+      let text = "";
+      try {
+        const res = await fetch(target, init);
+        status = res.status;
+        text = await res.text();
+      } catch (err) {
+        text = err?.cause?.message ?? err?.message ?? String(err);
+      }
+      latencies[n] = performance.now() - t0;
+      if (status !== endpoint.expect) errors.push({ endpoint: endpoint.name, status, body: text.slice(0, 300) });
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  return { latencies, elapsedMs: performance.now() - t0 };
+}
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
+}
+
+function summarise(name, concurrency, parts, errors) {
+  const total = parts.reduce((s, p) => s + p.latencies.length, 0);
+  const all = new Float64Array(total);
+  let at = 0;
+  for (const p of parts) {
+    all.set(p.latencies, at);
+    at += p.latencies.length;
+  }
+  all.sort();
+  const elapsedMs = parts.reduce((s, p) => s + p.elapsedMs, 0);
+  const r2 = (v) => Math.round(v * 100) / 100;
+  return {
+    endpoint: name,
+    requests: total,
+    concurrency,
+    elapsed_ms: r2(elapsedMs),
+    throughput_rps: r2((total / elapsedMs) * 1000),
+    latency_ms: {
+      p50: r2(percentile(all, 50)),
+      p95: r2(percentile(all, 95)),
+      p99: r2(percentile(all, 99)),
+      max: r2(all[all.length - 1]),
+    },
+    errors: errors.filter((e) => e.endpoint === name).length,
+    rounds_rps: parts.map((p) => Math.round((p.latencies.length / p.elapsedMs) * 1000)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+function table(results) {
+  const head = ["endpoint", "requests", "conc.", "req/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors"];
+  const rows = results.map((r) => [
+    r.endpoint,
+    String(r.requests),
+    String(r.concurrency),
+    r.throughput_rps.toFixed(1),
+    r.latency_ms.p50.toFixed(2),
+    r.latency_ms.p95.toFixed(2),
+    r.latency_ms.p99.toFixed(2),
+    r.latency_ms.max.toFixed(2),
+    String(r.errors),
+  ]);
+  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
+  const line = (cells) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("  ");
+  return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+function report(result) {
+  const { health, log, targets } = result;
+  const ok = (b) => (b ? "MET" : "NOT MET");
+  const lines = [
+    "",
+    `machine: ${result.machine.line}`,
+    `date:    ${result.date}`,
+    `run:     ${result.options.count} measured + ${result.options.warmup} warm-up requests per endpoint, concurrency ${result.options.concurrency}, ${result.options.rounds} alternating rounds`,
+    "",
+    table([health, log]),
+    `req/s per round: health ${health.rounds_rps.join(" / ")}; log-request ${log.rounds_rps.join(" / ")}`,
+    "",
+    `log-request / health throughput: ${targets.ratio_pct.toFixed(1)} %`,
+    `target: log-request throughput >= ${TARGET_RATIO * 100} % of health: ${ok(targets.throughput_met)} (${targets.ratio_pct.toFixed(1)} %)`,
+    `target: log-request p99 <= ${TARGET_P99_MS} ms: ${ok(targets.p99_met)} (${log.latency_ms.p99.toFixed(2)} ms)`,
+  ];
+  if (result.options.concurrency !== TARGET_CONCURRENCY) {
+    lines.push(`note: the targets are stated for concurrency ${TARGET_CONCURRENCY}; this run used ${result.options.concurrency}`);
+  }
+  if (result.errors.total > 0) {
+    lines.push("", `ERRORS: ${result.errors.total} request(s) did not get the expected status`);
+    for (const s of result.errors.samples) lines.push(`  ${s.endpoint}: status ${s.status} ${s.body}`);
+  }
+  return lines.join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function main() {
+  let opts;
+  try {
+    opts = parseOptions(process.argv.slice(2), process.env);
+  } catch (err) {
+    console.error(`${err.message}\n${USAGE}`);
+    return 2;
+  }
+  if (opts.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const log = opts.json ? (...a) => console.error(...a) : (...a) => console.log(...a);
+
+  log("Starting the local API (wrangler dev, fresh local state)…");
+  const startedAt = performance.now();
+  let api;
+  try {
+    api = await startLocalApi({ workspace: "bench", email: "bench@localhost" });
+  } catch (err) {
+    console.error(`could not start the local API: ${err.message}`);
+    return 2;
+  }
+  let stopping = null;
+  const stop = () => (stopping ??= api.stop());
+  const onSignal = (sig) => {
+    console.error(`\n${sig}: stopping wrangler dev`);
+    stop().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+
+  try {
+    log(`API up at ${api.url} (wrangler pid ${api.pid}) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
+    const ep = endpoints(api.url, api.key);
+    const errors = [];
+    const { concurrency, count, warmup, rounds } = opts;
+
+    if (warmup > 0) {
+      log(`Warm-up: ${warmup} requests per endpoint…`);
+      const warmErrors = [];
+      await drive(ep.health, { first: 0, count: warmup, concurrency }, warmErrors);
+      await drive(ep.log, { first: 0, count: warmup, concurrency }, warmErrors);
+      if (warmErrors.length > 0) {
+        errors.push(...warmErrors.map((e) => ({ ...e, endpoint: `${e.endpoint} (warm-up)` })));
+        log(`warm-up: ${warmErrors.length} error(s), e.g. ${warmErrors[0].endpoint} status ${warmErrors[0].status} ${warmErrors[0].body}`);
+      }
+    }
+
+    const parts = { health: [], log: [] };
+    let first = warmup;
+    for (let r = 0; r < rounds; r++) {
+      const n = Math.floor(count / rounds) + (r < count % rounds ? 1 : 0);
+      log(`Round ${r + 1}/${rounds}: ${n} × GET /health, then ${n} × POST /log-request, concurrency ${concurrency}…`);
+      parts.health.push(await drive(ep.health, { first, count: n, concurrency }, errors));
+      parts.log.push(await drive(ep.log, { first, count: n, concurrency }, errors));
+      first += n;
+    }
+
+    const health = summarise(ep.health.name, concurrency, parts.health, errors);
+    const logRes = summarise(ep.log.name, concurrency, parts.log, errors);
+    const ratio = logRes.throughput_rps / health.throughput_rps;
+    const result = {
+      benchmark: "log-request",
+      date: new Date().toISOString(),
+      machine: machine(),
+      options: { concurrency, count, warmup, rounds },
+      health,
+      log: logRes,
+      targets: {
+        ratio_pct: Math.round(ratio * 1000) / 10,
+        throughput_target_pct: TARGET_RATIO * 100,
+        throughput_met: ratio >= TARGET_RATIO,
+        p99_target_ms: TARGET_P99_MS,
+        p99_met: logRes.latency_ms.p99 <= TARGET_P99_MS,
+        stated_for_concurrency: TARGET_CONCURRENCY,
+      },
+      errors: { total: errors.length, samples: errors.slice(0, 5) },
+    };
+    if (opts.json) console.log(JSON.stringify(result));
+    else console.log(report(result));
+    if (opts.json && errors.length > 0) {
+      console.error(`ERRORS: ${errors.length} request(s) did not get the expected status`);
+      for (const s of result.errors.samples) console.error(`  ${s.endpoint}: status ${s.status} ${s.body}`);
+    }
+    return errors.length > 0 ? 1 : 0;
+  } catch (err) {
+    console.error(`benchmark failed: ${err.stack ?? err.message}`);
+    console.error(`last wrangler output:\n${api.logs().slice(-3000)}`);
+    return 1;
+  } finally {
+    await stop();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+process.exitCode = await main();

@@ -1,0 +1,94 @@
+// The official promptlayer SDK and the keys CLI against a real `wrangler dev` of this Worker.
+import { execFileSync } from "node:child_process";
+import { request as httpRequest } from "node:http";
+import { PromptLayer } from "promptlayer";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain ES module of the repo's scripts
+import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+
+let api: { url: string; key: string; persistTo: string; stop: () => Promise<void>; logs: () => string };
+
+beforeAll(async () => {
+  api = await startLocalApi({ workspace: "sdk-test" });
+});
+afterAll(async () => {
+  if (process.env.SHOW_API_LOGS) console.log(api?.logs());
+  await api?.stop();
+});
+
+const request = {
+  provider: "openai",
+  model: "gpt-4o",
+  input: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: "Hello!" }] }] },
+  output: { type: "chat", messages: [{ role: "assistant", content: [{ type: "text", text: "Hi there!" }] }] },
+  request_start_time: Date.now() / 1000 - 2,
+  request_end_time: Date.now() / 1000,
+  tags: ["sdk"],
+  metadata: { from: "promptlayer-js" },
+  score: 90,
+  score_name: "quality",
+};
+
+describe("the official promptlayer SDK", () => {
+  it("logs a request with logRequest and reads the 201 answer", async () => {
+    const pl = new PromptLayer({ apiKey: api.key, baseURL: api.url });
+    const res = (await pl.logRequest(request as never)) as { id: number; prompt_version: unknown; status: string };
+    expect(res).toMatchObject({ id: expect.any(Number), prompt_version: null, status: "SUCCESS" });
+    const stored = await fetch(`${api.url}/api/public/v2/requests/${res.id}`, { headers: { "X-API-KEY": api.key } });
+    expect(stored.status).toBe(200);
+    expect(await stored.json()).toMatchObject({ request_id: res.id, tags: ["sdk"], score: 90, score_name: "quality", metadata: { from: "promptlayer-js" } });
+  });
+
+  it("surfaces our validation message as the SDK's error", async () => {
+    const pl = new PromptLayer({ apiKey: api.key, baseURL: api.url });
+    await expect(pl.logRequest({ ...request, score: 101 } as never)).rejects.toThrow(/score: must be from 0 to 100/);
+    const quiet = new PromptLayer({ apiKey: api.key, baseURL: api.url, throwOnError: false });
+    expect(await quiet.logRequest({ ...request, input: { type: "chat", messages: [{ role: "user", content: "plain" }] } } as never)).toBeNull();
+  });
+
+  it("gets 401 with a wrong key", async () => {
+    const pl = new PromptLayer({ apiKey: "pe_wrong", baseURL: api.url });
+    await expect(pl.logRequest(request as never)).rejects.toThrow(/X-API-KEY/);
+  });
+});
+
+/**
+ * One request on a fresh connection. The CLI runs take seconds, long enough for the server to close
+ * an idle keep-alive socket that fetch would otherwise try to reuse.
+ */
+function post(path: string, key: string, body: unknown): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${api.url}${path}`, { method: "POST", agent: false, headers: { "X-API-KEY": key, "Content-Type": "application/json" } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe("the keys CLI", () => {
+  const keys = (...args: string[]) =>
+    execFileSync(process.execPath, ["scripts/keys.mjs", ...args, "--persist-to", api.persistTo], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+  it("creates a key (alone on the last line) that works at once, lists it, and revokes it", async () => {
+    const out = keys("create", "--workspace", "cli-ws", "--email", "ops@example.com");
+    const key = out.trim().split("\n").pop()!;
+    expect(key).toMatch(/^pe_[0-9a-f]{48}$/);
+    expect(await post("/log-request", key, request)).toBe(201);
+
+    const listed = keys("list", "--workspace", "cli-ws");
+    expect(listed).toContain(`${key.slice(0, 11)}…  cli-ws  ops@example.com`);
+    expect(listed).not.toContain(key);
+
+    keys("revoke", key.slice(0, 11));
+    expect(keys("list", "--workspace", "cli-ws")).toMatch(/revoked/);
+    expect(await post("/log-request", key, request)).toBe(401);
+  });
+
+  it("refuses bad arguments with a message and a non-zero exit", () => {
+    expect(() => keys("create")).toThrow(/create needs --workspace/);
+    expect(() => keys("create", "--workspace", "x", "--email", "not-an-email")).toThrow(/--email must be an e-mail address/);
+    expect(() => keys("revoke", "pe_00000000")).toThrow(/no active key matches/);
+  });
+});
