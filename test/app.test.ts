@@ -158,6 +158,12 @@ describe("errors", () => {
       const res = await call("/log-request", { method: "POST", key: ws.key, json: body });
       expect(res.status, JSON.stringify(body).slice(0, 200)).toBeLessThan(500);
     }
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    const deepBody = JSON.stringify(logBody({ parameters: { x: "__deep__" } })).replace('"__deep__"', deep);
+    const res = await call("/log-request", { method: "POST", key: ws.key, body: deepBody, headers: { "Content-Type": "application/json" } });
+    expect(res.status).toBe(201);
+    const back = await call(`/api/public/v2/requests/${(await json(res)).id}`, { key: ws.key });
+    expect(back.status).toBe(200);
     for (const path of ["/api/public/v2/requests/%00", "/api/public/v2/requests/%ZZ", "/api/public/v2/requests/1e400", "/%2e%2e/%2e%2e"]) {
       const res = await call(path, { key: ws.key });
       expect(res.status, path).toBeLessThan(500);
