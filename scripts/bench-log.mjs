@@ -289,7 +289,7 @@ async function main() {
   const startedAt = performance.now();
   let api;
   try {
-    api = await startLocalApi({ workspace: "bench", email: "bench@localhost" });
+    api = await startLocalApi({ workspace: "bench", email: "bench@localhost", wranglerArgs: (process.env.BENCH_WRANGLER_ARGS ?? "").split(" ").filter(Boolean) });
   } catch (err) {
     console.error(`could not start the local API: ${err.message}`);
     return 2;

@@ -10,6 +10,7 @@ export interface Env {
   LOG_REQUEST_MAX_BYTES?: string;
   JSON_MAX_BYTES?: string;
   ALLOW_PRIVATE_NETWORK?: string;
+  AUTH_CACHE_TTL_MS?: string;
 }
 
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */

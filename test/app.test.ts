@@ -1,4 +1,6 @@
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { createApp } from "../src/app";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createWorkspace, json, type TestKey } from "./helpers/api";
 import { logBody } from "./helpers/fixtures";
@@ -45,13 +47,32 @@ describe("authentication", () => {
     expect(get.status).toBe(401);
   });
 
-  it("401 once a key is revoked, while another key of the workspace still works", async () => {
+  it("401 at once after a key is revoked, on reads and on (cached) log writes, and nothing is written", async () => {
     const a = await createWorkspace();
-    expect((await call("/log-request", { method: "POST", key: a.key, json: logBody() })).status).toBe(201);
+    const first = await call("/log-request", { method: "POST", key: a.key, json: logBody() });
+    expect(first.status).toBe(201);
+    const id = (await json(first)).id;
+    expect((await call(`/api/public/v2/requests/${id}`, { key: a.key })).status).toBe(200);
     await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE workspace_id = ?").bind(a.workspaceId).run();
-    const res = await call("/log-request", { method: "POST", key: a.key, json: logBody() });
-    expect(res.status).toBe(401);
-    expect(await json(res)).toMatchObject({ error: "unauthorized", message: "X-API-KEY is unknown or revoked" });
+    const count = () => env.DB.prepare("SELECT count(*) AS n FROM request_logs WHERE workspace_id = ?").bind(a.workspaceId).first<{ n: number }>();
+    const before = await count();
+    for (let i = 0; i < 2; i++) {
+      const res = await call("/log-request", { method: "POST", key: a.key, json: logBody({ tags: ["after-revoke"] }) });
+      expect(res.status).toBe(401);
+      expect(await json(res)).toMatchObject({ error: "unauthorized", message: "X-API-KEY is unknown or revoked" });
+    }
+    expect(await count()).toEqual(before);
+    expect((await call(`/api/public/v2/requests/${id}`, { key: a.key })).status).toBe(401);
+  });
+
+  it("refuses, in the database, any log written under a revoked key", async () => {
+    const a = await createWorkspace();
+    const key = await env.DB.prepare("SELECT id FROM api_keys WHERE workspace_id = ?").bind(a.workspaceId).first<{ id: number }>();
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").bind(key!.id).run();
+    const insert = env.DB.prepare(
+      "INSERT INTO request_logs (workspace_id, provider, model, input, output, parameters, tags, metadata, prompt_input_variables, request_start_time, request_end_time, api_key_id) VALUES (?, 'p', 'm', '{}', '{}', '{}', '[]', '{}', '{}', 0, 0, ?)",
+    );
+    await expect(insert.bind(a.workspaceId, key!.id).run()).rejects.toThrow(/api key revoked/);
   });
 
   it("does not need a key for /health, /openapi.json and /docs", async () => {
@@ -122,16 +143,24 @@ describe("errors", () => {
     const max = Number(env.LOG_REQUEST_MAX_BYTES);
     const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
     let sent = 0;
+    let cancelled = false;
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
+        if (cancelled) return;
         if (sent === 0) controller.enqueue(new TextEncoder().encode('{"provider":"'));
         if (sent > max + chunk.length) return controller.close();
         controller.enqueue(chunk);
         sent += chunk.length;
       },
+      cancel() {
+        cancelled = true;
+      },
     });
-    const res = await call("/log-request", { method: "POST", key: ws.key, body: stream, headers: { "Content-Type": "application/json" } });
+    // Straight into the app (not through the runtime's HTTP pipe, which would log the aborted upload).
+    const req = new Request("http://api.test/log-request", { method: "POST", body: stream, headers: { "Content-Type": "application/json", "X-API-KEY": ws.key } });
+    const res = await createApp().fetch(req, env, createExecutionContext());
     expect(res.status).toBe(413);
+    expect(sent).toBeLessThan(max + 3 * chunk.length);
   });
 
   it("never answers 5xx to garbage", async () => {

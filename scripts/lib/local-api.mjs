@@ -35,7 +35,7 @@ async function waitForHealth(url, child, timeoutMs) {
 }
 
 /** @returns {Promise<{url: string, key: string, persistTo: string, logs: () => string, stop: () => Promise<void>}>} */
-export async function startLocalApi({ workspace = "local-test", email = "dev@localhost", vars = {}, timeoutMs = 90_000 } = {}) {
+export async function startLocalApi({ workspace = "local-test", email = "dev@localhost", vars = {}, wranglerArgs = [], timeoutMs = 90_000 } = {}) {
   const persistTo = mkdtempSync(join(tmpdir(), "promptedge-"));
   applyMigrations({ persistTo });
   const key = createKey({ workspace, email, persistTo });
@@ -49,6 +49,7 @@ export async function startLocalApi({ workspace = "local-test", email = "dev@loc
     "--show-interactive-dev-session=false",
     "--inspector-port", String(await freePort()),
     ...varArgs,
+    ...wranglerArgs,
   ]);
   let output = "";
   child.stdout.on("data", (d) => (output += d));

@@ -97,6 +97,8 @@ export const requestLogs = sqliteTable(
     requestStartTime: integer("request_start_time").notNull(),
     requestEndTime: integer("request_end_time").notNull(),
     createdBy: integer("created_by"),
+    /** The key that wrote the log; a trigger refuses the insert when that key is revoked. */
+    apiKeyId: integer("api_key_id"),
     createdAt: integer("created_at").notNull().default(now),
   },
   (t) => [

@@ -1,9 +1,9 @@
 // Middleware every request passes: a request id and one structured log line; API-key auth; body limits.
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "../env";
 import { getDb } from "../db/client";
-import { authenticate } from "../services/auth";
+import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
 import { ApiError } from "./errors";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -30,13 +30,46 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   );
 };
 
-export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+async function authOrThrow(c: Context<AppEnv>, cache?: AuthCache): Promise<string> {
   const key = c.req.header("x-api-key");
   if (!key) throw new ApiError("unauthorized", "X-API-KEY header is missing");
-  const auth = await authenticate(getDb(c.env.DB), key);
-  if (!auth) throw new ApiError("unauthorized", "X-API-KEY is unknown or revoked");
+  if (!plausibleKey(key)) throw new ApiError("unauthorized", UNKNOWN_KEY);
+  const keyHash = await hashKey(key);
+  const cached = cache?.get(keyHash);
+  if (cached) {
+    c.set("auth", cached);
+    return keyHash;
+  }
+  const auth = await authenticateHash(getDb(c.env.DB), keyHash);
+  if (!auth) throw new ApiError("unauthorized", UNKNOWN_KEY);
+  cache?.set(keyHash, auth, ttlFrom(c.env.AUTH_CACHE_TTL_MS));
   c.set("auth", auth);
+  return keyHash;
+}
+
+/** Every request: the key is looked up in D1, so a revoked key is refused at once. */
+export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await authOrThrow(c);
   await next();
+};
+
+const authCache = new AuthCache();
+const DEFAULT_AUTH_CACHE_TTL_MS = 60_000;
+
+function ttlFrom(value: string | undefined): number {
+  const n = Number(value ?? DEFAULT_AUTH_CACHE_TTL_MS);
+  return Number.isFinite(n) && n >= 0 ? n : DEFAULT_AUTH_CACHE_TTL_MS;
+}
+
+/**
+ * For routes whose only effect is a write the database guards against revoked keys (log-request):
+ * a verified key is cached in the isolate for AUTH_CACHE_TTL_MS, and dropped when the write is
+ * refused for it.
+ */
+export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const keyHash = await authOrThrow(c, authCache);
+  await next();
+  if (c.res.status === 401) authCache.delete(keyHash);
 };
 
 const DEFAULT_MAX_BYTES = 1_048_576;

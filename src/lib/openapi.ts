@@ -3,7 +3,7 @@
 import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { limitBody, requireAuth } from "./middleware";
+import { limitBody, requireAuth, requireCachedAuth } from "./middleware";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
 import { ErrorSchema } from "./schemas";
 
@@ -29,12 +29,14 @@ type RouteOptions = RouteConfig & {
   errors?: number[];
   /** Which env var caps the body (default JSON_MAX_BYTES). */
   bodyLimit?: "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES";
+  /** Cache verified keys (only for routes whose writes the database guards against revoked keys). */
+  cachedAuth?: boolean;
   /** A per-key rate limit, checked before auth and before any database work. */
   rateLimit?: RateLimitRule;
 };
 
 export function defineRoute<R extends RouteOptions>(options: R) {
-  const { public: isPublic, errors = [], bodyLimit, rateLimit, middleware, ...route } = options;
+  const { public: isPublic, errors = [], bodyLimit, rateLimit, cachedAuth, middleware, ...route } = options;
   const hasBody = Boolean(route.request?.body);
   const statuses = new Set<number>([500, ...errors]);
   if (rateLimit) statuses.add(429);
@@ -47,7 +49,7 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   const errorResponses = Object.fromEntries([...statuses].sort().map((s) => [s, errorResponse(s)]));
   const mw: MiddlewareHandler<AppEnv>[] = [];
   if (rateLimit) mw.push(rateLimitByKey(rateLimit));
-  if (!isPublic) mw.push(requireAuth);
+  if (!isPublic) mw.push(cachedAuth ? requireCachedAuth : requireAuth);
   if (hasBody) mw.push(limitBody(bodyLimit ?? "JSON_MAX_BYTES"));
   if (middleware) mw.push(...((Array.isArray(middleware) ? middleware : [middleware]) as MiddlewareHandler<AppEnv>[]));
   return createRoute({
@@ -55,5 +57,5 @@ export function defineRoute<R extends RouteOptions>(options: R) {
     security: isPublic ? [] : [{ ApiKeyAuth: [] }],
     middleware: mw,
     responses: { ...errorResponses, ...route.responses },
-  } as unknown as Omit<R, "public" | "errors" | "bodyLimit" | "rateLimit">);
+  } as unknown as Omit<R, "public" | "errors" | "bodyLimit" | "rateLimit" | "cachedAuth">);
 }

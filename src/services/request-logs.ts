@@ -6,7 +6,9 @@ import type { Db } from "../db/client";
 import { requestLogs, requestLogValues, type RequestLogRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import type { LogRequestInput } from "../routes/log-request/schemas";
+import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
+import { UNKNOWN_KEY } from "./auth";
 import { findPromptVersion, type PromptVersionView } from "./prompt-versions";
 import { indexRowsOf } from "./request-log-index";
 
@@ -51,12 +53,13 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: LogRequ
       requestStartTime: input.request_start_time,
       requestEndTime: input.request_end_time,
       createdBy: auth.userId,
+      apiKeyId: auth.apiKeyId,
     })
     .returning({ id: requestLogs.id });
 
   const rows = indexRowsOf(input);
   if (rows.length === 0) {
-    const [inserted] = await insertLog;
+    const [inserted] = await guardRevoked(insertLog);
     return { id: inserted.id, promptVersion };
   }
   // Inside the batch's transaction the row just inserted is max(id) (AUTOINCREMENT never reuses ids).
@@ -65,8 +68,18 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: LogRequ
     SELECT NULL, ${auth.workspaceId}, (SELECT max(id) FROM request_logs),
            json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
     FROM json_each(${JSON.stringify(rows)}) AS j`);
-  const [inserted] = await db.batch([insertLog, insertIndex]);
+  const [inserted] = await guardRevoked(db.batch([insertLog, insertIndex]));
   return { id: inserted[0].id, promptVersion };
+}
+
+/** The request_logs_key_guard trigger refuses a log written under a revoked key (see auth cache). */
+async function guardRevoked<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (err) {
+    if (String((err as Error)?.message ?? err).includes("api key revoked")) throw new ApiError("unauthorized", UNKNOWN_KEY);
+    throw err;
+  }
 }
 
 export async function getRequestLog(db: Db, workspaceId: number, id: number): Promise<RequestLogRow | null> {

@@ -15,6 +15,7 @@ const logRequest = defineRoute({
     "Stores an LLM call made outside the managed run APIs, with its search side rows, in one batch. " +
     "`prompt_version` is the linked version when prompt_id (or prompt_name) and prompt_version_number name one in the workspace.",
   bodyLimit: "LOG_REQUEST_MAX_BYTES",
+  cachedAuth: true,
   request: { body: { required: true, content: { "application/json": { schema: LogRequestBody } } } },
   responses: {
     201: { description: "Logged", content: { "application/json": { schema: LogRequestResponse } } },
