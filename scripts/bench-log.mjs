@@ -5,7 +5,8 @@
 // health baseline of the same run, not with figures from another machine or another day.
 //
 //   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --json]
-//   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_JSON=1
+//   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_JSON=1,
+//        BENCH_WRANGLER_ARGS (extra `wrangler dev` flags, e.g. "--log-level warn")
 //
 // The measured requests of each endpoint are split into rounds that alternate health / log-request, so
 // that both see the same conditions (noise on a shared machine, a growing database, a warm JIT).
