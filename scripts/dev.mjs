@@ -39,7 +39,7 @@ console.log(banner(key));
 
 const child = spawn(
   join(ROOT, "node_modules", ".bin", "wrangler"),
-  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--var", "ALLOW_PRIVATE_NETWORK:true", ...process.argv.slice(2)],
+  ["dev", "--ip", "127.0.0.1", "--port", PORT, ...process.argv.slice(2)],
   { cwd: ROOT, env: OFFLINE_ENV, stdio: ["inherit", "pipe", "inherit"] },
 );
 let announced = false;

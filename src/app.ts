@@ -5,7 +5,8 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
-import { ApiError, errorBody, type ErrorCode } from "./lib/errors";
+import { ApiError, codeForStatus, errorBody } from "./lib/errors";
+import { chainForLog, chainIncludes } from "./lib/error-text";
 import { requestContext } from "./lib/middleware";
 import { validationHook } from "./lib/validation";
 import { registerDocsRoutes } from "./routes/docs";
@@ -13,26 +14,15 @@ import { registerHealthRoutes } from "./routes/health";
 import { registerLogRequestRoutes } from "./routes/log-request";
 import { registerRequestRoutes } from "./routes/requests";
 
-const HTTP_CODES: Record<number, ErrorCode> = {
-  400: "validation_error",
-  401: "unauthorized",
-  404: "not_found",
-  409: "conflict",
-  413: "payload_too_large",
-  415: "unsupported_media_type",
-  429: "rate_limited",
-};
-
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof HTTPException) {
-    const code = HTTP_CODES[err.status];
+    const code = codeForStatus(err.status);
     if (code) return new ApiError(code, err.message || code);
   }
-  const message = err instanceof Error ? err.message : String(err);
-  // D1 refuses values over its size limits; that is the caller's payload, not our bug.
-  if (/SQLITE_TOOBIG|string or blob too big|too large/i.test(message)) {
+  // D1 refuses a value over its size limit (2 MB): that is the caller's payload, not our bug.
+  if (chainIncludes(err, /SQLITE_TOOBIG|string or blob too big/i)) {
     return new ApiError("payload_too_large", "a value in the request is larger than the database accepts");
   }
   console.error(
@@ -40,8 +30,9 @@ export function toApiError(err: unknown, requestId: string): ApiError {
       level: "error",
       msg: "unhandled error",
       request_id: requestId,
-      error: message,
-      stack: err instanceof Error ? err.stack : undefined,
+      error: chainForLog(err),
+      // Frames only: the stack's first line repeats the message, parameters and all.
+      stack: err instanceof Error ? err.stack?.split("\n").slice(1, 9).join("\n") : undefined,
     }),
   );
   return new ApiError("internal_error", "internal error; quote the request id when reporting it");

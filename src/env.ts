@@ -9,7 +9,6 @@ export interface Env {
   SUGGESTIONS_LIMITER: RateLimit;
   LOG_REQUEST_MAX_BYTES?: string;
   JSON_MAX_BYTES?: string;
-  ALLOW_PRIVATE_NETWORK?: string;
   AUTH_CACHE_TTL_MS?: string;
 }
 

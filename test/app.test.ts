@@ -1,7 +1,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { createApp } from "../src/app";
-import { beforeAll, describe, expect, it } from "vitest";
+import { createApp, toApiError } from "../src/app";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { call, createWorkspace, json, type TestKey } from "./helpers/api";
 import { logBody } from "./helpers/fixtures";
 
@@ -65,6 +65,20 @@ describe("authentication", () => {
     expect((await call(`/api/public/v2/requests/${id}`, { key: a.key })).status).toBe(401);
   });
 
+  it("401, never 5xx or 400, for a cached key revoked since: a log without side rows, and an invalid body", async () => {
+    const a = await createWorkspace();
+    expect((await call("/log-request", { method: "POST", key: a.key, json: logBody() })).status).toBe(201);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE workspace_id = ?").bind(a.workspaceId).run();
+    const bare = await call("/log-request", { method: "POST", key: a.key, json: logBody() });
+    expect(bare.status).toBe(401);
+    expect(await json(bare)).toMatchObject({ error: "unauthorized" });
+    const b = await createWorkspace();
+    expect((await call("/log-request", { method: "POST", key: b.key, json: logBody() })).status).toBe(201);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE workspace_id = ?").bind(b.workspaceId).run();
+    const invalid = await call("/log-request", { method: "POST", key: b.key, json: logBody({ score: 500 }) });
+    expect(invalid.status).toBe(401);
+  });
+
   it("refuses, in the database, any log written under a revoked key", async () => {
     const a = await createWorkspace();
     const key = await env.DB.prepare("SELECT id FROM api_keys WHERE workspace_id = ?").bind(a.workspaceId).first<{ id: number }>();
@@ -116,8 +130,8 @@ describe("errors", () => {
       expect(res.status, type).toBe(415);
       expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "unsupported_media_type" });
     }
-    const noType = await call("/log-request", { method: "POST", key: ws.key, body: JSON.stringify(logBody()) });
-    expect([400, 415]).toContain(noType.status);
+    const noType = await call("/log-request", { method: "POST", key: ws.key, body: new TextEncoder().encode(JSON.stringify(logBody())) });
+    expect(noType.status).toBe(415);
   });
 
   it("takes JSON with a charset parameter", async () => {
@@ -136,7 +150,9 @@ describe("errors", () => {
     expect(ok.status).toBe(201);
     const res = await call("/log-request", { method: "POST", key: ws.key, body: over, headers: { "Content-Type": "application/json" } });
     expect(res.status).toBe(413);
-    expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "payload_too_large" });
+    const body = await json(res);
+    expect(body).toMatchObject({ ...ERROR_SHAPE, error: "payload_too_large" });
+    expect(body.request_id).toBe(res.headers.get("X-Request-Id"));
   });
 
   it("413 for an oversized body sent without Content-Length (streamed)", async () => {
@@ -181,12 +197,15 @@ describe("errors", () => {
       logBody({ request_start_time: 1e15, request_end_time: 1e16 }),
       logBody({ prompt_input_variables: { a: { b: { c: [1, { d: null }] } } } }),
       logBody({ prompt_name: "'; DROP TABLE request_logs; --", prompt_version_number: 1 }),
-      logBody({ __proto__: { polluted: true }, constructor: { prototype: {} } }),
     ];
     for (const body of bodies) {
       const res = await call("/log-request", { method: "POST", key: ws.key, json: body });
       expect(res.status, JSON.stringify(body).slice(0, 200)).toBeLessThan(500);
     }
+    const proto = JSON.stringify(logBody({ metadata: { a: "b" } })).replace('"metadata":{', '"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}},"metadata":{"__proto__":"x",');
+    const polluted = await call("/log-request", { method: "POST", key: ws.key, body: proto, headers: { "Content-Type": "application/json" } });
+    expect(polluted.status).toBeLessThan(500);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     const deep = "[".repeat(100_000) + "]".repeat(100_000);
     const deepBody = JSON.stringify(logBody({ parameters: { x: "__deep__" } })).replace('"__deep__"', deep);
     const res = await call("/log-request", { method: "POST", key: ws.key, body: deepBody, headers: { "Content-Type": "application/json" } });
@@ -200,6 +219,53 @@ describe("errors", () => {
   });
 });
 
+describe("unexpected failures", () => {
+  it("500 in the error shape with a generic message and the request id, logged with that id", async () => {
+    const app = createApp();
+    app.get("/boom", () => {
+      throw new Error("secret internals: SELECT * FROM api_keys");
+    });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const res = await app.fetch(new Request("http://api.test/boom"), env, createExecutionContext());
+      expect(res.status).toBe(500);
+      const body = await json(res);
+      expect(body).toEqual({ success: false, error: "internal_error", message: expect.not.stringMatching(/secret|SELECT/), request_id: res.headers.get("X-Request-Id") });
+      const logged = errors.mock.calls.map((c) => JSON.parse(String(c[0])));
+      expect(logged).toContainEqual(expect.objectContaining({ level: "error", request_id: body.request_id, error: ["secret internals: SELECT * FROM api_keys"] }));
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
+  it("maps the database's size refusal, found anywhere in the cause chain, to 413", () => {
+    const wrapped = new Error("Failed query: insert … params: …", { cause: new Error("D1_ERROR: string or blob too big: SQLITE_TOOBIG") });
+    expect(toApiError(wrapped, "rid")).toMatchObject({ status: 413, code: "payload_too_large" });
+    const other = new Error("Failed query: params: a value that says too large", { cause: new Error("D1_ERROR: no such table") });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    expect(toApiError(other, "rid")).toMatchObject({ status: 500, code: "internal_error" });
+    expect(String(errors.mock.calls[0][0])).not.toContain("a value that says");
+    errors.mockRestore();
+  });
+});
+
+describe("the request log line", () => {
+  it("is one JSON line per request with method, path, status, duration, request id and workspace id", async () => {
+    const logs = vi.spyOn(console, "log");
+    try {
+      const res = await call("/log-request", { method: "POST", key: ws.key, json: logBody() });
+      const unauth = await call("/api/public/v2/requests/1");
+      const lines = logs.mock.calls.map((c) => JSON.parse(String(c[0]))).filter((l) => l.msg === "request");
+      expect(lines).toEqual([
+        { level: "info", msg: "request", method: "POST", path: "/log-request", status: 201, duration_ms: expect.any(Number), request_id: res.headers.get("X-Request-Id"), workspace_id: ws.workspaceId },
+        { level: "info", msg: "request", method: "GET", path: "/api/public/v2/requests/1", status: 401, duration_ms: expect.any(Number), request_id: unauth.headers.get("X-Request-Id"), workspace_id: null },
+      ]);
+    } finally {
+      logs.mockRestore();
+    }
+  });
+});
+
 describe("API document", () => {
   it("is OpenAPI 3.1 and lists every route with its schemas and error responses", async () => {
     const res = await call("/openapi.json");
@@ -207,6 +273,9 @@ describe("API document", () => {
     const doc = await json(res);
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.components.securitySchemes.ApiKeyAuth).toEqual({ type: "apiKey", in: "header", name: "X-API-KEY" });
+    expect(doc.components.schemas.LogRequestResponse.properties.prompt_version).toEqual({ anyOf: [{ $ref: "#/components/schemas/PromptVersion" }, { type: "null" }] });
+    expect(doc.components.schemas.LogRequest.properties.input_tokens).toMatchObject({ minimum: 0, default: 0 });
+    expect(doc.components.schemas.LogRequest.properties.status).toMatchObject({ default: "SUCCESS" });
     const post = doc.paths["/log-request"].post;
     expect(post.requestBody.content["application/json"].schema.$ref).toBe("#/components/schemas/LogRequest");
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "413", "415", "500"]));

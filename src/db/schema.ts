@@ -5,6 +5,13 @@ import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-or
 
 const now = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 
+export const REQUEST_STATUSES = ["SUCCESS", "WARNING", "ERROR"] as const;
+export type RequestStatus = (typeof REQUEST_STATUSES)[number];
+
+/** Kinds of rows in the search side table; tag and tool rows have key ''. */
+export const INDEX_KINDS = ["tag", "tool", "metadata", "input_variable", "output"] as const;
+export type IndexKind = (typeof INDEX_KINDS)[number];
+
 export const workspaces = sqliteTable("workspaces", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull().unique(),
@@ -91,7 +98,7 @@ export const requestLogs = sqliteTable(
     functionName: text("function_name").notNull().default(""),
     score: integer("score").notNull().default(0),
     scoreName: text("score_name"),
-    status: text("status", { enum: ["SUCCESS", "WARNING", "ERROR"] }).notNull().default("SUCCESS"),
+    status: text("status", { enum: REQUEST_STATUSES }).notNull().default("SUCCESS"),
     errorType: text("error_type"),
     errorMessage: text("error_message"),
     requestStartTime: integer("request_start_time").notNull(),
@@ -109,7 +116,8 @@ export const requestLogs = sqliteTable(
 
 /**
  * The search side table: one row per (log, kind, key, value) so that filters and autocomplete are
- * index lookups instead of JSON scans. Kinds: tag, tool (key ''), metadata, input_variable, output.
+ * index lookups instead of JSON scans. One table for every kind (rather than a table per kind) so a
+ * log's side rows are one insert and the filter compiler has one shape to join.
  */
 export const requestLogValues = sqliteTable(
   "request_log_values",
@@ -119,7 +127,7 @@ export const requestLogValues = sqliteTable(
     requestId: integer("request_id")
       .notNull()
       .references(() => requestLogs.id, { onDelete: "cascade" }),
-    kind: text("kind", { enum: ["tag", "tool", "metadata", "input_variable", "output"] }).notNull(),
+    kind: text("kind", { enum: INDEX_KINDS }).notNull(),
     key: text("key").notNull(),
     value: text("value").notNull(),
   },

@@ -16,6 +16,12 @@ export const ErrorCode = {
 
 export type ErrorCode = keyof typeof ErrorCode;
 
+/** The error code a failure status stands for (the first code with that status). */
+export function codeForStatus(status: number): ErrorCode | undefined {
+  if (status < 400) return undefined;
+  return (Object.keys(ErrorCode) as ErrorCode[]).find((code) => ErrorCode[code] === status);
+}
+
 export interface ErrorDetail {
   field: string;
   rule: string;

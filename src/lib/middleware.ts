@@ -30,7 +30,13 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   );
 };
 
-async function authOrThrow(c: Context<AppEnv>, cache?: AuthCache): Promise<string> {
+interface Verified {
+  keyHash: string;
+  /** True when the key came from the isolate's cache rather than from D1 just now. */
+  fromCache: boolean;
+}
+
+async function verifyKey(c: Context<AppEnv>, cache?: AuthCache): Promise<Verified> {
   const key = c.req.header("x-api-key");
   if (!key) throw new ApiError("unauthorized", "X-API-KEY header is missing");
   if (!plausibleKey(key)) throw new ApiError("unauthorized", UNKNOWN_KEY);
@@ -38,18 +44,18 @@ async function authOrThrow(c: Context<AppEnv>, cache?: AuthCache): Promise<strin
   const cached = cache?.get(keyHash);
   if (cached) {
     c.set("auth", cached);
-    return keyHash;
+    return { keyHash, fromCache: true };
   }
   const auth = await authenticateHash(getDb(c.env.DB), keyHash);
   if (!auth) throw new ApiError("unauthorized", UNKNOWN_KEY);
   cache?.set(keyHash, auth, ttlFrom(c.env.AUTH_CACHE_TTL_MS));
   c.set("auth", auth);
-  return keyHash;
+  return { keyHash, fromCache: false };
 }
 
 /** Every request: the key is looked up in D1, so a revoked key is refused at once. */
 export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  await authOrThrow(c);
+  await verifyKey(c);
   await next();
 };
 
@@ -62,13 +68,20 @@ function ttlFrom(value: string | undefined): number {
 }
 
 /**
- * For routes whose only effect is a write the database guards against revoked keys (log-request):
- * a verified key is cached in the isolate for AUTH_CACHE_TTL_MS, and dropped when the write is
- * refused for it.
+ * ONLY for routes whose every write is refused by the database for a revoked key (today
+ * POST /log-request, guarded by the request_logs_key_guard trigger): a verified key is cached in the
+ * isolate for AUTH_CACHE_TTL_MS, so the success path costs no key lookup. Any other answer given on
+ * a cached key (a 400, say) is re-checked against D1 first, so a revoked key always sees 401.
  */
 export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const keyHash = await authOrThrow(c, authCache);
+  const { keyHash, fromCache } = await verifyKey(c, authCache);
   await next();
+  if (fromCache && c.res.status >= 400 && c.res.status !== 401) {
+    if (!(await authenticateHash(getDb(c.env.DB), keyHash))) {
+      authCache.delete(keyHash);
+      throw new ApiError("unauthorized", UNKNOWN_KEY);
+    }
+  }
   if (c.res.status === 401) authCache.delete(keyHash);
 };
 

@@ -5,21 +5,23 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { limitBody, requireAuth, requireCachedAuth } from "./middleware";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
+import { codeForStatus, type ErrorCode } from "./errors";
 import { ErrorSchema } from "./schemas";
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: "validation_error: malformed JSON or a field that breaks a rule; the message names the field and the rule",
-  401: "unauthorized: X-API-KEY missing, unknown or revoked",
-  404: "not_found: unknown id, or an id of another workspace",
-  409: "conflict: a uniqueness rule would be broken",
-  413: "payload_too_large: the body is over the documented limit",
-  415: "unsupported_media_type: the endpoint does not take this content type",
-  429: "rate_limited: over the rate limit; see the Retry-After header",
-  500: "internal_error: a bug; the request id is logged",
+const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
+  validation_error: "malformed JSON or a field that breaks a rule; the message names the field and the rule",
+  unauthorized: "X-API-KEY missing, unknown or revoked",
+  not_found: "unknown id, or an id of another workspace",
+  conflict: "a uniqueness rule would be broken",
+  payload_too_large: "the body is over the documented limit",
+  unsupported_media_type: "the endpoint does not take this content type",
+  rate_limited: "over the rate limit; see the Retry-After header",
+  internal_error: "a bug; the request id is logged",
 };
 
 function errorResponse(status: number) {
-  return { description: ERROR_DESCRIPTIONS[status], content: { "application/json": { schema: ErrorSchema } } };
+  const code = codeForStatus(status) as ErrorCode;
+  return { description: `${code}: ${ERROR_DESCRIPTIONS[code]}`, content: { "application/json": { schema: ErrorSchema } } };
 }
 
 type RouteOptions = RouteConfig & {

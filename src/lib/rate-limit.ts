@@ -2,7 +2,7 @@
 // key, so the check runs before any database work (even before the key is looked up).
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../env";
-import { sha256Hex } from "./crypto";
+import { hashKey } from "../services/auth";
 import { ApiError } from "./errors";
 
 export interface RateLimitRule {
@@ -27,7 +27,7 @@ export function rateLimitByKey(rule: RateLimitRule): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const presented = c.req.header("x-api-key");
     // No key: let auth answer 401; there is nothing to count against.
-    if (presented) await enforceRateLimit(rule.binding(c.env), await sha256Hex(presented), rule);
+    if (presented) await enforceRateLimit(rule.binding(c.env), await hashKey(presented), rule);
     await next();
   };
 }

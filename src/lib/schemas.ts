@@ -105,9 +105,9 @@ export const PromptVersionSchema = z
 
 /** A positive integer id in the path (or query), e.g. /requests/{request_id}. */
 export const IdParam = (name: string) =>
-  z.coerce
-    .number({ error: "must be a positive integer" })
-    .int("must be a positive integer")
-    .min(1, "must be a positive integer")
-    .max(Number.MAX_SAFE_INTEGER, "must be a positive integer")
-    .openapi({ param: { name, in: "path" }, type: "integer", example: 12345 });
+  z
+    .string()
+    .regex(/^[1-9][0-9]{0,15}$/, "must be a positive integer")
+    .transform((v) => Number(v))
+    .refine((n) => Number.isSafeInteger(n), "must be a positive integer")
+    .openapi({ param: { name, in: "path" }, type: "integer", minimum: 1, example: 12345 });

@@ -18,6 +18,8 @@ export function parseTimestamp(value: unknown): ParsedTime {
   if (!m) return { ok: false, reason: "must be an ISO 8601 date-time string or an epoch number" };
   const [, y, mo, d, h = "0", mi = "0", sec = "0", frac = "", tz] = m;
   const year = Number(y), month = Number(mo), day = Number(d), hour = Number(h), minute = Number(mi), second = Number(sec);
+  // Checked before Date.UTC, which reads years 0-99 as 1900-1999.
+  if (year < 1970) return { ok: false, reason: "is out of range (1970 to 9999)" };
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) {
     return { ok: false, reason: "is not a valid calendar date-time" };
   }

@@ -10,6 +10,9 @@ import type { AuthContext } from "../env";
 
 export const UNKNOWN_KEY = "X-API-KEY is unknown or revoked";
 
+/** What the request_logs_key_guard trigger (migrations/0002) raises for a revoked key. */
+export const REVOKED_KEY_ABORT = "api key revoked";
+
 /** Keys look like `pe_` + 48 hex characters; anything far off that is not worth a query. */
 const MAX_KEY_LENGTH = 256;
 
@@ -17,8 +20,9 @@ export function plausibleKey(key: string | undefined | null): key is string {
   return Boolean(key) && (key as string).length <= MAX_KEY_LENGTH;
 }
 
+/** The stored form of a key (the keys CLI hashes it the same way). */
 export function hashKey(key: string): Promise<string> {
-  return sha256Hex(key.trim());
+  return sha256Hex(key);
 }
 
 export async function authenticateHash(db: Db, keyHash: string): Promise<AuthContext | null> {

@@ -2,7 +2,9 @@
 // filters and autocomplete over tags, metadata, tools, input variables and JSON outputs are index
 // lookups. Values are strings; non-string values are stored as their JSON text.
 
-export type IndexKind = "tag" | "tool" | "metadata" | "input_variable" | "output";
+import type { IndexKind } from "../db/schema";
+
+export type { IndexKind };
 export type IndexRow = [kind: IndexKind, key: string, value: string];
 
 export interface IndexableLog {

@@ -1,23 +1,75 @@
 // Logging requests: the hottest write path. One db.batch(): the log row, then its search side rows
-// expanded from one JSON parameter (json_each), so any number of tags or keys stays within D1's
+// expanded from JSON parameters (json_each), so any number of tags or keys stays within D1's
 // 100-bound-parameter limit. Nothing else slow happens here.
 import { and, eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
-import { requestLogs, requestLogValues, type RequestLogRow } from "../db/schema";
+import { requestLogs, requestLogValues, type RequestLogRow, type RequestStatus } from "../db/schema";
 import type { AuthContext } from "../env";
-import type { LogRequestInput } from "../routes/log-request/schemas";
 import { ApiError } from "../lib/errors";
+import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import { UNKNOWN_KEY } from "./auth";
+import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "./auth";
 import { findPromptVersion, type PromptVersionView } from "./prompt-versions";
-import { indexRowsOf } from "./request-log-index";
+import { indexRowsOf, type IndexRow } from "./request-log-index";
+
+/** A validated logged request (defaults applied, times in epoch milliseconds). */
+export interface RequestLogInput {
+  provider: string;
+  model: string;
+  api_type?: string | null;
+  input: Record<string, unknown>;
+  output: Record<string, unknown>;
+  parameters: Record<string, unknown>;
+  tags: string[];
+  metadata: Record<string, string>;
+  prompt_name?: string | null;
+  prompt_id?: number | null;
+  prompt_version_number?: number | null;
+  prompt_input_variables: Record<string, unknown>;
+  input_tokens: number;
+  output_tokens: number;
+  price: number;
+  function_name: string;
+  score: number;
+  score_name?: string | null;
+  status: RequestStatus;
+  error_type?: string | null;
+  error_message?: string | null;
+  request_start_time: number;
+  request_end_time: number;
+}
 
 export interface LoggedRequest {
   id: number;
   promptVersion: PromptVersionView | null;
 }
 
-export async function createRequestLog(db: Db, auth: AuthContext, input: LogRequestInput): Promise<LoggedRequest> {
+/**
+ * Side rows travel as JSON text in one bound parameter per statement. D1 caps a value at 2 MB and
+ * short tags grow ~4x as JSON rows, so rows are split into statements of at most this many bytes.
+ */
+const INDEX_CHUNK_BYTES = 256 * 1024;
+
+export function chunkIndexRows(rows: IndexRow[], maxBytes = INDEX_CHUNK_BYTES): string[] {
+  const chunks: string[] = [];
+  let parts: string[] = [];
+  let size = 2;
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    if (parts.length > 0 && size + text.length + 1 > maxBytes) {
+      chunks.push(`[${parts.join(",")}]`);
+      parts = [];
+      size = 2;
+    }
+    parts.push(text);
+    size += text.length + 1;
+  }
+  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
+  return chunks;
+}
+
+export async function createRequestLog(db: Db, auth: AuthContext, input: RequestLogInput): Promise<LoggedRequest> {
   const promptVersion = await findPromptVersion(db, auth.workspaceId, {
     promptId: input.prompt_id,
     promptName: input.prompt_name,
@@ -57,18 +109,18 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: LogRequ
     })
     .returning({ id: requestLogs.id });
 
-  const rows = indexRowsOf(input);
-  if (rows.length === 0) {
-    const [inserted] = await guardRevoked(insertLog);
-    return { id: inserted.id, promptVersion };
-  }
-  // Inside the batch's transaction the row just inserted is max(id) (AUTOINCREMENT never reuses ids).
-  // Columns in table order (id left to SQLite): all rows from one JSON parameter.
-  const insertIndex = db.insert(requestLogValues).select(sql`
-    SELECT NULL, ${auth.workspaceId}, (SELECT max(id) FROM request_logs),
-           json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
-    FROM json_each(${JSON.stringify(rows)}) AS j`);
-  const [inserted] = await guardRevoked(db.batch([insertLog, insertIndex]));
+  // Inside the batch's transaction the row just inserted is max(id): D1 runs a batch as one
+  // transaction on a single writer, and AUTOINCREMENT never reuses ids.
+  const insertIndex = chunkIndexRows(indexRowsOf(input)).map((json) =>
+    db.insert(requestLogValues).select(sql`
+      SELECT NULL, ${auth.workspaceId}, (SELECT max(id) FROM request_logs),
+             json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
+      FROM json_each(${json}) AS j`),
+  );
+  const [inserted] = (await guardRevoked(db.batch([insertLog, ...insertIndex] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]))) as [
+    { id: number }[],
+    ...unknown[],
+  ];
   return { id: inserted[0].id, promptVersion };
 }
 
@@ -77,7 +129,7 @@ async function guardRevoked<T>(write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (err) {
-    if (String((err as Error)?.message ?? err).includes("api key revoked")) throw new ApiError("unauthorized", UNKNOWN_KEY);
+    if (chainIncludes(err, REVOKED_KEY_ABORT)) throw new ApiError("unauthorized", UNKNOWN_KEY);
     throw err;
   }
 }

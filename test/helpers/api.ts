@@ -1,6 +1,6 @@
 // Test helpers: workspaces with keys, and calls into the Worker through its real fetch handler.
 import { env, exports } from "cloudflare:workers";
-import { sha256Hex } from "../../src/lib/crypto";
+import { sha256Hex, toHex } from "../../src/lib/crypto";
 
 let counter = 0;
 
@@ -14,13 +14,13 @@ export interface TestKey {
 /** A fresh workspace with one user and one API key, written the way the keys CLI writes them. */
 export async function createWorkspace(name = `ws-${Date.now()}-${++counter}-${Math.random().toString(36).slice(2, 8)}`): Promise<TestKey> {
   const email = `${name}@example.test`;
-  const key = `pe_test_${crypto.randomUUID().replace(/-/g, "")}`;
+  const key = `pe_${toHex(crypto.getRandomValues(new Uint8Array(24)))}`;
   const ws = await env.DB.prepare("INSERT INTO workspaces (name) VALUES (?) RETURNING id").bind(name).first<{ id: number }>();
   const user = await env.DB.prepare("INSERT INTO users (workspace_id, email) VALUES (?, ?) RETURNING id")
     .bind(ws!.id, email)
     .first<{ id: number }>();
   await env.DB.prepare("INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix) VALUES (?, ?, ?, ?)")
-    .bind(ws!.id, user!.id, await sha256Hex(key), key.slice(0, 12))
+    .bind(ws!.id, user!.id, await sha256Hex(key), key.slice(0, 11))
     .run();
   return { key, workspaceId: ws!.id, userId: user!.id, email };
 }

@@ -4,6 +4,9 @@ import { Hono } from "hono";
 import { ApiError } from "../../src/lib/errors";
 import { enforceRateLimit, rateLimitByKey, SUGGESTIONS_RATE_LIMIT } from "../../src/lib/rate-limit";
 import type { AppEnv } from "../../src/env";
+import { createExecutionContext } from "cloudflare:test";
+import { createApp } from "../../src/app";
+import { defineRoute } from "../../src/lib/openapi";
 
 describe("the suggestions rate limit binding", () => {
   it("lets 10 calls a minute through per key and refuses the 11th with 429 and Retry-After", async () => {
@@ -31,5 +34,30 @@ describe("the suggestions rate limit binding", () => {
     for (let i = 0; i < 11; i++) statuses.push((await app.request("/x", { headers: { "X-API-KEY": key } }, env)).status);
     expect(statuses).toEqual([...Array(10).fill(200), 429]);
     expect(reached).toBe(10);
+  });
+});
+
+describe("defineRoute({ rateLimit })", () => {
+  it("counts before auth: even calls with an unknown key use up the budget, and no handler runs", async () => {
+    const app = createApp();
+    let reached = 0;
+    app.openapi(
+      defineRoute({ method: "get", path: "/limited", rateLimit: SUGGESTIONS_RATE_LIMIT, responses: { 200: { description: "ok" } } }),
+      (c) => {
+        reached++;
+        return c.text("ok");
+      },
+    );
+    const key = `pe_unknown_${crypto.randomUUID()}`;
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 11; i++) {
+      last = await app.fetch(new Request("http://api.test/limited", { headers: { "X-API-KEY": key } }), env, createExecutionContext());
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([...Array(10).fill(401), 429]);
+    expect(last!.headers.get("Retry-After")).toBe("60");
+    expect(await last!.json()).toMatchObject({ success: false, error: "rate_limited" });
+    expect(reached).toBe(0);
   });
 });

@@ -32,8 +32,7 @@ describe("the JOBS consumer (unit)", () => {
     expect(await env.BLOBS.head("queue-pings/7/unit-2")).not.toBeNull();
   });
 
-  it("retries a job whose handler fails, with a growing delay", async () => {
-    const original = env.BLOBS;
+  it("asks for a retry of a job whose handler fails (the delay: retryDelaySeconds)", async () => {
     const failing = { ...env, BLOBS: { put: () => Promise.reject(new Error("R2 down")) } as unknown as R2Bucket };
     const batch = createMessageBatch("promptedge-jobs", [msg("r1", { v: 1, kind: "ping", workspace_id: 7, token: "unit-3" }, 3)]);
     const ctx = createExecutionContext();
@@ -41,7 +40,6 @@ describe("the JOBS consumer (unit)", () => {
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks).toEqual([]);
     expect(result.retryMessages).toEqual([{ msgId: "r1" }]);
-    expect(env.BLOBS).toBe(original);
   });
 });
 

@@ -152,6 +152,7 @@ describe("POST /log-request: limits, both sides", () => {
     await expect400(logBody({ score: 50.5 }), /score: must be a whole number/);
     await expect400(logBody({ input_tokens: 1.5 }), /input_tokens: must be a whole number/);
     await expect400(logBody({ output_tokens: "3" }), /output_tokens: must be a whole number/);
+    await expect400(logBody({ input_tokens: 2 ** 60 }), /input_tokens: must be at most 9007199254740991/);
   });
 
   it("refuses wrong types", async () => {
@@ -269,6 +270,8 @@ describe("POST /log-request: timestamps", () => {
     await expect400(logBody({ request_end_time: "2024-02-30T00:00:00Z" }), /request_end_time: is not a valid calendar date-time/);
     await expect400(logBody({ request_start_time: -5 }), /request_start_time: must be a non-negative epoch number/);
     await expect400(logBody({ request_start_time: true }), /request_start_time:/);
+    await expect400(logBody({ request_start_time: "0099-06-01T00:00:00Z" }), /request_start_time: is out of range \(1970 to 9999\)/);
+    await expect400(logBody({ request_start_time: "1969-12-31T23:59:59Z" }), /request_start_time: is out of range/);
     await expect400(logBody({ request_end_time: "2024-01-15T10:29:59Z" }), /request_end_time: must not be before request_start_time/);
   });
 });
@@ -301,6 +304,15 @@ describe("POST /log-request: linking the prompt version", () => {
       const s = await stored(b.id);
       expect(s).toMatchObject({ prompt_id: promptId, prompt_name: "greeter", prompt_version_number: 2, prompt_version_id: versionId });
     }
+  });
+
+  it("goes by prompt_id when both prompt_id and prompt_name are given", async () => {
+    const b = await expect201(logBody({ prompt_id: promptId, prompt_name: "some-other-name", prompt_version_number: 2 }));
+    expect(b.prompt_version).toMatchObject({ id: versionId, prompt_name: "greeter" });
+    const s = await stored(b.id);
+    expect(s).toMatchObject({ prompt_id: promptId, prompt_name: "some-other-name", prompt_version_id: versionId });
+    const missing = await expect201(logBody({ prompt_id: promptId + 100000, prompt_name: "greeter", prompt_version_number: 2 }));
+    expect(missing.prompt_version).toBeNull();
   });
 
   it("is null when the version, the prompt or the version number is missing", async () => {
@@ -355,6 +367,15 @@ describe("POST /log-request: the search side table", () => {
     expect(row!.n).toBe(600);
   });
 
+  it("takes 150,000 short tags in a body under the limit (side rows split across statements)", async () => {
+    const tags = Array.from({ length: 150_000 }, (_, i) => i.toString(36));
+    const body = logBody({ tags });
+    expect(JSON.stringify(body).length).toBeLessThan(Number(env.LOG_REQUEST_MAX_BYTES));
+    const b = await expect201(body);
+    const row = await env.DB.prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
+    expect(row!.n).toBe(150_000);
+  });
+
   it("writes nothing when the log is refused", async () => {
     const before = await env.DB.prepare("SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals").first();
     await expect400(logBody({ tags: ["a"], score: 101 }), /score/);
@@ -375,7 +396,7 @@ describe("GET /api/public/v2/requests/{request_id}", () => {
   });
 
   it("400 for an id that is not a positive integer", async () => {
-    for (const id of ["abc", "0", "-3", "1.5", "99999999999999999999"]) {
+    for (const id of ["abc", "0", "-3", "1.5", "99999999999999999999", "0x10", "1e3", "%201", "01", "9007199254740993"]) {
       const res = await call(`/api/public/v2/requests/${id}`, { key: ws.key });
       expect(res.status, id).toBe(400);
       expect(await json(res)).toMatchObject({ error: "validation_error", message: expect.stringMatching(/^request_id: /) });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { indexRowsOf, jsonOutputOf, textOf, toolNamesOf } from "../../src/services/request-log-index";
+import { indexRowsOf, jsonOutputOf, textOf, toolNamesOf, type IndexRow } from "../../src/services/request-log-index";
+import { chunkIndexRows } from "../../src/services/request-logs";
 
 const chat = (text: string, extra: Record<string, unknown> = {}) => ({
   type: "chat",
@@ -70,5 +71,21 @@ describe("output helpers", () => {
 
   it("ignores tool entries without a name", () => {
     expect(toolNamesOf({ tools: [{}, { function: {} }, "x", null, { function: { name: "" } }] })).toEqual([]);
+  });
+});
+
+describe("chunkIndexRows", () => {
+  it("splits rows into JSON arrays of at most the given size, losing and reordering nothing", () => {
+    const rows: IndexRow[] = Array.from({ length: 1000 }, (_, i) => ["tag", "", `t${i}`]);
+    const chunks = chunkIndexRows(rows, 1024);
+    expect(chunks.length).toBeGreaterThan(10);
+    for (const c of chunks) expect(c.length).toBeLessThanOrEqual(1024);
+    expect(chunks.flatMap((c) => JSON.parse(c))).toEqual(rows);
+  });
+
+  it("keeps one oversized row whole, and gives nothing for no rows", () => {
+    const big: IndexRow = ["metadata", "k", "x".repeat(5000)];
+    expect(chunkIndexRows([big], 1024).map((c) => JSON.parse(c))).toEqual([[big]]);
+    expect(chunkIndexRows([])).toEqual([]);
   });
 });

@@ -2,7 +2,9 @@
 import { z } from "@hono/zod-openapi";
 import { PromptBlueprint, PromptVersionSchema, Timestamp } from "../../lib/schemas";
 
-export const STATUSES = ["SUCCESS", "WARNING", "ERROR"] as const;
+import { REQUEST_STATUSES as STATUSES } from "../../db/schema";
+
+export { STATUSES };
 
 /** error_type → the statuses it may be logged with (the interface's table). */
 export const ERROR_TYPE_STATUSES = {
@@ -20,12 +22,18 @@ export const ERROR_TYPE_STATUSES = {
 export type ErrorType = keyof typeof ERROR_TYPE_STATUSES;
 const ERROR_TYPES = Object.keys(ERROR_TYPE_STATUSES) as [ErrorType, ...ErrorType[]];
 
-const nonNegativeInt = (what: string) =>
-  z
-    .int({ error: `must be a whole number` })
-    .min(0, `${what} must be >= 0`)
+const wholeNumber = (iss: { input?: unknown }) =>
+  typeof iss.input === "number" && Number.isInteger(iss.input) ? `must be at most ${Number.MAX_SAFE_INTEGER}` : "must be a whole number";
+
+/** Optional field whose null or absence means `value` (documented as the default in /openapi.json). */
+function withDefault<S extends z.ZodType, D extends z.output<S>>(schema: S, value: D) {
+  return schema
     .nullish()
-    .transform((v) => v ?? 0);
+    .transform((v) => (v ?? value) as z.output<S>)
+    .openapi({ default: value });
+}
+
+const nonNegativeInt = (what: string) => withDefault(z.int({ error: wholeNumber }).min(0, `${what} must be >= 0`), 0);
 
 export const LogRequestBody = z
   .object({
@@ -35,48 +43,35 @@ export const LogRequestBody = z
     output: PromptBlueprint,
     request_start_time: Timestamp,
     request_end_time: Timestamp,
-    parameters: z
-      .record(z.string(), z.unknown())
-      .nullish()
-      .transform((v) => v ?? {}),
-    tags: z
-      .array(z.string().max(512, "each tag must be at most 512 characters"))
-      .nullish()
-      .transform((v) => v ?? []),
-    metadata: z
-      .record(z.string().min(1, "metadata keys must not be empty").max(1024, "metadata keys must be at most 1024 characters"), z.string({ error: "metadata values must be strings" }))
-      .nullish()
-      .transform((v) => v ?? {}),
+    parameters: withDefault(z.record(z.string(), z.unknown()), {}),
+    tags: withDefault(z.array(z.string().max(512, "each tag must be at most 512 characters")), []),
+    metadata: withDefault(
+      z
+        .record(
+          z.string().min(1, "metadata keys must not be empty").max(1024, "metadata keys must be at most 1024 characters"),
+          z.string({ error: "metadata values must be strings" }),
+        )
+        .openapi({ description: "Custom key-value pairs; keys 1 to 1024 characters, values strings." }),
+      {},
+    ),
     prompt_name: z.string().nullish(),
-    prompt_id: z.int().min(1, "must be >= 1").nullish(),
-    prompt_version_number: z.int().gt(0, "must be > 0").nullish(),
-    prompt_input_variables: z
-      .record(z.string(), z.unknown())
-      .nullish()
-      .transform((v) => v ?? {}),
+    prompt_id: z.int({ error: wholeNumber }).min(1, "must be >= 1").nullish(),
+    prompt_version_number: z.int({ error: wholeNumber }).gt(0, "must be > 0").nullish(),
+    prompt_input_variables: withDefault(z.record(z.string(), z.unknown()), {}),
     input_tokens: nonNegativeInt("input_tokens"),
     output_tokens: nonNegativeInt("output_tokens"),
-    price: z
-      .number()
-      .min(0, "must be >= 0")
-      .nullish()
-      .transform((v) => v ?? 0),
-    function_name: z
-      .string()
-      .nullish()
-      .transform((v) => v ?? ""),
-    score: z
-      .int({ error: "must be a whole number from 0 to 100" })
-      .min(0, "must be from 0 to 100")
-      .max(100, "must be from 0 to 100")
-      .nullish()
-      .transform((v) => v ?? 0),
+    price: withDefault(z.number().min(0, "must be >= 0"), 0),
+    function_name: withDefault(z.string(), ""),
+    score: withDefault(
+      z
+        .int({ error: "must be a whole number from 0 to 100" })
+        .min(0, "must be from 0 to 100")
+        .max(100, "must be from 0 to 100"),
+      0,
+    ),
     score_name: z.string().nullish(),
     api_type: z.string().nullish(),
-    status: z
-      .enum(STATUSES, { error: `must be one of ${STATUSES.join(", ")}` })
-      .nullish()
-      .transform((v) => v ?? "SUCCESS"),
+    status: withDefault(z.enum(STATUSES, { error: `must be one of ${STATUSES.join(", ")}` }), "SUCCESS"),
     error_type: z.enum(ERROR_TYPES, { error: `must be one of ${ERROR_TYPES.join(", ")} or null` }).nullish(),
     error_message: z.string().max(1024, "must be at most 1024 characters").nullish(),
   })
@@ -102,7 +97,7 @@ export type LogRequestInput = z.output<typeof LogRequestBody>;
 export const LogRequestResponse = z
   .object({
     id: z.int(),
-    prompt_version: PromptVersionSchema.nullable(),
+    prompt_version: z.union([PromptVersionSchema, z.null()]),
     status: z.enum(STATUSES),
     error_type: z.string().nullable(),
     error_message: z.string().nullable(),

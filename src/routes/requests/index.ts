@@ -2,6 +2,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { getDb } from "../../db/client";
+import { REQUEST_STATUSES } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../lib/openapi";
 import { IdParam } from "../../lib/schemas";
@@ -32,7 +33,7 @@ const RequestLogDetail = z
     function_name: z.string(),
     score: z.int(),
     score_name: z.string().nullable(),
-    status: z.enum(["SUCCESS", "WARNING", "ERROR"]),
+    status: z.enum(REQUEST_STATUSES),
     error_type: z.string().nullable(),
     error_message: z.string().nullable(),
     request_start_time: z.string(),
