@@ -308,5 +308,6 @@ describe("API document", () => {
     expect(html).toContain("<code>/log-request</code>");
     expect(html).toContain('id="schema-LogRequest"');
     expect(html).not.toMatch(/<script|https?:\/\/(?!127)/);
+    expect(html.indexOf("POST /log-request")).toBeLessThan(html.indexOf("GET /health"));
   });
 });

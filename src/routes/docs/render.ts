@@ -71,7 +71,9 @@ export function renderDocs(doc: Obj): string {
       if (op) ops.push({ tag: String((op.tags as string[] | undefined)?.[0] ?? "other"), path, method, op });
     }
   }
-  ops.sort((a, b) => a.tag.localeCompare(b.tag) || a.path.localeCompare(b.path));
+  // The API's own resources first, alphabetically; the "meta" routes (health, docs) last.
+  const rank = (tag: string) => (tag === "meta" ? 1 : 0);
+  ops.sort((a, b) => rank(a.tag) - rank(b.tag) || a.tag.localeCompare(b.tag) || a.path.localeCompare(b.path));
   const toc = ops
     .map((o) => `<li><a href="#${anchor("op", o.method, o.path)}">${o.method.toUpperCase()} ${esc(o.path)}</a> <small>${esc(o.tag)}</small></li>`)
     .join("");
