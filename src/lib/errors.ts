@@ -42,16 +42,8 @@ export class ApiError extends Error {
     this.headers = opts.headers;
   }
 
-  static validation(field: string, rule: string): ApiError {
-    return new ApiError("validation_error", `${field}: ${rule}`, { details: [{ field, rule }] });
-  }
-
   static notFound(what: string): ApiError {
     return new ApiError("not_found", `${what} not found`);
-  }
-
-  static conflict(message: string): ApiError {
-    return new ApiError("conflict", message);
   }
 }
 

@@ -2,6 +2,7 @@
 // A message that fails validation can never succeed, so it is logged and acknowledged (not retried);
 // a handler that throws is retried with backoff and ends in the dead-letter queue after max_retries.
 import type { Env } from "../env";
+import { chainForLog } from "../lib/error-text";
 import { JobMessage } from "./messages";
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
@@ -36,7 +37,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
     } catch (err) {
       const delaySeconds = retryDelaySeconds(msg.attempts);
       console.error(
-        JSON.stringify({ level: "error", msg: "job failed, retrying", kind: job.kind, id: msg.id, attempts: msg.attempts, error: String(err) }),
+        JSON.stringify({ level: "error", msg: "job failed, retrying", kind: job.kind, id: msg.id, attempts: msg.attempts, error: chainForLog(err) }),
       );
       msg.retry({ delaySeconds });
     }

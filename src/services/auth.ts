@@ -40,10 +40,6 @@ export async function authenticateHash(db: Db, keyHash: string): Promise<AuthCon
   return rows[0] ?? null;
 }
 
-export async function authenticate(db: Db, key: string | undefined | null): Promise<AuthContext | null> {
-  if (!plausibleKey(key)) return null;
-  return authenticateHash(db, await hashKey(key));
-}
 
 /** Verified keys by hash, each kept for `ttlMs`; bounded so a flood of keys cannot grow it without end. */
 export class AuthCache {

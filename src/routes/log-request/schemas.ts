@@ -92,8 +92,6 @@ export const LogRequestBody = z
   })
   .openapi("LogRequest");
 
-export type LogRequestInput = z.output<typeof LogRequestBody>;
-
 export const LogRequestResponse = z
   .object({
     id: z.int(),
