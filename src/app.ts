@@ -13,6 +13,8 @@ import { registerDocsRoutes } from "./routes/docs";
 import { registerHealthRoutes } from "./routes/health";
 import { registerLogRequestRoutes } from "./routes/log-request";
 import { registerRequestRoutes } from "./routes/requests";
+import { registerSheetRoutes } from "./routes/sheets";
+import { registerTableRoutes } from "./routes/tables";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -62,6 +64,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerHealthRoutes(app);
   registerLogRequestRoutes(app);
   registerRequestRoutes(app);
+  registerTableRoutes(app);
+  registerSheetRoutes(app);
   registerDocsRoutes(app);
   return app;
 }

@@ -10,6 +10,8 @@ export interface Env {
   LOG_REQUEST_MAX_BYTES?: string;
   JSON_MAX_BYTES?: string;
   AUTH_CACHE_TTL_MS?: string;
+  IMPORT_MAX_FILE_BYTES?: string;
+  IMPORT_PART_BYTES?: string;
 }
 
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */

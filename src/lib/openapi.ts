@@ -29,8 +29,8 @@ type RouteOptions = RouteConfig & {
   public?: boolean;
   /** Extra error statuses this route can answer besides the common ones. */
   errors?: number[];
-  /** Which env var caps the body (default JSON_MAX_BYTES). */
-  bodyLimit?: "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES";
+  /** Which env var caps the body (default JSON_MAX_BYTES); false: the handler streams and caps the body itself. */
+  bodyLimit?: "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES" | false;
   /** Cache verified keys (only for routes whose writes the database guards against revoked keys). */
   cachedAuth?: boolean;
   /** A per-key rate limit, checked before auth and before any database work. */
@@ -52,7 +52,7 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   const mw: MiddlewareHandler<AppEnv>[] = [];
   if (rateLimit) mw.push(rateLimitByKey(rateLimit));
   if (!isPublic) mw.push(cachedAuth ? requireCachedAuth : requireAuth);
-  if (hasBody) mw.push(limitBody(bodyLimit ?? "JSON_MAX_BYTES"));
+  if (hasBody && bodyLimit !== false) mw.push(limitBody(bodyLimit ?? "JSON_MAX_BYTES"));
   if (middleware) mw.push(...((Array.isArray(middleware) ? middleware : [middleware]) as MiddlewareHandler<AppEnv>[]));
   return createRoute({
     ...route,

@@ -111,3 +111,20 @@ export const IdParam = (name: string) =>
     .transform((v) => Number(v))
     .refine((n) => Number.isSafeInteger(n), "must be a positive integer")
     .openapi({ param: { name, in: "path" }, type: "integer", minimum: 1, example: 12345 });
+
+/** A UUID in the path (tables, sheets, columns, cells), any case in, lower case out. */
+export const UuidParam = (name: string) =>
+  z
+    .string()
+    .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, "must be a UUID")
+    .transform((v) => v.toLowerCase())
+    .openapi({ param: { name, in: "path" }, type: "string", format: "uuid", example: "0b7e1c52-4a0e-4b8e-9a55-3f0b0e4b7d11" });
+
+/** An integer query parameter written in plain decimal, within [min, max]. */
+export const QueryInt = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .regex(/^-?[0-9]{1,16}$/, "must be a whole number")
+    .transform((v) => Number(v))
+    .refine((n) => n >= min && n <= max, max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be between ${min} and ${max}`)
+    .openapi({ type: "integer", minimum: min, maximum: max === Number.MAX_SAFE_INTEGER ? undefined : max });

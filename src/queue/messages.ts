@@ -9,7 +9,10 @@ export const envelope = <K extends string, B extends z.ZodRawShape>(kind: K, bod
 /** Checks that the queue path works end to end (used by tests and `npm run dev` smoke checks). */
 export const PingJob = envelope("ping", { token: z.string().max(200) });
 
-export const JobMessage = z.discriminatedUnion("kind", [PingJob]);
+/** Runs (or resumes) a sheet import; everything else it needs is on the operation row. */
+export const SheetImportJob = envelope("sheet_import", { operation_id: z.string().min(1).max(255) });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, SheetImportJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {

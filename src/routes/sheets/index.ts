@@ -1,0 +1,253 @@
+// /api/public/v2/tables/{table_id}/sheets: create (blank 201, or import 202 with the file streamed
+// to R2), list, get, update, delete; and the import operation polling endpoint.
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { getDb } from "../../db/client";
+import type { AppEnv, Env } from "../../env";
+import { ApiError } from "../../lib/errors";
+import { defineRoute } from "../../lib/openapi";
+import { UuidParam } from "../../lib/schemas";
+import { validationError } from "../../lib/validation";
+import { createFileImport } from "../../services/sheet-imports";
+import { maxBodyBytes, receiveSheetBody, type UploadLimits } from "../../services/sheet-upload";
+import {
+  createBlankSheet,
+  deleteSheet,
+  findOperation,
+  listSheets,
+  operationView,
+  requireSheet,
+  sheetStub,
+  sheetView,
+  updateSheet,
+} from "../../services/sheets";
+import { requireTable } from "../../services/tables";
+import { CreateSheetBody, ListSheetsQuery, OperationSchema, SheetSchema, UpdateSheetBody } from "../tables/schemas";
+
+const tags = ["smart tables"];
+const TableParams = z.object({ table_id: UuidParam("table_id") });
+const SheetParams = z.object({ table_id: UuidParam("table_id"), sheet_id: UuidParam("sheet_id") });
+const OperationParams = z.object({
+  table_id: UuidParam("table_id"),
+  operation_id: z.string().min(1).max(255).openapi({ param: { name: "operation_id", in: "path" } }),
+});
+
+const MIB = 1024 * 1024;
+
+function uploadLimits(env: Env): UploadLimits {
+  const num = (v: string | undefined, dflt: number, min: number) => {
+    const n = Number(v);
+    return Number.isSafeInteger(n) && n >= min ? n : dflt;
+  };
+  return {
+    maxFileBytes: num(env.IMPORT_MAX_FILE_BYTES, 100 * MIB, 1),
+    maxFieldChars: num(env.JSON_MAX_BYTES, MIB, 1024),
+    partBytes: num(env.IMPORT_PART_BYTES, 8 * MIB, 5 * MIB),
+  };
+}
+
+const ImportAnswer = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  operation_id: z.string(),
+  operation: OperationSchema,
+  sheet: SheetSchema,
+});
+
+const createSheet = defineRoute({
+  method: "post",
+  path: "/api/public/v2/tables/{table_id}/sheets",
+  tags,
+  summary: "Create a sheet (blank, or imported from a file)",
+  description:
+    "Without `source`: a blank sheet (a TEXT column \"Column A\", one empty row), 201. With `source` `file`: the base64 CSV or JSON file " +
+    "(at most IMPORT_MAX_FILE_BYTES, 100 MiB, decoded) is streamed to storage and imported by a background job, 202; poll the operation. " +
+    "`index` places the sheet (0-based; others shift; past the end appends). `operation_id` is an idempotency key: the same id again " +
+    "answers the first import and creates nothing. A file whose content cannot be imported (bad base64, empty, not CSV/JSON) gives a " +
+    "`failed` operation with `error_message`.",
+  bodyLimit: false,
+  errors: [404, 409],
+  request: { params: TableParams, body: { required: true, content: { "application/json": { schema: CreateSheetBody } } } },
+  responses: {
+    201: { description: "Blank sheet created", content: { "application/json": { schema: z.object({ success: z.literal(true), sheet: SheetSchema }) } } },
+    202: { description: "Import accepted", content: { "application/json": { schema: ImportAnswer } } },
+  },
+});
+
+const listRoute = defineRoute({
+  method: "get",
+  path: "/api/public/v2/tables/{table_id}/sheets",
+  tags,
+  summary: "List a table's sheets",
+  description: "By display position (`order` asc by default). prompt_* filters keep sheets with a column referencing that prompt, version or label.",
+  errors: [404],
+  request: { params: TableParams, query: ListSheetsQuery },
+  responses: {
+    200: {
+      description: "A page of sheets",
+      content: { "application/json": { schema: z.object({ data: z.array(SheetSchema), next_cursor: z.string().nullable(), has_more: z.boolean() }) } },
+    },
+  },
+});
+
+const SheetAnswer = z.object({ success: z.literal(true), sheet: SheetSchema });
+
+const getRoute = defineRoute({
+  method: "get",
+  path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}",
+  tags,
+  summary: "Get a sheet",
+  description: "row_count and version_count are read from the sheet itself, so they are exact at that moment.",
+  errors: [404],
+  request: { params: SheetParams },
+  responses: { 200: { description: "The sheet", content: { "application/json": { schema: SheetAnswer } } } },
+});
+
+const patchRoute = defineRoute({
+  method: "patch",
+  path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}",
+  tags,
+  summary: "Update a sheet",
+  description: "`title` renames; `index` moves the sheet (0-based; the others shift; past the end moves it last).",
+  errors: [404],
+  request: { params: SheetParams, body: { required: true, content: { "application/json": { schema: UpdateSheetBody } } } },
+  responses: {
+    200: { description: "The updated sheet", content: { "application/json": { schema: SheetAnswer.extend({ version: z.int() }) } } },
+  },
+});
+
+const deleteRoute = defineRoute({
+  method: "delete",
+  path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}",
+  tags,
+  summary: "Delete a sheet",
+  description: "Soft delete: the sheet leaves lists, the later sheets move up one place, and a running import into it stops.",
+  errors: [404],
+  request: { params: SheetParams },
+  responses: {
+    200: { description: "Deleted", content: { "application/json": { schema: z.object({ success: z.literal(true), message: z.string() }) } } },
+  },
+});
+
+const operationRoute = defineRoute({
+  method: "get",
+  path: "/api/public/v2/tables/{table_id}/sheets/operations/{operation_id}",
+  tags,
+  summary: "Poll a sheet import",
+  description: "status moves pending → running → completed | failed; progress is 0..100; a failed import has error_message.",
+  errors: [404],
+  request: { params: OperationParams },
+  responses: {
+    200: { description: "The operation", content: { "application/json": { schema: z.object({ success: z.literal(true), operation: OperationSchema }) } } },
+  },
+});
+
+function isJson(contentType: string): boolean {
+  return /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType.trim());
+}
+
+export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
+  // Registered first: "operations" must not be read as a sheet id.
+  app.openapi(operationRoute, async (c) => {
+    const { table_id, operation_id } = c.req.valid("param");
+    const db = getDb(c.env.DB);
+    const ws = c.get("auth").workspaceId;
+    await requireTable(db, ws, table_id);
+    const op = await findOperation(db, ws, operation_id);
+    if (!op || op.tableId !== table_id) throw ApiError.notFound("operation");
+    return c.json({ success: true as const, operation: operationView(op) }, 200);
+  });
+
+  // The body is read as a stream (a 100 MiB file must never be held whole), so this route is
+  // documented from its schema but validated by hand after streaming, not by the JSON validator.
+  const { middleware, ...createDoc } = createSheet as typeof createSheet & { middleware: MiddlewareHandler<AppEnv>[] };
+  app.openAPIRegistry.registerPath(createDoc);
+  app.on(["POST"], ["/api/public/v2/tables/:table_id/sheets"], ...middleware, async (c) => {
+    const params = TableParams.safeParse({ table_id: c.req.param("table_id") });
+    if (!params.success) throw validationError(params.error.issues, { target: "param" });
+    const tableId = params.data.table_id;
+    const db = getDb(c.env.DB);
+    const auth = c.get("auth");
+    await requireTable(db, auth.workspaceId, tableId);
+
+    const contentType = c.req.header("content-type");
+    if (contentType ? !isJson(contentType) : c.req.raw.body !== null) {
+      throw new ApiError("unsupported_media_type", "the body must be application/json");
+    }
+    const limits = uploadLimits(c.env);
+    const declared = Number(c.req.header("content-length"));
+    if (Number.isFinite(declared) && declared > maxBodyBytes(limits)) {
+      throw new ApiError("payload_too_large", `source.file_content_base64: the file is larger than ${limits.maxFileBytes} bytes`);
+    }
+    const blobKey = `imports/${auth.workspaceId}/${crypto.randomUUID()}`;
+    const received = await receiveSheetBody(c.req.raw.body, c.env.BLOBS, blobKey, limits);
+    const dropBlob = () => (received.file?.blobKey ? c.env.BLOBS.delete(received.file.blobKey) : Promise.resolve());
+    const input = { ...received.fields, ...(received.source !== undefined ? { source: received.source } : {}) };
+    const parsed = CreateSheetBody.safeParse(input);
+    if (!parsed.success) {
+      await dropBlob();
+      throw validationError(parsed.error.issues, { target: "json", data: input });
+    }
+    const body = parsed.data;
+
+    if (!body.source) {
+      if (body.operation_id != null) {
+        throw new ApiError("validation_error", "operation_id: is only allowed with a source (it makes an import idempotent)");
+      }
+      const sheet = await createBlankSheet(db, c.env, { workspaceId: auth.workspaceId, tableId, title: body.title ?? null, index: body.index ?? null });
+      return c.json({ success: true as const, sheet: sheetView(sheet) }, 201);
+    }
+    if (body.source.type !== "file") {
+      await dropBlob();
+      throw new ApiError("validation_error", "source.type: request_logs imports are not available yet");
+    }
+    const created = await createFileImport(db, c.env, auth, tableId, {
+      title: body.title ?? null,
+      index: body.index ?? null,
+      operationId: body.operation_id ?? null,
+      fileName: body.source.file_name,
+      file: received.file ?? { blobKey: null, bytes: 0, error: null },
+    });
+    return c.json(
+      {
+        success: true as const,
+        message: created.replay ? "Import already created with this operation_id" : "Import started",
+        operation_id: created.operation.id,
+        operation: operationView(created.operation),
+        sheet: sheetView(created.sheet),
+      },
+      202,
+    );
+  });
+
+  app.openapi(listRoute, async (c) => {
+    const { table_id } = c.req.valid("param");
+    const db = getDb(c.env.DB);
+    const ws = c.get("auth").workspaceId;
+    await requireTable(db, ws, table_id);
+    return c.json(await listSheets(db, ws, table_id, c.req.valid("query")), 200);
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const { table_id, sheet_id } = c.req.valid("param");
+    const db = getDb(c.env.DB);
+    const sheet = await requireSheet(db, c.get("auth").workspaceId, table_id, sheet_id);
+    const stats = await sheetStub(c.env, sheet.id).stats();
+    return c.json({ success: true as const, sheet: sheetView(sheet, stats) }, 200);
+  });
+
+  app.openapi(patchRoute, async (c) => {
+    const { table_id, sheet_id } = c.req.valid("param");
+    const db = getDb(c.env.DB);
+    const sheet = await updateSheet(db, c.get("auth").workspaceId, table_id, sheet_id, c.req.valid("json"));
+    const stats = await sheetStub(c.env, sheet.id).stats();
+    return c.json({ success: true as const, sheet: sheetView(sheet, stats), version: stats.versionCount }, 200);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    const { table_id, sheet_id } = c.req.valid("param");
+    await deleteSheet(getDb(c.env.DB), c.get("auth").workspaceId, table_id, sheet_id);
+    await sheetStub(c.env, sheet_id).markDeleted();
+    return c.json({ success: true as const, message: "Sheet deleted" }, 200);
+  });
+}
