@@ -3,7 +3,7 @@
 // a handler that throws is retried with backoff and ends in the dead-letter queue after max_retries.
 import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
-import { runFileImport } from "../services/sheet-imports";
+import { runImport } from "../services/sheet-imports";
 import { JobMessage } from "./messages";
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
@@ -13,7 +13,7 @@ const handlers: Handlers = {
   ping: async (job, env) => {
     await env.BLOBS.put(`queue-pings/${job.workspace_id}/${job.token}`, new Date().toISOString());
   },
-  sheet_import: (job, env) => runFileImport(env, job.workspace_id, job.operation_id),
+  sheet_import: (job, env) => runImport(env, job.workspace_id, job.operation_id),
 };
 
 const RETRY_BASE_SECONDS = 2;

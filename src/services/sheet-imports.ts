@@ -5,7 +5,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { getDb } from "../db/client";
-import { sheetOperations, type SheetOperationRow, type SheetRow } from "../db/schema";
+import { promptVersions, requestLogs, sheetOperations, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../db/schema";
+import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
 import type { AuthContext, Env } from "../env";
 import { CsvError, CsvRowStream } from "../lib/csv-stream";
 import { ApiError } from "../lib/errors";
@@ -42,18 +43,25 @@ async function replayOf(db: Db, op: SheetOperationRow, tableId: string): Promise
   return { operation: op, sheet: await operationSheet(db, op), replay: true };
 }
 
+interface NewImport {
+  title: string;
+  index: number | null;
+  operationId: string | null;
+  source: SheetImportSource;
+  fileName: string | null;
+  fileBytes: number | null;
+  blobKey: string | null;
+  params: Record<string, unknown> | null;
+  /** Known before anything runs (bad base64, an empty file): the operation is created failed. */
+  error: string | null;
+}
+
 /**
  * Creates the sheet and its import operation in one batch, then queues the job. The same
- * operation_id again returns the first import (and the file just received is dropped).
+ * operation_id again returns the first import (and whatever this request stored is dropped).
  */
-export async function createFileImport(
-  db: Db,
-  env: Env,
-  auth: AuthContext,
-  tableId: string,
-  input: FileImportInput,
-): Promise<CreatedImport> {
-  const dropBlob = () => (input.file.blobKey ? env.BLOBS.delete(input.file.blobKey) : Promise.resolve());
+async function createImport(db: Db, env: Env, auth: AuthContext, tableId: string, input: NewImport): Promise<CreatedImport> {
+  const dropBlob = () => (input.blobKey ? env.BLOBS.delete(input.blobKey) : Promise.resolve());
   const opId = input.operationId ?? crypto.randomUUID();
   if (input.operationId) {
     const existing = await findOperation(db, auth.workspaceId, opId);
@@ -64,10 +72,12 @@ export async function createFileImport(
   }
   const sheetId = crypto.randomUUID();
   const stats = await sheetStub(env, sheetId).init({ sheetId, tableId, workspaceId: auth.workspaceId });
-  const error = input.file.error ?? (input.file.bytes === 0 ? "the file is empty" : null);
+  const error = input.error;
   const now = Date.now();
   const status = error ? "failed" : "pending";
   const message = error ? "Import failed" : "Import queued";
+  const format = input.fileName ? formatOf(input.fileName) : null;
+  const params = input.params ? JSON.stringify(input.params) : null;
   const tableAlive = sql`EXISTS (SELECT 1 FROM smart_tables WHERE id = ${tableId} AND workspace_id = ${auth.workspaceId} AND deleted_at IS NULL)`;
   const ours = sql`EXISTS (SELECT 1 FROM sheet_operations WHERE workspace_id = ${auth.workspaceId} AND id = ${opId} AND sheet_id = ${sheetId})`;
   await db.$client.batch([
@@ -75,13 +85,13 @@ export async function createFileImport(
       db,
       sql`
       INSERT INTO sheet_operations (workspace_id, id, table_id, sheet_id, source, status, progress, message, file_name, format,
-                                    file_bytes, blob_key, error_message, created_by, created_at, updated_at)
-      SELECT ${auth.workspaceId}, ${opId}, ${tableId}, ${sheetId}, 'file', ${status}, 0, ${message}, ${input.fileName},
-             ${formatOf(input.fileName)}, ${input.file.bytes}, ${error ? null : input.file.blobKey}, ${error}, ${auth.userId}, ${now}, ${now}
+                                    file_bytes, blob_key, params, error_message, created_by, created_at, updated_at)
+      SELECT ${auth.workspaceId}, ${opId}, ${tableId}, ${sheetId}, ${input.source}, ${status}, 0, ${message}, ${input.fileName},
+             ${format}, ${input.fileBytes}, ${error ? null : input.blobKey}, ${params}, ${error}, ${auth.userId}, ${now}, ${now}
       WHERE ${tableAlive}
       ON CONFLICT (workspace_id, id) DO NOTHING`,
     ),
-    ...insertSheetStatements(db, { id: sheetId, workspaceId: auth.workspaceId, tableId, title: input.title ?? input.fileName, index: input.index, stats }, ours),
+    ...insertSheetStatements(db, { id: sheetId, workspaceId: auth.workspaceId, tableId, title: input.title, index: input.index, stats }, ours),
   ]);
   const op = await findOperation(db, auth.workspaceId, opId);
   if (!op) {
@@ -103,6 +113,90 @@ export async function createFileImport(
     }
   }
   return { operation: (await findOperation(db, auth.workspaceId, opId))!, sheet: await operationSheet(db, op), replay: false };
+}
+
+export function createFileImport(db: Db, env: Env, auth: AuthContext, tableId: string, input: FileImportInput): Promise<CreatedImport> {
+  return createImport(db, env, auth, tableId, {
+    title: input.title ?? input.fileName,
+    index: input.index,
+    operationId: input.operationId,
+    source: "file",
+    fileName: input.fileName,
+    fileBytes: input.file.bytes,
+    blobKey: input.file.blobKey,
+    params: null,
+    error: input.file.error ?? (input.file.bytes === 0 ? "the file is empty" : null),
+  });
+}
+
+export interface RequestLogSource {
+  request_log_ids?: number[] | null;
+  prompt_id?: number | null;
+  prompt_version_id?: number | null;
+  prompt_label_id?: number | null;
+  start_time?: number | null;
+  end_time?: number | null;
+}
+
+/**
+ * The document's request_logs fields as a structured filter group for the shared compiler. Explicit
+ * ids win over the other fields; a prompt version id becomes its prompt and version number (what a
+ * log records); the date range bounds request_start_time. The logs are fixed when the import is
+ * created: only logs up to the newest id at that moment are read, so a resumed run sees the same set.
+ */
+export async function requestLogFilter(db: Db, workspaceId: number, src: RequestLogSource): Promise<FilterGroup> {
+  const filters: Filter[] = [];
+  if (src.prompt_label_id != null) {
+    throw new ApiError("validation_error", "source.prompt_label_id: release labels cannot be used to import yet (use prompt_version_id)");
+  }
+  if (src.request_log_ids && src.request_log_ids.length > 0) {
+    filters.push({ field: "pl_id", operator: "in", value: [...new Set(src.request_log_ids)] });
+  } else {
+    if (src.prompt_id != null) filters.push({ field: "prompt_id", operator: "is", value: src.prompt_id });
+    if (src.prompt_version_id != null) {
+      const [pv] = await db
+        .select({ promptId: promptVersions.promptId, version: promptVersions.version })
+        .from(promptVersions)
+        .where(and(eq(promptVersions.id, src.prompt_version_id), eq(promptVersions.workspaceId, workspaceId)))
+        .limit(1);
+      if (!pv) throw ApiError.notFound("prompt version");
+      filters.push({ field: "prompt_id", operator: "is", value: pv.promptId });
+      filters.push({ field: "prompt_version_number", operator: "is", value: pv.version });
+    }
+    if (src.start_time != null) filters.push({ field: "request_start_time", operator: "gte", value: src.start_time });
+    if (src.end_time != null) filters.push({ field: "request_start_time", operator: "lte", value: src.end_time });
+  }
+  const [newest] = await db
+    .select({ id: sql<number | null>`max(${requestLogs.id})` })
+    .from(requestLogs)
+    .where(eq(requestLogs.workspaceId, workspaceId));
+  filters.push({ field: "pl_id", operator: "lte", value: newest?.id ?? 0 });
+  return { logic: "AND", filters };
+}
+
+export async function createRequestLogImport(
+  db: Db,
+  env: Env,
+  auth: AuthContext,
+  tableId: string,
+  input: { title: string | null; index: number | null; operationId: string | null; source: RequestLogSource },
+): Promise<CreatedImport> {
+  if (input.operationId) {
+    const existing = await findOperation(db, auth.workspaceId, input.operationId);
+    if (existing) return replayOf(db, existing, tableId);
+  }
+  const filter = await requestLogFilter(db, auth.workspaceId, input.source);
+  return createImport(db, env, auth, tableId, {
+    title: input.title ?? "Request Logs",
+    index: input.index,
+    operationId: input.operationId,
+    source: "request_logs",
+    fileName: null,
+    fileBytes: null,
+    blobKey: null,
+    params: { source: input.source, filter_group: filter },
+    error: null,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -269,19 +363,123 @@ function contentMessage(err: unknown, format: ImportFormat): string | null {
   return null;
 }
 
+/** Reads the logs an import's filter matches, in id order, a page at a time. */
+const LOG_PAGE = 500;
+
+interface LogRow {
+  id: number;
+  prompt_name: string | null;
+  prompt_id: number | null;
+  prompt_version_number: number | null;
+  provider: string;
+  model: string;
+  input_text: string;
+  output_text: string;
+  prompt_input_variables: string;
+  input_tokens: number;
+  output_tokens: number;
+  price: number;
+  status: string;
+  tags: string;
+  metadata: string;
+  request_start_time: number;
+  request_end_time: number;
+  [k: string]: unknown;
+}
+
+/** One sheet row per log: its input variables first (the inputs computed columns read), then its fields. */
+function logRecord(r: LogRow): Record<string, unknown> {
+  const vars = JSON.parse(r.prompt_input_variables) as Record<string, unknown>;
+  return {
+    ...vars,
+    request_id: r.id,
+    prompt_name: r.prompt_name,
+    prompt_id: r.prompt_id,
+    prompt_version_number: r.prompt_version_number,
+    provider: r.provider,
+    model: r.model,
+    input: r.input_text,
+    output: r.output_text,
+    input_tokens: r.input_tokens,
+    output_tokens: r.output_tokens,
+    price: r.price,
+    latency_ms: r.request_end_time - r.request_start_time,
+    status: r.status,
+    tags: JSON.parse(r.tags) as unknown,
+    metadata: JSON.parse(r.metadata) as unknown,
+    request_start_time: new Date(r.request_start_time).toISOString(),
+  };
+}
+
+interface RowSource {
+  /** Feeds every row of the import to the batcher, calling drain() whenever it may have a batch. */
+  run(batcher: RowBatcher, drain: () => Promise<void>, progress: (fraction: number) => void): Promise<void>;
+}
+
+function fileSource(object: R2ObjectBody, format: ImportFormat): RowSource {
+  return {
+    async run(batcher, drain, progress) {
+      const reader = rowReader(format, batcher);
+      const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+      const r = object.body.getReader();
+      let bytesRead = 0;
+      for (;;) {
+        const { done, value } = await r.read();
+        if (done) break;
+        bytesRead += value.byteLength;
+        progress(bytesRead / Math.max(1, object.size));
+        reader.write(text.decode(value, { stream: true }));
+        await drain();
+      }
+      reader.write(text.decode());
+      reader.end();
+    },
+  };
+}
+
+function requestLogSource(d1: D1Database, workspaceId: number, filter: FilterGroup): RowSource {
+  const params = new SqlParams();
+  const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(workspaceId) });
+  const after = params.add(-1);
+  const afterIndex = params.values.length - 1;
+  const limit = params.add(LOG_PAGE);
+  const query = `SELECT r.* FROM request_logs AS r WHERE ${where} AND r.id > ${after} ORDER BY r.id LIMIT ${limit}`;
+  return {
+    async run(batcher, drain, progress) {
+      const values = [...params.values];
+      const counted = await d1
+        .prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`)
+        .bind(...params.values.slice(0, afterIndex))
+        .first<{ n: number }>();
+      const total = counted?.n ?? 0;
+      let done = 0;
+      for (;;) {
+        const { results } = await d1.prepare(query).bind(...values).all<LogRow>();
+        for (const row of results) batcher.jsonRow(logRecord(row));
+        done += results.length;
+        progress(done / Math.max(1, total));
+        await drain();
+        if (results.length < LOG_PAGE) return;
+        values[afterIndex] = results[results.length - 1].id;
+      }
+    },
+  };
+}
+
 /**
- * Runs (or resumes) a file import. Throws on an infrastructure failure so the queue redelivers;
+ * Runs (or resumes) an import. Throws on an infrastructure failure so the queue redelivers;
  * a content problem ends the operation as failed with its error_message.
  */
-export async function runFileImport(env: Env, workspaceId: number, operationId: string, opts: ImportRunOptions = {}): Promise<void> {
+export async function runImport(env: Env, workspaceId: number, operationId: string, opts: ImportRunOptions = {}): Promise<void> {
   const db = getDb(env.DB);
   const op = await findOperation(db, workspaceId, operationId);
   if (!op || op.status === "completed" || op.status === "failed") return;
   const format = op.format as ImportFormat | null;
-  if (op.source !== "file" || !format || !op.blobKey) {
+  if (op.source === "file" && (!format || !op.blobKey)) {
     await failOperation(db, op, "the import has no file to read");
     return;
   }
+  const dropBlob = () => (op.blobKey ? env.BLOBS.delete(op.blobKey) : Promise.resolve());
   const attempts = await db
     .update(sheetOperations)
     .set({ status: "running", message: op.status === "pending" ? "Import started" : op.message, updatedAt: Date.now(), attempts: sql`${sheetOperations.attempts} + 1` })
@@ -289,26 +487,36 @@ export async function runFileImport(env: Env, workspaceId: number, operationId: 
     .returning({ attempts: sheetOperations.attempts });
   if ((attempts[0]?.attempts ?? 0) > MAX_IMPORT_ATTEMPTS) {
     await failOperation(db, op, `the import failed ${MAX_IMPORT_ATTEMPTS} times for internal reasons; create it again`);
-    await env.BLOBS.delete(op.blobKey);
+    await dropBlob();
     return;
+  }
+
+  let source: RowSource;
+  if (op.source === "file") {
+    const object = await env.BLOBS.get(op.blobKey!);
+    if (!object) {
+      await failOperation(db, op, "the uploaded file is gone");
+      return;
+    }
+    source = fileSource(object, format!);
+  } else {
+    const filter = (op.params as { filter_group?: FilterGroup } | null)?.filter_group;
+    if (!filter) {
+      await failOperation(db, op, "the import has no request-log filter");
+      return;
+    }
+    source = requestLogSource(env.DB, workspaceId, filter);
   }
 
   const sheet = sheetStub(env, op.sheetId);
   const progress = await sheet.importProgress(op.id);
-  const object = await env.BLOBS.get(op.blobKey);
-  if (!object) {
-    await failOperation(db, op, "the uploaded file is gone");
-    return;
-  }
   const batchRows = opts.batchRows ?? DEFAULT_BATCH_ROWS;
   const batchChars = opts.batchChars ?? DEFAULT_BATCH_CHARS;
   const batcher = new RowBatcher(progress.rowsImported);
-  const reader = rowReader(format, batcher);
   let batch = progress.batchesCommitted;
   let rowsImported = progress.rowsImported;
   let rowCount = progress.rowCount;
-  let bytesRead = 0;
-  const total = object.size;
+  let fraction = 0;
 
   const commit = async (rows: Cell[][]) => {
     const res = await sheet.appendImportBatch({ operationId: op.id, batch, firstRow: rowsImported, columns: batcher.columns, rowsJson: JSON.stringify(rows) });
@@ -320,43 +528,32 @@ export async function runFileImport(env: Env, workspaceId: number, operationId: 
     batch++;
     rowsImported = res.rowsImported;
     rowCount = res.rowCount;
-    const pct = Math.min(99, Math.floor((bytesRead / Math.max(1, total)) * 100));
+    const pct = Math.min(99, Math.floor(fraction * 100));
     await db
       .update(sheetOperations)
       .set({ progress: pct, rowsAdded: rowsImported, rowCount, message: `Imported ${rowsImported} rows`, updatedAt: Date.now() })
       .where(and(eq(sheetOperations.seq, op.seq), eq(sheetOperations.status, "running")));
     await opts.afterBatch?.(batch - 1);
   };
-  const drain = async (final: boolean) => {
+  const drain = async (final = false) => {
     while (batcher.rows.length >= batchRows || batcher.chars >= batchChars || (final && batcher.rows.length > 0)) {
       const all = batcher.take();
-      const now = all.slice(0, batchRows);
       if (all.length > batchRows) batcher.rows = all.slice(batchRows);
-      await commit(now);
+      await commit(all.length > batchRows ? all.slice(0, batchRows) : all);
     }
   };
 
-  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
   try {
-    const r = object.body.getReader();
-    for (;;) {
-      const { done, value } = await r.read();
-      if (done) break;
-      bytesRead += value.byteLength;
-      reader.write(text.decode(value, { stream: true }));
-      await drain(false);
-    }
-    reader.write(text.decode());
-    reader.end();
+    await source.run(batcher, () => drain(), (f) => (fraction = f));
     await drain(true);
     // A file with columns but no rows still makes its columns.
     if (batch === 0 && batcher.columns.length > 0) await commit([]);
   } catch (err) {
-    const msg = contentMessage(err, format);
+    const msg = contentMessage(err, format ?? "csv");
     if (msg === null) throw err;
     await failOperation(db, op, rowsImported > 0 ? `${msg} (the first ${rowsImported} rows were imported)` : msg);
     await sheet.syncListing();
-    await env.BLOBS.delete(op.blobKey);
+    await dropBlob();
     return;
   }
   await sheet.syncListing();
@@ -364,5 +561,5 @@ export async function runFileImport(env: Env, workspaceId: number, operationId: 
     .update(sheetOperations)
     .set({ status: "completed", progress: 100, rowsAdded: rowsImported, rowCount, message: `Imported ${rowsImported} rows`, blobKey: null, updatedAt: Date.now() })
     .where(and(eq(sheetOperations.seq, op.seq), eq(sheetOperations.status, "running")));
-  await env.BLOBS.delete(op.blobKey);
+  await dropBlob();
 }

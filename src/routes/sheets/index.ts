@@ -8,7 +8,7 @@ import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../lib/openapi";
 import { UuidParam } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
-import { createFileImport } from "../../services/sheet-imports";
+import { createFileImport, createRequestLogImport } from "../../services/sheet-imports";
 import { maxBodyBytes, receiveSheetBody, type UploadLimits } from "../../services/sheet-upload";
 import {
   createBlankSheet,
@@ -64,7 +64,9 @@ const createSheet = defineRoute({
     "(at most IMPORT_MAX_FILE_BYTES, 100 MiB, decoded) is streamed to storage and imported by a background job, 202; poll the operation. " +
     "`index` places the sheet (0-based; others shift; past the end appends). `operation_id` is an idempotency key: the same id again " +
     "answers the first import and creates nothing. A file whose content cannot be imported (bad base64, empty, not CSV/JSON) gives a " +
-    "`failed` operation with `error_message`.",
+    "`failed` operation with `error_message`. With `source` `request_logs`: the workspace's logs matching request_log_ids (which win), or " +
+    "prompt_id, prompt_version_id and the start_time..end_time range of request_start_time; one row per log, columns from its input " +
+    "variables and fields.",
   bodyLimit: false,
   errors: [404, 409],
   request: { params: TableParams, body: { required: true, content: { "application/json": { schema: CreateSheetBody } } } },
@@ -197,17 +199,25 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
       const sheet = await createBlankSheet(db, c.env, { workspaceId: auth.workspaceId, tableId, title: body.title ?? null, index: body.index ?? null });
       return c.json({ success: true as const, sheet: sheetView(sheet) }, 201);
     }
-    if (body.source.type !== "file") {
+    let created;
+    if (body.source.type === "request_logs") {
       await dropBlob();
-      throw new ApiError("validation_error", "source.type: request_logs imports are not available yet");
+      const { type: _type, ...filters } = body.source;
+      created = await createRequestLogImport(db, c.env, auth, tableId, {
+        title: body.title ?? null,
+        index: body.index ?? null,
+        operationId: body.operation_id ?? null,
+        source: filters,
+      });
+    } else {
+      created = await createFileImport(db, c.env, auth, tableId, {
+        title: body.title ?? null,
+        index: body.index ?? null,
+        operationId: body.operation_id ?? null,
+        fileName: body.source.file_name,
+        file: received.file ?? { blobKey: null, bytes: 0, error: null },
+      });
     }
-    const created = await createFileImport(db, c.env, auth, tableId, {
-      title: body.title ?? null,
-      index: body.index ?? null,
-      operationId: body.operation_id ?? null,
-      fileName: body.source.file_name,
-      file: received.file ?? { blobKey: null, bytes: 0, error: null },
-    });
     return c.json(
       {
         success: true as const,
