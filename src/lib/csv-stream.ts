@@ -56,6 +56,7 @@ export class CsvRowStream {
     const guess = Papa.parse<string[]>(sample.slice(0, 64 * 1024), {
       preview: 20,
       newline,
+      skipEmptyLines: true,
       delimitersToGuess: [",", "\t", ";", "|"],
     });
     const delimiter = guess.meta.delimiter || ",";

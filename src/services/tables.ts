@@ -23,7 +23,8 @@ export interface TableDetailView extends TableView {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const sheetCount = sql<number>`(SELECT COUNT(*) FROM ${sheets} WHERE ${sheets.tableId} = ${smartTables.id} AND ${sheets.deletedAt} IS NULL)`;
+// Written out: drizzle leaves columns unqualified inside a subquery, which would bind them to `sheets`.
+const sheetCount = sql<number>`(SELECT COUNT(*) FROM sheets AS s WHERE s.table_id = "smart_tables"."id" AND s.deleted_at IS NULL)`;
 
 type TableWithCount = SmartTableRow & { sheetCount: number };
 
