@@ -227,24 +227,40 @@ export async function updateSheet(
   if (patch.title != null) {
     stmts.push(statement(db, sql`UPDATE ${sheets} SET title = ${patch.title}, updated_at = ${now} WHERE id = ${sheetId}`));
   }
-  if (patch.index != null) {
-    // Moves the sheet to min(index, last) and closes the gap it leaves, in one statement.
-    stmts.push(
-      statement(db, sql`
-        WITH cur AS (SELECT position AS p FROM ${sheets} WHERE id = ${sheetId} AND deleted_at IS NULL),
-             dst AS (SELECT MIN(${patch.index}, ${liveCount(tableId)} - 1) AS q)
-        UPDATE ${sheets} SET
-          position = CASE
-            WHEN id = ${sheetId} THEN (SELECT q FROM dst)
-            WHEN (SELECT q FROM dst) > (SELECT p FROM cur) AND position > (SELECT p FROM cur) AND position <= (SELECT q FROM dst) THEN position - 1
-            WHEN (SELECT q FROM dst) < (SELECT p FROM cur) AND position >= (SELECT q FROM dst) AND position < (SELECT p FROM cur) THEN position + 1
-            ELSE position END,
-          updated_at = CASE WHEN id = ${sheetId} THEN ${now} ELSE updated_at END
-        WHERE ${liveInTable(tableId)} AND EXISTS (SELECT 1 FROM cur)`),
-    );
-  }
   if (stmts.length > 0) await db.$client.batch(stmts);
+  if (patch.index != null) await moveSheet(db, tableId, sheetId, patch.index);
   return requireSheet(db, workspaceId, tableId, sheetId);
+}
+
+/**
+ * Moves a sheet to min(index, last), shifting the sheets in between by one. The positions are read
+ * first and the update only applies while they still hold (checked in the statement), so a
+ * concurrent change makes it read again rather than leave a gap or a duplicate.
+ */
+async function moveSheet(db: Db, tableId: string, sheetId: string, index: number): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const [cur] = await db
+      .select({ p: sheets.position, n: sql<number>`${liveCount(tableId)}` })
+      .from(sheets)
+      .where(and(eq(sheets.id, sheetId), isNull(sheets.deletedAt)));
+    if (!cur) return;
+    const p = cur.p;
+    const q = Math.min(index, cur.n - 1);
+    if (p === q) return;
+    const now = Date.now();
+    const res = await statement(
+      db,
+      sql`UPDATE ${sheets} SET
+            position = CASE WHEN id = ${sheetId} THEN ${q} WHEN ${q} > ${p} THEN position - 1 ELSE position + 1 END,
+            updated_at = CASE WHEN id = ${sheetId} THEN ${now} ELSE updated_at END
+          WHERE ${liveInTable(tableId)}
+            AND (id = ${sheetId} OR position BETWEEN ${Math.min(p, q)} AND ${Math.max(p, q)})
+            AND (SELECT position FROM ${sheets} WHERE id = ${sheetId} AND deleted_at IS NULL) = ${p}
+            AND ${liveCount(tableId)} = ${cur.n}`,
+    ).run();
+    if (res.meta.changes > 0) return;
+  }
+  throw new Error("sheet positions kept changing during a move");
 }
 
 /** Soft-deletes the sheet and closes the gap in the positions. */

@@ -21,6 +21,13 @@ import type { Env } from "../env";
 import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
 import { promptRefsOf } from "./prompt-refs";
 
+/**
+ * A parsed JSON value. Spelled with `any` inside because the RPC stub's types reject `unknown` and
+ * recurse too deep on a recursive type.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type JsonValue = string | number | boolean | null | any[] | { [key: string]: any };
+
 export const CELL_STATUSES = ["STALE", "QUEUED", "RUNNING", "COMPLETED", "FAILED"] as const;
 export type CellStatus = (typeof CELL_STATUSES)[number];
 
@@ -43,7 +50,8 @@ export interface ColumnView {
   workspace_id: number;
   title: string;
   type: string;
-  config: Record<string, unknown>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  config: object;
   dependencies: { column_id: string; reference_type: string; config_key: string | null }[];
   position_rank: number;
   is_output_column: boolean;
@@ -56,7 +64,7 @@ export interface CellView {
   row_index: number;
   status: CellStatus;
   display_value: string | null;
-  value: unknown;
+  value: JsonValue;
   error: string | null;
   input_hash: string | null;
   execution_id: string | null;
@@ -72,7 +80,8 @@ export interface RowView {
 export interface NewColumn {
   title: string;
   type: string;
-  config?: Record<string, unknown>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  config?: Record<string, any>;
   /** Ids of the columns this one reads (issue 6 validates the graph). */
   dependencies?: { column_id: string; reference_type?: string; config_key?: string | null }[];
   is_output_column?: boolean;
@@ -316,7 +325,7 @@ export class SheetObject extends DurableObject<Env> {
       workspace_id: id.workspaceId,
       title: c.title,
       type: c.type,
-      config: JSON.parse(c.config) as Record<string, unknown>,
+      config: JSON.parse(c.config) as Record<string, JsonValue>,
       dependencies: deps
         .filter((d) => d.column_seq === c.seq)
         .map((d) => ({ column_id: idBySeq.get(d.depends_on_seq)!, reference_type: d.reference_type, config_key: d.config_key })),
@@ -475,7 +484,7 @@ export class SheetObject extends DurableObject<Env> {
       row_index: rowIndex,
       status: stored.status as CellStatus,
       display_value: stored.display_value,
-      value: stored.value === null ? stored.display_value : (JSON.parse(stored.value) as unknown),
+      value: stored.value === null ? stored.display_value : (JSON.parse(stored.value) as JsonValue),
       error: stored.error,
       input_hash: stored.input_hash,
       execution_id: stored.execution_id,
