@@ -81,8 +81,8 @@ export class CsvRowStream {
       if (unclosed) throw new CsvError(`unclosed quoted field in row ${this.rows + (unclosed.row ?? 0) + 1}`);
     }
     for (const row of res.data) {
-      // A blank line (one empty field) is no row.
-      if (row.length === 1 && row[0] === "") continue;
+      // A blank line (one empty or all-space field) is no row.
+      if (row.length === 1 && row[0].trim() === "") continue;
       this.rows++;
       this.onRow(row);
     }

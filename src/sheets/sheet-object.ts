@@ -22,11 +22,10 @@ import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
 import { promptRefsOf } from "./prompt-refs";
 
 /**
- * A parsed JSON value. Spelled with `any` inside because the RPC stub's types reject `unknown` and
- * recurse too deep on a recursive type.
+ * A parsed JSON value, typed loosely on purpose: the RPC stub's types make a method returning
+ * `unknown` unusable and recurse too deep on a recursive JSON type.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type JsonValue = string | number | boolean | null | any[] | { [key: string]: any };
+export type JsonValue = string | number | boolean | null | object;
 
 export const CELL_STATUSES = ["STALE", "QUEUED", "RUNNING", "COMPLETED", "FAILED"] as const;
 export type CellStatus = (typeof CELL_STATUSES)[number];
