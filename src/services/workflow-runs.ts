@@ -89,7 +89,7 @@ async function recordNode(db: Db, executionId: number, name: string, status: Nod
 }
 
 /** What a node does given its upstream results: run, or not (and why). */
-function decide(node: string, nodeNames: Set<string>, upstream: string[], inputs: string[], incoming: EdgeSpec[], status: Map<string, NodeStatus>, values: Record<string, unknown>) {
+function decide(nodeNames: Set<string>, upstream: string[], inputs: string[], incoming: EdgeSpec[], status: Map<string, NodeStatus>, values: Record<string, unknown>) {
   const failed = upstream.find((u) => status.get(u) === "FAILED");
   if (failed) return { run: false as const, status: "FAILED" as const, error: `dependency "${failed}" failed` };
   const nodeInputs = inputs.filter((i) => nodeNames.has(i));
@@ -126,7 +126,7 @@ export async function runExecution(db: Db, workspaceId: number, executionId: num
         level.map(async (name) => {
           if (FINAL.has(status.get(name) ?? "QUEUED")) return;
           const node = byName.get(name)!;
-          const d = decide(name, nodeNames, plan.plan.upstream[name], plan.plan.inputsOf[name], plan.plan.incomingEdges[name], status, values);
+          const d = decide(nodeNames, plan.plan.upstream[name], plan.plan.inputsOf[name], plan.plan.incomingEdges[name], status, values);
           if (!d.run) {
             status.set(name, d.status);
             values[name] = null;
