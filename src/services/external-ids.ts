@@ -171,15 +171,15 @@ export async function checkNewMappings(
 }
 
 /**
- * A statement for a db.batch() that attaches mappings to the entity `entityIdSql` selects (e.g. the
+ * A statement for rawBatch() (src/db/raw-batch.ts) that attaches mappings to the entity `entityIdSql` selects (e.g. the
  * row the batch just inserted, found by its unique name). A mapping taken meanwhile makes the unique
  * index fail the whole batch: catch it with isExternalIdConflict and answer 409.
  */
-export function insertMappingsStatement(db: Db, workspaceId: number, type: ExternalIdEntityType, entityIdSql: SQL, pairs: readonly ExternalIdPair[]) {
-  return db.run(sql`
+export function insertMappingsStatement(workspaceId: number, type: ExternalIdEntityType, entityIdSql: SQL, pairs: readonly ExternalIdPair[]): SQL {
+  return sql`
     INSERT INTO external_ids (workspace_id, entity_type, entity_id, source, external_id)
     SELECT ${workspaceId}, ${type}, CAST((${entityIdSql}) AS TEXT), value ->> 'source', value ->> 'external_id'
-    FROM json_each(${JSON.stringify(pairs)})`);
+    FROM json_each(${JSON.stringify(pairs)})`;
 }
 
 /** Throws the 409 for a batch the external-ID index refused; rethrows anything else. */

@@ -2,6 +2,7 @@
 // (the folders_sibling_name index decides, so concurrent creates cannot both win).
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { rawBatch } from "../db/raw-batch";
 import { folders, type FolderRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -96,20 +97,17 @@ export async function createFolder(
   await requireFolder(db, ws, parentId, "parent_id");
   const mappings = await checkNewMappings(db, ws, "folder", null, input.external_ids);
   const self = sql`SELECT id FROM folders WHERE workspace_id = ${ws} AND parent_key = ${parentId ?? 0} AND name = ${input.name}`;
-  let row: FolderRow;
   try {
-    const insert = db.insert(folders).values({ workspaceId: ws, parentId, name: input.name, createdBy: auth.userId }).returning();
-    if (mappings.length > 0) {
-      const [inserted] = await db.batch([insert, insertMappingsStatement(db, ws, "folder", self, mappings)]);
-      row = inserted[0];
-    } else {
-      [row] = await insert;
-    }
+    await rawBatch(db, [
+      db.insert(folders).values({ workspaceId: ws, parentId, name: input.name, createdBy: auth.userId }),
+      ...(mappings.length ? [insertMappingsStatement(ws, "folder", self, mappings)] : []),
+    ]);
   } catch (err) {
     if (nameTaken(err)) throw taken(input.name);
     if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "folder");
     throw err;
   }
+  const [row] = await db.select().from(folders).where(sql`${folders.id} = (${self})`);
   return folderView(db, ws, row);
 }
 

@@ -3,6 +3,7 @@
 // reuse a version number and a label always names exactly one version.
 import { and, asc, desc, eq, inArray, like, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { rawBatch } from "../db/raw-batch";
 import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -112,13 +113,13 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
         ...(folderId !== undefined ? { folderId: sql`excluded.folder_id` } : {}),
       },
     });
-  const version = insertVersionStatement(db, ws, self, v.prompt_template, v.metadata ?? null, v.commit_message ?? null, auth.userId);
+  const version = insertVersionStatement(ws, self, v.prompt_template, v.metadata ?? null, v.commit_message ?? null, auth.userId);
   try {
-    await db.batch([
+    await rawBatch(db, [
       upsert,
       version,
-      ...labelStatements(db, ws, self, input.release_labels),
-      ...(mappings.length ? [insertMappingsStatement(db, ws, "prompt_template", self, mappings)] : []),
+      ...labelStatements(ws, self, input.release_labels),
+      ...(mappings.length ? [insertMappingsStatement(ws, "prompt_template", self, mappings)] : []),
     ]);
   } catch (err) {
     if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "prompt_template");
@@ -149,33 +150,33 @@ export async function patchTemplate(
   const next = applyPromptPatch({ template: base.promptTemplate, metadata: base.metadata ?? null }, input);
   const template = validate(next.template);
   const self = sql`SELECT ${t.id} AS id`;
-  await db.batch([
-    insertVersionStatement(db, ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
+  await rawBatch(db, [
+    insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
     db.update(promptTemplates).set({ updatedAt: nowMs }).where(eq(promptTemplates.id, t.id)),
-    ...labelStatements(db, ws, self, input.release_labels),
+    ...labelStatements(ws, self, input.release_labels),
   ]);
   return { ...(await publishedView(db, ws, t, await resolveVersion(db, t.id, {}))), base_version: base.version };
 }
 
-function insertVersionStatement(db: Db, ws: number, templateIdSql: SQL, template: Obj, metadata: Obj | null, commitMessage: string | null, userId: number) {
-  return db.run(sql`
+function insertVersionStatement(ws: number, templateIdSql: SQL, template: Obj, metadata: Obj | null, commitMessage: string | null, userId: number): SQL {
+  return sql`
     INSERT INTO prompt_versions (workspace_id, prompt_id, version, prompt_template, metadata, commit_message, created_by)
     SELECT ${ws}, t.id, coalesce((SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id), 0) + 1,
            ${JSON.stringify(template)}, ${metadata === null ? null : JSON.stringify(metadata)}, ${commitMessage}, ${userId}
-    FROM (${templateIdSql}) AS t`);
+    FROM (${templateIdSql}) AS t`;
 }
 
 /** Creates or moves each label to the template's newest version (the one the batch just added). */
-function labelStatements(db: Db, ws: number, templateIdSql: SQL, labels: string[] | null | undefined) {
+function labelStatements(ws: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
   const names = [...new Set(labels ?? [])];
   if (names.length === 0) return [];
   return [
-    db.run(sql`
+    sql`
       INSERT INTO prompt_labels (workspace_id, prompt_id, prompt_version_id, name)
       SELECT ${ws}, t.id, (SELECT max(id) FROM prompt_versions WHERE prompt_id = t.id), j.value
       FROM (${templateIdSql}) AS t, json_each(${JSON.stringify(names)}) AS j
       WHERE true
-      ON CONFLICT (prompt_id, name) DO UPDATE SET prompt_version_id = excluded.prompt_version_id, updated_at = ${nowMs}`),
+      ON CONFLICT (prompt_id, name) DO UPDATE SET prompt_version_id = excluded.prompt_version_id, updated_at = ${nowMs}`,
   ];
 }
 

@@ -2,6 +2,7 @@
 // definition and optional release labels. Creation is one db.batch(): tool, first version, labels, mappings.
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { rawBatch } from "../db/raw-batch";
 import { toolLabels, toolRegistry, toolVersions, type ToolRow, type ToolVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -80,24 +81,24 @@ export async function requireTool(db: Db, ws: number, identifier: string): Promi
   return byName;
 }
 
-function insertVersion(db: Db, ws: number, toolIdSql: SQL, input: ToolVersionInput, userId: number) {
-  return db.run(sql`
+function insertVersion(ws: number, toolIdSql: SQL, input: ToolVersionInput, userId: number): SQL {
+  return sql`
     INSERT INTO tool_versions (workspace_id, tool_id, version, tool_definition, execution, commit_message, created_by)
     SELECT ${ws}, t.id, coalesce((SELECT max(version) FROM tool_versions WHERE tool_id = t.id), 0) + 1,
            ${JSON.stringify(input.tool_definition)}, ${input.execution ? JSON.stringify(input.execution) : null}, ${input.commit_message ?? null}, ${userId}
-    FROM (${toolIdSql}) AS t`);
+    FROM (${toolIdSql}) AS t`;
 }
 
-function labelStatements(db: Db, ws: number, toolIdSql: SQL, labels: string[] | null | undefined) {
+function labelStatements(ws: number, toolIdSql: SQL, labels: string[] | null | undefined): SQL[] {
   const names = [...new Set(labels ?? [])];
   if (names.length === 0) return [];
   return [
-    db.run(sql`
+    sql`
       INSERT INTO tool_labels (workspace_id, tool_id, tool_version_id, name)
       SELECT ${ws}, t.id, (SELECT max(id) FROM tool_versions WHERE tool_id = t.id), j.value
       FROM (${toolIdSql}) AS t, json_each(${JSON.stringify(names)}) AS j
       WHERE true
-      ON CONFLICT (tool_id, name) DO UPDATE SET tool_version_id = excluded.tool_version_id, updated_at = ${nowMs}`),
+      ON CONFLICT (tool_id, name) DO UPDATE SET tool_version_id = excluded.tool_version_id, updated_at = ${nowMs}`,
   ];
 }
 
@@ -111,18 +112,13 @@ export async function createTool(db: Db, auth: AuthContext, input: CreateToolInp
   await requireFolder(db, ws, input.folder_id);
   const mappings = await checkNewMappings(db, ws, "tool_registry", null, input.external_ids);
   const self = sql`SELECT id FROM tool_registry WHERE workspace_id = ${ws} AND name = ${input.name}`;
-  let tool: ToolRow;
   try {
-    const [inserted] = await db.batch([
-      db
-        .insert(toolRegistry)
-        .values({ workspaceId: ws, name: input.name, description: input.description ?? null, folderId: input.folder_id ?? null, createdBy: auth.userId })
-        .returning(),
-      insertVersion(db, ws, self, input, auth.userId),
-      ...labelStatements(db, ws, self, input.release_labels),
-      ...(mappings.length ? [insertMappingsStatement(db, ws, "tool_registry", self, mappings)] : []),
+    await rawBatch(db, [
+      db.insert(toolRegistry).values({ workspaceId: ws, name: input.name, description: input.description ?? null, folderId: input.folder_id ?? null, createdBy: auth.userId }),
+      insertVersion(ws, self, input, auth.userId),
+      ...labelStatements(ws, self, input.release_labels),
+      ...(mappings.length ? [insertMappingsStatement(ws, "tool_registry", self, mappings)] : []),
     ]);
-    tool = inserted[0];
   } catch (err) {
     if (chainIncludes(err, /UNIQUE constraint failed: tool_registry\./)) {
       throw new ApiError("conflict", `name: a tool named "${input.name}" already exists in this workspace`);
@@ -130,6 +126,7 @@ export async function createTool(db: Db, auth: AuthContext, input: CreateToolInp
     if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "tool_registry");
     throw err;
   }
+  const [tool] = await db.select().from(toolRegistry).where(sql`${toolRegistry.id} = (${self})`);
   const ext = (await externalIdsFor(db, ws, "tool_registry", [tool.id])).get(String(tool.id)) ?? [];
   return { tool_registry: toolView(tool, ext), version: await versionView(db, await latestVersion(db, tool.id)), external_ids: ext };
 }
@@ -137,10 +134,10 @@ export async function createTool(db: Db, auth: AuthContext, input: CreateToolInp
 export async function addToolVersion(db: Db, auth: AuthContext, identifier: string, input: ToolVersionInput) {
   const tool = await requireTool(db, auth.workspaceId, identifier);
   const self = sql`SELECT ${tool.id} AS id`;
-  await db.batch([
-    insertVersion(db, auth.workspaceId, self, input, auth.userId),
+  await rawBatch(db, [
+    insertVersion(auth.workspaceId, self, input, auth.userId),
     db.update(toolRegistry).set({ updatedAt: nowMs }).where(eq(toolRegistry.id, tool.id)),
-    ...labelStatements(db, auth.workspaceId, self, input.release_labels),
+    ...labelStatements(auth.workspaceId, self, input.release_labels),
   ]);
   return versionView(db, await latestVersion(db, tool.id));
 }
