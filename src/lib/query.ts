@@ -1,5 +1,7 @@
 // Query-string parsers shared by list endpoints: integers, booleans and repeatable values arrive as text.
 import { z } from "@hono/zod-openapi";
+import { sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 
 /** A whole number in the query, within [min, max]. */
 export const QueryInt = (min: number, max: number) =>
@@ -25,3 +27,9 @@ export const QueryList = (item: z.ZodType<string, string> = z.string().min(1)) =
 
 export const SortBy = z.enum(["created_at", "updated_at", "name", "id"], { error: "must be created_at, updated_at, name or id" }).optional();
 export const SortOrder = z.enum(["asc", "desc"], { error: "must be asc or desc" }).default("desc");
+
+/** Case-insensitive (ASCII) "contains" match; % and _ in the text match themselves. */
+export function containsText(column: SQLiteColumn, text: string): SQL {
+  const pattern = `%${text.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+  return sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+}

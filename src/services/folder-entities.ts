@@ -1,10 +1,11 @@
 // GET /api/public/v2/folders/entities: what a folder holds, across every registered entity type.
 // A resource joins by adding one FolderEntitySource to FOLDER_ENTITY_SOURCES (src/services/folder-entity-sources.ts).
-import { and, eq, isNull, like, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import type { ExternalIdEntityType } from "../db/schema";
 import { ApiError } from "../lib/errors";
+import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
 import { externalIdsFor, findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { ancestorsOf, loadFolderTree, subtreeOf, type FolderNode } from "./folders";
@@ -70,7 +71,6 @@ export interface FolderEntity {
   metadata?: Record<string, unknown> | null;
 }
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (m) => `\\${m}`);
 const asIso = (v: unknown) => (typeof v === "number" ? toIso(v) : typeof v === "string" ? v : null);
 
 export async function listFolderEntities(db: Db, workspaceId: number, sources: readonly FolderEntitySource[], q: FolderEntityQuery): Promise<FolderEntity[]> {
@@ -89,7 +89,7 @@ export async function listFolderEntities(db: Db, workspaceId: number, sources: r
       const conds: (SQL | undefined)[] = [eq(c.workspaceId, workspaceId), src.where];
       if (scope === "root") conds.push(isNull(c.folderId));
       else if (scope) conds.push(sql`${c.folderId} IN (SELECT value FROM json_each(${JSON.stringify(scope)}))`);
-      if (q.search_query) conds.push(like(c.name, `%${escapeLike(q.search_query)}%`)); // LIKE ignores ASCII case
+      if (q.search_query) conds.push(containsText(c.name, q.search_query));
       if (lookup) {
         if (!src.externalIdType) return [];
         const id = await findEntityByExternalId(db, workspaceId, src.externalIdType, lookup);

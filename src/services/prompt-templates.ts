@@ -1,13 +1,14 @@
 // The prompt registry: templates, their numbered versions and release labels. New versions and
 // label moves are single conditional statements in one db.batch(), so concurrent publishes never
 // reuse a version number and a label always names exactly one version.
-import { and, asc, desc, eq, inArray, like, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rawBatch } from "../db/raw-batch";
 import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
+import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
 import {
   checkNewMappings,
@@ -276,7 +277,7 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
     eq(t.workspaceId, ws),
     sql`EXISTS (SELECT 1 FROM prompt_versions v WHERE v.prompt_id = ${t.id})`,
     lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined,
-    q.name ? like(t.name, `%${q.name.replace(/[\\%_]/g, (m) => `\\${m}`)}%`) : undefined,
+    q.name ? containsText(t.name, q.name) : undefined,
     q.label ? sql`EXISTS (SELECT 1 FROM prompt_labels l WHERE l.prompt_id = ${t.id} AND l.name = ${q.label})` : undefined,
     ...(q.tags ?? []).map((tag) => sql`EXISTS (SELECT 1 FROM json_each(${t.tags}) WHERE value = ${tag})`),
   ];

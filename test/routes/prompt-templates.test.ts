@@ -49,7 +49,7 @@ describe("POST /rest/prompt-templates", () => {
       [{ prompt_template: { prompt_name: name }, prompt_version: { prompt_template: chat("x") }, external_ids: [{ source: "s" }] }, /external_ids\[0\].external_id: is required/],
     ];
     for (const [body, msg] of cases) {
-      const res = await publish(ws.key, body);
+      const res = await publish(ws.key, body as Record<string, unknown>);
       expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect((await json(res)).message).toMatch(msg);
     }
@@ -193,6 +193,15 @@ describe("GET /prompt-templates", () => {
       expect((await call(`/prompt-templates?${q}`, { key: w.key })).status, q).toBe(400);
     }
     expect((await call("/prompt-templates?per_page=100", { key: w.key })).status).toBe(200);
+  });
+
+  it("matches % and _ in name literally", async () => {
+    const w = await createWorkspace();
+    await publishOk(w.key, "100%_sure");
+    await publishOk(w.key, "100x-sure");
+    const names = async (q: string) => (await json(await call(`/prompt-templates?name=${encodeURIComponent(q)}`, { key: w.key }))).items.map((i: any) => i.prompt_name);
+    expect(await names("%_")).toEqual(["100%_sure"]);
+    expect(await names("100")).toHaveLength(2);
   });
 });
 
