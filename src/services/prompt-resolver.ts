@@ -1,13 +1,21 @@
-// The one place blocks find a stored prompt (PROMPT_TEMPLATE): by name and version number, or the
-// latest version. Release labels live with the prompt registry (issue 4) and are refused until it lands.
+// The one place blocks find a stored prompt (PROMPT_TEMPLATE): by name and version number, by
+// release label, or the latest version.
 import { and, desc, eq } from "drizzle-orm";
 import type { PromptRef, ResolvedPrompt } from "../blocks";
-import { BlockError } from "../blocks";
 import type { Db } from "../db/client";
-import { promptTemplates, promptVersions } from "../db/schema";
+import { promptLabels, promptTemplates, promptVersions } from "../db/schema";
 
 export async function resolvePromptForBlocks(db: Db, workspaceId: number, ref: PromptRef): Promise<ResolvedPrompt | null> {
-  if (ref.label) throw new BlockError(`prompt release labels are not available in this service yet; name a version_number instead of label "${ref.label}"`);
+  if (ref.label) {
+    const [row] = await db
+      .select({ template: promptVersions.promptTemplate, metadata: promptVersions.metadata })
+      .from(promptLabels)
+      .innerJoin(promptTemplates, eq(promptTemplates.id, promptLabels.promptId))
+      .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
+      .where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.name, ref.name), eq(promptLabels.name, ref.label)))
+      .limit(1);
+    return row ? { prompt_template: row.template, metadata: row.metadata ?? null } : null;
+  }
   const where = [eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.name, ref.name)];
   if (ref.version_number) where.push(eq(promptVersions.version, ref.version_number));
   const rows = await db

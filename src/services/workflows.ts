@@ -9,6 +9,9 @@ import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { parseTimestamp, toIso } from "../lib/time";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import { checkNewMappings, externalIdsFor, insertMappingsStatement, listExternalIds, resolveExternalIdLookup, rethrowExternalIdConflict, type ExternalIdPair } from "./external-ids";
+import { requireFolder } from "./folders";
 import { applyNodeChanges, validateGraph, type EdgeSpec, type GraphIssue, type NodeChange, type NodeSpec } from "./workflow-graph";
 
 export interface VersionInput {
@@ -24,7 +27,7 @@ export interface CreateInput extends Partial<VersionInput> {
   workflow_id?: number | null;
   workflow_name?: string | null;
   folder_id?: number | null;
-  external_ids?: unknown[] | null;
+  external_ids?: ExternalIdPair[] | null;
 }
 
 function graphError(issues: GraphIssue[]): ApiError {
@@ -76,12 +79,25 @@ function checkGraph(v: VersionInput) {
 const randomName = () => `workflow-${crypto.randomUUID().slice(0, 8)}`;
 
 /** Inserts a version (and a new workflow first when `create`), attaches labels; returns the stored version. */
-async function writeVersion(d1: D1Database, auth: AuthContext, wfName: string, v: VersionInput, opts: { create: boolean; baseVersion: number | null }) {
+const dialect = new SQLiteAsyncDialect();
+
+interface WriteOptions {
+  create: boolean;
+  baseVersion: number | null;
+  /** Placed in (or, for an existing workflow, moved to) this folder; checked by the caller. */
+  folderId?: number | null;
+  /** External IDs to attach (already checked against other workflows by the caller). */
+  mappings?: ExternalIdPair[];
+}
+
+async function writeVersion(d1: D1Database, auth: AuthContext, wfName: string, v: VersionInput, opts: WriteOptions) {
   const nodes: WorkflowNodeRow[] = v.nodes.map((n) => ({ id: crypto.randomUUID(), ...n }));
   const edges = v.edges.map((e) => ({ id: crypto.randomUUID(), ...e })) as unknown as WorkflowEdgeRow[];
   const wfId = "(SELECT id FROM workflows WHERE workspace_id = ?1 AND name = ?2)";
   const stmts: D1PreparedStatement[] = [];
-  if (opts.create) stmts.push(d1.prepare("INSERT INTO workflows (workspace_id, name, created_by) VALUES (?1, ?2, ?3)").bind(auth.workspaceId, wfName, auth.userId));
+  if (opts.create) {
+    stmts.push(d1.prepare("INSERT INTO workflows (workspace_id, name, created_by, folder_id) VALUES (?1, ?2, ?3, ?4)").bind(auth.workspaceId, wfName, auth.userId, opts.folderId ?? null));
+  }
   stmts.push(
     d1
       .prepare(
@@ -106,7 +122,17 @@ async function writeVersion(d1: D1Database, auth: AuthContext, wfName: string, v
         .bind(auth.workspaceId, wfName, JSON.stringify(v.releaseLabels)),
     );
   }
-  stmts.push(d1.prepare(`UPDATE workflows SET updated_at = cast(unixepoch('subsec') * 1000 as integer) WHERE workspace_id = ?1 AND name = ?2`).bind(auth.workspaceId, wfName));
+  if (opts.mappings && opts.mappings.length > 0) {
+    const q = dialect.sqlToQuery(
+      insertMappingsStatement(auth.workspaceId, "workflow", sql`SELECT id FROM workflows WHERE workspace_id = ${auth.workspaceId} AND name = ${wfName}`, opts.mappings),
+    );
+    stmts.push(d1.prepare(q.sql).bind(...q.params));
+  }
+  stmts.push(
+    d1
+      .prepare(`UPDATE workflows SET updated_at = cast(unixepoch('subsec') * 1000 as integer), folder_id = coalesce(?3, folder_id) WHERE workspace_id = ?1 AND name = ?2`)
+      .bind(auth.workspaceId, wfName, opts.folderId ?? null),
+  );
   let results: D1Result[];
   try {
     results = await d1.batch(stmts);
@@ -114,13 +140,13 @@ async function writeVersion(d1: D1Database, auth: AuthContext, wfName: string, v
     if (opts.create && chainIncludes(err, /UNIQUE constraint failed: workflows\./)) {
       throw new ApiError("conflict", `a workflow named ${JSON.stringify(wfName)} already exists; pass workflow_name to add a version to it`);
     }
-    throw err;
+    rethrowExternalIdConflict(err, "workflow");
   }
   const row = results[opts.create ? 1 : 0].results[0] as { id: number; workflow_id: number; version_number: number; created_at: number };
   return { row, nodes };
 }
 
-function versionResponse(wf: { id: number; name: string }, stored: Awaited<ReturnType<typeof writeVersion>>, v: VersionInput, baseVersion: number | null) {
+function versionResponse(wf: { id: number; name: string }, stored: Awaited<ReturnType<typeof writeVersion>>, v: VersionInput, baseVersion: number | null, externalIds: ExternalIdPair[]) {
   return {
     success: true,
     workflow_id: wf.id,
@@ -131,16 +157,8 @@ function versionResponse(wf: { id: number; name: string }, stored: Awaited<Retur
     release_labels: v.releaseLabels,
     nodes: stored.nodes.map((n) => ({ id: n.id, name: n.name, node_type: n.node_type, is_output_node: n.is_output_node })),
     required_input_variables: v.requiredInputVariables,
-    external_ids: [] as { source: string; external_id: string }[],
+    external_ids: externalIds,
   };
-}
-
-/** Pieces that depend on the registry issue (folders, external IDs) are refused rather than dropped. */
-function refuseUnavailable(body: { folder_id?: number | null; external_ids?: unknown[] | null }) {
-  if (body.folder_id != null) throw new ApiError("validation_error", "folder_id: folders are not available in this service yet", { details: [{ field: "folder_id", rule: "folders are not available yet" }] });
-  if (body.external_ids && body.external_ids.length > 0) {
-    throw new ApiError("validation_error", "external_ids: external IDs are not available for workflows in this service yet", { details: [{ field: "external_ids", rule: "not available yet" }] });
-  }
 }
 
 export async function createWorkflowVersion(db: Db, d1: D1Database, auth: AuthContext, body: CreateInput & VersionInput) {
@@ -150,22 +168,24 @@ export async function createWorkflowVersion(db: Db, d1: D1Database, auth: AuthCo
       details: given.map((f) => ({ field: f, rule: "only one of name, workflow_id and workflow_name" })),
     });
   }
-  refuseUnavailable(body);
   checkGraph(body);
+  await requireFolder(db, auth.workspaceId, body.folder_id);
   if (body.workflow_id != null || body.workflow_name != null) {
     const wf =
       body.workflow_id != null
         ? (await db.select().from(workflows).where(and(eq(workflows.workspaceId, auth.workspaceId), eq(workflows.id, body.workflow_id))).limit(1))[0]
         : (await db.select().from(workflows).where(and(eq(workflows.workspaceId, auth.workspaceId), eq(workflows.name, body.workflow_name as string))).limit(1))[0];
     if (!wf) throw ApiError.notFound(`workflow ${body.workflow_id ?? JSON.stringify(body.workflow_name)}`);
-    const stored = await writeVersion(d1, auth, wf.name, body, { create: false, baseVersion: null });
-    return versionResponse(wf, stored, body, null);
+    const mappings = await checkNewMappings(db, auth.workspaceId, "workflow", wf.id, body.external_ids);
+    const stored = await writeVersion(d1, auth, wf.name, body, { create: false, baseVersion: null, folderId: body.folder_id, mappings });
+    return versionResponse(wf, stored, body, null, await listExternalIds(db, auth.workspaceId, "workflow", wf.id));
   }
+  const mappings = await checkNewMappings(db, auth.workspaceId, "workflow", null, body.external_ids);
   let name = body.name ?? randomName();
   for (let attempt = 0; ; attempt++) {
     try {
-      const stored = await writeVersion(d1, auth, name, body, { create: true, baseVersion: null });
-      return versionResponse({ id: stored.row.workflow_id, name }, stored, body, null);
+      const stored = await writeVersion(d1, auth, name, body, { create: true, baseVersion: null, folderId: body.folder_id, mappings });
+      return versionResponse({ id: stored.row.workflow_id, name }, stored, body, null, mappings);
     } catch (err) {
       // An auto-generated name that happens to exist is our problem, not the caller's.
       if (body.name == null && err instanceof ApiError && err.code === "conflict" && attempt < 3) {
@@ -202,7 +222,7 @@ export async function patchWorkflow(db: Db, d1: D1Database, auth: AuthContext, i
   };
   checkGraph(v);
   const stored = await writeVersion(d1, auth, wf.name, v, { create: false, baseVersion: base.versionNumber });
-  return versionResponse(wf, stored, v, base.versionNumber);
+  return versionResponse(wf, stored, v, base.versionNumber, await listExternalIds(db, auth.workspaceId, "workflow", wf.id));
 }
 
 async function labelsByVersion(db: Db, versionIds: number[]): Promise<Map<number, string[]>> {
@@ -238,7 +258,7 @@ export async function getWorkflowVersion(db: Db, workspaceId: number, idOrName: 
     base_version: v.baseVersion ?? null,
     nodes: v.nodes.map((n) => ({ id: n.id, workflow_version_id: v.id, name: n.name, node_type: n.node_type, is_output_node: n.is_output_node, configuration: n.configuration, dependencies: n.dependencies })),
     edges: v.edges.map((e) => ({ id: e.id, source_node_name: e.source_node_name, target_node_name: e.target_node_name, is_and: e.is_and, conditionals: e.conditionals })),
-    external_ids: [] as { source: string; external_id: string }[],
+    external_ids: await listExternalIds(db, workspaceId, "workflow", wf.id),
   };
 }
 
@@ -278,13 +298,11 @@ function timeFilter(field: string, value: string | undefined): number | undefine
 }
 
 export async function listWorkflows(db: Db, workspaceId: number, q: ListQuery) {
-  if (q.external_source !== undefined || q.external_id !== undefined) {
-    throw new ApiError("validation_error", "external_source, external_id: lookup by external ID is not available for workflows in this service yet", {
-      details: [{ field: "external_source", rule: "not available yet" }],
-    });
-  }
   const page = q.page ?? 1, perPage = q.per_page ?? 30;
   const where: SQL[] = [eq(workflows.workspaceId, workspaceId)];
+  const lookedUp = await resolveExternalIdLookup(db, workspaceId, "workflow", q);
+  // null: the mapping is on no workflow, so nothing matches.
+  if (lookedUp !== undefined) where.push(lookedUp === null ? sql`0` : eq(workflows.id, Number(lookedUp)));
   const bounds: [string, typeof workflows.createdAt | typeof workflows.updatedAt, "gte" | "lte", string | undefined][] = [
     ["created_after", workflows.createdAt, "gte", q.created_after],
     ["created_before", workflows.createdAt, "lte", q.created_before],
@@ -319,6 +337,7 @@ export async function listWorkflows(db: Db, workspaceId: number, q: ListQuery) {
         .where(inArray(workflowReleaseLabels.workflowId, rows.map((r) => r.wf.id)))
         .orderBy(asc(workflowReleaseLabels.name))
     : [];
+  const mappings = await externalIdsFor(db, workspaceId, "workflow", rows.map((r) => r.wf.id));
   const pages = Math.ceil(total / perPage);
   return {
     items: rows.map(({ wf, latest }) => ({
@@ -329,7 +348,7 @@ export async function listWorkflows(db: Db, workspaceId: number, q: ListQuery) {
       is_deleted: false,
       latest_version_number: latest ?? null,
       release_labels: labelRows.filter((l) => l.workflowId === wf.id).map((l) => l.name),
-      external_ids: [] as { source: string; external_id: string }[],
+      external_ids: mappings.get(String(wf.id)) ?? [],
       folder_id: wf.folderId ?? null,
       created_at: toIso(wf.createdAt),
       updated_at: toIso(wf.updatedAt),

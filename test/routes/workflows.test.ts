@@ -134,10 +134,36 @@ describe("POST /rest/workflows", () => {
     expect((await edge({ conditionals: [{ position: 0, operator: "is_null", left_config: { source: "a" }, right_config: {} }] })).status).toBe(201);
   });
 
-  it("refuses folder_id and external IDs until folders and external IDs are available", async () => {
-    await expect400(await create(a.key, { name: uniq("f"), folder_id: 3, nodes: [variable("o", "x")] }), /^folder_id: folders are not available/);
-    await expect400(await create(a.key, { name: uniq("e"), external_ids: [{ source: "s", external_id: "1" }], nodes: [variable("o", "x")] }), /^external_ids: /);
-    expect((await create(a.key, { name: uniq("e"), external_ids: [], folder_id: null, nodes: [variable("o", "x")] })).status).toBe(201);
+  it("places a workflow in a folder of the workspace; another workspace's folder is 404", async () => {
+    const folder = await json(await call("/api/public/v2/folders", { method: "POST", key: a.key, json: { name: uniq("wf-folder") } }));
+    const foreign = await json(await call("/api/public/v2/folders", { method: "POST", key: b.key, json: { name: uniq("wf-folder") } }));
+    const name = uniq("foldered");
+    expect((await create(a.key, { name, folder_id: folder.folder.id, nodes: [variable("o", "x")] })).status).toBe(201);
+    const listed = await json(await call(`/workflows?per_page=100`, { key: a.key }));
+    expect(listed.items.find((i: any) => i.name === name).folder_id).toBe(folder.folder.id);
+    expect((await create(a.key, { name: uniq("f"), folder_id: foreign.folder.id, nodes: [variable("o", "x")] })).status).toBe(404);
+    expect((await create(a.key, { name: uniq("f"), folder_id: 99999999, nodes: [variable("o", "x")] })).status).toBe(404);
+  });
+
+  it("attaches external IDs on create, looks workflows up by them, and refuses one already on another workflow", async () => {
+    const ext = { source: "crm", external_id: uniq("wf") };
+    const first = await json(await create(a.key, { name: uniq("ext"), external_ids: [ext, ext], nodes: [variable("o", "x")] }));
+    expect(first.external_ids).toEqual([ext]);
+    const res = await create(a.key, { name: uniq("ext"), external_ids: [ext], nodes: [variable("o", "x")] });
+    expect(res.status).toBe(409);
+    expect((await create(b.key, { name: uniq("ext"), external_ids: [ext], nodes: [variable("o", "x")] })).status).toBe(201);
+    const again = await json(await create(a.key, { workflow_id: first.workflow_id, external_ids: [ext], nodes: [variable("o", "y")] }));
+    expect(again.external_ids).toEqual([ext]);
+    const found = await json(await call(`/workflows?external_source=crm&external_id=${encodeURIComponent(ext.external_id)}`, { key: a.key }));
+    expect(found.items.map((i: any) => i.id)).toEqual([first.workflow_id]);
+    expect(found.items[0].external_ids).toEqual([ext]);
+    const none = await json(await call(`/workflows?external_source=crm&external_id=nothing-${Date.now()}`, { key: a.key }));
+    expect(none).toMatchObject({ items: [], total: 0 });
+    expect((await json(await call(`/workflows/${first.workflow_id}`, { key: a.key }))).external_ids).toEqual([ext]);
+    const attached = await call(`/workflows/${first.workflow_id}/external-ids`, { method: "POST", key: a.key, json: { source: "erp", external_id: "7" } });
+    expect(attached.status).toBe(201);
+    expect((await json(await call(`/workflows/${first.workflow_id}/external-ids`, { key: a.key }))).external_ids).toEqual([ext, { source: "erp", external_id: "7" }]);
+    expect((await call(`/workflows/${first.workflow_id}/external-ids`, { key: b.key })).status).toBe(404);
   });
 });
 
@@ -254,13 +280,13 @@ describe("GET /workflows", () => {
     expect(byEmail.items).toEqual([]);
   });
 
-  it("checks its query: per_page 1..100, known sort fields, timestamps; external-ID lookup is not available yet", async () => {
+  it("checks its query: per_page 1..100, known sort fields, timestamps, both halves of an external-ID lookup", async () => {
     expect((await call("/workflows?per_page=100", { key: a.key })).status).toBe(200);
     await expect400(await call("/workflows?per_page=101", { key: a.key }), /per_page: must be 1 to 100/);
     await expect400(await call("/workflows?per_page=0", { key: a.key }), /per_page/);
     await expect400(await call("/workflows?sort_by=size", { key: a.key }), /sort_by/);
     await expect400(await call("/workflows?created_after=yesterday", { key: a.key }), /created_after/);
-    await expect400(await call("/workflows?external_source=crm&external_id=1", { key: a.key }), /external_source, external_id: lookup by external ID is not available/);
+    await expect400(await call("/workflows?external_source=crm", { key: a.key }), /external_id: is required with external_source/);
     expect((await call("/workflows")).status).toBe(401);
   });
 });

@@ -5,6 +5,9 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../lib/openapi";
+import { externalIdRoutes } from "../external-ids";
+import { and, eq } from "drizzle-orm";
+import { workflows } from "../../db/schema";
 import { createWorkflowVersion, getWorkflowVersion, listWorkflowLabels, listWorkflows, patchWorkflow } from "../../services/workflows";
 import { executionResults, startRun } from "../../services/workflow-runs";
 import {
@@ -150,5 +153,15 @@ export function registerWorkflowRoutes(app: OpenAPIHono<AppEnv>) {
     const q = c.req.valid("query");
     const { done, body } = await executionResults(getDb(c.env.DB), c.get("auth").workspaceId, q.workflow_version_execution_id, q.return_all_outputs ?? false);
     return c.json(body as Record<string, unknown>, done ? 200 : 202);
+  });
+
+  externalIdRoutes(app, {
+    entityType: "workflow",
+    basePath: "/workflows",
+    idParam: "workflow_id",
+    label: "workflow",
+    tag: "workflows",
+    exists: async (db, ws, id) =>
+      (await db.select({ id: workflows.id }).from(workflows).where(and(eq(workflows.workspaceId, ws), eq(workflows.id, id))).limit(1)).length > 0,
   });
 }
