@@ -7,6 +7,7 @@ import { JobMessage } from "./messages";
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { runExecution } from "../services/workflow-runs";
+import { runDatasetFill } from "../services/dataset-fill";
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
 
@@ -18,6 +19,9 @@ const handlers: Handlers = {
   workflow_run: async (job, env) => {
     const db = getDb(env.DB);
     await runExecution(db, job.workspace_id, job.execution_id, blockContextFor(env, db, job.workspace_id));
+  },
+  dataset_fill: async (job, env) => {
+    await runDatasetFill(env.DB, job.workspace_id, job.job_id);
   },
 };
 

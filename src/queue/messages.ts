@@ -12,7 +12,10 @@ export const PingJob = envelope("ping", { token: z.string().max(200) });
 /** Runs (or resumes) one workflow execution; the rows it works on say what is left to do. */
 export const WorkflowRunJob = envelope("workflow_run", { execution_id: z.int().positive() });
 
-export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob]);
+/** Fills a dataset draft from request logs (from-filter-params); the job row holds the parameters. */
+export const DatasetFillJob = envelope("dataset_fill", { job_id: z.int().positive() });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {

@@ -4,7 +4,7 @@
 import { inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
-import { folders, promptTemplates, promptVersions, toolRegistry, workflows } from "../db/schema";
+import { datasetGroups, folders, promptTemplates, promptVersions, toolRegistry, workflows } from "../db/schema";
 import type { FolderEntitySource } from "./folder-entities";
 
 interface StandardTable {
@@ -49,6 +49,7 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
   { type: "PROMPT", table: promptTemplates, columns: standardColumns(promptTemplates), externalIdType: "prompt_template", metadata: promptMetadata },
   { type: "TOOL_REGISTRY", table: toolRegistry, columns: standardColumns(toolRegistry), externalIdType: "tool_registry" },
   { type: "WORKFLOW", table: workflows, columns: standardColumns(workflows), externalIdType: "workflow", metadata: workflowMetadata },
+  { type: "DATASET", table: datasetGroups, columns: standardColumns(datasetGroups), externalIdType: "dataset_group" },
 ];
 
 async function workflowMetadata(db: Db, _ws: number, ids: string[]) {
