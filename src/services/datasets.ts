@@ -160,7 +160,7 @@ export async function saveDraft(db: Db, ws: number, groupId: number) {
   const [saved] = await db
     .update(datasets)
     .set({
-      versionNumber: sql`(SELECT coalesce(max(d2.version_number), 0) + 1 FROM datasets AS d2 WHERE d2.dataset_group_id = ${group.id})`,
+      versionNumber: sql`(SELECT coalesce(max(d2.version_number), 0) + 1 FROM datasets AS d2 WHERE d2.dataset_group_id = ${group.id} AND d2.version_number > 0)`,
       updatedAt: nowMs,
     })
     .where(
