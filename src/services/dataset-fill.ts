@@ -4,7 +4,7 @@
 // draft stops an older one (every chunk checks it is still the draft's current job).
 import { compileRequestLogQuery, parseFilterGroup, SqlParams } from "../filters";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./datasets";
-import { SORT_COLUMNS } from "./request-search";
+import { filterEstimates, SORT_COLUMNS } from "./request-search";
 
 /** Ids per INSERT statement: one JSON parameter, so only D1's statement time bounds it. */
 const CHUNK = 500;
@@ -74,7 +74,8 @@ async function selectIds(d1: D1Database, ws: number, p: FillParams): Promise<num
     group = parsed.group;
   }
   const params = new SqlParams();
-  const where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws) });
+  const estimate = await filterEstimates(d1, ws, group);
+  const where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate });
   const dir = p.sort_order === "asc" ? "ASC" : "DESC";
   const order = `${SORT_COLUMNS[p.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
   const { results } = await d1
