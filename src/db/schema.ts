@@ -489,7 +489,7 @@ export const datasets = sqliteTable(
   (t) => [uniqueIndex("datasets_group_version").on(t.datasetGroupId, t.versionNumber), index("datasets_workspace").on(t.workspaceId, t.id)],
 );
 
-export const DATASET_JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "FAILED", "SUPERSEDED"] as const;
+export const DATASET_JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "SUPERSEDED"] as const;
 export type DatasetJobStatus = (typeof DATASET_JOB_STATUSES)[number];
 
 /** A from-filter-params fill of a draft: its parameters (explicit ids included) and outcome. */
@@ -502,7 +502,6 @@ export const datasetJobs = sqliteTable(
     params: text("params", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     status: text("status", { enum: DATASET_JOB_STATUSES }).notNull().default("QUEUED"),
     rowsAdded: integer("rows_added"),
-    errorMessage: text("error_message"),
     createdBy: integer("created_by"),
     createdAt: integer("created_at").notNull().default(now),
     updatedAt: integer("updated_at").notNull().default(now),

@@ -105,7 +105,7 @@ export async function runDatasetFill(d1: D1Database, ws: number, jobId: number):
     )
     .bind(jobId, ws)
     .first<JobRow>();
-  if (!job || job.status === "COMPLETED" || job.status === "SUPERSEDED" || job.status === "FAILED") return { state: "skipped" };
+  if (!job || job.status === "COMPLETED" || job.status === "SUPERSEDED") return { state: "skipped" };
   if (job.current_job_id !== job.id || job.version_number !== DRAFT_VERSION) {
     await d1.prepare(`UPDATE dataset_jobs SET status = 'SUPERSEDED', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id).run();
     return { state: "skipped" };

@@ -27,7 +27,7 @@ async function datasetsOf(ws: TestKey, groupId: number) {
 async function waitForDraft(ws: TestKey, groupId: number) {
   for (let i = 0; i < 200; i++) {
     const draft = (await datasetsOf(ws, groupId)).find((d) => d.version_number === -1);
-    if (draft && (draft.job_status === "COMPLETED" || draft.job_status === "FAILED")) return draft;
+    if (draft && (draft.job_status === "COMPLETED")) return draft;
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error("the fill did not finish");
