@@ -13,6 +13,7 @@ import { registerDocsRoutes } from "./routes/docs";
 import { registerHealthRoutes } from "./routes/health";
 import { registerLogRequestRoutes } from "./routes/log-request";
 import { registerRequestRoutes } from "./routes/requests";
+import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -62,6 +63,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerHealthRoutes(app);
   registerLogRequestRoutes(app);
   registerRequestRoutes(app);
+  registerSkillCollectionRoutes(app);
   registerDocsRoutes(app);
   return app;
 }

@@ -10,6 +10,9 @@ export interface Env {
   LOG_REQUEST_MAX_BYTES?: string;
   JSON_MAX_BYTES?: string;
   AUTH_CACHE_TTL_MS?: string;
+  SKILL_JSON_MAX_BYTES?: string;
+  SKILL_UPLOAD_MAX_BYTES?: string;
+  SKILL_VERSION_MAX_BYTES?: string;
 }
 
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */
