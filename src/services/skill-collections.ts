@@ -305,11 +305,12 @@ export async function createVersion(store: SkillStore, auth: AuthContext, identi
     // Every statement carries the same guard (nobody saved a version since we read), so the batch
     // either moves the label, inserts the version and bumps the collection, or does nothing.
     const unchanged = sql`exists (select 1 from skill_collections where id = ${collection.id} and latest_version = ${expected})`;
-    const insert = db.run(sql`insert into skill_collection_versions
-        (id, workspace_id, collection_id, number, root_path_at_version, provider, manifest, commit_message, release_label, archived, created_by, user_email, created_at)
-      select ${version.id}, ${version.workspaceId}, ${version.collectionId}, ${version.number}, ${version.rootPathAtVersion}, ${provider},
+    // Values in the table's column order (drizzle inserts a raw select into every column).
+    const insert = db.insert(skillCollectionVersions).select(
+      sql`select ${version.id}, ${version.workspaceId}, ${version.collectionId}, ${version.number}, ${version.rootPathAtVersion}, ${provider},
         ${JSON.stringify(manifest)}, ${version.commitMessage}, ${version.releaseLabel}, 0, ${auth.userId}, ${auth.userEmail}, ${now}
-      where ${unchanged}`);
+      where ${unchanged}`,
+    );
     const bump = db
       .update(skillCollections)
       .set({ latestVersion: expected + 1, provider, updatedBy: auth.userId, updatedAt: now })
