@@ -297,7 +297,18 @@ describe("API document", () => {
     const doc = await json(await call("/openapi.json"));
     const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`));
     expect(documented.sort()).toEqual(
-      ["GET /health", "GET /openapi.json", "GET /docs", "POST /log-request", "GET /api/public/v2/requests/{request_id}"].sort(),
+      [
+        "GET /health",
+        "GET /openapi.json",
+        "GET /docs",
+        "POST /log-request",
+        "GET /api/public/v2/requests/{request_id}",
+        "GET /api/public/v2/skill-collections",
+        "POST /api/public/v2/skill-collections",
+        "GET /api/public/v2/skill-collections/{identifier}",
+        "PATCH /api/public/v2/skill-collections/{identifier}",
+        "POST /api/public/v2/skill-collections/{identifier}/versions",
+      ].sort(),
     );
   });
 

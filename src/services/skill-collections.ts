@@ -24,6 +24,7 @@ import {
   fileSetOf,
   rootPathFromName,
   SKILL_MAX_FILE_BYTES,
+  SKILL_MAX_FILES,
   type Failure,
   type Result,
 } from "./skill-manifest";
@@ -91,6 +92,10 @@ async function refOf(content: Uint8Array, field: string): Promise<FileRef> {
 }
 
 function newRefs(files: NewFile[], field: string, contentField: string): Promise<{ path: unknown; value: FileRef }[]> {
+  // Distinct paths past the cap can only make a version too big: refuse before hashing them all.
+  if (files.length > SKILL_MAX_FILES) {
+    throw new ApiError("payload_too_large", `${field}: a version holds at most ${SKILL_MAX_FILES} files (${files.length} given)`);
+  }
   return Promise.all(files.map(async (f, i) => ({ path: f.path, value: await refOf(f.content, `${field}[${i}].${contentField}`) })));
 }
 

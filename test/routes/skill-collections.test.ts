@@ -407,6 +407,7 @@ describe("POST /skill-collections/{identifier}/versions", () => {
       [{ file_updates: [{ path: "x" }, { path: "x" }] }, /duplicates/],
       [{ provider: "cursor" }, /provider: must be one of/],
       [{ release_label: "" }, /release_label: must not be empty/],
+      [{ deletes: Array.from({ length: 1001 }, (_, i) => `x${i}`) }, /deletes: must have at most 1000 items/],
     ];
     for (const [body, message] of bad) await expectError(await saveVersion(c.name, body), 400, message);
     const after = await pulled(c.name);

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { SKILL_PROVIDERS } from "../../db/schema";
 import { Timestamp } from "../../lib/schemas";
 import { looksLikeUuid } from "../../services/skill-collections";
+import { SKILL_MAX_FILES } from "../../services/skill-manifest";
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -69,8 +70,9 @@ const Move = z
 export const CreateVersionBody = z
   .looseObject({
     file_updates: z.array(FileEntry).nullish().transform((v) => v ?? []),
-    moves: z.array(Move).nullish().transform((v) => v ?? []),
-    deletes: z.array(z.string()).nullish().transform((v) => v ?? []),
+    // Each move or delete scans the file set: capped so a request's work stays bounded.
+    moves: z.array(Move).max(SKILL_MAX_FILES, `must have at most ${SKILL_MAX_FILES} items`).nullish().transform((v) => v ?? []),
+    deletes: z.array(z.string()).max(SKILL_MAX_FILES, `must have at most ${SKILL_MAX_FILES} items`).nullish().transform((v) => v ?? []),
     commit_message: z.string().nullish(),
     release_label: Label.nullish(),
     provider: Provider.nullish(),
