@@ -35,6 +35,11 @@ describe("the official promptlayer SDK: skills", () => {
     const pulled = (await pl.skills.pull(name)) as any;
     expect(pulled.files).toEqual({ ".claude/CLAUDE.md": "root", ".claude/skills/refunds/SKILL.md": "# Refunds" });
     expect(pulled.version).toMatchObject({ number: 1, commit_message: "initial", user_email: "skills@example.test" });
+    // By root path, which holds a `/` here: the SDK percent-encodes it and the server finds it.
+    const team = await pl.skills.publish({ name: `Team/${name}`, provider: "openai", files: [{ path: "x.md", content: "x" }] });
+    const root = String(team?.skill_collection.root_path);
+    expect(root).toBe(`team/${name}`);
+    expect(((await pl.skills.pull(root)) as any).skill_collection.id).toBe(team?.skill_collection.id);
   });
 
   it("publishes from a ZIP (the `files` part) and pulls it as a ZIP with the same bytes", async () => {

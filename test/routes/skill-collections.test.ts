@@ -522,6 +522,18 @@ describe("GET /skill-collections/{identifier}", () => {
     expect(raw.status).toBe(200);
   });
 
+  it("finds names with characters that need percent-encoding", async () => {
+    const stem = uniq("n");
+    for (const suffix of [" a b", "+plus", " 100%", "%2Fliteral", "?q=1", "#hash", " ünï", "/slash", "\\back"]) {
+      const name = `${stem}${suffix}`;
+      const c = await created({ name });
+      const got = await pulled(name);
+      expect(got.skill_collection.id, name).toBe(c.skill_collection.id);
+      const res = await saveVersion(name, { commit_message: "x" });
+      expect(res.status, name).toBe(201);
+    }
+  });
+
   it("answers the collection, the newest version and the files; version=N and label=L select others", async () => {
     const name = uniq();
     await created({ name, files: [{ path: "a.md", content: "1" }] });
