@@ -296,19 +296,25 @@ describe("API document", () => {
   it("lists every route the app serves", async () => {
     const doc = await json(await call("/openapi.json"));
     const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`));
-    expect(documented.sort()).toEqual(
-      [
-        "GET /health",
-        "GET /openapi.json",
-        "GET /docs",
-        "POST /log-request",
-        "GET /api/public/v2/requests/{request_id}",
-        "GET /api/public/v2/skill-collections",
-        "POST /api/public/v2/skill-collections",
-        "GET /api/public/v2/skill-collections/{identifier}",
-        "PATCH /api/public/v2/skill-collections/{identifier}",
-        "POST /api/public/v2/skill-collections/{identifier}/versions",
-      ].sort(),
+    const served = createApp()
+      .routes.filter((r) => r.method !== "ALL")
+      .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z_]+)/g, "{$1}")}`);
+    expect(new Set(documented)).toEqual(new Set(served));
+    expect(documented).toEqual(expect.arrayContaining(["GET /health", "POST /log-request", "POST /api/public/v2/requests/search"]));
+  });
+
+  it("documents the filter group as a recursive schema", async () => {
+    const doc = await json(await call("/openapi.json"));
+    const group = doc.components.schemas.StructuredFilterGroup;
+    expect(group.required).toEqual(["filters"]);
+    expect(group.properties.filters.items.oneOf).toEqual([{ $ref: "#/components/schemas/StructuredFilter" }, { $ref: "#/components/schemas/StructuredFilterGroup" }]);
+    expect(doc.components.schemas.StructuredFilter.properties.operator.enum).toContain("key_contains");
+    const search = doc.paths["/api/public/v2/requests/search"].post;
+    expect(search.requestBody.content["application/json"].schema.$ref).toBe("#/components/schemas/SearchRequestLogsRequest");
+    const suggestions = doc.paths["/api/public/v2/requests/suggestions"].get;
+    expect(Object.keys(suggestions.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "429"]));
+    expect(suggestions.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(["field", "prefix", "metadata_key", "prompt_id", "filter_group", "limit", "include_counts"]),
     );
   });
 

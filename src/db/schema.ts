@@ -12,6 +12,32 @@ export type RequestStatus = (typeof REQUEST_STATUSES)[number];
 export const INDEX_KINDS = ["tag", "tool", "metadata", "input_variable", "output"] as const;
 export type IndexKind = (typeof INDEX_KINDS)[number];
 
+/** What a log's output is, derived when it is logged (the is_json / is_tool_call / is_plain_text filters). */
+export const OUTPUT_FORMATS = ["json", "tool_call", "text", "empty"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** The virtual intent fields of the filter group (PromptLayer's vocabulary). */
+export const USER_INTENTS = ["frustrated", "satisfied", "curious"] as const;
+export const AGENT_INTENTS = ["apologetic", "refusal", "uncertain"] as const;
+
+/** Fields whose values the suggestions endpoint serves from request_log_facets. */
+export const FACET_FIELDS = [
+  "engine",
+  "provider_type",
+  "prompt_id",
+  "prompt",
+  "tags",
+  "metadata_keys",
+  "status",
+  "tool_names",
+  "output_keys",
+  "input_variable_keys",
+  "metadata_values",
+  "output_values",
+  "input_variable_values",
+] as const;
+export type FacetField = (typeof FACET_FIELDS)[number];
+
 export const workspaces = sqliteTable("workspaces", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull().unique(),
@@ -107,10 +133,18 @@ export const requestLogs = sqliteTable(
     /** The key that wrote the log; a trigger refuses the insert when that key is revoked. */
     apiKeyId: integer("api_key_id"),
     createdAt: integer("created_at").notNull().default(now),
+    // Derived at log time for search (see request-log-index.ts); request_logs_fts indexes the texts.
+    inputText: text("input_text").notNull().default(""),
+    outputText: text("output_text").notNull().default(""),
+    outputFormat: text("output_format", { enum: OUTPUT_FORMATS }).notNull().default("empty"),
+    userIntent: text("user_intent", { enum: USER_INTENTS }),
+    agentIntent: text("agent_intent", { enum: AGENT_INTENTS }),
   },
   (t) => [
     index("request_logs_workspace_start").on(t.workspaceId, t.requestStartTime),
     index("request_logs_workspace_prompt").on(t.workspaceId, t.promptId, t.promptVersionNumber),
+    index("request_logs_workspace_model").on(t.workspaceId, t.model),
+    index("request_logs_workspace_price").on(t.workspaceId, t.price),
   ],
 );
 
@@ -134,6 +168,31 @@ export const requestLogValues = sqliteTable(
   (t) => [
     index("request_log_values_lookup").on(t.workspaceId, t.kind, t.key, t.value),
     index("request_log_values_request").on(t.requestId),
+  ],
+);
+
+/**
+ * Autocomplete counts: one row per (workspace, suggestion field, key, value) with the number of logs
+ * that carry it, kept up to date in the log's own batch, so suggestions without a filter_group are
+ * an index range read instead of a GROUP BY over every log. `value_fold` is the value lower-cased
+ * (full Unicode, in JS) for the case-insensitive prefix; `key` is '' for fields without one, the
+ * metadata/output/input-variable key for *_values, and the prompt id for `prompt`.
+ */
+export const requestLogFacets = sqliteTable(
+  "request_log_facets",
+  {
+    id: integer("id").primaryKey(),
+    workspaceId: integer("workspace_id").notNull(),
+    field: text("field", { enum: FACET_FIELDS }).notNull(),
+    key: text("key").notNull(),
+    value: text("value").notNull(),
+    valueFold: text("value_fold").notNull(),
+    count: integer("count").notNull().default(0),
+  },
+  (t) => [
+    uniqueIndex("request_log_facets_value").on(t.workspaceId, t.field, t.key, t.value),
+    index("request_log_facets_fold").on(t.workspaceId, t.field, t.key, t.valueFold),
+    index("request_log_facets_count").on(t.workspaceId, t.field, t.key, t.count),
   ],
 );
 

@@ -1,8 +1,10 @@
-// Pure: turns a logged request into rows of the search side table (kind, key, value), so that
-// filters and autocomplete over tags, metadata, tools, input variables and JSON outputs are index
-// lookups. Values are strings; non-string values are stored as their JSON text.
+// Pure: turns a logged request into what search reads: rows of the search side table (kind, key,
+// value), so filters over tags, metadata, tools, input variables and JSON outputs are index lookups;
+// the autocomplete counts (facets); and the derived columns (texts, output format, intents).
+// Values are strings; non-string values are stored as their JSON text.
 
-import type { IndexKind } from "../db/schema";
+import type { FacetField, IndexKind, OutputFormat } from "../db/schema";
+import { agentIntentOf, userIntentOf } from "./intent";
 
 export type { IndexKind };
 export type IndexRow = [kind: IndexKind, key: string, value: string];
@@ -15,10 +17,24 @@ export interface IndexableLog {
   prompt_input_variables: Record<string, unknown>;
 }
 
+/**
+ * Keys and values are indexed up to this many characters. A longer one is stored as its first
+ * INDEX_VALUE_MAX characters followed by "…", so it can never equal a value of at most
+ * INDEX_VALUE_MAX characters; the full text stays in the log row (the filter compiler falls back
+ * to it for longer filter values). Keeps the side table and its index from growing with documents.
+ */
+export const INDEX_VALUE_MAX = 1024;
+
+export function indexed(v: string): string {
+  return v.length > INDEX_VALUE_MAX ? `${v.slice(0, INDEX_VALUE_MAX)}\u2026` : v;
+}
+
 export function indexRowsOf(log: IndexableLog): IndexRow[] {
   const rows: IndexRow[] = [];
   const seen = new Set<string>();
-  const add = (kind: IndexKind, key: string, value: string) => {
+  const add = (kind: IndexKind, rawKey: string, rawValue: string) => {
+    const key = indexed(rawKey);
+    const value = indexed(rawValue);
     const id = `${kind}\u0000${key}\u0000${value}`;
     if (seen.has(id)) return;
     seen.add(id);
@@ -82,11 +98,7 @@ export function textOf(blueprint: Record<string, unknown>): string {
   } else {
     blocks = blueprint.content;
   }
-  if (!Array.isArray(blocks)) return "";
-  return blocks
-    .filter((b): b is Record<string, unknown> => isObject(b) && b.type === "text" && typeof b.text === "string")
-    .map((b) => b.text as string)
-    .join("");
+  return textOfBlocks(blocks);
 }
 
 /** The output as a JSON object when its text is one (structured outputs), else null. */
@@ -99,4 +111,115 @@ export function jsonOutputOf(output: Record<string, unknown>): Record<string, un
   } catch {
     return null;
   }
+}
+
+function isChatMessages(blueprint: Record<string, unknown>): blueprint is { messages: unknown[] } {
+  return Array.isArray(blueprint.messages);
+}
+
+function textOfBlocks(blocks: unknown): string {
+  if (typeof blocks === "string") return blocks;
+  if (!Array.isArray(blocks)) return "";
+  return blocks
+    .filter((b): b is Record<string, unknown> => isObject(b) && b.type === "text" && typeof b.text === "string")
+    .map((b) => b.text as string)
+    .join("");
+}
+
+/** Every message's text (chat) or the content (completion), one message per line: what `q` searches. */
+export function inputTextOf(blueprint: Record<string, unknown>): string {
+  if (isChatMessages(blueprint)) {
+    return blueprint.messages
+      .map((m) => (isObject(m) ? textOfBlocks(m.content) : ""))
+      .filter((t) => t.length > 0)
+      .join("\n");
+  }
+  return textOfBlocks(blueprint.content);
+}
+
+/** The text of the last user message: what user_intent classifies. */
+export function lastUserTextOf(blueprint: Record<string, unknown>): string {
+  if (!isChatMessages(blueprint)) return textOfBlocks(blueprint.content);
+  for (let i = blueprint.messages.length - 1; i >= 0; i--) {
+    const m = blueprint.messages[i];
+    if (isObject(m) && m.role === "user") return textOfBlocks(m.content);
+  }
+  return "";
+}
+
+/** tool_call when the answer calls a tool; json when its text is a JSON object; text; or empty. */
+export function outputFormatOf(output: Record<string, unknown>): OutputFormat {
+  if (isChatMessages(output)) {
+    for (let i = output.messages.length - 1; i >= 0; i--) {
+      const m = output.messages[i];
+      if (!isObject(m) || m.role !== "assistant") continue;
+      if ((Array.isArray(m.tool_calls) && m.tool_calls.length > 0) || isObject(m.function_call)) return "tool_call";
+      break;
+    }
+  }
+  if (jsonOutputOf(output)) return "json";
+  return textOf(output).trim().length > 0 ? "text" : "empty";
+}
+
+export interface SearchColumns {
+  inputText: string;
+  outputText: string;
+  outputFormat: OutputFormat;
+  userIntent: ReturnType<typeof userIntentOf>;
+  agentIntent: ReturnType<typeof agentIntentOf>;
+}
+
+export function searchColumnsOf(log: Pick<IndexableLog, "input" | "output">): SearchColumns {
+  const outputText = textOf(log.output);
+  return {
+    inputText: inputTextOf(log.input),
+    outputText,
+    outputFormat: outputFormatOf(log.output),
+    userIntent: userIntentOf(lastUserTextOf(log.input)),
+    agentIntent: agentIntentOf(outputText),
+  };
+}
+
+export type FacetRow = [field: FacetField, key: string, value: string, fold: string];
+
+export interface FacetScalars {
+  model: string;
+  provider: string;
+  status: string;
+  promptId: number | null;
+  promptName: string | null;
+}
+
+const KEY_FIELDS: Partial<Record<IndexKind, [keys: FacetField, values: FacetField]>> = {
+  metadata: ["metadata_keys", "metadata_values"],
+  output: ["output_keys", "output_values"],
+  input_variable: ["input_variable_keys", "input_variable_values"],
+};
+
+/** One row per suggestion value the log carries, each once: the log adds 1 to each count. */
+export function facetRowsOf(scalars: FacetScalars, rows: IndexRow[]): FacetRow[] {
+  const out: FacetRow[] = [];
+  const seen = new Set<string>();
+  const add = (field: FacetField, key: string, rawValue: string) => {
+    const value = indexed(rawValue);
+    const id = `${field}\u0000${key}\u0000${value}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    out.push([field, key, value, value.toLowerCase()]);
+  };
+  add("engine", "", scalars.model);
+  add("provider_type", "", scalars.provider);
+  add("status", "", scalars.status);
+  if (scalars.promptId !== null) add("prompt_id", "", String(scalars.promptId));
+  if (scalars.promptName) add("prompt", scalars.promptId === null ? "" : String(scalars.promptId), scalars.promptName);
+  for (const [kind, key, value] of rows) {
+    if (kind === "tag") add("tags", "", value);
+    else if (kind === "tool") add("tool_names", "", value);
+    else {
+      const [keysField, valuesField] = KEY_FIELDS[kind]!;
+      add(keysField, "", key);
+      add(valuesField, key, value);
+    }
+  }
+  return out;
 }

@@ -4,14 +4,14 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
-import { requestLogs, requestLogValues, type RequestLogRow, type RequestStatus } from "../db/schema";
+import { requestLogFacets, requestLogs, requestLogValues, type RequestLogRow, type RequestStatus } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
 import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "./auth";
 import { findPromptVersion, type PromptVersionView } from "./prompt-versions";
-import { indexRowsOf, type IndexRow } from "./request-log-index";
+import { facetRowsOf, indexRowsOf, searchColumnsOf } from "./request-log-index";
 
 /** A validated logged request (defaults applied, times in epoch milliseconds). */
 export interface RequestLogInput {
@@ -51,7 +51,7 @@ export interface LoggedRequest {
  */
 const INDEX_CHUNK_BYTES = 256 * 1024;
 
-export function chunkIndexRows(rows: IndexRow[], maxBytes = INDEX_CHUNK_BYTES): string[] {
+export function chunkIndexRows(rows: readonly unknown[], maxBytes = INDEX_CHUNK_BYTES): string[] {
   const chunks: string[] = [];
   let parts: string[] = [];
   let size = 2;
@@ -76,6 +76,9 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
     versionNumber: input.prompt_version_number,
   });
 
+  const promptName = input.prompt_name ?? promptVersion?.prompt_name ?? null;
+  const promptId = input.prompt_id ?? promptVersion?.prompt_id ?? null;
+  const indexRows = indexRowsOf(input);
   const insertLog = db
     .insert(requestLogs)
     .values({
@@ -88,8 +91,8 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
       parameters: input.parameters,
       tags: input.tags,
       metadata: input.metadata,
-      promptName: input.prompt_name ?? promptVersion?.prompt_name ?? null,
-      promptId: input.prompt_id ?? promptVersion?.prompt_id ?? null,
+      promptName,
+      promptId,
       promptVersionNumber: input.prompt_version_number ?? null,
       promptVersionId: promptVersion?.id ?? null,
       promptInputVariables: input.prompt_input_variables,
@@ -106,18 +109,33 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
       requestEndTime: input.request_end_time,
       createdBy: auth.userId,
       apiKeyId: auth.apiKeyId,
+      ...searchColumnsOf(input),
     })
     .returning({ id: requestLogs.id });
 
   // Inside the batch's transaction the row just inserted is max(id): D1 runs a batch as one
   // transaction on a single writer, and AUTOINCREMENT never reuses ids.
-  const insertIndex = chunkIndexRows(indexRowsOf(input)).map((json) =>
+  const insertIndex = chunkIndexRows(indexRows).map((json) =>
     db.insert(requestLogValues).select(sql`
       SELECT NULL, ${auth.workspaceId}, (SELECT max(id) FROM request_logs),
              json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
       FROM json_each(${json}) AS j`),
   );
-  const [inserted] = (await guardRevoked(db.batch([insertLog, ...insertIndex] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]))) as [
+  // Autocomplete counts move in the same transaction as the log, so they never drift from it.
+  const facets = facetRowsOf({ model: input.model, provider: input.provider, status: input.status, promptId, promptName }, indexRows);
+  const countFacets = chunkIndexRows(facets).map((json) =>
+    db
+      .insert(requestLogFacets)
+      .select(sql`
+        SELECT NULL, ${auth.workspaceId}, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+               json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'), 1
+        FROM json_each(${json}) AS j WHERE true`)
+      .onConflictDoUpdate({
+        target: [requestLogFacets.workspaceId, requestLogFacets.field, requestLogFacets.key, requestLogFacets.value],
+        set: { count: sql`${requestLogFacets.count} + 1` },
+      }),
+  );
+  const [inserted] = (await guardRevoked(db.batch([insertLog, ...insertIndex, ...countFacets] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]))) as [
     { id: number }[],
     ...unknown[],
   ];

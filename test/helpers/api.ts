@@ -39,3 +39,12 @@ export function call(path: string, init: RequestInit & { key?: string; json?: un
 export async function json<T = any>(res: Response): Promise<T> {
   return (await res.json()) as T;
 }
+
+/** Another API key for an existing workspace (each key has its own rate-limit budget). */
+export async function addKey(ws: TestKey): Promise<string> {
+  const key = `pe_${toHex(crypto.getRandomValues(new Uint8Array(24)))}`;
+  await env.DB.prepare("INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix) VALUES (?, ?, ?, ?)")
+    .bind(ws.workspaceId, ws.userId, await sha256Hex(key), key.slice(0, 11))
+    .run();
+  return key;
+}

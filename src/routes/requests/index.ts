@@ -1,4 +1,4 @@
-// GET /api/public/v2/requests/{request_id}: one stored log, defaults applied.
+// Request logs: one stored log, search over them, and autocomplete suggestions for the search UI.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { getDb } from "../../db/client";
@@ -7,6 +7,10 @@ import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../lib/openapi";
 import { IdParam } from "../../lib/schemas";
 import { getRequestLog, requestLogView } from "../../services/request-logs";
+import { searchRequestLogs, suggestRequestValues, SUGGESTION_LIMIT } from "../../services/request-search";
+import { SUGGESTIONS_RATE_LIMIT } from "../../lib/rate-limit";
+import { StructuredFilterDoc } from "../../filters";
+import { SEARCH_PER_PAGE, SearchBody, SearchResponse, SuggestionsQuery, SuggestionsResponse } from "./schemas";
 
 const RequestLogDetail = z
   .object({
@@ -56,7 +60,61 @@ const getRequest = defineRoute({
   },
 });
 
+const searchRequests = defineRoute({
+  method: "post",
+  path: "/api/public/v2/requests/search",
+  tags: ["request logs"],
+  summary: "Search request logs",
+  description:
+    "Structured filters (nested AND/OR groups), free text over input and output text, sorting and pages. " +
+    "Newest first by default; ties broken by id. The README lists the operators each field takes.",
+  request: { body: { required: true, content: { "application/json": { schema: SearchBody } } } },
+  responses: {
+    200: { description: "One page of matching logs", content: { "application/json": { schema: SearchResponse } } },
+  },
+});
+
+const suggestions = defineRoute({
+  method: "get",
+  path: "/api/public/v2/requests/suggestions",
+  tags: ["request logs"],
+  summary: "Autocomplete suggestions for request-log fields",
+  description:
+    "Distinct values of a field, most frequent first (ties alphabetical). 10 requests a minute per API key, " +
+    "checked before anything else.",
+  rateLimit: SUGGESTIONS_RATE_LIMIT,
+  request: { query: SuggestionsQuery },
+  responses: {
+    200: { description: "Suggested values", content: { "application/json": { schema: SuggestionsResponse } } },
+  },
+});
+
 export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openAPIRegistry.register("StructuredFilter", StructuredFilterDoc);
+
+  app.openapi(searchRequests, async (c) => {
+    const body = c.req.valid("json");
+    const result = await searchRequestLogs(c.env.DB, c.get("auth").workspaceId, {
+      ...body,
+      page: body.page ?? 1,
+      per_page: body.per_page ?? SEARCH_PER_PAGE.default,
+    });
+    return c.json(result, 200);
+  });
+
+  app.openapi(suggestions, async (c) => {
+    const q = c.req.valid("query");
+    const { values, counts } = await suggestRequestValues(c.env.DB, c.get("auth").workspaceId, {
+      field: q.field,
+      prefix: q.prefix,
+      metadata_key: q.metadata_key,
+      prompt_id: q.prompt_id,
+      filter_group: q.filter_group,
+      limit: q.limit ?? SUGGESTION_LIMIT.default,
+    });
+    return c.json(q.include_counts ? { success: true as const, values, counts } : { success: true as const, values }, 200);
+  });
+
   app.openapi(getRequest, async (c) => {
     const { request_id } = c.req.valid("param");
     const row = await getRequestLog(getDb(c.env.DB), c.get("auth").workspaceId, request_id);

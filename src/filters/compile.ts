@@ -1,0 +1,201 @@
+// Pure: compiles a validated filter group (parse.ts) to a parameterized SQL condition over
+// request_logs (alias r) and its side table. Values and nested keys only ever travel as bound
+// parameters; the only text spliced into SQL comes from fields.ts. Parameters are numbered (?N) and
+// shared, so the workspace id is bound once; lists travel as one JSON parameter read with json_each,
+// which keeps any group within D1's 100 bound parameters (SqlParams refuses to go past it).
+import { ApiError } from "../lib/errors";
+import { INDEX_VALUE_MAX, indexed } from "../services/request-log-index";
+import { FILTER_FIELDS, type FieldSpec } from "./fields";
+import { isGroup, type Filter, type FilterGroup, type Scalar } from "./parse";
+
+/** D1 binds at most 100 parameters per statement. */
+export const D1_MAX_PARAMS = 100;
+
+export class SqlParams {
+  readonly values: Scalar[] = [];
+  private readonly seen = new Map<string, number>();
+
+  /** The placeholder of a value; equal values share one. */
+  add(value: Scalar): string {
+    const id = `${typeof value}\u0000${value}`;
+    let n = this.seen.get(id);
+    if (n === undefined) {
+      if (this.values.length >= D1_MAX_PARAMS) {
+        throw new ApiError("validation_error", `filter_group: uses more than the ${D1_MAX_PARAMS} distinct values one query can carry; combine values with in / not_in`);
+      }
+      this.values.push(value);
+      n = this.values.length;
+      this.seen.set(id, n);
+    }
+    return `?${n}`;
+  }
+
+  /** A list, bound as one JSON array read back with json_each. */
+  list(values: Scalar[]): string {
+    return `(SELECT value FROM json_each(${this.add(JSON.stringify(values))}))`;
+  }
+}
+
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export interface CompileContext {
+  params: SqlParams;
+  /** Placeholder of the workspace id (side-table lookups are keyed on it for their index). */
+  workspace: string;
+}
+
+export function compileFilterGroup(group: FilterGroup, ctx: CompileContext): string {
+  if (group.filters.length === 0) return "1";
+  const parts = group.filters.map((f) => (isGroup(f) ? compileFilterGroup(f, ctx) : compileFilter(f, ctx)));
+  return parts.length === 1 ? parts[0] : `(${parts.join(group.logic === "OR" ? " OR " : " AND ")})`;
+}
+
+function compileFilter(f: Filter, ctx: CompileContext): string {
+  const spec: FieldSpec = FILTER_FIELDS[f.field];
+  const p = ctx.params;
+  const one = () => p.add(f.value as Scalar);
+  const like = (pattern: (s: string) => string) => `LIKE ${p.add(pattern(escapeLike(String(f.value))))} ESCAPE '\\'`;
+
+  switch (spec.type) {
+    case "string":
+    case "enum":
+    case "text":
+    case "numeric":
+    case "datetime": {
+      const col = spec.column;
+      const nullable = "nullable" in spec && spec.nullable === true;
+      // Negations keep rows where the column is NULL: "prompt_id is not 5" includes logs without a prompt.
+      const not = (cond: string) => (nullable ? `(${col} IS NULL OR NOT ${cond})` : `NOT ${cond}`);
+      switch (f.operator) {
+        case "is":
+        case "eq":
+          return `${col} = ${one()}`;
+        case "is_not":
+        case "neq":
+          return `${col} IS NOT ${one()}`;
+        case "in":
+          return `${col} IN ${p.list(f.value as Scalar[])}`;
+        case "not_in":
+          return not(`${col} IN ${p.list(f.value as Scalar[])}`);
+        case "gt":
+        case "after":
+          return `${col} > ${one()}`;
+        case "gte":
+          return `${col} >= ${one()}`;
+        case "lt":
+        case "before":
+          return `${col} < ${one()}`;
+        case "lte":
+          return `${col} <= ${one()}`;
+        case "between": {
+          const [low, high] = f.value as Scalar[];
+          return `${col} BETWEEN ${p.add(low)} AND ${p.add(high)}`;
+        }
+        case "contains":
+          return `${col} ${like((s) => `%${s}%`)}`;
+        case "not_contains":
+          return not(`${col} ${like((s) => `%${s}%`)}`);
+        case "starts_with":
+          return `${col} ${like((s) => `${s}%`)}`;
+        case "ends_with":
+          return `${col} ${like((s) => `%${s}`)}`;
+        case "is_empty":
+          return `${col} = ''`;
+        case "is_not_empty":
+          return `${col} <> ''`;
+        case "is_null":
+          return `${col} IS NULL`;
+        case "is_not_null":
+          return `${col} IS NOT NULL`;
+      }
+      break;
+    }
+    case "boolean": {
+      const wanted = f.operator === "is_true" || (f.operator === "is" && f.value === true) || (f.operator === "is_not" && f.value === false);
+      return `r.output_format ${wanted ? "=" : "<>"} '${spec.format}'`;
+    }
+    case "array": {
+      // Tags and tools are side rows' values under key ''; *_keys are the side rows' keys.
+      const el = spec.on === "value" ? `v.key = '' AND v.value` : "v.key";
+      const has = (cond: string) => sideRows(ctx, spec.kind, cond);
+      switch (f.operator) {
+        case "contains":
+          return has(`${el} = ${one()}`);
+        case "not_contains":
+          return `NOT ${has(`${el} = ${one()}`)}`;
+        case "in":
+          return has(`${el} IN ${p.list(f.value as Scalar[])}`);
+        case "not_in":
+          return `NOT ${has(`${el} IN ${p.list(f.value as Scalar[])}`)}`;
+        case "starts_with":
+          return has(`${el} ${like((s) => `${s}%`)}`);
+        case "is_empty":
+          return `NOT ${has("1")}`;
+        case "is_not_empty":
+          return has("1");
+      }
+      break;
+    }
+    case "nested": {
+      const key = p.add(indexed(f.nested_key!));
+      const has = (cond: string) => sideRows(ctx, spec.kind, `v.key = ${key}${cond ? ` AND ${cond}` : ""}`);
+      const equals = () => {
+        const value = String(f.value);
+        const lookup = has(`v.value = ${p.add(indexed(value))}`);
+        if (value.length <= INDEX_VALUE_MAX) return lookup;
+        // The index keeps a long value's first characters: confirm the whole value on the log itself.
+        const exact = `EXISTS (SELECT 1 FROM json_each(${spec.json}) AS j WHERE j.key = ${p.add(f.nested_key!)} AND CAST(j.value AS TEXT) = ${p.add(value)})`;
+        return `(${lookup} AND ${exact})`;
+      };
+      switch (f.operator) {
+        case "key_equals":
+          return equals();
+        case "key_not_equals":
+          return `NOT ${equals()}`;
+        case "key_contains":
+          return has(`v.value ${like((s) => `%${s}%`)}`);
+        case "in":
+          return has(`v.value IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`);
+        case "not_in":
+          return `NOT ${has(`v.value IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`)}`;
+        case "is_null":
+        case "is_empty":
+          return `NOT ${has("")}`;
+        case "is_not_null":
+        case "is_not_empty":
+          return has("");
+      }
+      break;
+    }
+  }
+  // parse.ts only lets through operators listed for the field's type.
+  throw new Error(`unreachable: ${f.operator} on ${f.field}`);
+}
+
+/** Logs having a side row of this kind that meets cond: driven by the (workspace, kind, key, value) index. */
+function sideRows(ctx: CompileContext, kind: string, cond: string): string {
+  return `r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ${ctx.workspace} AND v.kind = '${kind}' AND ${cond})`;
+}
+
+/** The words of a free-text query as an FTS5 query: each word quoted and prefix-matched, all required. */
+export function ftsQuery(q: string): string | null {
+  const words = q.match(/[\p{L}\p{N}]+/gu)?.slice(0, 16) ?? [];
+  if (words.length === 0) return null;
+  return words.map((w) => `"${w}"*`).join(" ");
+}
+
+export interface RequestLogQuery {
+  filter_group?: FilterGroup | null;
+  q?: string | null;
+}
+
+/** The WHERE condition of a request-log query: the workspace, the filter group and the free text. */
+export function compileRequestLogQuery(query: RequestLogQuery, ctx: CompileContext): string {
+  const parts = [`r.workspace_id = ${ctx.workspace}`];
+  if (query.filter_group && query.filter_group.filters.length > 0) parts.push(compileFilterGroup(query.filter_group, ctx));
+  const fts = query.q ? ftsQuery(query.q) : null;
+  if (fts) parts.push(`r.id IN (SELECT rowid FROM request_logs_fts WHERE request_logs_fts MATCH ${ctx.params.add(fts)})`);
+  return parts.join(" AND ");
+}

@@ -1,0 +1,124 @@
+// The fields and operators of PromptLayer's structured filter group, and which operators each kind
+// of field takes. Pure data: the parser validates against it and the compiler reads it.
+import { AGENT_INTENTS, REQUEST_STATUSES, USER_INTENTS, type IndexKind, type OutputFormat } from "../db/schema";
+
+export const FILTER_OPERATORS = [
+  "is",
+  "is_not",
+  "in",
+  "not_in",
+  "contains",
+  "not_contains",
+  "starts_with",
+  "ends_with",
+  "eq",
+  "neq",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "between",
+  "before",
+  "after",
+  "is_true",
+  "is_false",
+  "is_empty",
+  "is_not_empty",
+  "is_null",
+  "is_not_null",
+  "key_equals",
+  "key_not_equals",
+  "key_contains",
+] as const;
+export type FilterOperator = (typeof FILTER_OPERATORS)[number];
+
+export type FieldType = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "nested";
+
+/** A column of request_logs (alias r), as SQL built from constants only. */
+interface ColumnField {
+  column: string;
+  nullable?: boolean;
+}
+
+export type FieldSpec =
+  | ({ type: "string" } & ColumnField)
+  | ({ type: "enum"; values: readonly string[] } & ColumnField)
+  | ({ type: "text" } & ColumnField)
+  | ({ type: "numeric"; integer: boolean } & ColumnField)
+  | ({ type: "datetime" } & ColumnField)
+  | { type: "boolean"; format: OutputFormat }
+  /** `on`: whether the array's elements are the side rows' values (tags, tools) or their keys. */
+  | { type: "array"; kind: IndexKind; on: "value" | "key" }
+  /** `json`: the log column holding the object, for exact checks of values longer than the index keeps. */
+  | { type: "nested"; kind: IndexKind; json: string };
+
+export const FILTER_FIELDS = {
+  pl_id: { type: "numeric", integer: true, column: "r.id" },
+  prompt_id: { type: "numeric", integer: true, column: "r.prompt_id", nullable: true },
+  engine: { type: "string", column: "r.model" },
+  provider_type: { type: "string", column: "r.provider" },
+  input_text: { type: "text", column: "r.input_text" },
+  output_text: { type: "text", column: "r.output_text" },
+  prompt_version_number: { type: "numeric", integer: true, column: "r.prompt_version_number", nullable: true },
+  input_tokens: { type: "numeric", integer: true, column: "r.input_tokens" },
+  output_tokens: { type: "numeric", integer: true, column: "r.output_tokens" },
+  cost: { type: "numeric", integer: false, column: "r.price" },
+  latency_ms: { type: "numeric", integer: false, column: "(r.request_end_time - r.request_start_time)" },
+  request_start_time: { type: "datetime", column: "r.request_start_time" },
+  request_end_time: { type: "datetime", column: "r.request_end_time" },
+  status: { type: "enum", values: REQUEST_STATUSES, column: "r.status" },
+  is_json: { type: "boolean", format: "json" },
+  is_tool_call: { type: "boolean", format: "tool_call" },
+  is_plain_text: { type: "boolean", format: "text" },
+  tags: { type: "array", kind: "tag", on: "value" },
+  metadata_keys: { type: "array", kind: "metadata", on: "key" },
+  metadata: { type: "nested", kind: "metadata", json: "r.metadata" },
+  tool_names: { type: "array", kind: "tool", on: "value" },
+  output: { type: "nested", kind: "output", json: "CASE WHEN r.output_format = 'json' THEN trim(r.output_text) END" },
+  output_keys: { type: "array", kind: "output", on: "key" },
+  input_variables: { type: "nested", kind: "input_variable", json: "r.prompt_input_variables" },
+  input_variable_keys: { type: "array", kind: "input_variable", on: "key" },
+  user_intent: { type: "enum", values: USER_INTENTS, column: "r.user_intent", nullable: true },
+  agent_intent: { type: "enum", values: AGENT_INTENTS, column: "r.agent_intent", nullable: true },
+} as const satisfies Record<string, FieldSpec>;
+
+export type FilterField = keyof typeof FILTER_FIELDS;
+export const FILTER_FIELD_NAMES = Object.keys(FILTER_FIELDS) as FilterField[];
+
+const NULL_OPS: FilterOperator[] = ["is_null", "is_not_null"];
+
+/** Operators each field type takes (nullable columns also take is_null / is_not_null). */
+export const OPERATORS_BY_TYPE: Record<FieldType, readonly FilterOperator[]> = {
+  string: ["is", "is_not", "in", "not_in", "contains", "not_contains", "starts_with", "ends_with"],
+  enum: ["is", "is_not", "in", "not_in"],
+  text: ["is", "is_not", "contains", "not_contains", "starts_with", "ends_with", "is_empty", "is_not_empty"],
+  numeric: ["is", "is_not", "eq", "neq", "gt", "gte", "lt", "lte", "between", "in", "not_in"],
+  datetime: ["is", "is_not", "before", "after", "gt", "gte", "lt", "lte", "between"],
+  boolean: ["is", "is_not", "is_true", "is_false"],
+  array: ["contains", "not_contains", "in", "not_in", "starts_with", "is_empty", "is_not_empty"],
+  nested: ["key_equals", "key_not_equals", "key_contains", "in", "not_in", "is_null", "is_not_null", "is_empty", "is_not_empty"],
+};
+
+export function operatorsFor(spec: FieldSpec): readonly FilterOperator[] {
+  const base = OPERATORS_BY_TYPE[spec.type];
+  return "nullable" in spec && spec.nullable ? [...base, ...NULL_OPS] : base;
+}
+
+/** Operators that take no value (a value sent with them is ignored). */
+export const UNARY_OPERATORS: ReadonlySet<FilterOperator> = new Set([
+  "is_true",
+  "is_false",
+  "is_empty",
+  "is_not_empty",
+  "is_null",
+  "is_not_null",
+]);
+
+/** Caps that keep a filter group's SQL within D1's limits (100 bound parameters, statement size). */
+export const FILTER_LIMITS = {
+  maxDepth: 5,
+  maxFilters: 30,
+  maxListItems: 5000,
+  maxValueLength: 10_000,
+  maxNestedKeyLength: 1024,
+} as const;

@@ -1,0 +1,194 @@
+// Pure: validates a structured filter group (any JSON value) against the fields, operators and value
+// types of fields.ts, returning the typed group or every problem with its path and rule. Nothing here
+// touches SQL; compile.ts only ever sees a group this function accepted.
+import { parseTimestamp } from "../lib/time";
+import { FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS, operatorsFor, UNARY_OPERATORS, type FieldSpec, type FilterField, type FilterOperator } from "./fields";
+
+export type Scalar = string | number;
+
+/** A filter after validation: values normalized (timestamps to epoch ms, nested values to strings). */
+export interface Filter {
+  field: FilterField;
+  operator: FilterOperator;
+  /** Absent for unary operators; a list for in/not_in; [low, high] for between. */
+  value?: Scalar | boolean | Scalar[];
+  nested_key?: string;
+}
+
+export interface FilterGroup {
+  logic: "AND" | "OR";
+  filters: (Filter | FilterGroup)[];
+}
+
+export interface FilterIssue {
+  path: (string | number)[];
+  rule: string;
+}
+
+export type ParseResult = { ok: true; group: FilterGroup } | { ok: false; issues: FilterIssue[] };
+
+export function isGroup(f: Filter | FilterGroup): f is FilterGroup {
+  return "filters" in f;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+const describe = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
+
+export function parseFilterGroup(input: unknown): ParseResult {
+  const issues: FilterIssue[] = [];
+  let leaves = 0;
+
+  const group = (raw: unknown, path: (string | number)[], depth: number): FilterGroup | null => {
+    if (!isObject(raw)) {
+      issues.push({ path, rule: `must be a filter group object, got ${describe(raw)}` });
+      return null;
+    }
+    if (depth > FILTER_LIMITS.maxDepth) {
+      issues.push({ path, rule: `groups nest at most ${FILTER_LIMITS.maxDepth} levels deep` });
+      return null;
+    }
+    const unknownKeys = Object.keys(raw).filter((k) => k !== "logic" && k !== "filters");
+    if (unknownKeys.length > 0) issues.push({ path, rule: `has unknown keys: ${unknownKeys.join(", ")}` });
+    let logic: "AND" | "OR" = "AND";
+    if (raw.logic !== undefined && raw.logic !== null) {
+      if (raw.logic === "AND" || raw.logic === "OR") logic = raw.logic;
+      else issues.push({ path: [...path, "logic"], rule: "must be AND or OR" });
+    }
+    if (!Array.isArray(raw.filters)) {
+      issues.push({ path: [...path, "filters"], rule: raw.filters === undefined ? "is required" : "must be an array" });
+      return null;
+    }
+    const filters: (Filter | FilterGroup)[] = [];
+    raw.filters.forEach((item, i) => {
+      const at = [...path, "filters", i];
+      const parsed = isObject(item) && "filters" in item && !("field" in item) ? group(item, at, depth + 1) : filter(item, at);
+      if (parsed) filters.push(parsed);
+    });
+    return { logic, filters };
+  };
+
+  const filter = (raw: unknown, path: (string | number)[]): Filter | null => {
+    if (!isObject(raw)) {
+      issues.push({ path, rule: `must be a filter object or a filter group, got ${describe(raw)}` });
+      return null;
+    }
+    if (++leaves > FILTER_LIMITS.maxFilters) {
+      if (leaves === FILTER_LIMITS.maxFilters + 1) issues.push({ path, rule: `a filter group holds at most ${FILTER_LIMITS.maxFilters} filters` });
+      return null;
+    }
+    const unknownKeys = Object.keys(raw).filter((k) => !["field", "operator", "value", "nested_key"].includes(k));
+    if (unknownKeys.length > 0) issues.push({ path, rule: `has unknown keys: ${unknownKeys.join(", ")}` });
+    if (typeof raw.field !== "string" || !(raw.field in FILTER_FIELDS)) {
+      issues.push({ path: [...path, "field"], rule: raw.field === undefined ? "is required" : `must be one of ${Object.keys(FILTER_FIELDS).join(", ")}` });
+      return null;
+    }
+    const field = raw.field as FilterField;
+    const spec: FieldSpec = FILTER_FIELDS[field];
+    if (typeof raw.operator !== "string" || !(FILTER_OPERATORS as readonly string[]).includes(raw.operator)) {
+      issues.push({ path: [...path, "operator"], rule: raw.operator === undefined ? "is required" : `must be one of ${FILTER_OPERATORS.join(", ")}` });
+      return null;
+    }
+    const operator = raw.operator as FilterOperator;
+    const allowed = operatorsFor(spec);
+    if (!allowed.includes(operator)) {
+      issues.push({ path: [...path, "operator"], rule: `${operator} does not apply to ${field} (${spec.type}); use one of ${allowed.join(", ")}` });
+      return null;
+    }
+
+    const out: Filter = { field, operator };
+    const nestedKey = raw.nested_key;
+    if (spec.type === "nested") {
+      if (typeof nestedKey !== "string" || nestedKey.length === 0) {
+        issues.push({ path: [...path, "nested_key"], rule: `is required for ${field} (the key within it to filter on)` });
+        return null;
+      }
+      if (nestedKey.length > FILTER_LIMITS.maxNestedKeyLength) {
+        issues.push({ path: [...path, "nested_key"], rule: `must be at most ${FILTER_LIMITS.maxNestedKeyLength} characters` });
+        return null;
+      }
+      out.nested_key = nestedKey;
+    } else if (nestedKey !== undefined && nestedKey !== null) {
+      issues.push({ path: [...path, "nested_key"], rule: `only applies to metadata, output and input_variables, not ${field}` });
+      return null;
+    }
+
+    if (UNARY_OPERATORS.has(operator)) return out;
+    const value = valueFor(spec, field, operator, raw.value, [...path, "value"]);
+    if (value === undefined) return null;
+    out.value = value;
+    return out;
+  };
+
+  const valueFor = (spec: FieldSpec, field: FilterField, op: FilterOperator, v: unknown, path: (string | number)[]): Filter["value"] | undefined => {
+    const fail = (rule: string) => {
+      issues.push({ path, rule });
+      return undefined;
+    };
+    if (v === undefined || v === null) return fail(`is required for ${op}`);
+
+    // One scalar of the field's type, normalized.
+    const scalar = (x: unknown, at: string): Scalar | undefined => {
+      const where = at ? ` (${at})` : "";
+      switch (spec.type) {
+        case "numeric": {
+          if (typeof x !== "number" || !Number.isFinite(x)) return fail(`must be a number for ${field}${where}, got ${describe(x)}`);
+          if (spec.integer && !Number.isInteger(x)) return fail(`must be an integer for ${field}${where}`);
+          return x;
+        }
+        case "datetime": {
+          const t = parseTimestamp(x);
+          if (!t.ok) return fail(`${t.reason} for ${field}${where}`);
+          return t.ms;
+        }
+        case "enum": {
+          if (typeof x !== "string" || !spec.values.includes(x)) return fail(`must be one of ${spec.values.join(", ")} for ${field}${where}`);
+          return x;
+        }
+        case "nested": {
+          // Nested values are indexed as text; numbers and booleans match their JSON text.
+          if (typeof x === "number" || typeof x === "boolean") return JSON.stringify(x);
+          if (typeof x !== "string") return fail(`must be a string, number or boolean for ${field}${where}, got ${describe(x)}`);
+          if (x.length > FILTER_LIMITS.maxValueLength) return fail(`must be at most ${FILTER_LIMITS.maxValueLength} characters`);
+          return x;
+        }
+        default: {
+          if (typeof x !== "string") return fail(`must be a string for ${field}${where}, got ${describe(x)}`);
+          if (x.length > FILTER_LIMITS.maxValueLength) return fail(`must be at most ${FILTER_LIMITS.maxValueLength} characters`);
+          return x;
+        }
+      }
+    };
+
+    if (op === "in" || op === "not_in") {
+      if (!Array.isArray(v)) return fail(`must be an array for ${op}, got ${describe(v)}`);
+      if (v.length === 0) return fail(`must hold at least one value for ${op}`);
+      if (v.length > FILTER_LIMITS.maxListItems) return fail(`must hold at most ${FILTER_LIMITS.maxListItems} values`);
+      const out: Scalar[] = [];
+      for (let i = 0; i < v.length; i++) {
+        const s = scalar(v[i], `item ${i}`);
+        if (s === undefined) return undefined;
+        out.push(s);
+      }
+      return out;
+    }
+    if (op === "between") {
+      if (!Array.isArray(v) || v.length !== 2) return fail(`must be [low, high] for between`);
+      const low = scalar(v[0], "low");
+      const high = scalar(v[1], "high");
+      if (low === undefined || high === undefined) return undefined;
+      if (low > high) return fail("low must not be above high");
+      return [low, high];
+    }
+    if (spec.type === "boolean") {
+      if (typeof v !== "boolean") return fail(`must be true or false for ${field}, got ${describe(v)}`);
+      return v;
+    }
+    if (Array.isArray(v)) return fail(`must be a single value for ${op}; use in / not_in for a list`);
+    return scalar(v, "");
+  };
+
+  const result = group(input, [], 1);
+  if (!result || issues.length > 0) return { ok: false, issues: issues.length ? issues : [{ path: [], rule: "is not a valid filter group" }] };
+  return { ok: true, group: result };
+}

@@ -1,0 +1,57 @@
+// zod faces of the filter group: as a JSON body field (search, dataset versions, imports) and as a
+// JSON-encoded query parameter (suggestions). Both run parse.ts, so the rules and messages are one.
+import { z } from "@hono/zod-openapi";
+import { FILTER_FIELD_NAMES, FILTER_LIMITS, FILTER_OPERATORS } from "./fields";
+import { parseFilterGroup, type FilterGroup } from "./parse";
+
+const GROUP_REF = "#/components/schemas/StructuredFilterGroup";
+
+/** Documentation only: the shape of one filter, for /openapi.json. */
+export const StructuredFilterDoc = z
+  .object({
+    field: z.enum(FILTER_FIELD_NAMES as [string, ...string[]]),
+    operator: z.enum(FILTER_OPERATORS),
+    value: z.union([z.string(), z.number(), z.boolean(), z.array(z.unknown()), z.null()]).optional(),
+    nested_key: z.string().nullable().optional().openapi({ description: "Required for metadata, output and input_variables." }),
+  })
+  .openapi("StructuredFilter", { description: "One condition on a request-log field. The README lists the operators each field takes." });
+
+const groupDoc = {
+  type: "object" as const,
+  description: `Filters combined with AND or OR, nested up to ${FILTER_LIMITS.maxDepth} levels, at most ${FILTER_LIMITS.maxFilters} filters in all.`,
+  required: ["filters"],
+  properties: {
+    logic: { type: "string" as const, enum: ["AND", "OR"], default: "AND" },
+    filters: {
+      type: "array" as const,
+      items: { oneOf: [{ $ref: "#/components/schemas/StructuredFilter" }, { $ref: GROUP_REF }] },
+    },
+  },
+};
+
+function toGroup(value: unknown, ctx: z.core.$RefinementCtx): FilterGroup {
+  const parsed = parseFilterGroup(value);
+  if (!parsed.ok) {
+    for (const issue of parsed.issues) ctx.addIssue({ code: "custom", message: issue.rule, path: issue.path, input: value });
+    return z.NEVER;
+  }
+  return parsed.group;
+}
+
+/** A filter group in a JSON body. */
+export const FilterGroupSchema = z.unknown().transform(toGroup).openapi("StructuredFilterGroup", groupDoc);
+
+/** A filter group JSON-encoded in a query parameter. */
+export const FilterGroupQuery = z
+  .string()
+  .transform((text, ctx) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be a JSON-encoded filter group", input: text });
+      return z.NEVER;
+    }
+    return toGroup(value, ctx);
+  })
+  .openapi({ type: "string", description: "A JSON-encoded StructuredFilterGroup, the same syntax as request-log search." });

@@ -1,0 +1,231 @@
+// Request-log search and autocomplete suggestions, on the shared filter compiler. Queries are raw
+// SQL over D1 because the compiler emits numbered parameters (?N) that drizzle's builder cannot
+// carry; every value is bound. Suggestions without a filter_group read the facet counts kept by
+// POST /log-request (an index range, no GROUP BY over logs); with one they count the matching logs.
+import type { FacetField } from "../db/schema";
+import { compileRequestLogQuery, SqlParams, type FilterGroup } from "../filters";
+import { toIso } from "../lib/time";
+import { indexed } from "./request-log-index";
+
+export const SORT_COLUMNS = {
+  request_start_time: "r.request_start_time",
+  input_tokens: "r.input_tokens",
+  output_tokens: "r.output_tokens",
+  cost: "r.price",
+  latency_ms: "(r.request_end_time - r.request_start_time)",
+  status: "r.status",
+} as const;
+export type SortBy = keyof typeof SORT_COLUMNS;
+
+export interface SearchInput {
+  filter_group?: FilterGroup | null;
+  q?: string | null;
+  sort_by?: SortBy | null;
+  sort_order?: "asc" | "desc" | null;
+  page: number;
+  per_page: number;
+  include_prompt_name?: boolean | null;
+}
+
+interface SearchRow {
+  id: number;
+  model: string;
+  provider: string;
+  api_type: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  price: number;
+  request_start_time: number;
+  request_end_time: number;
+  tags: string;
+  metadata: string;
+  score: number;
+  score_name: string | null;
+  status: string;
+  error_type: string | null;
+  prompt_id: number | null;
+  prompt_version_number: number | null;
+  prompt_version_id: number | null;
+  prompt_name: string | null;
+  created_at: number;
+}
+
+export async function searchRequestLogs(d1: D1Database, workspaceId: number, input: SearchInput) {
+  const params = new SqlParams();
+  const ws = params.add(workspaceId);
+  const where = compileRequestLogQuery(input, { params, workspace: ws });
+  const dir = input.sort_order === "asc" ? "ASC" : "DESC";
+  const order = `${SORT_COLUMNS[input.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
+  // The template's current name when the log links one; the logged name otherwise.
+  const promptName = input.include_prompt_name
+    ? "coalesce((SELECT pt.name FROM prompt_templates AS pt WHERE pt.id = r.prompt_id AND pt.workspace_id = r.workspace_id), r.prompt_name)"
+    : "NULL";
+  // The count binds exactly the parameters of the condition (a statement must use all it is given).
+  const whereValues = [...params.values];
+  const limit = params.add(input.per_page);
+  const offset = params.add((input.page - 1) * input.per_page);
+  const [rows, count] = await d1.batch([
+    d1
+      .prepare(
+        `SELECT r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
+                r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.status, r.error_type, r.prompt_id,
+                r.prompt_version_number, r.prompt_version_id, ${promptName} AS prompt_name, r.created_at
+         FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
+      )
+      .bind(...params.values),
+    d1.prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`).bind(...whereValues),
+  ]);
+  const total = (count.results[0] as { n: number }).n;
+  const pages = Math.ceil(total / input.per_page);
+  const hasNext = input.page < pages;
+  const hasPrev = input.page > 1;
+  return {
+    success: true as const,
+    items: (rows.results as unknown as SearchRow[]).map((r) => searchItem(r, Boolean(input.include_prompt_name))),
+    page: input.page,
+    pages,
+    per_page: input.per_page,
+    total,
+    has_next: hasNext,
+    has_prev: hasPrev,
+    next_num: hasNext ? input.page + 1 : null,
+    prev_num: hasPrev ? input.page - 1 : null,
+  };
+}
+
+function searchItem(r: SearchRow, withPromptName: boolean) {
+  const metadata = JSON.parse(r.metadata) as Record<string, string>;
+  const latencyMs = r.request_end_time - r.request_start_time;
+  return {
+    id: r.id,
+    engine: r.model,
+    provider_type: r.provider,
+    api_type: r.api_type,
+    input_tokens: r.input_tokens,
+    output_tokens: r.output_tokens,
+    tokens: r.input_tokens + r.output_tokens,
+    price: r.price,
+    request_start_time: toIso(r.request_start_time),
+    request_end_time: toIso(r.request_end_time),
+    latency: latencyMs / 1000,
+    latency_ms: latencyMs,
+    status: r.status,
+    error_type: r.error_type,
+    tags_array: JSON.parse(r.tags) as string[],
+    metadata: Object.keys(metadata).length > 0 ? [metadata] : [],
+    scores: r.score_name !== null || r.score !== 0 ? [{ name: r.score_name ?? "default", score: r.score }] : [],
+    prompt_id: r.prompt_id,
+    prompt_version_number: r.prompt_version_number,
+    prompt_version_id: r.prompt_version_id,
+    created_at: toIso(r.created_at),
+    ...(withPromptName ? { prompt_name: r.prompt_name } : {}),
+  };
+}
+
+// ---- suggestions ----
+
+export const SUGGESTION_FIELDS = [
+  "engine",
+  "provider_type",
+  "prompt_id",
+  "prompt",
+  "tags",
+  "metadata_keys",
+  "status",
+  "tool_names",
+  "output_keys",
+  "input_variable_keys",
+  "metadata_values",
+  "output_values",
+  "input_variable_values",
+] as const satisfies readonly FacetField[];
+export type SuggestionField = (typeof SUGGESTION_FIELDS)[number];
+
+/** Fields whose values belong to one key, named by metadata_key. */
+export const KEYED_FIELDS: ReadonlySet<SuggestionField> = new Set(["metadata_values", "output_values", "input_variable_values"]);
+
+/** Where a field's values live in the logs: a column of request_logs, or a side-table kind. */
+const SOURCES: Record<SuggestionField, { column: string } | { kind: string; on: "key" | "value" }> = {
+  engine: { column: "r.model" },
+  provider_type: { column: "r.provider" },
+  status: { column: "r.status" },
+  prompt_id: { column: "CAST(r.prompt_id AS TEXT)" },
+  prompt: { column: "r.prompt_name" },
+  tags: { kind: "tag", on: "value" },
+  tool_names: { kind: "tool", on: "value" },
+  metadata_keys: { kind: "metadata", on: "key" },
+  output_keys: { kind: "output", on: "key" },
+  input_variable_keys: { kind: "input_variable", on: "key" },
+  metadata_values: { kind: "metadata", on: "value" },
+  output_values: { kind: "output", on: "value" },
+  input_variable_values: { kind: "input_variable", on: "value" },
+};
+
+export const SUGGESTION_LIMIT = { default: 50, max: 1000 } as const;
+
+export interface SuggestInput {
+  field: SuggestionField;
+  prefix?: string;
+  metadata_key?: string;
+  prompt_id?: number;
+  filter_group?: FilterGroup;
+  limit: number;
+}
+
+/** The suggestion query for an input: pure, so tests can EXPLAIN it. */
+export function suggestionQuery(workspaceId: number, input: SuggestInput): { sql: string; params: (string | number)[] } {
+  const params = new SqlParams();
+  const ws = params.add(workspaceId);
+  const field = params.add(input.field);
+  const keyed = KEYED_FIELDS.has(input.field);
+  const key = keyed ? params.add(indexed(input.metadata_key ?? "")) : null;
+  const promptKey = input.field === "prompt" && input.prompt_id !== undefined ? params.add(String(input.prompt_id)) : null;
+  // The facet key: the named key for *_values, the prompt id for prompt (all ids when none), '' otherwise.
+  const facetKey = key ?? promptKey ?? (input.field === "prompt" ? null : params.add(""));
+  const fold = input.prefix ? input.prefix.toLowerCase() : "";
+  const prefixRange = fold ? `f.value_fold >= ${params.add(fold)} AND f.value_fold < ${params.add(`${fold}\u{10FFFF}`)}` : null;
+
+  if (!input.filter_group || input.filter_group.filters.length === 0) {
+    const conds = [`f.workspace_id = ${ws}`, `f.field = ${field}`];
+    if (facetKey) conds.push(`f.key = ${facetKey}`);
+    if (prefixRange) conds.push(prefixRange);
+    const limit = params.add(input.limit);
+    // Without a prompt id, a prompt's name is counted across the ids it was logged under.
+    const sql = facetKey
+      ? `SELECT f.value AS suggestion, f.count AS n FROM request_log_facets AS f WHERE ${conds.join(" AND ")} ORDER BY n DESC, suggestion LIMIT ${limit}`
+      : `SELECT f.value AS suggestion, sum(f.count) AS n FROM request_log_facets AS f WHERE ${conds.join(" AND ")} GROUP BY f.value ORDER BY n DESC, suggestion LIMIT ${limit}`;
+    return { sql, params: params.values };
+  }
+
+  const where = compileRequestLogQuery({ filter_group: input.filter_group }, { params, workspace: ws });
+  const source = SOURCES[input.field];
+  // The case-insensitive prefix goes through the facets' folded index, so it is Unicode-aware here too.
+  const prefixIn = (expr: string) =>
+    prefixRange
+      ? ` AND ${expr} IN (SELECT f.value FROM request_log_facets AS f WHERE f.workspace_id = ${ws} AND f.field = ${field}${facetKey ? ` AND f.key = ${facetKey}` : ""} AND ${prefixRange})`
+      : "";
+  let sql: string;
+  if ("column" in source) {
+    const promptCond = promptKey ? ` AND r.prompt_id = ${params.add(input.prompt_id!)}` : "";
+    sql = `SELECT ${source.column} AS suggestion, count(*) AS n FROM request_logs AS r
+           WHERE ${where} AND ${source.column} IS NOT NULL${promptCond}${prefixIn(source.column)}
+           GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
+  } else {
+    const col = source.on === "key" ? "v.key" : "v.value";
+    const keyCond = key ? ` AND v.key = ${key}` : source.kind === "tag" || source.kind === "tool" ? " AND v.key = ''" : "";
+    sql = `SELECT ${col} AS suggestion, count(DISTINCT v.request_id) AS n
+           FROM request_log_values AS v JOIN request_logs AS r ON r.id = v.request_id
+           WHERE v.workspace_id = ${ws} AND v.kind = '${source.kind}'${keyCond} AND ${where}${prefixIn(col)}
+           GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
+  }
+  return { sql, params: params.values };
+}
+
+export async function suggestRequestValues(d1: D1Database, workspaceId: number, input: SuggestInput) {
+  const { sql, params } = suggestionQuery(workspaceId, input);
+  const { results } = await d1.prepare(sql).bind(...params).all<{ suggestion: string; n: number }>();
+  return {
+    values: results.map((r) => r.suggestion),
+    counts: Object.fromEntries(results.map((r) => [r.suggestion, r.n])) as Record<string, number>,
+  };
+}

@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import { compileFilterGroup, compileRequestLogQuery, D1_MAX_PARAMS, escapeLike, ftsQuery, parseFilterGroup, SqlParams, type FilterGroup } from "../../src/filters";
+import { ApiError } from "../../src/lib/errors";
+import { INDEX_VALUE_MAX } from "../../src/services/request-log-index";
+
+function compile(raw: unknown) {
+  const parsed = parseFilterGroup(raw);
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  const params = new SqlParams();
+  const workspace = params.add(7);
+  return { sql: compileFilterGroup(parsed.group, { params, workspace }), params: params.values };
+}
+
+describe("compileFilterGroup", () => {
+  it("binds values and shares equal ones; the workspace is ?1", () => {
+    const { sql, params } = compile({
+      logic: "OR",
+      filters: [
+        { field: "engine", operator: "is", value: "gpt-4o" },
+        { field: "provider_type", operator: "is", value: "gpt-4o" },
+        { field: "cost", operator: "between", value: [0.1, 2] },
+      ],
+    });
+    expect(sql).toBe("(r.model = ?2 OR r.provider = ?2 OR r.price BETWEEN ?3 AND ?4)");
+    expect(params).toEqual([7, "gpt-4o", 0.1, 2]);
+  });
+
+  it("sends a list as one JSON parameter, however long", () => {
+    const ids = Array.from({ length: 5000 }, (_, i) => i + 1);
+    const { sql, params } = compile({ filters: [{ field: "pl_id", operator: "in", value: ids }] });
+    expect(sql).toBe("r.id IN (SELECT value FROM json_each(?2))");
+    expect(params).toEqual([7, JSON.stringify(ids)]);
+  });
+
+  it("keeps NULLs in the negations of nullable columns", () => {
+    expect(compile({ filters: [{ field: "prompt_id", operator: "is_not", value: 3 }] }).sql).toBe("r.prompt_id IS NOT ?2");
+    expect(compile({ filters: [{ field: "prompt_id", operator: "not_in", value: [3] }] }).sql).toBe(
+      "(r.prompt_id IS NULL OR NOT r.prompt_id IN (SELECT value FROM json_each(?2)))",
+    );
+  });
+
+  it("looks side rows up by workspace, kind and key", () => {
+    const { sql, params } = compile({ filters: [{ field: "metadata", operator: "key_equals", nested_key: "user_id", value: "u1" }] });
+    expect(sql).toBe(
+      "r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'metadata' AND v.key = ?2 AND v.value = ?3)",
+    );
+    expect(params).toEqual([7, "user_id", "u1"]);
+  });
+
+  it("checks a value longer than the index keeps against the log itself", () => {
+    const long = "y".repeat(INDEX_VALUE_MAX + 5);
+    const { sql, params } = compile({ filters: [{ field: "input_variables", operator: "key_equals", nested_key: "doc", value: long }] });
+    expect(sql).toContain("json_each(r.prompt_input_variables)");
+    expect(params).toEqual([7, "doc", `${"y".repeat(INDEX_VALUE_MAX)}\u2026`, long]);
+  });
+
+  it("escapes LIKE wildcards in values", () => {
+    expect(escapeLike("50%_off\\")).toBe("50\\%\\_off\\\\");
+    const { params } = compile({ filters: [{ field: "engine", operator: "contains", value: "a%b" }] });
+    expect(params[1]).toBe("%a\\%b%");
+  });
+
+  it("an empty group is no constraint", () => {
+    expect(compile({ filters: [] }).sql).toBe("1");
+  });
+
+  it("never puts a value or a nested key into the SQL text", () => {
+    const evil = `x'); DROP TABLE request_logs; --`;
+    const fields = [
+      { field: "engine", operator: "is", value: evil },
+      { field: "engine", operator: "contains", value: evil },
+      { field: "input_text", operator: "starts_with", value: evil },
+      { field: "tags", operator: "in", value: [evil] },
+      { field: "metadata_keys", operator: "contains", value: evil },
+      { field: "metadata", operator: "key_equals", nested_key: evil, value: evil },
+      { field: "output", operator: "key_contains", nested_key: evil, value: evil },
+      { field: "input_variables", operator: "is_null", nested_key: evil },
+    ];
+    const { sql, params } = compile({ logic: "OR", filters: fields });
+    expect(sql).not.toContain("DROP");
+    expect(sql).not.toContain(evil);
+    expect(params.some((p) => String(p).includes("DROP"))).toBe(true);
+  });
+
+  it(`refuses a query needing more than ${D1_MAX_PARAMS} distinct parameters with a 400`, () => {
+    const params = new SqlParams();
+    for (let i = 0; i < D1_MAX_PARAMS; i++) params.add(i);
+    expect(params.add(0)).toBe("?1");
+    const err = (() => {
+      try {
+        params.add(D1_MAX_PARAMS);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(400);
+  });
+
+  it("a maximal group of long nested values stays within the parameter limit", () => {
+    const filters = Array.from({ length: 30 }, (_, i) => ({
+      field: "metadata",
+      operator: "key_equals",
+      nested_key: `k${i}`,
+      value: `${i}${"v".repeat(INDEX_VALUE_MAX)}`,
+    }));
+    const parsed = parseFilterGroup({ filters });
+    expect(parsed.ok).toBe(true);
+    const params = new SqlParams();
+    const where = compileRequestLogQuery({ filter_group: (parsed as { group: FilterGroup }).group, q: "hello" }, { params, workspace: params.add(1) });
+    expect(where).toContain("MATCH");
+    expect(params.values.length).toBeLessThanOrEqual(D1_MAX_PARAMS);
+  });
+});
+
+describe("ftsQuery", () => {
+  it("quotes and prefix-matches every word, dropping punctuation and FTS syntax", () => {
+    expect(ftsQuery('sky "blue" OR NEAR(x) -y*')).toBe('"sky"* "blue"* "OR"* "NEAR"* "x"* "y"*');
+    expect(ftsQuery("Ünïcode 東京")).toBe('"Ünïcode"* "東京"*');
+    expect(ftsQuery(" !? ")).toBeNull();
+  });
+});
