@@ -30,6 +30,22 @@ function isNoise(name: string): boolean {
   return name.endsWith("/") || name.startsWith("__MACOSX/") || name === ".DS_Store" || name.endsWith("/.DS_Store");
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * fflate reads a name without the archive's UTF-8 flag as Latin-1, but many tools write UTF-8 names
+ * without setting the flag: such a name is re-read as UTF-8 when its bytes are valid UTF-8.
+ */
+export function entryName(name: string): string {
+  if (!/[\u0080-\u00ff]/.test(name) || /[^\u0000-\u00ff]/.test(name)) return name;
+  const bytes = Uint8Array.from(name, (ch) => ch.charCodeAt(0));
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return name;
+  }
+}
+
 function mib(n: number): string {
   return n % 1048576 === 0 ? `${n / 1048576} MiB` : `${n} bytes`;
 }
@@ -51,7 +67,8 @@ export class ZipCollector {
     private readonly limits: UnzipLimits,
   ) {
     this.unzip = new Unzip((file) => {
-      if (isNoise(file.name)) {
+      const name = entryName(file.name);
+      if (isNoise(name)) {
         // Still drained so the stream moves on; its bytes are not kept.
         file.ondata = (err) => this.check(err);
         file.start();
@@ -61,7 +78,7 @@ export class ZipCollector {
         throw new ApiError("payload_too_large", `${field}: has more than ${limits.maxFiles} files`);
       }
       if (file.compression !== 0 && file.compression !== 8) {
-        throw new ApiError("validation_error", `${field}: ${file.name} uses an unsupported compression method (${file.compression}); use deflate or store`);
+        throw new ApiError("validation_error", `${field}: ${name} uses an unsupported compression method (${file.compression}); use deflate or store`);
       }
       const chunks: Uint8Array[] = [];
       let size = 0;
@@ -71,7 +88,7 @@ export class ZipCollector {
           size += data.length;
           this.inflated += data.length;
           if (size > limits.maxFileBytes) {
-            throw new ApiError("payload_too_large", `${field}: ${file.name} is larger than ${mib(limits.maxFileBytes)}`);
+            throw new ApiError("payload_too_large", `${field}: ${name} is larger than ${mib(limits.maxFileBytes)}`);
           }
           if (this.inflated > limits.maxTotalBytes) {
             throw new ApiError("payload_too_large", `${field}: inflates to more than ${mib(limits.maxTotalBytes)}`);
@@ -84,7 +101,7 @@ export class ZipCollector {
           }
           chunks.push(data);
         }
-        if (final) this.files.push({ name: file.name, data: join(chunks, size) });
+        if (final) this.files.push({ name, data: join(chunks, size) });
       };
       file.start();
     });

@@ -1,6 +1,6 @@
 import { strToU8, zipSync, type Zippable } from "fflate";
 import { describe, expect, it } from "vitest";
-import { unzipBytes, zipStream, ZipCollector, type UnzipLimits } from "../../src/lib/zip";
+import { entryName, unzipBytes, zipStream, ZipCollector, type UnzipLimits } from "../../src/lib/zip";
 
 const LIMITS: UnzipLimits = { maxFiles: 5, maxFileBytes: 1000, maxTotalBytes: 3000, maxRatio: 100, maxRatioAfterBytes: 10_000 };
 const unzip = (bytes: Uint8Array, limits: Partial<UnzipLimits> = {}) => unzipBytes(bytes, "archive", { ...LIMITS, ...limits });
@@ -74,6 +74,18 @@ describe("ZipCollector", () => {
     expect(() => unzip(new Uint8Array(0))).toThrow(/archive: is not a ZIP archive/);
     const bytes = zipSync({ a: random(800) });
     expect(() => unzip(bytes.subarray(0, 400))).toThrow(/archive: is not a valid ZIP archive/);
+  });
+
+  it("reads UTF-8 names written without the archive's UTF-8 flag", () => {
+    const bytes = zipSync({ "ab.md": strToU8("x") });
+    // Rewrite the ASCII name "ab" as the UTF-8 bytes of "é", leaving the flag unset as many tools do.
+    for (let i = 0; i + 4 < bytes.length; i++) {
+      if (bytes[i] === 0x61 && bytes[i + 1] === 0x62 && bytes[i + 2] === 0x2e) bytes.set([0xc3, 0xa9], i);
+    }
+    expect(unzip(bytes).map((f) => f.name)).toEqual(["é.md"]);
+    expect(entryName("caf\u00e9")).toBe("caf\u00e9");
+    expect(entryName("plain")).toBe("plain");
+    expect(entryName("ünïcode ✓")).toBe("ünïcode ✓");
   });
 
   it("reads an empty archive as no files", () => {
