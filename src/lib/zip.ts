@@ -30,7 +30,7 @@ function isNoise(name: string): boolean {
   return name.endsWith("/") || name.startsWith("__MACOSX/") || name === ".DS_Store" || name.endsWith("/.DS_Store");
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
  * fflate reads a name without the archive's UTF-8 flag as Latin-1, but many tools write UTF-8 names
