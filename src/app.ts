@@ -13,6 +13,9 @@ import { registerDocsRoutes } from "./routes/docs";
 import { registerHealthRoutes } from "./routes/health";
 import { registerLogRequestRoutes } from "./routes/log-request";
 import { registerRequestRoutes } from "./routes/requests";
+import { registerFolderRoutes } from "./routes/folders";
+import { registerPromptTemplateRoutes } from "./routes/prompt-templates";
+import { registerToolRegistryRoutes } from "./routes/tool-registry";
 import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
@@ -63,6 +66,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerHealthRoutes(app);
   registerLogRequestRoutes(app);
   registerRequestRoutes(app);
+  registerPromptTemplateRoutes(app);
+  registerFolderRoutes(app);
+  registerToolRegistryRoutes(app);
   registerSkillCollectionRoutes(app);
   registerDocsRoutes(app);
   return app;
