@@ -13,12 +13,24 @@ import {
   type SkillManifestEntry,
   type SkillProvider,
 } from "../db/schema";
+import { rawBatch } from "../db/raw-batch";
 import type { AuthContext } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
 import type { UnzippedFile } from "../lib/zip";
+import {
+  checkNewMappings,
+  externalIdsFor,
+  insertMappingsStatement,
+  isExternalIdConflict,
+  resolveExternalIdLookup,
+  rethrowExternalIdConflict,
+  type ExternalIdLookupQuery,
+  type ExternalIdPair,
+} from "./external-ids";
+import { requireFolder } from "./folders";
 import {
   applyChanges,
   fileSetOf,
@@ -54,6 +66,7 @@ export interface CreateCollectionInput {
   provider?: SkillProvider | null;
   root_path?: string | null;
   commit_message?: string | null;
+  external_ids?: ExternalIdPair[] | null;
   /** The inflated ZIP of a multipart upload, when one was sent. */
   archive?: UnzippedFile[] | null;
   files: NewFile[];
@@ -134,6 +147,7 @@ const uniqueViolation = (err: unknown, column: string) => chainIncludes(err, new
 
 export async function createCollection(store: SkillStore, auth: AuthContext, input: CreateCollectionInput) {
   const { db } = store;
+  await requireFolder(db, auth.workspaceId, input.folder_id);
   const base = input.archive ? await archiveSet(input.archive) : new Map<string, FileRef>();
   const files = unwrap(applyChanges(base, { moves: [], deletes: [], updates: await newRefs(input.files, "files", "content"), fields: { updates: "files" } })).files;
   const manifest = manifestOf(files, store.maxVersionBytes);
@@ -142,6 +156,7 @@ export async function createCollection(store: SkillStore, auth: AuthContext, inp
   if (await findByName(db, auth.workspaceId, input.name)) throw nameTaken(input.name);
   let rootPath = explicitRoot ?? (await freeRootPath(db, auth.workspaceId, rootPathFromName(input.name)));
   if (explicitRoot && (await findByRootPath(db, auth.workspaceId, explicitRoot))) throw rootTaken(explicitRoot);
+  const mappings = await checkNewMappings(db, auth.workspaceId, "skill_collection", null, input.external_ids);
 
   await uploadNew(store, auth.workspaceId, files, new Set());
 
@@ -177,9 +192,14 @@ export async function createCollection(store: SkillStore, auth: AuthContext, inp
       createdAt: now,
     };
     try {
-      await db.batch([db.insert(skillCollections).values(collection), db.insert(skillCollectionVersions).values(version)]);
-      return { collection, version };
+      await rawBatch(db, [
+        db.insert(skillCollections).values(collection),
+        db.insert(skillCollectionVersions).values(version),
+        ...(mappings.length ? [insertMappingsStatement(auth.workspaceId, "skill_collection", sql`SELECT ${collection.id}`, mappings)] : []),
+      ]);
+      return { collection, version, externalIds: mappings };
     } catch (err) {
+      if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "skill_collection");
       // Lost a race for the name, or for a root path derived from it (then try the next free one).
       if (uniqueViolation(err, "name")) throw nameTaken(input.name);
       if (uniqueViolation(err, "root_path")) {
@@ -394,7 +414,8 @@ export async function* versionFiles(blobs: R2Bucket, workspaceId: number, manife
   }
 }
 
-export interface ListFilters {
+export interface ListFilters extends ExternalIdLookupQuery {
+  folder_id?: number;
   created_by_email?: string;
   created_after?: number;
   created_before?: number;
@@ -406,7 +427,14 @@ export interface ListFilters {
 
 export async function listCollections(db: Db, workspaceId: number, f: ListFilters): Promise<SkillCollectionRow[]> {
   const t = skillCollections;
+  const lookup = await resolveExternalIdLookup(db, workspaceId, "skill_collection", f);
+  if (lookup === null) return [];
   const where: (SQL | undefined)[] = [eq(t.workspaceId, workspaceId), eq(t.isDeleted, false)];
+  if (lookup !== undefined) where.push(eq(t.id, lookup));
+  if (f.folder_id !== undefined) {
+    await requireFolder(db, workspaceId, f.folder_id);
+    where.push(eq(t.folderId, f.folder_id));
+  }
   if (f.created_by_email !== undefined) {
     const creators = db.select({ id: users.id }).from(users).where(and(eq(users.workspaceId, workspaceId), eq(users.email, f.created_by_email)));
     where.push(inArray(t.createdBy, creators));
@@ -425,7 +453,22 @@ export async function listCollections(db: Db, workspaceId: number, f: ListFilter
     .orderBy(dir(column), dir(t.id));
 }
 
-export function collectionView(row: SkillCollectionRow) {
+/** Whether the collection `id` (a UUID) exists in the workspace: the external-ID routes' 404 check. */
+export async function collectionExists(db: Db, workspaceId: number, id: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: skillCollections.id })
+    .from(skillCollections)
+    .where(and(eq(skillCollections.id, id), eq(skillCollections.workspaceId, workspaceId), eq(skillCollections.isDeleted, false)))
+    .limit(1);
+  return !!row;
+}
+
+/** The external IDs of collections, keyed by id (one query per 90 collections). */
+export function collectionExternalIds(db: Db, workspaceId: number, ids: string[]): Promise<Map<string, ExternalIdPair[]>> {
+  return externalIdsFor(db, workspaceId, "skill_collection", ids);
+}
+
+export function collectionView(row: SkillCollectionRow, externalIds: ExternalIdPair[] = []) {
   return {
     id: row.id,
     workspace_id: row.workspaceId,
@@ -438,7 +481,7 @@ export function collectionView(row: SkillCollectionRow) {
     created_at: toIso(row.createdAt),
     updated_by: row.updatedBy,
     updated_at: toIso(row.updatedAt),
-    external_ids: [] as { source: string; external_id: string }[],
+    external_ids: externalIds,
   };
 }
 

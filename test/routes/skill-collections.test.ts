@@ -223,14 +223,6 @@ describe("POST /skill-collections (JSON)", () => {
     });
   });
 
-  it("refuses external_ids and folder_id until external IDs and folders exist (400)", async () => {
-    await leavesNothing(async (key) => {
-      await expectError(await create({ name: uniq(), external_ids: [{ source: "s", external_id: "1" }] }, key), 400, /external_ids: not supported yet/);
-      await expectError(await create({ name: uniq(), folder_id: 1 }, key), 400, /folder_id: no such folder/);
-    });
-    await created({ name: uniq(), external_ids: [], folder_id: null });
-  });
-
   it("answers 415 for another content type and 401 without a key", async () => {
     await expectError(await call(BASE, { method: "POST", key: ws.key, body: "name=x", headers: { "Content-Type": "text/plain" } }), 415, /./);
     await expectError(await call(BASE, { method: "POST", json: { name: uniq() } }), 401, /X-API-KEY/);
@@ -621,5 +613,109 @@ describe("GET /skill-collections", () => {
     await expectError(await call(`${BASE}?sort_by=size`, { key: w.key }), 400, /sort_by: must be one of/);
     await expectError(await call(`${BASE}?sort_order=up`, { key: w.key }), 400, /sort_order: must be asc or desc/);
     await expectError(await call(`${BASE}?created_after=yesterday`, { key: w.key }), 400, /created_after/);
+  });
+});
+
+async function newFolder(key: string, parent_id?: number): Promise<number> {
+  const res = await call("/api/public/v2/folders", { method: "POST", key, json: { name: uniq("folder"), parent_id } });
+  expect(res.status).toBe(201);
+  return (await json(res)).folder.id;
+}
+
+describe("external IDs of skill collections", () => {
+  const ext = (id: string) => `${BASE}/${id}/external-ids`;
+
+  it("takes external_ids on create (repeats once), and shows them on create, pull, list and version answers", async () => {
+    const pair = { source: "crm", external_id: uniq("x") };
+    const b = await created({ name: uniq(), external_ids: [pair, pair] });
+    expect(b.external_ids).toEqual([pair]);
+    expect(b.skill_collection.external_ids).toEqual([pair]);
+    const id = b.skill_collection.id;
+    expect((await pulled(id)).skill_collection.external_ids).toEqual([pair]);
+    expect((await json(await saveVersion(id, { commit_message: "x" }))).skill_collection.external_ids).toEqual([pair]);
+    const listed = await json(await call(`${BASE}?external_source=crm&external_id=${pair.external_id}`, { key: ws.key }));
+    expect(listed.skill_collections).toEqual([expect.objectContaining({ id, external_ids: [pair] })]);
+    expect(await json(await call(ext(id), { key: ws.key }))).toEqual({ success: true, external_ids: [pair] });
+  });
+
+  it("makes a create whose mapping another collection holds a 409 that creates nothing", async () => {
+    const w = await createWorkspace();
+    const pair = { source: "crm", external_id: "taken" };
+    await created({ name: uniq(), files: [{ path: "a", content: "first" }], external_ids: [pair] }, w.key);
+    const before = { rows: await rowCount(w.workspaceId), blobs: await blobCount(w.workspaceId) };
+    await expectError(await create({ name: uniq(), files: [{ path: "b", content: "second" }], external_ids: [pair] }, w.key), 409, /already attached/);
+    const fd = form({ metadata: JSON.stringify({ name: uniq(), external_ids: [pair] }), archive: zipSync({ c: strToU8("third") }) });
+    await expectError(await call(BASE, { method: "POST", key: w.key, body: fd }), 409, /already attached/);
+    expect({ rows: await rowCount(w.workspaceId), blobs: await blobCount(w.workspaceId) }).toEqual(before);
+    // The same mapping in another workspace is no conflict.
+    await created({ name: uniq(), external_ids: [pair] }, other.key);
+    await expectError(await create({ name: uniq(), external_ids: [{ source: "", external_id: "x" }] }), 400, /external_ids\[0\]\.source/);
+  });
+
+  it("attaches (201, idempotent; 409 on another collection), lists and detaches through /{skill_collection_id}/external-ids", async () => {
+    const a = (await created({ name: uniq() })).skill_collection.id;
+    const b = (await created({ name: uniq() })).skill_collection.id;
+    const pair = { source: "s/rc", external_id: uniq("a/b%c") };
+    for (let i = 0; i < 2; i++) {
+      const res = await call(ext(a), { method: "POST", key: ws.key, json: pair });
+      expect(res.status).toBe(201);
+      expect(await json(res)).toEqual({ success: true, external_id: pair });
+    }
+    await expectError(await call(ext(b), { method: "POST", key: ws.key, json: pair }), 409, /already attached/);
+    expect((await json(await call(ext(a.toUpperCase()), { key: ws.key }))).external_ids).toEqual([pair]);
+    const del = `${ext(a)}/${enc(pair.source)}/${enc(pair.external_id)}`;
+    expect((await call(del, { method: "DELETE", key: ws.key })).status).toBe(200);
+    await expectError(await call(del, { method: "DELETE", key: ws.key }), 404, /not found/);
+    expect((await call(ext(b), { method: "POST", key: ws.key, json: pair })).status).toBe(201);
+  });
+
+  it("is 404 for another workspace's collection or an unknown UUID, 400 for an id that is not a UUID", async () => {
+    const theirs = (await created({ name: uniq() }, other.key)).skill_collection;
+    await expectError(await call(ext(theirs.id), { method: "POST", key: ws.key, json: { source: "a", external_id: "b" } }), 404, /skill collection not found/);
+    await expectError(await call(ext(theirs.id), { key: ws.key }), 404, /not found/);
+    await expectError(await call(`${ext(theirs.id)}/a/b`, { method: "DELETE", key: ws.key }), 404, /not found/);
+    await expectError(await call(ext(crypto.randomUUID()), { key: ws.key }), 404, /not found/);
+    await expectError(await call(ext(enc(theirs.name)), { key: other.key }), 400, /must be a UUID/);
+  });
+
+  it("looks a collection up on the list; an unknown mapping finds nothing; one parameter alone is a 400", async () => {
+    const pair = { source: "gh", external_id: uniq("lookup") };
+    const a = (await created({ name: uniq(), external_ids: [pair] })).skill_collection.id;
+    const q = `external_source=gh&external_id=${pair.external_id}`;
+    expect((await json(await call(`${BASE}?${q}`, { key: ws.key }))).skill_collections.map((c: any) => c.id)).toEqual([a]);
+    expect((await json(await call(`${BASE}?external_source=gh&external_id=nope`, { key: ws.key }))).skill_collections).toEqual([]);
+    expect((await json(await call(`${BASE}?${q}`, { key: other.key }))).skill_collections).toEqual([]);
+    await expectError(await call(`${BASE}?external_source=gh`, { key: ws.key }), 400, /external_id: is required with external_source/);
+  });
+});
+
+describe("skill collections in folders", () => {
+  it("creates a collection in a folder, lists by folder, and shows it in the folder's entities", async () => {
+    const w = await createWorkspace();
+    const f = await newFolder(w.key);
+    const g = await newFolder(w.key);
+    const inF = await created({ name: uniq("in-f"), folder_id: f }, w.key);
+    expect(inF.skill_collection.folder_id).toBe(f);
+    await created({ name: uniq("in-g"), folder_id: g }, w.key);
+    await created({ name: uniq("root") }, w.key);
+    const byFolder = await json(await call(`${BASE}?folder_id=${f}`, { key: w.key }));
+    expect(byFolder.skill_collections.map((c: any) => c.id)).toEqual([inF.skill_collection.id]);
+    expect((await json(await call(BASE, { key: w.key }))).skill_collections).toHaveLength(3);
+    const entities = await json(await call(`/api/public/v2/folders/entities?folder_id=${f}&filter_type=SKILL_COLLECTION`, { key: w.key }));
+    expect(entities.entities.map((e: any) => [e.type, e.id, e.name])).toEqual([["SKILL_COLLECTION", inF.skill_collection.id, inF.skill_collection.name]]);
+    // Publishing into a folder works from a ZIP too.
+    const res = await call(BASE, { method: "POST", key: w.key, body: form({ json: JSON.stringify({ name: uniq(), folder_id: g }), files: zipSync({ a: strToU8("a") }) }) });
+    expect((await json(res)).skill_collection.folder_id).toBe(g);
+  });
+
+  it("answers 404 for an unknown folder or another workspace's, on create and on the list filter, creating nothing", async () => {
+    const theirs = await newFolder(other.key);
+    await leavesNothing(async (key) => {
+      await expectError(await create({ name: uniq(), folder_id: theirs, files: [{ path: "a", content: "a" }] }, key), 404, /folder_id: folder \d+ not found/);
+      await expectError(await create({ name: uniq(), folder_id: 99999999 }, key), 404, /folder_id/);
+      await expectError(await call(`${BASE}?folder_id=${theirs}`, { key }), 404, /folder_id/);
+    });
+    await expectError(await create({ name: uniq(), folder_id: 0 }), 400, /folder_id: must be a positive integer/);
+    await expectError(await call(`${BASE}?folder_id=abc`, { key: ws.key }), 400, /folder_id/);
   });
 });

@@ -8,7 +8,10 @@ import { ApiError } from "../../lib/errors";
 import { maxBytesOf } from "../../lib/middleware";
 import { defineRoute } from "../../lib/openapi";
 import { zipStream } from "../../lib/zip";
+import { externalIdRoutes } from "../external-ids";
 import {
+  collectionExists,
+  collectionExternalIds,
   collectionView,
   createCollection,
   createVersion,
@@ -35,6 +38,7 @@ import {
   MultipartBody,
   RenameBody,
   RenameResponse,
+  SkillCollectionIdParam,
 } from "./schemas";
 import { readUpload } from "./upload";
 
@@ -133,6 +137,10 @@ function validJson<T>(c: Context<AppEnv>): T {
   return (c.req as unknown as { valid(target: "json"): T }).valid("json");
 }
 
+async function externalIdsOf(c: Context<AppEnv>, id: string) {
+  return (await collectionExternalIds(getDb(c.env.DB), c.get("auth").workspaceId, [id])).get(id) ?? [];
+}
+
 function storeOf(c: Context<AppEnv>): SkillStore {
   return { db: getDb(c.env.DB), blobs: c.env.BLOBS, maxVersionBytes: maxBytesOf(c.env, "SKILL_VERSION_MAX_BYTES") };
 }
@@ -181,20 +189,20 @@ function zipName(name: string, version: SkillCollectionVersionRow): string {
 export function registerSkillCollectionRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(createRoute, async (c) => {
     const { body, archive } = await readUpload(c, CreateCollectionBody, validJson(c), { metadataRequired: true });
-    if (body.external_ids && body.external_ids.length > 0) {
-      throw new ApiError("validation_error", "external_ids: not supported yet on skill collections");
-    }
-    if (body.folder_id != null) throw new ApiError("validation_error", "folder_id: no such folder in this workspace");
-    const { collection, version } = await createCollection(storeOf(c), c.get("auth"), {
+    const { collection, version, externalIds } = await createCollection(storeOf(c), c.get("auth"), {
       name: body.name,
       folder_id: body.folder_id,
       provider: body.provider,
       root_path: rootPathOf(body.root_path),
       commit_message: body.commit_message,
+      external_ids: body.external_ids,
       archive,
       files: asNewFiles(body.files),
     });
-    return c.json({ success: true as const, skill_collection: collectionView(collection), external_ids: [], version: versionView(version) }, 201);
+    return c.json(
+      { success: true as const, skill_collection: collectionView(collection, externalIds), external_ids: externalIds, version: versionView(version) },
+      201,
+    );
   });
 
   app.openapi(versionRoute, async (c) => {
@@ -209,19 +217,23 @@ export function registerSkillCollectionRoutes(app: OpenAPIHono<AppEnv>) {
       release_label: body.release_label,
       provider: body.provider,
     });
-    return c.json({ success: true as const, version: versionView(version), skill_collection: collectionView(collection) }, 201);
+    const ext = await externalIdsOf(c, collection.id);
+    return c.json({ success: true as const, version: versionView(version), skill_collection: collectionView(collection, ext) }, 201);
   });
 
   app.openapi(renameRoute, async (c) => {
     const { identifier } = c.req.valid("param");
     const { name } = c.req.valid("json");
     const collection = await renameCollection(getDb(c.env.DB), c.get("auth"), identifier, name);
-    return c.json({ success: true as const, skill_collection: collectionView(collection) }, 200);
+    return c.json({ success: true as const, skill_collection: collectionView(collection, await externalIdsOf(c, collection.id)) }, 200);
   });
 
   app.openapi(listRoute, async (c) => {
-    const rows = await listCollections(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("query"));
-    return c.json({ success: true as const, skill_collections: rows.map(collectionView) }, 200);
+    const db = getDb(c.env.DB);
+    const { workspaceId } = c.get("auth");
+    const rows = await listCollections(db, workspaceId, c.req.valid("query"));
+    const ext = await collectionExternalIds(db, workspaceId, rows.map((r) => r.id));
+    return c.json({ success: true as const, skill_collections: rows.map((r) => collectionView(r, ext.get(r.id))) }, 200);
   });
 
   app.openapi(getRoute, async (c) => {
@@ -242,7 +254,18 @@ export function registerSkillCollectionRoutes(app: OpenAPIHono<AppEnv>) {
         "Content-Disposition": `attachment; filename="${zipName(collection.name, version ?? ({ number: 0 } as SkillCollectionVersionRow))}"`,
       });
     }
-    const head = { success: true, skill_collection: collectionView(collection), version: version ? versionView(version) : null };
+    const ext = await externalIdsOf(c, collection.id);
+    const head = { success: true, skill_collection: collectionView(collection, ext), version: version ? versionView(version) : null };
     return c.body(streamJson(head, files), 200, { "Content-Type": "application/json; charset=utf-8" }) as never;
+  });
+
+  externalIdRoutes<string>(app, {
+    entityType: "skill_collection",
+    basePath: BASE,
+    idParam: "skill_collection_id",
+    idSchema: SkillCollectionIdParam,
+    label: "skill collection",
+    tag: TAGS[0],
+    exists: collectionExists,
   });
 }

@@ -1,7 +1,8 @@
 // Request and response schemas of the skill collection endpoints (they also feed /openapi.json).
 import { z } from "@hono/zod-openapi";
 import { SKILL_PROVIDERS } from "../../db/schema";
-import { Timestamp } from "../../lib/schemas";
+import { IdParam, Timestamp } from "../../lib/schemas";
+import { ExternalId as ExternalIdOut, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 import { looksLikeUuid } from "../../services/skill-collections";
 import { SKILL_MAX_FILES } from "../../services/skill-manifest";
 
@@ -33,15 +34,10 @@ const FileEntry = z
   })
   .openapi("SkillFile");
 
-const ExternalId = z.object({
-  source: z.string().min(1, "must not be empty").max(128, "must be at most 128 characters"),
-  external_id: z.string().min(1, "must not be empty").max(512, "must be at most 512 characters"),
-});
-
 export const CreateCollectionBody = z
   .looseObject({
     name: CollectionName,
-    folder_id: z.int().positive().nullish(),
+    folder_id: z.int().positive("must be a positive integer").nullish(),
     provider: Provider.nullish(),
     root_path: z
       .string()
@@ -49,7 +45,7 @@ export const CreateCollectionBody = z
       .openapi({ description: "Where the collection's files live, e.g. `support/refunds` (an identifier too). Default: derived from the name." }),
     files: z.array(FileEntry).nullish().transform((v) => v ?? []),
     commit_message: z.string().nullish(),
-    external_ids: z.array(ExternalId).nullish(),
+    external_ids: ExternalIdsInput,
   })
   .openapi("CreateSkillCollectionRequest");
 
@@ -104,8 +100,6 @@ const MultipartDoc = {
 };
 
 export const MultipartBody = { schema: MultipartDoc };
-
-const ExternalIdOut = z.object({ source: z.string(), external_id: z.string() }).openapi("ExternalId");
 
 export const SkillCollectionOut = z
   .object({
@@ -182,6 +176,8 @@ export const GetQuery = z.object({
 });
 
 export const ListQuery = z.object({
+  folder_id: IdParam("folder_id").optional().openapi({ param: { name: "folder_id", in: "query" }, description: "Only the collections directly in this folder." }),
+  ...ExternalIdLookupShape,
   created_by_email: z.string().min(1).optional(),
   created_after: Timestamp.optional(),
   created_before: Timestamp.optional(),
@@ -190,3 +186,10 @@ export const ListQuery = z.object({
   sort_by: z.enum(["created_at", "updated_at", "name", "id"], { error: "must be one of created_at, updated_at, name, id" }).optional(),
   sort_order: z.enum(["asc", "desc"], { error: "must be asc or desc" }).optional(),
 });
+
+/** The id in the external-ID routes' paths: a collection's UUID (names and root paths are for the other routes). */
+export const SkillCollectionIdParam = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, "must be a UUID")
+  .transform((s) => s.toLowerCase())
+  .openapi({ param: { name: "skill_collection_id", in: "path" }, format: "uuid" });
