@@ -84,6 +84,20 @@ describe("the official promptlayer SDK: skills", () => {
     expect(((await pl.skills.pull(`${renamed}-x`)) as any).version.number).toBe(3);
   });
 
+  it("publishes into a folder (folderId), from files and from a ZIP", async () => {
+    const res = await fetch(`${api.url}/api/public/v2/folders`, {
+      method: "POST",
+      headers: { "X-API-KEY": api.key, "Content-Type": "application/json" },
+      body: JSON.stringify({ name: uniq("folder") }),
+    });
+    const folderId = ((await res.json()) as any).folder.id as number;
+    const fromFiles = await pl.skills.publish({ name: uniq("in-folder"), provider: "openai", folderId, files: [{ path: "a.md", content: "a" }] });
+    expect(fromFiles?.skill_collection.folder_id).toBe(folderId);
+    const fromZip = await pl.skills.publish({ name: uniq("zip-folder"), provider: "openai", folderId, zipFile: zipSync({ "b.md": strToU8("b") }) });
+    expect(fromZip?.skill_collection.folder_id).toBe(folderId);
+    await expect(pl.skills.publish({ name: uniq("nowhere"), provider: "openai", folderId: 99999999, files: [] })).rejects.toThrow(/folder_id: folder 99999999 not found/);
+  });
+
   it("surfaces our messages as the SDK's errors (404, 409, 400)", async () => {
     await expect(pl.skills.pull(uniq("missing"))).rejects.toThrow(/skill collection not found/);
     const name = uniq("sdk-dup");
