@@ -16,6 +16,7 @@ import { registerRequestRoutes } from "./routes/requests";
 import { registerFolderRoutes } from "./routes/folders";
 import { registerPromptTemplateRoutes } from "./routes/prompt-templates";
 import { registerToolRegistryRoutes } from "./routes/tool-registry";
+import { registerWorkflowRoutes } from "./routes/workflows";
 import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
@@ -69,6 +70,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerPromptTemplateRoutes(app);
   registerFolderRoutes(app);
   registerToolRegistryRoutes(app);
+  registerWorkflowRoutes(app);
   registerSkillCollectionRoutes(app);
   registerDocsRoutes(app);
   return app;

@@ -4,6 +4,9 @@
 import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { JobMessage } from "./messages";
+import { getDb } from "../db/client";
+import { blockContextFor } from "../services/block-context";
+import { runExecution } from "../services/workflow-runs";
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
 
@@ -11,6 +14,10 @@ const handlers: Handlers = {
   // Records that the queue delivered: R2 is the cheapest place a test can read it back from.
   ping: async (job, env) => {
     await env.BLOBS.put(`queue-pings/${job.workspace_id}/${job.token}`, new Date().toISOString());
+  },
+  workflow_run: async (job, env) => {
+    const db = getDb(env.DB);
+    await runExecution(db, job.workspace_id, job.execution_id, blockContextFor(env, db, job.workspace_id));
   },
 };
 

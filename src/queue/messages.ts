@@ -9,7 +9,10 @@ export const envelope = <K extends string, B extends z.ZodRawShape>(kind: K, bod
 /** Checks that the queue path works end to end (used by tests and `npm run dev` smoke checks). */
 export const PingJob = envelope("ping", { token: z.string().max(200) });
 
-export const JobMessage = z.discriminatedUnion("kind", [PingJob]);
+/** Runs (or resumes) one workflow execution; the rows it works on say what is left to do. */
+export const WorkflowRunJob = envelope("workflow_run", { execution_id: z.int().positive() });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {

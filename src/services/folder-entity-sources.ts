@@ -4,7 +4,7 @@
 import { inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
-import { folders, promptTemplates, promptVersions, skillCollections, toolRegistry } from "../db/schema";
+import { folders, promptTemplates, promptVersions, skillCollections, toolRegistry, workflows } from "../db/schema";
 import type { FolderEntitySource } from "./folder-entities";
 
 interface StandardTable {
@@ -48,6 +48,7 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
   },
   { type: "PROMPT", table: promptTemplates, columns: standardColumns(promptTemplates), externalIdType: "prompt_template", metadata: promptMetadata },
   { type: "TOOL_REGISTRY", table: toolRegistry, columns: standardColumns(toolRegistry), externalIdType: "tool_registry" },
+  { type: "WORKFLOW", table: workflows, columns: standardColumns(workflows), externalIdType: "workflow", metadata: workflowMetadata },
   {
     type: "SKILL_COLLECTION",
     table: skillCollections,
@@ -56,3 +57,14 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
     externalIdType: "skill_collection",
   },
 ];
+
+async function workflowMetadata(db: Db, _ws: number, ids: string[]) {
+  const out = new Map<string, Record<string, unknown>>();
+  for (let i = 0; i < ids.length; i += 90) {
+    const rows = await db.all<{ workflow_id: number; latest: number }>(
+      sql`SELECT workflow_id, max(version_number) AS latest FROM workflow_versions WHERE workflow_id IN (SELECT value FROM json_each(${JSON.stringify(ids.slice(i, i + 90).map(Number))})) GROUP BY workflow_id`,
+    );
+    for (const r of rows) out.set(String(r.workflow_id), { latest_version_number: r.latest });
+  }
+  return out;
+}
