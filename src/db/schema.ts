@@ -146,10 +146,25 @@ export const requestLogs = sqliteTable(
     agentIntent: text("agent_intent", { enum: AGENT_INTENTS }),
   },
   (t) => [
-    index("request_logs_workspace_start").on(t.workspaceId, t.requestStartTime),
+    // Newest-first listing and a covering scan for filters on the scalar fields: counting matches
+    // reads this index, never the wide rows (which hold the input and output JSON).
+    index("request_logs_workspace_scan").on(
+      t.workspaceId,
+      t.requestStartTime,
+      t.requestEndTime,
+      t.model,
+      t.provider,
+      t.status,
+      t.price,
+      t.inputTokens,
+      t.outputTokens,
+      t.promptId,
+      t.promptVersionNumber,
+      t.outputFormat,
+    ),
     index("request_logs_workspace_prompt").on(t.workspaceId, t.promptId, t.promptVersionNumber),
     index("request_logs_workspace_model").on(t.workspaceId, t.model),
-    index("request_logs_workspace_price").on(t.workspaceId, t.price),
+    index("request_logs_workspace_price_start").on(t.workspaceId, t.price, t.requestStartTime),
   ],
 );
 
@@ -171,7 +186,8 @@ export const requestLogValues = sqliteTable(
     value: text("value").notNull(),
   },
   (t) => [
-    index("request_log_values_lookup").on(t.workspaceId, t.kind, t.key, t.value),
+    // request_id last: a lookup reads log ids from the index alone, and a probe for one log is a seek.
+    index("request_log_values_probe").on(t.workspaceId, t.kind, t.key, t.value, t.requestId),
     index("request_log_values_request").on(t.requestId),
   ],
 );
