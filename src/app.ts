@@ -17,6 +17,7 @@ import { registerFolderRoutes } from "./routes/folders";
 import { registerPromptTemplateRoutes } from "./routes/prompt-templates";
 import { registerToolRegistryRoutes } from "./routes/tool-registry";
 import { registerWorkflowRoutes } from "./routes/workflows";
+import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -70,6 +71,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerFolderRoutes(app);
   registerToolRegistryRoutes(app);
   registerWorkflowRoutes(app);
+  registerSkillCollectionRoutes(app);
   registerDocsRoutes(app);
   return app;
 }
