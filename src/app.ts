@@ -18,6 +18,7 @@ import { registerPromptTemplateRoutes } from "./routes/prompt-templates";
 import { registerToolRegistryRoutes } from "./routes/tool-registry";
 import { registerWorkflowRoutes } from "./routes/workflows";
 import { registerDatasetRoutes } from "./routes/datasets";
+import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -72,6 +73,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerToolRegistryRoutes(app);
   registerWorkflowRoutes(app);
   registerDatasetRoutes(app);
+  registerSkillCollectionRoutes(app);
   registerDocsRoutes(app);
   return app;
 }

@@ -21,6 +21,9 @@ export interface Env {
   ENDPOINT_TIMEOUT_MS?: string;
   /** "true" lets ENDPOINT blocks call loopback/private addresses: local development only. */
   ENDPOINT_ALLOW_PRIVATE_ADDRESSES?: string;
+  SKILL_JSON_MAX_BYTES?: string;
+  SKILL_UPLOAD_MAX_BYTES?: string;
+  SKILL_VERSION_MAX_BYTES?: string;
 }
 
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */

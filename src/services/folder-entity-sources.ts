@@ -4,7 +4,7 @@
 import { inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
-import { datasetGroups, folders, promptTemplates, promptVersions, toolRegistry, workflows } from "../db/schema";
+import { datasetGroups, folders, promptTemplates, promptVersions, skillCollections, toolRegistry, workflows } from "../db/schema";
 import type { FolderEntitySource } from "./folder-entities";
 
 interface StandardTable {
@@ -50,6 +50,13 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
   { type: "TOOL_REGISTRY", table: toolRegistry, columns: standardColumns(toolRegistry), externalIdType: "tool_registry" },
   { type: "WORKFLOW", table: workflows, columns: standardColumns(workflows), externalIdType: "workflow", metadata: workflowMetadata },
   { type: "DATASET", table: datasetGroups, columns: standardColumns(datasetGroups), externalIdType: "dataset_group" },
+  {
+    type: "SKILL_COLLECTION",
+    table: skillCollections,
+    columns: standardColumns(skillCollections),
+    where: sql`${skillCollections.isDeleted} = 0`,
+    externalIdType: "skill_collection",
+  },
 ];
 
 async function workflowMetadata(db: Db, _ws: number, ids: string[]) {

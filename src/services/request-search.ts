@@ -2,7 +2,7 @@
 // SQL over D1 because the compiler emits numbered parameters (?N) that drizzle's builder cannot
 // carry; every value is bound. Suggestions without a filter_group read the facet counts kept by
 // POST /log-request (an index range, no GROUP BY over logs); with one they count the matching logs.
-import type { FacetField } from "../db/schema";
+import { FACET_FIELDS, type FacetField } from "../db/schema";
 import { compileRequestLogQuery, facetLookupsOf, isGroup, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { toIso } from "../lib/time";
 import { indexed } from "./request-log-index";
@@ -125,22 +125,9 @@ function searchItem(r: SearchRow, withPromptName: boolean) {
 
 // ---- suggestions ----
 
-export const SUGGESTION_FIELDS = [
-  "engine",
-  "provider_type",
-  "prompt_id",
-  "prompt",
-  "tags",
-  "metadata_keys",
-  "status",
-  "tool_names",
-  "output_keys",
-  "input_variable_keys",
-  "metadata_values",
-  "output_values",
-  "input_variable_values",
-] as const satisfies readonly FacetField[];
-export type SuggestionField = (typeof SUGGESTION_FIELDS)[number];
+/** The 13 suggestion fields of the interface: exactly the facet fields the log path counts. */
+export const SUGGESTION_FIELDS = FACET_FIELDS;
+export type SuggestionField = FacetField;
 
 /** Fields whose values belong to one key, named by metadata_key. */
 export const KEYED_FIELDS: ReadonlySet<SuggestionField> = new Set(["metadata_values", "output_values", "input_variable_values"]);

@@ -19,7 +19,6 @@ CREATE TABLE `dataset_jobs` (
 	`params` text NOT NULL,
 	`status` text DEFAULT 'QUEUED' NOT NULL,
 	`rows_added` integer,
-	`error_message` text,
 	`created_by` integer,
 	`created_at` integer DEFAULT (cast(unixepoch('subsec') * 1000 as integer)) NOT NULL,
 	`updated_at` integer DEFAULT (cast(unixepoch('subsec') * 1000 as integer)) NOT NULL,
