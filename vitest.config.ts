@@ -4,6 +4,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { fakeUpstream } from "./test/fake-upstream.mjs";
 
 const migrationsDir = fileURLToPath(new URL("./migrations", import.meta.url));
 
@@ -19,7 +20,13 @@ export default defineConfig({
             main: "./src/index.ts",
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
-              bindings: { TEST_MIGRATIONS: await readD1Migrations(migrationsDir) },
+              bindings: {
+                TEST_MIGRATIONS: await readD1Migrations(migrationsDir),
+                OPENAI_API_KEY: "test-key",
+                OPENAI_BASE_URL: "http://fake-llm.test/v1",
+              },
+              // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.
+              outboundService: fakeUpstream,
             },
           })),
         ],

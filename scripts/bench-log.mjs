@@ -12,8 +12,8 @@
 // that both see the same conditions (noise on a shared machine, a growing database, a warm JIT).
 // Exit code: 0 when every request got its expected status (targets met or not; they are reported),
 // 1 when any request failed, 2 on a usage or startup error.
-import { cpus, platform, release, totalmem } from "node:os";
 import { performance } from "node:perf_hooks";
+import { machine, percentile } from "./lib/bench.mjs";
 import { startLocalApi } from "./lib/local-api.mjs";
 
 const TARGET_RATIO = 0.5; // log-request throughput >= 50 % of the health ceiling
@@ -67,20 +67,6 @@ const USAGE = `usage: npm run bench:log [-- --concurrency N] [--count N] [--warm
 
 // ---------------------------------------------------------------------------------------------
 // Machine
-
-function machine() {
-  const list = cpus();
-  const model = (list[0]?.model ?? "unknown CPU").replace(/\s+/g, " ").trim();
-  const gib = (totalmem() / 1024 ** 3).toFixed(1);
-  return {
-    cpu: model,
-    cpus: list.length,
-    memory_gib: Number(gib),
-    node: process.version,
-    os: `${platform()} ${release()}`,
-    line: `${model} × ${list.length}, ${gib} GiB RAM, Node ${process.version}, ${platform()} ${release()}`,
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -185,13 +171,6 @@ async function drive(endpoint, { first, count, concurrency }, errors) {
   const t0 = performance.now();
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
   return { latencies, elapsedMs: performance.now() - t0 };
-}
-
-/** Nearest-rank percentile of sorted values. */
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
 function summarise(name, concurrency, parts, errors) {

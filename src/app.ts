@@ -13,6 +13,12 @@ import { registerDocsRoutes } from "./routes/docs";
 import { registerHealthRoutes } from "./routes/health";
 import { registerLogRequestRoutes } from "./routes/log-request";
 import { registerRequestRoutes } from "./routes/requests";
+import { registerFolderRoutes } from "./routes/folders";
+import { registerPromptTemplateRoutes } from "./routes/prompt-templates";
+import { registerToolRegistryRoutes } from "./routes/tool-registry";
+import { registerWorkflowRoutes } from "./routes/workflows";
+import { registerDatasetRoutes } from "./routes/datasets";
+import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 import { registerSheetRoutes } from "./routes/sheets";
 import { registerTableRoutes } from "./routes/tables";
 
@@ -64,6 +70,12 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerHealthRoutes(app);
   registerLogRequestRoutes(app);
   registerRequestRoutes(app);
+  registerPromptTemplateRoutes(app);
+  registerFolderRoutes(app);
+  registerToolRegistryRoutes(app);
+  registerWorkflowRoutes(app);
+  registerDatasetRoutes(app);
+  registerSkillCollectionRoutes(app);
   registerTableRoutes(app);
   registerSheetRoutes(app);
   registerDocsRoutes(app);

@@ -10,6 +10,20 @@ export interface Env {
   LOG_REQUEST_MAX_BYTES?: string;
   JSON_MAX_BYTES?: string;
   AUTH_CACHE_TTL_MS?: string;
+  // Blocks (issue 5): LLM providers by secret (base URL + key), and the ENDPOINT block's limits.
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  ANTHROPIC_BASE_URL?: string;
+  ANTHROPIC_API_KEY?: string;
+  LLM_DEFAULT_PROVIDER?: string;
+  LLM_DEFAULT_MODEL?: string;
+  LLM_TIMEOUT_MS?: string;
+  ENDPOINT_TIMEOUT_MS?: string;
+  /** "true" lets ENDPOINT blocks call loopback/private addresses: local development only. */
+  ENDPOINT_ALLOW_PRIVATE_ADDRESSES?: string;
+  SKILL_JSON_MAX_BYTES?: string;
+  SKILL_UPLOAD_MAX_BYTES?: string;
+  SKILL_VERSION_MAX_BYTES?: string;
   IMPORT_MAX_FILE_BYTES?: string;
   IMPORT_PART_BYTES?: string;
 }

@@ -35,10 +35,12 @@ async function waitForHealth(url, child, timeoutMs) {
 }
 
 /** @returns {Promise<{url: string, key: string, persistTo: string, logs: () => string, stop: () => Promise<void>}>} */
-export async function startLocalApi({ workspace = "local-test", email = "dev@localhost", vars = {}, wranglerArgs = [], timeoutMs = 90_000 } = {}) {
+export async function startLocalApi({ workspace = "local-test", email = "dev@localhost", vars = {}, wranglerArgs = [], timeoutMs = 90_000, prepare } = {}) {
   const persistTo = mkdtempSync(join(tmpdir(), "promptedge-"));
   applyMigrations({ persistTo });
   const key = createKey({ workspace, email, persistTo });
+  // Seeding (benchmarks) happens before the Worker opens the database.
+  if (prepare) await prepare(persistTo);
   const port = await freePort();
   const varArgs = Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   const child = spawnWrangler([

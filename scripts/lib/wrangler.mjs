@@ -52,6 +52,11 @@ export function d1Execute(sqlText, opts = {}) {
   return parsed.map((r) => r.results ?? []);
 }
 
+/** Executes a SQL file against the local (or remote) D1; for seeding benchmarks. */
+export function d1ExecuteFile(file, opts = {}) {
+  return wrangler(["d1", "execute", "DB", ...target(opts), "--file", file, "--yes"]);
+}
+
 /** A SQL string literal. Keys CLI values come from the operator's own command line. */
 export function lit(value) {
   if (value === null || value === undefined) return "NULL";

@@ -77,10 +77,15 @@ export const promptTemplates = sqliteTable(
     workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
     name: text("name").notNull(),
     folderId: integer("folder_id"),
+    tags: text("tags", { mode: "json" }).notNull().default(sql`'[]'`).$type<string[]>(),
+    createdBy: integer("created_by"),
     createdAt: integer("created_at").notNull().default(now),
     updatedAt: integer("updated_at").notNull().default(now),
   },
-  (t) => [uniqueIndex("prompt_templates_workspace_name").on(t.workspaceId, t.name)],
+  (t) => [
+    uniqueIndex("prompt_templates_workspace_name").on(t.workspaceId, t.name),
+    index("prompt_templates_workspace_folder").on(t.workspaceId, t.folderId),
+  ],
 );
 
 export const promptVersions = sqliteTable(
@@ -141,10 +146,25 @@ export const requestLogs = sqliteTable(
     agentIntent: text("agent_intent", { enum: AGENT_INTENTS }),
   },
   (t) => [
-    index("request_logs_workspace_start").on(t.workspaceId, t.requestStartTime),
+    // Newest-first listing and a covering scan for filters on the scalar fields: counting matches
+    // reads this index, never the wide rows (which hold the input and output JSON).
+    index("request_logs_workspace_scan").on(
+      t.workspaceId,
+      t.requestStartTime,
+      t.requestEndTime,
+      t.model,
+      t.provider,
+      t.status,
+      t.price,
+      t.inputTokens,
+      t.outputTokens,
+      t.promptId,
+      t.promptVersionNumber,
+      t.outputFormat,
+    ),
     index("request_logs_workspace_prompt").on(t.workspaceId, t.promptId, t.promptVersionNumber),
     index("request_logs_workspace_model").on(t.workspaceId, t.model),
-    index("request_logs_workspace_price").on(t.workspaceId, t.price),
+    index("request_logs_workspace_price_start").on(t.workspaceId, t.price, t.requestStartTime),
   ],
 );
 
@@ -166,7 +186,8 @@ export const requestLogValues = sqliteTable(
     value: text("value").notNull(),
   },
   (t) => [
-    index("request_log_values_lookup").on(t.workspaceId, t.kind, t.key, t.value),
+    // request_id last: a lookup reads log ids from the index alone, and a probe for one log is a seek.
+    index("request_log_values_probe").on(t.workspaceId, t.kind, t.key, t.value, t.requestId),
     index("request_log_values_request").on(t.requestId),
   ],
 );
@@ -196,8 +217,387 @@ export const requestLogFacets = sqliteTable(
   ],
 );
 
+/** Release labels of prompt versions: a name is unique per prompt and moves between its versions. */
+export const promptLabels = sqliteTable(
+  "prompt_labels",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    promptId: integer("prompt_id").notNull().references(() => promptTemplates.id),
+    promptVersionId: integer("prompt_version_id").notNull().references(() => promptVersions.id),
+    name: text("name").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("prompt_labels_prompt_name").on(t.promptId, t.name), index("prompt_labels_version").on(t.promptVersionId)],
+);
+
+/** Folders nest by parent_id; a name is unique among its siblings (root level counts as parent 0). */
+export const folders = sqliteTable(
+  "folders",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    parentId: integer("parent_id"),
+    /** parent_id with root as 0, so the unique index also holds at root level (NULLs never collide). */
+    parentKey: integer("parent_key").generatedAlwaysAs(sql`coalesce(parent_id, 0)`, { mode: "virtual" }),
+    name: text("name").notNull(),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("folders_sibling_name").on(t.workspaceId, t.parentKey, t.name)],
+);
+
+export const toolRegistry = sqliteTable(
+  "tool_registry",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    name: text("name").notNull(),
+    description: text("description"),
+    folderId: integer("folder_id"),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("tool_registry_workspace_name").on(t.workspaceId, t.name), index("tool_registry_workspace_folder").on(t.workspaceId, t.folderId)],
+);
+
+export const toolVersions = sqliteTable(
+  "tool_versions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    toolId: integer("tool_id").notNull().references(() => toolRegistry.id),
+    version: integer("version").notNull(),
+    toolDefinition: text("tool_definition", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    execution: text("execution", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    commitMessage: text("commit_message"),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("tool_versions_tool_version").on(t.toolId, t.version)],
+);
+
+export const toolLabels = sqliteTable(
+  "tool_labels",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    toolId: integer("tool_id").notNull().references(() => toolRegistry.id),
+    toolVersionId: integer("tool_version_id").notNull().references(() => toolVersions.id),
+    name: text("name").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("tool_labels_tool_name").on(t.toolId, t.name)],
+);
+
+/**
+ * Every entity type that carries external IDs. Adding a type here (and calling externalIdRoutes) is
+ * all a resource needs; the value is stored, so never rename one.
+ */
+export const EXTERNAL_ID_ENTITY_TYPES = [
+  "prompt_template",
+  "workflow",
+  "folder",
+  "dataset_group",
+  "tool_registry",
+  "skill_collection",
+  "evaluation",
+] as const;
+export type ExternalIdEntityType = (typeof EXTERNAL_ID_ENTITY_TYPES)[number];
+
+/**
+ * External ID mappings of all entity types in one table. entity_id is text so integer ids and UUIDs
+ * share it. The unique index is what makes a mapping belong to one entity, even under concurrency.
+ */
+export const externalIds = sqliteTable(
+  "external_ids",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    entityType: text("entity_type", { enum: EXTERNAL_ID_ENTITY_TYPES }).notNull(),
+    entityId: text("entity_id").notNull(),
+    source: text("source").notNull(),
+    externalId: text("external_id").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [
+    uniqueIndex("external_ids_mapping").on(t.workspaceId, t.entityType, t.source, t.externalId),
+    index("external_ids_entity").on(t.workspaceId, t.entityType, t.entityId),
+  ],
+);
+
 export type RequestLogRow = typeof requestLogs.$inferSelect;
 export type PromptVersionRow = typeof promptVersions.$inferSelect;
+export type PromptTemplateRow = typeof promptTemplates.$inferSelect;
+export type PromptLabelRow = typeof promptLabels.$inferSelect;
+export type FolderRow = typeof folders.$inferSelect;
+export type ToolRow = typeof toolRegistry.$inferSelect;
+export type ToolVersionRow = typeof toolVersions.$inferSelect;
+
+// --- Workflows (issue 5) ---
+
+export const workflows = sqliteTable(
+  "workflows",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    name: text("name").notNull(),
+    folderId: integer("folder_id"),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("workflows_workspace_name").on(t.workspaceId, t.name)],
+);
+
+/** A stored node: the request's node plus its generated id. */
+export interface WorkflowNodeRow {
+  id: string;
+  name: string;
+  node_type: string;
+  is_output_node: boolean;
+  configuration: Record<string, unknown>;
+  dependencies: string[];
+}
+
+export interface WorkflowEdgeRow {
+  id: string;
+  source_node_name: string;
+  target_node_name: string;
+  is_and: boolean;
+  conditionals: Record<string, unknown>[];
+}
+
+/** Nodes and edges live in the version row: a version is immutable and always read whole. */
+export const workflowVersions = sqliteTable(
+  "workflow_versions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    versionNumber: integer("version_number").notNull(),
+    commitMessage: text("commit_message"),
+    requiredInputVariables: text("required_input_variables", { mode: "json" }).notNull().$type<Record<string, string>>(),
+    nodes: text("nodes", { mode: "json" }).notNull().$type<WorkflowNodeRow[]>(),
+    edges: text("edges", { mode: "json" }).notNull().$type<WorkflowEdgeRow[]>(),
+    baseVersion: integer("base_version"),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("workflow_versions_number").on(t.workflowId, t.versionNumber)],
+);
+
+/** A release label names one version of a workflow; giving it to another version moves it. */
+export const workflowReleaseLabels = sqliteTable(
+  "workflow_release_labels",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    name: text("name").notNull(),
+    workflowVersionId: integer("workflow_version_id").notNull().references(() => workflowVersions.id),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("workflow_release_labels_name").on(t.workflowId, t.name), index("workflow_release_labels_version").on(t.workflowVersionId)],
+);
+
+export const EXECUTION_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "FAILED"] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+
+export const workflowExecutions = sqliteTable(
+  "workflow_executions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    workflowId: integer("workflow_id").notNull().references(() => workflows.id),
+    workflowVersionId: integer("workflow_version_id").notNull().references(() => workflowVersions.id),
+    status: text("status", { enum: EXECUTION_STATUSES }).notNull().default("QUEUED"),
+    inputVariables: text("input_variables", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, string> | null>(),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [index("workflow_executions_workspace").on(t.workspaceId, t.id)],
+);
+
+export const NODE_STATUSES = ["QUEUED", "RUNNING", "SUCCESS", "FAILED", "SKIPPED"] as const;
+export type NodeStatus = (typeof NODE_STATUSES)[number];
+
+/** One row per node of an execution; a redelivered job overwrites its own rows, never adds rows. */
+export const workflowExecutionNodes = sqliteTable(
+  "workflow_execution_nodes",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    executionId: integer("execution_id")
+      .notNull()
+      .references(() => workflowExecutions.id, { onDelete: "cascade" }),
+    nodeName: text("node_name").notNull(),
+    isOutputNode: integer("is_output_node", { mode: "boolean" }).notNull(),
+    status: text("status", { enum: NODE_STATUSES }).notNull().default("QUEUED"),
+    value: text("value", { mode: "json" }).$type<unknown>(),
+    errorMessage: text("error_message"),
+  },
+  (t) => [uniqueIndex("workflow_execution_nodes_name").on(t.executionId, t.nodeName)],
+);
+
+export type WorkflowRow = typeof workflows.$inferSelect;
+export type WorkflowVersionRow = typeof workflowVersions.$inferSelect;
+
+// ---- datasets (issue 9) ----
+
+/** A named, versioned dataset; versions are datasets rows. Names are unique per workspace. */
+export const datasetGroups = sqliteTable(
+  "dataset_groups",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    name: text("name").notNull(),
+    folderId: integer("folder_id"),
+    createdBy: integer("created_by"),
+    isDeleted: integer("is_deleted", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("dataset_groups_workspace_name").on(t.workspaceId, t.name), index("dataset_groups_workspace_folder").on(t.workspaceId, t.folderId)],
+);
+
+/**
+ * One version of a dataset group. version_number -1 is the group's draft; the unique index keeps one
+ * draft per group. current_job_id is the fill job whose result the draft holds (newer jobs supersede).
+ */
+export const datasets = sqliteTable(
+  "datasets",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    datasetGroupId: integer("dataset_group_id").notNull(),
+    versionNumber: integer("version_number").notNull(),
+    columnNames: text("column_names", { mode: "json" }).notNull().$type<string[]>(),
+    filterParams: text("filter_params", { mode: "json" }).$type<Record<string, unknown>>(),
+    currentJobId: integer("current_job_id"),
+    isDeleted: integer("is_deleted", { mode: "boolean" }).notNull().default(false),
+    userId: integer("user_id"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("datasets_group_version").on(t.datasetGroupId, t.versionNumber), index("datasets_workspace").on(t.workspaceId, t.id)],
+);
+
+export const DATASET_JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "SUPERSEDED"] as const;
+export type DatasetJobStatus = (typeof DATASET_JOB_STATUSES)[number];
+
+/** A from-filter-params fill of a draft: its parameters (explicit ids included) and outcome. */
+export const datasetJobs = sqliteTable(
+  "dataset_jobs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    datasetId: integer("dataset_id").notNull(),
+    params: text("params", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    status: text("status", { enum: DATASET_JOB_STATUSES }).notNull().default("QUEUED"),
+    rowsAdded: integer("rows_added"),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [index("dataset_jobs_dataset").on(t.datasetId)],
+);
+
+/**
+ * A dataset row: column → value. A request log appears at most once per dataset (the unique index
+ * is what makes a redelivered fill job add nothing twice). Rows sort by (job_id, position).
+ */
+export const datasetRows = sqliteTable(
+  "dataset_rows",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    datasetId: integer("dataset_id").notNull(),
+    jobId: integer("job_id").notNull().default(0),
+    position: integer("position").notNull(),
+    requestLogId: integer("request_log_id"),
+    values: text("values", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [
+    uniqueIndex("dataset_rows_dataset_log").on(t.datasetId, t.requestLogId),
+    index("dataset_rows_order").on(t.datasetId, t.jobId, t.position),
+  ],
+);
+
+export type DatasetGroupRow = typeof datasetGroups.$inferSelect;
+export type DatasetRow = typeof datasets.$inferSelect;
+export const SKILL_PROVIDERS = ["claude_code", "openai", "openclaw"] as const;
+export type SkillProvider = (typeof SKILL_PROVIDERS)[number];
+
+/** One file of a skill collection version: its path, the SHA-256 of its bytes (the R2 key) and size. */
+export type SkillManifestEntry = [path: string, sha256: string, size: number];
+
+/**
+ * Skill collections: versioned file sets. The collection row holds what renames change; contents
+ * live in versions. `latest_version` is the number of the newest version, the guard that keeps
+ * concurrent version writes from both claiming the same number.
+ */
+export const skillCollections = sqliteTable(
+  "skill_collections",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    folderId: integer("folder_id"),
+    name: text("name").notNull(),
+    rootPath: text("root_path").notNull(),
+    provider: text("provider", { enum: SKILL_PROVIDERS }),
+    isDeleted: integer("is_deleted", { mode: "boolean" }).notNull().default(false),
+    latestVersion: integer("latest_version").notNull().default(0),
+    createdBy: integer("created_by"),
+    updatedBy: integer("updated_by"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [
+    uniqueIndex("skill_collections_workspace_name").on(t.workspaceId, t.name),
+    uniqueIndex("skill_collections_workspace_root_path").on(t.workspaceId, t.rootPath),
+  ],
+);
+
+/**
+ * A saved version: its manifest (path → SHA-256 of the bytes in R2) as one JSON value, so a version
+ * is one row read or written at once (1,000 files of ≤1 KiB paths stay far below D1's 2 MB value).
+ * A release label names at most one version per collection (NULLs do not collide in the index).
+ */
+export const skillCollectionVersions = sqliteTable(
+  "skill_collection_versions",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    collectionId: text("collection_id")
+      .notNull()
+      .references(() => skillCollections.id),
+    number: integer("number").notNull(),
+    rootPathAtVersion: text("root_path_at_version").notNull(),
+    provider: text("provider", { enum: SKILL_PROVIDERS }),
+    manifest: text("manifest", { mode: "json" }).notNull().$type<SkillManifestEntry[]>(),
+    commitMessage: text("commit_message"),
+    releaseLabel: text("release_label"),
+    archived: integer("archived", { mode: "boolean" }).notNull().default(false),
+    createdBy: integer("created_by"),
+    userEmail: text("user_email"),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [
+    uniqueIndex("skill_collection_versions_number").on(t.collectionId, t.number),
+    uniqueIndex("skill_collection_versions_label").on(t.collectionId, t.releaseLabel),
+  ],
+);
+
+export type SkillCollectionRow = typeof skillCollections.$inferSelect;
+export type SkillCollectionVersionRow = typeof skillCollectionVersions.$inferSelect;
 
 // ---------------------------------------------------------------------------------------------
 // Smart tables (issue 7). A sheet's columns, rows and cells live in its Durable Object; D1 keeps what

@@ -44,15 +44,42 @@ export interface CompileContext {
   params: SqlParams;
   /** Placeholder of the workspace id (side-table lookups are keyed on it for their index). */
   workspace: string;
+  /** How many logs a side-table filter matches, when known (facet counts): picks the driving lookup. */
+  estimate?: (f: Filter) => number | undefined;
+}
+
+/** How a side-table condition is written: a list of log ids to drive from, or a per-log probe. */
+type SideMode = "in" | "exists";
+
+/** Filters that need a matching side row: in an AND, one drives and the others probe. */
+function needsSideRow(f: Filter): boolean {
+  const type = FILTER_FIELDS[f.field].type;
+  if (type === "array") return ["contains", "in", "starts_with", "is_not_empty"].includes(f.operator);
+  if (type === "nested") return ["key_equals", "key_contains", "in", "is_not_null", "is_not_empty"].includes(f.operator);
+  return false;
 }
 
 export function compileFilterGroup(group: FilterGroup, ctx: CompileContext): string {
   if (group.filters.length === 0) return "1";
-  const parts = group.filters.map((f) => (isGroup(f) ? compileFilterGroup(f, ctx) : compileFilter(f, ctx)));
+  // In an AND, reading two large id lists to intersect them is the slow plan. The most selective
+  // side-row filter (by the facet counts, when given) becomes the list SQLite drives from; the
+  // others become index seeks per candidate log.
+  let driver: Filter | undefined;
+  if (group.logic === "AND") {
+    const side = group.filters.filter((f): f is Filter => !isGroup(f) && needsSideRow(f));
+    if (side.length > 1) {
+      const cost = (f: Filter) => ctx.estimate?.(f) ?? Number.POSITIVE_INFINITY;
+      driver = side.reduce((best, f) => (cost(f) < cost(best) ? f : best));
+    }
+  }
+  const parts = group.filters.map((f) => {
+    if (isGroup(f)) return compileFilterGroup(f, ctx);
+    return compileFilter(f, ctx, driver && f !== driver && needsSideRow(f) ? "exists" : "in");
+  });
   return parts.length === 1 ? parts[0] : `(${parts.join(group.logic === "OR" ? " OR " : " AND ")})`;
 }
 
-function compileFilter(f: Filter, ctx: CompileContext): string {
+function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
   const spec: FieldSpec = FILTER_FIELDS[f.field];
   const p = ctx.params;
   const one = () => p.add(f.value as Scalar);
@@ -119,7 +146,7 @@ function compileFilter(f: Filter, ctx: CompileContext): string {
     case "array": {
       // Tags and tools are side rows' values under key ''; *_keys are the side rows' keys.
       const el = spec.on === "value" ? `v.key = '' AND v.value` : "v.key";
-      const has = (cond: string) => sideRows(ctx, spec.kind, cond);
+      const has = (cond: string) => sideRows(ctx, spec.kind, cond, mode);
       switch (f.operator) {
         case "contains":
           return has(`${el} = ${one()}`);
@@ -140,7 +167,7 @@ function compileFilter(f: Filter, ctx: CompileContext): string {
     }
     case "nested": {
       const key = p.add(indexed(f.nested_key!));
-      const has = (cond: string) => sideRows(ctx, spec.kind, `v.key = ${key}${cond ? ` AND ${cond}` : ""}`);
+      const has = (cond: string) => sideRows(ctx, spec.kind, `v.key = ${key}${cond ? ` AND ${cond}` : ""}`, mode);
       const equals = () => {
         const value = String(f.value);
         const lookup = has(`v.value = ${p.add(indexed(value))}`);
@@ -174,9 +201,24 @@ function compileFilter(f: Filter, ctx: CompileContext): string {
   throw new Error(`unreachable: ${f.operator} on ${f.field}`);
 }
 
-/** Logs having a side row of this kind that meets cond: driven by the (workspace, kind, key, value) index. */
-function sideRows(ctx: CompileContext, kind: string, cond: string): string {
-  return `r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ${ctx.workspace} AND v.kind = '${kind}' AND ${cond})`;
+/** Logs having a side row of this kind that meets cond, on the (workspace, kind, key, value, request_id) index. */
+function sideRows(ctx: CompileContext, kind: string, cond: string, mode: SideMode): string {
+  const rows = `FROM request_log_values AS v WHERE v.workspace_id = ${ctx.workspace} AND v.kind = '${kind}' AND ${cond}`;
+  return mode === "exists" ? `EXISTS (SELECT 1 ${rows} AND v.request_id = r.id)` : `r.id IN (SELECT v.request_id ${rows})`;
+}
+
+/** The facet counts (field, key, value) whose sum bounds how many logs a side-row filter matches. */
+export function facetLookupsOf(f: Filter): [field: string, key: string, value: string][] | null {
+  const spec = FILTER_FIELDS[f.field];
+  const values = (f.operator === "in" ? (f.value as Scalar[]) : [f.value as Scalar]).map((v) => indexed(String(v)));
+  // Array fields are facet fields of the same name; nested ones count under <kind>_values / <kind>_keys.
+  if (spec.type === "array" && (f.operator === "contains" || f.operator === "in")) return values.map((v) => [f.field, "", v]);
+  if (spec.type === "nested") {
+    const key = indexed(f.nested_key!);
+    if (f.operator === "key_equals" || f.operator === "in") return values.map((v) => [`${spec.kind}_values`, key, v]);
+    if (f.operator === "is_not_null" || f.operator === "is_not_empty") return [[`${spec.kind}_keys`, "", key]];
+  }
+  return null;
 }
 
 /** The words of a free-text query as an FTS5 query: each word quoted and prefix-matched, all required. */

@@ -105,14 +105,7 @@ export function operatorsFor(spec: FieldSpec): readonly FilterOperator[] {
 }
 
 /** Operators that take no value (a value sent with them is ignored). */
-export const UNARY_OPERATORS: ReadonlySet<FilterOperator> = new Set([
-  "is_true",
-  "is_false",
-  "is_empty",
-  "is_not_empty",
-  "is_null",
-  "is_not_null",
-]);
+export const UNARY_OPERATORS: ReadonlySet<FilterOperator> = new Set(["is_true", "is_false", "is_empty", "is_not_empty", ...NULL_OPS]);
 
 /** Caps that keep a filter group's SQL within D1's limits (100 bound parameters, statement size). */
 export const FILTER_LIMITS = {

@@ -87,15 +87,35 @@ export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 const DEFAULT_MAX_BYTES = 1_048_576;
 
+/** The env vars that name a body size in bytes. */
+export type BodyLimitVar = "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES" | "SKILL_JSON_MAX_BYTES" | "SKILL_UPLOAD_MAX_BYTES";
+
 function bytesFrom(value: string | undefined): number {
   const n = Number(value);
   return Number.isFinite(n) && n > 0 ? n : DEFAULT_MAX_BYTES;
 }
 
-/** Caps a request body at the size named by an env var (checked on Content-Length and while streaming). */
-export function limitBody(envVar: "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES"): MiddlewareHandler<AppEnv> {
+/** The byte limit an env var sets (1 MiB when unset or not a positive number). */
+export function maxBytesOf(env: AppEnv["Bindings"], envVar: BodyLimitVar | "SKILL_VERSION_MAX_BYTES"): number {
+  return bytesFrom(env[envVar]);
+}
+
+const isMultipartRequest = (c: Context<AppEnv>) => /^multipart\/form-data\s*(;|$)/i.test(c.req.header("content-type") ?? "");
+
+/**
+ * Caps a request body at the size named by an env var (checked on Content-Length and while streaming).
+ * A multipart body, when the route takes one, gets its own cap: only Content-Length is checked here,
+ * because hono's bodyLimit would buffer the stream; the route's streaming reader counts the rest.
+ */
+export function limitBody(envVar: BodyLimitVar, multipartVar?: BodyLimitVar): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const maxSize = bytesFrom(c.env[envVar]);
+    if (multipartVar && isMultipartRequest(c)) {
+      const maxSize = maxBytesOf(c.env, multipartVar);
+      const declared = Number(c.req.header("content-length") ?? 0);
+      if (declared > maxSize) throw new ApiError("payload_too_large", `request body is larger than ${maxSize} bytes`);
+      return next();
+    }
+    const maxSize = maxBytesOf(c.env, envVar);
     return bodyLimit({
       maxSize,
       onError: () => {

@@ -3,7 +3,7 @@
 import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { limitBody, requireAuth, requireCachedAuth } from "./middleware";
+import { limitBody, requireAuth, requireCachedAuth, type BodyLimitVar } from "./middleware";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
 import { codeForStatus, type ErrorCode } from "./errors";
 import { ErrorSchema } from "./schemas";
@@ -30,7 +30,9 @@ type RouteOptions = RouteConfig & {
   /** Extra error statuses this route can answer besides the common ones. */
   errors?: number[];
   /** Which env var caps the body (default JSON_MAX_BYTES); false: the handler streams and caps the body itself. */
-  bodyLimit?: "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES" | false;
+  bodyLimit?: BodyLimitVar | false;
+  /** Which env var caps a multipart/form-data body; the route must then read it as a stream and count it. */
+  multipartLimit?: BodyLimitVar;
   /** Cache verified keys (only for routes whose writes the database guards against revoked keys). */
   cachedAuth?: boolean;
   /** A per-key rate limit, checked before auth and before any database work. */
@@ -38,7 +40,7 @@ type RouteOptions = RouteConfig & {
 };
 
 export function defineRoute<R extends RouteOptions>(options: R) {
-  const { public: isPublic, errors = [], bodyLimit, rateLimit, cachedAuth, middleware, ...route } = options;
+  const { public: isPublic, errors = [], bodyLimit, multipartLimit, rateLimit, cachedAuth, middleware, ...route } = options;
   const hasBody = Boolean(route.request?.body);
   const statuses = new Set<number>([500, ...errors]);
   if (rateLimit) statuses.add(429);
@@ -52,12 +54,12 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   const mw: MiddlewareHandler<AppEnv>[] = [];
   if (rateLimit) mw.push(rateLimitByKey(rateLimit));
   if (!isPublic) mw.push(cachedAuth ? requireCachedAuth : requireAuth);
-  if (hasBody && bodyLimit !== false) mw.push(limitBody(bodyLimit ?? "JSON_MAX_BYTES"));
+  if (hasBody && bodyLimit !== false) mw.push(limitBody(bodyLimit ?? "JSON_MAX_BYTES", multipartLimit));
   if (middleware) mw.push(...((Array.isArray(middleware) ? middleware : [middleware]) as MiddlewareHandler<AppEnv>[]));
   return createRoute({
     ...route,
     security: isPublic ? [] : [{ ApiKeyAuth: [] }],
     middleware: mw,
     responses: { ...errorResponses, ...route.responses },
-  } as unknown as Omit<R, "public" | "errors" | "bodyLimit" | "rateLimit" | "cachedAuth">);
+  } as unknown as Omit<R, "public" | "errors" | "bodyLimit" | "multipartLimit" | "rateLimit" | "cachedAuth">);
 }

@@ -5,6 +5,10 @@ import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/sheet-imports";
 import { JobMessage } from "./messages";
+import { getDb } from "../db/client";
+import { blockContextFor } from "../services/block-context";
+import { runExecution } from "../services/workflow-runs";
+import { runDatasetFill } from "../services/dataset-fill";
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
 
@@ -12,6 +16,13 @@ const handlers: Handlers = {
   // Records that the queue delivered: R2 is the cheapest place a test can read it back from.
   ping: async (job, env) => {
     await env.BLOBS.put(`queue-pings/${job.workspace_id}/${job.token}`, new Date().toISOString());
+  },
+  workflow_run: async (job, env) => {
+    const db = getDb(env.DB);
+    await runExecution(db, job.workspace_id, job.execution_id, blockContextFor(env, db, job.workspace_id));
+  },
+  dataset_fill: async (job, env) => {
+    await runDatasetFill(env.DB, job.workspace_id, job.job_id);
   },
   sheet_import: (job, env) => runImport(env, job.workspace_id, job.operation_id),
 };

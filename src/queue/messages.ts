@@ -9,10 +9,16 @@ export const envelope = <K extends string, B extends z.ZodRawShape>(kind: K, bod
 /** Checks that the queue path works end to end (used by tests and `npm run dev` smoke checks). */
 export const PingJob = envelope("ping", { token: z.string().max(200) });
 
+/** Runs (or resumes) one workflow execution; the rows it works on say what is left to do. */
+export const WorkflowRunJob = envelope("workflow_run", { execution_id: z.int().positive() });
+
+/** Fills a dataset draft from request logs (from-filter-params); the job row holds the parameters. */
+export const DatasetFillJob = envelope("dataset_fill", { job_id: z.int().positive() });
+
 /** Runs (or resumes) a sheet import; everything else it needs is on the operation row. */
 export const SheetImportJob = envelope("sheet_import", { operation_id: z.string().min(1).max(255) });
 
-export const JobMessage = z.discriminatedUnion("kind", [PingJob, SheetImportJob]);
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {

@@ -2,8 +2,8 @@
 // SQL over D1 because the compiler emits numbered parameters (?N) that drizzle's builder cannot
 // carry; every value is bound. Suggestions without a filter_group read the facet counts kept by
 // POST /log-request (an index range, no GROUP BY over logs); with one they count the matching logs.
-import type { FacetField } from "../db/schema";
-import { compileRequestLogQuery, SqlParams, type FilterGroup } from "../filters";
+import { FACET_FIELDS, type FacetField } from "../db/schema";
+import { compileRequestLogQuery, facetLookupsOf, isGroup, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { toIso } from "../lib/time";
 import { indexed } from "./request-log-index";
 
@@ -53,7 +53,8 @@ interface SearchRow {
 export async function searchRequestLogs(d1: D1Database, workspaceId: number, input: SearchInput) {
   const params = new SqlParams();
   const ws = params.add(workspaceId);
-  const where = compileRequestLogQuery(input, { params, workspace: ws });
+  const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
+  const where = compileRequestLogQuery(input, { params, workspace: ws, estimate });
   const dir = input.sort_order === "asc" ? "ASC" : "DESC";
   const order = `${SORT_COLUMNS[input.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
   // The template's current name when the log links one; the logged name otherwise.
@@ -124,22 +125,9 @@ function searchItem(r: SearchRow, withPromptName: boolean) {
 
 // ---- suggestions ----
 
-export const SUGGESTION_FIELDS = [
-  "engine",
-  "provider_type",
-  "prompt_id",
-  "prompt",
-  "tags",
-  "metadata_keys",
-  "status",
-  "tool_names",
-  "output_keys",
-  "input_variable_keys",
-  "metadata_values",
-  "output_values",
-  "input_variable_values",
-] as const satisfies readonly FacetField[];
-export type SuggestionField = (typeof SUGGESTION_FIELDS)[number];
+/** The 13 suggestion fields of the interface: exactly the facet fields the log path counts. */
+export const SUGGESTION_FIELDS = FACET_FIELDS;
+export type SuggestionField = FacetField;
 
 /** Fields whose values belong to one key, named by metadata_key. */
 export const KEYED_FIELDS: ReadonlySet<SuggestionField> = new Set(["metadata_values", "output_values", "input_variable_values"]);
@@ -228,4 +216,33 @@ export async function suggestRequestValues(d1: D1Database, workspaceId: number, 
     values: results.map((r) => r.suggestion),
     counts: Object.fromEntries(results.map((r) => [r.suggestion, r.n])) as Record<string, number>,
   };
+}
+
+/**
+ * Facet counts for the side-row filters of a group's AND branches, so the compiler can drive from
+ * the most selective one. One query, and only when some AND has two or more such filters.
+ */
+export async function filterEstimates(d1: D1Database, workspaceId: number, group: FilterGroup | null | undefined): Promise<CompileContext["estimate"]> {
+  if (!group) return undefined;
+  const wanted = new Map<Filter, [string, string, string][]>();
+  const visit = (g: FilterGroup) => {
+    const leaves = g.filters.filter((f): f is Filter => !isGroup(f));
+    const lookups = leaves.map((f) => [f, facetLookupsOf(f)] as const).filter(([, l]) => l !== null);
+    if (g.logic === "AND" && lookups.length > 1) for (const [f, l] of lookups) wanted.set(f, l!);
+    for (const f of g.filters) if (isGroup(f)) visit(f);
+  };
+  visit(group);
+  if (wanted.size === 0) return undefined;
+  const keys = [...new Set([...wanted.values()].flat().map((t) => JSON.stringify(t)))].slice(0, 5000);
+  const { results } = await d1
+    .prepare(
+      `SELECT j.key AS i, f.count AS n FROM json_each(?2) AS j
+       JOIN request_log_facets AS f ON f.workspace_id = ?1 AND f.field = json_extract(j.value, '$[0]')
+        AND f.key = json_extract(j.value, '$[1]') AND f.value = json_extract(j.value, '$[2]')`,
+    )
+    .bind(workspaceId, JSON.stringify(keys.map((k) => JSON.parse(k))))
+    .all<{ i: number; n: number }>();
+  const counts = new Map(results.map((r) => [keys[r.i], r.n]));
+  // A value no log carries counts 0: the best possible driver.
+  return (f) => wanted.get(f)?.reduce((sum, t) => sum + (counts.get(JSON.stringify(t)) ?? 0), 0);
 }

@@ -5,7 +5,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { getDb } from "../db/client";
-import { promptVersions, requestLogs, sheetOperations, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../db/schema";
+import { promptLabels, promptVersions, requestLogs, sheetOperations, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../db/schema";
 import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
 import type { AuthContext, Env } from "../env";
 import { CsvError, CsvRowStream } from "../lib/csv-stream";
@@ -146,20 +146,29 @@ export interface RequestLogSource {
  */
 export async function requestLogFilter(db: Db, workspaceId: number, src: RequestLogSource): Promise<FilterGroup> {
   const filters: Filter[] = [];
-  if (src.prompt_label_id != null) {
-    throw new ApiError("validation_error", "source.prompt_label_id: release labels cannot be used to import yet (use prompt_version_id)");
-  }
   if (src.request_log_ids && src.request_log_ids.length > 0) {
     filters.push({ field: "pl_id", operator: "in", value: [...new Set(src.request_log_ids)] });
   } else {
     if (src.prompt_id != null) filters.push({ field: "prompt_id", operator: "is", value: src.prompt_id });
-    if (src.prompt_version_id != null) {
+    // A label names a version; a version is recorded on a log as its prompt and version number.
+    const versionIds: number[] = [];
+    if (src.prompt_version_id != null) versionIds.push(src.prompt_version_id);
+    if (src.prompt_label_id != null) {
+      const [label] = await db
+        .select({ versionId: promptLabels.promptVersionId })
+        .from(promptLabels)
+        .where(and(eq(promptLabels.id, src.prompt_label_id), eq(promptLabels.workspaceId, workspaceId)))
+        .limit(1);
+      if (!label) throw new ApiError("not_found", `source.prompt_label_id: release label ${src.prompt_label_id} not found`);
+      versionIds.push(label.versionId);
+    }
+    for (const id of versionIds) {
       const [pv] = await db
         .select({ promptId: promptVersions.promptId, version: promptVersions.version })
         .from(promptVersions)
-        .where(and(eq(promptVersions.id, src.prompt_version_id), eq(promptVersions.workspaceId, workspaceId)))
+        .where(and(eq(promptVersions.id, id), eq(promptVersions.workspaceId, workspaceId)))
         .limit(1);
-      if (!pv) throw ApiError.notFound("prompt version");
+      if (!pv) throw new ApiError("not_found", `source.prompt_version_id: prompt version ${id} not found`);
       filters.push({ field: "prompt_id", operator: "is", value: pv.promptId });
       filters.push({ field: "prompt_version_number", operator: "is", value: pv.version });
     }

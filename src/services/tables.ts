@@ -6,6 +6,7 @@ import { sheets, smartTables, type SmartTableRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { decodeCursor, encodeCursor } from "../lib/cursor";
 import { ApiError } from "../lib/errors";
+import { requireFolder } from "./folders";
 
 export interface TableView {
   id: string;
@@ -83,6 +84,7 @@ export async function createTable(
   auth: AuthContext,
   input: { title?: string | null; folder_id?: number | null },
 ): Promise<TableWithCount> {
+  await requireFolder(db, auth.workspaceId, input.folder_id);
   const title = input.title ?? (await untitledTitle(db, auth.workspaceId));
   const now = Date.now();
   const [row] = await db
@@ -153,6 +155,7 @@ export async function updateTable(
   patch: { title?: string | null; folder_id?: number | null },
 ): Promise<TableWithCount> {
   await requireTable(db, workspaceId, tableId);
+  await requireFolder(db, workspaceId, patch.folder_id);
   const set: Partial<typeof smartTables.$inferInsert> = { updatedAt: Date.now() };
   if (patch.title != null) {
     set.title = patch.title;

@@ -120,3 +120,36 @@ describe("ftsQuery", () => {
     expect(ftsQuery(" !? ")).toBeNull();
   });
 });
+
+describe("compileFilterGroup: the driving lookup of an AND", () => {
+  const group = (raw: unknown) => {
+    const parsed = parseFilterGroup(raw);
+    if (!parsed.ok) throw new Error("bad group");
+    return parsed.group;
+  };
+  const g = group({
+    filters: [
+      { field: "metadata", operator: "key_equals", nested_key: "env", value: "prod" },
+      { field: "tags", operator: "contains", value: "rare" },
+      { field: "engine", operator: "is", value: "gpt-4o" },
+    ],
+  });
+
+  it("drives from the filter with the smallest estimate and probes the others per log", () => {
+    const params = new SqlParams();
+    const estimate = (f: { field: string }) => (f.field === "tags" ? 10 : 100_000);
+    const sql = compileFilterGroup(g, { params, workspace: params.add(1), estimate });
+    expect(sql).toContain("EXISTS (SELECT 1 FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'metadata'");
+    expect(sql).toContain("r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'tag'");
+  });
+
+  it("without estimates, drives from the first; a single side filter or an OR keeps id lists", () => {
+    const params = new SqlParams();
+    const sql = compileFilterGroup(g, { params, workspace: params.add(1) });
+    expect(sql).toContain("r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'metadata'");
+    expect(sql).toContain("EXISTS (SELECT 1 FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'tag'");
+    const or = group({ logic: "OR", filters: [{ field: "tags", operator: "contains", value: "a" }, { field: "tags", operator: "contains", value: "b" }] });
+    const p2 = new SqlParams();
+    expect(compileFilterGroup(or, { params: p2, workspace: p2.add(1) })).not.toContain("EXISTS");
+  });
+});

@@ -42,3 +42,10 @@ export async function importAndWait(ws: TestKey, tableId: string, fileName: stri
   const op = await pollOperation(ws, tableId, b.operation_id);
   return { op, sheetId: b.sheet.id as string, created: b };
 }
+
+/** A folder of the workspace (tables may only name folders that exist). */
+export async function newFolder(ws: TestKey, name = `f-${crypto.randomUUID()}`): Promise<number> {
+  const res = await call("/api/public/v2/folders", { method: "POST", key: ws.key, json: { name } });
+  if (res.status !== 201) throw new Error(`folder create: ${res.status} ${await res.text()}`);
+  return (await json(res)).folder.id as number;
+}

@@ -327,3 +327,16 @@ describe("search: q, sorting, pages and the response", () => {
     expect(res.status).toBe(401);
   });
 });
+
+describe("search: AND of several side-row filters", () => {
+  it("gives the same answer whichever filter drives", async () => {
+    const a = { field: "metadata", operator: "key_equals", nested_key: "env", value: "prod" };
+    const b = { field: "tags", operator: "in", value: ["prod", "eu"] };
+    const c = { field: "input_variables", operator: "is_not_null", nested_key: "topic" };
+    const d = { field: "metadata_keys", operator: "contains", value: "user_id" };
+    expect(await matches({ filters: [a, b, c, d] })).toEqual([0]);
+    expect(await matches({ filters: [d, c, b, a] })).toEqual([0]);
+    expect(await matches({ filters: [b, { field: "metadata", operator: "key_equals", nested_key: "env", value: "nope" }] })).toEqual([]);
+    expect(await matches({ filters: [b, { field: "output", operator: "key_equals", nested_key: "answer", value: "yes" }] })).toEqual([0]);
+  });
+});

@@ -248,6 +248,25 @@ describe("file imports: a large file streamed through the API", () => {
 });
 
 describe("request-log imports", () => {
+  it("prompt_version_id and prompt_label_id pick the logs of that prompt version", async () => {
+    const w = await createWorkspace();
+    const db = env.DB;
+    const tpl = await db.prepare("INSERT INTO prompt_templates (workspace_id, name) VALUES (?, ?) RETURNING id").bind(w.workspaceId, `p-${crypto.randomUUID()}`).first<{ id: number }>();
+    const v1 = await db.prepare("INSERT INTO prompt_versions (workspace_id, prompt_id, version, prompt_template) VALUES (?, ?, 1, '{}') RETURNING id").bind(w.workspaceId, tpl!.id).first<{ id: number }>();
+    await db.prepare("INSERT INTO prompt_versions (workspace_id, prompt_id, version, prompt_template) VALUES (?, ?, 2, '{}')").bind(w.workspaceId, tpl!.id).run();
+    const label = await db.prepare("INSERT INTO prompt_labels (workspace_id, prompt_id, prompt_version_id, name) VALUES (?, ?, ?, 'prod') RETURNING id").bind(w.workspaceId, tpl!.id, v1!.id).first<{ id: number }>();
+    for (const version of [1, 2, 1]) {
+      const res = await call("/log-request", { method: "POST", key: w.key, json: logBody({ prompt_id: tpl!.id, prompt_version_number: version, prompt_input_variables: { v: String(version) } }) });
+      expect(res.status).toBe(201);
+    }
+    const t = await newTable(w);
+    for (const source of [{ prompt_version_id: v1!.id }, { prompt_label_id: label!.id }]) {
+      const b = await json(await call(sheetsOf(t.id), { method: "POST", key: w.key, json: { source: { type: "request_logs", ...source } } }));
+      expect(await pollOperation(w, t.id, b.operation_id)).toMatchObject({ status: "completed", rows_added: 2 });
+      expect((await grid(b.sheet.id)).rows.map((r) => r[0])).toEqual(["1", "1"]);
+    }
+  }, 60_000);
+
   it("imports the logs the filter fields pick, one row per log, columns from input variables and log fields", async () => {
     const w = await createWorkspace();
     const ids: number[] = [];
@@ -281,7 +300,8 @@ describe("request-log imports", () => {
     expect(await pollOperation(w, t.id, none.operation_id)).toMatchObject({ status: "completed", rows_added: 0 });
 
     expect((await post({ prompt_version_id: 987654 })).status).toBe(404);
-    expect((await post({ prompt_label_id: 1 })).status).toBe(400);
+    expect((await post({ prompt_label_id: 987654 })).status).toBe(404);
+    expect((await post({ prompt_label_id: 0 })).status).toBe(400);
     expect((await post({ request_log_ids: ["x"] })).status).toBe(400);
     expect((await post({ start_time: "yesterday" })).status).toBe(400);
     // Another workspace's logs are never imported.

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
-import { newTable } from "../helpers/tables";
+import { newFolder, newTable } from "../helpers/tables";
 
 const TABLES = "/api/public/v2/tables";
 let ws: TestKey;
@@ -65,22 +65,32 @@ describe("POST /api/public/v2/tables", () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect((await json(res)).error).toBe("validation_error");
     }
-    const ok = await call(TABLES, { method: "POST", key: ws.key, json: { title: "x".repeat(255), folder_id: 7 } });
+    const folder = await newFolder(ws);
+    const ok = await call(TABLES, { method: "POST", key: ws.key, json: { title: "x".repeat(255), folder_id: folder } });
     expect(ok.status).toBe(201);
-    expect((await json(ok)).table.folder_id).toBe(7);
+    expect((await json(ok)).table.folder_id).toBe(folder);
+    // A folder that does not exist, or is another workspace's, is a 404.
+    const theirs = await newFolder(other);
+    for (const folder_id of [theirs, 987654]) {
+      const res = await call(TABLES, { method: "POST", key: ws.key, json: { folder_id } });
+      expect(res.status).toBe(404);
+      expect((await json(res)).message).toMatch(/^folder_id/);
+    }
   });
 });
 
 describe("GET|PATCH|DELETE /api/public/v2/tables/{table_id}", () => {
   it("gets, renames, moves between folders, deletes (then 404 everywhere)", async () => {
-    const t = await newTable(ws, { title: "Before", folder_id: 3 });
+    const f3 = await newFolder(ws);
+    const t = await newTable(ws, { title: "Before", folder_id: f3 });
     const got = await call(`${TABLES}/${t.id.toUpperCase()}`, { key: ws.key });
     expect(got.status).toBe(200);
-    expect((await json(got)).table).toMatchObject({ id: t.id, title: "Before", folder_id: 3, sheet_count: 0 });
+    expect((await json(got)).table).toMatchObject({ id: t.id, title: "Before", folder_id: f3, sheet_count: 0 });
 
     const p1 = await call(`${TABLES}/${t.id}`, { method: "PATCH", key: ws.key, json: { title: "After" } });
     expect(p1.status).toBe(200);
-    expect((await json(p1)).table).toMatchObject({ title: "After", folder_id: 3 });
+    expect((await json(p1)).table).toMatchObject({ title: "After", folder_id: f3 });
+    expect((await call(`${TABLES}/${t.id}`, { method: "PATCH", key: ws.key, json: { folder_id: 987654 } })).status).toBe(404);
     const p2 = await call(`${TABLES}/${t.id}`, { method: "PATCH", key: ws.key, json: { folder_id: null } });
     expect((await json(p2)).table).toMatchObject({ title: "After", folder_id: null });
     expect((await call(`${TABLES}/${t.id}`, { method: "PATCH", key: ws.key, json: { title: "" } })).status).toBe(400);
@@ -114,9 +124,11 @@ describe("GET|PATCH|DELETE /api/public/v2/tables/{table_id}", () => {
 describe("GET /api/public/v2/tables: the list contract", () => {
   let w: TestKey;
   const made: { id: string; title: string }[] = [];
+  let folder: number;
   beforeAll(async () => {
     w = await createWorkspace();
-    for (let i = 0; i < 25; i++) made.push(await newTable(w, { title: i % 5 === 0 ? `Évaluation ÜBER ${i}` : `plain ${i}`, folder_id: i % 2 ? 11 : null }));
+    folder = await newFolder(w);
+    for (let i = 0; i < 25; i++) made.push(await newTable(w, { title: i % 5 === 0 ? `Évaluation ÜBER ${i}` : `plain ${i}`, folder_id: i % 2 ? folder : null }));
   });
 
   it("answers {data, next_cursor, has_more}, newest first, 20 by default", async () => {
@@ -189,9 +201,9 @@ describe("GET /api/public/v2/tables: the list contract", () => {
     expect(byName.body.data.map((t: { title: string }) => t.title).sort()).toEqual(made.filter((t) => t.title.startsWith("É")).map((t) => t.title).sort());
     expect((await list(w.key, "name=PLAIN%201&limit=100")).body.data).toHaveLength(made.filter((t) => t.title.startsWith("plain 1")).length);
     expect((await list(w.key, "name=%25&limit=100")).body.data).toHaveLength(0);
-    const inFolder = await list(w.key, "folder_id=11&limit=100");
+    const inFolder = await list(w.key, `folder_id=${folder}&limit=100`);
     expect(inFolder.body.data).toHaveLength(12);
-    expect(inFolder.body.data.every((t: { folder_id: number }) => t.folder_id === 11)).toBe(true);
+    expect(inFolder.body.data.every((t: { folder_id: number }) => t.folder_id === folder)).toBe(true);
     for (const bad of ["folder_id=0", "folder_id=x", "prompt_id=0", "prompt_version_id=-3", "prompt_label_id=a"]) {
       expect((await list(w.key, bad)).status, bad).toBe(400);
     }

@@ -19,7 +19,8 @@ const create = defineRoute({
   summary: "Create a table",
   description:
     "Creates a table; unless `create_default_sheet` is false, with a blank \"Sheet 1\" (a TEXT column \"Column A\" and one empty row). " +
-    "`title` defaults to a unique \"Untitled Table\" name. `folder_id` is a positive integer (folders are not checked yet).",
+    "`title` defaults to a unique \"Untitled Table\" name. `folder_id` must be a folder of the workspace (404 otherwise).",
+  errors: [404],
   request: { body: { required: false, content: { "application/json": { schema: CreateTableBody } } } },
   responses: {
     201: {

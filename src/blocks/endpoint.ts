@@ -1,0 +1,129 @@
+// The ENDPOINT block's HTTP call: http(s) only, a timeout, a response-size cap, and a guard that refuses
+// loopback, private, link-local and internal-only hosts (redirects are followed by hand and checked too).
+// Workers cannot resolve DNS before fetching, so the guard judges the URL's host as written; on
+// Cloudflare's network a Worker cannot reach a private network anyway, the guard matters for self-hosting.
+import { BlockError, type EndpointPolicy } from "./types";
+import { tryParseJson } from "./values";
+
+export const DEFAULT_ENDPOINT_POLICY: EndpointPolicy = { timeoutMs: 15_000, allowPrivateAddresses: false, maxResponseBytes: 1_048_576 };
+const MAX_REDIRECTS = 5;
+
+function ipv4Private(parts: number[]): boolean {
+  const [a, b] = parts;
+  return (
+    a === 0 || a === 10 || a === 127 || a >= 224 ||
+    (a === 100 && b >= 64 && b <= 127) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 192 && b === 0 && parts[2] === 0) ||
+    (a === 198 && (b === 18 || b === 19))
+  );
+}
+
+function ipv6Private(h: string): boolean {
+  const s = h.toLowerCase();
+  if (s === "::" || s === "::1") return true;
+  // IPv4-mapped/compatible forms (the URL parser writes ::ffff:7f00:1 for ::ffff:127.0.0.1).
+  const mapped = /^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(s);
+  if (mapped) {
+    const hi = parseInt(mapped[1], 16), lo = parseInt(mapped[2], 16);
+    return ipv4Private([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+  }
+  const dotted = /^::(?:ffff:)?(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  if (dotted) return ipv4Private(dotted.slice(1).map(Number));
+  const first = parseInt(s.split(":")[0] || "0", 16);
+  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00;
+}
+
+/** Why a URL may not be called, or null when it may. */
+export function endpointUrlProblem(raw: string, allowPrivate: boolean): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "is not a valid URL";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
+  if (url.username || url.password) return "must not carry credentials; use headers";
+  if (allowPrivate) return null;
+  const host = url.hostname.toLowerCase().replace(/\.$/, "");
+  if (host.startsWith("[")) return ipv6Private(host.slice(1, -1)) ? "points at a loopback or private address" : null;
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
+  if (v4) return ipv4Private(v4.slice(1).map(Number)) ? "points at a loopback or private address" : null;
+  if (host === "localhost" || /\.(localhost|local|internal|lan|home\.arpa)$/.test(host) || !host.includes(".")) {
+    return "points at a local or internal host name";
+  }
+  return null;
+}
+
+async function readCapped(res: Response, max: number): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel();
+      throw new BlockError(`the endpoint's response is larger than ${max} bytes`);
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
+export interface EndpointCall {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** Calls the endpoint; the answer's JSON when it is JSON, else its text. Non-2xx answers are errors. */
+export async function callEndpoint(call: EndpointCall, policy: EndpointPolicy, fetchImpl: typeof fetch = fetch): Promise<unknown> {
+  const signal = AbortSignal.timeout(policy.timeoutMs);
+  let url = call.url;
+  let method = call.method.toUpperCase();
+  let body: string | undefined = method === "GET" || method === "HEAD" ? undefined : JSON.stringify(call.body ?? {});
+  for (let hop = 0; ; hop++) {
+    const problem = endpointUrlProblem(url, policy.allowPrivateAddresses);
+    if (problem) throw new BlockError(`url ${problem}: ${url}`);
+    let res: Response;
+    try {
+      res = await fetchImpl(url, {
+        method,
+        headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...call.headers },
+        body,
+        redirect: "manual",
+        signal,
+      });
+    } catch (err) {
+      const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+      throw new BlockError(timedOut ? `the endpoint did not answer within ${policy.timeoutMs} ms` : `the endpoint could not be reached: ${(err as Error)?.message ?? err}`);
+    }
+    const location = res.headers.get("location");
+    if (res.status >= 300 && res.status < 400 && location) {
+      if (hop >= MAX_REDIRECTS) throw new BlockError(`the endpoint redirected more than ${MAX_REDIRECTS} times`);
+      await res.body?.cancel();
+      url = new URL(location, url).toString();
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
+        method = "GET";
+        body = undefined;
+      }
+      continue;
+    }
+    const text = await readCapped(res, policy.maxResponseBytes);
+    if (!res.ok) throw new BlockError(`the endpoint answered ${res.status}: ${text.slice(0, 300)}`);
+    const parsed = text.trim() ? tryParseJson(text) : { ok: false as const };
+    return parsed.ok ? parsed.value : text;
+  }
+}

@@ -1,0 +1,152 @@
+// The LLM provider interface of the blocks, with adapters for OpenAI-compatible chat completions and
+// Anthropic messages. Providers are configured by Worker secrets/vars (base URL + key); a block whose
+// provider is not configured fails with a message saying which variable to set.
+import type { ChatMessage } from "./template";
+import { BlockError } from "./types";
+
+export interface LlmRequest {
+  model: string;
+  messages: ChatMessage[];
+  /** Model parameters (temperature, max_tokens…), passed to the provider as given. */
+  parameters?: Record<string, unknown>;
+}
+
+export interface LlmResponse {
+  text: string;
+  raw: unknown;
+}
+
+export interface LlmProvider {
+  readonly name: string;
+  chat(req: LlmRequest): Promise<LlmResponse>;
+}
+
+export interface LlmProviders {
+  get(name: string): LlmProvider | undefined;
+  /** Names of the configured providers, for error messages. */
+  configured: string[];
+  defaultProvider?: string;
+  defaultModel(provider: string): string;
+}
+
+/** The Worker vars/secrets the providers read (all optional; see README "Blocks"). */
+export interface LlmSettings {
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  ANTHROPIC_BASE_URL?: string;
+  ANTHROPIC_API_KEY?: string;
+  LLM_DEFAULT_PROVIDER?: string;
+  LLM_DEFAULT_MODEL?: string;
+  LLM_TIMEOUT_MS?: string;
+}
+
+const DEFAULT_MODELS: Record<string, string> = { openai: "gpt-4o-mini", anthropic: "claude-3-5-haiku-latest" };
+const OPENAI_ALIASES = new Set(["openai", "openai-compatible", "openai_compatible"]);
+const DEFAULT_TIMEOUT_MS = 60_000;
+const MAX_ERROR_TEXT = 300;
+
+async function post(fetchImpl: typeof fetch, provider: string, url: string, headers: Record<string, string>, body: unknown, timeoutMs: number) {
+  let res: Response;
+  try {
+    res = await fetchImpl(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+    throw new BlockError(timedOut ? `${provider} did not answer within ${timeoutMs} ms` : `${provider} could not be reached: ${(err as Error)?.message ?? err}`);
+  }
+  const text = await res.text();
+  if (!res.ok) throw new BlockError(`${provider} answered ${res.status}: ${text.slice(0, MAX_ERROR_TEXT)}`);
+  try {
+    return JSON.parse(text) as Record<string, any>;
+  } catch {
+    throw new BlockError(`${provider} answered with a body that is not JSON`);
+  }
+}
+
+const trimSlash = (s: string) => s.replace(/\/+$/, "");
+
+export function openAiCompatible(opts: { baseUrl?: string; apiKey: string; fetch?: typeof fetch; timeoutMs?: number }): LlmProvider {
+  const base = trimSlash(opts.baseUrl || "https://api.openai.com/v1");
+  return {
+    name: "openai",
+    async chat(req) {
+      const raw = await post(
+        opts.fetch ?? fetch,
+        "openai",
+        `${base}/chat/completions`,
+        { authorization: `Bearer ${opts.apiKey}` },
+        { ...req.parameters, model: req.model, messages: req.messages },
+        opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      );
+      const content = raw?.choices?.[0]?.message?.content;
+      if (typeof content !== "string") throw new BlockError("openai answered without choices[0].message.content");
+      return { text: content, raw };
+    },
+  };
+}
+
+export function anthropic(opts: { baseUrl?: string; apiKey: string; fetch?: typeof fetch; timeoutMs?: number }): LlmProvider {
+  const base = trimSlash(opts.baseUrl || "https://api.anthropic.com");
+  return {
+    name: "anthropic",
+    async chat(req) {
+      // Anthropic takes the system prompt apart from the turns, and requires max_tokens.
+      const system = req.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
+      const messages = req.messages.filter((m) => m.role !== "system").map((m) => ({ role: m.role, content: m.content }));
+      const raw = await post(
+        opts.fetch ?? fetch,
+        "anthropic",
+        `${base}/v1/messages`,
+        { "x-api-key": opts.apiKey, "anthropic-version": "2023-06-01" },
+        { max_tokens: 1024, ...req.parameters, model: req.model, messages, ...(system ? { system } : {}) },
+        opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      );
+      const blocks = Array.isArray(raw?.content) ? raw.content : null;
+      if (!blocks) throw new BlockError("anthropic answered without content");
+      return { text: blocks.filter((b: any) => b?.type === "text").map((b: any) => String(b.text ?? "")).join(""), raw };
+    },
+  };
+}
+
+/** The providers configured by the Worker's vars and secrets. */
+export function createLlmProviders(settings: LlmSettings, fetchImpl?: typeof fetch): LlmProviders {
+  const timeoutMs = Number(settings.LLM_TIMEOUT_MS) > 0 ? Number(settings.LLM_TIMEOUT_MS) : DEFAULT_TIMEOUT_MS;
+  const byName = new Map<string, LlmProvider>();
+  if (settings.OPENAI_API_KEY) {
+    byName.set("openai", openAiCompatible({ baseUrl: settings.OPENAI_BASE_URL, apiKey: settings.OPENAI_API_KEY, fetch: fetchImpl, timeoutMs }));
+  }
+  if (settings.ANTHROPIC_API_KEY) {
+    byName.set("anthropic", anthropic({ baseUrl: settings.ANTHROPIC_BASE_URL, apiKey: settings.ANTHROPIC_API_KEY, fetch: fetchImpl, timeoutMs }));
+  }
+  const configured = [...byName.keys()];
+  const wanted = settings.LLM_DEFAULT_PROVIDER?.toLowerCase();
+  return {
+    configured,
+    defaultProvider: wanted && byName.has(normalize(wanted)) ? normalize(wanted) : configured[0],
+    get: (name) => byName.get(normalize(name)),
+    defaultModel: (provider) => settings.LLM_DEFAULT_MODEL || DEFAULT_MODELS[normalize(provider)] || "",
+  };
+}
+
+function normalize(name: string): string {
+  const n = name.toLowerCase();
+  return OPENAI_ALIASES.has(n) ? "openai" : n;
+}
+
+const KEY_VAR: Record<string, string> = { openai: "OPENAI_API_KEY", anthropic: "ANTHROPIC_API_KEY" };
+
+/** The provider a block should call, or a BlockError that says how to configure it. */
+export function pickProvider(llm: LlmProviders | undefined, requested?: string | null): LlmProvider {
+  const name = requested ? normalize(requested) : llm?.defaultProvider;
+  if (!name) throw new BlockError("no LLM provider is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY (and optionally their *_BASE_URL)");
+  const p = llm?.get(name);
+  if (!p) {
+    const hint = KEY_VAR[name] ? `set ${KEY_VAR[name]}` : "supported providers are openai (and OpenAI-compatible) and anthropic";
+    throw new BlockError(`LLM provider "${name}" is not configured here: ${hint}`);
+  }
+  return p;
+}

@@ -1,0 +1,66 @@
+// The contract every building block follows: a zod config schema, the names of the values it reads,
+// and an evaluate() that turns (config, inputs, context) into a value. Effects (LLM calls, HTTP, the
+// prompt registry) come in through the context, so blocks stay unit-testable without bindings.
+import type { z } from "zod";
+import type { LlmProviders } from "./llm";
+
+/** The values a block can read, by name: a sheet row's cells by column name, or a node's dependencies. */
+export type BlockInputs = Readonly<Record<string, unknown>>;
+
+/** A prompt version as the PROMPT_TEMPLATE block needs it (a blueprint plus its model metadata). */
+export interface ResolvedPrompt {
+  prompt_template: Record<string, unknown>;
+  metadata?: Record<string, unknown> | null;
+}
+
+/** Which stored prompt a PROMPT_TEMPLATE block names. */
+export interface PromptRef {
+  name: string;
+  version_number?: number | null;
+  label?: string | null;
+}
+
+export interface EndpointPolicy {
+  /** Milliseconds before an ENDPOINT call is abandoned. */
+  timeoutMs: number;
+  /** Local development only: let ENDPOINT reach loopback and private addresses. */
+  allowPrivateAddresses: boolean;
+  /** Largest response body read, in bytes. */
+  maxResponseBytes: number;
+}
+
+export interface BlockContext {
+  /** The fetch used for ENDPOINT and LLM calls (tests inject a fake one). */
+  fetch?: typeof fetch;
+  /** LLM providers by name (openai, anthropic…); see llm.ts createLlmProviders. */
+  llm?: LlmProviders;
+  /** Looks a stored prompt up; absent where there is no registry (the block then fails with a clear error). */
+  resolvePrompt?: (ref: PromptRef) => Promise<ResolvedPrompt | null>;
+  endpoint?: Partial<EndpointPolicy>;
+}
+
+export type BlockResult = { ok: true; value: unknown } | { ok: false; error: string };
+
+export type ConfigCheck<C = unknown> =
+  | { ok: true; config: C }
+  | { ok: false; reason: "unknown_type" | "unsupported" | "invalid"; message: string; issues: { path: string; message: string }[] };
+
+/** Thrown inside evaluate() for a failure that belongs to the data, not to the code (bad JSON, no match…). */
+export class BlockError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BlockError";
+  }
+}
+
+export interface BlockDefinition<S extends z.ZodType = z.ZodType> {
+  /** False for types this service stores but cannot run (HUMAN, CODE_EXECUTION…). */
+  computes: boolean;
+  configSchema: S;
+  /** Names of the inputs the config reads (sources, value_source…), for dependency graphs. */
+  sources: (config: z.output<S>) => string[];
+  evaluate: (config: z.output<S>, inputs: BlockInputs, ctx: BlockContext) => unknown | Promise<unknown>;
+}
+
+/** Keeps each definition's config type tied to its schema. */
+export const defineBlock = <S extends z.ZodType>(def: BlockDefinition<S>): BlockDefinition => def as unknown as BlockDefinition;

@@ -1,0 +1,35 @@
+// Query-string parsers shared by list endpoints: integers, booleans and repeatable values arrive as text.
+import { z } from "@hono/zod-openapi";
+import { sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+
+/** A whole number in the query, within [min, max]. */
+export const QueryInt = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,15})$/, "must be a whole number")
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, max === Number.MAX_SAFE_INTEGER ? `must be >= ${min}` : `must be from ${min} to ${max}`)
+    .openapi({ type: "integer", minimum: min, ...(max === Number.MAX_SAFE_INTEGER ? {} : { maximum: max }) });
+
+export const QueryBool = z
+  .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+  .transform((v) => v === "true" || v === "1")
+  .openapi({ type: "boolean" });
+
+/** A value given once, repeated (?tags=a&tags=b) or comma-separated (?tags=a,b). */
+export const QueryList = (item: z.ZodType<string, string> = z.string().min(1)) =>
+  z
+    .union([z.string(), z.array(z.string())])
+    .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(item))
+    .openapi({ type: "array", items: { type: "string" } });
+
+export const SortBy = z.enum(["created_at", "updated_at", "name", "id"], { error: "must be created_at, updated_at, name or id" }).optional();
+export const SortOrder = z.enum(["asc", "desc"], { error: "must be asc or desc" }).default("desc");
+
+/** Case-insensitive (ASCII) "contains" match; % and _ in the text match themselves. */
+export function containsText(column: SQLiteColumn, text: string): SQL {
+  const pattern = `%${text.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+  return sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+}

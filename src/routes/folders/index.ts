@@ -1,0 +1,137 @@
+// Folders: create, rename, list what a folder holds (every registered entity type), external IDs.
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { getDb } from "../../db/client";
+import { defineRoute } from "../../lib/openapi";
+import { QueryBool, QueryInt, QueryList, SortBy } from "../../lib/query";
+import { IdParam } from "../../lib/schemas";
+import { requireOwnWorkspace } from "../../lib/workspace";
+import { FOLDER_ENTITY_SOURCES } from "../../services/folder-entity-sources";
+import { FOLDER_ENTITY_TYPES, listFolderEntities, type FolderEntityType } from "../../services/folder-entities";
+import { createFolder, folderExists, renameFolder } from "../../services/folders";
+import { externalIdRoutes } from "../external-ids";
+import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
+
+const FolderName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
+
+const Folder = z
+  .object({
+    id: z.int(),
+    name: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    path: z.array(z.object({ id: z.int(), name: z.string() })).openapi({ description: "The folder's ancestors, root first; [] at root level." }),
+    workspace_id: z.int(),
+    parent_id: z.int().nullable(),
+    external_ids: z.array(ExternalId),
+  })
+  .openapi("Folder");
+const FolderResponse = z.object({ success: z.literal(true), folder: Folder }).openapi("FolderResponse");
+
+const FolderEntity = z
+  .object({
+    id: z.union([z.int(), z.string()]),
+    name: z.string(),
+    type: z.enum(FOLDER_ENTITY_TYPES),
+    created_at: z.string().nullable(),
+    updated_at: z.string().nullable(),
+    folder_id: z.int().nullable(),
+    path: z.array(z.string()).openapi({ description: "Names of the folders from the root down to the containing folder." }),
+    external_ids: z.array(ExternalId),
+    metadata: z.record(z.string(), z.unknown()).nullable().optional(),
+  })
+  .openapi("FolderEntity");
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const tags = ["folders"];
+
+const create = defineRoute({
+  method: "post",
+  path: "/api/public/v2/folders",
+  tags,
+  summary: "Create a folder",
+  description: "name is unique within its parent (or at root level): a duplicate is a 409. An unknown parent_id is a 404.",
+  errors: [404, 409],
+  request: {
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z
+            .object({ name: FolderName, parent_id: z.int().positive("must be a positive integer").nullish(), workspace_id: z.int().nullish(), external_ids: ExternalIdsInput })
+            .openapi("CreateFolderRequest"),
+        },
+      },
+    },
+  },
+  responses: { 201: json(FolderResponse, "Created") },
+});
+
+const rename = defineRoute({
+  method: "patch",
+  path: "/api/public/v2/folders/{folder_id}",
+  tags,
+  summary: "Rename a folder",
+  errors: [404, 409],
+  request: {
+    params: z.object({ folder_id: IdParam("folder_id") }),
+    body: { required: true, content: { "application/json": { schema: z.object({ name: FolderName }).openapi("UpdateFolderRequest") } } },
+  },
+  responses: { 200: json(FolderResponse, "Renamed") },
+});
+
+const entities = defineRoute({
+  method: "get",
+  path: "/api/public/v2/folders/entities",
+  tags,
+  summary: "List what a folder holds",
+  description:
+    "Folders, prompts, tool registry entries (and every other registered type) directly in folder_id (root level when absent), " +
+    "or everywhere below it with flatten=true. With external_source/external_id the lookup covers the whole workspace (or folder_id's subtree).",
+  errors: [404],
+  request: {
+    query: z.object({
+      workspace_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
+      folder_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
+      filter_type: QueryList(z.enum(FOLDER_ENTITY_TYPES, { error: `must be one of ${FOLDER_ENTITY_TYPES.join(", ")}` })).optional(),
+      search_query: z.string().max(255).optional(),
+      flatten: QueryBool.optional(),
+      include_metadata: QueryBool.optional(),
+      sort_by: SortBy,
+      sort_order: z.enum(["asc", "desc"], { error: "must be asc or desc" }).optional(),
+      ...ExternalIdLookupShape,
+    }),
+  },
+  responses: { 200: json(z.object({ success: z.literal(true), entities: z.array(FolderEntity) }).openapi("ListFolderEntitiesResponse"), "The entities") },
+});
+
+export function registerFolderRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    requireOwnWorkspace(auth, body.workspace_id);
+    return c.json({ success: true as const, folder: await createFolder(getDb(c.env.DB), auth, body) }, 201);
+  });
+
+  app.openapi(rename, async (c) => {
+    const { folder_id } = c.req.valid("param");
+    return c.json({ success: true as const, folder: await renameFolder(getDb(c.env.DB), c.get("auth").workspaceId, folder_id, c.req.valid("json").name) }, 200);
+  });
+
+  app.openapi(entities, async (c) => {
+    const q = c.req.valid("query");
+    const auth = c.get("auth");
+    requireOwnWorkspace(auth, q.workspace_id);
+    const list = await listFolderEntities(getDb(c.env.DB), auth.workspaceId, FOLDER_ENTITY_SOURCES, { ...q, filter_type: q.filter_type as FolderEntityType[] | undefined });
+    return c.json({ success: true as const, entities: list }, 200);
+  });
+
+  externalIdRoutes(app, {
+    entityType: "folder",
+    basePath: "/api/public/v2/folders",
+    idParam: "folder_id",
+    label: "folder",
+    tag: "folders",
+    exists: folderExists,
+  });
+}

@@ -1,0 +1,209 @@
+// The prompt registry: publish and patch templates, read them by id or name (version or label),
+// list them, and manage release labels (POST /prompts/{id}/label, PATCH|DELETE /prompt-labels/{id}).
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../env";
+import { getDb } from "../../db/client";
+import { defineRoute } from "../../lib/openapi";
+import { IdParam, PromptBlueprint } from "../../lib/schemas";
+import { validationError } from "../../lib/validation";
+import { requireOwnWorkspace } from "../../lib/workspace";
+import {
+  createLabel,
+  deleteLabel,
+  getTemplateVersion,
+  listTemplates,
+  moveLabel,
+  patchTemplate,
+  publishTemplate,
+  templateExists,
+  templateLabels,
+} from "../../services/prompt-templates";
+import { externalIdRoutes } from "../external-ids";
+import {
+  CreateLabelBody,
+  GetTemplateBody,
+  Identifier,
+  ListQuery,
+  ListTemplates,
+  MoveLabelBody,
+  PatchBody,
+  PatchedTemplate,
+  PublishBody,
+  PublishedTemplate,
+  ReleaseLabel,
+  TemplateLabels,
+  TemplateVersion,
+  VersionQuery,
+} from "./schemas";
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const tags = ["prompt templates"];
+
+/** The SDK's templates.get sends no body (or `null`) when it has no parameters: read that as {}. */
+const emptyBodyIsObject: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const text = await c.req.text();
+  // Hono caches body reads as promises (its type says string).
+  if (text.trim() === "" || text.trim() === "null") (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve("{}");
+  await next();
+};
+
+const publish = defineRoute({
+  method: "post",
+  path: "/rest/prompt-templates",
+  tags,
+  summary: "Publish a prompt template",
+  description: "Creates the template with version 1, or adds the next version when the name exists. `release_labels` are created on, or moved to, the new version.",
+  errors: [404, 409],
+  request: { body: { required: true, content: { "application/json": { schema: PublishBody } } } },
+  responses: { 200: json(PublishedTemplate, "The template and its new version") },
+});
+
+const patch = defineRoute({
+  method: "patch",
+  path: "/rest/prompt-templates/{identifier}",
+  tags,
+  summary: "Create a version from a base version and a patch",
+  errors: [404],
+  request: { params: z.object({ identifier: Identifier }), body: { required: true, content: { "application/json": { schema: PatchBody } } } },
+  responses: { 201: json(PatchedTemplate, "The new version") },
+});
+
+const list = defineRoute({
+  method: "get",
+  path: "/prompt-templates",
+  tags,
+  summary: "List prompt templates",
+  description: "Paged (page, per_page 1..100, default 30). Each item is the latest version, or the labelled one when `label` is given (templates without it are left out). `tags` must all be present.",
+  request: { query: ListQuery },
+  responses: { 200: json(ListTemplates, "One page of templates") },
+});
+
+const getRaw = defineRoute({
+  method: "get",
+  path: "/prompt-templates/{identifier}",
+  tags,
+  summary: "Get a prompt template",
+  errors: [404],
+  request: { params: z.object({ identifier: Identifier }), query: VersionQuery },
+  responses: { 200: json(TemplateVersion, "The selected version (latest by default)") },
+});
+
+const getWithBody = defineRoute({
+  method: "post",
+  path: "/prompt-templates/{identifier}",
+  tags,
+  summary: "Get a prompt template (SDK form)",
+  description: "What the SDKs' templates.get calls. `input_variables` fill f-string `{var}` / jinja2 `{{ var }}` placeholders in text blocks unless skip_input_variable_rendering.",
+  errors: [404],
+  middleware: [emptyBodyIsObject],
+  request: { params: z.object({ identifier: Identifier }), body: { required: false, content: { "application/json": { schema: GetTemplateBody } } } },
+  responses: { 200: json(TemplateVersion, "The selected version") },
+});
+
+const labels = defineRoute({
+  method: "get",
+  path: "/prompt-templates/{identifier}/labels",
+  tags: [...tags, "release labels"],
+  summary: "List a template's release labels",
+  errors: [404],
+  request: { params: z.object({ identifier: Identifier }) },
+  responses: { 200: json(TemplateLabels, "The labels and the versions they name") },
+});
+
+const createLabelRoute = defineRoute({
+  method: "post",
+  path: "/prompts/{prompt_id}/label",
+  tags: ["release labels"],
+  summary: "Create a release label on a version",
+  description: "A version that does not exist is a 404; a label name already on this prompt is a 409 (move it with PATCH /prompt-labels/{id}).",
+  errors: [404, 409],
+  request: { params: z.object({ prompt_id: IdParam("prompt_id") }), body: { required: true, content: { "application/json": { schema: CreateLabelBody } } } },
+  responses: { 200: json(ReleaseLabel, "The label") },
+});
+
+const moveLabelRoute = defineRoute({
+  method: "patch",
+  path: "/prompt-labels/{prompt_label_id}",
+  tags: ["release labels"],
+  summary: "Move a release label to another version of its prompt",
+  errors: [404],
+  request: { params: z.object({ prompt_label_id: IdParam("prompt_label_id") }), body: { required: true, content: { "application/json": { schema: MoveLabelBody } } } },
+  responses: { 200: json(ReleaseLabel, "The moved label") },
+});
+
+const deleteLabelRoute = defineRoute({
+  method: "delete",
+  path: "/prompt-labels/{prompt_label_id}",
+  tags: ["release labels"],
+  summary: "Delete a release label",
+  errors: [404],
+  request: { params: z.object({ prompt_label_id: IdParam("prompt_label_id") }) },
+  responses: { 204: { description: "Deleted" } },
+});
+
+/** A patched template must still be a valid blueprint; its issues are reported under prompt_template. */
+function validBlueprint(template: Record<string, unknown>): Record<string, unknown> {
+  const r = PromptBlueprint.safeParse(template);
+  if (!r.success) throw validationError(r.error.issues.map((i) => ({ ...i, path: ["prompt_template", ...i.path] })));
+  return template;
+}
+
+export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(publish, async (c) => {
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    requireOwnWorkspace(auth, body.prompt_template.workspace_id);
+    return c.json(await publishTemplate(getDb(c.env.DB), auth, body), 200);
+  });
+
+  app.openapi(patch, async (c) => {
+    const { identifier } = c.req.valid("param");
+    return c.json(await patchTemplate(getDb(c.env.DB), c.get("auth"), identifier, c.req.valid("json"), validBlueprint), 201);
+  });
+
+  app.openapi(list, async (c) => c.json(await listTemplates(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("query")), 200));
+
+  app.openapi(getRaw, async (c) => {
+    const { identifier } = c.req.valid("param");
+    return c.json(await getTemplateVersion(getDb(c.env.DB), c.get("auth").workspaceId, identifier, c.req.valid("query")), 200);
+  });
+
+  app.openapi(getWithBody, async (c) => {
+    const { identifier } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    requireOwnWorkspace(auth, body.workspace_id);
+    return c.json(await getTemplateVersion(getDb(c.env.DB), auth.workspaceId, identifier, body), 200);
+  });
+
+  app.openapi(labels, async (c) => {
+    const { identifier } = c.req.valid("param");
+    return c.json({ release_labels: await templateLabels(getDb(c.env.DB), c.get("auth").workspaceId, identifier) }, 200);
+  });
+
+  app.openapi(createLabelRoute, async (c) => {
+    const { prompt_id } = c.req.valid("param");
+    return c.json(await createLabel(getDb(c.env.DB), c.get("auth").workspaceId, prompt_id, c.req.valid("json")), 200);
+  });
+
+  app.openapi(moveLabelRoute, async (c) => {
+    const { prompt_label_id } = c.req.valid("param");
+    return c.json(await moveLabel(getDb(c.env.DB), c.get("auth").workspaceId, prompt_label_id, c.req.valid("json")), 200);
+  });
+
+  app.openapi(deleteLabelRoute, async (c) => {
+    const { prompt_label_id } = c.req.valid("param");
+    await deleteLabel(getDb(c.env.DB), c.get("auth").workspaceId, prompt_label_id);
+    return c.body(null, 204);
+  });
+
+  externalIdRoutes(app, {
+    entityType: "prompt_template",
+    basePath: "/prompt-templates",
+    idParam: "prompt_template_id",
+    label: "prompt template",
+    tag: "prompt templates",
+    exists: templateExists,
+  });
+}

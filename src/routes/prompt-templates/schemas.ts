@@ -1,0 +1,175 @@
+// Schemas of the prompt registry endpoints (templates, versions, release labels), after PromptLayer's document.
+import { z } from "@hono/zod-openapi";
+import { PromptBlueprint } from "../../lib/schemas";
+import { QueryInt, QueryList, SortBy, SortOrder } from "../../lib/query";
+import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
+
+export const PromptName = z.string().min(1, "must be 1 to 512 characters").max(512, "must be 1 to 512 characters");
+export const LabelName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
+const CommitMessage = z.string().max(72, "must be at most 72 characters").nullish();
+const Tags = z.array(z.string().min(1, "must be 1 to 512 characters").max(512, "must be 1 to 512 characters")).max(100, "at most 100 tags");
+const Metadata = z.looseObject({}).nullish().openapi({ description: "Metadata of the version, e.g. {model: {provider, name, parameters}}." });
+export const ReleaseLabels = z.array(LabelName).max(50, "at most 50 labels").nullish();
+const Obj = z.record(z.string(), z.unknown());
+
+export const Identifier = z
+  .string()
+  .min(1)
+  .max(512, "must be at most 512 characters")
+  .openapi({ param: { name: "identifier", in: "path" }, description: "The template's id or name (a numeric identifier is tried as an id first).", example: "support-response" });
+
+export const PublishBody = z
+  .object({
+    prompt_template: z.object({
+      prompt_name: PromptName,
+      tags: Tags.nullish(),
+      folder_id: z.int().positive("must be a positive integer").nullish(),
+      workspace_id: z.int().nullish(),
+    }),
+    prompt_version: z.object({
+      prompt_template: PromptBlueprint,
+      commit_message: CommitMessage,
+      metadata: Metadata,
+    }),
+    release_labels: ReleaseLabels,
+    external_ids: ExternalIdsInput,
+  })
+  .openapi("CreatePromptTemplate");
+
+export const PublishedTemplate = z
+  .object({
+    id: z.int(),
+    prompt_name: z.string(),
+    prompt_version_id: z.int(),
+    version_number: z.int(),
+    tags: z.array(z.string()),
+    release_labels: z.array(z.string()),
+    prompt_template: Obj,
+    metadata: Obj.nullable(),
+    commit_message: z.string().nullable(),
+    folder_id: z.int().nullable(),
+    external_ids: z.array(ExternalId),
+  })
+  .openapi("CreatePromptTemplateResponse");
+
+const ListPatch = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).nullish();
+
+export const PatchBody = z
+  .object({
+    version: z.int().positive("must be > 0").nullish(),
+    label: LabelName.nullish(),
+    messages: ListPatch.openapi({ description: "Index-keyed object patches messages; an array replaces them all." }),
+    tools: ListPatch,
+    functions: ListPatch,
+    function_call: z.union([z.string(), Obj]).nullish(),
+    tool_choice: z.union([z.string(), Obj]).nullish(),
+    content: ListPatch,
+    model_parameters: Obj.nullish(),
+    response_format: Obj.nullish(),
+    commit_message: CommitMessage,
+    release_labels: ReleaseLabels,
+  })
+  .openapi("PatchPromptTemplateVersion");
+
+export const PatchedTemplate = PublishedTemplate.extend({ base_version: z.int() }).openapi("PatchPromptTemplateResponse");
+
+export const VersionQuery = z.object({
+  version: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
+  label: LabelName.optional(),
+});
+
+export const GetTemplateBody = z
+  .object({
+    version: z.int().positive("must be > 0").nullish(),
+    label: LabelName.nullish(),
+    workspace_id: z.int().nullish(),
+    provider: z.string().nullish(),
+    model: z.string().nullish(),
+    input_variables: z.record(z.string(), z.unknown()).nullish(),
+    metadata_filters: z.record(z.string(), z.string()).nullish(),
+    model_parameter_overrides: Obj.nullish(),
+    skip_input_variable_rendering: z.boolean().nullish(),
+  })
+  .openapi("GetPromptTemplate");
+
+export const TemplateVersion = z
+  .object({
+    success: z.literal(true),
+    id: z.int(),
+    prompt_name: z.string(),
+    prompt_version_id: z.int(),
+    version: z.int(),
+    workspace_id: z.int(),
+    folder_id: z.int().nullable(),
+    prompt_template: Obj,
+    metadata: Obj.nullable(),
+    commit_message: z.string().nullable(),
+    tags: z.array(z.string()),
+    release_labels: z.array(z.string()),
+    created_at: z.string(),
+    updated_at: z.string(),
+    snippets: z.array(Obj),
+    llm_kwargs: Obj.nullable(),
+    external_ids: z.array(ExternalId),
+  })
+  .openapi("GetPromptTemplateResponse");
+
+export const ListQuery = z.object({
+  page: QueryInt(1, 1_000_000).default(1),
+  per_page: QueryInt(1, 100).default(30),
+  label: LabelName.optional(),
+  name: z.string().max(512).optional(),
+  tags: QueryList().optional(),
+  sort_by: SortBy,
+  sort_order: SortOrder,
+  ...ExternalIdLookupShape,
+});
+
+export const ListTemplates = z
+  .object({
+    has_next: z.boolean(),
+    has_prev: z.boolean(),
+    items: z.array(
+      z.object({
+        id: z.int(),
+        prompt_name: z.string(),
+        prompt_version_id: z.int(),
+        version: z.int(),
+        prompt_template: Obj,
+        metadata: Obj.nullable(),
+        commit_message: z.string().nullable(),
+        llm_kwargs: Obj.nullable(),
+        tags: z.array(z.string()),
+        folder_id: z.int().nullable(),
+        created_at: z.string(),
+        updated_at: z.string(),
+        external_ids: z.array(ExternalId),
+      }),
+    ),
+    next_num: z.int().nullable(),
+    prev_num: z.int().nullable(),
+    page: z.int(),
+    pages: z.int(),
+    total: z.int(),
+  })
+  .openapi("ListPromptTemplates");
+
+export const TemplateLabels = z
+  .object({
+    release_labels: z.array(z.object({ prompt_version_id: z.int(), prompt_version_number: z.int(), release_label: z.string(), release_label_id: z.int() })),
+  })
+  .openapi("GetPromptTemplateLabelResponse");
+
+export const CreateLabelBody = z.object({ prompt_version_number: z.int().positive("must be > 0"), name: LabelName }).openapi("CreatePromptLabel");
+export const MoveLabelBody = z.object({ prompt_version_number: z.int().positive("must be > 0") }).openapi("MovePromptLabel");
+export const ReleaseLabel = z
+  .object({
+    id: z.int(),
+    name: z.string(),
+    prompt_id: z.int(),
+    prompt_version_id: z.int(),
+    prompt_version_number: z.int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("ReleaseLabel");

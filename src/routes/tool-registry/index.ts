@@ -1,0 +1,164 @@
+// The tool registry: tools with versioned OpenAI function definitions, looked up by id or name.
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { getDb } from "../../db/client";
+import { defineRoute } from "../../lib/openapi";
+import { QueryInt, SortBy, SortOrder } from "../../lib/query";
+import { addToolVersion, createTool, getTool, listTools, toolExists } from "../../services/tool-registry";
+import { externalIdRoutes } from "../external-ids";
+import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
+
+const Obj = z.record(z.string(), z.unknown());
+const ToolName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
+const LabelName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
+
+/** OpenAI function-calling format: {type: "function", function: {name, description?, parameters?, strict?}}. */
+export const ToolDefinition = z
+  .looseObject({
+    type: z.literal("function", { error: 'must be "function"' }),
+    function: z.looseObject({
+      name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, _ or -"),
+      description: z.string().optional(),
+      parameters: z
+        .looseObject({ type: z.literal("object", { error: 'must be "object" (a JSON Schema object)' }), properties: Obj.optional(), required: z.array(z.string()).optional() })
+        .optional(),
+      strict: z.boolean().nullish(),
+    }),
+  })
+  .openapi("ToolDefinition", { example: { type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } } });
+
+const Execution = z
+  .object({ type: z.literal("code"), language: z.enum(["python", "javascript"]), code: z.string() })
+  .nullish()
+  .openapi({ description: "Stored as given; this service does not run tools." });
+
+const VersionFields = {
+  tool_definition: ToolDefinition,
+  execution: Execution,
+  commit_message: z.string().max(1024, "must be at most 1024 characters").nullish(),
+  release_labels: z.array(LabelName).max(50, "at most 50 labels").nullish().openapi({ description: "Labels created on, or moved to, this version (an extension of PromptLayer's API)." }),
+};
+
+const Tool = z
+  .object({
+    id: z.int(),
+    name: z.string(),
+    description: z.string().nullable(),
+    workspace_id: z.int(),
+    folder_id: z.int().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    external_ids: z.array(ExternalId),
+  })
+  .openapi("ToolRegistry");
+
+const ToolVersion = z
+  .object({
+    id: z.int(),
+    tool_registry_id: z.int(),
+    version_number: z.int(),
+    tool_definition: Obj,
+    execution: Obj.nullable(),
+    commit_message: z.string().nullable(),
+    created_by: z.int().nullable(),
+    created_at: z.string(),
+    labels: z.array(z.string()),
+  })
+  .openapi("ToolVersion");
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const tags = ["tool registry"];
+const IdentifierParam = z.object({
+  identifier: z.string().min(1).max(255).openapi({ param: { name: "identifier", in: "path" }, description: "Tool id (tried first when numeric) or name" }),
+});
+
+const create = defineRoute({
+  method: "post",
+  path: "/api/public/v2/tool-registry",
+  tags,
+  summary: "Create a tool",
+  description: "name is unique per workspace (409). tool_definition must be in OpenAI function format. Creates version 1.",
+  errors: [404, 409],
+  request: {
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z
+            .object({ name: ToolName, description: z.string().max(4096).nullish(), folder_id: z.int().positive("must be a positive integer").nullish(), external_ids: ExternalIdsInput, ...VersionFields })
+            .openapi("CreateToolRegistry"),
+        },
+      },
+    },
+  },
+  responses: { 201: json(z.object({ success: z.literal(true), tool_registry: Tool, version: ToolVersion, external_ids: z.array(ExternalId) }), "Created") },
+});
+
+const list = defineRoute({
+  method: "get",
+  path: "/api/public/v2/tool-registry",
+  tags,
+  summary: "List tools",
+  request: { query: z.object({ sort_by: SortBy, sort_order: SortOrder, ...ExternalIdLookupShape }) },
+  responses: {
+    200: json(z.object({ success: z.literal(true), tool_registries: z.array(Tool.extend({ latest_version_number: z.int().nullable() })) }), "The workspace's tools"),
+  },
+});
+
+const get = defineRoute({
+  method: "get",
+  path: "/api/public/v2/tool-registry/{identifier}",
+  tags,
+  summary: "Get a tool",
+  description: "The latest version, or the one `version` or `label` selects (not both).",
+  errors: [404],
+  request: { params: IdentifierParam, query: z.object({ version: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(), label: LabelName.optional() }) },
+  responses: {
+    200: json(
+      z.object({
+        success: z.literal(true),
+        tool_registry: Tool.extend({
+          labels: z.array(z.object({ id: z.int(), name: z.string(), tool_version_id: z.int(), version_number: z.int() })),
+          version: ToolVersion.nullable(),
+          tool_definition: Obj.nullable(),
+        }),
+      }),
+      "The tool with the selected version",
+    ),
+  },
+});
+
+const addVersion = defineRoute({
+  method: "post",
+  path: "/api/public/v2/tool-registry/{identifier}/versions",
+  tags,
+  summary: "Create a tool version",
+  errors: [404],
+  request: { params: IdentifierParam, body: { required: true, content: { "application/json": { schema: z.object(VersionFields).openapi("CreateToolVersion") } } } },
+  responses: { 201: json(z.object({ success: z.literal(true), version: ToolVersion }), "Created") },
+});
+
+export function registerToolRegistryRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => c.json({ success: true as const, ...(await createTool(getDb(c.env.DB), c.get("auth"), c.req.valid("json"))) }, 201));
+
+  app.openapi(list, async (c) => c.json({ success: true as const, tool_registries: await listTools(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("query")) }, 200));
+
+  app.openapi(get, async (c) => {
+    const { identifier } = c.req.valid("param");
+    return c.json({ success: true as const, tool_registry: await getTool(getDb(c.env.DB), c.get("auth").workspaceId, identifier, c.req.valid("query")) }, 200);
+  });
+
+  app.openapi(addVersion, async (c) => {
+    const { identifier } = c.req.valid("param");
+    return c.json({ success: true as const, version: await addToolVersion(getDb(c.env.DB), c.get("auth"), identifier, c.req.valid("json")) }, 201);
+  });
+
+  externalIdRoutes(app, {
+    entityType: "tool_registry",
+    basePath: "/api/public/v2/tool-registry",
+    idParam: "tool_id",
+    label: "tool registry entry",
+    tag: "tool registry",
+    exists: toolExists,
+  });
+}

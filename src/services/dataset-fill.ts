@@ -1,0 +1,146 @@
+// The dataset_fill job: copies request logs into a draft dataset, in chunks of INSERT … SELECT so row
+// values are built inside D1 (no log passes through Worker memory). Redelivery-safe: rows are unique
+// per (dataset, request log), a finished or superseded job does nothing, and a newer fill of the same
+// draft stops an older one (every chunk checks it is still the draft's current job).
+import { compileRequestLogQuery, parseFilterGroup, SqlParams } from "../filters";
+import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./datasets";
+import { filterEstimates, SORT_COLUMNS } from "./request-search";
+
+/** Ids per INSERT statement: one JSON parameter, so only D1's statement time bounds it. */
+const CHUNK = 500;
+
+const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'unixepoch')`;
+
+/** Request fields variables_to_parse may name (they win over an input variable of the same name). */
+export const REQUEST_FIELDS: Record<string, string> = {
+  request_log_id: "r.id",
+  input: "json(r.input)",
+  output: "r.output_text",
+  input_text: "r.input_text",
+  output_blueprint: "json(r.output)",
+  engine: "r.model",
+  model: "r.model",
+  provider: "r.provider",
+  provider_type: "r.provider",
+  tags: "json(r.tags)",
+  metadata: "json(r.metadata)",
+  prompt_input_variables: "json(r.prompt_input_variables)",
+  prompt_name: "r.prompt_name",
+  prompt_id: "r.prompt_id",
+  prompt_version_number: "r.prompt_version_number",
+  input_tokens: "r.input_tokens",
+  output_tokens: "r.output_tokens",
+  price: "r.price",
+  score: "r.score",
+  status: "r.status",
+  latency_ms: "(r.request_end_time - r.request_start_time)",
+  request_start_time: iso("r.request_start_time"),
+  request_end_time: iso("r.request_end_time"),
+};
+
+/** The SQL of one row's values: the named columns, or every input variable plus input and output. */
+function valuesSql(params: SqlParams, variables: string[] | null | undefined): string {
+  if (!variables || variables.length === 0) {
+    return `json_set(json(r.prompt_input_variables), '$.input', json(r.input), '$.output', r.output_text)`;
+  }
+  const pairs = variables.map((name) => {
+    const key = params.add(name);
+    const expr =
+      REQUEST_FIELDS[name] ??
+      `(SELECT CASE WHEN v.type IN ('object', 'array') THEN json(v.value) ELSE v.value END FROM json_each(r.prompt_input_variables) AS v WHERE v.key = ${key})`;
+    return `${key}, ${expr}`;
+  });
+  return `json_object(${pairs.join(", ")})`;
+}
+
+interface JobRow {
+  id: number;
+  dataset_id: number;
+  params: string;
+  status: string;
+  current_job_id: number | null;
+  version_number: number;
+}
+
+/** The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort order. */
+async function selectIds(d1: D1Database, ws: number, p: FillParams): Promise<number[]> {
+  const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
+  if (p.request_log_ids && p.request_log_ids.length > 0) return p.request_log_ids.slice(0, cap);
+  let group = null;
+  if (p.filter_group) {
+    const parsed = parseFilterGroup(p.filter_group);
+    // Validated when the request was accepted; a stored group that no longer parses is a bug, not bad input.
+    if (!parsed.ok) throw new Error(`stored filter_group no longer parses: ${parsed.issues.map((i) => i.rule).join("; ")}`);
+    group = parsed.group;
+  }
+  const params = new SqlParams();
+  const estimate = await filterEstimates(d1, ws, group);
+  const where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate });
+  const dir = p.sort_order === "asc" ? "ASC" : "DESC";
+  const order = `${SORT_COLUMNS[p.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
+  const { results } = await d1
+    .prepare(`SELECT r.id FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`)
+    .bind(...params.values)
+    .all<{ id: number }>();
+  return results.map((r) => r.id);
+}
+
+/** Column names of a filled draft: the requested ones in order, else input variables (sorted), input, output. */
+async function columnNames(d1: D1Database, datasetId: number, variables: string[] | null | undefined): Promise<string[]> {
+  if (variables && variables.length > 0) return [...new Set(variables)];
+  const { results } = await d1
+    .prepare(`SELECT DISTINCT j.key AS k FROM dataset_rows AS d, json_each(d."values") AS j WHERE d.dataset_id = ? AND j.key NOT IN ('input', 'output') ORDER BY k`)
+    .bind(datasetId)
+    .all<{ k: string }>();
+  return [...results.map((r) => r.k), "input", "output"];
+}
+
+export type FillOutcome = { state: "skipped" } | { state: "completed"; datasetId: number; rowsAdded: number };
+
+export async function runDatasetFill(d1: D1Database, ws: number, jobId: number): Promise<FillOutcome> {
+  const job = await d1
+    .prepare(
+      `SELECT j.id, j.dataset_id, j.params, j.status, d.current_job_id, d.version_number
+       FROM dataset_jobs AS j JOIN datasets AS d ON d.id = j.dataset_id WHERE j.id = ? AND j.workspace_id = ?`,
+    )
+    .bind(jobId, ws)
+    .first<JobRow>();
+  if (!job || job.status === "COMPLETED" || job.status === "SUPERSEDED") return { state: "skipped" };
+  if (job.current_job_id !== job.id || job.version_number !== DRAFT_VERSION) {
+    await d1.prepare(`UPDATE dataset_jobs SET status = 'SUPERSEDED', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id).run();
+    return { state: "skipped" };
+  }
+  const p = JSON.parse(job.params) as FillParams;
+  // The draft holds one fill's result: rows of earlier fills go (this job's own survive a redelivery).
+  await d1.batch([
+    d1.prepare(`UPDATE dataset_jobs SET status = 'RUNNING', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id),
+    d1.prepare(`DELETE FROM dataset_rows WHERE dataset_id = ? AND job_id <> ?`).bind(job.dataset_id, job.id),
+  ]);
+
+  const ids = await selectIds(d1, ws, p);
+  for (let offset = 0; offset < ids.length; offset += CHUNK) {
+    const params = new SqlParams();
+    const wsP = params.add(ws);
+    const ds = params.add(job.dataset_id);
+    const jb = params.add(job.id);
+    const values = valuesSql(params, p.variables_to_parse);
+    const sqlText = `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+      SELECT ${wsP}, ${ds}, ${jb}, j.key + ${params.add(offset)}, r.id, ${values}
+      FROM json_each(${params.add(JSON.stringify(ids.slice(offset, offset + CHUNK)))}) AS j
+      JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${wsP}
+      WHERE (SELECT current_job_id FROM datasets WHERE id = ${ds}) = ${jb}
+      ON CONFLICT (dataset_id, request_log_id) DO NOTHING`;
+    await d1.prepare(sqlText).bind(...params.values).run();
+  }
+
+  const columns = await columnNames(d1, job.dataset_id, p.variables_to_parse);
+  const now = Date.now();
+  const [, , count] = await d1.batch([
+    d1
+      .prepare(`UPDATE dataset_jobs SET status = 'COMPLETED', rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
+      .bind(job.dataset_id, job.id, now),
+    d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ? AND current_job_id = ?`).bind(JSON.stringify(columns), now, job.dataset_id, job.id),
+    d1.prepare(`SELECT rows_added AS n FROM dataset_jobs WHERE id = ?`).bind(job.id),
+  ]);
+  return { state: "completed", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { n: number }).n };
+}

@@ -1,0 +1,258 @@
+// Dataset groups and their versions: create a group (with its empty draft), queue a fill of the draft
+// from request logs (explicit ids or a filter group on the shared compiler), save the draft as the
+// next numbered version, list datasets and page through rows. The fill itself is dataset-fill.ts.
+import { and, asc, desc, eq, gte, lte, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { rawBatch } from "../db/raw-batch";
+import { datasetGroups, datasetJobs, datasetRows, datasets, users, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../db/schema";
+import type { AuthContext } from "../env";
+import type { FilterGroup } from "../filters";
+import { ApiError } from "../lib/errors";
+import { chainIncludes } from "../lib/error-text";
+import { containsText } from "../lib/query";
+import { toIso } from "../lib/time";
+import {
+  checkNewMappings,
+  externalIdsFor,
+  insertMappingsStatement,
+  isExternalIdConflict,
+  resolveExternalIdLookup,
+  rethrowExternalIdConflict,
+  type ExternalIdLookupQuery,
+  type ExternalIdPair,
+} from "./external-ids";
+import { requireFolder } from "./folders";
+import type { SortBy } from "./request-search";
+
+/** The interface's bound: one fill job copies at most this many request logs. */
+export const MAX_LOGS_PER_JOB = 50_000;
+/** The draft of a group is its dataset with this version number. */
+export const DRAFT_VERSION = -1;
+
+const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
+
+export function groupView(g: DatasetGroupRow) {
+  return { id: g.id, name: g.name, workspace_id: g.workspaceId, folder_id: g.folderId ?? null, is_deleted: g.isDeleted, created_at: toIso(g.createdAt), updated_at: toIso(g.updatedAt) };
+}
+
+export function datasetView(d: DatasetRow, group: DatasetGroupRow, ext: ExternalIdPair[], jobStatus: DatasetJobStatus | null) {
+  return {
+    id: d.id,
+    dataset_group_id: d.datasetGroupId,
+    version_number: d.versionNumber,
+    column_names: d.columnNames,
+    filter_params: d.filterParams ?? null,
+    is_deleted: d.isDeleted,
+    user_id: d.userId ?? 0,
+    job_status: jobStatus,
+    created_at: toIso(d.createdAt),
+    updated_at: toIso(d.updatedAt),
+    dataset_group: groupView(group),
+    external_ids: ext,
+  };
+}
+
+export async function datasetGroupExists(db: Db, ws: number, id: number): Promise<boolean> {
+  const [row] = await db.select({ id: datasetGroups.id }).from(datasetGroups).where(and(eq(datasetGroups.workspaceId, ws), eq(datasetGroups.id, id), eq(datasetGroups.isDeleted, false))).limit(1);
+  return Boolean(row);
+}
+
+async function requireGroup(db: Db, ws: number, id: number): Promise<DatasetGroupRow> {
+  const [row] = await db.select().from(datasetGroups).where(and(eq(datasetGroups.workspaceId, ws), eq(datasetGroups.id, id), eq(datasetGroups.isDeleted, false))).limit(1);
+  if (!row) throw ApiError.notFound("dataset group");
+  return row;
+}
+
+async function draftOf(db: Db, groupId: number): Promise<DatasetRow | undefined> {
+  const [d] = await db.select().from(datasets).where(and(eq(datasets.datasetGroupId, groupId), eq(datasets.versionNumber, DRAFT_VERSION))).limit(1);
+  return d;
+}
+
+export interface CreateGroupInput {
+  name: string;
+  folder_id?: number | null;
+  external_ids?: ExternalIdPair[] | null;
+}
+
+/** The group, its empty draft and its mappings, in one batch: all or nothing. */
+export async function createDatasetGroup(db: Db, auth: AuthContext, input: CreateGroupInput) {
+  const ws = auth.workspaceId;
+  await requireFolder(db, ws, input.folder_id);
+  const mappings = await checkNewMappings(db, ws, "dataset_group", null, input.external_ids);
+  const self = sql`SELECT id FROM dataset_groups WHERE workspace_id = ${ws} AND name = ${input.name}`;
+  try {
+    await rawBatch(db, [
+      db.insert(datasetGroups).values({ workspaceId: ws, name: input.name, folderId: input.folder_id ?? null, createdBy: auth.userId }),
+      sql`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id) SELECT ${ws}, g.id, ${DRAFT_VERSION}, '[]', ${auth.userId} FROM (${self}) AS g`,
+      ...(mappings.length ? [insertMappingsStatement(ws, "dataset_group", self, mappings)] : []),
+    ]);
+  } catch (err) {
+    if (chainIncludes(err, /UNIQUE constraint failed: dataset_groups\./)) {
+      throw new ApiError("conflict", `name: a dataset group named "${input.name}" already exists in this workspace`);
+    }
+    if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "dataset_group");
+    throw err;
+  }
+  const [group] = await db.select().from(datasetGroups).where(sql`${datasetGroups.id} = (${self})`);
+  const draft = (await draftOf(db, group.id))!;
+  const ext = (await externalIdsFor(db, ws, "dataset_group", [group.id])).get(String(group.id)) ?? [];
+  return {
+    success: true as const,
+    message: "Dataset group created successfully",
+    dataset_group: groupView(group),
+    dataset: datasetView(draft, group, ext, null),
+    external_ids: ext,
+  };
+}
+
+/** What a fill job replays: persisted on the job, and (filter-based fills) on the dataset. */
+export interface FillParams {
+  request_log_ids?: number[] | null;
+  filter_group?: FilterGroup | null;
+  q?: string | null;
+  sort_by?: SortBy | null;
+  sort_order?: "asc" | "desc" | null;
+  variables_to_parse?: string[] | null;
+  limit?: number | null;
+}
+
+export interface FromFilterParamsInput extends FillParams {
+  dataset_group_id: number;
+}
+
+/**
+ * Points the group's draft (created when missing) at a new fill job and returns the job id to queue.
+ * Explicit ids win over the filter group; an empty id list counts as none.
+ */
+export async function queueDraftFill(db: Db, auth: AuthContext, input: FromFilterParamsInput) {
+  const ws = auth.workspaceId;
+  const group = await requireGroup(db, ws, input.dataset_group_id);
+  const explicit = input.request_log_ids && input.request_log_ids.length > 0 ? [...new Set(input.request_log_ids)] : null;
+  const common = { variables_to_parse: input.variables_to_parse ?? null, limit: input.limit ?? null };
+  const params: FillParams = explicit
+    ? { request_log_ids: explicit, ...common }
+    : { filter_group: input.filter_group ?? null, q: input.q ?? null, sort_by: input.sort_by ?? null, sort_order: input.sort_order ?? null, ...common };
+  const filterParams = explicit ? null : params;
+  const draftSql = sql`SELECT id FROM datasets WHERE dataset_group_id = ${group.id} AND version_number = ${DRAFT_VERSION}`;
+  const results = await rawBatch(db, [
+    sql`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id)
+        VALUES (${ws}, ${group.id}, ${DRAFT_VERSION}, '[]', ${auth.userId}) ON CONFLICT (dataset_group_id, version_number) DO NOTHING`,
+    sql`INSERT INTO dataset_jobs (workspace_id, dataset_id, params, created_by) SELECT ${ws}, d.id, ${JSON.stringify(params)}, ${auth.userId} FROM (${draftSql}) AS d RETURNING id, dataset_id`,
+    sql`UPDATE datasets SET current_job_id = (SELECT max(id) FROM dataset_jobs WHERE dataset_id = datasets.id),
+        filter_params = ${filterParams ? JSON.stringify(filterParams) : null}, updated_at = ${nowMs}
+        WHERE id = (${draftSql})`,
+  ]);
+  const job = results[1].results[0] as { id: number; dataset_id: number };
+  return { jobId: job.id, datasetId: job.dataset_id, datasetGroupId: group.id };
+}
+
+/** The draft becomes the group's next numbered version; refused while a fill is still writing it. */
+export async function saveDraft(db: Db, ws: number, groupId: number) {
+  const group = await requireGroup(db, ws, groupId);
+  const draft = await draftOf(db, group.id);
+  if (!draft) throw new ApiError("not_found", "dataset_group_id: the dataset group has no draft to save");
+  if (draft.currentJobId !== null) {
+    const [job] = await db.select({ status: datasetJobs.status }).from(datasetJobs).where(eq(datasetJobs.id, draft.currentJobId));
+    if (job && (job.status === "QUEUED" || job.status === "RUNNING")) {
+      throw new ApiError("conflict", "dataset_group_id: the draft is still being filled; save it when its job has completed");
+    }
+  }
+  const [saved] = await db
+    .update(datasets)
+    .set({
+      versionNumber: sql`(SELECT coalesce(max(d2.version_number), 0) + 1 FROM datasets AS d2 WHERE d2.dataset_group_id = ${group.id} AND d2.version_number > 0)`,
+      updatedAt: nowMs,
+    })
+    .where(
+      and(
+        eq(datasets.id, draft.id),
+        eq(datasets.versionNumber, DRAFT_VERSION),
+        draft.currentJobId === null ? sql`${datasets.currentJobId} IS NULL` : eq(datasets.currentJobId, draft.currentJobId),
+      ),
+    )
+    .returning({ id: datasets.id, versionNumber: datasets.versionNumber });
+  if (!saved) throw new ApiError("conflict", "dataset_group_id: the draft changed meanwhile; try again");
+  return { draftDatasetId: saved.id, versionNumber: saved.versionNumber };
+}
+
+export interface ListDatasetsQuery extends ExternalIdLookupQuery {
+  dataset_group_id?: number;
+  name?: string;
+  status: "active" | "deleted" | "all";
+  page: number;
+  per_page: number;
+  created_by_email?: string;
+  created_after?: number;
+  created_before?: number;
+  updated_after?: number;
+  updated_before?: number;
+  sort_by?: "created_at" | "updated_at" | "name" | "id";
+  sort_order: "asc" | "desc";
+}
+
+export async function listDatasets(db: Db, ws: number, q: ListDatasetsQuery) {
+  const lookup = await resolveExternalIdLookup(db, ws, "dataset_group", q);
+  const empty = { datasets: [], page: q.page, per_page: q.per_page, total: 0, pages: 0 };
+  if (lookup === null) return empty;
+  const d = datasets;
+  const g = datasetGroups;
+  const deleted = sql`(${d.isDeleted} OR ${g.isDeleted})`;
+  const conds: (SQL | undefined)[] = [
+    eq(d.workspaceId, ws),
+    q.status === "active" ? sql`NOT ${deleted}` : q.status === "deleted" ? deleted : undefined,
+    q.dataset_group_id !== undefined ? eq(d.datasetGroupId, q.dataset_group_id) : undefined,
+    lookup !== undefined ? sql`CAST(${d.datasetGroupId} AS TEXT) = ${lookup}` : undefined,
+    q.name !== undefined ? containsText(g.name, q.name) : undefined,
+    q.created_by_email !== undefined ? sql`${d.userId} IN (SELECT ${users.id} FROM ${users} WHERE ${users.workspaceId} = ${ws} AND ${users.email} = ${q.created_by_email})` : undefined,
+    q.created_after !== undefined ? gte(d.createdAt, q.created_after) : undefined,
+    q.created_before !== undefined ? lte(d.createdAt, q.created_before) : undefined,
+    q.updated_after !== undefined ? gte(d.updatedAt, q.updated_after) : undefined,
+    q.updated_before !== undefined ? lte(d.updatedAt, q.updated_before) : undefined,
+  ];
+  const where = and(...conds);
+  const [{ n }] = await db.select({ n: sql<number>`count(*)` }).from(d).innerJoin(g, eq(g.id, d.datasetGroupId)).where(where);
+  if (n === 0) return empty;
+  const col = { created_at: d.createdAt, updated_at: d.updatedAt, name: g.name, id: d.id }[q.sort_by ?? "created_at"];
+  const dir = q.sort_order === "asc" ? asc : desc;
+  const rows = await db
+    .select({ d, g, jobStatus: datasetJobs.status })
+    .from(d)
+    .innerJoin(g, eq(g.id, d.datasetGroupId))
+    .leftJoin(datasetJobs, eq(datasetJobs.id, d.currentJobId))
+    .where(where)
+    .orderBy(dir(col), dir(d.id))
+    .limit(q.per_page)
+    .offset((q.page - 1) * q.per_page);
+  const ext = await externalIdsFor(db, ws, "dataset_group", [...new Set(rows.map((r) => r.g.id))]);
+  return {
+    datasets: rows.map((r) => datasetView(r.d, r.g, ext.get(String(r.g.id)) ?? [], r.jobStatus ?? null)),
+    page: q.page,
+    per_page: q.per_page,
+    total: n,
+    pages: Math.ceil(n / q.per_page),
+  };
+}
+
+export async function datasetRowsPage(db: Db, ws: number, datasetId: number, q: { page: number; per_page: number; q?: string }) {
+  const [d] = await db.select().from(datasets).where(and(eq(datasets.workspaceId, ws), eq(datasets.id, datasetId), eq(datasets.isDeleted, false))).limit(1);
+  if (!d) throw ApiError.notFound("dataset");
+  const r = datasetRows;
+  const where = and(eq(r.datasetId, d.id), q.q ? containsText(r.values, q.q) : undefined);
+  const [{ n }] = await db.select({ n: sql<number>`count(*)` }).from(r).where(where);
+  const rows = await db
+    .select({ values: r.values })
+    .from(r)
+    .where(where)
+    .orderBy(asc(r.jobId), asc(r.position), asc(r.id))
+    .limit(q.per_page)
+    .offset((q.page - 1) * q.per_page);
+  const columns = d.columnNames;
+  return {
+    columns,
+    rows: rows.map((row) => columns.map((c) => ({ type: "dataset" as const, value: row.values[c] ?? null }))),
+    page: q.page,
+    per_page: q.per_page,
+    total: n,
+    pages: Math.ceil(n / q.per_page),
+  };
+}

@@ -1,0 +1,426 @@
+// The prompt registry: templates, their numbered versions and release labels. New versions and
+// label moves are single conditional statements in one db.batch(), so concurrent publishes never
+// reuse a version number and a label always names exactly one version.
+import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { rawBatch } from "../db/raw-batch";
+import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../db/schema";
+import type { AuthContext } from "../env";
+import { ApiError } from "../lib/errors";
+import { chainIncludes } from "../lib/error-text";
+import { containsText } from "../lib/query";
+import { toIso } from "../lib/time";
+import {
+  checkNewMappings,
+  externalIdsFor,
+  insertMappingsStatement,
+  isExternalIdConflict,
+  resolveExternalIdLookup,
+  rethrowExternalIdConflict,
+  type ExternalIdLookupQuery,
+  type ExternalIdPair,
+} from "./external-ids";
+import { requireFolder } from "./folders";
+import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
+
+type Obj = Record<string, unknown>;
+const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
+
+export interface PublishInput {
+  prompt_template: { prompt_name: string; tags?: string[] | null; folder_id?: number | null };
+  prompt_version: { prompt_template: Obj; commit_message?: string | null; metadata?: Obj | null };
+  release_labels?: string[] | null;
+  external_ids?: ExternalIdPair[] | null;
+}
+
+export interface PublishedView {
+  id: number;
+  prompt_name: string;
+  prompt_version_id: number;
+  version_number: number;
+  tags: string[];
+  release_labels: string[];
+  prompt_template: Obj;
+  metadata: Obj | null;
+  commit_message: string | null;
+  folder_id: number | null;
+  external_ids: ExternalIdPair[];
+}
+
+/** A template by id or name. A numeric identifier is tried as an id first, then as a name. */
+export async function findTemplate(db: Db, workspaceId: number, identifier: string): Promise<PromptTemplateRow | null> {
+  const asId = /^[1-9][0-9]{0,15}$/.test(identifier) ? Number(identifier) : null;
+  if (asId !== null) {
+    const [byId] = await db.select().from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.id, asId))).limit(1);
+    if (byId) return byId;
+  }
+  const [byName] = await db.select().from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.name, identifier))).limit(1);
+  return byName ?? null;
+}
+
+export async function requireTemplate(db: Db, workspaceId: number, identifier: string): Promise<PromptTemplateRow> {
+  const t = await findTemplate(db, workspaceId, identifier);
+  if (!t) throw ApiError.notFound("prompt template");
+  return t;
+}
+
+export async function templateExists(db: Db, workspaceId: number, id: number): Promise<boolean> {
+  const [row] = await db.select({ id: promptTemplates.id }).from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.id, id))).limit(1);
+  return Boolean(row);
+}
+
+/** The version `version` or `label` selects (both: 400), else the latest. 404 when it does not exist. */
+export async function resolveVersion(db: Db, templateId: number, sel: { version?: number | null; label?: string | null }): Promise<PromptVersionRow> {
+  if (sel.version != null && sel.label != null) throw new ApiError("validation_error", "version: give either version or label, not both");
+  let row: PromptVersionRow | undefined;
+  if (sel.label != null) {
+    [row] = await db
+      .select({ v: promptVersions })
+      .from(promptLabels)
+      .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
+      .where(and(eq(promptLabels.promptId, templateId), eq(promptLabels.name, sel.label)))
+      .limit(1)
+      .then((r) => r.map((x) => x.v));
+    if (!row) throw new ApiError("not_found", `label: no release label "${sel.label}" on this prompt template`);
+    return row;
+  }
+  const where = sel.version != null ? and(eq(promptVersions.promptId, templateId), eq(promptVersions.version, sel.version)) : eq(promptVersions.promptId, templateId);
+  [row] = await db.select().from(promptVersions).where(where).orderBy(desc(promptVersions.version)).limit(1);
+  if (!row) throw new ApiError("not_found", sel.version != null ? `version: prompt template has no version ${sel.version}` : "prompt template has no versions");
+  return row;
+}
+
+/** Creates a template with its first version, or adds a version when the name exists. */
+export async function publishTemplate(db: Db, auth: AuthContext, input: PublishInput): Promise<PublishedView> {
+  const ws = auth.workspaceId;
+  const name = input.prompt_template.prompt_name;
+  const tags = input.prompt_template.tags ?? null;
+  const folderId = input.prompt_template.folder_id;
+  await requireFolder(db, ws, folderId);
+  const existing = await findByName(db, ws, name);
+  const mappings = await checkNewMappings(db, ws, "prompt_template", existing?.id ?? null, input.external_ids);
+  const self = sql`SELECT id FROM prompt_templates WHERE workspace_id = ${ws} AND name = ${name}`;
+  const v = input.prompt_version;
+
+  const upsert = db
+    .insert(promptTemplates)
+    .values({ workspaceId: ws, name, folderId: folderId ?? null, tags: tags ?? [], createdBy: auth.userId })
+    .onConflictDoUpdate({
+      target: [promptTemplates.workspaceId, promptTemplates.name],
+      set: {
+        updatedAt: nowMs,
+        // Only what the caller sent changes an existing template.
+        ...(tags !== null ? { tags: sql`excluded.tags` } : {}),
+        ...(folderId !== undefined ? { folderId: sql`excluded.folder_id` } : {}),
+      },
+    });
+  const version = insertVersionStatement(ws, self, v.prompt_template, v.metadata ?? null, v.commit_message ?? null, auth.userId);
+  try {
+    await rawBatch(db, [
+      upsert,
+      version,
+      ...labelStatements(ws, self, input.release_labels),
+      ...(mappings.length ? [insertMappingsStatement(ws, "prompt_template", self, mappings)] : []),
+    ]);
+  } catch (err) {
+    if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "prompt_template");
+    throw err;
+  }
+  const t = await requireTemplate(db, ws, name);
+  return publishedView(db, ws, t, await resolveVersion(db, t.id, {}));
+}
+
+export interface PatchInput extends PromptPatch {
+  version?: number | null;
+  label?: string | null;
+  commit_message?: string | null;
+  release_labels?: string[] | null;
+}
+
+/** A new version from a base version (latest, `version` or `label`) with the patch applied. */
+export async function patchTemplate(
+  db: Db,
+  auth: AuthContext,
+  identifier: string,
+  input: PatchInput,
+  validate: (template: Obj) => Obj,
+): Promise<PublishedView & { base_version: number }> {
+  const ws = auth.workspaceId;
+  const t = await requireTemplate(db, ws, identifier);
+  const base = await resolveVersion(db, t.id, { version: input.version, label: input.label });
+  const next = applyPromptPatch({ template: base.promptTemplate, metadata: base.metadata ?? null }, input);
+  const template = validate(next.template);
+  const self = sql`SELECT ${t.id} AS id`;
+  await rawBatch(db, [
+    insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
+    db.update(promptTemplates).set({ updatedAt: nowMs }).where(eq(promptTemplates.id, t.id)),
+    ...labelStatements(ws, self, input.release_labels),
+  ]);
+  return { ...(await publishedView(db, ws, t, await resolveVersion(db, t.id, {}))), base_version: base.version };
+}
+
+function insertVersionStatement(ws: number, templateIdSql: SQL, template: Obj, metadata: Obj | null, commitMessage: string | null, userId: number): SQL {
+  return sql`
+    INSERT INTO prompt_versions (workspace_id, prompt_id, version, prompt_template, metadata, commit_message, created_by)
+    SELECT ${ws}, t.id, coalesce((SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id), 0) + 1,
+           ${JSON.stringify(template)}, ${metadata === null ? null : JSON.stringify(metadata)}, ${commitMessage}, ${userId}
+    FROM (${templateIdSql}) AS t`;
+}
+
+/** Creates or moves each label to the template's newest version (the one the batch just added). */
+function labelStatements(ws: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+  const names = [...new Set(labels ?? [])];
+  if (names.length === 0) return [];
+  return [
+    sql`
+      INSERT INTO prompt_labels (workspace_id, prompt_id, prompt_version_id, name)
+      SELECT ${ws}, t.id, (SELECT max(id) FROM prompt_versions WHERE prompt_id = t.id), j.value
+      FROM (${templateIdSql}) AS t, json_each(${JSON.stringify(names)}) AS j
+      WHERE true
+      ON CONFLICT (prompt_id, name) DO UPDATE SET prompt_version_id = excluded.prompt_version_id, updated_at = ${nowMs}`,
+  ];
+}
+
+async function findByName(db: Db, ws: number, name: string) {
+  const [row] = await db.select().from(promptTemplates).where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.name, name))).limit(1);
+  return row ?? null;
+}
+
+async function publishedView(db: Db, ws: number, t: PromptTemplateRow, v: PromptVersionRow): Promise<PublishedView> {
+  const [labels, ext] = await Promise.all([
+    db.select({ name: promptLabels.name }).from(promptLabels).where(eq(promptLabels.promptVersionId, v.id)).orderBy(asc(promptLabels.name)),
+    externalIdsFor(db, ws, "prompt_template", [t.id]),
+  ]);
+  return {
+    id: t.id,
+    prompt_name: t.name,
+    prompt_version_id: v.id,
+    version_number: v.version,
+    tags: t.tags ?? [],
+    release_labels: labels.map((l) => l.name),
+    prompt_template: v.promptTemplate,
+    metadata: v.metadata ?? null,
+    commit_message: v.commitMessage ?? null,
+    folder_id: t.folderId ?? null,
+    external_ids: ext.get(String(t.id)) ?? [],
+  };
+}
+
+export interface TemplateVersionView {
+  success: true;
+  id: number;
+  prompt_name: string;
+  prompt_version_id: number;
+  version: number;
+  workspace_id: number;
+  folder_id: number | null;
+  prompt_template: Obj;
+  metadata: Obj | null;
+  commit_message: string | null;
+  tags: string[];
+  release_labels: string[];
+  created_at: string;
+  updated_at: string;
+  snippets: never[];
+  llm_kwargs: null;
+  external_ids: ExternalIdPair[];
+}
+
+/** One template at the selected version; with input variables, text blocks come back filled in. */
+export async function getTemplateVersion(
+  db: Db,
+  ws: number,
+  identifier: string,
+  sel: { version?: number | null; label?: string | null; input_variables?: Record<string, unknown> | null; skip_input_variable_rendering?: boolean | null },
+): Promise<TemplateVersionView> {
+  const t = await requireTemplate(db, ws, identifier);
+  const v = await resolveVersion(db, t.id, sel);
+  const p = await publishedView(db, ws, t, v);
+  const render = sel.input_variables && !sel.skip_input_variable_rendering;
+  return {
+    success: true,
+    id: t.id,
+    prompt_name: t.name,
+    prompt_version_id: v.id,
+    version: v.version,
+    workspace_id: ws,
+    folder_id: t.folderId ?? null,
+    prompt_template: render ? renderTemplate(v.promptTemplate, sel.input_variables!) : v.promptTemplate,
+    metadata: v.metadata ?? null,
+    commit_message: v.commitMessage ?? null,
+    tags: t.tags ?? [],
+    release_labels: p.release_labels,
+    created_at: toIso(v.createdAt),
+    updated_at: toIso(t.updatedAt),
+    snippets: [],
+    llm_kwargs: null,
+    external_ids: p.external_ids,
+  };
+}
+
+export interface ListTemplatesQuery extends ExternalIdLookupQuery {
+  page: number;
+  per_page: number;
+  label?: string;
+  name?: string;
+  tags?: string[];
+  sort_by?: "created_at" | "updated_at" | "name" | "id";
+  sort_order: "asc" | "desc";
+}
+
+export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
+  const lookup = await resolveExternalIdLookup(db, ws, "prompt_template", q);
+  const empty = { has_next: false, has_prev: q.page > 1, items: [], next_num: null, prev_num: q.page > 1 ? q.page - 1 : null, page: q.page, pages: 0, total: 0 };
+  if (lookup === null) return empty;
+  const t = promptTemplates;
+  const conds: (SQL | undefined)[] = [
+    eq(t.workspaceId, ws),
+    sql`EXISTS (SELECT 1 FROM prompt_versions v WHERE v.prompt_id = ${t.id})`,
+    lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined,
+    q.name ? containsText(t.name, q.name) : undefined,
+    q.label ? sql`EXISTS (SELECT 1 FROM prompt_labels l WHERE l.prompt_id = ${t.id} AND l.name = ${q.label})` : undefined,
+    ...(q.tags ?? []).map((tag) => sql`EXISTS (SELECT 1 FROM json_each(${t.tags}) WHERE value = ${tag})`),
+  ];
+  const where = and(...conds);
+  const [{ total }] = await db.select({ total: sql<number>`count(*)` }).from(t).where(where);
+  const col = { created_at: t.createdAt, updated_at: t.updatedAt, name: t.name, id: t.id }[q.sort_by ?? "created_at"];
+  const dir = q.sort_order === "asc" ? asc : desc;
+  const rows = await db
+    .select()
+    .from(t)
+    .where(where)
+    .orderBy(dir(col), dir(t.id))
+    .limit(q.per_page)
+    .offset((q.page - 1) * q.per_page);
+  const ids = rows.map((r) => r.id);
+  const versions = ids.length === 0 ? [] : q.label ? await labeledVersions(db, ids, q.label) : await latestVersions(db, ids);
+  const byTemplate = new Map(versions.map((v) => [v.promptId, v]));
+  const ext = await externalIdsFor(db, ws, "prompt_template", ids);
+  const pages = Math.ceil(total / q.per_page);
+  return {
+    has_next: q.page < pages,
+    has_prev: q.page > 1,
+    items: rows.map((r) => {
+      const v = byTemplate.get(r.id)!;
+      return {
+        id: r.id,
+        prompt_name: r.name,
+        prompt_version_id: v.id,
+        version: v.version,
+        prompt_template: v.promptTemplate,
+        metadata: v.metadata ?? null,
+        commit_message: v.commitMessage ?? null,
+        llm_kwargs: null,
+        tags: r.tags ?? [],
+        folder_id: r.folderId ?? null,
+        created_at: toIso(r.createdAt),
+        updated_at: toIso(r.updatedAt),
+        external_ids: ext.get(String(r.id)) ?? [],
+      };
+    }),
+    next_num: q.page < pages ? q.page + 1 : null,
+    prev_num: q.page > 1 ? q.page - 1 : null,
+    page: q.page,
+    pages,
+    total,
+  };
+}
+
+async function latestVersions(db: Db, templateIds: number[]) {
+  return db
+    .select()
+    .from(promptVersions)
+    .where(
+      and(
+        inArray(promptVersions.promptId, templateIds),
+        sql`${promptVersions.version} = (SELECT max(v2.version) FROM prompt_versions v2 WHERE v2.prompt_id = ${promptVersions.promptId})`,
+      ),
+    );
+}
+
+async function labeledVersions(db: Db, templateIds: number[], label: string) {
+  const rows = await db
+    .select({ v: promptVersions })
+    .from(promptLabels)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
+    .where(and(inArray(promptLabels.promptId, templateIds), eq(promptLabels.name, label)));
+  return rows.map((r) => r.v);
+}
+
+// ---- release labels ----
+
+export interface LabelView {
+  id: number;
+  name: string;
+  prompt_id: number;
+  prompt_version_id: number;
+  prompt_version_number: number;
+  created_at: string;
+  updated_at: string;
+}
+
+function labelView(l: PromptLabelRow, versionNumber: number): LabelView {
+  return {
+    id: l.id,
+    name: l.name,
+    prompt_id: l.promptId,
+    prompt_version_id: l.promptVersionId,
+    prompt_version_number: versionNumber,
+    created_at: toIso(l.createdAt),
+    updated_at: toIso(l.updatedAt),
+  };
+}
+
+export async function templateLabels(db: Db, ws: number, identifier: string) {
+  const t = await requireTemplate(db, ws, identifier);
+  const rows = await db
+    .select({ l: promptLabels, number: promptVersions.version })
+    .from(promptLabels)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
+    .where(eq(promptLabels.promptId, t.id))
+    .orderBy(asc(promptLabels.name));
+  return rows.map((r) => ({ prompt_version_id: r.l.promptVersionId, prompt_version_number: r.number, release_label: r.l.name, release_label_id: r.l.id }));
+}
+
+async function versionOf(db: Db, ws: number, promptId: number, number: number): Promise<PromptVersionRow> {
+  if (!(await templateExists(db, ws, promptId))) throw ApiError.notFound("prompt template");
+  const [v] = await db.select().from(promptVersions).where(and(eq(promptVersions.promptId, promptId), eq(promptVersions.version, number))).limit(1);
+  if (!v) throw new ApiError("not_found", `prompt_version_number: prompt ${promptId} has no version ${number}`);
+  return v;
+}
+
+export async function createLabel(db: Db, ws: number, promptId: number, input: { prompt_version_number: number; name: string }): Promise<LabelView> {
+  const v = await versionOf(db, ws, promptId, input.prompt_version_number);
+  const [row] = await db
+    .insert(promptLabels)
+    .values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) throw new ApiError("conflict", `name: prompt ${promptId} already has a label "${input.name}" (move it with PATCH /prompt-labels/{id})`);
+  return labelView(row, v.version);
+}
+
+async function requireLabel(db: Db, ws: number, id: number): Promise<PromptLabelRow> {
+  const [l] = await db.select().from(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))).limit(1);
+  if (!l) throw ApiError.notFound("release label");
+  return l;
+}
+
+export async function moveLabel(db: Db, ws: number, id: number, input: { prompt_version_number: number }): Promise<LabelView> {
+  const l = await requireLabel(db, ws, id);
+  const v = await versionOf(db, ws, l.promptId, input.prompt_version_number);
+  const [row] = await db
+    .update(promptLabels)
+    .set({ promptVersionId: v.id, updatedAt: Date.now() })
+    .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id)))
+    .returning();
+  if (!row) throw ApiError.notFound("release label");
+  return labelView(row, v.version);
+}
+
+export async function deleteLabel(db: Db, ws: number, id: number): Promise<void> {
+  const deleted = await db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))).returning({ id: promptLabels.id });
+  if (deleted.length === 0) throw ApiError.notFound("release label");
+}
+
+export const isTemplateNameTaken = (err: unknown) => chainIncludes(err, /UNIQUE constraint failed: prompt_templates\./);

@@ -1,0 +1,217 @@
+// ENDPOINT and the LLM blocks, against fakes injected through the block context (no network).
+import { describe, expect, it } from "vitest";
+import { createLlmProviders, evaluateBlock, validateBlockConfig, type BlockContext } from "../../src/blocks";
+import { endpointUrlProblem } from "../../src/blocks/endpoint";
+
+type Handler = (req: Request) => Response | Promise<Response>;
+function fakeFetch(handler: Handler) {
+  const calls: { url: string; method: string; headers: Headers; body: any }[] = [];
+  const f = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const req = new Request(input as string, init);
+    const text = req.method === "GET" || req.method === "HEAD" ? "" : await req.clone().text();
+    calls.push({ url: req.url, method: req.method, headers: req.headers, body: text ? JSON.parse(text) : undefined });
+    return handler(req);
+  }) as typeof fetch;
+  return { fetch: f, calls };
+}
+const json = (v: unknown, status = 200) => new Response(JSON.stringify(v), { status, headers: { "content-type": "application/json" } });
+const openAiAnswer = (text: string) => json({ choices: [{ message: { role: "assistant", content: text } }] });
+
+describe("ENDPOINT", () => {
+  it("POSTs its inputs as JSON with the configured headers and returns the JSON answer", async () => {
+    const fake = fakeFetch(() => json({ valid: true }));
+    const r = await evaluateBlock("ENDPOINT", { url: "https://api.example.com/validate", headers: { Authorization: "Bearer t" } }, { response: "hi" }, { fetch: fake.fetch });
+    expect(r).toEqual({ ok: true, value: { valid: true } });
+    expect(fake.calls[0]).toMatchObject({ url: "https://api.example.com/validate", method: "POST", body: { response: "hi" } });
+    expect(fake.calls[0].headers.get("authorization")).toBe("Bearer t");
+  });
+
+  it("returns text answers as text and reports non-2xx answers as errors", async () => {
+    expect(await evaluateBlock("ENDPOINT", { url: "https://x.example/a", method: "GET" }, {}, { fetch: fakeFetch(() => new Response("plain")).fetch })).toEqual({ ok: true, value: "plain" });
+    const r = await evaluateBlock("ENDPOINT", { url: "https://x.example/a" }, {}, { fetch: fakeFetch(() => new Response("boom", { status: 502 })).fetch });
+    expect(r).toEqual({ ok: false, error: "the endpoint answered 502: boom" });
+  });
+
+  it("gives up after the timeout", async () => {
+    const slow = fakeFetch((req) => new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason))));
+    const r = await evaluateBlock("ENDPOINT", { url: "https://slow.example/" }, {}, { fetch: slow.fetch, endpoint: { timeoutMs: 50 } });
+    expect(r).toEqual({ ok: false, error: "the endpoint did not answer within 50 ms" });
+  });
+
+  it("caps the response size", async () => {
+    const big = fakeFetch(() => new Response("x".repeat(2000)));
+    expect(await evaluateBlock("ENDPOINT", { url: "https://big.example/" }, {}, { fetch: big.fetch, endpoint: { maxResponseBytes: 1000 } })).toEqual({
+      ok: false,
+      error: "the endpoint's response is larger than 1000 bytes",
+    });
+    expect((await evaluateBlock("ENDPOINT", { url: "https://big.example/" }, {}, { fetch: big.fetch, endpoint: { maxResponseBytes: 2000 } })).ok).toBe(true);
+  });
+
+  it("refuses loopback and private addresses unless the policy allows them", async () => {
+    const fake = fakeFetch(() => json({ ok: 1 }));
+    for (const url of ["http://127.0.0.1:8787/x", "http://localhost/x", "http://10.1.2.3/", "http://192.168.0.10/", "http://172.20.0.1/", "http://169.254.169.254/latest/meta-data", "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://2130706433/", "http://metadata.google.internal/", "http://intranet/"]) {
+      const r = await evaluateBlock("ENDPOINT", { url }, {}, { fetch: fake.fetch });
+      expect(r.ok, url).toBe(false);
+    }
+    expect(fake.calls).toHaveLength(0);
+    expect(await evaluateBlock("ENDPOINT", { url: "http://127.0.0.1:8787/x" }, {}, { fetch: fake.fetch, endpoint: { allowPrivateAddresses: true } })).toEqual({ ok: true, value: { ok: 1 } });
+    expect(endpointUrlProblem("https://93.184.216.34/", false)).toBeNull();
+    expect(endpointUrlProblem("http://172.32.0.1/", false)).toBeNull();
+  });
+
+  it("checks every redirect hop against the guard", async () => {
+    const fake = fakeFetch((req) => (req.url.startsWith("https://public.example") ? new Response(null, { status: 302, headers: { location: "http://127.0.0.1/secret" } }) : json({ leaked: true })));
+    const r = await evaluateBlock("ENDPOINT", { url: "https://public.example/" }, {}, { fetch: fake.fetch });
+    expect(r).toEqual({ ok: false, error: "url points at a loopback or private address: http://127.0.0.1/secret" });
+    expect(fake.calls).toHaveLength(1);
+  });
+
+  it("refuses configs with a bad URL, scheme or method", () => {
+    expect(validateBlockConfig("ENDPOINT", { url: "ftp://x.example/" })).toMatchObject({ ok: false, message: "url: must be an http or https URL" });
+    expect(validateBlockConfig("ENDPOINT", { url: "not a url" })).toMatchObject({ ok: false, message: "url: is not a valid URL" });
+    expect(validateBlockConfig("ENDPOINT", { url: "https://x.example", method: "TRACE" }).ok).toBe(false);
+    expect(validateBlockConfig("ENDPOINT", { url: "https://x.example", timeout_ms: 0 }).ok).toBe(false);
+  });
+});
+
+describe("LLM providers", () => {
+  it("OpenAI-compatible: chat completions with a bearer key at the configured base URL", async () => {
+    const fake = fakeFetch(() => openAiAnswer("hello"));
+    const llm = createLlmProviders({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "http://llm.test/v1/" }, fake.fetch);
+    const res = await llm.get("openai")!.chat({ model: "m1", messages: [{ role: "user", content: "hi" }], parameters: { temperature: 0 } });
+    expect(res.text).toBe("hello");
+    expect(fake.calls[0].url).toBe("http://llm.test/v1/chat/completions");
+    expect(fake.calls[0].headers.get("authorization")).toBe("Bearer sk-test");
+    expect(fake.calls[0].body).toEqual({ temperature: 0, model: "m1", messages: [{ role: "user", content: "hi" }] });
+  });
+
+  it("Anthropic: messages API with the system prompt apart and max_tokens", async () => {
+    const fake = fakeFetch(() => json({ content: [{ type: "text", text: "bonjour" }] }));
+    const llm = createLlmProviders({ ANTHROPIC_API_KEY: "ak", ANTHROPIC_BASE_URL: "http://claude.test" }, fake.fetch);
+    const res = await llm.get("anthropic")!.chat({ model: "c1", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "hi" }] });
+    expect(res.text).toBe("bonjour");
+    expect(fake.calls[0].url).toBe("http://claude.test/v1/messages");
+    expect(fake.calls[0].headers.get("x-api-key")).toBe("ak");
+    expect(fake.calls[0].body).toEqual({ max_tokens: 1024, model: "c1", system: "be brief", messages: [{ role: "user", content: "hi" }] });
+  });
+
+  it("a provider error becomes the block's error (the key never appears)", async () => {
+    const llm = createLlmProviders({ OPENAI_API_KEY: "sk-secret" }, fakeFetch(() => json({ error: { message: "bad model" } }, 400)).fetch);
+    const r = await evaluateBlock("AI_DATA_EXTRACTION", { source: "s", query: "q" }, { s: "x" }, { llm });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toMatch(/^openai answered 400: .*bad model/);
+    expect(!r.ok && r.error).not.toMatch(/sk-secret/);
+  });
+
+  it("an unconfigured provider is an error that says what to set", async () => {
+    const none = createLlmProviders({});
+    expect(await evaluateBlock("AI_DATA_EXTRACTION", { source: "s", query: "q" }, { s: "x" }, { llm: none })).toEqual({
+      ok: false,
+      error: "no LLM provider is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY (and optionally their *_BASE_URL)",
+    });
+    const openaiOnly = createLlmProviders({ OPENAI_API_KEY: "k" });
+    expect(await evaluateBlock("AI_DATA_EXTRACTION", { source: "s", query: "q", engine: { provider: "anthropic" } }, { s: "x" }, { llm: openaiOnly })).toEqual({
+      ok: false,
+      error: 'LLM provider "anthropic" is not configured here: set ANTHROPIC_API_KEY',
+    });
+  });
+});
+
+describe("PROMPT_TEMPLATE", () => {
+  const blueprint = {
+    type: "chat",
+    messages: [
+      { role: "system", content: [{ type: "text", text: "You answer about {company}." }] },
+      { role: "user", content: [{ type: "text", text: "{{ question }} ({{ meta.lang }})" }], template_format: "jinja2" },
+    ],
+  };
+
+  it("renders an inline template (f-string and jinja2) with mapped and same-name inputs and calls the engine", async () => {
+    const fake = fakeFetch(() => openAiAnswer("42"));
+    const ctx: BlockContext = { llm: createLlmProviders({ OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://llm.test/v1" }, fake.fetch) };
+    const r = await evaluateBlock(
+      "PROMPT_TEMPLATE",
+      { template: { prompt_template: blueprint }, prompt_template_variable_mappings: { question: "user_question" }, engine: { model: "gpt-x", parameters: { temperature: 0.2 } } },
+      { user_question: "Why?", company: "Acme", meta: { lang: "en" } },
+      ctx,
+    );
+    expect(r).toEqual({ ok: true, value: "42" });
+    expect(fake.calls[0].body).toEqual({
+      temperature: 0.2,
+      model: "gpt-x",
+      messages: [
+        { role: "system", content: "You answer about Acme." },
+        { role: "user", content: "Why? (en)" },
+      ],
+    });
+  });
+
+  it("resolves a stored template through the context, with the version's model as the default engine", async () => {
+    const fake = fakeFetch(() => json({ content: [{ type: "text", text: "stored!" }] }));
+    const seen: unknown[] = [];
+    const ctx: BlockContext = {
+      llm: createLlmProviders({ OPENAI_API_KEY: "k", ANTHROPIC_API_KEY: "a", ANTHROPIC_BASE_URL: "http://claude.test" }, fake.fetch),
+      resolvePrompt: async (ref) => {
+        seen.push(ref);
+        return ref.version_number === 2
+          ? { prompt_template: { type: "completion", content: [{ type: "text", text: "Say {word}" }] }, metadata: { model: { provider: "anthropic", name: "claude-z", parameters: { max_tokens: 5 } } } }
+          : null;
+      },
+    };
+    const cfg = { template: { name: "greeter", version_number: 2 } };
+    expect(await evaluateBlock("PROMPT_TEMPLATE", cfg, { word: "hi" }, ctx)).toEqual({ ok: true, value: "stored!" });
+    expect(seen).toEqual([{ name: "greeter", version_number: 2, label: undefined }]);
+    expect(fake.calls[0].body).toEqual({ max_tokens: 5, model: "claude-z", messages: [{ role: "user", content: "Say hi" }] });
+    expect(await evaluateBlock("PROMPT_TEMPLATE", { template: { name: "greeter", version_number: 3 } }, {}, ctx)).toEqual({ ok: false, error: 'prompt template "greeter" version 3 not found' });
+  });
+
+  it("a variable with no value is an error naming it", async () => {
+    const ctx: BlockContext = { llm: createLlmProviders({ OPENAI_API_KEY: "k" }, fakeFetch(() => openAiAnswer("x")).fetch) };
+    expect(await evaluateBlock("PROMPT_TEMPLATE", { template: { prompt_template: blueprint } }, { question: "q" }, ctx)).toEqual({ ok: false, error: 'template variable "company" has no value' });
+  });
+
+  it("validates the template reference", () => {
+    expect(validateBlockConfig("PROMPT_TEMPLATE", { template: {} }).ok).toBe(false);
+    expect(validateBlockConfig("PROMPT_TEMPLATE", { template: { name: "a", version_number: 1, label: "prod" } })).toMatchObject({ ok: false, message: "template.label: give either version_number or label, not both" });
+    expect(validateBlockConfig("PROMPT_TEMPLATE", { template: { name: "a", prompt_template: blueprint } }).ok).toBe(false);
+    expect(validateBlockConfig("PROMPT_TEMPLATE", { template: { prompt_template: { type: "chat" } } }).ok).toBe(false);
+    expect(validateBlockConfig("PROMPT_TEMPLATE", { template: { prompt_name: "intent-classifier", label: "production" } }).ok).toBe(true);
+  });
+});
+
+describe("LLM_ASSERTION and AI_DATA_EXTRACTION", () => {
+  const withAnswers = (answers: Record<string, string>) => {
+    const fake = fakeFetch(async (req) => {
+      const body = (await req.json()) as { messages: { content: string }[] };
+      const user = body.messages.at(-1)!.content;
+      const key = Object.keys(answers).find((k) => user.includes(k));
+      return openAiAnswer(key ? answers[key] : "I cannot tell");
+    });
+    return { ctx: { llm: createLlmProviders({ OPENAI_API_KEY: "k" }, fake.fetch) } as BlockContext, calls: fake.calls };
+  };
+
+  it("LLM_ASSERTION turns the evaluator's answer into a boolean", async () => {
+    const { ctx, calls } = withAnswers({ "Is it polite?": "True", "Is it rude?": '{"result": false}' });
+    expect(await evaluateBlock("LLM_ASSERTION", { source: "r", prompt: "Is it polite?" }, { r: "Thanks!" }, ctx)).toEqual({ ok: true, value: true });
+    expect(await evaluateBlock("LLM_ASSERTION", { source: "r", prompt: "Is it rude?" }, { r: "Thanks!" }, ctx)).toEqual({ ok: true, value: false });
+    expect(calls[0].body.messages[1].content).toContain("Thanks!");
+    expect(await evaluateBlock("LLM_ASSERTION", { source: "r", prompt: "Other?" }, { r: "x" }, ctx)).toEqual({ ok: false, error: "the evaluator's answer is not true or false: I cannot tell" });
+  });
+
+  it("LLM_ASSERTION with a prompt_source holding a list answers each assertion", async () => {
+    const { ctx } = withAnswers({ "cites sources": "yes", "is redacted": "no" });
+    const r = await evaluateBlock("LLM_ASSERTION", { source: "r", prompt_source: "checks" }, { r: "text", checks: '["cites sources", "is redacted"]' }, ctx);
+    expect(r).toEqual({ ok: true, value: { "cites sources": true, "is redacted": false } });
+  });
+
+  it("LLM_ASSERTION needs exactly one of prompt and prompt_source", () => {
+    expect(validateBlockConfig("LLM_ASSERTION", { source: "r" }).ok).toBe(false);
+    expect(validateBlockConfig("LLM_ASSERTION", { source: "r", prompt: "a", prompt_source: "b" }).ok).toBe(false);
+  });
+
+  it("AI_DATA_EXTRACTION returns the extracted text", async () => {
+    const { ctx } = withAnswers({ "sentiment": "  positive\n" });
+    expect(await evaluateBlock("AI_DATA_EXTRACTION", { source: "r", query: "What is the overall sentiment?" }, { r: "Love it" }, ctx)).toEqual({ ok: true, value: "positive" });
+    expect(validateBlockConfig("AI_DATA_EXTRACTION", { source: "r", query: "" }).ok).toBe(false);
+  });
+});
