@@ -3,7 +3,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
-const now = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
+import { nowMs as now } from "./sql";
 
 export const REQUEST_STATUSES = ["SUCCESS", "WARNING", "ERROR"] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];

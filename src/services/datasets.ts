@@ -3,6 +3,7 @@
 // next numbered version, list datasets and page through rows. The fill itself is dataset-fill.ts.
 import { and, asc, desc, eq, gte, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { nowMs } from "../db/sql";
 import { rawBatch } from "../db/raw-batch";
 import { datasetGroups, datasetJobs, datasetRows, datasets, users, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../db/schema";
 import type { AuthContext } from "../env";
@@ -29,7 +30,6 @@ export const MAX_LOGS_PER_JOB = 50_000;
 /** The draft of a group is its dataset with this version number. */
 export const DRAFT_VERSION = -1;
 
-const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 
 export function groupView(g: DatasetGroupRow) {
   return { id: g.id, name: g.name, workspace_id: g.workspaceId, folder_id: g.folderId ?? null, is_deleted: g.isDeleted, created_at: toIso(g.createdAt), updated_at: toIso(g.updatedAt) };

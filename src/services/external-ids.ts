@@ -1,8 +1,9 @@
 // External ID mappings for every entity type: attach, list, detach, lookup, and the statements that
 // attach mappings in the same batch that creates an entity. The unique index on
 // (workspace, entity_type, source, external_id) decides races; this module only translates its verdict.
-import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inJsonList } from "../db/sql";
 import { externalIds, type ExternalIdEntityType } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
@@ -83,19 +84,16 @@ export async function detachExternalId(db: Db, workspaceId: number, type: Extern
 /** The mappings of many entities at once (for list responses), keyed by String(entity id). */
 export async function externalIdsFor(db: Db, workspaceId: number, type: ExternalIdEntityType, entityIds: readonly EntityId[]): Promise<Map<string, ExternalIdPair[]>> {
   const out = new Map<string, ExternalIdPair[]>();
-  const ids = [...new Set(entityIds.map(String))];
-  // Chunked: D1 binds at most 100 parameters per statement.
-  for (let i = 0; i < ids.length; i += 90) {
-    const rows = await db
-      .select({ entityId: externalIds.entityId, source: externalIds.source, externalId: externalIds.externalId })
-      .from(externalIds)
-      .where(and(eq(externalIds.workspaceId, workspaceId), eq(externalIds.entityType, type), inArray(externalIds.entityId, ids.slice(i, i + 90))))
-      .orderBy(externalIds.id);
-    for (const r of rows) {
-      const list = out.get(r.entityId) ?? [];
-      list.push({ source: r.source, external_id: r.externalId });
-      out.set(r.entityId, list);
-    }
+  if (entityIds.length === 0) return out;
+  const rows = await db
+    .select({ entityId: externalIds.entityId, source: externalIds.source, externalId: externalIds.externalId })
+    .from(externalIds)
+    .where(and(eq(externalIds.workspaceId, workspaceId), eq(externalIds.entityType, type), inJsonList(externalIds.entityId, [...new Set(entityIds.map(String))])))
+    .orderBy(externalIds.id);
+  for (const r of rows) {
+    const list = out.get(r.entityId) ?? [];
+    list.push({ source: r.source, external_id: r.externalId });
+    out.set(r.entityId, list);
   }
   return out;
 }

@@ -1,9 +1,10 @@
 // The entity types GET /api/public/v2/folders/entities lists. To add one, append an entry, e.g.
 //   { type: "WORKFLOW", table: workflows, columns: standardColumns(workflows), externalIdType: "workflow" }
 // (any table with id, name, workspaceId, folderId, createdAt, updatedAt columns; map others by hand).
-import { inArray, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
+import { inJsonList } from "../db/sql";
 import { datasetGroups, folders, promptTemplates, promptVersions, skillCollections, toolRegistry, workflows } from "../db/schema";
 import type { FolderEntitySource } from "./folder-entities";
 
@@ -21,22 +22,18 @@ export function standardColumns(t: StandardTable): FolderEntitySource["columns"]
 }
 
 async function promptMetadata(db: Db, _ws: number, ids: string[]) {
-  const out = new Map<string, Record<string, unknown>>();
-  for (let i = 0; i < ids.length; i += 90) {
-    const rows = await db
-      .select({
-        promptId: promptVersions.promptId,
-        version: promptVersions.version,
-        type: sql<string | null>`json_extract(${promptVersions.promptTemplate}, '$.type')`,
-      })
-      .from(promptVersions)
-      .where(
-        sql`${inArray(promptVersions.promptId, ids.slice(i, i + 90).map(Number))}
-          AND ${promptVersions.version} = (SELECT max(v2.version) FROM prompt_versions v2 WHERE v2.prompt_id = ${promptVersions.promptId})`,
-      );
-    for (const r of rows) out.set(String(r.promptId), { type: r.type, latest_version_number: r.version });
-  }
-  return out;
+  const rows = await db
+    .select({
+      promptId: promptVersions.promptId,
+      version: promptVersions.version,
+      type: sql<string | null>`json_extract(${promptVersions.promptTemplate}, '$.type')`,
+    })
+    .from(promptVersions)
+    .where(
+      sql`${inJsonList(promptVersions.promptId, ids.map(Number))}
+        AND ${promptVersions.version} = (SELECT max(v2.version) FROM prompt_versions v2 WHERE v2.prompt_id = ${promptVersions.promptId})`,
+    );
+  return new Map<string, Record<string, unknown>>(rows.map((r) => [String(r.promptId), { type: r.type, latest_version_number: r.version }]));
 }
 
 export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
@@ -60,12 +57,8 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
 ];
 
 async function workflowMetadata(db: Db, _ws: number, ids: string[]) {
-  const out = new Map<string, Record<string, unknown>>();
-  for (let i = 0; i < ids.length; i += 90) {
-    const rows = await db.all<{ workflow_id: number; latest: number }>(
-      sql`SELECT workflow_id, max(version_number) AS latest FROM workflow_versions WHERE workflow_id IN (SELECT value FROM json_each(${JSON.stringify(ids.slice(i, i + 90).map(Number))})) GROUP BY workflow_id`,
-    );
-    for (const r of rows) out.set(String(r.workflow_id), { latest_version_number: r.latest });
-  }
-  return out;
+  const rows = await db.all<{ workflow_id: number; latest: number }>(
+    sql`SELECT workflow_id, max(version_number) AS latest FROM workflow_versions WHERE ${inJsonList(sql`workflow_id`, ids.map(Number))} GROUP BY workflow_id`,
+  );
+  return new Map<string, Record<string, unknown>>(rows.map((r) => [String(r.workflow_id), { latest_version_number: r.latest }]));
 }

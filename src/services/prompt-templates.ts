@@ -1,8 +1,9 @@
 // The prompt registry: templates, their numbered versions and release labels. New versions and
 // label moves are single conditional statements in one db.batch(), so concurrent publishes never
 // reuse a version number and a label always names exactly one version.
-import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inJsonList, nowMs } from "../db/sql";
 import { rawBatch } from "../db/raw-batch";
 import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
@@ -24,7 +25,6 @@ import { requireFolder } from "./folders";
 import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
 
 type Obj = Record<string, unknown>;
-const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 
 export interface PublishInput {
   prompt_template: { prompt_name: string; tags?: string[] | null; folder_id?: number | null };
@@ -332,7 +332,7 @@ async function latestVersions(db: Db, templateIds: number[]) {
     .from(promptVersions)
     .where(
       and(
-        inArray(promptVersions.promptId, templateIds),
+        inJsonList(promptVersions.promptId, templateIds),
         sql`${promptVersions.version} = (SELECT max(v2.version) FROM prompt_versions v2 WHERE v2.prompt_id = ${promptVersions.promptId})`,
       ),
     );
@@ -343,7 +343,7 @@ async function labeledVersions(db: Db, templateIds: number[], label: string) {
     .select({ v: promptVersions })
     .from(promptLabels)
     .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
-    .where(and(inArray(promptLabels.promptId, templateIds), eq(promptLabels.name, label)));
+    .where(and(inJsonList(promptLabels.promptId, templateIds), eq(promptLabels.name, label)));
   return rows.map((r) => r.v);
 }
 

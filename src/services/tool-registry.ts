@@ -1,7 +1,8 @@
 // The tool registry: named tools (unique per workspace) with numbered versions of their OpenAI-format
 // definition and optional release labels. Creation is one db.batch(): tool, first version, labels, mappings.
-import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inJsonList, nowMs } from "../db/sql";
 import { rawBatch } from "../db/raw-batch";
 import { toolLabels, toolRegistry, toolVersions, type ToolRow, type ToolVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
@@ -21,7 +22,6 @@ import {
 import { requireFolder } from "./folders";
 
 type Obj = Record<string, unknown>;
-const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 
 export interface ToolVersionInput {
   tool_definition: Obj;
@@ -190,14 +190,11 @@ export async function listTools(db: Db, ws: number, q: ListToolsQuery) {
     .orderBy(dir(col), dir(t.id));
   const ids = rows.map((r) => r.id);
   const ext = await externalIdsFor(db, ws, "tool_registry", ids);
-  const latest = new Map<number, number>();
-  for (let i = 0; i < ids.length; i += 90) {
-    const vs = await db
-      .select({ toolId: toolVersions.toolId, n: sql<number>`max(${toolVersions.version})` })
-      .from(toolVersions)
-      .where(inArray(toolVersions.toolId, ids.slice(i, i + 90)))
-      .groupBy(toolVersions.toolId);
-    for (const v of vs) latest.set(v.toolId, v.n);
-  }
+  const vs = await db
+    .select({ toolId: toolVersions.toolId, n: sql<number>`max(${toolVersions.version})` })
+    .from(toolVersions)
+    .where(inJsonList(toolVersions.toolId, ids))
+    .groupBy(toolVersions.toolId);
+  const latest = new Map(vs.map((v) => [v.toolId, v.n]));
   return rows.map((r) => ({ ...toolView(r, ext.get(String(r.id)) ?? []), latest_version_number: latest.get(r.id) ?? null }));
 }

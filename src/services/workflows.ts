@@ -2,8 +2,9 @@
 // labels (one version per label; giving it to another version moves it), listing and lookup.
 // Writes of a version and its labels go in one db.batch(): the version number is MAX+1 inside the
 // statement, so concurrent versions of one workflow never collide.
-import { and, asc, desc, eq, gte, inArray, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gte, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inJsonList } from "../db/sql";
 import { users, workflowReleaseLabels, workflows, workflowVersions, type WorkflowEdgeRow, type WorkflowNodeRow, type WorkflowRow, type WorkflowVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -231,7 +232,7 @@ async function labelsByVersion(db: Db, versionIds: number[]): Promise<Map<number
   const rows = await db
     .select({ versionId: workflowReleaseLabels.workflowVersionId, name: workflowReleaseLabels.name })
     .from(workflowReleaseLabels)
-    .where(inArray(workflowReleaseLabels.workflowVersionId, versionIds))
+    .where(inJsonList(workflowReleaseLabels.workflowVersionId, versionIds))
     .orderBy(asc(workflowReleaseLabels.name));
   for (const r of rows) out.set(r.versionId, [...(out.get(r.versionId) ?? []), r.name]);
   return out;
@@ -334,7 +335,7 @@ export async function listWorkflows(db: Db, workspaceId: number, q: ListQuery) {
     ? await db
         .select({ workflowId: workflowReleaseLabels.workflowId, name: workflowReleaseLabels.name })
         .from(workflowReleaseLabels)
-        .where(inArray(workflowReleaseLabels.workflowId, rows.map((r) => r.wf.id)))
+        .where(inJsonList(workflowReleaseLabels.workflowId, rows.map((r) => r.wf.id)))
         .orderBy(asc(workflowReleaseLabels.name))
     : [];
   const mappings = await externalIdsFor(db, workspaceId, "workflow", rows.map((r) => r.wf.id));

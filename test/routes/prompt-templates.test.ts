@@ -259,3 +259,17 @@ describe("POST /log-request links published versions", () => {
     expect((await json(theirs)).prompt_version).toBeNull();
   });
 });
+
+describe("GET /prompt-templates with a full page", () => {
+  it("lists 100 templates on one page, also filtered by label (ids bound as one JSON list, within D1's 100 parameters)", async () => {
+    const w = await createWorkspace();
+    for (let i = 0; i < 101; i++) await publishOk(w.key, `t${String(i).padStart(3, "0")}`, "x", { release_labels: ["prod"] });
+    const page = await call("/prompt-templates?per_page=100", { key: w.key });
+    expect(page.status).toBe(200);
+    const body = await json(page);
+    expect(body.items).toHaveLength(100);
+    expect(body.total).toBe(101);
+    const labelled = await json(await call("/prompt-templates?per_page=100&label=prod", { key: w.key }));
+    expect(labelled.items).toHaveLength(100);
+  });
+});
