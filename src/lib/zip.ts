@@ -69,8 +69,11 @@ export class ZipCollector {
     this.unzip = new Unzip((file) => {
       const name = entryName(file.name);
       if (isNoise(name)) {
-        // Still drained so the stream moves on; its bytes are not kept.
-        file.ondata = (err) => this.check(err);
+        // Still drained so the stream moves on (and counted, so noise cannot carry a bomb); its bytes are not kept.
+        file.ondata = (err, data) => {
+          this.check(err);
+          if (data) this.count(data.length);
+        };
         file.start();
         return;
       }
@@ -86,19 +89,10 @@ export class ZipCollector {
         this.check(err);
         if (data && data.length) {
           size += data.length;
-          this.inflated += data.length;
           if (size > limits.maxFileBytes) {
             throw new ApiError("payload_too_large", `${field}: ${name} is larger than ${mib(limits.maxFileBytes)}`);
           }
-          if (this.inflated > limits.maxTotalBytes) {
-            throw new ApiError("payload_too_large", `${field}: inflates to more than ${mib(limits.maxTotalBytes)}`);
-          }
-          if (this.inflated > limits.maxRatioAfterBytes && this.inflated > this.compressed * limits.maxRatio) {
-            throw new ApiError(
-              "validation_error",
-              `${field}: compression ratio above ${limits.maxRatio}:1 looks like a zip bomb; refused`,
-            );
-          }
+          this.count(data.length);
           chunks.push(data);
         }
         if (final) this.files.push({ name, data: join(chunks, size) });
@@ -106,6 +100,18 @@ export class ZipCollector {
       file.start();
     });
     this.unzip.register(UnzipInflate);
+  }
+
+  /** Every inflated byte, kept or not, counts toward the archive's total and ratio limits. */
+  private count(bytes: number): void {
+    const { maxTotalBytes, maxRatioAfterBytes, maxRatio } = this.limits;
+    this.inflated += bytes;
+    if (this.inflated > maxTotalBytes) {
+      throw new ApiError("payload_too_large", `${this.field}: inflates to more than ${mib(maxTotalBytes)}`);
+    }
+    if (this.inflated > maxRatioAfterBytes && this.inflated > this.compressed * maxRatio) {
+      throw new ApiError("validation_error", `${this.field}: compression ratio above ${maxRatio}:1 looks like a zip bomb; refused`);
+    }
   }
 
   /** fflate reports inflate errors through ondata; ours (ApiError) come back the same way. */

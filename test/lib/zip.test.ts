@@ -69,6 +69,13 @@ describe("ZipCollector", () => {
     expect(unzip(bomb, { ...limits, maxRatio: 2000 })[0].data.length).toBe(8 * 1024 * 1024);
   });
 
+  it("counts skipped entries (__MACOSX/, .DS_Store) toward the size and ratio limits too", () => {
+    const limits = { maxFileBytes: 64 << 20, maxTotalBytes: 64 << 20, maxRatioAfterBytes: 1 << 20 };
+    const hidden = zipSync({ "__MACOSX/zeros": new Uint8Array(8 * 1024 * 1024), "a.txt": strToU8("hi") });
+    expect(() => unzip(hidden, limits)).toThrow(/compression ratio above 100:1/);
+    expect(() => unzip(zipSync({ ".DS_Store": random(4000) }))).toThrow(/inflates to more than 3000 bytes/);
+  });
+
   it("refuses what is not a ZIP, and a truncated one (400)", () => {
     expect(() => unzip(strToU8("just some text"))).toThrow(/archive: is not a ZIP archive/);
     expect(() => unzip(new Uint8Array(0))).toThrow(/archive: is not a ZIP archive/);
