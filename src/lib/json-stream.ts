@@ -66,6 +66,7 @@ export class JsonStreamReader {
   private readonly stack: Frame[] = [];
   private mode = Mode.Structure;
   private offset = 0;
+  private streamed = 0;
   private started = false;
   private done = false;
   // A value (or key) being captured.
@@ -90,6 +91,11 @@ export class JsonStreamReader {
   /** Characters read so far. */
   get position(): number {
     return this.offset;
+  }
+
+  /** Raw characters of the streamed strings read so far, escapes counted as written (\\n is 2). */
+  get streamedChars(): number {
+    return this.streamed;
   }
 
   write(text: string): void {
@@ -328,16 +334,20 @@ export class JsonStreamReader {
     const n = text.length;
     while (i < n) {
       if (this.pendingEscape !== null) {
+        const at = i;
         i = this.escape(text, i);
+        this.streamed += i - at;
         continue;
       }
       const q = text.indexOf('"', i);
       const b = text.indexOf("\\", i);
       const stop = b !== -1 && (q === -1 || b < q) ? b : q;
       if (stop === -1) {
+        this.streamed += n - i;
         if (i < n) this.h.onStringChunk?.(this.streamPath, text.slice(i));
         return n;
       }
+      this.streamed += stop - i;
       if (stop > i) this.h.onStringChunk?.(this.streamPath, text.slice(i, stop));
       if (stop === q && stop !== b) {
         this.h.onStringEnd?.(this.streamPath);
@@ -345,6 +355,7 @@ export class JsonStreamReader {
         return stop + 1;
       }
       this.pendingEscape = "";
+      this.streamed += 1;
       i = stop + 1;
     }
     return i;

@@ -52,7 +52,6 @@ export async function receiveSheetBody(
   let source: unknown = undefined;
   let sourceFields: Record<string, unknown> | null = null;
   let file: ReceivedFile | null = null;
-  let fileChars = 0;
   const decoder = new Base64StreamDecoder();
   const writer = new R2MultipartWriter(bucket, blobKey, limits.partBytes);
   const pending: Uint8Array[] = [];
@@ -89,7 +88,6 @@ export async function receiveSheetBody(
       onStringChunk: (_path, chunk) => {
         if (fileDone) throw new ApiError("validation_error", "source.file_content_base64: appears more than once");
         file ??= { blobKey: null, bytes: 0, error: null };
-        fileChars += chunk.length;
         if (file.error) return;
         try {
           take(decoder.push(chunk));
@@ -123,7 +121,8 @@ export async function receiveSheetBody(
       await writer.write(bytes);
     }
     pending.length = 0;
-    if (json.position - fileChars > limits.maxFieldChars) {
+    // Raw characters, escapes as written: a base64 field with \r\n line breaks is all file, not other fields.
+    if (json.position - json.streamedChars > limits.maxFieldChars) {
       throw new ApiError("payload_too_large", `body: the fields other than file_content_base64 are larger than ${limits.maxFieldChars} characters`);
     }
   };

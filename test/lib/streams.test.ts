@@ -43,6 +43,8 @@ describe("JsonStreamReader", () => {
       for (const p of pieces(body, size)) r.write(p);
       r.end();
       expect(streamed).toBe("QUJD\\/\"é\u0001");
+      // Counted as written: an escape takes its raw length (two characters, or six for a \\u escape).
+      expect(r.streamedChars).toBe(JSON.stringify("QUJD\\/\"é\u0001").length - 2);
       expect(seen).toEqual([
         [["title"], "T"],
         [["source", "type"], "file"],
