@@ -12,7 +12,8 @@ import { CsvError, CsvRowStream } from "../lib/csv-stream";
 import { ApiError } from "../lib/errors";
 import { JsonStreamError, JsonStreamReader } from "../lib/json-stream";
 import { enqueue } from "../queue/messages";
-import { findOperation, insertSheetStatements, operationSheet, sheetStub, statement } from "./sheets";
+import { statement } from "../db/raw-batch";
+import { findOperation, insertSheetStatements, operationSheet, sheetStub, tableAlive } from "./sheets";
 
 export type ImportFormat = "csv" | "json";
 
@@ -78,7 +79,6 @@ async function createImport(db: Db, env: Env, auth: AuthContext, tableId: string
   const message = error ? "Import failed" : "Import queued";
   const format = input.fileName ? formatOf(input.fileName) : null;
   const params = input.params ? JSON.stringify(input.params) : null;
-  const tableAlive = sql`EXISTS (SELECT 1 FROM smart_tables WHERE id = ${tableId} AND workspace_id = ${auth.workspaceId} AND deleted_at IS NULL)`;
   const ours = sql`EXISTS (SELECT 1 FROM sheet_operations WHERE workspace_id = ${auth.workspaceId} AND id = ${opId} AND sheet_id = ${sheetId})`;
   await db.$client.batch([
     statement(
@@ -88,7 +88,7 @@ async function createImport(db: Db, env: Env, auth: AuthContext, tableId: string
                                     file_bytes, blob_key, params, error_message, created_by, created_at, updated_at)
       SELECT ${auth.workspaceId}, ${opId}, ${tableId}, ${sheetId}, ${input.source}, ${status}, 0, ${message}, ${input.fileName},
              ${format}, ${input.fileBytes}, ${error ? null : input.blobKey}, ${params}, ${error}, ${auth.userId}, ${now}, ${now}
-      WHERE ${tableAlive}
+      WHERE ${tableAlive(auth.workspaceId, tableId)}
       ON CONFLICT (workspace_id, id) DO NOTHING`,
     ),
     ...insertSheetStatements(db, { id: sheetId, workspaceId: auth.workspaceId, tableId, title: input.title, index: input.index, stats }, ours),
@@ -255,6 +255,8 @@ class RowBatcher {
   readonly columns: string[] = [];
   private readonly positions = new Map<string, number>();
   rows: Cell[][] = [];
+  /** Characters of each buffered row, so a batch can be cut by size as well as by count. */
+  private rowChars: number[] = [];
   chars = 0;
   /** Data rows read from the file so far (skipped ones included). */
   seen = 0;
@@ -282,12 +284,13 @@ class RowBatcher {
     if (this.seen++ < this.skip) return this.extend(fields.length);
     this.extend(fields.length);
     const row: Cell[] = new Array(fields.length);
+    let chars = 0;
     for (let i = 0; i < fields.length; i++) {
       const f = fields[i];
       row[i] = f === "" ? null : f;
-      this.chars += f.length;
+      chars += f.length;
     }
-    this.rows.push(row);
+    this.push(row, chars);
   }
 
   /** A CSV row longer than the header adds untitled columns. */
@@ -299,23 +302,35 @@ class RowBatcher {
   jsonRow(obj: Record<string, unknown>): void {
     const skipped = this.seen++ < this.skip;
     const row: Cell[] = [];
+    let chars = 0;
     for (const key of Object.keys(obj)) {
       const pos = this.column(key);
       if (skipped) continue;
       const cell = jsonCell(obj[key]);
       row[pos] = cell;
-      if (cell !== null) this.chars += typeof cell === "string" ? cell.length : cell[1].length;
+      if (cell !== null) chars += typeof cell === "string" ? cell.length : cell[1].length;
     }
     if (skipped) return;
     for (let i = 0; i < row.length; i++) if (row[i] === undefined) row[i] = null;
-    this.rows.push(row);
+    this.push(row, chars);
   }
 
-  take(): Cell[][] {
-    const rows = this.rows;
-    this.rows = [];
-    this.chars = 0;
-    return rows;
+  private push(row: Cell[], chars: number): void {
+    this.rows.push(row);
+    this.rowChars.push(chars);
+    this.chars += chars;
+  }
+
+  /** The next batch: buffered rows up to maxRows and maxChars (at least one row); the rest stay. */
+  take(maxRows: number, maxChars: number): Cell[][] {
+    let n = 0;
+    let chars = 0;
+    while (n < this.rows.length && n < maxRows && (n === 0 || chars + this.rowChars[n] <= maxChars)) chars += this.rowChars[n++];
+    const batch = this.rows.slice(0, n);
+    this.rows = this.rows.slice(n);
+    this.rowChars = this.rowChars.slice(n);
+    this.chars -= chars;
+    return batch;
   }
 }
 
@@ -373,7 +388,7 @@ function contentMessage(err: unknown, format: ImportFormat): string | null {
 }
 
 /** Reads the logs an import's filter matches, in id order, a page at a time. */
-const LOG_PAGE = 500;
+const LOG_PAGE = 100;
 
 interface LogRow {
   id: number;
@@ -464,10 +479,12 @@ function requestLogSource(d1: D1Database, workspaceId: number, filter: FilterGro
       let done = 0;
       for (;;) {
         const { results } = await d1.prepare(query).bind(...values).all<LogRow>();
-        for (const row of results) batcher.jsonRow(logRecord(row));
-        done += results.length;
-        progress(done / Math.max(1, total));
-        await drain();
+        // Drained row by row: a log can be a megabyte, so a page never piles up in memory.
+        for (const row of results) {
+          batcher.jsonRow(logRecord(row));
+          progress(++done / Math.max(1, total));
+          await drain();
+        }
         if (results.length < LOG_PAGE) return;
         values[afterIndex] = results[results.length - 1].id;
       }
@@ -546,9 +563,7 @@ export async function runImport(env: Env, workspaceId: number, operationId: stri
   };
   const drain = async (final = false) => {
     while (batcher.rows.length >= batchRows || batcher.chars >= batchChars || (final && batcher.rows.length > 0)) {
-      const all = batcher.take();
-      if (all.length > batchRows) batcher.rows = all.slice(batchRows);
-      await commit(all.length > batchRows ? all.slice(0, batchRows) : all);
+      await commit(batcher.take(batchRows, batchChars));
     }
   };
 
