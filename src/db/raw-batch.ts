@@ -9,12 +9,13 @@ const dialect = new SQLiteAsyncDialect();
 
 type Statement = SQL | { toSQL(): { sql: string; params: unknown[] } };
 
+/** A D1 prepared statement from a drizzle `sql` template or query builder, for env.DB.batch(). */
+export function statement(db: Db, s: Statement): D1PreparedStatement {
+  const q = "toSQL" in s ? s.toSQL() : dialect.sqlToQuery(s);
+  return (db as unknown as { $client: D1Database }).$client.prepare(q.sql).bind(...q.params);
+}
+
 /** Runs the statements in order in one transaction; any failure rolls all of them back. */
 export async function rawBatch(db: Db, statements: Statement[]): Promise<D1Result[]> {
-  const client = (db as unknown as { $client: D1Database }).$client;
-  const prepared = statements.map((s) => {
-    const q = "toSQL" in s ? s.toSQL() : dialect.sqlToQuery(s);
-    return client.prepare(q.sql).bind(...q.params);
-  });
-  return client.batch(prepared);
+  return (db as unknown as { $client: D1Database }).$client.batch(statements.map((s) => statement(db, s)));
 }

@@ -2,7 +2,7 @@
 // values are built inside D1 (no log passes through Worker memory). Redelivery-safe: rows are unique
 // per (dataset, request log), a finished or superseded job does nothing, and a newer fill of the same
 // draft stops an older one (every chunk checks it is still the draft's current job).
-import { compileRequestLogQuery, parseFilterGroup, SqlParams } from "../filters";
+import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./datasets";
 import { filterEstimates, SORT_COLUMNS } from "./request-search";
 
@@ -62,10 +62,8 @@ interface JobRow {
   version_number: number;
 }
 
-/** The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort order. */
-async function selectIds(d1: D1Database, ws: number, p: FillParams): Promise<number[]> {
-  const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
-  if (p.request_log_ids && p.request_log_ids.length > 0) return p.request_log_ids.slice(0, cap);
+/** The query of a filter-based fill (pure): run by the job, and compiled once when the fill is asked for. */
+export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["estimate"]): { sql: string; params: Scalar[] } {
   let group = null;
   if (p.filter_group) {
     const parsed = parseFilterGroup(p.filter_group);
@@ -74,14 +72,21 @@ async function selectIds(d1: D1Database, ws: number, p: FillParams): Promise<num
     group = parsed.group;
   }
   const params = new SqlParams();
-  const estimate = await filterEstimates(d1, ws, group);
   const where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate });
   const dir = p.sort_order === "asc" ? "ASC" : "DESC";
   const order = `${SORT_COLUMNS[p.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
-  const { results } = await d1
-    .prepare(`SELECT r.id FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`)
-    .bind(...params.values)
-    .all<{ id: number }>();
+  const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
+  return { sql: `SELECT r.id FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`, params: params.values };
+}
+
+/** The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort order. */
+async function selectIds(d1: D1Database, ws: number, p: FillParams): Promise<number[]> {
+  const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
+  if (p.request_log_ids && p.request_log_ids.length > 0) return p.request_log_ids.slice(0, cap);
+  const group = p.filter_group ? parseFilterGroup(p.filter_group) : null;
+  const estimate = await filterEstimates(d1, ws, group?.ok ? group.group : null);
+  const { sql, params } = fillQuery(ws, p, estimate);
+  const { results } = await d1.prepare(sql).bind(...params).all<{ id: number }>();
   return results.map((r) => r.id);
 }
 

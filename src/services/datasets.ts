@@ -22,6 +22,7 @@ import {
   type ExternalIdLookupQuery,
   type ExternalIdPair,
 } from "./external-ids";
+import { fillQuery } from "./dataset-fill";
 import { requireFolder } from "./folders";
 import type { SortBy } from "./request-search";
 
@@ -133,6 +134,8 @@ export async function queueDraftFill(db: Db, auth: AuthContext, input: FromFilte
     ? { request_log_ids: explicit, ...common }
     : { filter_group: input.filter_group ?? null, q: input.q ?? null, sort_by: input.sort_by ?? null, sort_order: input.sort_order ?? null, ...common };
   const filterParams = explicit ? null : params;
+  // Compiled now, so a group too large for one D1 statement is a 400 here, not a job that cannot run.
+  if (!explicit) fillQuery(ws, params);
   const draftSql = sql`SELECT id FROM datasets WHERE dataset_group_id = ${group.id} AND version_number = ${DRAFT_VERSION}`;
   const results = await rawBatch(db, [
     sql`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id)

@@ -3,6 +3,7 @@
 import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
+import { inJsonList } from "../db/sql";
 import type { ExternalIdEntityType } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { containsText } from "../lib/query";
@@ -88,7 +89,7 @@ export async function listFolderEntities(db: Db, workspaceId: number, sources: r
       const c = src.columns;
       const conds: (SQL | undefined)[] = [eq(c.workspaceId, workspaceId), src.where];
       if (scope === "root") conds.push(isNull(c.folderId));
-      else if (scope) conds.push(sql`${c.folderId} IN (SELECT value FROM json_each(${JSON.stringify(scope)}))`);
+      else if (scope) conds.push(inJsonList(c.folderId, scope));
       if (q.search_query) conds.push(containsText(c.name, q.search_query));
       if (lookup) {
         if (!src.externalIdType) return [];

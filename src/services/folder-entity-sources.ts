@@ -46,7 +46,7 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
   { type: "PROMPT", table: promptTemplates, columns: standardColumns(promptTemplates), externalIdType: "prompt_template", metadata: promptMetadata },
   { type: "TOOL_REGISTRY", table: toolRegistry, columns: standardColumns(toolRegistry), externalIdType: "tool_registry" },
   { type: "WORKFLOW", table: workflows, columns: standardColumns(workflows), externalIdType: "workflow", metadata: workflowMetadata },
-  { type: "DATASET", table: datasetGroups, columns: standardColumns(datasetGroups), externalIdType: "dataset_group" },
+  { type: "DATASET", table: datasetGroups, columns: standardColumns(datasetGroups), externalIdType: "dataset_group", where: sql`${datasetGroups.isDeleted} = 0` },
   {
     type: "SKILL_COLLECTION",
     table: skillCollections,

@@ -279,7 +279,10 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
     lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined,
     q.name ? containsText(t.name, q.name) : undefined,
     q.label ? sql`EXISTS (SELECT 1 FROM prompt_labels l WHERE l.prompt_id = ${t.id} AND l.name = ${q.label})` : undefined,
-    ...(q.tags ?? []).map((tag) => sql`EXISTS (SELECT 1 FROM json_each(${t.tags}) WHERE value = ${tag})`),
+    // Every tag asked for: the list is one JSON parameter, however many tags are given.
+    q.tags?.length
+      ? sql`NOT EXISTS (SELECT 1 FROM json_each(${JSON.stringify([...new Set(q.tags)])}) AS w WHERE w.value NOT IN (SELECT value FROM json_each(${t.tags})))`
+      : undefined,
   ];
   const where = and(...conds);
   const [{ total }] = await db.select({ total: sql<number>`count(*)` }).from(t).where(where);

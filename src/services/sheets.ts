@@ -2,12 +2,13 @@
 // operations. Positions stay contiguous (0..n-1 over live sheets): every insert, move and delete
 // shifts the others inside one atomic db.batch, with the new position computed in SQL.
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
-import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import { sheetOperations, sheets, type SheetImportSource, type SheetOperationRow, type SheetOperationStatus, type SheetRow } from "../db/schema";
 import type { Env } from "../env";
 import { decodeCursor, encodeCursor } from "../lib/cursor";
 import { ApiError } from "../lib/errors";
+import { toIso } from "../lib/time";
+import { statement } from "../db/raw-batch";
 import type { SheetStats } from "../sheets/sheet-object";
 
 export interface SheetView {
@@ -38,7 +39,6 @@ export interface OperationView {
   updated_at: string;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export function sheetView(s: SheetRow, stats?: SheetStats): SheetView {
   return {
@@ -49,8 +49,8 @@ export function sheetView(s: SheetRow, stats?: SheetStats): SheetView {
     index: s.position,
     row_count: stats ? stats.rowCount : s.rowCount,
     version_count: stats ? stats.versionCount : s.versionCount,
-    created_at: iso(s.createdAt),
-    updated_at: iso(s.updatedAt),
+    created_at: toIso(s.createdAt),
+    updated_at: toIso(s.updatedAt),
   };
 }
 
@@ -67,18 +67,11 @@ export function operationView(o: SheetOperationRow): OperationView {
     error_message: o.errorMessage,
     table_id: o.tableId,
     sheet_id: o.sheetId,
-    created_at: iso(o.createdAt),
-    updated_at: iso(o.updatedAt),
+    created_at: toIso(o.createdAt),
+    updated_at: toIso(o.updatedAt),
   };
 }
 
-const dialect = new SQLiteAsyncDialect();
-
-/** A D1 statement from a drizzle `sql` template: conditional writes that go into one env.DB.batch(). */
-export function statement(db: Db, query: SQL): D1PreparedStatement {
-  const q = dialect.sqlToQuery(query);
-  return db.$client.prepare(q.sql).bind(...q.params);
-}
 
 export function sheetStub(env: Env, sheetId: string) {
   return env.SHEETS.get(env.SHEETS.idFromName(sheetId));
@@ -116,7 +109,7 @@ export async function defaultSheetTitle(db: Db, tableId: string): Promise<string
 
 const liveInTable = (tableId: string) => sql`${sheets.tableId} = ${tableId} AND ${sheets.deletedAt} IS NULL`;
 const liveCount = (tableId: string) => sql`(SELECT COUNT(*) FROM ${sheets} WHERE ${liveInTable(tableId)})`;
-const tableAlive = (workspaceId: number, tableId: string) =>
+export const tableAlive = (workspaceId: number, tableId: string) =>
   sql`EXISTS (SELECT 1 FROM smart_tables WHERE id = ${tableId} AND workspace_id = ${workspaceId} AND deleted_at IS NULL)`;
 
 export interface NewSheet {
@@ -260,7 +253,7 @@ async function moveSheet(db: Db, tableId: string, sheetId: string, index: number
     ).run();
     if (res.meta.changes > 0) return;
   }
-  throw new Error("sheet positions kept changing during a move");
+  throw new ApiError("conflict", "index: the sheet positions kept changing during the move; retry");
 }
 
 /** Soft-deletes the sheet and closes the gap in the positions. */

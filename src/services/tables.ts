@@ -6,6 +6,7 @@ import { sheets, smartTables, type SmartTableRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { decodeCursor, encodeCursor } from "../lib/cursor";
 import { ApiError } from "../lib/errors";
+import { toIso } from "../lib/time";
 import { requireFolder } from "./folders";
 
 export interface TableView {
@@ -22,7 +23,6 @@ export interface TableDetailView extends TableView {
   sheet_row_counts: Record<string, number>;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 // Written out: drizzle leaves columns unqualified inside a subquery, which would bind them to `sheets`.
 const sheetCount = sql<number>`(SELECT COUNT(*) FROM sheets AS s WHERE s.table_id = "smart_tables"."id" AND s.deleted_at IS NULL)`;
@@ -36,8 +36,8 @@ export function tableView(t: TableWithCount): TableView {
     title: t.title,
     folder_id: t.folderId,
     sheet_count: t.sheetCount,
-    created_at: iso(t.createdAt),
-    updated_at: iso(t.updatedAt),
+    created_at: toIso(t.createdAt),
+    updated_at: toIso(t.updatedAt),
   };
 }
 

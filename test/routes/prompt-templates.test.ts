@@ -273,3 +273,16 @@ describe("GET /prompt-templates with a full page", () => {
     expect(labelled.items).toHaveLength(100);
   });
 });
+
+describe("GET /prompt-templates?tags=", () => {
+  it("takes any number of tags (every one must be on the template)", async () => {
+    const w = await createWorkspace();
+    await publishOk(w.key, "tagged", "x", { tmpl: { tags: ["a", "b"] } });
+    const many = ["a", ...Array.from({ length: 150 }, (_, i) => `t${i}`)].join(",");
+    const res = await call(`/prompt-templates?tags=${many}`, { key: w.key });
+    expect(res.status).toBe(200);
+    expect((await json(res)).total).toBe(0);
+    expect((await json(await call("/prompt-templates?tags=a,b", { key: w.key }))).total).toBe(1);
+    expect((await json(await call("/prompt-templates?tags=a,c", { key: w.key }))).total).toBe(0);
+  });
+});

@@ -1,5 +1,6 @@
 // /api/public/v2/tables/{table_id}/sheets: create (blank 201, or import 202 with the file streamed
 // to R2), list, get, update, delete; and the import operation polling endpoint.
+import { maxBytesOf } from "../../lib/middleware";
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { getDb } from "../../db/client";
@@ -41,7 +42,7 @@ function uploadLimits(env: Env): UploadLimits {
   };
   return {
     maxFileBytes: num(env.IMPORT_MAX_FILE_BYTES, 100 * MIB, 1),
-    maxFieldChars: num(env.JSON_MAX_BYTES, MIB, 1024),
+    maxFieldChars: maxBytesOf(env, "JSON_MAX_BYTES"),
     partBytes: num(env.IMPORT_PART_BYTES, 8 * MIB, 5 * MIB),
   };
 }

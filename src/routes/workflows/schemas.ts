@@ -1,13 +1,11 @@
 // Request and response schemas of the workflow endpoints (PromptLayer's shapes); they also feed /openapi.json.
 import { z } from "@hono/zod-openapi";
 import { OPERATORS } from "../../services/workflow-graph";
+import { ExternalId, ExternalIdsInput } from "../external-ids/schemas";
 
 const Name255 = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
 const LabelName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
 
-export const ExternalIdSchema = z
-  .object({ source: z.string().min(1).max(128), external_id: z.string().min(1).max(512) })
-  .openapi("ExternalId");
 
 export const WorkflowNodeSchema = z
   .looseObject({
@@ -55,7 +53,7 @@ export const CreateWorkflowBody = z
     required_input_variables: InputVariables.nullish(),
     edges: z.array(EdgeSchema).nullish(),
     release_labels: Labels,
-    external_ids: z.array(ExternalIdSchema).nullish(),
+    external_ids: ExternalIdsInput,
   })
   .openapi("CreateWorkflow");
 export type CreateWorkflowBody = z.infer<typeof CreateWorkflowBody>;
@@ -92,7 +90,7 @@ export const CreateWorkflowResponse = z
     release_labels: z.array(z.string()).nullable(),
     nodes: z.array(z.object({ id: z.string(), name: z.string(), node_type: z.string(), is_output_node: z.boolean() })),
     required_input_variables: z.record(z.string(), z.string()),
-    external_ids: z.array(ExternalIdSchema),
+    external_ids: z.array(ExternalId),
   })
   .openapi("CreateWorkflowResponse");
 
@@ -104,7 +102,7 @@ export const WorkflowListItem = z.object({
   is_deleted: z.boolean(),
   latest_version_number: z.int().nullable(),
   release_labels: z.array(z.string()),
-  external_ids: z.array(ExternalIdSchema),
+  external_ids: z.array(ExternalId),
   folder_id: z.int().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -183,7 +181,7 @@ export const WorkflowDetail = z
     edges: z.array(
       z.object({ id: z.string(), source_node_name: z.string(), target_node_name: z.string(), is_and: z.boolean(), conditionals: z.array(z.record(z.string(), z.unknown())) }),
     ),
-    external_ids: z.array(ExternalIdSchema),
+    external_ids: z.array(ExternalId),
   })
   .openapi("WorkflowVersionDetail");
 
