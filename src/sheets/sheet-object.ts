@@ -18,8 +18,13 @@
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { blockSources, COMPUTING_BLOCK_TYPES, evaluateBlock, validateBlockConfig, type BlockContext } from "../blocks";
+import { getDb } from "../db/client";
+import { blockContextFor } from "../services/block-context";
 import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
+import { readValue, storeEdit, storeValue, type StoredValue } from "./cell-values";
 import { promptRefsOf } from "./prompt-refs";
+import { ColumnGraph, inputHash } from "./stale-graph";
 
 /**
  * A parsed JSON value, typed loosely on purpose: the RPC stub's types make a method returning
@@ -163,6 +168,22 @@ const MIGRATIONS: string[][] = [
        column_seq INTEGER NOT NULL,
        PRIMARY KEY (operation_id, position)) WITHOUT ROWID`,
   ],
+  [
+    // One row per recalculation request (an "operation"; its id is also the execution id cells carry).
+    // Finished cells are counted here, since a cell later recalculated again leaves for another execution.
+    `CREATE TABLE IF NOT EXISTS executions (
+       id TEXT PRIMARY KEY,
+       operation TEXT NOT NULL,
+       cell_count INTEGER NOT NULL,
+       completed_count INTEGER NOT NULL DEFAULT 0,
+       failed_count INTEGER NOT NULL DEFAULT 0,
+       reused_count INTEGER NOT NULL DEFAULT 0,
+       version INTEGER NOT NULL,
+       started_at INTEGER,
+       cancelled_at INTEGER,
+       created_at INTEGER NOT NULL,
+       updated_at INTEGER NOT NULL)`,
+  ],
 ];
 
 /** Import cells: a string, or [display_value, value_json] for structured values; nulls are skipped. */
@@ -175,6 +196,7 @@ const INSERT_IMPORT_CELLS = `
   FROM json_each(?3) AS r
   JOIN json_each(r.value) AS c
   JOIN import_columns AS m ON m.operation_id = ?4 AND m.position = c.key
+  JOIN columns AS col ON col.seq = m.column_seq
   WHERE c.type <> 'null'`;
 
 const toIso = (ms: number) => new Date(ms).toISOString();
@@ -197,6 +219,10 @@ export class SheetObject extends DurableObject<Env> {
       `INSERT OR IGNORE INTO sheet_meta (key, value) VALUES ('version', 0), ('row_count', 0), ('next_row_index', 0), ('deleted', 0), ('schema_version', 0)`,
     );
     this.migrate();
+    // Recalculation survives eviction: queued work found on wake-up gets its alarm back if it was lost.
+    void ctx.blockConcurrencyWhile(async () => {
+      if (this.hasPendingCells() && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
+    });
   }
 
   private migrate(): void {
@@ -315,7 +341,7 @@ export class SheetObject extends DurableObject<Env> {
     const idBySeq = new Map(cols.map((c) => [c.seq, c.id]));
     const deps = this.sql
       .exec<{ column_seq: number; depends_on_seq: number; reference_type: string; config_key: string | null }>(
-        `SELECT column_seq, depends_on_seq, reference_type, config_key FROM column_dependencies`,
+        `SELECT column_seq, depends_on_seq, reference_type, config_key FROM column_dependencies WHERE reference_type <> '${SOURCE_EDGE}'`,
       )
       .toArray();
     return cols.map((c) => ({
@@ -343,6 +369,7 @@ export class SheetObject extends DurableObject<Env> {
 
   /** Inserts a column (in the caller's transaction) and the STALE cells a non-text column needs. */
   private insertColumn(col: NewColumn, now: number, taken?: Set<string>): { seq: number; id: string } {
+    this.modelCache = null;
     let id = crypto.randomUUID();
     // Cell ids keep the first 23 characters of the column id: they must differ between columns.
     while (this.sql.exec(`SELECT 1 FROM columns WHERE substr(id, 1, 23) = ?`, columnPrefix(id)).toArray().length > 0) {
@@ -546,6 +573,705 @@ export class SheetObject extends DurableObject<Env> {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // The column engine: the column graph (cached, rebuilt after any column change), computed columns
+  // validated by the blocks' schemas, stale propagation and recalculation.
+
+  private modelCache: SheetModel | null = null;
+
+  private model(): SheetModel {
+    if (this.modelCache) return this.modelCache;
+    const cols = this.columnRows();
+    const edges = this.sql
+      .exec<{ column_seq: number; depends_on_seq: number; reference_type: string; config_key: string | null }>(
+        `SELECT column_seq, depends_on_seq, reference_type, config_key FROM column_dependencies`,
+      )
+      .toArray();
+    const list: ModelColumn[] = cols.map((c) => {
+      const own = edges.filter((e) => e.column_seq === c.seq);
+      return {
+        seq: c.seq,
+        id: c.id,
+        title: c.title,
+        type: c.type,
+        config: JSON.parse(c.config) as Record<string, unknown>,
+        computed: c.type !== "TEXT",
+        upstream: [...new Set(own.map((e) => e.depends_on_seq))],
+      };
+    });
+    const bySeq = new Map(list.map((c) => [c.seq, c]));
+    const graph = new ColumnGraph(list.map((c) => ({ seq: c.seq, computed: c.computed, upstream: c.upstream.filter((u) => bySeq.has(u)) })));
+    this.modelCache = { list, bySeq, byId: new Map(list.map((c) => [c.id, c])), graph, sourceReaders: edges.filter((e) => e.reference_type === SOURCE_EDGE) };
+    return this.modelCache;
+  }
+
+  /** A dependency given by column id or, as PromptLayer's SDK sends it, by title. */
+  private resolveColumn(m: SheetModel, ref: string): ModelColumn | undefined {
+    return m.byId.get(ref.toLowerCase()) ?? m.list.find((c) => c.title === ref) ?? m.list.find((c) => c.title.toLowerCase() === ref.toLowerCase());
+  }
+
+  /**
+   * Checks a column's type, config and dependencies against the blocks and this sheet's columns.
+   * Returns the normalized config (defaults applied) and the edges to store, or the 400 to answer.
+   */
+  private planColumn(
+    m: SheetModel,
+    input: { type: string; config?: Record<string, unknown> | null; dependencies?: DependencyInput[] | null },
+  ): { ok: true; config: Record<string, unknown>; edges: PlannedEdge[] } | Fail {
+    const deps = input.dependencies ?? [];
+    if (input.type === "TEXT") {
+      if (deps.length > 0) return fail("validation_error", "dependencies: a TEXT column reads no other column; its cells are edited");
+      return { ok: true, config: input.config ?? {}, edges: [] };
+    }
+    const check = validateBlockConfig(input.type, input.config ?? {});
+    if (!check.ok) {
+      if (check.reason === "unknown_type") return fail("validation_error", `type: "${input.type}" is not a column type; use TEXT or one of ${COMPUTING_BLOCK_TYPES.join(", ")}`);
+      if (check.reason === "unsupported") return fail("validation_error", `type: ${check.message}`);
+      return fail("validation_error", check.issues.map((i) => `config${i.path ? `.${i.path}` : ""}: ${i.message}`).join("; "));
+    }
+    const edges: PlannedEdge[] = [];
+    for (let i = 0; i < deps.length; i++) {
+      const d = deps[i];
+      const ref = typeof d === "string" ? d : d.column_id;
+      const col = this.resolveColumn(m, ref);
+      if (!col) return fail("validation_error", `dependencies[${i}]: no column with id or title ${JSON.stringify(ref)} in this sheet`);
+      edges.push({ seq: col.seq, referenceType: typeof d === "string" ? "value" : (d.reference_type ?? "value"), configKey: typeof d === "string" ? null : (d.config_key ?? null) });
+    }
+    for (const name of blockSources(input.type, check.config)) {
+      const col = m.list.find((c) => c.title === name);
+      if (!col) return fail("validation_error", `config: reads ${JSON.stringify(name)}, which is not the title of a column of this sheet`);
+      edges.push({ seq: col.seq, referenceType: SOURCE_EDGE, configKey: name });
+    }
+    return { ok: true, config: check.config, edges };
+  }
+
+  private cycleMessage(m: SheetModel, cycle: number[]): string {
+    const names = cycle.map((s) => JSON.stringify(m.bySeq.get(s)?.title ?? "this column"));
+    return `dependencies: would create a cycle: ${[...names, names[0]].join(" reads ")}`;
+  }
+
+  private storeEdges(seq: number, edges: PlannedEdge[]): void {
+    this.sql.exec(`DELETE FROM column_dependencies WHERE column_seq = ?`, seq);
+    for (const e of edges) {
+      this.sql.exec(
+        `INSERT OR IGNORE INTO column_dependencies (column_seq, depends_on_seq, reference_type, config_key) VALUES (?, ?, ?, ?)`,
+        seq,
+        e.seq,
+        e.referenceType,
+        e.configKey,
+      );
+    }
+  }
+
+  private changes(): number {
+    return this.sql.exec<{ n: number }>(`SELECT changes() AS n`).one().n;
+  }
+
+  /** Marks the cells of `columns` STALE (in one row, or in all rows); returns how many were not stale before. */
+  private markStale(columns: number[], now: number, rowIndex?: number): number {
+    if (columns.length === 0) return 0;
+    if (rowIndex === undefined) {
+      this.sql.exec(
+        `UPDATE cells SET status = 'STALE', updated_at = ? WHERE column_seq IN (SELECT value FROM json_each(?)) AND status <> 'STALE'`,
+        now,
+        JSON.stringify(columns),
+      );
+    } else {
+      this.sql.exec(
+        `UPDATE cells SET status = 'STALE', updated_at = ? WHERE row_index = ? AND column_seq IN (SELECT value FROM json_each(?)) AND status <> 'STALE'`,
+        now,
+        rowIndex,
+        JSON.stringify(columns),
+      );
+    }
+    return this.changes();
+  }
+
+  private writable(): Fail | null {
+    if (!this.identity()) return fail("not_found", "sheet not found");
+    if (this.meta("deleted") === 1) return fail("not_found", "sheet not found");
+    return null;
+  }
+
+  private columnView(id: string): ColumnView {
+    return this.listColumns().find((c) => c.id === id)!;
+  }
+
+  /** Create Column: TEXT, or a computing block type whose config and dependencies are checked here. */
+  async createColumn(input: CreateColumnInput): Promise<Result<{ column: ColumnView; version: number; cells: CellView[]; stale_count: number }>> {
+    const bad = this.writable();
+    if (bad) return bad;
+    const ident = this.requireIdentity();
+    const m = this.model();
+    const plan = this.planColumn(m, input);
+    if (!plan.ok) return plan;
+    const now = Date.now();
+    const { id, version, staleCount } = this.ctx.storage.transactionSync(() => {
+      const { seq, id } = this.insertColumn({ title: input.title, type: input.type, config: plan.config, is_output_column: input.is_output_column ?? false }, now);
+      this.storeEdges(seq, plan.edges);
+      if (input.position_rank != null) this.sql.exec(`UPDATE columns SET position_rank = ? WHERE seq = ?`, input.position_rank, seq);
+      const staleCount = input.type === "TEXT" ? 0 : this.meta("row_count");
+      return { id, version: this.bumpVersion(), staleCount };
+    });
+    this.modelCache = null;
+    await this.syncPromptRefs(ident, id, input.type, plan.config);
+    await this.syncListing();
+    const page = this.readRows({ limit: 100 });
+    return { ok: true, column: this.columnView(id), version, cells: page.rows.map((r) => r.cells[id]), stale_count: staleCount };
+  }
+
+  /**
+   * Update Column: title, config, dependencies, is_output_column, position_rank. A change of config or
+   * dependencies marks the column's own cells and every cell downstream STALE.
+   */
+  async updateColumn(
+    columnId: string,
+    patch: UpdateColumnInput,
+  ): Promise<Result<{ column: ColumnView; version: number; stale_count: number; requires_recalculation: boolean; affected_column_ids: string[] }>> {
+    const bad = this.writable();
+    if (bad) return bad;
+    const ident = this.requireIdentity();
+    const m = this.model();
+    const col = m.byId.get(columnId);
+    if (!col) return fail("not_found", "column not found");
+    if (patch.type != null && patch.type !== col.type) return fail("validation_error", "type: cannot be changed; create a new column of the other type");
+    if (patch.title != null && patch.title !== col.title) {
+      const clash = m.list.find((c) => c.seq !== col.seq && c.title.toLowerCase() === patch.title!.toLowerCase());
+      if (clash) return fail("conflict", `title: another column of this sheet is titled ${JSON.stringify(clash.title)}`);
+      const readers = m.sourceReaders.filter((e) => e.depends_on_seq === col.seq && e.column_seq !== col.seq).map((e) => m.bySeq.get(e.column_seq)?.title);
+      if (readers.length > 0) {
+        return fail(
+          "validation_error",
+          `title: ${[...new Set(readers)].map((t) => JSON.stringify(t)).join(", ")} read this column by its title in their config; change their config first`,
+        );
+      }
+    }
+    const reconfigure = patch.config !== undefined || patch.dependencies !== undefined;
+    let plan: { config: Record<string, unknown>; edges: PlannedEdge[] } | null = null;
+    if (reconfigure) {
+      const currentDeps = this.sql
+        .exec<{ depends_on_seq: number; reference_type: string; config_key: string | null }>(
+          `SELECT depends_on_seq, reference_type, config_key FROM column_dependencies WHERE column_seq = ? AND reference_type <> ?`,
+          col.seq,
+          SOURCE_EDGE,
+        )
+        .toArray()
+        .filter((d) => m.bySeq.has(d.depends_on_seq))
+        .map((d) => ({ column_id: m.bySeq.get(d.depends_on_seq)!.id, reference_type: d.reference_type, config_key: d.config_key }));
+      const p = this.planColumn(m, {
+        type: col.type,
+        config: patch.config === undefined ? col.config : patch.config,
+        dependencies: patch.dependencies === undefined ? currentDeps : patch.dependencies,
+      });
+      if (!p.ok) return p;
+      const cycle = m.graph.cycleIf(col.seq, p.edges.map((e) => e.seq));
+      if (cycle) return fail("validation_error", this.cycleMessage(m, cycle));
+      plan = p;
+    }
+    const now = Date.now();
+    const affected = plan ? [...(col.computed ? [col.seq] : []), ...m.graph.downstream([col.seq])] : [];
+    const { version, staleCount } = this.ctx.storage.transactionSync(() => {
+      if (patch.title != null) this.sql.exec(`UPDATE columns SET title = ?, updated_at = ? WHERE seq = ?`, patch.title, now, col.seq);
+      if (patch.is_output_column != null) this.sql.exec(`UPDATE columns SET is_output_column = ?, updated_at = ? WHERE seq = ?`, patch.is_output_column ? 1 : 0, now, col.seq);
+      if (patch.position_rank != null) this.sql.exec(`UPDATE columns SET position_rank = ?, updated_at = ? WHERE seq = ?`, patch.position_rank, now, col.seq);
+      let staleCount = 0;
+      if (plan) {
+        this.sql.exec(`UPDATE columns SET config = ?, updated_at = ? WHERE seq = ?`, JSON.stringify(plan.config), now, col.seq);
+        this.storeEdges(col.seq, plan.edges);
+        staleCount = this.markStale(affected, now);
+      }
+      return { version: this.bumpVersion(), staleCount };
+    });
+    this.modelCache = null;
+    if (plan) await this.syncPromptRefs(ident, col.id, col.type, plan.config);
+    await this.syncListing();
+    return {
+      ok: true,
+      column: this.columnView(col.id),
+      version,
+      stale_count: staleCount,
+      requires_recalculation: staleCount > 0,
+      affected_column_ids: affected.map((s) => m.bySeq.get(s)!.id),
+    };
+  }
+
+  /** Delete Column: its cells go; every cell downstream becomes STALE (its input is gone). */
+  async deleteColumn(columnId: string): Promise<Result<{ version: number; stale_count: number }>> {
+    const bad = this.writable();
+    if (bad) return bad;
+    const ident = this.requireIdentity();
+    const m = this.model();
+    const col = m.byId.get(columnId);
+    if (!col) return fail("not_found", "column not found");
+    const downstream = m.graph.downstream([col.seq]);
+    const now = Date.now();
+    const { version, staleCount } = this.ctx.storage.transactionSync(() => {
+      this.sql.exec(`DELETE FROM cells WHERE column_seq = ?`, col.seq);
+      this.sql.exec(`DELETE FROM column_dependencies WHERE column_seq = ? OR depends_on_seq = ?`, col.seq, col.seq);
+      this.sql.exec(`DELETE FROM columns WHERE seq = ?`, col.seq);
+      const staleCount = this.markStale(downstream, now);
+      return { version: this.bumpVersion(), staleCount };
+    });
+    this.modelCache = null;
+    await this.syncPromptRefs(ident, col.id, "TEXT", {});
+    await this.syncListing();
+    return { ok: true, version, stale_count: staleCount };
+  }
+
+  /** Add Rows: `count` rows, text values set at once, non-text cells STALE. */
+  async addRows(input: { count: number; values: Record<string, unknown>[] | null }): Promise<
+    Result<{ rows_created: number; start_row_index: number; row_indices: number[]; rows: RowView[]; cell_count: number; row_count: number; version: number }>
+  > {
+    const bad = this.writable();
+    if (bad) return bad;
+    const m = this.model();
+    if (m.list.length === 0) return fail("validation_error", "sheet: has no columns; add a column before adding rows");
+    const values = input.values ?? [];
+    const writes: { row: number; seq: number; v: StoredValue }[] = [];
+    for (let i = 0; i < values.length; i++) {
+      for (const [key, v] of Object.entries(values[i])) {
+        const col = m.byId.get(key.toLowerCase());
+        if (!col) return fail("validation_error", `values[${i}].${key}: no column with this id in this sheet`);
+        if (col.computed) return fail("validation_error", `values[${i}].${key}: column ${JSON.stringify(col.title)} is ${col.type}, not TEXT; its cells are computed`);
+        writes.push({ row: i, seq: col.seq, v: storeValue(v) });
+      }
+    }
+    if (this.meta("next_row_index") + input.count > MAX_ROW_INDEX) return fail("validation_error", "count: the sheet cannot hold more rows");
+    const now = Date.now();
+    const { base, version } = this.ctx.storage.transactionSync(() => {
+      const base = this.appendRows(input.count, null, now);
+      for (const w of writes) {
+        if (w.v.display === null && w.v.json === null) continue;
+        this.sql.exec(
+          `INSERT INTO cells (row_index, column_seq, status, display_value, value, updated_at) VALUES (?, ?, 'COMPLETED', ?, ?, ?)`,
+          base + w.row,
+          w.seq,
+          w.v.display,
+          w.v.json,
+          now,
+        );
+      }
+      return { base, version: this.bumpVersion() };
+    });
+    await this.syncListing();
+    const page = this.readRows({ after: base - 1, limit: input.count });
+    return {
+      ok: true,
+      rows_created: input.count,
+      start_row_index: base,
+      row_indices: page.rows.map((r) => r.row_index),
+      rows: page.rows,
+      cell_count: input.count * m.list.length,
+      row_count: this.meta("row_count"),
+      version,
+    };
+  }
+
+  /** Finds a cell's column and row; null when the id names no cell of this sheet. */
+  private locateCell(cellIdStr: string): { col: ModelColumn; row: number } | null {
+    const parsed = parseCellId(cellIdStr);
+    if (!parsed) return null;
+    const m = this.model();
+    const col = m.list.find((c) => columnPrefix(c.id) === parsed.prefix);
+    if (!col) return null;
+    const row = parsed.rowIndexFor(col.id);
+    if (row < 0 || this.sql.exec(`SELECT 1 FROM rows WHERE row_index = ?`, row).toArray().length === 0) return null;
+    return { col, row };
+  }
+
+  /**
+   * Update Cell (TEXT cells only): sets the value and marks every cell downstream of it in the same
+   * row STALE, in one transaction: work in proportion to the downstream cells, not to the sheet.
+   */
+  async updateCell(cellIdStr: string, edit: { display_value?: string | null; value?: unknown }): Promise<Result<{ cell: CellView; version: number; stale_count: number }>> {
+    const bad = this.writable();
+    if (bad) return bad;
+    const at = this.locateCell(cellIdStr);
+    if (!at) return fail("not_found", "cell not found");
+    if (at.col.computed) {
+      return fail("validation_error", `cell_id: the cell is in column ${JSON.stringify(at.col.title)} of type ${at.col.type}; only cells of TEXT columns can be edited, the others are computed`);
+    }
+    const v = storeEdit(edit);
+    const downstream = this.model().graph.downstream([at.col.seq]);
+    const now = Date.now();
+    const { version, staleCount } = this.ctx.storage.transactionSync(() => {
+      if (v.display === null && v.json === null) {
+        this.sql.exec(`DELETE FROM cells WHERE row_index = ? AND column_seq = ?`, at.row, at.col.seq);
+      } else {
+        this.sql.exec(
+          `INSERT INTO cells (row_index, column_seq, status, display_value, value, updated_at) VALUES (?, ?, 'COMPLETED', ?, ?, ?)
+           ON CONFLICT (row_index, column_seq) DO UPDATE SET display_value = excluded.display_value, value = excluded.value, updated_at = excluded.updated_at`,
+          at.row,
+          at.col.seq,
+          v.display,
+          v.json,
+          now,
+        );
+      }
+      const staleCount = this.markStale(downstream, now, at.row);
+      return { version: this.bumpVersion(), staleCount };
+    });
+    await this.syncListing();
+    return { ok: true, cell: this.getCell(cellIdStr)!, version, stale_count: staleCount };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Recalculation: a request marks cells QUEUED under a new execution id (pulling in the STALE cells
+  // they read, transitively, in the same row) and sets the alarm; the alarm computes them in
+  // dependency order, in bounded batches, re-arming itself until nothing is queued. All progress is
+  // in storage, so an evicted run resumes: cells left RUNNING go back to QUEUED.
+
+  /** Queues a recalculation. cell_count 0 means there was nothing to recalculate (nothing changed). */
+  async recalculate(sel: RecalcSelection): Promise<Result<RecalcStarted>> {
+    const bad = this.writable();
+    if (bad) return bad;
+    const m = this.model();
+    const targets: { col: ModelColumn; row: number }[] = [];
+    let filter: { cols: number[]; rows: number[] | null; statuses: string[] } | null = null;
+    if (sel.kind === "cells") {
+      for (let i = 0; i < sel.cellIds.length; i++) {
+        const at = this.locateCell(sel.cellIds[i]);
+        if (!at) return fail("not_found", sel.cellIds.length === 1 && sel.single ? "cell not found" : `cell_ids[${i}]: cell not found`);
+        if (at.col.computed) targets.push(at);
+      }
+    } else {
+      let cols = m.list.filter((c) => c.computed);
+      if (sel.columnIds) {
+        const chosen = new Set<number>();
+        for (let i = 0; i < sel.columnIds.length; i++) {
+          const c = m.byId.get(sel.columnIds[i].toLowerCase());
+          if (!c) return fail("not_found", `column_ids[${i}]: column not found`);
+          chosen.add(c.seq);
+        }
+        cols = cols.filter((c) => chosen.has(c.seq));
+      }
+      filter = {
+        cols: cols.map((c) => c.seq),
+        rows: sel.rowIds ?? null,
+        statuses: (sel.statuses ?? CELL_STATUSES).filter((s) => s !== "QUEUED" && s !== "RUNNING"),
+      };
+    }
+    const executionId = crypto.randomUUID();
+    const now = Date.now();
+    const out = this.ctx.storage.transactionSync(() => {
+      const selectedCols = new Set<number>();
+      if (filter) {
+        if (filter.cols.length > 0 && filter.statuses.length > 0) {
+          this.sql.exec(
+            `UPDATE cells SET status = 'QUEUED', execution_id = ?1, updated_at = ?2
+             WHERE column_seq IN (SELECT value FROM json_each(?3))
+               AND (?4 IS NULL OR row_index IN (SELECT value FROM json_each(?4)))
+               AND status IN (SELECT value FROM json_each(?5))`,
+            executionId,
+            now,
+            JSON.stringify(filter.cols),
+            filter.rows ? JSON.stringify(filter.rows) : null,
+            JSON.stringify(filter.statuses),
+          );
+          for (const c of filter.cols) selectedCols.add(c);
+        }
+      } else {
+        for (const t of targets) {
+          this.sql.exec(
+            `UPDATE cells SET status = 'QUEUED', execution_id = ?, updated_at = ? WHERE row_index = ? AND column_seq = ? AND status NOT IN ('QUEUED', 'RUNNING')`,
+            executionId,
+            now,
+            t.row,
+            t.col.seq,
+          );
+          selectedCols.add(t.col.seq);
+        }
+      }
+      const selected = this.countQueued(executionId);
+      // The STALE cells a queued cell reads (transitively, same row) are computed first.
+      for (const c of m.graph.order().filter((s) => selectedCols.has(s)).reverse()) {
+        for (const u of m.graph.upstream(c)) {
+          if (!m.bySeq.get(u)?.computed) continue;
+          this.sql.exec(
+            `UPDATE cells SET status = 'QUEUED', execution_id = ?1, updated_at = ?2
+             WHERE column_seq = ?3 AND status = 'STALE'
+               AND row_index IN (SELECT row_index FROM cells WHERE status = 'QUEUED' AND column_seq = ?4 AND execution_id = ?1)`,
+            executionId,
+            now,
+            u,
+            c,
+          );
+        }
+      }
+      const cellCount = this.countQueued(executionId);
+      if (cellCount === 0) return { cellCount, selected, version: this.meta("version") };
+      const version = this.bumpVersion();
+      this.sql.exec(
+        `INSERT INTO executions (id, operation, cell_count, version, created_at, updated_at) VALUES (?, 'recalculate', ?, ?, ?, ?)`,
+        executionId,
+        cellCount,
+        version,
+        now,
+        now,
+      );
+      return { cellCount, selected, version };
+    });
+    if (out.cellCount === 0) return { ok: true, execution_id: null, cell_count: 0, selected_cell_count: out.selected, version: out.version, cells: [] };
+    await this.ctx.storage.setAlarm(Date.now());
+    await this.syncListing();
+    return {
+      ok: true,
+      execution_id: executionId,
+      cell_count: out.cellCount,
+      selected_cell_count: out.selected,
+      version: out.version,
+      cells: this.executionCells(executionId, 100),
+    };
+  }
+
+  private countQueued(executionId: string): number {
+    return this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM cells WHERE status = 'QUEUED' AND execution_id = ?`, executionId).one().n;
+  }
+
+  private executionCells(executionId: string, limit: number): CellView[] {
+    const ident = this.requireIdentity();
+    const m = this.model();
+    return this.sql
+      .exec<StoredCell>(`SELECT * FROM cells WHERE status IN ('QUEUED', 'RUNNING') AND execution_id = ? ORDER BY row_index, column_seq LIMIT ?`, executionId, limit)
+      .toArray()
+      .map((c) => this.cellView(ident, m.bySeq.get(c.column_seq)!, c.row_index, c, c.updated_at));
+  }
+
+  private operationView(e: ExecutionRow): SheetOperationView {
+    const ident = this.requireIdentity();
+    const counts = Object.fromEntries(
+      this.sql
+        .exec<{ status: string; n: number }>(
+          `SELECT status, COUNT(*) AS n FROM cells WHERE status IN ('QUEUED', 'RUNNING') AND execution_id = ? GROUP BY status`,
+          e.id,
+        )
+        .toArray()
+        .map((r) => [r.status, r.n]),
+    ) as Record<string, number>;
+    const queued = counts.QUEUED ?? 0;
+    const running = counts.RUNNING ?? 0;
+    const pending = queued + running;
+    const left = Math.max(0, e.cell_count - e.completed_count - e.failed_count - pending);
+    const status = e.cancelled_at !== null ? "cancelled" : pending > 0 ? (e.started_at !== null ? "running" : "queued") : "completed";
+    return {
+      operation_id: e.id,
+      operation: "recalculate",
+      status,
+      status_counts: { QUEUED: queued, RUNNING: running, COMPLETED: e.completed_count, FAILED: e.failed_count, STALE: left },
+      cell_count: e.cell_count,
+      completed_count: e.completed_count,
+      failed_count: e.failed_count,
+      pending_count: pending,
+      reused_count: e.reused_count,
+      version: e.version,
+      status_url: `/api/public/v2/tables/${ident.tableId}/sheets/${ident.sheetId}/operations/${e.id}`,
+      created_at: toIso(e.created_at),
+      updated_at: toIso(e.updated_at),
+    };
+  }
+
+  /** The sheet's cell status counts and its operations still running. */
+  listOperations(): SheetOperationsSummary {
+    const ident = this.requireIdentity();
+    const m = this.model();
+    const rowCount = this.meta("row_count");
+    const counts: Record<string, number> = Object.fromEntries(CELL_STATUSES.map((s) => [s, 0]));
+    for (const r of this.sql.exec<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM cells WHERE status <> 'COMPLETED' GROUP BY status`)) {
+      counts[r.status] = r.n;
+    }
+    const total = rowCount * m.list.length;
+    counts.COMPLETED = total - CELL_STATUSES.filter((s) => s !== "COMPLETED").reduce((a, s) => a + counts[s], 0);
+    const active = this.sql
+      .exec<ExecutionRow>(
+        `SELECT * FROM executions WHERE cancelled_at IS NULL AND id IN (SELECT DISTINCT execution_id FROM cells WHERE status IN ('QUEUED', 'RUNNING')) ORDER BY created_at`,
+      )
+      .toArray();
+    return {
+      sheet_id: ident.sheetId,
+      version: this.meta("version"),
+      total_cells: total,
+      status_counts: counts,
+      pending_count: counts.QUEUED + counts.RUNNING,
+      active_operations: active.map((e) => this.operationView(e)),
+    };
+  }
+
+  getOperation(id: string): SheetOperationView | null {
+    const e = this.sql.exec<ExecutionRow>(`SELECT * FROM executions WHERE id = ?`, id).toArray()[0];
+    return e ? this.operationView(e) : null;
+  }
+
+  /** Cancels an operation: its queued cells go back to STALE, its running ones too (their results are dropped). */
+  async cancelOperation(id: string): Promise<Result<{ operation_id: string; execution_ids: string[]; cancelled_cell_count: number; not_started_reset_count: number; running_invalidated_count: number; version: number; message: string }>> {
+    const bad = this.writable();
+    if (bad) return bad;
+    const e = this.sql.exec<ExecutionRow>(`SELECT * FROM executions WHERE id = ?`, id).toArray()[0];
+    if (!e) return fail("not_found", "operation not found");
+    const now = Date.now();
+    const out = this.ctx.storage.transactionSync(() => {
+      this.sql.exec(`UPDATE cells SET status = 'STALE', updated_at = ? WHERE status = 'QUEUED' AND execution_id = ?`, now, id);
+      const queued = this.changes();
+      this.sql.exec(`UPDATE cells SET status = 'STALE', updated_at = ? WHERE status = 'RUNNING' AND execution_id = ?`, now, id);
+      const running = this.changes();
+      if (queued + running === 0) return { queued, running, version: this.meta("version") };
+      this.sql.exec(`UPDATE executions SET cancelled_at = ?, updated_at = ? WHERE id = ?`, now, now, id);
+      return { queued, running, version: this.bumpVersion() };
+    });
+    if (out.queued + out.running > 0) await this.syncListing();
+    return {
+      ok: true,
+      operation_id: id,
+      execution_ids: [id],
+      cancelled_cell_count: out.queued + out.running,
+      not_started_reset_count: out.queued,
+      running_invalidated_count: out.running,
+      version: out.version,
+      message: out.queued + out.running > 0 ? "Operation cancelled" : "Operation had no cells left to cancel",
+    };
+  }
+
+  /** Runs one batch of queued cells, then re-arms itself while work remains. */
+  async alarm(): Promise<void> {
+    if (!this.identity()) return;
+    // Only the alarm sets RUNNING and alarms never overlap: a RUNNING cell now is left from an evicted run.
+    this.sql.exec(`UPDATE cells SET status = 'QUEUED' WHERE status = 'RUNNING'`);
+    let budget = ALARM_BATCH_CELLS;
+    const m = this.model();
+    for (const level of m.graph.levels()) {
+      const seqs = level.filter((s) => m.bySeq.get(s)!.computed);
+      while (budget > 0 && seqs.length > 0) {
+        const n = await this.computeChunk(m, seqs, Math.min(budget, CHUNK_CELLS));
+        if (n === 0) break;
+        budget -= n;
+      }
+      if (budget <= 0) break;
+    }
+    if (this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  private hasPendingCells(): boolean {
+    return this.sql.exec(`SELECT 1 FROM cells WHERE status IN ('QUEUED', 'RUNNING') LIMIT 1`).toArray().length > 0;
+  }
+
+  /** Computes up to `limit` queued cells of these columns (one level of the graph); returns how many it took. */
+  private async computeChunk(m: SheetModel, seqs: number[], limit: number): Promise<number> {
+    const ident = this.requireIdentity();
+    const chunk = this.sql
+      .exec<StoredCell>(
+        `SELECT * FROM cells WHERE status = 'QUEUED' AND column_seq IN (SELECT value FROM json_each(?)) ORDER BY row_index, column_seq LIMIT ?`,
+        JSON.stringify(seqs),
+        limit,
+      )
+      .toArray();
+    if (chunk.length === 0) return 0;
+    const now = Date.now();
+    const keys = JSON.stringify(chunk.map((c) => [c.row_index, c.column_seq]));
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec(
+        `UPDATE cells SET status = 'RUNNING', updated_at = ? WHERE status = 'QUEUED' AND (row_index, column_seq) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+        now,
+        keys,
+      );
+      this.sql.exec(
+        `UPDATE executions SET started_at = ?1, updated_at = ?1 WHERE started_at IS NULL AND id IN (SELECT value FROM json_each(?2))`,
+        now,
+        JSON.stringify([...new Set(chunk.map((c) => c.execution_id))]),
+      );
+    });
+
+    // The inputs: the chunk's rows, in the columns its columns read.
+    const readCols = [...new Set(chunk.flatMap((c) => m.bySeq.get(c.column_seq)?.upstream ?? []))];
+    const rows = [...new Set(chunk.map((c) => c.row_index))];
+    const inputCells = new Map<string, StoredCell>();
+    if (readCols.length > 0) {
+      for (const c of this.sql.exec<StoredCell>(
+        `SELECT * FROM cells WHERE row_index IN (SELECT value FROM json_each(?)) AND column_seq IN (SELECT value FROM json_each(?))`,
+        JSON.stringify(rows),
+        JSON.stringify(readCols),
+      )) {
+        inputCells.set(`${c.row_index}:${c.column_seq}`, c);
+      }
+    }
+
+    const ctx = blockContextFor(this.env, getDb(this.env.DB), ident.workspaceId);
+    const outcomes: Outcome[] = new Array(chunk.length);
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < chunk.length; i = next++) outcomes[i] = await this.computeCell(m, chunk[i], inputCells, ctx);
+    };
+    await Promise.all(Array.from({ length: Math.min(EVAL_CONCURRENCY, chunk.length) }, worker));
+
+    const done = Date.now();
+    this.ctx.storage.transactionSync(() => {
+      const version = this.meta("version");
+      for (let i = 0; i < chunk.length; i++) {
+        const c = chunk[i];
+        const o = outcomes[i];
+        if (o.kind === "wait") {
+          this.sql.exec(`UPDATE cells SET status = 'QUEUED' WHERE row_index = ? AND column_seq = ? AND status = 'RUNNING' AND execution_id = ?`, c.row_index, c.column_seq, c.execution_id);
+          continue;
+        }
+        if (o.kind === "reused") {
+          this.sql.exec(
+            `UPDATE cells SET status = 'COMPLETED', updated_at = ? WHERE row_index = ? AND column_seq = ? AND status = 'RUNNING' AND execution_id = ?`,
+            done,
+            c.row_index,
+            c.column_seq,
+            c.execution_id,
+          );
+        } else {
+          const v = o.kind === "completed" ? storeValue(o.value) : { display: null, json: null };
+          this.sql.exec(
+            `UPDATE cells SET status = ?, display_value = ?, value = ?, error = ?, input_hash = ?, last_computed_version = ?, updated_at = ?
+             WHERE row_index = ? AND column_seq = ? AND status = 'RUNNING' AND execution_id = ?`,
+            o.kind === "completed" ? "COMPLETED" : "FAILED",
+            v.display,
+            v.json,
+            o.kind === "failed" ? o.error : null,
+            o.hash,
+            version,
+            done,
+            c.row_index,
+            c.column_seq,
+            c.execution_id,
+          );
+        }
+        // A cell edited, cancelled or re-queued meanwhile no longer belongs to this run: its result is dropped.
+        if (this.changes() === 0) continue;
+        const counter = o.kind === "failed" ? "failed_count" : "completed_count";
+        this.sql.exec(
+          `UPDATE executions SET ${counter} = ${counter} + 1, reused_count = reused_count + ?, updated_at = ? WHERE id = ?`,
+          o.kind === "reused" ? 1 : 0,
+          done,
+          c.execution_id,
+        );
+      }
+    });
+    return chunk.length;
+  }
+
+  private async computeCell(m: SheetModel, cell: StoredCell, inputCells: Map<string, StoredCell>, ctx: BlockContext): Promise<Outcome> {
+    const col = m.bySeq.get(cell.column_seq);
+    if (!col) return { kind: "wait" };
+    const inputs: Record<string, unknown> = {};
+    for (const u of col.upstream) {
+      const up = m.bySeq.get(u);
+      if (!up) continue;
+      const c = inputCells.get(`${cell.row_index}:${u}`);
+      if (up.computed) {
+        const status = c?.status ?? "STALE";
+        if (status === "QUEUED" || status === "RUNNING") return { kind: "wait" };
+        if (status === "FAILED") return { kind: "failed", error: `input ${JSON.stringify(up.title)} failed: ${c?.error ?? "unknown error"}`, hash: null };
+        if (status === "STALE") return { kind: "failed", error: `input ${JSON.stringify(up.title)} is stale; recalculate it too`, hash: null };
+      }
+      inputs[up.title] = c ? readValue(c.display_value, c.value) : null;
+    }
+    const hash = inputHash(col.type, col.config, inputs);
+    if (hash === cell.input_hash && cell.error === null && cell.last_computed_version !== null) return { kind: "reused" };
+    const r = await evaluateBlock(col.type, col.config, inputs, ctx);
+    return r.ok ? { kind: "completed", value: r.value, hash } : { kind: "failed", error: r.error, hash };
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Imports
 
   importProgress(operationId: string): ImportProgress {
@@ -646,6 +1372,122 @@ interface StoredCell {
   input_hash: string | null;
   execution_id: string | null;
   last_computed_version: number | null;
+  updated_at: number;
+  [key: string]: SqlStorageValue;
+}
+
+/** Column edges derived from a block config's sources (titles it reads); hidden from the column's `dependencies`. */
+const SOURCE_EDGE = "config_source";
+/** Cells one alarm run computes at most (then it re-arms): keeps each run well inside a Worker's CPU limit. */
+const ALARM_BATCH_CELLS = 2000;
+/** Cells read, computed and written together (one transaction for their results). */
+const CHUNK_CELLS = 250;
+/** Cells of one chunk evaluated at once (LLM and ENDPOINT calls wait on the network). */
+const EVAL_CONCURRENCY = 6;
+
+export type FailCode = "validation_error" | "not_found" | "conflict";
+export type Fail = { ok: false; code: FailCode; message: string };
+export type Result<T> = ({ ok: true } & T) | Fail;
+const fail = (code: FailCode, message: string): Fail => ({ ok: false, code, message });
+
+export type DependencyInput = string | { column_id: string; reference_type?: string | null; config_key?: string | null };
+
+export interface CreateColumnInput {
+  title: string;
+  type: string;
+  config?: Record<string, unknown> | null;
+  dependencies?: DependencyInput[] | null;
+  is_output_column?: boolean | null;
+  position_rank?: number | null;
+}
+
+export interface UpdateColumnInput {
+  title?: string | null;
+  type?: string | null;
+  config?: Record<string, unknown>;
+  dependencies?: DependencyInput[];
+  is_output_column?: boolean | null;
+  position_rank?: number | null;
+}
+
+export type RecalcSelection =
+  | { kind: "cells"; cellIds: string[]; single?: boolean }
+  | { kind: "filter"; columnIds?: string[] | null; rowIds?: number[] | null; statuses?: CellStatus[] | null };
+
+export interface RecalcStarted {
+  execution_id: string | null;
+  cell_count: number;
+  selected_cell_count: number;
+  version: number;
+  cells: CellView[];
+}
+
+export interface SheetOperationView {
+  operation_id: string;
+  operation: "recalculate";
+  status: "queued" | "running" | "completed" | "cancelled";
+  status_counts: Record<string, number>;
+  cell_count: number;
+  completed_count: number;
+  failed_count: number;
+  pending_count: number;
+  reused_count: number;
+  version: number;
+  status_url: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SheetOperationsSummary {
+  sheet_id: string;
+  version: number;
+  total_cells: number;
+  status_counts: Record<string, number>;
+  pending_count: number;
+  active_operations: SheetOperationView[];
+}
+
+interface ModelColumn {
+  seq: number;
+  id: string;
+  title: string;
+  type: string;
+  config: Record<string, unknown>;
+  computed: boolean;
+  upstream: number[];
+}
+
+interface SheetModel {
+  list: ModelColumn[];
+  bySeq: Map<number, ModelColumn>;
+  byId: Map<string, ModelColumn>;
+  graph: ColumnGraph;
+  sourceReaders: { column_seq: number; depends_on_seq: number }[];
+}
+
+interface PlannedEdge {
+  seq: number;
+  referenceType: string;
+  configKey: string | null;
+}
+
+type Outcome =
+  | { kind: "wait" }
+  | { kind: "reused" }
+  | { kind: "completed"; value: unknown; hash: string }
+  | { kind: "failed"; error: string; hash: string | null };
+
+interface ExecutionRow {
+  id: string;
+  operation: string;
+  cell_count: number;
+  completed_count: number;
+  failed_count: number;
+  reused_count: number;
+  version: number;
+  started_at: number | null;
+  cancelled_at: number | null;
+  created_at: number;
   updated_at: number;
   [key: string]: SqlStorageValue;
 }

@@ -1,0 +1,40 @@
+// How a cell's value is stored and read back: `display_value` is the text a user sees; `value` (JSON)
+// is kept only when it differs from that text (a number, an object, or an explicit value), so plain
+// text cells store one string. Pure, shared by edits, added rows and computed results.
+
+export interface StoredValue {
+  display: string | null;
+  /** JSON text, or null meaning "the same as display". */
+  json: string | null;
+}
+
+/** The display text of any value: strings as they are, null as null, the rest as JSON. */
+export function displayOf(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
+/** A value given alone (a row's initial value, a computed result). */
+export function storeValue(v: unknown): StoredValue {
+  if (v === null || v === undefined || typeof v === "string") return { display: v ?? null, json: null };
+  return { display: JSON.stringify(v), json: JSON.stringify(v) };
+}
+
+/**
+ * A cell edit: display_value and/or value. With only display_value the value is that text; with only
+ * value the display is its text; with both, both are kept as given.
+ */
+export function storeEdit(edit: { display_value?: string | null; value?: unknown }): StoredValue {
+  const hasValue = Object.prototype.hasOwnProperty.call(edit, "value") && edit.value !== undefined;
+  if (!hasValue) return { display: edit.display_value ?? null, json: null };
+  if (!Object.prototype.hasOwnProperty.call(edit, "display_value")) return storeValue(edit.value);
+  const display = edit.display_value ?? null;
+  if (typeof edit.value === "string" && edit.value === display) return { display, json: null };
+  if (edit.value === null && display === null) return { display: null, json: null };
+  return { display, json: JSON.stringify(edit.value) };
+}
+
+/** The value a block reads from a stored cell (null for an empty one). */
+export function readValue(display: string | null, json: string | null): unknown {
+  return json === null ? display : JSON.parse(json);
+}
