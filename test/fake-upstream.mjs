@@ -15,6 +15,11 @@ export async function fakeUpstream(request) {
     const m = /\[\[reply:([^\]]*)\]\]/.exec(last);
     return json({ id: "fake", object: "chat.completion", model: body.model, choices: [{ index: 0, message: { role: "assistant", content: m ? m[1] : `echo: ${last}` }, finish_reason: "stop" }] });
   }
+  if (url.hostname === "fake-endpoint.test" && url.pathname === "/slow") {
+    // A slow answer, for tests that must catch work while it runs (cancellation).
+    await new Promise((r) => setTimeout(r, Number(url.searchParams.get("ms") ?? 300)));
+    return json({ slow: true });
+  }
   if (url.hostname === "fake-endpoint.test") {
     const text = request.method === "GET" ? "" : await request.text();
     return json({ method: request.method, path: url.pathname, received: text ? JSON.parse(text) : null });

@@ -341,7 +341,7 @@ export class SheetObject extends DurableObject<Env> {
     const idBySeq = new Map(cols.map((c) => [c.seq, c.id]));
     const deps = this.sql
       .exec<{ column_seq: number; depends_on_seq: number; reference_type: string; config_key: string | null }>(
-        `SELECT column_seq, depends_on_seq, reference_type, config_key FROM column_dependencies WHERE reference_type <> '${SOURCE_EDGE}'`,
+        `SELECT column_seq, depends_on_seq, reference_type, config_key FROM column_dependencies WHERE reference_type <> '${SOURCE_EDGE}' ORDER BY column_seq, depends_on_seq`,
       )
       .toArray();
     return cols.map((c) => ({
