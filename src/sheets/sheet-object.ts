@@ -686,10 +686,72 @@ export class SheetObject extends DurableObject<Env> {
     return this.changes();
   }
 
-  private writable(): Fail | null {
-    if (!this.identity()) return fail("not_found", "sheet not found");
-    if (this.meta("deleted") === 1) return fail("not_found", "sheet not found");
+  /**
+   * The object's own check on every route-facing call: the caller's workspace and table must be this
+   * sheet's, and the sheet not deleted (sheet and table deletion mark the object). The Worker has
+   * already found the sheet in D1.
+   */
+  private admit(access: SheetAccess): Fail | null {
+    const id = this.identity();
+    if (!id || id.workspaceId !== access.workspaceId || id.tableId !== access.tableId || this.meta("deleted") === 1) {
+      return fail("not_found", "sheet not found");
+    }
     return null;
+  }
+
+  /**
+   * Copies the listing fields to D1 off the caller's path: concurrent edits share one copy in flight
+   * and one after it, and the copy is guarded by the version, so D1 ends at the latest version.
+   */
+  private syncSoon(): void {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return;
+    }
+    this.syncing = true;
+    const run = async () => {
+      try {
+        do {
+          this.syncAgain = false;
+          await this.syncListing();
+        } while (this.syncAgain);
+      } finally {
+        this.syncing = false;
+      }
+    };
+    this.ctx.waitUntil(run());
+  }
+
+  private syncing = false;
+  private syncAgain = false;
+
+  // Reads for the routes, behind the same check.
+  columnsFor(access: SheetAccess): Result<{ columns: ColumnView[] }> {
+    return this.admit(access) ?? { ok: true, columns: this.listColumns() };
+  }
+
+  rowsFor(access: SheetAccess, opts: { after?: number | null; limit: number; order?: "asc" | "desc"; withColumns?: boolean }) {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return { ok: true as const, ...this.readRows(opts), columns: opts.withColumns ? this.listColumns() : null };
+  }
+
+  cellFor(access: SheetAccess, id: string): Result<{ cell: CellView }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const cell = this.getCell(id);
+    return cell ? { ok: true, cell } : fail("not_found", "cell not found");
+  }
+
+  operationsFor(access: SheetAccess): Result<SheetOperationsSummary> {
+    return this.admit(access) ?? { ok: true, ...this.listOperations() };
+  }
+
+  operationFor(access: SheetAccess, id: string): Result<{ operation: SheetOperationView }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const operation = this.getOperation(id);
+    return operation ? { ok: true, operation } : fail("not_found", "operation not found");
   }
 
   private columnView(id: string): ColumnView {
@@ -697,8 +759,8 @@ export class SheetObject extends DurableObject<Env> {
   }
 
   /** Create Column: TEXT, or a computing block type whose config and dependencies are checked here. */
-  async createColumn(input: CreateColumnInput): Promise<Result<{ column: ColumnView; version: number; cells: CellView[]; stale_count: number }>> {
-    const bad = this.writable();
+  async createColumn(access: SheetAccess, input: CreateColumnInput): Promise<Result<{ column: ColumnView; version: number; cells: CellView[]; stale_count: number }>> {
+    const bad = this.admit(access);
     if (bad) return bad;
     const ident = this.requireIdentity();
     const m = this.model();
@@ -724,10 +786,11 @@ export class SheetObject extends DurableObject<Env> {
    * dependencies marks the column's own cells and every cell downstream STALE.
    */
   async updateColumn(
+    access: SheetAccess,
     columnId: string,
     patch: UpdateColumnInput,
   ): Promise<Result<{ column: ColumnView; version: number; stale_count: number; requires_recalculation: boolean; affected_column_ids: string[] }>> {
-    const bad = this.writable();
+    const bad = this.admit(access);
     if (bad) return bad;
     const ident = this.requireIdentity();
     const m = this.model();
@@ -795,8 +858,8 @@ export class SheetObject extends DurableObject<Env> {
   }
 
   /** Delete Column: its cells go; every cell downstream becomes STALE (its input is gone). */
-  async deleteColumn(columnId: string): Promise<Result<{ version: number; stale_count: number }>> {
-    const bad = this.writable();
+  async deleteColumn(access: SheetAccess, columnId: string): Promise<Result<{ version: number; stale_count: number }>> {
+    const bad = this.admit(access);
     if (bad) return bad;
     const ident = this.requireIdentity();
     const m = this.model();
@@ -818,10 +881,10 @@ export class SheetObject extends DurableObject<Env> {
   }
 
   /** Add Rows: `count` rows, text values set at once, non-text cells STALE. */
-  async addRows(input: { count: number; values: Record<string, unknown>[] | null }): Promise<
+  async addRows(access: SheetAccess, input: { count: number; values: Record<string, unknown>[] | null }): Promise<
     Result<{ rows_created: number; start_row_index: number; row_indices: number[]; rows: RowView[]; cell_count: number; row_count: number; version: number }>
   > {
-    const bad = this.writable();
+    const bad = this.admit(access);
     if (bad) return bad;
     const m = this.model();
     if (m.list.length === 0) return fail("validation_error", "sheet: has no columns; add a column before adding rows");
@@ -882,8 +945,8 @@ export class SheetObject extends DurableObject<Env> {
    * Update Cell (TEXT cells only): sets the value and marks every cell downstream of it in the same
    * row STALE, in one transaction: work in proportion to the downstream cells, not to the sheet.
    */
-  async updateCell(cellIdStr: string, edit: { display_value?: string | null; value?: unknown }): Promise<Result<{ cell: CellView; version: number; stale_count: number }>> {
-    const bad = this.writable();
+  async updateCell(access: SheetAccess, cellIdStr: string, edit: { display_value?: string | null; value?: unknown }): Promise<Result<{ cell: CellView; version: number; stale_count: number }>> {
+    const bad = this.admit(access);
     if (bad) return bad;
     const at = this.locateCell(cellIdStr);
     if (!at) return fail("not_found", "cell not found");
@@ -910,7 +973,7 @@ export class SheetObject extends DurableObject<Env> {
       const staleCount = this.markStale(downstream, now, at.row);
       return { version: this.bumpVersion(), staleCount };
     });
-    await this.syncListing();
+    this.syncSoon();
     return { ok: true, cell: this.getCell(cellIdStr)!, version, stale_count: staleCount };
   }
 
@@ -921,8 +984,8 @@ export class SheetObject extends DurableObject<Env> {
   // in storage, so an evicted run resumes: cells left RUNNING go back to QUEUED.
 
   /** Queues a recalculation. cell_count 0 means there was nothing to recalculate (nothing changed). */
-  async recalculate(sel: RecalcSelection): Promise<Result<RecalcStarted>> {
-    const bad = this.writable();
+  async recalculate(access: SheetAccess, sel: RecalcSelection): Promise<Result<RecalcStarted>> {
+    const bad = this.admit(access);
     if (bad) return bad;
     const m = this.model();
     const targets: { col: ModelColumn; row: number }[] = [];
@@ -1101,8 +1164,8 @@ export class SheetObject extends DurableObject<Env> {
   }
 
   /** Cancels an operation: its queued cells go back to STALE, its running ones too (their results are dropped). */
-  async cancelOperation(id: string): Promise<Result<{ operation_id: string; execution_ids: string[]; cancelled_cell_count: number; not_started_reset_count: number; running_invalidated_count: number; version: number; message: string }>> {
-    const bad = this.writable();
+  async cancelOperation(access: SheetAccess, id: string): Promise<Result<{ operation_id: string; execution_ids: string[]; cancelled_cell_count: number; not_started_reset_count: number; running_invalidated_count: number; version: number; message: string }>> {
+    const bad = this.admit(access);
     if (bad) return bad;
     const e = this.sql.exec<ExecutionRow>(`SELECT * FROM executions WHERE id = ?`, id).toArray()[0];
     if (!e) return fail("not_found", "operation not found");
@@ -1384,6 +1447,12 @@ const ALARM_BATCH_CELLS = 2000;
 const CHUNK_CELLS = 250;
 /** Cells of one chunk evaluated at once (LLM and ENDPOINT calls wait on the network). */
 const EVAL_CONCURRENCY = 6;
+
+/** Who is asking, as the Worker authenticated it: the object answers only its own workspace and table. */
+export interface SheetAccess {
+  workspaceId: number;
+  tableId: string;
+}
 
 export type FailCode = "validation_error" | "not_found" | "conflict";
 export type Fail = { ok: false; code: FailCode; message: string };

@@ -62,3 +62,14 @@ export async function waitOperation(s: SheetRef, opId: string, timeoutMs = 20_00
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** The sheet's version_count as D1's listing has it, once it reaches `atLeast` (cell edits copy it off the request path). */
+export async function listedVersion(sheetId: string, atLeast: number, timeoutMs = 5_000): Promise<number> {
+  const { env } = await import("cloudflare:workers");
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await env.DB.prepare(`SELECT version_count FROM sheets WHERE id = ?`).bind(sheetId).first<{ version_count: number }>();
+    if (row!.version_count >= atLeast || Date.now() > deadline) return row!.version_count;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

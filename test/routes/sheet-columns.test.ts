@@ -93,7 +93,7 @@ describe("columns", () => {
       ],
     });
     const byId = await addColumn(s, { title: "cmp", type: "COMPARE", config: { sources: ["question", "ep"] }, dependencies: [{ column_id: q.column.id.toUpperCase(), reference_type: "value" }] });
-    expect(byId.column.dependencies).toEqual([{ column_id: q.column.id, reference_type: "value", config_key: null }]);
+    expect((byId.column as any).dependencies).toEqual([{ column_id: q.column.id, reference_type: "value", config_key: null }]);
   });
 
   it("refuses a change that would make the column graph cyclic (400, nothing changed)", async () => {

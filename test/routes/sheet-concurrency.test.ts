@@ -1,9 +1,8 @@
 // One writer per sheet: 200 concurrent edits of one sheet get 200 distinct, strictly sequential
 // versions, and every cell ends with the value of its last write (the one with the highest version).
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createWorkspace, json } from "../helpers/api";
-import { addColumn, addRows, newSheet, patchCell, rows, waitOperation } from "../helpers/sheet-data";
+import { addColumn, addRows, listedVersion, newSheet, patchCell, rows, waitOperation } from "../helpers/sheet-data";
 
 describe("concurrent edits", () => {
   it("200 concurrent PATCHes: 200 distinct increasing versions, no lost update, final values from the last writes", async () => {
@@ -43,7 +42,6 @@ describe("concurrent edits", () => {
     const sheet = await json(await call(`/api/public/v2/tables/${s.tableId}/sheets/${s.sheetId}`, { key: ws.key }));
     expect(sheet.sheet.version_count).toBe(v0 + 200);
     // The D1 listing caught up with the last version (a late copy never overwrites a newer one).
-    const listed = await env.DB.prepare(`SELECT version_count FROM sheets WHERE id = ?`).bind(s.sheetId).first<{ version_count: number }>();
-    expect(listed!.version_count).toBe(v0 + 200);
+    expect(await listedVersion(s.sheetId, v0 + 200)).toBe(v0 + 200);
   });
 });

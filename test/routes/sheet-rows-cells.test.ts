@@ -1,9 +1,8 @@
 // Rows and cells of a sheet: Add Rows exactly as the interface states, paging rows, reading cells,
 // editing text cells with transitive same-row stale propagation, versions, isolation.
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createWorkspace, json } from "../helpers/api";
-import { addColumn, addRows, cell, newSheet, patchCell, rows, waitOperation } from "../helpers/sheet-data";
+import { addColumn, addRows, cell, listedVersion, newSheet, patchCell, rows, waitOperation } from "../helpers/sheet-data";
 
 const combine = (...sources: string[]) => ({ type: "COMBINE_COLUMNS", config: { sources } });
 
@@ -172,8 +171,7 @@ describe("cells", () => {
     expect(v1).toBe(v0 + 1);
     const sheet = await json(await call(`/api/public/v2/tables/${s.tableId}/sheets/${s.sheetId}`, { key: ws.key }));
     expect(sheet.sheet.version_count).toBe(v1);
-    const listed = await env.DB.prepare(`SELECT version_count FROM sheets WHERE id = ?`).bind(s.sheetId).first<{ version_count: number }>();
-    expect(listed!.version_count).toBe(v1);
+    expect(await listedVersion(s.sheetId, v1)).toBe(v1);
   });
 
   it("answers 404 for another workspace's table, sheet or cell", async () => {
@@ -186,5 +184,21 @@ describe("cells", () => {
     expect((await call(`${mine.base}/cells/${id}`, { key: other.key })).status).toBe(404);
     expect((await call(`${mine.base}/cells/${id}`, { method: "PATCH", key: other.key, json: { display_value: "x" } })).status).toBe(404);
     expect((await cell(s, id)).display_value).toBe(page.data[0].cells[s.columnA].display_value);
+  });
+
+  it("answers 404 at once after the sheet or its table is deleted", async () => {
+    const { ws, s, page } = await graphSheet();
+    const id = page.data[0].cells[s.columnA].id;
+    expect((await patchCell(s, id, { display_value: "warm" })).status).toBe(200);
+    expect((await call(`/api/public/v2/tables/${s.tableId}/sheets/${s.sheetId}`, { method: "DELETE", key: ws.key })).status).toBe(200);
+    expect((await patchCell(s, id, { display_value: "x" })).status).toBe(404);
+    expect((await call(`${s.base}/cells/${id}`, { key: ws.key })).status).toBe(404);
+    expect((await call(`${s.base}/rows`, { key: ws.key })).status).toBe(404);
+    const t = await newSheet(ws);
+    const tid = (await rows(t)).data[0].cells[t.columnA].id;
+    expect((await patchCell(t, tid, { display_value: "warm" })).status).toBe(200);
+    expect((await call(`/api/public/v2/tables/${t.tableId}`, { method: "DELETE", key: ws.key })).status).toBe(200);
+    expect((await patchCell(t, tid, { display_value: "x" })).status).toBe(404);
+    expect((await call(`${t.base}/operations`, { method: "POST", key: ws.key, json: {} })).status).toBe(404);
   });
 });

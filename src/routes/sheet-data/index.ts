@@ -308,7 +308,8 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(listColumns, async (c) => {
     const p = c.req.valid("param");
     const q = c.req.valid("query");
-    const cols = await (await sheetOf(c, p)).listColumns();
+    const { stub, access } = await sheetOf(c, p);
+    const cols = unwrap(await stub.columnsFor(access)).columns;
     const start = q.cursor === undefined ? 0 : decodeCursor(q.cursor, "asc").k;
     const page = cols.slice(start, start + q.limit);
     const more = start + q.limit < cols.length;
@@ -316,17 +317,17 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(createColumn, async (c) => {
-    const sheet = await sheetOf(c, c.req.valid("param"));
-    const r = unwrap(await sheet.createColumn(c.req.valid("json")));
+    const { stub, access } = await sheetOf(c, c.req.valid("param"));
+    const r = unwrap(await stub.createColumn(access, c.req.valid("json")));
     return c.json({ success: true as const, ...r }, 201);
   });
 
   app.openapi(updateColumn, async (c) => {
     const p = c.req.valid("param");
     const b = c.req.valid("json");
-    const sheet = await sheetOf(c, p);
+    const { stub, access } = await sheetOf(c, p);
     const r = unwrap(
-      await sheet.updateColumn(p.column_id, {
+      await stub.updateColumn(access, p.column_id, {
         title: b.title,
         type: b.type,
         is_output_column: b.is_output_column,
@@ -341,7 +342,8 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(deleteColumn, async (c) => {
     const p = c.req.valid("param");
-    const r = unwrap(await (await sheetOf(c, p)).deleteColumn(p.column_id));
+    const { stub, access } = await sheetOf(c, p);
+    const r = unwrap(await stub.deleteColumn(access, p.column_id));
     return c.json({ success: true as const, message: "Column deleted", ...r }, 200);
   });
 
@@ -353,7 +355,8 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
     if (values && values.length > count) {
       throw new ApiError("validation_error", `values: has ${values.length} elements, more than count (${count}); give one map per row`);
     }
-    const r = unwrap(await (await sheetOf(c, p)).addRows({ count, values }));
+    const { stub, access } = await sheetOf(c, p);
+    const r = unwrap(await stub.addRows(access, { count, values }));
     return c.json({ success: true as const, ...r }, 201);
   });
 
@@ -361,8 +364,8 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
     const p = c.req.valid("param");
     const q = c.req.valid("query");
     const after = q.cursor === undefined ? null : decodeCursor(q.cursor, q.order).k;
-    const sheet = await sheetOf(c, p);
-    const page = await sheet.readRows({ after, limit: q.limit, order: q.order });
+    const { stub, access } = await sheetOf(c, p);
+    const page = unwrap(await stub.rowsFor(access, { after, limit: q.limit, order: q.order, withColumns: q.include_columns === "true" }));
     const last = page.rows[page.rows.length - 1];
     return c.json(
       {
@@ -371,7 +374,7 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
         has_more: page.hasMore,
         row_count: page.rowCount,
         version: page.version,
-        ...(q.include_columns === "true" ? { columns: await sheet.listColumns() } : {}),
+        ...(page.columns ? { columns: page.columns } : {}),
       },
       200,
     );
@@ -379,20 +382,22 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getCell, async (c) => {
     const p = c.req.valid("param");
-    const cell = await (await sheetOf(c, p)).getCell(p.cell_id);
-    if (!cell) throw ApiError.notFound("cell");
+    const { stub, access } = await sheetOf(c, p);
+    const { cell } = unwrap(await stub.cellFor(access, p.cell_id));
     return c.json({ success: true as const, cell }, 200);
   });
 
   app.openapi(updateCell, async (c) => {
     const p = c.req.valid("param");
-    const r = unwrap(await (await sheetOf(c, p)).updateCell(p.cell_id, c.req.valid("json")));
+    const { stub, access } = await sheetOf(c, p);
+    const r = unwrap(await stub.updateCell(access, p.cell_id, c.req.valid("json")));
     return c.json({ success: true as const, ...r }, 200);
   });
 
   app.openapi(recalcCell, async (c) => {
     const p = c.req.valid("param");
-    const r = unwrap(await (await sheetOf(c, p)).recalculate({ kind: "cells", cellIds: [p.cell_id], single: true }));
+    const { stub, access } = await sheetOf(c, p);
+    const r = unwrap(await stub.recalculate(access, { kind: "cells", cellIds: [p.cell_id], single: true }));
     if (r.cell_count === 0) throw new ApiError("no_cells_to_recalculate", "No cells to recalculate: the cell is a text cell, or is already queued or running");
     return c.json({ success: true as const, execution_id: r.execution_id!, cell_count: r.cell_count }, 202);
   });
@@ -400,7 +405,8 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(recalcCells, async (c) => {
     const p = c.req.valid("param");
     const ids = c.req.valid("json").cell_ids.map((id) => id.toLowerCase());
-    const r = unwrap(await (await sheetOf(c, p)).recalculate({ kind: "cells", cellIds: ids }));
+    const { stub, access } = await sheetOf(c, p);
+    const r = unwrap(await stub.recalculate(access, { kind: "cells", cellIds: ids }));
     if (r.cell_count === 0) throw new ApiError("no_cells_to_recalculate", "No cells to recalculate: the cells are text cells, or are already queued or running");
     return c.json({ success: true as const, execution_id: r.execution_id!, cell_count: r.cell_count, selected_cell_count: r.selected_cell_count }, 202);
   });
@@ -408,7 +414,8 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(createOperation, async (c) => {
     const p = c.req.valid("param");
     const b = c.req.valid("json");
-    const r = unwrap(await (await sheetOf(c, p)).recalculate({ kind: "filter", columnIds: b.column_ids, rowIds: b.row_ids, statuses: b.statuses }));
+    const { stub, access } = await sheetOf(c, p);
+    const r = unwrap(await stub.recalculate(access, { kind: "filter", columnIds: b.column_ids, rowIds: b.row_ids, statuses: b.statuses }));
     if (r.cell_count === 0) return c.json({ success: true as const, cell_count: 0 as const, virtual_cell_count: 0, cells: [] }, 200);
     const id = r.execution_id!;
     return c.json(
@@ -429,20 +436,22 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(listOperations, async (c) => {
-    const summary = await (await sheetOf(c, c.req.valid("param"))).listOperations();
+    const { stub, access } = await sheetOf(c, c.req.valid("param"));
+    const summary = unwrap(await stub.operationsFor(access));
     return c.json({ success: true as const, ...summary }, 200);
   });
 
   app.openapi(getOperation, async (c) => {
     const p = c.req.valid("param");
-    const op = await (await sheetOf(c, p)).getOperation(p.operation_id);
-    if (!op) throw ApiError.notFound("operation");
-    return c.json({ success: true as const, operation: op }, 200);
+    const { stub, access } = await sheetOf(c, p);
+    const { operation } = unwrap(await stub.operationFor(access, p.operation_id));
+    return c.json({ success: true as const, operation }, 200);
   });
 
   app.openapi(cancelOperation, async (c) => {
     const p = c.req.valid("param");
-    const r = unwrap(await (await sheetOf(c, p)).cancelOperation(p.operation_id));
+    const { stub, access } = await sheetOf(c, p);
+    const r = unwrap(await stub.cancelOperation(access, p.operation_id));
     return c.json({ success: true as const, ...r }, 200);
   });
 }
