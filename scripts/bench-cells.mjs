@@ -71,8 +71,11 @@ async function main() {
   let failures = 0;
   try {
     const headers = { "X-API-KEY": api.key, "Content-Type": "application/json" };
+    let lastObjectMs = null;
     const req = async (method, path, body, expect = [200, 201, 202]) => {
       const res = await fetch(`${api.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const timing = /sheet;dur=(\d+(?:\.\d+)?)/.exec(res.headers.get("server-timing") ?? "");
+      lastObjectMs = timing ? Number(timing[1]) : null;
       const text = await res.text();
       if (!expect.includes(res.status)) {
         failures++;
@@ -125,7 +128,7 @@ async function main() {
     log(`recalculate c${CHAIN} (whole chain): ${fullChain.cells} cells in ${fullChain.seconds} s (${fullChain.cells_per_s}/s)`);
 
     // 2. Edits, interleaved with /health. Each chain edit uses a fresh row, so it marks all 10 cells.
-    const health = [], chainEdit = [], plainEdit = [];
+    const health = [], chainEdit = [], plainEdit = [], chainObject = [], plainObject = [];
     let staleMarked = 0;
     const rowsOrder = Array.from({ length: opts.rows }, (_, i) => i).sort(() => Math.random() - 0.5);
     const time = async (fn) => {
@@ -139,8 +142,10 @@ async function main() {
       health.push((await time(() => req("GET", "/health")))[0]);
       const [ms, out] = await time(() => req("PATCH", `${base}/cells/${cellId(input, row)}`, { display_value: `edited ${i}` }));
       chainEdit.push(ms);
+      chainObject.push(lastObjectMs);
       staleMarked += out.stale_count;
       plainEdit.push((await time(() => req("PATCH", `${base}/cells/${cellId(note, row)}`, { display_value: `note edited ${i}` })))[0]);
+      plainObject.push(lastObjectMs);
     }
     const edit = stats(chainEdit), plain = stats(plainEdit), floor = stats(health);
     const propagation = { p50_ms: Math.round((edit.p50_ms - plain.p50_ms) * 100) / 100, p95_ms: Math.round((edit.p95_ms - plain.p95_ms) * 100) / 100 };
@@ -148,6 +153,8 @@ async function main() {
     log(`edit + stale propagation (10 cells): p50 ${edit.p50_ms} ms, p95 ${edit.p95_ms} ms (target p95 ≤ ${TARGET_EDIT_P95_MS} ms) — ${staleMarked} cells marked over ${opts.samples} edits`);
     log(`edit, nothing downstream:           p50 ${plain.p50_ms} ms, p95 ${plain.p95_ms} ms`);
     log(`stale propagation alone (difference): p50 ${propagation.p50_ms} ms, p95 ${propagation.p95_ms} ms`);
+    const objChain = stats(chainObject), objPlain = stats(plainObject);
+    log(`inside the Worker, the sheet object's share (Server-Timing, ms resolution): with propagation p50 ${objChain.p50_ms} / p95 ${objChain.p95_ms} ms; without p50 ${objPlain.p50_ms} / p95 ${objPlain.p95_ms} ms`);
 
     // 3. One whole column whose inputs changed: reconfigure c1 (its cells and all downstream go STALE),
     //    then recalculate c1 alone.
@@ -165,6 +172,8 @@ async function main() {
       edit_with_propagation: { ...edit, target_p95_ms: TARGET_EDIT_P95_MS, met: edit.p95_ms <= TARGET_EDIT_P95_MS, stale_marked: staleMarked },
       edit_without_downstream: plain,
       propagation_alone: propagation,
+      object_share_with_propagation: objChain,
+      object_share_without_downstream: objPlain,
       recalculate_whole_chain: fullChain,
       recalculate_one_column: oneColumn,
     };

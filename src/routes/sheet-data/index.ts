@@ -390,7 +390,10 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(updateCell, async (c) => {
     const p = c.req.valid("param");
     const { stub, access } = await sheetOf(c, p);
+    const t0 = Date.now();
     const r = unwrap(await stub.updateCell(access, p.cell_id, c.req.valid("json")));
+    // The sheet object's share of the edit (its transaction and stale propagation, with the call to it).
+    c.header("Server-Timing", `sheet;dur=${Date.now() - t0}`);
     return c.json({ success: true as const, ...r }, 200);
   });
 
