@@ -221,7 +221,7 @@ export class SheetObject extends DurableObject<Env> {
     this.migrate();
     // Recalculation survives eviction: queued work found on wake-up gets its alarm back if it was lost.
     void ctx.blockConcurrencyWhile(async () => {
-      if (this.hasPendingCells() && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
+      if (this.meta("deleted") === 0 && this.hasPendingCells() && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
     });
   }
 
@@ -831,7 +831,8 @@ export class SheetObject extends DurableObject<Env> {
       plan = p;
     }
     const now = Date.now();
-    const affected = plan ? [...(col.computed ? [col.seq] : []), ...m.graph.downstream([col.seq])] : [];
+    // A TEXT column's config is not read by anything: storing a new one stales nothing.
+    const affected = plan && col.computed ? [col.seq, ...m.graph.downstream([col.seq])] : [];
     const { version, staleCount } = this.ctx.storage.transactionSync(() => {
       if (patch.title != null) this.sql.exec(`UPDATE columns SET title = ?, updated_at = ? WHERE seq = ?`, patch.title, now, col.seq);
       if (patch.is_output_column != null) this.sql.exec(`UPDATE columns SET is_output_column = ?, updated_at = ? WHERE seq = ?`, patch.is_output_column ? 1 : 0, now, col.seq);
@@ -1194,19 +1195,22 @@ export class SheetObject extends DurableObject<Env> {
 
   /** Runs one batch of queued cells, then re-arms itself while work remains. */
   async alarm(): Promise<void> {
-    if (!this.identity()) return;
+    // A deleted sheet computes nothing more (its queued LLM or ENDPOINT calls would cost for nothing).
+    if (!this.identity() || this.meta("deleted") === 1) return;
     // Only the alarm sets RUNNING and alarms never overlap: a RUNNING cell now is left from an evicted run.
     this.sql.exec(`UPDATE cells SET status = 'QUEUED' WHERE status = 'RUNNING'`);
     let budget = ALARM_BATCH_CELLS;
     const m = this.model();
-    for (const level of m.graph.levels()) {
-      const seqs = level.filter((s) => m.bySeq.get(s)!.computed);
-      while (budget > 0 && seqs.length > 0) {
-        const n = await this.computeChunk(m, seqs, Math.min(budget, CHUNK_CELLS));
-        if (n === 0) break;
-        budget -= n;
+    // Level by level: a level's columns read only earlier levels, all done before it (or waiting, below).
+    levels: for (const level of m.graph.levels()) {
+      for (const seq of level.filter((s) => m.bySeq.get(s)!.computed)) {
+        while (budget > 0) {
+          const n = await this.computeChunk(m, seq, Math.min(budget, CHUNK_CELLS));
+          if (n === 0) break;
+          budget -= n;
+        }
+        if (budget <= 0) break levels;
       }
-      if (budget <= 0) break;
     }
     if (this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
   }
@@ -1215,15 +1219,12 @@ export class SheetObject extends DurableObject<Env> {
     return this.sql.exec(`SELECT 1 FROM cells WHERE status IN ('QUEUED', 'RUNNING') LIMIT 1`).toArray().length > 0;
   }
 
-  /** Computes up to `limit` queued cells of these columns (one level of the graph); returns how many it took. */
-  private async computeChunk(m: SheetModel, seqs: number[], limit: number): Promise<number> {
+  /** Computes up to `limit` queued cells of one column; returns how many it took. */
+  private async computeChunk(m: SheetModel, seq: number, limit: number): Promise<number> {
     const ident = this.requireIdentity();
+    // One column at a time: the pending index (status, column_seq, row_index) yields them in order, no sort.
     const chunk = this.sql
-      .exec<StoredCell>(
-        `SELECT * FROM cells WHERE status = 'QUEUED' AND column_seq IN (SELECT value FROM json_each(?)) ORDER BY row_index, column_seq LIMIT ?`,
-        JSON.stringify(seqs),
-        limit,
-      )
+      .exec<StoredCell>(`SELECT * FROM cells WHERE status = 'QUEUED' AND column_seq = ? ORDER BY row_index LIMIT ?`, seq, limit)
       .toArray();
     if (chunk.length === 0) return 0;
     const now = Date.now();
