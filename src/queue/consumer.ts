@@ -9,6 +9,8 @@ import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { runExecution } from "../services/workflow-runs";
 import { runDatasetFill } from "../services/dataset-fill";
+import { inEventScope } from "../services/events";
+import { deliverWebhook, dispatchQuietly } from "../services/webhook-delivery";
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
 
@@ -25,6 +27,9 @@ const handlers: Handlers = {
     await runDatasetFill(env.DB, job.workspace_id, job.job_id);
   },
   sheet_import: (job, env) => runImport(env, job.workspace_id, job.operation_id),
+  webhook_delivery: async (job, env) => {
+    await deliverWebhook(env, job.workspace_id, job.delivery_id);
+  },
 };
 
 const RETRY_BASE_SECONDS = 2;
@@ -44,8 +49,10 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
       continue;
     }
     const job = parsed.data;
+    // Events a job committed are dispatched once it is over, whether or not it then failed.
+    const emitted = new Set<number>();
     try {
-      await (handlers[job.kind] as (j: JobMessage, e: Env) => Promise<void>)(job, env);
+      await inEventScope(emitted, () => (handlers[job.kind] as (j: JobMessage, e: Env) => Promise<void>)(job, env));
       msg.ack();
     } catch (err) {
       const delaySeconds = retryDelaySeconds(msg.attempts);
@@ -54,5 +61,6 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
       );
       msg.retry({ delaySeconds });
     }
+    if (emitted.size > 0) await dispatchQuietly(env, [...emitted]);
   }
 }

@@ -18,7 +18,10 @@ export const DatasetFillJob = envelope("dataset_fill", { job_id: z.int().positiv
 /** Runs (or resumes) a sheet import; everything else it needs is on the operation row. */
 export const SheetImportJob = envelope("sheet_import", { operation_id: z.string().min(1).max(255) });
 
-export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob]);
+/** Makes the next attempt of one webhook delivery (event × webhook); the delivery row holds the rest. */
+export const WebhookDeliveryJob = envelope("webhook_delivery", { delivery_id: z.string().min(1).max(64) });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {

@@ -5,6 +5,8 @@
 import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./datasets";
 import { filterEstimates, SORT_COLUMNS } from "./request-search";
+import { sql } from "drizzle-orm";
+import { eventPrepared } from "./events";
 
 /** Ids per INSERT statement: one JSON parameter, so only D1's statement time bounds it. */
 const CHUNK = 500;
@@ -146,6 +148,16 @@ export async function runDatasetFill(d1: D1Database, ws: number, jobId: number):
       .bind(job.dataset_id, job.id, now),
     d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ? AND current_job_id = ?`).bind(JSON.stringify(columns), now, job.dataset_id, job.id),
     d1.prepare(`SELECT rows_added AS n FROM dataset_jobs WHERE id = ?`).bind(job.id),
+    // Written with the completion, once per job (its id is the job's), and only while the job is the draft's.
+    eventPrepared(d1, {
+      workspaceId: ws,
+      type: "dataset_version_created_from_filter_params",
+      id: `dataset_fill_${job.id}`,
+      userId: sql`(SELECT created_by FROM dataset_jobs WHERE id = ${job.id})`,
+      details: sql`json_object('dataset_id', d.id, 'rows_added', (SELECT rows_added FROM dataset_jobs WHERE id = ${job.id}), 'dataset_version_number', d.version_number)`,
+      from: sql`datasets AS d`,
+      when: sql`d.id = ${job.dataset_id} AND d.current_job_id = ${job.id}`,
+    }),
   ]);
   return { state: "completed", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { n: number }).n };
 }
