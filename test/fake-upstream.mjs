@@ -6,9 +6,9 @@
 
 const json = (v, status = 200) => new Response(JSON.stringify(v), { status, headers: { "content-type": "application/json" } });
 
-// fake-webhook.test: POST /hooks/<key>[?fail=N][&hang=1][&refuse=1] records the request (headers and raw
-// body) under <key> and answers 500 to the first N requests (hang: never answers; refuse: the
-// connection fails), then 204. GET /inbox/<key> answers what <key> received, in order.
+// fake-webhook.test: POST /hooks/<key>[?fail=N][&hang=1] records the request (headers and raw body)
+// under <key> and answers 500 to the first N requests (hang: never answers), then 204.
+// GET /inbox/<key> answers what <key> received, in order.
 const inboxes = new Map();
 
 async function fakeWebhook(request, url) {
@@ -19,7 +19,6 @@ async function fakeWebhook(request, url) {
   const received = inboxes.get(hook[1]) ?? [];
   inboxes.set(hook[1], received);
   received.push({ headers: Object.fromEntries(request.headers), body: await request.text(), at: Date.now() });
-  if (url.searchParams.get("refuse")) throw new Error("connect ECONNREFUSED (fake)");
   if (url.searchParams.get("hang")) return new Promise(() => {});
   const fail = Number(url.searchParams.get("fail") ?? 0);
   if (received.length <= fail) return new Response("receiver is down", { status: 500 });
