@@ -458,6 +458,24 @@ describe("events: one per change, at its site, in the change's batch", () => {
     expect((await outbox(ws)).filter((x) => x.type === "dataset_version_created_from_filter_params")).toHaveLength(1);
   });
 
+  it("a fill job run again after its completion committed (a redelivery) emits no second event", async () => {
+    const { runDatasetFill } = await import("../../src/services/dataset-fill");
+    const w = await createWorkspace();
+    const ids = await seedLogs(w.key);
+    const g = await json(await call("/api/public/v2/dataset-groups", { method: "POST", key: w.key, json: { name: uniq("g") } }));
+    const { queueDraftFill } = await import("../../src/services/datasets");
+    const auth = { workspaceId: w.workspaceId, userId: w.userId, userEmail: w.email, apiKeyId: 0 };
+    const job = await queueDraftFill(getDb(env.DB), auth, { dataset_group_id: g.dataset_group.id, request_log_ids: ids.slice(0, 3) });
+    expect(await runDatasetFill(env.DB, w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
+    // As if the message came back after the completion batch but the job had to run again.
+    await env.DB.prepare(`UPDATE dataset_jobs SET status = 'RUNNING' WHERE id = ?`).bind(job.jobId).run();
+    expect(await runDatasetFill(env.DB, w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
+    expect(await runDatasetFill(env.DB, w.workspaceId, job.jobId)).toEqual({ state: "skipped" });
+    expect((await outbox(w)).filter((e) => e.type === "dataset_version_created_from_filter_params")).toEqual([
+      { type: "dataset_version_created_from_filter_params", details: { dataset_id: job.datasetId, rows_added: 3, dataset_version_number: -1 } },
+    ]);
+  });
+
   it("sheets: created from a file, from request logs, and their failures", async () => {
     const w = await createWorkspace();
     const k = hookKey();
