@@ -489,7 +489,7 @@ export const datasets = sqliteTable(
   (t) => [uniqueIndex("datasets_group_version").on(t.datasetGroupId, t.versionNumber), index("datasets_workspace").on(t.workspaceId, t.id)],
 );
 
-export const DATASET_JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "SUPERSEDED"] as const;
+export const DATASET_JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "SUPERSEDED", "FAILED"] as const;
 export type DatasetJobStatus = (typeof DATASET_JOB_STATUSES)[number];
 
 /** A from-filter-params fill of a draft: its parameters (explicit ids included) and outcome. */

@@ -8,7 +8,8 @@ import { JobMessage } from "./messages";
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { runExecution } from "../services/workflow-runs";
-import { runDatasetFill } from "../services/dataset-fill";
+import { markFillFailed, runDatasetFill } from "../services/dataset-fill";
+import { giveUpExecution } from "../services/workflow-runs";
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
 
@@ -27,6 +28,36 @@ const handlers: Handlers = {
   sheet_import: (job, env) => runImport(env, job.workspace_id, job.operation_id),
 };
 
+/**
+ * What a job that exhausted its retries leaves behind (its message arrives on the dead-letter queue):
+ * the job's state says it failed, instead of staying RUNNING forever. Kinds without an entry need nothing.
+ */
+const deadLetterHandlers: { [K in JobMessage["kind"]]?: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> } = {
+  dataset_fill: (job, env) => markFillFailed(env.DB, job.workspace_id, job.job_id),
+  workflow_run: (job, env) => giveUpExecution(getDb(env.DB), job.workspace_id, job.execution_id),
+};
+
+/** The dead-letter queue is named after the jobs queue with "-dlq" (wrangler.toml). */
+export const isDeadLetterQueue = (queue: string) => queue.endsWith("-dlq");
+
+async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const msg of batch.messages) {
+    const parsed = JobMessage.safeParse(msg.body);
+    if (parsed.success) {
+      const handler = deadLetterHandlers[parsed.data.kind] as ((j: JobMessage, e: Env) => Promise<void>) | undefined;
+      try {
+        if (handler) await handler(parsed.data, env);
+      } catch (err) {
+        console.error(JSON.stringify({ level: "error", msg: "dead-letter handler failed", kind: parsed.data.kind, id: msg.id, error: chainForLog(err) }));
+        msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
+        continue;
+      }
+    }
+    console.error(JSON.stringify({ level: "error", msg: "job given up after its retries", kind: parsed.success ? parsed.data.kind : null, id: msg.id }));
+    msg.ack();
+  }
+}
+
 const RETRY_BASE_SECONDS = 2;
 const RETRY_MAX_SECONDS = 300;
 
@@ -36,6 +67,7 @@ export function retryDelaySeconds(attempts: number): number {
 }
 
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  if (isDeadLetterQueue(batch.queue)) return handleDeadLetters(batch, env);
   for (const msg of batch.messages) {
     const parsed = JobMessage.safeParse(msg.body);
     if (!parsed.success) {
