@@ -21,6 +21,7 @@ import { registerDatasetRoutes } from "./routes/datasets";
 import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 import { registerSheetRoutes } from "./routes/sheets";
 import { registerTableRoutes } from "./routes/tables";
+import { registerEvaluationRoutes } from "./routes/evaluations";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -78,6 +79,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerSkillCollectionRoutes(app);
   registerTableRoutes(app);
   registerSheetRoutes(app);
+  registerEvaluationRoutes(app);
   registerDocsRoutes(app);
   return app;
 }

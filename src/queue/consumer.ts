@@ -4,7 +4,8 @@
 import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/sheet-imports";
-import { JobMessage } from "./messages";
+import { enqueue, JobMessage } from "./messages";
+import { giveUpEvaluationRun, runEvaluationBatch } from "../services/evaluation-runs";
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { runExecution } from "../services/workflow-runs";
@@ -26,6 +27,12 @@ const handlers: Handlers = {
     await runDatasetFill(env.DB, job.workspace_id, job.job_id);
   },
   sheet_import: (job, env) => runImport(env, job.workspace_id, job.operation_id),
+  evaluation_run: async (job, env) => {
+    const db = getDb(env.DB);
+    const outcome = await runEvaluationBatch(env.DB, job.workspace_id, job.report_id, blockContextFor(env, db, job.workspace_id));
+    // Rows are left: the next batch is a new delivery (fresh CPU and subrequest budgets).
+    if (outcome === "continue") await enqueue(env.JOBS, job);
+  },
 };
 
 /**
@@ -35,6 +42,7 @@ const handlers: Handlers = {
 const deadLetterHandlers: { [K in JobMessage["kind"]]?: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> } = {
   dataset_fill: (job, env) => markFillFailed(env.DB, job.workspace_id, job.job_id),
   workflow_run: (job, env) => giveUpExecution(getDb(env.DB), job.workspace_id, job.execution_id),
+  evaluation_run: (job, env) => giveUpEvaluationRun(env.DB, job.workspace_id, job.report_id),
 };
 
 /** The dead-letter queue is named after the jobs queue with "-dlq" (wrangler.toml). */

@@ -18,7 +18,10 @@ export const DatasetFillJob = envelope("dataset_fill", { job_id: z.int().positiv
 /** Runs (or resumes) a sheet import; everything else it needs is on the operation row. */
 export const SheetImportJob = envelope("sheet_import", { operation_id: z.string().min(1).max(255) });
 
-export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob]);
+/** Evaluates the next batch of an evaluation run's rows (and queues itself again while rows are left). */
+export const EvaluationRunJob = envelope("evaluation_run", { report_id: z.int().positive() });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, EvaluationRunJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {

@@ -185,6 +185,7 @@ export interface ListDatasetsQuery extends ExternalIdLookupQuery {
   prompt_id?: number;
   prompt_version_id?: number;
   prompt_label_id?: number;
+  report_id?: number;
   name?: string;
   status: "active" | "deleted" | "all";
   page: number;
@@ -214,6 +215,10 @@ export async function listDatasets(db: Db, ws: number, q: ListDatasetsQuery) {
     lookup !== undefined ? sql`CAST(${d.datasetGroupId} AS TEXT) = ${lookup}` : undefined,
     q.name !== undefined ? containsText(g.name, q.name) : undefined,
     prompt,
+    // An evaluation's dataset, and for a run also its pipeline's ("includes parent report").
+    q.report_id !== undefined
+      ? sql`${d.id} IN (SELECT dataset_id FROM reports WHERE workspace_id = ${ws} AND (id = ${q.report_id} OR id = (SELECT parent_report_id FROM reports WHERE id = ${q.report_id} AND workspace_id = ${ws})))`
+      : undefined,
     q.created_by_email !== undefined ? sql`${d.userId} IN (SELECT ${users.id} FROM ${users} WHERE ${users.workspaceId} = ${ws} AND ${users.email} = ${q.created_by_email})` : undefined,
     q.created_after !== undefined ? gte(d.createdAt, q.created_after) : undefined,
     q.created_before !== undefined ? lte(d.createdAt, q.created_before) : undefined,
