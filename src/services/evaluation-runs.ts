@@ -1,9 +1,9 @@
 // Evaluation runs: POST /reports/{id}/run snapshots the pipeline's columns into a new report with one
 // result row per dataset row, and queues it; the evaluation_run job evaluates rows with the shared
 // block engine (evaluateBlock, the same as workflow nodes and sheet columns) in bounded batches: at most
-// ROWS_PER_BATCH rows or BATCH_BUDGET_MS of wall time per delivery, then it queues its continuation, so
-// no invocation nears the Worker's limits. A row's cells are written once, when all its columns are
-// done: a redelivered or duplicated job re-evaluates only rows not yet written, and never writes twice.
+// ROWS_PER_BATCH rows, CELLS_PER_BATCH cells or BATCH_BUDGET_MS of wall time per delivery, then it
+// queues its continuation, so no invocation nears the Worker's limits. A row's cells are written once,
+// when all its columns are done: a redelivered job re-evaluates only rows not yet written, never twice.
 import { and, asc, eq } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../blocks";
 import type { Db } from "../db/client";
@@ -14,8 +14,13 @@ import { chainIncludes } from "../lib/error-text";
 import { enqueue } from "../queue/messages";
 import { columnSources, validateColumns } from "./evaluation-columns";
 
-/** Rows one delivery evaluates at most, and the wall time after which it stops claiming more. */
+/**
+ * Rows one delivery evaluates at most, and the wall time after which it stops claiming more. Cells per
+ * delivery are bounded too, since each may be an outbound call: 500 keeps a delivery well under the
+ * Workers limit of 1,000 subrequests (with its D1 statements).
+ */
 export const ROWS_PER_BATCH = 100;
+export const CELLS_PER_BATCH = 500;
 export const BATCH_BUDGET_MS = 20_000;
 /** Rows evaluated at once: LLM and ENDPOINT cells wait on the network, not on the CPU. */
 const ROW_CONCURRENCY = 5;
@@ -177,7 +182,7 @@ export async function runEvaluationBatch(
     .first<{ id: number; status: string; deleted: number }>();
   if (!run || run.deleted || run.status === "COMPLETED") return "skipped";
   const columns = await runColumns(d1, reportId);
-  const maxRows = opts.maxRows ?? ROWS_PER_BATCH;
+  const maxRows = opts.maxRows ?? Math.max(1, Math.min(ROWS_PER_BATCH, Math.floor(CELLS_PER_BATCH / Math.max(1, columns.length))));
   const deadline = Date.now() + (opts.budgetMs ?? BATCH_BUDGET_MS);
   let done = 0;
   while (done < maxRows && Date.now() < deadline) {

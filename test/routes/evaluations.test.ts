@@ -321,6 +321,18 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("bounds a delivery by cells too: with 10 columns it evaluates 50 rows", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await bigDataset(ws, 60);
+    const columns = Array.from({ length: 10 }, (_, i) => ({ column_type: "COUNT", name: `c${i}`, configuration: { source: "k", type: "chars" } }));
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "wide" });
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("continue");
+    const done = await env.DB.prepare("SELECT count(*) AS n FROM report_rows WHERE report_id = ? AND state = 'DONE'").bind(runId).first<{ n: number }>();
+    expect(done!.n).toBe(50);
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+  });
+
   it("is redelivery-safe: finished rows are never evaluated (nor called out for) again", async () => {
     const ws = await createWorkspace();
     const { groupId } = await dataset(ws);
