@@ -258,7 +258,8 @@ export async function listEvaluations(db: Db, ws: number, q: ListEvaluationsQuer
     const runs = await db
       .select()
       .from(r)
-      .where(and(eq(r.workspaceId, ws), eq(r.isBlueprint, false), eq(r.deleted, false), inJsonList(r.parentReportId, ids)))
+      // Archiving a pipeline archives its runs: the archived pipelines' lists show them.
+      .where(and(eq(r.workspaceId, ws), eq(r.isBlueprint, false), q.status === "active" ? eq(r.deleted, false) : undefined, inJsonList(r.parentReportId, ids)))
       .orderBy(desc(r.id));
     const counts = await statusCounts(d1Of(db), runs.map((x) => x.id));
     for (const run of runs) {

@@ -443,6 +443,8 @@ describe("archiving, renaming, scoring and columns", { timeout: 60_000 }, () => 
     expect(active.evaluations.map((e: any) => e.id)).not.toContain(p.report_id);
     const deleted = await json(await call(`/api/public/v2/evaluations?status=deleted`, { key: a.key }));
     expect(deleted.evaluations.map((e: any) => e.id)).toContain(p.report_id);
+    const archived = await json(await call(`/api/public/v2/evaluations?status=deleted&include_runs=true&per_page=100`, { key: a.key }));
+    expect(archived.evaluations.find((e: any) => e.id === p.report_id).runs.map((r: any) => [r.id, r.deleted])).toEqual([[runId, true]]);
     expect((await runReport(a, p.report_id)).status).toBe(404);
   });
 
