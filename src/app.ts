@@ -23,6 +23,7 @@ import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 import { registerSheetRoutes } from "./routes/sheets";
 import { registerTableRoutes } from "./routes/tables";
 import { registerWebhookRoutes } from "./routes/webhooks";
+import { registerEvaluationRoutes } from "./routes/evaluations";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -82,6 +83,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTableRoutes(app);
   registerSheetRoutes(app);
   registerWebhookRoutes(app);
+  registerEvaluationRoutes(app);
   registerDocsRoutes(app);
   return app;
 }
