@@ -24,6 +24,8 @@ export default defineConfig({
                 TEST_MIGRATIONS: await readD1Migrations(migrationsDir),
                 OPENAI_API_KEY: "test-key",
                 OPENAI_BASE_URL: "http://fake-llm.test/v1",
+                // Webhook retries 1 s, 2 s, 4 s … so the retry tests run in seconds, not minutes.
+                WEBHOOK_RETRY_BASE_SECONDS: "1",
               },
               // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.
               outboundService: fakeUpstream,

@@ -21,6 +21,7 @@ import { performance } from "node:perf_hooks";
 import { machine, percentile } from "./lib/bench.mjs";
 import { startLocalApi } from "./lib/local-api.mjs";
 import { d1Execute, d1ExecuteFile } from "./lib/wrangler.mjs";
+import { CHUNK, logsSql, START_MS } from "./lib/seed-logs.mjs";
 
 const TARGET_SUGGEST_P95_MS = 25;
 const TARGET_SEARCH_P95_MS = 150;
@@ -40,48 +41,6 @@ function parseOptions(argv, env) {
 
 // ---------------------------------------------------------------------------------------------
 // Seeding: generated inside SQLite (recursive CTEs), in chunks so each statement stays modest.
-
-const CHUNK = 100_000;
-const START_MS = Date.UTC(2025, 0, 1);
-
-function logsSql(ws, from, to) {
-  return `WITH RECURSIVE seq(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM seq WHERE i < ${to})
-INSERT INTO request_logs (id, workspace_id, provider, model, input, output, parameters, tags, metadata, prompt_name, prompt_id,
-  prompt_version_number, prompt_input_variables, input_tokens, output_tokens, price, status, error_type,
-  request_start_time, request_end_time, input_text, output_text, output_format, user_intent, agent_intent)
-SELECT i, ${ws},
-  CASE WHEN (i * 7) % 40 < 12 THEN 'anthropic' WHEN (i * 7) % 40 < 16 THEN 'google' ELSE 'openai' END,
-  'model-' || ((i * 7) % 40),
-  '{"type":"chat","messages":[]}', '{"type":"chat","messages":[]}', '{}',
-  json_array('tag-' || ((i * 7) % 300), 'tag-' || ((i * 13 + 5) % 300)),
-  json_object('key-' || (i % 200), 'val-' || ((i * 17) % 5000), 'key-' || ((i * 3 + 1) % 200), 'val-' || ((i * 31) % 5000),
-              'env', CASE i % 3 WHEN 0 THEN 'prod' WHEN 1 THEN 'staging' ELSE 'dev' END),
-  'prompt-' || ((i * 11) % 500), ((i * 11) % 500) + 1, (i % 5) + 1,
-  json_object('var-' || (i % 50), 'v' || ((i * 19) % 3000), 'topic', 'topic-' || (i % 100)),
-  100 + ((i * 13) % 900), 20 + ((i * 7) % 500), ((i * 37) % 10000) / 10000.0,
-  CASE WHEN i % 50 = 0 THEN 'ERROR' WHEN i % 20 = 0 THEN 'WARNING' ELSE 'SUCCESS' END,
-  CASE WHEN i % 50 = 0 THEN 'PROVIDER_ERROR' WHEN i % 20 = 0 THEN 'UNKNOWN_ERROR' END,
-  ${START_MS} + i * 30000, ${START_MS} + i * 30000 + 200 + ((i * 37) % 5000),
-  'Summarise topic ' || (i % 100) || ' report number ' || i || ' for the weekly review',
-  'The main finding of report ' || i || ' concerns word' || (i % 1000),
-  CASE WHEN i % 5 = 0 THEN 'json' WHEN i % 10 = 1 THEN 'tool_call' ELSE 'text' END,
-  CASE i % 7 WHEN 0 THEN 'curious' WHEN 1 THEN 'satisfied' WHEN 2 THEN 'frustrated' END,
-  CASE i % 11 WHEN 0 THEN 'apologetic' WHEN 1 THEN 'uncertain' WHEN 2 THEN 'refusal' END
-FROM seq;
-INSERT INTO request_log_values (workspace_id, request_id, kind, key, value)
-  SELECT ${ws}, r.id, 'tag', '', t.value FROM request_logs r, json_each(r.tags) t WHERE r.id BETWEEN ${from} AND ${to};
-INSERT INTO request_log_values (workspace_id, request_id, kind, key, value)
-  SELECT ${ws}, r.id, 'metadata', m.key, m.value FROM request_logs r, json_each(r.metadata) m WHERE r.id BETWEEN ${from} AND ${to};
-INSERT INTO request_log_values (workspace_id, request_id, kind, key, value)
-  SELECT ${ws}, r.id, 'input_variable', v.key, v.value FROM request_logs r, json_each(r.prompt_input_variables) v WHERE r.id BETWEEN ${from} AND ${to};
-INSERT INTO request_log_values (workspace_id, request_id, kind, key, value)
-  SELECT ${ws}, r.id, 'tool', '', 'tool-' || (r.id % 30) FROM request_logs r WHERE r.id BETWEEN ${from} AND ${to} AND r.output_format = 'tool_call';
-INSERT INTO request_log_values (workspace_id, request_id, kind, key, value)
-  SELECT ${ws}, r.id, 'output', 'answer', 'answer-' || (r.id % 700) FROM request_logs r WHERE r.id BETWEEN ${from} AND ${to} AND r.output_format = 'json';
-INSERT INTO request_log_values (workspace_id, request_id, kind, key, value)
-  SELECT ${ws}, r.id, 'output', 'confidence', CAST(r.id % 10 AS TEXT) FROM request_logs r WHERE r.id BETWEEN ${from} AND ${to} AND r.output_format = 'json';
-`;
-}
 
 /** The facet counts, as POST /log-request would have kept them. */
 function facetsSql(ws) {

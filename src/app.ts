@@ -8,6 +8,7 @@ import type { AppEnv } from "./env";
 import { ApiError, codeForStatus, errorBody } from "./lib/errors";
 import { chainForLog, chainIncludes } from "./lib/error-text";
 import { requestContext } from "./lib/middleware";
+import { dispatchEmittedEvents } from "./lib/event-dispatch";
 import { validationHook } from "./lib/validation";
 import { registerDocsRoutes } from "./routes/docs";
 import { registerHealthRoutes } from "./routes/health";
@@ -22,6 +23,8 @@ import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 import { registerSheetRoutes } from "./routes/sheets";
 import { registerTableRoutes } from "./routes/tables";
 import { registerSheetDataRoutes } from "./routes/sheet-data";
+import { registerWebhookRoutes } from "./routes/webhooks";
+import { registerEvaluationRoutes } from "./routes/evaluations";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -59,6 +62,7 @@ function respondWithError(err: unknown, c: Context<AppEnv>): Response {
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", requestContext);
+  app.use("*", dispatchEmittedEvents);
   app.onError(respondWithError);
   app.notFound((c) => respondWithError(new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`), c));
 
@@ -80,6 +84,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTableRoutes(app);
   registerSheetRoutes(app);
   registerSheetDataRoutes(app);
+  registerWebhookRoutes(app);
+  registerEvaluationRoutes(app);
   registerDocsRoutes(app);
   return app;
 }

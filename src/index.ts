@@ -2,6 +2,7 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
 import { handleQueue } from "./queue/consumer";
+import { sweepWebhooks } from "./services/webhook-delivery";
 
 export { SheetObject } from "./sheets/sheet-object";
 
@@ -10,4 +11,8 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   queue: (batch: MessageBatch<unknown>, env: Env) => handleQueue(batch, env),
+  // The cron trigger: webhook events and deliveries whose queue message was lost still go out.
+  scheduled: async (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
+    ctx.waitUntil(sweepWebhooks(env).then(() => undefined));
+  },
 } satisfies ExportedHandler<Env, unknown>;

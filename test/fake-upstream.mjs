@@ -1,13 +1,33 @@
 // The fake upstreams the Worker reaches in tests (miniflare's outboundService runs this in Node, inside
-// the test runtime): an OpenAI-compatible provider at fake-llm.test and an HTTP echo at fake-endpoint.test.
-// Anything else is refused, so no test ever reaches the internet.
+// the test runtime): an OpenAI-compatible provider at fake-llm.test, an HTTP echo at fake-endpoint.test
+// and a webhook receiver at fake-webhook.test. Anything else is refused, so no test ever reaches the internet.
 //
 // fake-llm.test answers the text inside [[reply:…]] in the last user message, else "echo: <message>".
 
 const json = (v, status = 200) => new Response(JSON.stringify(v), { status, headers: { "content-type": "application/json" } });
 
+// fake-webhook.test: POST /hooks/<key>[?fail=N][&hang=1] records the request (headers and raw body)
+// under <key> and answers 500 to the first N requests (hang: never answers), then 204.
+// GET /inbox/<key> answers what <key> received, in order.
+const inboxes = new Map();
+
+async function fakeWebhook(request, url) {
+  const inbox = /^\/inbox\/([^/]+)$/.exec(url.pathname);
+  if (inbox && request.method === "GET") return json(inboxes.get(inbox[1]) ?? []);
+  const hook = /^\/hooks\/([^/]+)$/.exec(url.pathname);
+  if (!hook || request.method !== "POST") return json({ error: "not a hook" }, 404);
+  const received = inboxes.get(hook[1]) ?? [];
+  inboxes.set(hook[1], received);
+  received.push({ headers: Object.fromEntries(request.headers), body: await request.text(), at: Date.now() });
+  if (url.searchParams.get("hang")) return new Promise(() => {});
+  const fail = Number(url.searchParams.get("fail") ?? 0);
+  if (received.length <= fail) return new Response("receiver is down", { status: 500 });
+  return new Response(null, { status: 204 });
+}
+
 export async function fakeUpstream(request) {
   const url = new URL(request.url);
+  if (url.hostname === "fake-webhook.test") return fakeWebhook(request, url);
   if (url.hostname === "fake-llm.test" && url.pathname === "/v1/chat/completions") {
     if (request.headers.get("authorization") !== "Bearer test-key") return json({ error: { message: "bad key" } }, 401);
     const body = await request.json();

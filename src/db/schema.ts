@@ -489,7 +489,7 @@ export const datasets = sqliteTable(
   (t) => [uniqueIndex("datasets_group_version").on(t.datasetGroupId, t.versionNumber), index("datasets_workspace").on(t.workspaceId, t.id)],
 );
 
-export const DATASET_JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "SUPERSEDED"] as const;
+export const DATASET_JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "SUPERSEDED", "FAILED"] as const;
 export type DatasetJobStatus = (typeof DATASET_JOB_STATUSES)[number];
 
 /** A from-filter-params fill of a draft: its parameters (explicit ids included) and outcome. */
@@ -707,3 +707,177 @@ export const sheetPromptRefs = sqliteTable(
 export type SmartTableRow = typeof smartTables.$inferSelect;
 export type SheetRow = typeof sheets.$inferSelect;
 export type SheetOperationRow = typeof sheetOperations.$inferSelect;
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks (issue 9). Events go to an outbox (webhook_events) in the same db.batch() as the change
+// that causes them; dispatch fans each event out to one delivery per subscribed webhook, and the
+// queue consumer makes the attempts, each one logged.
+
+/** A workspace's receiver. `events` null: every event type (those added later too). */
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    url: text("url").notNull(),
+    description: text("description"),
+    events: text("events", { mode: "json" }).$type<string[] | null>(),
+    /** The signing secret itself: HMAC needs it, so it cannot be hashed. Never returned after creation. */
+    secret: text("secret").notNull(),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+    deletedAt: integer("deleted_at"),
+  },
+  (t) => [index("webhooks_workspace").on(t.workspaceId, t.deletedAt)],
+);
+
+/** The outbox. `id` is random, or deterministic where one change must give one event (a job's end). */
+export const webhookEvents = sqliteTable(
+  "webhook_events",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: integer("workspace_id").notNull(),
+    userId: integer("user_id"),
+    eventType: text("event_type").notNull(),
+    details: text("details", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    createdAt: integer("created_at").notNull().default(now),
+    /** Set once the event's deliveries exist; null rows are what dispatch (and the sweeper) pick up. */
+    dispatchedAt: integer("dispatched_at"),
+  },
+  (t) => [
+    index("webhook_events_undispatched").on(t.workspaceId, t.createdAt).where(sql`dispatched_at IS NULL`),
+    index("webhook_events_created").on(t.createdAt),
+  ],
+);
+
+export const WEBHOOK_DELIVERY_STATUSES = ["pending", "sending", "retrying", "delivered", "failed"] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/** One event to one webhook; `id` is the Standard Webhooks `webhook-id` (the same on every attempt). */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: integer("workspace_id").notNull(),
+    webhookId: integer("webhook_id").notNull(),
+    eventId: text("event_id").notNull(),
+    status: text("status", { enum: WEBHOOK_DELIVERY_STATUSES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    /** While an attempt is in flight: after this time the attempt is presumed lost and may be made again. */
+    leaseUntil: integer("lease_until"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_event_webhook").on(t.eventId, t.webhookId),
+    index("webhook_deliveries_webhook").on(t.webhookId, t.createdAt),
+    index("webhook_deliveries_open").on(t.nextAttemptAt).where(sql`status IN ('pending', 'sending', 'retrying')`),
+  ],
+);
+
+/** The delivery log: every attempt, its time, the receiver's status code (null: no answer) and error. */
+export const webhookDeliveryAttempts = sqliteTable(
+  "webhook_delivery_attempts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull(),
+    deliveryId: text("delivery_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    attemptedAt: integer("attempted_at").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    durationMs: integer("duration_ms").notNull(),
+  },
+  (t) => [uniqueIndex("webhook_delivery_attempts_number").on(t.deliveryId, t.attempt)],
+);
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+// ---- evaluations (issue 9) ----
+// A report is an evaluation pipeline (is_blueprint, its columns run over a dataset version) or one run
+// of it (is_blueprint false, parent_report_id = the pipeline), which snapshots the pipeline's columns.
+
+export const REPORT_RUN_STATUSES = ["RUNNING", "COMPLETED"] as const;
+export type ReportRunStatus = (typeof REPORT_RUN_STATUSES)[number];
+
+export const reports = sqliteTable(
+  "reports",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    name: text("name").notNull(),
+    comment: text("comment"),
+    tags: text("tags", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
+    folderId: integer("folder_id"),
+    isBlueprint: integer("is_blueprint", { mode: "boolean" }).notNull(),
+    parentReportId: integer("parent_report_id"),
+    datasetGroupId: integer("dataset_group_id").notNull(),
+    datasetId: integer("dataset_id").notNull(),
+    /** Runs only: RUNNING until every row is evaluated. */
+    status: text("status", { enum: REPORT_RUN_STATUSES }),
+    /** Runs only: rows of the dataset at the start of the run. */
+    rowCount: integer("row_count"),
+    /** Runs only: the built-in score, computed when the run completes. */
+    score: text("score", { mode: "json" }).$type<Record<string, unknown>>(),
+    deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
+    userId: integer("user_id"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [
+    index("reports_workspace_blueprint").on(t.workspaceId, t.isBlueprint, t.id),
+    index("reports_parent").on(t.parentReportId),
+    index("reports_workspace_folder").on(t.workspaceId, t.folderId),
+  ],
+);
+
+/** A column of a pipeline (or of a run's snapshot): a block of the shared engine, in position order (1-based). */
+export const reportColumns = sqliteTable(
+  "report_columns",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    reportId: integer("report_id").notNull(),
+    columnType: text("column_type").notNull(),
+    name: text("name").notNull(),
+    position: integer("position").notNull(),
+    configuration: text("configuration", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    isPartOfScore: integer("is_part_of_score", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("report_columns_report_name").on(t.reportId, t.name), index("report_columns_report_position").on(t.reportId, t.position)],
+);
+
+export const REPORT_ROW_STATES = ["QUEUED", "RUNNING", "DONE"] as const;
+export type ReportRowState = (typeof REPORT_ROW_STATES)[number];
+
+/** The cells of one run row, keyed by String(column id). */
+export type ReportCells = Record<string, { status: "COMPLETED" | "FAILED"; value: unknown; error_message: string | null }>;
+
+/**
+ * One dataset row of a run and its results. Created with the run (one per dataset row); the run job
+ * writes a row's cells once, when all its columns are evaluated (state DONE), so a redelivered job
+ * only evaluates rows not yet DONE.
+ */
+export const reportRows = sqliteTable(
+  "report_rows",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    reportId: integer("report_id").notNull(),
+    rowIndex: integer("row_index").notNull(),
+    datasetRowId: integer("dataset_row_id").notNull(),
+    state: text("state", { enum: REPORT_ROW_STATES }).notNull().default("QUEUED"),
+    cells: text("cells", { mode: "json" }).$type<ReportCells>(),
+    completedCount: integer("completed_count").notNull().default(0),
+    failedCount: integer("failed_count").notNull().default(0),
+  },
+  (t) => [uniqueIndex("report_rows_report_row").on(t.reportId, t.rowIndex), index("report_rows_report_state").on(t.reportId, t.state, t.rowIndex)],
+);
+
+export type ReportRow = typeof reports.$inferSelect;
+export type ReportColumnRow = typeof reportColumns.$inferSelect;

@@ -4,11 +4,14 @@
 import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/sheet-imports";
-import { JobMessage } from "./messages";
+import { enqueue, JobMessage } from "./messages";
+import { giveUpEvaluationRun, runEvaluationBatch } from "../services/evaluation-runs";
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
-import { runExecution } from "../services/workflow-runs";
-import { runDatasetFill } from "../services/dataset-fill";
+import { giveUpExecution, runExecution } from "../services/workflow-runs";
+import { inEventScope } from "../services/events";
+import { deliverWebhook, dispatchQuietly } from "../services/webhook-delivery";
+import { markFillFailed, runDatasetFill } from "../services/dataset-fill";
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
 
@@ -25,7 +28,47 @@ const handlers: Handlers = {
     await runDatasetFill(env.DB, job.workspace_id, job.job_id);
   },
   sheet_import: (job, env) => runImport(env, job.workspace_id, job.operation_id),
+  webhook_delivery: async (job, env) => {
+    await deliverWebhook(env, job.workspace_id, job.delivery_id);
+  },
+  evaluation_run: async (job, env) => {
+    const db = getDb(env.DB);
+    const outcome = await runEvaluationBatch(env.DB, job.workspace_id, job.report_id, blockContextFor(env, db, job.workspace_id));
+    // Rows are left: the next batch is a new delivery (fresh CPU and subrequest budgets).
+    if (outcome === "continue") await enqueue(env.JOBS, job);
+  },
 };
+
+/**
+ * What a job that exhausted its retries leaves behind (its message arrives on the dead-letter queue):
+ * the job's state says it failed, instead of staying RUNNING forever. Kinds without an entry need nothing.
+ */
+const deadLetterHandlers: { [K in JobMessage["kind"]]?: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> } = {
+  dataset_fill: (job, env) => markFillFailed(env.DB, job.workspace_id, job.job_id),
+  workflow_run: (job, env) => giveUpExecution(getDb(env.DB), job.workspace_id, job.execution_id),
+  evaluation_run: (job, env) => giveUpEvaluationRun(env.DB, job.workspace_id, job.report_id),
+};
+
+/** The dead-letter queue is named after the jobs queue with "-dlq" (wrangler.toml). */
+export const isDeadLetterQueue = (queue: string) => queue.endsWith("-dlq");
+
+async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const msg of batch.messages) {
+    const parsed = JobMessage.safeParse(msg.body);
+    if (parsed.success) {
+      const handler = deadLetterHandlers[parsed.data.kind] as ((j: JobMessage, e: Env) => Promise<void>) | undefined;
+      try {
+        if (handler) await handler(parsed.data, env);
+      } catch (err) {
+        console.error(JSON.stringify({ level: "error", msg: "dead-letter handler failed", kind: parsed.data.kind, id: msg.id, error: chainForLog(err) }));
+        msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
+        continue;
+      }
+    }
+    console.error(JSON.stringify({ level: "error", msg: "job given up after its retries", kind: parsed.success ? parsed.data.kind : null, id: msg.id }));
+    msg.ack();
+  }
+}
 
 const RETRY_BASE_SECONDS = 2;
 const RETRY_MAX_SECONDS = 300;
@@ -36,6 +79,7 @@ export function retryDelaySeconds(attempts: number): number {
 }
 
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  if (isDeadLetterQueue(batch.queue)) return handleDeadLetters(batch, env);
   for (const msg of batch.messages) {
     const parsed = JobMessage.safeParse(msg.body);
     if (!parsed.success) {
@@ -44,8 +88,10 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
       continue;
     }
     const job = parsed.data;
+    // Events a job committed are dispatched once it is over, whether or not it then failed.
+    const emitted = new Set<number>();
     try {
-      await (handlers[job.kind] as (j: JobMessage, e: Env) => Promise<void>)(job, env);
+      await inEventScope(emitted, () => (handlers[job.kind] as (j: JobMessage, e: Env) => Promise<void>)(job, env));
       msg.ack();
     } catch (err) {
       const delaySeconds = retryDelaySeconds(msg.attempts);
@@ -54,5 +100,6 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
       );
       msg.retry({ delaySeconds });
     }
+    if (emitted.size > 0) await dispatchQuietly(env, [...emitted]);
   }
 }

@@ -18,7 +18,13 @@ export const DatasetFillJob = envelope("dataset_fill", { job_id: z.int().positiv
 /** Runs (or resumes) a sheet import; everything else it needs is on the operation row. */
 export const SheetImportJob = envelope("sheet_import", { operation_id: z.string().min(1).max(255) });
 
-export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob]);
+/** Makes the next attempt of one webhook delivery (event × webhook); the delivery row holds the rest. */
+export const WebhookDeliveryJob = envelope("webhook_delivery", { delivery_id: z.string().min(1).max(64) });
+
+/** Evaluates the next batch of an evaluation run's rows (and queues itself again while rows are left). */
+export const EvaluationRunJob = envelope("evaluation_run", { report_id: z.int().positive() });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob, EvaluationRunJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {

@@ -5,9 +5,13 @@
 import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./datasets";
 import { filterEstimates, SORT_COLUMNS } from "./request-search";
+import { sql } from "drizzle-orm";
+import { eventPrepared } from "./events";
 
 /** Ids per INSERT statement: one JSON parameter, so only D1's statement time bounds it. */
 const CHUNK = 500;
+/** Rows per statement when copying a version: values move inside D1, so only statement time bounds it. */
+const COPY_CHUNK = 2000;
 
 const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'unixepoch')`;
 
@@ -39,7 +43,7 @@ export const REQUEST_FIELDS: Record<string, string> = {
 };
 
 /** The SQL of one row's values: the named columns, or every input variable plus input and output. */
-function valuesSql(params: SqlParams, variables: string[] | null | undefined): string {
+export function valuesSql(params: SqlParams, variables: string[] | null | undefined): string {
   if (!variables || variables.length === 0) {
     return `json_set(json(r.prompt_input_variables), '$.input', json(r.input), '$.output', r.output_text)`;
   }
@@ -91,7 +95,7 @@ async function selectIds(d1: D1Database, ws: number, p: FillParams): Promise<num
 }
 
 /** Column names of a filled draft: the requested ones in order, else input variables (sorted), input, output. */
-async function columnNames(d1: D1Database, datasetId: number, variables: string[] | null | undefined): Promise<string[]> {
+export async function columnNames(d1: D1Database, datasetId: number, variables: string[] | null | undefined): Promise<string[]> {
   if (variables && variables.length > 0) return [...new Set(variables)];
   const { results } = await d1
     .prepare(`SELECT DISTINCT j.key AS k FROM dataset_rows AS d, json_each(d."values") AS j WHERE d.dataset_id = ? AND j.key NOT IN ('input', 'output') ORDER BY k`)
@@ -100,7 +104,7 @@ async function columnNames(d1: D1Database, datasetId: number, variables: string[
   return [...results.map((r) => r.k), "input", "output"];
 }
 
-export type FillOutcome = { state: "skipped" } | { state: "completed"; datasetId: number; rowsAdded: number };
+export type FillOutcome = { state: "skipped" } | { state: "completed"; datasetId: number; rowsAdded: number } | { state: "copied"; datasetId: number; rowsAdded: number };
 
 export async function runDatasetFill(d1: D1Database, ws: number, jobId: number): Promise<FillOutcome> {
   const job = await d1
@@ -116,6 +120,7 @@ export async function runDatasetFill(d1: D1Database, ws: number, jobId: number):
     return { state: "skipped" };
   }
   const p = JSON.parse(job.params) as FillParams;
+  if (p.source_dataset_id != null) return copyRows(d1, ws, job, p.source_dataset_id);
   // The draft holds one fill's result: rows of earlier fills go (this job's own survive a redelivery).
   await d1.batch([
     d1.prepare(`UPDATE dataset_jobs SET status = 'RUNNING', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id),
@@ -146,6 +151,58 @@ export async function runDatasetFill(d1: D1Database, ws: number, jobId: number):
       .bind(job.dataset_id, job.id, now),
     d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ? AND current_job_id = ?`).bind(JSON.stringify(columns), now, job.dataset_id, job.id),
     d1.prepare(`SELECT rows_added AS n FROM dataset_jobs WHERE id = ?`).bind(job.id),
+    // Written with the completion, once per job (its id is the job's), and only while the job is the draft's.
+    eventPrepared(d1, {
+      workspaceId: ws,
+      type: "dataset_version_created_from_filter_params",
+      id: `dataset_fill_${job.id}`,
+      userId: sql`(SELECT created_by FROM dataset_jobs WHERE id = ${job.id})`,
+      details: sql`json_object('dataset_id', d.id, 'rows_added', (SELECT rows_added FROM dataset_jobs WHERE id = ${job.id}), 'dataset_version_number', d.version_number)`,
+      from: sql`datasets AS d`,
+      when: sql`d.id = ${job.dataset_id} AND d.current_job_id = ${job.id}`,
+    }),
   ]);
   return { state: "completed", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { n: number }).n };
+}
+
+/**
+ * create-draft from a source version: copies its rows (values and columns as they are) in chunks of
+ * INSERT … SELECT. Each chunk is one statement and starts after the last position this job wrote, so a
+ * redelivered job resumes exactly where the previous attempt stopped.
+ */
+async function copyRows(d1: D1Database, ws: number, job: JobRow, sourceId: number): Promise<FillOutcome> {
+  await d1.prepare(`UPDATE dataset_jobs SET status = 'RUNNING', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id).run();
+  for (;;) {
+    const res = await d1
+      .prepare(
+        `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+         SELECT ?1, ?2, ?3, s.k, s.request_log_id, s.v
+         FROM (SELECT row_number() OVER (ORDER BY job_id, position, id) - 1 AS k, request_log_id, "values" AS v FROM dataset_rows WHERE dataset_id = ?4 AND workspace_id = ?1
+               ORDER BY job_id, position, id LIMIT ?5 OFFSET (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?2 AND job_id = ?3)) AS s
+         WHERE (SELECT current_job_id FROM datasets WHERE id = ?2) = ?3
+         ORDER BY s.k`,
+      )
+      .bind(ws, job.dataset_id, job.id, sourceId, COPY_CHUNK)
+      .run();
+    if ((res.meta.changes ?? 0) < COPY_CHUNK) break;
+  }
+  const now = Date.now();
+  const [, , count] = await d1.batch([
+    d1
+      .prepare(`UPDATE dataset_jobs SET status = 'COMPLETED', rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
+      .bind(job.dataset_id, job.id, now),
+    d1
+      .prepare(`UPDATE datasets SET column_names = (SELECT column_names FROM datasets WHERE id = ?1 AND workspace_id = ?2), updated_at = ?3 WHERE id = ?4 AND current_job_id = ?5`)
+      .bind(sourceId, ws, now, job.dataset_id, job.id),
+    d1.prepare(`SELECT rows_added AS n FROM dataset_jobs WHERE id = ?`).bind(job.id),
+  ]);
+  return { state: "copied", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { n: number }).n };
+}
+
+/** The dead-letter queue's verdict on a fill job: FAILED, unless it finished or was superseded meanwhile. */
+export async function markFillFailed(d1: D1Database, ws: number, jobId: number): Promise<void> {
+  await d1
+    .prepare(`UPDATE dataset_jobs SET status = 'FAILED', updated_at = ? WHERE id = ? AND workspace_id = ? AND status IN ('QUEUED', 'RUNNING')`)
+    .bind(Date.now(), jobId, ws)
+    .run();
 }

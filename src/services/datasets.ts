@@ -5,7 +5,7 @@ import { and, asc, desc, eq, gte, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { nowMs } from "../db/sql";
 import { rawBatch } from "../db/raw-batch";
-import { datasetGroups, datasetJobs, datasetRows, datasets, users, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../db/schema";
+import { datasetGroups, datasetJobs, datasetRows, datasets, promptLabels, promptVersions, users, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import type { FilterGroup } from "../filters";
 import { ApiError } from "../lib/errors";
@@ -58,7 +58,7 @@ export async function datasetGroupExists(db: Db, ws: number, id: number): Promis
   return Boolean(row);
 }
 
-async function requireGroup(db: Db, ws: number, id: number): Promise<DatasetGroupRow> {
+export async function requireGroup(db: Db, ws: number, id: number): Promise<DatasetGroupRow> {
   const [row] = await db.select().from(datasetGroups).where(and(eq(datasetGroups.workspaceId, ws), eq(datasetGroups.id, id), eq(datasetGroups.isDeleted, false))).limit(1);
   if (!row) throw ApiError.notFound("dataset group");
   return row;
@@ -115,6 +115,8 @@ export interface FillParams {
   sort_order?: "asc" | "desc" | null;
   variables_to_parse?: string[] | null;
   limit?: number | null;
+  /** create-draft from an existing version: the job copies that version's rows instead of querying logs. */
+  source_dataset_id?: number | null;
 }
 
 export interface FromFilterParamsInput extends FillParams {
@@ -180,6 +182,10 @@ export async function saveDraft(db: Db, ws: number, groupId: number) {
 
 export interface ListDatasetsQuery extends ExternalIdLookupQuery {
   dataset_group_id?: number;
+  prompt_id?: number;
+  prompt_version_id?: number;
+  prompt_label_id?: number;
+  report_id?: number;
   name?: string;
   status: "active" | "deleted" | "all";
   page: number;
@@ -197,6 +203,8 @@ export async function listDatasets(db: Db, ws: number, q: ListDatasetsQuery) {
   const lookup = await resolveExternalIdLookup(db, ws, "dataset_group", q);
   const empty = { datasets: [], page: q.page, per_page: q.per_page, total: 0, pages: 0 };
   if (lookup === null) return empty;
+  const prompt = await promptFilter(db, ws, q);
+  if (prompt === null) return empty;
   const d = datasets;
   const g = datasetGroups;
   const deleted = sql`(${d.isDeleted} OR ${g.isDeleted})`;
@@ -206,6 +214,11 @@ export async function listDatasets(db: Db, ws: number, q: ListDatasetsQuery) {
     q.dataset_group_id !== undefined ? eq(d.datasetGroupId, q.dataset_group_id) : undefined,
     lookup !== undefined ? sql`CAST(${d.datasetGroupId} AS TEXT) = ${lookup}` : undefined,
     q.name !== undefined ? containsText(g.name, q.name) : undefined,
+    prompt,
+    // An evaluation's dataset, and for a run also its pipeline's ("includes parent report").
+    q.report_id !== undefined
+      ? sql`${d.id} IN (SELECT dataset_id FROM reports WHERE workspace_id = ${ws} AND (id = ${q.report_id} OR id = (SELECT parent_report_id FROM reports WHERE id = ${q.report_id} AND workspace_id = ${ws})))`
+      : undefined,
     q.created_by_email !== undefined ? sql`${d.userId} IN (SELECT ${users.id} FROM ${users} WHERE ${users.workspaceId} = ${ws} AND ${users.email} = ${q.created_by_email})` : undefined,
     q.created_after !== undefined ? gte(d.createdAt, q.created_after) : undefined,
     q.created_before !== undefined ? lte(d.createdAt, q.created_before) : undefined,
@@ -234,6 +247,39 @@ export async function listDatasets(db: Db, ws: number, q: ListDatasetsQuery) {
     total: n,
     pages: Math.ceil(n / q.per_page),
   };
+}
+
+/**
+ * prompt_id / prompt_version_id / prompt_label_id: datasets holding a row copied from a request log made
+ * with that prompt (version). A version is recorded on a log as its prompt id and version number; a label
+ * names a version. An id the workspace does not own matches nothing (null: answer an empty list).
+ */
+async function promptFilter(db: Db, ws: number, q: ListDatasetsQuery): Promise<SQL | null | undefined> {
+  const conds: SQL[] = [];
+  if (q.prompt_id !== undefined) conds.push(sql`r.prompt_id = ${q.prompt_id}`);
+  const versionIds: number[] = [];
+  if (q.prompt_version_id !== undefined) versionIds.push(q.prompt_version_id);
+  if (q.prompt_label_id !== undefined) {
+    const [label] = await db
+      .select({ versionId: promptLabels.promptVersionId })
+      .from(promptLabels)
+      .where(and(eq(promptLabels.id, q.prompt_label_id), eq(promptLabels.workspaceId, ws)))
+      .limit(1);
+    if (!label) return null;
+    versionIds.push(label.versionId);
+  }
+  for (const id of versionIds) {
+    const [pv] = await db
+      .select({ promptId: promptVersions.promptId, version: promptVersions.version })
+      .from(promptVersions)
+      .where(and(eq(promptVersions.id, id), eq(promptVersions.workspaceId, ws)))
+      .limit(1);
+    if (!pv) return null;
+    conds.push(sql`r.prompt_id = ${pv.promptId} AND r.prompt_version_number = ${pv.version}`);
+  }
+  if (conds.length === 0) return undefined;
+  return sql`EXISTS (SELECT 1 FROM dataset_rows AS dr JOIN request_logs AS r ON r.id = dr.request_log_id
+    WHERE dr.dataset_id = ${datasets.id} AND r.workspace_id = ${ws} AND ${sql.join(conds, sql` AND `)})`;
 }
 
 export async function datasetRowsPage(db: Db, ws: number, datasetId: number, q: { page: number; per_page: number; q?: string }) {

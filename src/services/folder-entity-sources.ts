@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import { inJsonList } from "../db/sql";
-import { datasetGroups, folders, promptTemplates, promptVersions, skillCollections, toolRegistry, workflows } from "../db/schema";
+import { datasetGroups, folders, promptTemplates, promptVersions, reports, skillCollections, toolRegistry, workflows } from "../db/schema";
 import type { FolderEntitySource } from "./folder-entities";
 
 interface StandardTable {
@@ -54,6 +54,8 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
     where: sql`${skillCollections.isDeleted} = 0`,
     externalIdType: "skill_collection",
   },
+  // Evaluation pipelines; their runs follow the pipeline and are not listed on their own.
+  { type: "REPORT", table: reports, columns: standardColumns(reports), externalIdType: "evaluation", where: sql`${reports.isBlueprint} = 1 AND ${reports.deleted} = 0` },
 ];
 
 async function workflowMetadata(db: Db, _ws: number, ids: string[]) {

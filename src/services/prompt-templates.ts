@@ -23,6 +23,7 @@ import {
 } from "./external-ids";
 import { requireFolder } from "./folders";
 import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
+import { eventStatement } from "./events";
 
 type Obj = Record<string, unknown>;
 
@@ -119,6 +120,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
     await rawBatch(db, [
       upsert,
       version,
+      ...versionEventStatements(ws, auth.userId, self, input.release_labels),
       ...labelStatements(ws, self, input.release_labels),
       ...(mappings.length ? [insertMappingsStatement(ws, "prompt_template", self, mappings)] : []),
     ]);
@@ -154,6 +156,7 @@ export async function patchTemplate(
   await rawBatch(db, [
     insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
     db.update(promptTemplates).set({ updatedAt: nowMs }).where(eq(promptTemplates.id, t.id)),
+    ...versionEventStatements(ws, auth.userId, self, input.release_labels),
     ...labelStatements(ws, self, input.release_labels),
   ]);
   return { ...(await publishedView(db, ws, t, await resolveVersion(db, t.id, {}))), base_version: base.version };
@@ -165,6 +168,47 @@ function insertVersionStatement(ws: number, templateIdSql: SQL, template: Obj, m
     SELECT ${ws}, t.id, coalesce((SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id), 0) + 1,
            ${JSON.stringify(template)}, ${metadata === null ? null : JSON.stringify(metadata)}, ${commitMessage}, ${userId}
     FROM (${templateIdSql}) AS t`;
+}
+
+const NEWEST_VERSION = sql`(SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id)`;
+
+/**
+ * The events of a new version (right after its insert) and of the labels it takes: each name is a
+ * label created or a label moved, judged before labelStatements changes them (same batch).
+ */
+function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+  const template = sql`(${templateIdSql}) AS s JOIN prompt_templates AS t ON t.id = s.id`;
+  const events = [
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_version_created",
+      userId,
+      from: template,
+      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${NEWEST_VERSION})`,
+    }),
+  ];
+  const names = JSON.stringify([...new Set(labels ?? [])]);
+  if (names === "[]") return events;
+  return [
+    ...events,
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_moved",
+      userId,
+      from: sql`${template} JOIN prompt_labels AS l ON l.prompt_id = t.id JOIN prompt_versions AS ov ON ov.id = l.prompt_version_id`,
+      when: sql`l.name IN (SELECT value FROM json_each(${names}))`,
+      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${NEWEST_VERSION},
+        'old_prompt_template_version_number', ov.version, 'prompt_template_label', l.name)`,
+    }),
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_created",
+      userId,
+      from: sql`${template}, json_each(${names}) AS j`,
+      when: sql`NOT EXISTS (SELECT 1 FROM prompt_labels WHERE prompt_id = t.id AND name = j.value)`,
+      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${NEWEST_VERSION}, 'prompt_template_label', j.value)`,
+    }),
+  ];
 }
 
 /** Creates or moves each label to the template's newest version (the one the batch just added). */
@@ -392,13 +436,25 @@ async function versionOf(db: Db, ws: number, promptId: number, number: number): 
   return v;
 }
 
-export async function createLabel(db: Db, ws: number, promptId: number, input: { prompt_version_number: number; name: string }): Promise<LabelView> {
+const labelDetails = (version: SQL) =>
+  sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${version}, 'prompt_template_label', l.name)`;
+
+export async function createLabel(db: Db, auth: AuthContext, promptId: number, input: { prompt_version_number: number; name: string }): Promise<LabelView> {
+  const ws = auth.workspaceId;
   const v = await versionOf(db, ws, promptId, input.prompt_version_number);
-  const [row] = await db
-    .insert(promptLabels)
-    .values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name })
-    .onConflictDoNothing()
-    .returning();
+  // The event is written only when the label is new (checked before the insert, in the same batch).
+  const [, inserted] = await rawBatch(db, [
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_created",
+      userId: auth.userId,
+      from: sql`prompt_templates AS t, (SELECT ${input.name} AS name) AS l`,
+      when: sql`t.id = ${promptId} AND NOT EXISTS (SELECT 1 FROM prompt_labels WHERE prompt_id = ${promptId} AND name = ${input.name})`,
+      details: labelDetails(sql`${v.version}`),
+    }),
+    db.insert(promptLabels).values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name }).onConflictDoNothing(),
+  ]);
+  const [row] = inserted.meta.changes === 1 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
   if (!row) throw new ApiError("conflict", `name: prompt ${promptId} already has a label "${input.name}" (move it with PATCH /prompt-labels/{id})`);
   return labelView(row, v.version);
 }
@@ -409,21 +465,46 @@ async function requireLabel(db: Db, ws: number, id: number): Promise<PromptLabel
   return l;
 }
 
-export async function moveLabel(db: Db, ws: number, id: number, input: { prompt_version_number: number }): Promise<LabelView> {
+export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { prompt_version_number: number }): Promise<LabelView> {
+  const ws = auth.workspaceId;
   const l = await requireLabel(db, ws, id);
   const v = await versionOf(db, ws, l.promptId, input.prompt_version_number);
-  const [row] = await db
-    .update(promptLabels)
-    .set({ promptVersionId: v.id, updatedAt: Date.now() })
-    .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id)))
-    .returning();
+  // The old version is read by the event's insert, before the update in the same batch; a label put
+  // back on the version it names already has not moved.
+  const [, updated] = await rawBatch(db, [
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_moved",
+      userId: auth.userId,
+      from: sql`prompt_labels AS l JOIN prompt_versions AS ov ON ov.id = l.prompt_version_id JOIN prompt_templates AS t ON t.id = l.prompt_id`,
+      when: sql`l.id = ${id} AND l.workspace_id = ${ws} AND l.prompt_version_id <> ${v.id}`,
+      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${v.version},
+        'old_prompt_template_version_number', ov.version, 'prompt_template_label', l.name)`,
+    }),
+    db
+      .update(promptLabels)
+      .set({ promptVersionId: v.id, updatedAt: Date.now() })
+      .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
+  ]);
+  const [row] = updated.meta.changes === 1 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
   if (!row) throw ApiError.notFound("release label");
   return labelView(row, v.version);
 }
 
-export async function deleteLabel(db: Db, ws: number, id: number): Promise<void> {
-  const deleted = await db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))).returning({ id: promptLabels.id });
-  if (deleted.length === 0) throw ApiError.notFound("release label");
+export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promise<void> {
+  const ws = auth.workspaceId;
+  const [, deleted] = await rawBatch(db, [
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_deleted",
+      userId: auth.userId,
+      from: sql`prompt_labels AS l JOIN prompt_versions AS v ON v.id = l.prompt_version_id JOIN prompt_templates AS t ON t.id = l.prompt_id`,
+      when: sql`l.id = ${id} AND l.workspace_id = ${ws}`,
+      details: labelDetails(sql`v.version`),
+    }),
+    db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
+  ]);
+  if (deleted.meta.changes === 0) throw ApiError.notFound("release label");
 }
 
 export const isTemplateNameTaken = (err: unknown) => chainIncludes(err, /UNIQUE constraint failed: prompt_templates\./);

@@ -2,7 +2,7 @@
 // consumer streams the stored file through a CSV or JSON row reader into the sheet's Durable Object,
 // batch by batch). A run is safe to repeat: batches are idempotent in the object, and a redelivered
 // run resumes after the last committed batch.
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { getDb } from "../db/client";
 import { promptLabels, promptVersions, requestLogs, sheetOperations, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../db/schema";
@@ -12,7 +12,8 @@ import { CsvError, CsvRowStream } from "../lib/csv-stream";
 import { ApiError } from "../lib/errors";
 import { JsonStreamError, JsonStreamReader } from "../lib/json-stream";
 import { enqueue } from "../queue/messages";
-import { statement } from "../db/raw-batch";
+import { rawBatch, statement } from "../db/raw-batch";
+import { eventStatement } from "./events";
 import { findOperation, insertSheetStatements, operationSheet, sheetStub, tableAlive } from "./sheets";
 
 export type ImportFormat = "csv" | "json";
@@ -92,6 +93,8 @@ async function createImport(db: Db, env: Env, auth: AuthContext, tableId: string
       ON CONFLICT (workspace_id, id) DO NOTHING`,
     ),
     ...insertSheetStatements(db, { id: sheetId, workspaceId: auth.workspaceId, tableId, title: input.title, index: input.index, stats }, ours),
+    // An import known to fail before it runs (bad base64, an empty file) ends here: its event too.
+    ...(error ? [statement(db, importEvent(auth.workspaceId, opId, input.source, "failed"))] : []),
   ]);
   const op = await findOperation(db, auth.workspaceId, opId);
   if (!op) {
@@ -234,11 +237,31 @@ export const MAX_IMPORT_COLUMNS = 1000;
 const DEFAULT_BATCH_ROWS = 2000;
 const DEFAULT_BATCH_CHARS = 1 << 20;
 
+/**
+ * The event of an import's end, written with the status change that ends it: one per operation
+ * (its id is the operation's), and only if the operation really is in that state after the change.
+ */
+function importEvent(workspaceId: number, operationId: string, source: SheetImportSource, outcome: "completed" | "failed"): SQL {
+  return eventStatement({
+    workspaceId,
+    type: source === "file" ? (outcome === "failed" ? "sheet_created_from_file_failed" : "sheet_created_from_file") : outcome === "failed" ? "sheet_created_from_request_logs_failed" : "sheet_created_from_request_logs",
+    id: `sheet_import:${workspaceId}:${operationId}`,
+    userId: sql`o.created_by`,
+    from: sql`sheet_operations AS o`,
+    when: sql`o.workspace_id = ${workspaceId} AND o.id = ${operationId} AND o.status = ${outcome}`,
+    details: sql`json_object('table_id', o.table_id, 'sheet_id', o.sheet_id, 'operation_id', o.id, 'source', o.source, 'file_name', o.file_name,
+      'rows_added', o.rows_added, 'row_count', o.row_count, 'error_message', o.error_message)`,
+  });
+}
+
 async function failOperation(db: Db, op: SheetOperationRow, errorMessage: string): Promise<void> {
-  await db
-    .update(sheetOperations)
-    .set({ status: "failed", message: "Import failed", errorMessage, blobKey: null, updatedAt: Date.now() })
-    .where(and(eq(sheetOperations.seq, op.seq), sql`${sheetOperations.status} IN ('pending', 'running')`));
+  await rawBatch(db, [
+    db
+      .update(sheetOperations)
+      .set({ status: "failed", message: "Import failed", errorMessage, blobKey: null, updatedAt: Date.now() })
+      .where(and(eq(sheetOperations.seq, op.seq), sql`${sheetOperations.status} IN ('pending', 'running')`)),
+    importEvent(op.workspaceId, op.id, op.source, "failed"),
+  ]);
 }
 
 type Cell = string | null | [string, string];
@@ -581,9 +604,12 @@ export async function runImport(env: Env, workspaceId: number, operationId: stri
     return;
   }
   await sheet.syncListing();
-  await db
-    .update(sheetOperations)
-    .set({ status: "completed", progress: 100, rowsAdded: rowsImported, rowCount, message: `Imported ${rowsImported} rows`, blobKey: null, updatedAt: Date.now() })
-    .where(and(eq(sheetOperations.seq, op.seq), eq(sheetOperations.status, "running")));
+  await rawBatch(db, [
+    db
+      .update(sheetOperations)
+      .set({ status: "completed", progress: 100, rowsAdded: rowsImported, rowCount, message: `Imported ${rowsImported} rows`, blobKey: null, updatedAt: Date.now() })
+      .where(and(eq(sheetOperations.seq, op.seq), eq(sheetOperations.status, "running"))),
+    importEvent(op.workspaceId, op.id, op.source, "completed"),
+  ]);
   await dropBlob();
 }

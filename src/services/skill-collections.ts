@@ -14,6 +14,7 @@ import {
   type SkillProvider,
 } from "../db/schema";
 import { rawBatch } from "../db/raw-batch";
+import { eventStatement } from "./events";
 import type { AuthContext } from "../env";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
@@ -143,6 +144,40 @@ async function uploadNew(store: SkillStore, workspaceId: number, files: Map<stri
   await Promise.all(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, queue.length) }, worker));
 }
 
+/** What a version changed in the file set (a move is a removal and an addition). */
+function fileChanges(before: Map<string, FileRef>, after: Map<string, FileRef>) {
+  let added = 0, modified = 0, removed = 0;
+  for (const [path, ref] of after) {
+    const old = before.get(path);
+    if (!old) added++;
+    else if (old.sha256 !== ref.sha256) modified++;
+  }
+  for (const path of before.keys()) if (!after.has(path)) removed++;
+  return { added, modified, removed };
+}
+
+/** skill_collection_files_changed for a version whose files differ from the previous one's; written only if the version row was. */
+function filesChangedEvent(auth: AuthContext, collection: { id: string; name: string }, version: SkillCollectionVersionRow, previous: number | null, c: ReturnType<typeof fileChanges>) {
+  if (c.added + c.modified + c.removed === 0) return [];
+  return [
+    eventStatement({
+      workspaceId: auth.workspaceId,
+      type: "skill_collection_files_changed",
+      userId: auth.userId,
+      when: sql`EXISTS (SELECT 1 FROM skill_collection_versions WHERE id = ${version.id})`,
+      details: {
+        skill_collection_id: collection.id,
+        skill_collection_name: collection.name,
+        version_number: version.number,
+        previous_version_number: previous,
+        files_added: c.added,
+        files_modified: c.modified,
+        files_removed: c.removed,
+      },
+    }),
+  ];
+}
+
 const uniqueViolation = (err: unknown, column: string) => chainIncludes(err, new RegExp(`UNIQUE constraint failed: [^:]*\\b${column}\\b`));
 
 export async function createCollection(store: SkillStore, auth: AuthContext, input: CreateCollectionInput) {
@@ -196,6 +231,7 @@ export async function createCollection(store: SkillStore, auth: AuthContext, inp
         db.insert(skillCollections).values(collection),
         db.insert(skillCollectionVersions).values(version),
         ...(mappings.length ? [insertMappingsStatement(auth.workspaceId, "skill_collection", sql`SELECT ${collection.id}`, mappings)] : []),
+        ...filesChangedEvent(auth, collection, version, null, fileChanges(new Map(), files)),
       ]);
       return { collection, version, externalIds: mappings };
     } catch (err) {
@@ -341,16 +377,18 @@ export async function createVersion(store: SkillStore, auth: AuthContext, identi
       .set({ latestVersion: expected + 1, provider, updatedBy: auth.userId, updatedAt: now })
       .where(and(eq(skillCollections.id, collection.id), eq(skillCollections.latestVersion, expected)));
     // The label leaves its old version first: one label names one version.
+    const event = filesChangedEvent(auth, collection, version, expected > 0 ? expected : null, fileChanges(before, files));
     const results = version.releaseLabel
-      ? await db.batch([
+      ? await rawBatch(db, [
           db
             .update(skillCollectionVersions)
             .set({ releaseLabel: null })
             .where(and(eq(skillCollectionVersions.collectionId, collection.id), eq(skillCollectionVersions.releaseLabel, version.releaseLabel), unchanged)),
           insert,
           bump,
+          ...event,
         ])
-      : [null, ...(await db.batch([insert, bump]))];
+      : [null, ...(await rawBatch(db, [insert, bump, ...event]))];
     if ((results[1] as D1Result).meta.changes === 1) {
       return { collection: { ...collection, latestVersion: expected + 1, provider, updatedBy: auth.userId, updatedAt: now }, version };
     }

@@ -2,7 +2,7 @@
 // executes the nodes level by level (a level's nodes concurrently), honouring conditional edges, and
 // records each node's status, value and error. A redelivered job resumes: finished nodes keep their
 // results (no LLM call is made twice for a node that finished), unfinished ones run again.
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../blocks";
 import type { Db } from "../db/client";
 import { workflowExecutionNodes, workflowExecutions, workflowVersions, type NodeStatus } from "../db/schema";
@@ -146,6 +146,19 @@ export async function runExecution(db: Db, workspaceId: number, executionId: num
   const after = await db.select({ status: workflowExecutionNodes.status }).from(workflowExecutionNodes).where(eq(workflowExecutionNodes.executionId, executionId));
   const anyFailed = after.some((r) => r.status === "FAILED");
   await db.update(workflowExecutions).set({ status: anyFailed ? "FAILED" : "COMPLETED", finishedAt: Date.now() }).where(eq(workflowExecutions.id, executionId));
+}
+
+/** The dead-letter queue gave the run up: unfinished nodes fail, so results stop answering 202. */
+export async function giveUpExecution(db: Db, workspaceId: number, executionId: number): Promise<void> {
+  const [exec] = await db.select({ status: workflowExecutions.status }).from(workflowExecutions).where(and(eq(workflowExecutions.id, executionId), eq(workflowExecutions.workspaceId, workspaceId))).limit(1);
+  if (!exec || exec.status === "COMPLETED" || exec.status === "FAILED") return;
+  await db.batch([
+    db
+      .update(workflowExecutionNodes)
+      .set({ status: "FAILED", errorMessage: "the run failed repeatedly and was given up" })
+      .where(and(eq(workflowExecutionNodes.executionId, executionId), inArray(workflowExecutionNodes.status, ["QUEUED", "RUNNING"]))),
+    db.update(workflowExecutions).set({ status: "FAILED", finishedAt: Date.now() }).where(eq(workflowExecutions.id, executionId)),
+  ]);
 }
 
 export interface NodeResultView {

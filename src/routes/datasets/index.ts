@@ -9,6 +9,8 @@ import { QueryInt, SortBy, SortOrder } from "../../lib/query";
 import { IdParam, Timestamp } from "../../lib/schemas";
 import { enqueue } from "../../queue/messages";
 import { createDatasetGroup, datasetGroupExists, datasetRowsPage, listDatasets, MAX_LOGS_PER_JOB, queueDraftFill, saveDraft } from "../../services/datasets";
+import { addRequestLog, createDraft, previewFill } from "../../services/dataset-drafts";
+import { requireOwnWorkspace } from "../../lib/workspace";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
@@ -111,6 +113,67 @@ const save = defineRoute({
   },
 });
 
+const DraftResponse = z.object({ success: z.literal(true), message: z.string(), draft_dataset_id: z.int() }).openapi("DraftDatasetVersionResponse");
+
+const createDraftRoute = defineRoute({
+  method: "post",
+  path: "/api/public/v2/dataset-versions/create-draft",
+  tags,
+  summary: "Create the group's draft",
+  description:
+    "An empty draft (201), or with source_dataset_id (a saved version of the same group) a draft whose rows a queued job copies from it (202). A group that already has a draft: 409.",
+  errors: [404, 409],
+  request: {
+    body: body(z.object({ dataset_group_id: PositiveId, source_dataset_id: PositiveId.nullish() }).openapi("CreateDraftDatasetVersionRequest")),
+  },
+  responses: { 201: json(DraftResponse, "Empty draft created"), 202: json(DraftResponse, "Draft created; its rows are being copied") },
+});
+
+const addRequestLogRoute = defineRoute({
+  method: "post",
+  path: "/api/public/v2/dataset-versions/add-request-log",
+  tags,
+  summary: "Add a request log to the group's draft",
+  description:
+    "Appends the log as one row at once (the draft is created when missing), with the columns of the draft's last fill. A log already in the draft changes nothing; a draft being filled is a 409.",
+  errors: [404, 409],
+  request: { body: body(z.object({ dataset_group_id: PositiveId, request_log_id: PositiveId }).openapi("AddRequestLogToDatasetRequest")) },
+  responses: { 201: json(DraftResponse, "Added") },
+});
+
+const previewRoute = defineRoute({
+  method: "post",
+  path: "/api/public/v2/dataset-versions/from-filter-params/preview",
+  tags,
+  summary: "Preview a from-filter-params call (writes nothing)",
+  description:
+    "The same body and validation as from-filter-params, plus preview_rows (1 to 100, default 10): how many logs match, how many a job would copy (limit and the 50,000 bound applied), and the first rows it would add.",
+  errors: [404],
+  request: {
+    body: body(
+      FromFilterParamsBody.extend({ preview_rows: z.int("must be an integer").min(1, "must be from 1 to 100").max(100, "must be from 1 to 100").default(10) }).openapi(
+        "PreviewDatasetVersionFromFilterParamsRequest",
+      ),
+    ),
+  },
+  responses: {
+    200: json(
+      z
+        .object({
+          success: z.literal(true),
+          message: z.string(),
+          dataset_group_id: z.int(),
+          total_matching: z.int().openapi({ description: "Logs of the workspace the filter (or the explicit ids) match." }),
+          rows_to_add: z.int().openapi({ description: "Rows a fill would copy: total_matching bounded by limit and 50,000." }),
+          columns: z.array(z.string()),
+          rows: z.array(z.array(z.object({ type: z.literal("dataset"), value: z.unknown() }))),
+        })
+        .openapi("PreviewDatasetVersionFromFilterParamsResponse"),
+      "What a fill would add",
+    ),
+  },
+});
+
 const list = defineRoute({
   method: "get",
   path: "/api/public/v2/datasets",
@@ -119,6 +182,11 @@ const list = defineRoute({
   request: {
     query: z.object({
       dataset_group_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
+      prompt_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "Datasets holding a row copied from a log of this prompt." }),
+      prompt_version_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "Datasets holding a row copied from a log of this prompt version." }),
+      prompt_label_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "As prompt_version_id, for the version the label names." }),
+      report_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "The dataset an evaluation (or its parent pipeline) runs on." }),
+      workspace_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "The key's own workspace (another is a 404)." }),
       name: z.string().max(255).optional(),
       status: z.enum(["active", "deleted", "all"], { error: "must be active, deleted or all" }).default("active"),
       page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1),
@@ -185,7 +253,29 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json({ success: true as const, message: "Draft dataset version saved", draft_dataset_id: saved.draftDatasetId, version_number: saved.versionNumber }, 202);
   });
 
-  app.openapi(list, async (c) => c.json({ success: true as const, message: "success", ...(await listDatasets(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("query"))) }, 200));
+  app.openapi(createDraftRoute, async (c) => {
+    const auth = c.get("auth");
+    const draft = await createDraft(getDb(c.env.DB), auth, c.req.valid("json"));
+    if (!draft.queued) return c.json({ success: true as const, message: "Draft dataset version created", draft_dataset_id: draft.draftDatasetId }, 201);
+    await enqueue(c.env.JOBS, { v: 1, kind: "dataset_fill", workspace_id: auth.workspaceId, job_id: draft.jobId });
+    return c.json({ success: true as const, message: "Draft created; rows are being copied from the source dataset", draft_dataset_id: draft.draftDatasetId }, 202);
+  });
+
+  app.openapi(addRequestLogRoute, async (c) => {
+    const added = await addRequestLog(getDb(c.env.DB), c.get("auth"), c.req.valid("json"));
+    const message = added.added ? "Request log added to draft dataset" : "Request log already in the draft dataset";
+    return c.json({ success: true as const, message, draft_dataset_id: added.draftDatasetId }, 201);
+  });
+
+  app.openapi(previewRoute, async (c) =>
+    c.json({ success: true as const, message: "Preview of the dataset version", ...(await previewFill(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("json"))) }, 200),
+  );
+
+  app.openapi(list, async (c) => {
+    const q = c.req.valid("query");
+    requireOwnWorkspace(c.get("auth"), q.workspace_id);
+    return c.json({ success: true as const, message: "success", ...(await listDatasets(getDb(c.env.DB), c.get("auth").workspaceId, q)) }, 200);
+  });
 
   app.openapi(rows, async (c) => {
     const { dataset_id } = c.req.valid("param");

@@ -184,17 +184,17 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(createLabelRoute, async (c) => {
     const { prompt_id } = c.req.valid("param");
-    return c.json(await createLabel(getDb(c.env.DB), c.get("auth").workspaceId, prompt_id, c.req.valid("json")), 200);
+    return c.json(await createLabel(getDb(c.env.DB), c.get("auth"), prompt_id, c.req.valid("json")), 200);
   });
 
   app.openapi(moveLabelRoute, async (c) => {
     const { prompt_label_id } = c.req.valid("param");
-    return c.json(await moveLabel(getDb(c.env.DB), c.get("auth").workspaceId, prompt_label_id, c.req.valid("json")), 200);
+    return c.json(await moveLabel(getDb(c.env.DB), c.get("auth"), prompt_label_id, c.req.valid("json")), 200);
   });
 
   app.openapi(deleteLabelRoute, async (c) => {
     const { prompt_label_id } = c.req.valid("param");
-    await deleteLabel(getDb(c.env.DB), c.get("auth").workspaceId, prompt_label_id);
+    await deleteLabel(getDb(c.env.DB), c.get("auth"), prompt_label_id);
     return c.body(null, 204);
   });
 

@@ -1,0 +1,243 @@
+// Evaluations: pipelines (POST /reports), their columns (/report-columns), runs (POST /reports/{id}/run),
+// reading (GET /reports/{id}, /score, GET /api/public/v2/evaluations and …/{id}/rows), renaming, scoring
+// and archiving. Thin handlers; the work is in services/evaluations.ts and services/evaluation-runs.ts.
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { getDb } from "../../db/client";
+import { defineRoute } from "../../lib/openapi";
+import { IdParam } from "../../lib/schemas";
+import { requireOwnWorkspace } from "../../lib/workspace";
+import { startEvaluationRun } from "../../services/evaluation-runs";
+import {
+  addColumn,
+  archiveReport,
+  archiveReportsByName,
+  createPipeline,
+  deleteColumn,
+  editColumn,
+  evaluationRows,
+  getReport,
+  getReportScore,
+  listEvaluations,
+  pipelineExists,
+  renameReport,
+  updateScoreCard,
+} from "../../services/evaluations";
+import { externalIdRoutes } from "../external-ids";
+import {
+  AddColumnBody,
+  CreatePipelineBody,
+  CreatePipelineResponse,
+  EditColumnBody,
+  EvaluationRowsQuery,
+  EvaluationRowsResponse,
+  GetReportResponse,
+  ListEvaluationsQuery,
+  ListEvaluationsResponse,
+  PipelineSummary,
+  RenameBody,
+  ReportColumn,
+  RunBody,
+  ScoreCardBody,
+  ScoreResponse,
+} from "./schemas";
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
+const tags = ["evaluations"];
+const reportParam = { params: z.object({ report_id: IdParam("report_id") }) };
+const columnParam = { params: z.object({ report_column_id: IdParam("report_column_id") }) };
+const Message = z.object({ success: z.literal(true), message: z.string() });
+
+const create = defineRoute({
+  method: "post",
+  path: "/reports",
+  tags,
+  summary: "Create an evaluation pipeline",
+  description:
+    "On a saved version of a dataset group (dataset_version_number, else the newest; a group without one is a 400). " +
+    "Columns are blocks of the shared engine; each reads dataset columns and columns before it. score_configuration (custom code) is refused.",
+  errors: [404, 409],
+  request: { body: body(CreatePipelineBody) },
+  responses: { 201: json(CreatePipelineResponse, "Created") },
+});
+
+const list = defineRoute({
+  method: "get",
+  path: "/api/public/v2/evaluations",
+  tags,
+  summary: "List evaluation pipelines",
+  errors: [404],
+  request: { query: ListEvaluationsQuery },
+  responses: { 200: json(ListEvaluationsResponse, "A page of pipelines") },
+});
+
+const get = defineRoute({
+  method: "get",
+  path: "/reports/{report_id}",
+  tags,
+  summary: "Get an evaluation (pipeline or run) with its columns, cell counts and score",
+  errors: [404],
+  request: reportParam,
+  responses: { 200: json(GetReportResponse, "The report") },
+});
+
+const run = defineRoute({
+  method: "post",
+  path: "/reports/{report_id}/run",
+  tags,
+  summary: "Run a pipeline over its dataset (or dataset_id)",
+  description: "Creates a run (a report with the pipeline's columns) and evaluates its rows on the queue; poll GET /reports/{report_id}.",
+  errors: [404],
+  request: { ...reportParam, body: body(RunBody) },
+  responses: { 201: json(z.object({ success: z.literal(true), report_id: z.int() }).openapi("RunReportResponse"), "Run started") },
+});
+
+const del = defineRoute({
+  method: "delete",
+  path: "/reports/{report_id}",
+  tags,
+  summary: "Archive an evaluation (a pipeline with its runs)",
+  errors: [404],
+  request: reportParam,
+  responses: { 200: json(Message, "Archived") },
+});
+
+const delByName = defineRoute({
+  method: "delete",
+  path: "/reports/name/{report_name}",
+  tags,
+  summary: "Archive every evaluation of a name",
+  errors: [404],
+  request: { params: z.object({ report_name: z.string().min(1).max(255).openapi({ param: { name: "report_name", in: "path" } }) }) },
+  responses: { 200: json(Message, "Archived") },
+});
+
+const rename = defineRoute({
+  method: "patch",
+  path: "/reports/{report_id}/rename",
+  tags,
+  summary: "Rename or retag an evaluation",
+  errors: [404],
+  request: { ...reportParam, body: body(RenameBody) },
+  responses: { 200: json(z.object({ success: z.literal(true), report: PipelineSummary }), "Renamed") },
+});
+
+const score = defineRoute({
+  method: "get",
+  path: "/reports/{report_id}/score",
+  tags,
+  summary: "Get a run's score",
+  errors: [404],
+  request: reportParam,
+  responses: { 200: json(ScoreResponse, "The score") },
+});
+
+const scoreCard = defineRoute({
+  method: "patch",
+  path: "/reports/{report_id}/score-card",
+  tags,
+  summary: "Choose the columns of the built-in score",
+  errors: [404],
+  request: { ...reportParam, body: body(ScoreCardBody) },
+  responses: { 200: json(z.object({ success: z.literal(true), report: PipelineSummary }), "Updated") },
+});
+
+const rows = defineRoute({
+  method: "get",
+  path: "/api/public/v2/evaluations/{evaluation_id}/rows",
+  tags,
+  summary: "Get a page of an evaluation's rows (dataset cells, then one eval cell per column)",
+  errors: [404],
+  request: { params: z.object({ evaluation_id: IdParam("evaluation_id") }), query: EvaluationRowsQuery },
+  responses: { 200: json(EvaluationRowsResponse, "A page of rows") },
+});
+
+const addCol = defineRoute({
+  method: "post",
+  path: "/report-columns",
+  tags,
+  summary: "Add a column to a pipeline",
+  errors: [404],
+  request: { body: body(AddColumnBody) },
+  responses: { 201: json(z.object({ success: z.literal(true), report_column: ReportColumn }), "Added") },
+});
+
+const editCol = defineRoute({
+  method: "patch",
+  path: "/report-columns/{report_column_id}",
+  tags,
+  summary: "Edit a pipeline column",
+  errors: [404],
+  request: { ...columnParam, body: body(EditColumnBody) },
+  responses: { 200: json(z.object({ success: z.literal(true), report_column: ReportColumn }), "Updated") },
+});
+
+const deleteCol = defineRoute({
+  method: "delete",
+  path: "/report-columns/{report_column_id}",
+  tags,
+  summary: "Delete a pipeline column",
+  errors: [404],
+  request: columnParam,
+  responses: { 204: { description: "Deleted" } },
+});
+
+export function registerEvaluationRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => c.json(await createPipeline(getDb(c.env.DB), c.get("auth"), c.req.valid("json")), 201));
+
+  app.openapi(list, async (c) => {
+    const q = c.req.valid("query");
+    requireOwnWorkspace(c.get("auth"), q.workspace_id);
+    return c.json({ success: true as const, message: "success", ...(await listEvaluations(getDb(c.env.DB), c.get("auth").workspaceId, q)) }, 200);
+  });
+
+  app.openapi(get, async (c) => c.json(await getReport(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id), 200));
+
+  app.openapi(run, async (c) => {
+    const id = await startEvaluationRun(getDb(c.env.DB), c.env.JOBS, c.get("auth"), c.req.valid("param").report_id, c.req.valid("json"));
+    return c.json({ success: true as const, report_id: id }, 201);
+  });
+
+  app.openapi(del, async (c) => {
+    await archiveReport(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id);
+    return c.json({ success: true as const, message: "Report archived successfully" }, 200);
+  });
+
+  app.openapi(delByName, async (c) => {
+    const n = await archiveReportsByName(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_name);
+    return c.json({ success: true as const, message: `${n} report${n === 1 ? "" : "s"} archived` }, 200);
+  });
+
+  app.openapi(rename, async (c) => c.json(await renameReport(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id, c.req.valid("json")), 200));
+
+  app.openapi(score, async (c) => c.json(await getReportScore(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id), 200));
+
+  app.openapi(scoreCard, async (c) => c.json(await updateScoreCard(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id, c.req.valid("json")), 200));
+
+  app.openapi(rows, async (c) => {
+    const q = c.req.valid("query");
+    requireOwnWorkspace(c.get("auth"), q.workspace_id);
+    return c.json({ success: true as const, message: "success", ...(await evaluationRows(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").evaluation_id, q)) }, 200);
+  });
+
+  app.openapi(addCol, async (c) => c.json({ success: true as const, report_column: await addColumn(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("json")) }, 201));
+
+  app.openapi(editCol, async (c) =>
+    c.json({ success: true as const, report_column: await editColumn(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_column_id, c.req.valid("json")) }, 200),
+  );
+
+  app.openapi(deleteCol, async (c) => {
+    await deleteColumn(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_column_id);
+    return c.body(null, 204);
+  });
+
+  externalIdRoutes(app, {
+    entityType: "evaluation",
+    basePath: "/reports",
+    idParam: "report_id",
+    label: "evaluation pipeline",
+    tag: "evaluations",
+    exists: pipelineExists,
+  });
+}

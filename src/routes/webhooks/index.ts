@@ -1,0 +1,82 @@
+// /api/public/v2/webhooks: register a receiver (secret shown once), list, delete, and its delivery log.
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { getDb } from "../../db/client";
+import type { AppEnv } from "../../env";
+import { defineRoute } from "../../lib/openapi";
+import { IdParam } from "../../lib/schemas";
+import { createWebhook, deleteWebhook, listWebhooks, MAX_WEBHOOKS_PER_WORKSPACE, webhookDeliveriesPage } from "../../services/webhooks";
+import { CreateWebhookBody, DeliveriesQuery, DeliverySchema, WebhookSchema } from "./schemas";
+
+const tags = ["webhooks"];
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const Params = z.object({ webhook_id: IdParam("webhook_id") });
+
+const create = defineRoute({
+  method: "post",
+  path: "/api/public/v2/webhooks",
+  tags,
+  summary: "Register a webhook",
+  description:
+    "Answers the webhook and its signing `secret`, which is never shown again. Deliveries are signed with it: " +
+    "`X-PromptLayer-Signature` (hex HMAC-SHA256 of the body) and the Standard Webhooks headers. " +
+    `A workspace has at most ${MAX_WEBHOOKS_PER_WORKSPACE} webhooks (409 beyond).`,
+  errors: [409],
+  request: { body: { required: true, content: { "application/json": { schema: CreateWebhookBody } } } },
+  responses: {
+    201: json(z.object({ success: z.literal(true), message: z.string(), webhook: WebhookSchema, secret: z.string() }), "Registered"),
+  },
+});
+
+const list = defineRoute({
+  method: "get",
+  path: "/api/public/v2/webhooks",
+  tags,
+  summary: "List webhooks",
+  responses: { 200: json(z.object({ success: z.literal(true), webhooks: z.array(WebhookSchema) }), "The workspace's webhooks, oldest first (no secrets)") },
+});
+
+const remove = defineRoute({
+  method: "delete",
+  path: "/api/public/v2/webhooks/{webhook_id}",
+  tags,
+  summary: "Delete a webhook",
+  description: "Nothing more is sent to it; deliveries waiting for a retry are given up.",
+  errors: [404],
+  request: { params: Params },
+  responses: { 200: json(z.object({ success: z.literal(true), message: z.string() }), "Deleted") },
+});
+
+const deliveries = defineRoute({
+  method: "get",
+  path: "/api/public/v2/webhooks/{webhook_id}/deliveries",
+  tags,
+  summary: "A webhook's delivery log",
+  description: "Deliveries newest first, each with every attempt: its time, the receiver's status code (null: no answer) and the error.",
+  errors: [404],
+  request: { params: Params, query: DeliveriesQuery },
+  responses: {
+    200: json(
+      z.object({ success: z.literal(true), deliveries: z.array(DeliverySchema), page: z.int(), per_page: z.int(), total: z.int(), pages: z.int() }),
+      "A page of deliveries",
+    ),
+  },
+});
+
+export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(create, async (c) => {
+    const created = await createWebhook(getDb(c.env.DB), c.get("auth"), c.req.valid("json"), c.env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
+    return c.json({ success: true as const, message: "Webhook created; store the secret now, it is not shown again", ...created }, 201);
+  });
+
+  app.openapi(list, async (c) => c.json({ success: true as const, webhooks: await listWebhooks(getDb(c.env.DB), c.get("auth").workspaceId) }, 200));
+
+  app.openapi(remove, async (c) => {
+    await deleteWebhook(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").webhook_id);
+    return c.json({ success: true as const, message: "Webhook deleted" }, 200);
+  });
+
+  app.openapi(deliveries, async (c) => {
+    const page = await webhookDeliveriesPage(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").webhook_id, c.req.valid("query"));
+    return c.json({ success: true as const, ...page }, 200);
+  });
+}

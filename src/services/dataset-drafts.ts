@@ -1,0 +1,189 @@
+// The draft endpoints beyond from-filter-params: create-draft (empty, or a queued copy of a saved
+// version), add-request-log (one log appended to the draft at once), and the no-write preview of a
+// from-filter-params call. Row values are built by the same SQL as the fill job (dataset-fill.ts).
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { datasetJobs, datasets, requestLogs } from "../db/schema";
+import type { AuthContext } from "../env";
+import { compileRequestLogQuery, parseFilterGroup, SqlParams } from "../filters";
+import { ApiError } from "../lib/errors";
+import { chainIncludes } from "../lib/error-text";
+import { fillQuery, valuesSql } from "./dataset-fill";
+import { DRAFT_VERSION, MAX_LOGS_PER_JOB, requireGroup, type FillParams, type FromFilterParamsInput } from "./datasets";
+import { filterEstimates } from "./request-search";
+
+const d1Of = (db: Db) => (db as unknown as { $client: D1Database }).$client;
+
+const draftExists = () => new ApiError("conflict", "dataset_group_id: the dataset group already has a draft; save it or fill it with from-filter-params");
+
+/**
+ * A new draft for a group that has none (409 otherwise). With source_dataset_id (a saved version of the
+ * same group) a queued job copies its rows and the answer is { queued: true } (the route's 202).
+ */
+export async function createDraft(db: Db, auth: AuthContext, input: { dataset_group_id: number; source_dataset_id?: number | null }) {
+  const ws = auth.workspaceId;
+  const group = await requireGroup(db, ws, input.dataset_group_id);
+  let source: { id: number } | undefined;
+  if (input.source_dataset_id != null) {
+    const [row] = await db
+      .select({ id: datasets.id, groupId: datasets.datasetGroupId, version: datasets.versionNumber })
+      .from(datasets)
+      .where(and(eq(datasets.workspaceId, ws), eq(datasets.id, input.source_dataset_id), eq(datasets.isDeleted, false)))
+      .limit(1);
+    if (!row) throw new ApiError("not_found", `source_dataset_id: dataset ${input.source_dataset_id} not found`);
+    if (row.groupId !== group.id) throw new ApiError("validation_error", `source_dataset_id: must be a version of dataset group ${group.id}`);
+    // The group has no draft past this point (else 409 below), so the source is a saved version.
+    source = row;
+  }
+  const d1 = d1Of(db);
+  const insertDraft = d1
+    .prepare(`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id) VALUES (?, ?, ?, '[]', ?) RETURNING id`)
+    .bind(ws, group.id, DRAFT_VERSION, auth.userId);
+  try {
+    if (!source) {
+      const row = await insertDraft.first<{ id: number }>();
+      return { queued: false as const, draftDatasetId: row!.id, jobId: null };
+    }
+    const params: FillParams = { source_dataset_id: source.id };
+    const draftSql = `SELECT id FROM datasets WHERE dataset_group_id = ?2 AND version_number = ${DRAFT_VERSION}`;
+    const [draft, job] = await d1.batch([
+      insertDraft,
+      d1
+        .prepare(`INSERT INTO dataset_jobs (workspace_id, dataset_id, params, created_by) SELECT ?1, d.id, ?3, ?4 FROM (${draftSql}) AS d RETURNING id`)
+        .bind(ws, group.id, JSON.stringify(params), auth.userId),
+      d1
+        .prepare(`UPDATE datasets SET current_job_id = (SELECT max(id) FROM dataset_jobs WHERE dataset_id = datasets.id) WHERE dataset_group_id = ? AND version_number = ${DRAFT_VERSION}`)
+        .bind(group.id),
+    ]);
+    return { queued: true as const, draftDatasetId: (draft.results[0] as { id: number }).id, jobId: (job.results[0] as { id: number }).id };
+  } catch (err) {
+    if (chainIncludes(err, /UNIQUE constraint failed: datasets\./)) throw draftExists();
+    throw err;
+  }
+}
+
+/**
+ * Appends one request log to the group's draft (created when missing), at once. The row's columns follow
+ * the draft's last fill (its variables_to_parse, else every input variable plus input and output). A log
+ * already in the draft changes nothing; a draft whose fill is queued or running is a 409 (the fill
+ * replaces the draft's rows).
+ */
+export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_group_id: number; request_log_id: number }) {
+  const ws = auth.workspaceId;
+  const group = await requireGroup(db, ws, input.dataset_group_id);
+  const [log] = await db
+    .select({ id: requestLogs.id })
+    .from(requestLogs)
+    .where(and(eq(requestLogs.workspaceId, ws), eq(requestLogs.id, input.request_log_id)))
+    .limit(1);
+  if (!log) throw new ApiError("not_found", `request_log_id: request log ${input.request_log_id} not found`);
+  const d1 = d1Of(db);
+  await d1
+    .prepare(`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id) VALUES (?, ?, ?, '[]', ?) ON CONFLICT (dataset_group_id, version_number) DO NOTHING`)
+    .bind(ws, group.id, DRAFT_VERSION, auth.userId)
+    .run();
+  const [draft] = await db
+    .select({ id: datasets.id, columns: datasets.columnNames, jobId: datasets.currentJobId, jobStatus: datasetJobs.status, jobParams: datasetJobs.params })
+    .from(datasets)
+    .leftJoin(datasetJobs, eq(datasetJobs.id, datasets.currentJobId))
+    .where(and(eq(datasets.datasetGroupId, group.id), eq(datasets.versionNumber, DRAFT_VERSION)))
+    .limit(1);
+  const busy = () => new ApiError("conflict", "dataset_group_id: the draft is being filled; add the request log when its job has completed");
+  if (draft.jobStatus === "QUEUED" || draft.jobStatus === "RUNNING") throw busy();
+  const variables = ((draft.jobParams as FillParams | null)?.variables_to_parse ?? null) || null;
+  const jobId = draft.jobId ?? 0;
+
+  const params = new SqlParams();
+  const wsP = params.add(ws);
+  const ds = params.add(draft.id);
+  const jb = params.add(jobId);
+  const values = valuesSql(params, variables);
+  // The guard on current_job_id keeps a fill that started meanwhile from being mixed with this row.
+  const inserted = await d1
+    .prepare(
+      `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+       SELECT ${wsP}, ${ds}, ${jb}, (SELECT coalesce(max(position) + 1, 0) FROM dataset_rows WHERE dataset_id = ${ds} AND job_id = ${jb}), r.id, ${values}
+       FROM request_logs AS r
+       WHERE r.id = ${params.add(log.id)} AND r.workspace_id = ${wsP} AND (SELECT coalesce(current_job_id, 0) FROM datasets WHERE id = ${ds}) = ${jb}
+       ON CONFLICT (dataset_id, request_log_id) DO NOTHING
+       RETURNING "values" AS v`,
+    )
+    .bind(...params.values)
+    .first<{ v: string }>();
+  if (!inserted) {
+    const already = await d1.prepare(`SELECT 1 AS x FROM dataset_rows WHERE dataset_id = ? AND request_log_id = ?`).bind(draft.id, log.id).first();
+    if (!already) throw busy();
+    return { draftDatasetId: draft.id, added: false };
+  }
+  const columns = variables ? [...new Set(variables)] : defaultColumns(draft.columns, Object.keys(JSON.parse(inserted.v) as Record<string, unknown>));
+  await d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ?`).bind(JSON.stringify(columns), Date.now(), draft.id).run();
+  return { draftDatasetId: draft.id, added: true };
+}
+
+/** Default columns: every input variable seen (sorted), then input and output. */
+function defaultColumns(existing: string[], keys: string[]): string[] {
+  const vars = new Set([...existing, ...keys].filter((k) => k !== "input" && k !== "output"));
+  return [...[...vars].sort(), "input", "output"];
+}
+
+/** Explicit ids are counted in chunks: each chunk is one JSON parameter, well within D1's statement limits. */
+const COUNT_CHUNK = 5000;
+
+/**
+ * What from-filter-params would do, without writing: how many logs match, how many a job would copy
+ * (limit and the 50,000 bound applied), and the first `previewRows` rows with their columns.
+ */
+export async function previewFill(db: Db, ws: number, input: FromFilterParamsInput & { preview_rows: number }) {
+  const group = await requireGroup(db, ws, input.dataset_group_id);
+  const d1 = d1Of(db);
+  const cap = Math.min(input.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
+  const explicit = input.request_log_ids && input.request_log_ids.length > 0 ? [...new Set(input.request_log_ids)] : null;
+  let matching = 0;
+  let ids: number[];
+  if (explicit) {
+    for (let i = 0; i < explicit.length; i += COUNT_CHUNK) {
+      const row = await d1
+        .prepare(`SELECT count(*) AS n FROM json_each(?) AS j JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ?`)
+        .bind(JSON.stringify(explicit.slice(i, i + COUNT_CHUNK)), ws)
+        .first<{ n: number }>();
+      matching += row!.n;
+    }
+    const wanted = Math.min(cap, input.preview_rows);
+    const { results } = await d1
+      .prepare(`SELECT r.id FROM json_each(?) AS j JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ? ORDER BY j.key LIMIT ?`)
+      .bind(JSON.stringify(explicit.slice(0, cap)), ws, wanted)
+      .all<{ id: number }>();
+    ids = results.map((r) => r.id);
+  } else {
+    const parsed = input.filter_group ? parseFilterGroup(input.filter_group) : null;
+    const group0 = parsed && parsed.ok ? parsed.group : null;
+    const estimate = await filterEstimates(d1, ws, group0);
+    const count = new SqlParams();
+    const where = compileRequestLogQuery({ filter_group: group0, q: input.q }, { params: count, workspace: count.add(ws), estimate });
+    matching = (await d1.prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`).bind(...count.values).first<{ n: number }>())!.n;
+    const q = fillQuery(ws, { ...input, limit: Math.min(cap, input.preview_rows) }, estimate);
+    ids = (await d1.prepare(q.sql).bind(...q.params).all<{ id: number }>()).results.map((r) => r.id);
+  }
+  const variables = input.variables_to_parse && input.variables_to_parse.length > 0 ? input.variables_to_parse : null;
+  const params = new SqlParams();
+  const values = valuesSql(params, variables);
+  const rows = ids.length
+    ? (
+        await d1
+          .prepare(
+            `SELECT ${values} AS v FROM json_each(${params.add(JSON.stringify(ids))}) AS j
+             JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${params.add(ws)} ORDER BY j.key`,
+          )
+          .bind(...params.values)
+          .all<{ v: string }>()
+      ).results.map((r) => JSON.parse(r.v) as Record<string, unknown>)
+    : [];
+  const columns = variables ? [...new Set(variables)] : defaultColumns([], rows.flatMap((r) => Object.keys(r)));
+  return {
+    dataset_group_id: group.id,
+    total_matching: matching,
+    rows_to_add: Math.min(matching, cap),
+    columns,
+    rows: rows.map((r) => columns.map((c) => ({ type: "dataset" as const, value: r[c] ?? null }))),
+  };
+}

@@ -1,0 +1,302 @@
+// Evaluation runs: POST /reports/{id}/run snapshots the pipeline's columns into a new report with one
+// result row per dataset row, and queues it; the evaluation_run job evaluates rows with the shared
+// block engine (evaluateBlock, the same as workflow nodes and sheet columns) in bounded batches: at most
+// ROWS_PER_BATCH rows, CELLS_PER_BATCH cells or BATCH_BUDGET_MS of wall time per delivery, then it
+// queues its continuation, so no invocation nears the Worker's limits. A row's cells are written once,
+// when all its columns are done: a redelivered job re-evaluates only rows not yet written, never twice.
+import { and, asc, eq } from "drizzle-orm";
+import { evaluateBlock, type BlockContext } from "../blocks";
+import type { Db } from "../db/client";
+import { datasets, reportColumns, reports, type ReportCells, type ReportColumnRow } from "../db/schema";
+import type { AuthContext } from "../env";
+import { ApiError } from "../lib/errors";
+import { chainIncludes } from "../lib/error-text";
+import { enqueue } from "../queue/messages";
+import { columnSources, validateColumns } from "./evaluation-columns";
+
+/**
+ * Rows one delivery evaluates at most, and the wall time after which it stops claiming more. Cells per
+ * delivery are bounded too, since each may be an outbound call: 500 keeps a delivery well under the
+ * Workers limit of 1,000 subrequests (with its D1 statements).
+ */
+export const ROWS_PER_BATCH = 100;
+export const CELLS_PER_BATCH = 500;
+export const BATCH_BUDGET_MS = 20_000;
+/** Rows evaluated at once: LLM and ENDPOINT cells wait on the network, not on the CPU. */
+const ROW_CONCURRENCY = 5;
+
+const d1Of = (db: Db) => (db as unknown as { $client: D1Database }).$client;
+
+export interface RunBody {
+  name: string;
+  dataset_id?: number | null;
+  refresh_dataset?: boolean | null;
+}
+
+/** Starts a run of a pipeline; answers the new run's report id (the job is queued). */
+export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext, pipelineId: number, body: RunBody): Promise<number> {
+  const ws = auth.workspaceId;
+  const [pipeline] = await db
+    .select()
+    .from(reports)
+    .where(and(eq(reports.workspaceId, ws), eq(reports.id, pipelineId), eq(reports.deleted, false)))
+    .limit(1);
+  if (!pipeline) throw ApiError.notFound("evaluation pipeline");
+  if (!pipeline.isBlueprint) throw new ApiError("validation_error", `report_id: report ${pipelineId} is a run; run its pipeline (${pipeline.parentReportId})`);
+  if (body.refresh_dataset) {
+    throw new ApiError("validation_error", "refresh_dataset: refreshing a dataset before a run is not supported; refill it with from-filter-params and save-draft, then run");
+  }
+  const datasetId = body.dataset_id ?? pipeline.datasetId;
+  const [dataset] = await db
+    .select()
+    .from(datasets)
+    .where(and(eq(datasets.workspaceId, ws), eq(datasets.id, datasetId), eq(datasets.isDeleted, false)))
+    .limit(1);
+  if (!dataset) throw new ApiError("not_found", `dataset_id: dataset ${datasetId} not found`);
+  if (dataset.versionNumber < 1) throw new ApiError("validation_error", "dataset_id: a draft cannot be evaluated; save it first (save-draft)");
+  const columns = await db.select().from(reportColumns).where(eq(reportColumns.reportId, pipeline.id)).orderBy(asc(reportColumns.position));
+  if (columns.length === 0) throw new ApiError("validation_error", "report_id: the pipeline has no columns to run; add one with POST /report-columns");
+  const issues = validateColumns(
+    columns.map((c) => ({ column_type: c.columnType, name: c.name, configuration: c.configuration, is_part_of_score: c.isPartOfScore })),
+    dataset.columnNames,
+    (_i, c) => `report_columns (${JSON.stringify(c.name)})`,
+  );
+  if (issues.length > 0) {
+    throw new ApiError("validation_error", `dataset_id: the pipeline's columns cannot run on this dataset: ${issues.slice(0, 5).map((i) => `${i.field}: ${i.rule}`).join("; ")}`, { details: issues });
+  }
+  const d1 = d1Of(db);
+  // AUTOINCREMENT ids only grow and a batch is one transaction: the workspace's newest report is this run.
+  const runId = `(SELECT max(id) FROM reports WHERE workspace_id = ?1)`;
+  const [inserted] = await d1.batch([
+    d1
+      .prepare(
+        `INSERT INTO reports (workspace_id, name, folder_id, is_blueprint, parent_report_id, dataset_group_id, dataset_id, status, row_count, user_id)
+         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, 'RUNNING', (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?6), ?7) RETURNING id`,
+      )
+      .bind(ws, body.name, pipeline.folderId, pipeline.id, dataset.datasetGroupId, dataset.id, auth.userId),
+    d1
+      .prepare(
+        `INSERT INTO report_columns (workspace_id, report_id, column_type, name, position, configuration, is_part_of_score)
+         SELECT ?1, ${runId}, column_type, name, position, configuration, is_part_of_score FROM report_columns WHERE report_id = ?2`,
+      )
+      .bind(ws, pipeline.id),
+    d1
+      .prepare(
+        `INSERT INTO report_rows (report_id, row_index, dataset_row_id)
+         SELECT ${runId}, row_number() OVER (ORDER BY job_id, position, id) - 1, id FROM dataset_rows WHERE dataset_id = ?2`,
+      )
+      .bind(ws, dataset.id),
+  ]);
+  const id = (inserted.results[0] as { id: number }).id;
+  try {
+    await enqueue(jobs, { v: 1, kind: "evaluation_run", workspace_id: ws, report_id: id });
+  } catch (err) {
+    await giveUpEvaluationRun(d1, ws, id, "the run could not be queued");
+    throw err;
+  }
+  return id;
+}
+
+export type BatchOutcome = "skipped" | "continue" | "completed";
+
+interface ClaimedRow {
+  id: number;
+  dataset_row_id: number;
+}
+
+/** The run's columns in position order. */
+async function runColumns(d1: D1Database, reportId: number): Promise<ReportColumnRow[]> {
+  const { results } = await d1
+    .prepare(`SELECT id, column_type, name, position, configuration, is_part_of_score FROM report_columns WHERE report_id = ? ORDER BY position, id`)
+    .bind(reportId)
+    .all<{ id: number; column_type: string; name: string; position: number; configuration: string; is_part_of_score: number }>();
+  return results.map((r) => ({
+    id: r.id,
+    workspaceId: 0,
+    reportId,
+    columnType: r.column_type,
+    name: r.name,
+    position: r.position,
+    configuration: JSON.parse(r.configuration) as Record<string, unknown>,
+    isPartOfScore: Boolean(r.is_part_of_score),
+    createdAt: 0,
+    updatedAt: 0,
+  }));
+}
+
+/** Evaluates one row, column by column; a column whose input column failed fails without running. */
+async function evaluateRow(columns: ReportColumnRow[], values: Record<string, unknown>, ctx: BlockContext): Promise<ReportCells> {
+  const row: Record<string, unknown> = { ...values };
+  const failed = new Set<string>();
+  const cells: ReportCells = {};
+  for (const c of columns) {
+    const bad = columnSources({ column_type: c.columnType, configuration: c.configuration }).find((s) => failed.has(s));
+    const result = bad ? { ok: false as const, error: `column "${bad}" failed` } : await evaluateBlock(c.columnType, c.configuration, row, ctx);
+    if (result.ok) {
+      cells[String(c.id)] = { status: "COMPLETED", value: result.value, error_message: null };
+      row[c.name] = result.value;
+    } else {
+      cells[String(c.id)] = { status: "FAILED", value: null, error_message: result.error };
+      row[c.name] = null;
+      failed.add(c.name);
+    }
+  }
+  return cells;
+}
+
+async function writeRow(d1: D1Database, rowId: number, cells: ReportCells): Promise<void> {
+  const counts = (cs: ReportCells) => {
+    const all = Object.values(cs);
+    return [all.filter((c) => c.status === "COMPLETED").length, all.filter((c) => c.status === "FAILED").length];
+  };
+  const write = (cs: ReportCells) =>
+    d1
+      .prepare(`UPDATE report_rows SET state = 'DONE', cells = ?, completed_count = ?, failed_count = ? WHERE id = ? AND state <> 'DONE'`)
+      .bind(JSON.stringify(cs), ...counts(cs), rowId)
+      .run();
+  try {
+    await write(cells);
+  } catch (err) {
+    if (!chainIncludes(err, /SQLITE_TOOBIG|too big/i)) throw err;
+    const failed: ReportCells = Object.fromEntries(
+      Object.entries(cells).map(([k, c]) => [k, c.status === "COMPLETED" ? { status: "FAILED" as const, value: null, error_message: "the row's values are larger than the database accepts" } : c]),
+    );
+    await write(failed);
+  }
+}
+
+/**
+ * One delivery of the evaluation_run job. "continue": rows are left (queue the continuation);
+ * "completed": the run is done and scored; "skipped": nothing to do (unknown, archived or finished run).
+ */
+export async function runEvaluationBatch(
+  d1: D1Database,
+  ws: number,
+  reportId: number,
+  ctx: BlockContext,
+  opts: { maxRows?: number; budgetMs?: number } = {},
+): Promise<BatchOutcome> {
+  const run = await d1
+    .prepare(`SELECT id, status, deleted FROM reports WHERE id = ? AND workspace_id = ? AND is_blueprint = 0`)
+    .bind(reportId, ws)
+    .first<{ id: number; status: string; deleted: number }>();
+  if (!run || run.deleted || run.status === "COMPLETED") return "skipped";
+  const columns = await runColumns(d1, reportId);
+  const maxRows = opts.maxRows ?? Math.max(1, Math.min(ROWS_PER_BATCH, Math.floor(CELLS_PER_BATCH / Math.max(1, columns.length))));
+  const deadline = Date.now() + (opts.budgetMs ?? BATCH_BUDGET_MS);
+  let done = 0;
+  while (done < maxRows && Date.now() < deadline) {
+    // Rows left RUNNING by a crashed delivery are claimed again: their cells were never written.
+    const { results: claimed } = await d1
+      .prepare(
+        `UPDATE report_rows SET state = 'RUNNING'
+         WHERE id IN (SELECT id FROM report_rows WHERE report_id = ?1 AND state <> 'DONE' ORDER BY row_index LIMIT ?2)
+           AND (SELECT deleted FROM reports WHERE id = ?1) = 0
+         RETURNING id, dataset_row_id`,
+      )
+      .bind(reportId, Math.min(ROW_CONCURRENCY, maxRows - done))
+      .all<ClaimedRow>();
+    if (claimed.length === 0) break;
+    const { results: values } = await d1
+      .prepare(`SELECT id, "values" AS v FROM dataset_rows WHERE id IN (SELECT value FROM json_each(?))`)
+      .bind(JSON.stringify(claimed.map((r) => r.dataset_row_id)))
+      .all<{ id: number; v: string }>();
+    const byId = new Map(values.map((v) => [v.id, JSON.parse(v.v) as Record<string, unknown>]));
+    await Promise.all(claimed.map(async (r) => writeRow(d1, r.id, await evaluateRow(columns, byId.get(r.dataset_row_id) ?? {}, ctx))));
+    done += claimed.length;
+  }
+  const left = await d1.prepare(`SELECT count(*) AS n FROM report_rows WHERE report_id = ? AND state <> 'DONE'`).bind(reportId).first<{ n: number }>();
+  if (left!.n > 0) {
+    const stillLive = await d1.prepare(`SELECT deleted FROM reports WHERE id = ?`).bind(reportId).first<{ deleted: number }>();
+    return stillLive?.deleted ? "skipped" : "continue";
+  }
+  await completeRun(d1, reportId, columns);
+  return "completed";
+}
+
+async function completeRun(d1: D1Database, reportId: number, columns: ReportColumnRow[]): Promise<void> {
+  const score = await computeScore(d1, reportId, columns);
+  await d1
+    .prepare(`UPDATE reports SET status = 'COMPLETED', score = ?, updated_at = ? WHERE id = ? AND status = 'RUNNING'`)
+    .bind(JSON.stringify(score), Date.now(), reportId)
+    .run();
+}
+
+/**
+ * The dead-letter queue gave the run up (or it could not be queued): rows not yet written get every
+ * cell FAILED with the reason, and the run completes (so it stops answering RUNNING).
+ */
+export async function giveUpEvaluationRun(d1: D1Database, ws: number, reportId: number, reason = "the evaluation job failed repeatedly and was given up"): Promise<void> {
+  const run = await d1.prepare(`SELECT status FROM reports WHERE id = ? AND workspace_id = ? AND is_blueprint = 0`).bind(reportId, ws).first<{ status: string }>();
+  if (!run || run.status === "COMPLETED") return;
+  const columns = await runColumns(d1, reportId);
+  const cells: ReportCells = Object.fromEntries(columns.map((c) => [String(c.id), { status: "FAILED" as const, value: null, error_message: reason }]));
+  await d1
+    .prepare(`UPDATE report_rows SET state = 'DONE', cells = ?, completed_count = 0, failed_count = ? WHERE report_id = ? AND state <> 'DONE'`)
+    .bind(JSON.stringify(cells), columns.length, reportId)
+    .run();
+  await completeRun(d1, reportId, columns);
+}
+
+// ---- scores ----
+
+export interface ColumnScore {
+  column_id: number;
+  column_name: string;
+  score: number | null;
+  score_type: "boolean" | "numeric" | "mixed" | null;
+  num_skipped: number;
+}
+
+export interface ReportScore {
+  overall_score: number | null;
+  score_type: "single_column" | "multi_column" | "none";
+  has_custom_scoring: false;
+  details: Record<string, unknown>;
+}
+
+/**
+ * Built-in scoring over the columns marked is_part_of_score: a column's score is the mean of its
+ * completed cells that hold a boolean (true 100, false 0) or a number (as it is); other cells are
+ * skipped. The overall score is that of the one column, or the mean of the columns' scores.
+ */
+export async function computeScore(d1: D1Database, reportId: number, columns: ReportColumnRow[]): Promise<ReportScore> {
+  const scored = columns.filter((c) => c.isPartOfScore);
+  if (scored.length === 0) return { overall_score: null, score_type: "none", has_custom_scoring: false, details: { message: "no column is part of the score" } };
+  const { results } = await d1
+    .prepare(
+      `SELECT c.key AS col, count(*) AS n,
+         sum(CASE WHEN json_extract(c.value, '$.status') = 'COMPLETED' AND json_type(c.value, '$.value') IN ('true', 'false') THEN 1 ELSE 0 END) AS bools,
+         sum(CASE WHEN json_extract(c.value, '$.status') = 'COMPLETED' AND json_type(c.value, '$.value') IN ('integer', 'real') THEN 1 ELSE 0 END) AS nums,
+         sum(CASE WHEN json_extract(c.value, '$.status') <> 'COMPLETED' THEN NULL
+                  WHEN json_type(c.value, '$.value') = 'true' THEN 100.0
+                  WHEN json_type(c.value, '$.value') = 'false' THEN 0.0
+                  WHEN json_type(c.value, '$.value') IN ('integer', 'real') THEN json_extract(c.value, '$.value') END) AS total
+       FROM report_rows AS r, json_each(r.cells) AS c
+       WHERE r.report_id = ?1 AND r.state = 'DONE' AND c.key IN (SELECT value FROM json_each(?2))
+       GROUP BY c.key`,
+    )
+    .bind(reportId, JSON.stringify(scored.map((c) => String(c.id))))
+    .all<{ col: string; n: number; bools: number; nums: number; total: number | null }>();
+  const byCol = new Map(results.map((r) => [r.col, r]));
+  const perColumn: ColumnScore[] = scored.map((c) => {
+    const r = byCol.get(String(c.id));
+    const counted = r ? r.bools + r.nums : 0;
+    return {
+      column_id: c.id,
+      column_name: c.name,
+      score: r && counted > 0 ? Math.round(((r.total ?? 0) / counted) * 1e6) / 1e6 : null,
+      score_type: !r || counted === 0 ? null : r.nums === 0 ? "boolean" : r.bools === 0 ? "numeric" : "mixed",
+      num_skipped: r ? r.n - counted : 0,
+    };
+  });
+  const view = ({ column_id: _id, ...rest }: ColumnScore) => rest;
+  if (perColumn.length === 1) return { overall_score: perColumn[0].score, score_type: "single_column", has_custom_scoring: false, details: view(perColumn[0]) };
+  const known = perColumn.map((c) => c.score).filter((s): s is number => s !== null);
+  return {
+    overall_score: known.length ? Math.round((known.reduce((a, b) => a + b, 0) / known.length) * 1e6) / 1e6 : null,
+    score_type: "multi_column",
+    has_custom_scoring: false,
+    details: { columns: perColumn.map(view) },
+  };
+}
