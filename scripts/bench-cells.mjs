@@ -7,6 +7,8 @@
 //   - p50/p95 of a cell edit that marks its 10 downstream cells STALE (PATCH on `input`), and of an edit
 //     with nothing downstream (PATCH on `note`); their difference is the cost of the stale propagation;
 //   - recalculating one whole column whose inputs changed (10,000 cells, after reconfiguring it).
+// GET of a cell (the key's D1 lookup plus a read from the object) is measured too, as the floor of
+// any authenticated sheet request; each edit's answer carries Server-Timing with the object's share.
 // A measured run, never a timed test: the figures depend on the machine.
 //
 //   npm run bench:cells [-- --rows 10000 --samples 200 --json]    env: BENCH_ROWS, BENCH_SAMPLES, BENCH_JSON=1
@@ -128,7 +130,7 @@ async function main() {
     log(`recalculate c${CHAIN} (whole chain): ${fullChain.cells} cells in ${fullChain.seconds} s (${fullChain.cells_per_s}/s)`);
 
     // 2. Edits, interleaved with /health. Each chain edit uses a fresh row, so it marks all 10 cells.
-    const health = [], chainEdit = [], plainEdit = [], chainObject = [], plainObject = [];
+    const health = [], readCell = [], chainEdit = [], plainEdit = [], chainObject = [], plainObject = [];
     let staleMarked = 0;
     const rowsOrder = Array.from({ length: opts.rows }, (_, i) => i).sort(() => Math.random() - 0.5);
     const time = async (fn) => {
@@ -140,6 +142,8 @@ async function main() {
     for (let i = 0; i < opts.samples; i++) {
       const row = rowsOrder[i];
       health.push((await time(() => req("GET", "/health")))[0]);
+      // The authenticated floor: the key's D1 lookup and a read from the sheet object, no write.
+      readCell.push((await time(() => req("GET", `${base}/cells/${cellId(note, row)}`)))[0]);
       const [ms, out] = await time(() => req("PATCH", `${base}/cells/${cellId(input, row)}`, { display_value: `edited ${i}` }));
       chainEdit.push(ms);
       chainObject.push(lastObjectMs);
@@ -149,7 +153,9 @@ async function main() {
     }
     const edit = stats(chainEdit), plain = stats(plainEdit), floor = stats(health);
     const propagation = { p50_ms: Math.round((edit.p50_ms - plain.p50_ms) * 100) / 100, p95_ms: Math.round((edit.p95_ms - plain.p95_ms) * 100) / 100 };
+    const read = stats(readCell);
     log(`GET /health:                        p50 ${floor.p50_ms} ms, p95 ${floor.p95_ms} ms`);
+    log(`GET a cell (key lookup + object read): p50 ${read.p50_ms} ms, p95 ${read.p95_ms} ms`);
     log(`edit + stale propagation (10 cells): p50 ${edit.p50_ms} ms, p95 ${edit.p95_ms} ms (target p95 ≤ ${TARGET_EDIT_P95_MS} ms) — ${staleMarked} cells marked over ${opts.samples} edits`);
     log(`edit, nothing downstream:           p50 ${plain.p50_ms} ms, p95 ${plain.p95_ms} ms`);
     log(`stale propagation alone (difference): p50 ${propagation.p50_ms} ms, p95 ${propagation.p95_ms} ms`);
@@ -169,6 +175,7 @@ async function main() {
       chain_columns: CHAIN,
       samples: opts.samples,
       health: floor,
+      get_cell: read,
       edit_with_propagation: { ...edit, target_p95_ms: TARGET_EDIT_P95_MS, met: edit.p95_ms <= TARGET_EDIT_P95_MS, stale_marked: staleMarked },
       edit_without_downstream: plain,
       propagation_alone: propagation,
