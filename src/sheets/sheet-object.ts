@@ -700,8 +700,9 @@ export class SheetObject extends DurableObject<Env> {
   }
 
   /**
-   * Copies the listing fields to D1 off the caller's path: concurrent edits share one copy in flight
-   * and one after it, and the copy is guarded by the version, so D1 ends at the latest version.
+   * Copies the listing fields to D1 off the caller's path, at most every SYNC_DELAY_MS: a burst of
+   * edits shares one copy (and one more if edits came in meanwhile), so the edits do not queue
+   * behind D1 writes; the copy is guarded by the version, so D1 ends at the latest version.
    */
   private syncSoon(): void {
     if (this.syncing) {
@@ -713,6 +714,7 @@ export class SheetObject extends DurableObject<Env> {
       try {
         do {
           this.syncAgain = false;
+          await new Promise((r) => setTimeout(r, SYNC_DELAY_MS));
           await this.syncListing();
         } while (this.syncAgain);
       } finally {
@@ -1442,6 +1444,8 @@ interface StoredCell {
 
 /** Column edges derived from a block config's sources (titles it reads); hidden from the column's `dependencies`. */
 const SOURCE_EDGE = "config_source";
+/** How long a cell edit's listing copy to D1 waits for more edits to share it. */
+const SYNC_DELAY_MS = 100;
 /** Cells one alarm run computes at most (then it re-arms): keeps each run well inside a Worker's CPU limit. */
 const ALARM_BATCH_CELLS = 2000;
 /** Cells read, computed and written together (one transaction for their results). */
