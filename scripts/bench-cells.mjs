@@ -17,7 +17,7 @@
 // machine's noise. Exit code 0 when every request succeeded (targets met or not; they are printed),
 // 1 otherwise, 2 on a usage or startup error.
 import { performance } from "node:perf_hooks";
-import { machine, percentile } from "./lib/bench.mjs";
+import { machine, optionsOrExit, percentile } from "./lib/bench.mjs";
 import { startLocalApi } from "./lib/local-api.mjs";
 
 const TARGET_EDIT_P95_MS = 15;
@@ -54,13 +54,7 @@ function stats(samples) {
 }
 
 async function main() {
-  let opts;
-  try {
-    opts = parseOptions(process.argv.slice(2), process.env);
-  } catch (err) {
-    console.error(err.message);
-    process.exit(2);
-  }
+  const opts = optionsOrExit(parseOptions);
   const log = (...a) => (opts.json ? console.error(...a) : console.log(...a));
   log(`bench:cells: ${opts.rows} rows, chain of ${CHAIN} computed columns, ${opts.samples} samples; starting wrangler dev…`);
   let api;

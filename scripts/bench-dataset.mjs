@@ -17,7 +17,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { machine, percentile } from "./lib/bench.mjs";
+import { machine, optionsOrExit, percentile } from "./lib/bench.mjs";
 import { startLocalApi } from "./lib/local-api.mjs";
 import { CHUNK, logsSql, START_MS } from "./lib/seed-logs.mjs";
 import { d1Execute, d1ExecuteFile } from "./lib/wrangler.mjs";
@@ -95,13 +95,7 @@ async function startReceiver(secretOf) {
 }
 
 async function main() {
-  let opts;
-  try {
-    opts = parseOptions(process.argv.slice(2), process.env);
-  } catch (err) {
-    console.error(err.message);
-    process.exit(2);
-  }
+  const opts = optionsOrExit(parseOptions);
   const log = opts.json ? () => {} : (m) => console.log(m);
   log(`seeding ${opts.logs.toLocaleString("en-US")} request logs into a fresh local D1…`);
   let secret = "";

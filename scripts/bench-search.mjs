@@ -18,7 +18,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { machine, percentile } from "./lib/bench.mjs";
+import { machine, optionsOrExit, percentile } from "./lib/bench.mjs";
 import { startLocalApi } from "./lib/local-api.mjs";
 import { d1Execute, d1ExecuteFile } from "./lib/wrangler.mjs";
 import { CHUNK, logsSql, START_MS } from "./lib/seed-logs.mjs";
@@ -181,13 +181,7 @@ async function timed(fn, samples) {
 }
 
 async function main() {
-  let opts;
-  try {
-    opts = parseOptions(process.argv.slice(2), process.env);
-  } catch (err) {
-    console.error(err.message);
-    process.exit(2);
-  }
+  const opts = optionsOrExit(parseOptions);
   const log = opts.json ? () => {} : (m) => console.log(m);
   const keyCount = Math.ceil((SUGGESTIONS.length * (opts.samples + 2)) / 10) + 5;
   log(`seeding ${opts.logs.toLocaleString("en-US")} request logs into a fresh local D1…`);

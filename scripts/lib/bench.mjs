@@ -21,3 +21,13 @@ export function percentile(sorted, p) {
   const rank = Math.ceil((p / 100) * sorted.length);
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
+
+/** A benchmark's options from argv and env, or its usage error on stderr and exit code 2. */
+export function optionsOrExit(parseOptions) {
+  try {
+    return parseOptions(process.argv.slice(2), process.env);
+  } catch (err) {
+    console.error(err.message);
+    process.exit(2);
+  }
+}
