@@ -159,6 +159,34 @@ describe("POST /reports (create a pipeline)", { timeout: 60_000 }, () => {
     expect((await json(await call("/api/public/v2/evaluations?per_page=100", { key: ws.key }))).total).toBe(1);
   });
 
+  it("a configuration nested deeper than 64 levels is a 400 on create, add and edit (SQLite's JSON stops at 1,000); nothing is written", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await dataset(ws);
+    const nest = (n: number) => {
+      let v: unknown = 1;
+      for (let i = 0; i < n; i++) v = [v];
+      return v;
+    };
+    const config = (n: number) => ({ source: "answer", type: "words", extra: nest(n) });
+    const col = (n: number, name = "c") => ({ column_type: "COUNT", name, configuration: config(n) });
+    const deep = await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: [col(2000)] } });
+    expect(deep.status).toBe(400);
+    expect((await json(deep)).message).toMatch(/^columns\[0\]\.configuration: must nest at most 64 levels/);
+    expect((await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: [col(65)] } })).status).toBe(400);
+    expect((await json(await call("/api/public/v2/evaluations", { key: ws.key }))).total).toBe(0);
+    // 64 levels below the configuration object itself (the object is level 1, extra's arrays the rest).
+    const ok = await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: [col(62)] } });
+    expect(ok.status, await ok.clone().text()).toBe(201);
+    const p = await json(ok);
+    const added = await call("/report-columns", { method: "POST", key: ws.key, json: { report_id: p.report_id, ...col(2000, "d") } });
+    expect(added.status).toBe(400);
+    const edited = await call(`/report-columns/${p.report_columns[0].id}`, { method: "PATCH", key: ws.key, json: { report_id: p.report_id, column_type: "COUNT", configuration: config(2000) } });
+    expect(edited.status).toBe(400);
+    const after = await json(await call(`/reports/${p.report_id}`, { key: ws.key }));
+    expect(after.report_columns.map((c: any) => c.name)).toEqual(["c"]);
+    expect(JSON.stringify(after.report_columns[0].configuration)).toBe(JSON.stringify(config(62)));
+  });
+
   it("places the pipeline in a folder (listed as REPORT); another workspace's folder or group is a 404; a taken external ID is a 409", async () => {
     const a = await createWorkspace();
     const b = await createWorkspace();
