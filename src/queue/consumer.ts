@@ -57,12 +57,16 @@ async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env): Promis
     const parsed = JobMessage.safeParse(msg.body);
     if (parsed.success) {
       const handler = deadLetterHandlers[parsed.data.kind] as ((j: JobMessage, e: Env) => Promise<void>) | undefined;
+      // A give-up can finish a job (an evaluation run's report_finished): its events go out now, not at the next sweep.
+      const emitted = new Set<number>();
       try {
-        if (handler) await handler(parsed.data, env);
+        if (handler) await inEventScope(emitted, () => handler(parsed.data, env));
       } catch (err) {
         console.error(JSON.stringify({ level: "error", msg: "dead-letter handler failed", kind: parsed.data.kind, id: msg.id, error: chainForLog(err) }));
         msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
         continue;
+      } finally {
+        if (emitted.size > 0) await dispatchQuietly(env, [...emitted]);
       }
     }
     console.error(JSON.stringify({ level: "error", msg: "job given up after its retries", kind: parsed.success ? parsed.data.kind : null, id: msg.id }));

@@ -4,7 +4,7 @@
 // ROWS_PER_BATCH rows, CELLS_PER_BATCH cells or BATCH_BUDGET_MS of wall time per delivery, then it
 // queues its continuation, so no invocation nears the Worker's limits. A row's cells are written once,
 // when all its columns are done: a redelivered job re-evaluates only rows not yet written, never twice.
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../blocks";
 import type { Db } from "../db/client";
 import { datasets, reportColumns, reports, type ReportCells, type ReportColumnRow } from "../db/schema";
@@ -13,6 +13,7 @@ import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { enqueue } from "../queue/messages";
 import { columnSources, validateColumns } from "./evaluation-columns";
+import { eventPrepared } from "./events";
 
 /**
  * Rows one delivery evaluates at most, and the wall time after which it stops claiming more. Cells per
@@ -210,16 +211,31 @@ export async function runEvaluationBatch(
     const stillLive = await d1.prepare(`SELECT deleted FROM reports WHERE id = ?`).bind(reportId).first<{ deleted: number }>();
     return stillLive?.deleted ? "skipped" : "continue";
   }
-  await completeRun(d1, reportId, columns);
+  await completeRun(d1, ws, reportId, columns);
   return "completed";
 }
 
-async function completeRun(d1: D1Database, reportId: number, columns: ReportColumnRow[]): Promise<void> {
+/**
+ * Marks the run COMPLETED with its score and writes report_finished in the same batch: the event is read
+ * before the update, so it exists only for the completion that commits; its id (the run's) keeps it once.
+ */
+async function completeRun(d1: D1Database, ws: number, reportId: number, columns: ReportColumnRow[]): Promise<void> {
   const score = await computeScore(d1, reportId, columns);
-  await d1
-    .prepare(`UPDATE reports SET status = 'COMPLETED', score = ?, updated_at = ? WHERE id = ? AND status = 'RUNNING'`)
-    .bind(JSON.stringify(score), Date.now(), reportId)
-    .run();
+  await d1.batch([
+    eventPrepared(d1, {
+      workspaceId: ws,
+      type: "report_finished",
+      id: `report_finished_${reportId}`,
+      userId: sql`r.user_id`,
+      from: sql`reports AS r`,
+      when: sql`r.id = ${reportId} AND r.workspace_id = ${ws} AND r.status = 'RUNNING'`,
+      details: sql`json_object('report_id', r.id, 'report_name', r.name, 'parent_report_id', r.parent_report_id, 'dataset_id', r.dataset_id,
+        'row_count', r.row_count, 'score', ${score.overall_score})`,
+    }),
+    d1
+      .prepare(`UPDATE reports SET status = 'COMPLETED', score = ?, updated_at = ? WHERE id = ? AND status = 'RUNNING'`)
+      .bind(JSON.stringify(score), Date.now(), reportId),
+  ]);
 }
 
 /**
@@ -235,7 +251,7 @@ export async function giveUpEvaluationRun(d1: D1Database, ws: number, reportId: 
     .prepare(`UPDATE report_rows SET state = 'DONE', cells = ?, completed_count = 0, failed_count = ? WHERE report_id = ? AND state <> 'DONE'`)
     .bind(JSON.stringify(cells), columns.length, reportId)
     .run();
-  await completeRun(d1, reportId, columns);
+  await completeRun(d1, ws, reportId, columns);
 }
 
 // ---- scores ----

@@ -6,9 +6,10 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { getDb } from "../../src/db/client";
 import { blockContextFor } from "../../src/services/block-context";
-import { runEvaluationBatch, startEvaluationRun } from "../../src/services/evaluation-runs";
+import { giveUpEvaluationRun, runEvaluationBatch, startEvaluationRun } from "../../src/services/evaluation-runs";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
+import { hookKey, hookUrl, inbox, register, verify, waitForInbox } from "../helpers/webhooks";
 
 const uniq = (p: string) => `${p}-${crypto.randomUUID().slice(0, 8)}`;
 const auth = (ws: TestKey) => ({ workspaceId: ws.workspaceId, userId: ws.userId, userEmail: ws.email, apiKeyId: 0 });
@@ -400,6 +401,82 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     expect(state.stats.status_counts).toEqual({ COMPLETED: 1, FAILED: 2, QUEUED: 0, RUNNING: 0 });
     const rows = await json(await call(`/api/public/v2/evaluations/${runId}/rows`, { key: ws.key }));
     expect(rows.rows[2][1]).toEqual({ type: "eval", status: "FAILED", value: null, error_message: expect.stringMatching(/given up/) });
+  });
+});
+
+describe("the report_finished webhook event", { timeout: 60_000 }, () => {
+  const noQueue = { send: async () => {} } as unknown as Queue;
+  const scored = [{ column_type: "CONTAINS", name: "mentions expected", configuration: { source: "answer", value_source: "expected" }, is_part_of_score: true }];
+  const finished = async (ws: TestKey) =>
+    (
+      await env.DB.prepare(`SELECT id, user_id, details FROM webhook_events WHERE workspace_id = ? AND event_type = 'report_finished' ORDER BY created_at`)
+        .bind(ws.workspaceId)
+        .all<{ id: string; user_id: number; details: string }>()
+    ).results.map((e) => ({ ...e, details: JSON.parse(e.details) }));
+
+  it("fires once when a run completes, signed, with the run, its pipeline, dataset, row count and score", async () => {
+    const ws = await createWorkspace();
+    const key = hookKey();
+    const hook = await register(ws, { url: hookUrl(key), events: ["report_finished"] });
+    const other = await createWorkspace();
+    const otherKey = hookKey();
+    await register(other, { url: hookUrl(otherKey) });
+    const { groupId, datasetId } = await dataset(ws);
+    const p = await pipeline(ws, groupId, { columns: scored });
+    const res = await runReport(ws, p.report_id, { name: "nightly" });
+    expect(res.status).toBe(201);
+    const runId = (await json(res)).report_id as number;
+    await waitForRun(ws, runId);
+    const [got] = await waitForInbox(key, 1);
+    expect(await verify(got, hook.secret)).toBe(true);
+    expect(JSON.parse(got.body)).toEqual({
+      event_type: "report_finished",
+      details: { report_id: runId, report_name: "nightly", parent_report_id: p.report_id, dataset_id: datasetId, row_count: 2, score: 50 },
+      workspace_id: ws.workspaceId,
+      user_id: ws.userId,
+      timestamp: expect.any(String),
+    });
+    // Delivered again or given up after it completed: still one event.
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("skipped");
+    await giveUpEvaluationRun(env.DB, ws.workspaceId, runId);
+    expect(await finished(ws)).toEqual([{ id: `report_finished_${runId}`, user_id: ws.userId, details: expect.objectContaining({ report_id: runId }) }]);
+    expect(await inbox(key)).toHaveLength(1);
+    // Another workspace's webhook hears nothing of it.
+    expect(await inbox(otherKey)).toEqual([]);
+  });
+
+  it("is written in the batch that completes the run: none while it runs, one when a completion is repeated", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await bigDataset(ws, 3);
+    const columns = [{ column_type: "COUNT", name: "words", configuration: { source: "k", type: "words" }, is_part_of_score: true }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "twice" });
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {}, { maxRows: 1 })).toBe("continue");
+    expect(await finished(ws)).toEqual([]);
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+    // As if a redelivery raced the completion: the run looks RUNNING again and completes a second time.
+    await env.DB.prepare(`UPDATE reports SET status = 'RUNNING' WHERE id = ?`).bind(runId).run();
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+    const events = await finished(ws);
+    expect(events).toHaveLength(1);
+    expect(events[0].details).toEqual({ report_id: runId, report_name: "twice", parent_report_id: p.report_id, dataset_id: expect.any(Number), row_count: 3, score: 2 });
+  });
+
+  it("a run given up by the dead-letter queue finishes too, and its event is dispatched at once", async () => {
+    const ws = await createWorkspace();
+    const key = hookKey();
+    await register(ws, { url: hookUrl(key) });
+    const { groupId } = await bigDataset(ws, 3);
+    const columns = [{ column_type: "COUNT", name: "words", configuration: { source: "k", type: "words" } }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "doomed" });
+    const batch = createMessageBatch("promptedge-jobs-dlq", [{ id: "d1", timestamp: new Date(), attempts: 1, body: { v: 1, kind: "evaluation_run", workspace_id: ws.workspaceId, report_id: runId } }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["d1"]);
+    expect(await finished(ws)).toEqual([{ id: `report_finished_${runId}`, user_id: ws.userId, details: expect.objectContaining({ report_id: runId, row_count: 3, score: null }) }]);
+    const [got] = await waitForInbox(key, 1);
+    expect(JSON.parse(got.body)).toMatchObject({ event_type: "report_finished", details: { report_id: runId } });
   });
 });
 
