@@ -179,15 +179,25 @@ export async function deliverWebhook(
   const s = { ...deliverySettings(env), ...opts.settings };
   const d1 = env.DB;
   const started = Date.now();
-  const claimed = await d1
-    .prepare(
-      `UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?3, updated_at = ?4
-       WHERE id = ?1 AND workspace_id = ?2
-         AND ((status IN ('pending', 'retrying') AND next_attempt_at <= ?4 + 1000) OR (status = 'sending' AND lease_until < ?4))
-       RETURNING attempts, event_id, webhook_id`,
-    )
-    .bind(deliveryId, workspaceId, started + s.timeoutMs + 60_000, started)
-    .first<Claimed>();
+  // An attempt whose lease ran out without an outcome (the Worker died mid-send) was made all the same:
+  // with no attempt left the delivery fails, or a delivery that keeps dying would be retried forever.
+  const [, claimedResult] = await d1.batch([
+    d1
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'failed', lease_until = NULL, last_error = ?4, updated_at = ?3
+         WHERE id = ?1 AND workspace_id = ?2 AND status = 'sending' AND lease_until < ?3 AND attempts >= ?5`,
+      )
+      .bind(deliveryId, workspaceId, started, "the last attempt gave no outcome (it was cut off) and no attempt is left", s.maxAttempts),
+    d1
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?3, updated_at = ?4
+         WHERE id = ?1 AND workspace_id = ?2
+           AND ((status IN ('pending', 'retrying') AND next_attempt_at <= ?4 + 1000) OR (status = 'sending' AND lease_until < ?4))
+         RETURNING attempts, event_id, webhook_id`,
+      )
+      .bind(deliveryId, workspaceId, started + s.timeoutMs + 60_000, started),
+  ]);
+  const claimed = (claimedResult.results[0] as Claimed | undefined) ?? null;
   if (!claimed) return { state: "skipped" };
 
   const target = await d1

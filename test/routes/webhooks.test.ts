@@ -284,6 +284,27 @@ describe("delivery", () => {
     expect(hangLog.deliveries[0].attempts[0].duration_ms).toBeGreaterThanOrEqual(250);
   });
 
+  it("an attempt that never finished (the Worker died mid-send) counts: with none left, the delivery fails instead of sending again", async () => {
+    const ws = await createWorkspace();
+    const key = hookKey();
+    await register(ws, { url: hookUrl(key) });
+    const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue };
+    await rawBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
+    expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(1);
+    const { id } = (await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ id: string }>())!;
+    // The second and last allowed attempt claimed the delivery, and its lease ran out with no outcome written.
+    await env.DB.prepare(`UPDATE webhook_deliveries SET status = 'sending', attempts = 2, lease_until = ? WHERE id = ?`).bind(Date.now() - 1000, id).run();
+    const settings = { maxAttempts: 2 };
+    expect(await deliverWebhook(testEnv, ws.workspaceId, id, { settings })).toEqual({ state: "skipped" });
+    const row = await env.DB.prepare(`SELECT status, attempts, lease_until, last_error FROM webhook_deliveries WHERE id = ?`).bind(id).first();
+    expect(row).toMatchObject({ status: "failed", attempts: 2, lease_until: null, last_error: expect.stringMatching(/no outcome/) });
+    expect(await inbox(key)).toEqual([]);
+    // With attempts left, the same situation is one more attempt.
+    await env.DB.prepare(`UPDATE webhook_deliveries SET status = 'sending', attempts = 1, lease_until = ? WHERE id = ?`).bind(Date.now() - 1000, id).run();
+    expect(await deliverWebhook(testEnv, ws.workspaceId, id, { settings })).toMatchObject({ state: "delivered", attempt: 2 });
+    expect(await inbox(key)).toHaveLength(1);
+  });
+
   it("backoff doubles from WEBHOOK_RETRY_BASE_SECONDS and stops at an hour", () => {
     expect([1, 2, 3, 4, 8].map((a) => retryDelay(a, 30))).toEqual([30, 60, 120, 240, 3600]);
     expect([1, 2, 3].map((a) => retryDelay(a, 1))).toEqual([1, 2, 4]);
