@@ -90,7 +90,11 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
     .limit(1);
   const busy = () => new ApiError("conflict", "dataset_group_id: the draft is being filled; add the request log when its job has completed");
   if (draft.jobStatus === "QUEUED" || draft.jobStatus === "RUNNING") throw busy();
-  const variables = ((draft.jobParams as FillParams | null)?.variables_to_parse ?? null) || null;
+  const last = draft.jobParams as FillParams | null;
+  // A draft copied from a version holds that version's columns: a new row takes the same ones (a column
+  // named input or output is the request field, as in the default row, so the values match too).
+  const copied = last?.source_dataset_id != null && draft.columns.length > 0 ? draft.columns : null;
+  const variables = copied ?? ((last?.variables_to_parse ?? null) || null);
   const jobId = draft.jobId ?? 0;
 
   const params = new SqlParams();

@@ -164,6 +164,27 @@ describe("POST /api/public/v2/dataset-versions/add-request-log", { timeout: 30_0
     ]);
   });
 
+  it("on a draft copied from a version (create-draft), follows that version's columns, not the default ones", async () => {
+    const ws = await createWorkspace();
+    const ids = await seedLogs(ws.key);
+    const { groupId, datasetId } = await savedVersion(ws, [ids[0]], ["model", "request_log_id"]);
+    expect((await post(ws, "create-draft", { dataset_group_id: groupId, source_dataset_id: datasetId })).status).toBe(202);
+    const draft = await waitForDraft(ws, groupId);
+    const added = await post(ws, "add-request-log", { dataset_group_id: groupId, request_log_id: ids[3] });
+    expect(added.status).toBe(201);
+    const rows = await rowsOf(ws, draft.id);
+    expect(rows.columns).toEqual(["model", "request_log_id"]);
+    expect(rows.rows.map((r: any[]) => r.map((c) => c.value))).toEqual([
+      ["gpt-4o", ids[0]],
+      ["gpt-4o", ids[3]],
+    ]);
+    const { results } = await env.DB.prepare(`SELECT "values" AS v FROM dataset_rows WHERE dataset_id = ? ORDER BY position`).bind(draft.id).all<{ v: string }>();
+    expect(results.map((r) => Object.keys(JSON.parse(r.v)).sort())).toEqual([
+      ["model", "request_log_id"],
+      ["model", "request_log_id"],
+    ]);
+  });
+
   it("creates the draft when the group has none", async () => {
     const ws = await createWorkspace();
     const ids = await seedLogs(ws.key);
