@@ -185,6 +185,26 @@ describe("POST /api/public/v2/dataset-versions/add-request-log", { timeout: 30_0
     ]);
   });
 
+  it("on a draft copied from a version with the default columns, the columns still grow by new variables (also past 100 of them)", async () => {
+    const ws = await createWorkspace();
+    const ids = await seedLogs(ws.key);
+    const { groupId, datasetId } = await savedVersion(ws, [ids[1]]);
+    expect((await post(ws, "create-draft", { dataset_group_id: groupId, source_dataset_id: datasetId })).status).toBe(202);
+    const draft = await waitForDraft(ws, groupId);
+    expect(draft.column_names).toEqual(["topic", "input", "output"]);
+    expect((await post(ws, "add-request-log", { dataset_group_id: groupId, request_log_id: ids[0] })).status).toBe(201);
+    expect((await rowsOf(ws, draft.id)).columns).toEqual(["n", "topic", "input", "output"]);
+    // A source whose default columns are more variables than one statement can name.
+    const vars = Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`v${String(i).padStart(3, "0")}`, i]));
+    const wide = await json(await call("/log-request", { method: "POST", key: ws.key, json: logBody({ prompt_input_variables: vars }) }));
+    const big = await savedVersion(ws, [wide.id]);
+    expect((await post(ws, "create-draft", { dataset_group_id: big.groupId, source_dataset_id: big.datasetId })).status).toBe(202);
+    const bigDraft = await waitForDraft(ws, big.groupId);
+    const res = await post(ws, "add-request-log", { dataset_group_id: big.groupId, request_log_id: ids[0] });
+    expect(res.status, await res.clone().text()).toBe(201);
+    expect((await datasetsOf(ws, big.groupId)).find((d) => d.id === bigDraft.id).column_names).toHaveLength(124);
+  });
+
   it("creates the draft when the group has none", async () => {
     const ws = await createWorkspace();
     const ids = await seedLogs(ws.key);
