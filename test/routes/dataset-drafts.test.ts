@@ -89,6 +89,28 @@ describe("POST /api/public/v2/dataset-versions/create-draft", { timeout: 30_000 
     expect(copied.rows.map((r: any[]) => r[0].value)).toEqual([ids[2], ids[0], ids[1]]);
   });
 
+  it("a copy (or fill) the queue refuses is FAILED, so the draft is not busy for good: it can be saved or filled again", async () => {
+    const { createApp } = await import("../../src/app");
+    const ws = await createWorkspace();
+    const ids = await seedLogs(ws.key);
+    const { groupId, datasetId } = await savedVersion(ws, [ids[0]]);
+    const refusing = { ...env, JOBS: { send: async () => Promise.reject(new Error("queue unavailable")) } as unknown as Queue };
+    const viaRefusingQueue = (path: string, body: unknown) =>
+      createApp().fetch(
+        new Request(`http://api.test/api/public/v2/dataset-versions/${path}`, { method: "POST", headers: { "X-API-KEY": ws.key, "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+        refusing,
+        createExecutionContext(),
+      );
+    expect((await viaRefusingQueue("create-draft", { dataset_group_id: groupId, source_dataset_id: datasetId })).status).toBe(500);
+    let draft = (await datasetsOf(ws, groupId)).find((d) => d.version_number === -1);
+    expect(draft.job_status).toBe("FAILED");
+    expect((await post(ws, "add-request-log", { dataset_group_id: groupId, request_log_id: ids[1] })).status).toBe(201);
+    expect((await viaRefusingQueue("from-filter-params", { dataset_group_id: groupId, request_log_ids: [ids[2]] })).status).toBe(500);
+    draft = (await datasetsOf(ws, groupId)).find((d) => d.version_number === -1);
+    expect(draft.job_status).toBe("FAILED");
+    expect((await post(ws, "save-draft", { dataset_group_id: groupId })).status).toBe(202);
+  });
+
   it("the copy job is redelivery-safe: a rerun after a partial copy adds no duplicates", async () => {
     const ws = await createWorkspace();
     const ids = await seedLogs(ws.key);
