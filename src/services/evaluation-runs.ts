@@ -238,6 +238,9 @@ async function completeRun(d1: D1Database, ws: number, reportId: number, columns
   ]);
 }
 
+/** Rows a give-up fails per statement. */
+const GIVE_UP_CHUNK = 1000;
+
 /**
  * The dead-letter queue gave the run up (or it could not be queued): rows not yet written get every
  * cell FAILED with the reason, and the run completes (so it stops answering RUNNING).
@@ -247,10 +250,18 @@ export async function giveUpEvaluationRun(d1: D1Database, ws: number, reportId: 
   if (!run || run.status === "COMPLETED") return;
   const columns = await runColumns(d1, reportId);
   const cells: ReportCells = Object.fromEntries(columns.map((c) => [String(c.id), { status: "FAILED" as const, value: null, error_message: reason }]));
-  await d1
-    .prepare(`UPDATE report_rows SET state = 'DONE', cells = ?, completed_count = 0, failed_count = ? WHERE report_id = ? AND state <> 'DONE'`)
-    .bind(JSON.stringify(cells), columns.length, reportId)
-    .run();
+  // In chunks: one UPDATE writing every row of a 50,000-row run would outgrow a D1 statement, and the run
+  // would then stay RUNNING for good. Each chunk is safe to repeat (it takes rows not yet DONE).
+  for (;;) {
+    const res = await d1
+      .prepare(
+        `UPDATE report_rows SET state = 'DONE', cells = ?, completed_count = 0, failed_count = ?
+         WHERE id IN (SELECT id FROM report_rows WHERE report_id = ? AND state <> 'DONE' LIMIT ${GIVE_UP_CHUNK})`,
+      )
+      .bind(JSON.stringify(cells), columns.length, reportId)
+      .run();
+    if ((res.meta.changes ?? 0) < GIVE_UP_CHUNK) break;
+  }
   await completeRun(d1, ws, reportId, columns);
 }
 

@@ -404,6 +404,43 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
   });
 });
 
+describe("giving a run up", { timeout: 60_000 }, () => {
+  it("fails the unwritten rows in bounded statements (a 50,000-row run is not one giant UPDATE)", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await bigDataset(ws, 2500);
+    const columns = [{ column_type: "COUNT", name: "words", configuration: { source: "k", type: "words" } }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns } }));
+    const runId = await startEvaluationRun(getDb(env.DB), { send: async () => {} } as unknown as Queue, auth(ws), p.report_id, { name: "huge" });
+    // Every statement's row changes, seen through a recording D1.
+    const changes: number[] = [];
+    type St = { inner: D1PreparedStatement };
+    const wrap = (st: D1PreparedStatement): St & Record<string, unknown> => ({
+      inner: st,
+      bind: (...args: unknown[]) => wrap(st.bind(...args)),
+      run: async () => {
+        const r = await st.run();
+        changes.push(r.meta.changes ?? 0);
+        return r;
+      },
+      first: (...args: [string?]) => st.first(...(args as [])),
+      all: () => st.all(),
+    });
+    const spy = {
+      prepare: (q: string) => wrap(env.DB.prepare(q)),
+      batch: async (sts: St[]) => {
+        const rs = await env.DB.batch(sts.map((s) => s.inner));
+        for (const r of rs) changes.push(r.meta.changes ?? 0);
+        return rs;
+      },
+    } as unknown as D1Database;
+    await giveUpEvaluationRun(spy, ws.workspaceId, runId);
+    expect(Math.max(...changes)).toBeLessThanOrEqual(1000);
+    const state = await json(await call(`/reports/${runId}`, { key: ws.key }));
+    expect(state.status).toBe("COMPLETED");
+    expect(state.stats.status_counts).toEqual({ COMPLETED: 0, FAILED: 2500, QUEUED: 0, RUNNING: 0 });
+  });
+});
+
 describe("the report_finished webhook event", { timeout: 60_000 }, () => {
   const noQueue = { send: async () => {} } as unknown as Queue;
   const scored = [{ column_type: "CONTAINS", name: "mentions expected", configuration: { source: "answer", value_source: "expected" }, is_part_of_score: true }];
