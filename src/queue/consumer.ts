@@ -5,7 +5,7 @@ import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/sheet-imports";
 import { enqueue, JobMessage } from "./messages";
-import { giveUpEvaluationRun, runEvaluationBatch } from "../services/evaluation-runs";
+import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluation-runs";
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { giveUpExecution, runExecution } from "../services/workflow-runs";
@@ -36,6 +36,8 @@ const handlers: Handlers = {
     const outcome = await runEvaluationBatch(env.DB, job.workspace_id, job.report_id, blockContextFor(env, db, job.workspace_id));
     // Rows are left: the next batch is a new delivery (fresh CPU and subrequest budgets).
     if (outcome === "continue") await enqueue(env.JOBS, job);
+    // Rows are left but another delivery holds them: look again later (it may have died).
+    else if (outcome === "wait") await env.JOBS.send(JobMessage.parse(job), { contentType: "json", delaySeconds: WAIT_SECONDS });
   },
 };
 

@@ -98,7 +98,13 @@ export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext,
   return id;
 }
 
-export type BatchOutcome = "skipped" | "continue" | "completed";
+/** "wait": every row left is held by another delivery's live claim; look again after WAIT_SECONDS. */
+export type BatchOutcome = "skipped" | "continue" | "wait" | "completed";
+
+/** How long a claimed row is another delivery's: the queue ends an invocation after 15 minutes. */
+export const ROW_CLAIM_LEASE_MS = 15 * 60_000;
+/** Delay before a delivery that found every row left held looks again. */
+export const WAIT_SECONDS = 60;
 
 interface ClaimedRow {
   id: number;
@@ -167,7 +173,8 @@ async function writeRow(d1: D1Database, rowId: number, cells: ReportCells): Prom
 }
 
 /**
- * One delivery of the evaluation_run job. "continue": rows are left (queue the continuation);
+ * One delivery of the evaluation_run job. "continue": rows are left (queue the continuation); "wait":
+ * the rows left are held by another delivery (queue a delayed look);
  * "completed": the run is done and scored; "skipped": nothing to do (unknown, archived or finished run).
  */
 export async function runEvaluationBatch(
@@ -187,15 +194,19 @@ export async function runEvaluationBatch(
   const deadline = Date.now() + (opts.budgetMs ?? BATCH_BUDGET_MS);
   let done = 0;
   while (done < maxRows && Date.now() < deadline) {
-    // Rows left RUNNING by a crashed delivery are claimed again: their cells were never written.
+    // A row RUNNING under a live claim is another delivery's (a duplicated message): left to it. Rows whose
+    // claim went stale (their delivery died; none outlives the queue's 15-minute limit) are taken over.
+    const now = Date.now();
     const { results: claimed } = await d1
       .prepare(
-        `UPDATE report_rows SET state = 'RUNNING'
-         WHERE id IN (SELECT id FROM report_rows WHERE report_id = ?1 AND state <> 'DONE' ORDER BY row_index LIMIT ?2)
+        `UPDATE report_rows SET state = 'RUNNING', claimed_at = ?4
+         WHERE id IN (SELECT id FROM report_rows WHERE report_id = ?1
+                        AND (state = 'QUEUED' OR (state = 'RUNNING' AND coalesce(claimed_at, 0) < ?3))
+                      ORDER BY row_index LIMIT ?2)
            AND (SELECT deleted FROM reports WHERE id = ?1) = 0
          RETURNING id, dataset_row_id`,
       )
-      .bind(reportId, Math.min(ROW_CONCURRENCY, maxRows - done))
+      .bind(reportId, Math.min(ROW_CONCURRENCY, maxRows - done), now - ROW_CLAIM_LEASE_MS, now)
       .all<ClaimedRow>();
     if (claimed.length === 0) break;
     const { results: values } = await d1
@@ -209,7 +220,9 @@ export async function runEvaluationBatch(
   const left = await d1.prepare(`SELECT count(*) AS n FROM report_rows WHERE report_id = ? AND state <> 'DONE'`).bind(reportId).first<{ n: number }>();
   if (left!.n > 0) {
     const stillLive = await d1.prepare(`SELECT deleted FROM reports WHERE id = ?`).bind(reportId).first<{ deleted: number }>();
-    return stillLive?.deleted ? "skipped" : "continue";
+    if (stillLive?.deleted) return "skipped";
+    // Nothing claimable: the rows left are held by another delivery; look again later, not in a hot loop.
+    return done > 0 ? "continue" : "wait";
   }
   await completeRun(d1, ws, reportId, columns);
   return "completed";

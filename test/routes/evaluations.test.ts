@@ -386,6 +386,52 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     expect(await runEvaluationBatch(env.DB, other.workspaceId, runId, ctx)).toBe("skipped");
   });
 
+  it("two copies of a delivery at once (a duplicated message) share the rows: none is evaluated twice", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await bigDataset(ws, 12);
+    const endpoint = [{ column_type: "ENDPOINT", name: "echo", configuration: { url: "https://fake-endpoint.test/score" } }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: endpoint } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "dup" });
+    const calls: string[] = [];
+    const base = blockContextFor(env, getDb(env.DB), ws.workspaceId);
+    const ctx = {
+      ...base,
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        calls.push(String(init?.body ?? ""));
+        await new Promise((r) => setTimeout(r, 50)); // slow enough for the two deliveries to overlap
+        return fetch(input, init);
+      },
+    };
+    const outcomes = await Promise.all([runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx), runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx)]);
+    expect(outcomes).toContain("completed");
+    expect(calls).toHaveLength(12);
+    expect(new Set(calls).size).toBe(12);
+    const state = await json(await call(`/reports/${runId}`, { key: ws.key }));
+    expect(state.stats.status_counts).toEqual({ COMPLETED: 12, FAILED: 0, QUEUED: 0, RUNNING: 0 });
+  });
+
+  it("rows another delivery holds are left to it (the job waits and looks again); a stale claim is taken over", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await bigDataset(ws, 3);
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: wordCount } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "held" });
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {}, { maxRows: 2 })).toBe("continue");
+    // Another delivery is evaluating the last row right now.
+    await env.DB.prepare("UPDATE report_rows SET state = 'RUNNING', claimed_at = ? WHERE report_id = ? AND row_index = 2").bind(Date.now(), runId).run();
+    const sent: [unknown, unknown][] = [];
+    const spyEnv = { ...env, JOBS: { send: async (m: unknown, o: unknown) => void sent.push([m, o]) } as unknown as Queue };
+    const message = { v: 1, kind: "evaluation_run", workspace_id: ws.workspaceId, report_id: runId };
+    const batch = createMessageBatch("promptedge-jobs", [{ id: "w1", timestamp: new Date(), attempts: 1, body: message }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, spyEnv);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["w1"]);
+    expect(sent).toEqual([[message, { contentType: "json", delaySeconds: 60 }]]);
+    expect((await json(await call(`/reports/${runId}`, { key: ws.key }))).status).toBe("RUNNING");
+    // The claim went stale (its delivery died): the row is taken over and the run completes.
+    await env.DB.prepare("UPDATE report_rows SET claimed_at = ? WHERE report_id = ? AND row_index = 2").bind(Date.now() - 16 * 60_000, runId).run();
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+  });
+
   it("a run given up by the dead-letter queue completes with its unfinished cells FAILED", async () => {
     const ws = await createWorkspace();
     const { groupId } = await bigDataset(ws, 3);

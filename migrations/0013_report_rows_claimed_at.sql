@@ -1,0 +1,1 @@
+ALTER TABLE `report_rows` ADD `claimed_at` integer;
