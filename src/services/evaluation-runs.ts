@@ -109,6 +109,17 @@ export const WAIT_SECONDS = 60;
 interface ClaimedRow {
   id: number;
   dataset_row_id: number;
+  /** This claim included: above MAX_ROW_CLAIMS, earlier deliveries died in the row that many times. */
+  claims: number;
+}
+
+/** Claims a row may have without finishing (each cut off by its Worker's end) before it is failed. */
+export const MAX_ROW_CLAIMS = 3;
+
+/** The cells of a row no delivery could finish: every column FAILED, nothing run again. */
+function cutOffCells(columns: ReportColumnRow[]): ReportCells {
+  const error = `the row's evaluation was cut off ${MAX_ROW_CLAIMS} times (the Worker stopped in it); it is not tried again`;
+  return Object.fromEntries(columns.map((c) => [String(c.id), { status: "FAILED" as const, value: null, error_message: error }]));
 }
 
 /** The run's columns in position order. */
@@ -199,12 +210,12 @@ export async function runEvaluationBatch(
     const now = Date.now();
     const { results: claimed } = await d1
       .prepare(
-        `UPDATE report_rows SET state = 'RUNNING', claimed_at = ?4
+        `UPDATE report_rows SET state = 'RUNNING', claimed_at = ?4, claims = claims + 1
          WHERE id IN (SELECT id FROM report_rows WHERE report_id = ?1
                         AND (state = 'QUEUED' OR (state = 'RUNNING' AND coalesce(claimed_at, 0) < ?3))
                       ORDER BY row_index LIMIT ?2)
            AND (SELECT deleted FROM reports WHERE id = ?1) = 0
-         RETURNING id, dataset_row_id`,
+         RETURNING id, dataset_row_id, claims`,
       )
       .bind(reportId, Math.min(ROW_CONCURRENCY, maxRows - done), now - ROW_CLAIM_LEASE_MS, now)
       .all<ClaimedRow>();
@@ -214,7 +225,11 @@ export async function runEvaluationBatch(
       .bind(JSON.stringify(claimed.map((r) => r.dataset_row_id)))
       .all<{ id: number; v: string }>();
     const byId = new Map(values.map((v) => [v.id, JSON.parse(v.v) as Record<string, unknown>]));
-    await Promise.all(claimed.map(async (r) => writeRow(d1, r.id, await evaluateRow(columns, byId.get(r.dataset_row_id) ?? {}, ctx))));
+    await Promise.all(
+      claimed.map(async (r) =>
+        writeRow(d1, r.id, r.claims > MAX_ROW_CLAIMS ? cutOffCells(columns) : await evaluateRow(columns, byId.get(r.dataset_row_id) ?? {}, ctx)),
+      ),
+    );
     done += claimed.length;
   }
   const left = await d1.prepare(`SELECT count(*) AS n FROM report_rows WHERE report_id = ? AND state <> 'DONE'`).bind(reportId).first<{ n: number }>();

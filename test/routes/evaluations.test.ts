@@ -432,6 +432,24 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
   });
 
+  it("a row whose evaluation was cut off three times (it kills the Worker) fails instead of being tried forever", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await dataset(ws);
+    const endpoint = [{ column_type: "ENDPOINT", name: "echo", configuration: { url: "https://fake-endpoint.test/score" } }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: endpoint } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "poison" });
+    let calls = 0;
+    const base = blockContextFor(env, getDb(env.DB), ws.workspaceId);
+    const ctx = { ...base, fetch: (input: RequestInfo | URL, init?: RequestInit) => (calls++, fetch(input, init)) };
+    // Row 0 was claimed three times and each delivery died in it; its last claim has gone stale.
+    await env.DB.prepare("UPDATE report_rows SET state = 'RUNNING', claims = 3, claimed_at = ? WHERE report_id = ? AND row_index = 0").bind(Date.now() - 16 * 60_000, runId).run();
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx)).toBe("completed");
+    expect(calls).toBe(1); // only row 1 was evaluated
+    const rows = await json(await call(`/api/public/v2/evaluations/${runId}/rows`, { key: ws.key }));
+    expect(rows.rows[0][4]).toEqual({ type: "eval", status: "FAILED", value: null, error_message: expect.stringMatching(/cut off 3 times/) });
+    expect(rows.rows[1][4]).toMatchObject({ type: "eval", status: "COMPLETED" });
+  });
+
   it("a run given up by the dead-letter queue completes with its unfinished cells FAILED", async () => {
     const ws = await createWorkspace();
     const { groupId } = await bigDataset(ws, 3);

@@ -1,1 +1,0 @@
-ALTER TABLE `report_rows` ADD `claimed_at` integer;
