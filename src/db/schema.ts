@@ -875,6 +875,10 @@ export const reportRows = sqliteTable(
     cells: text("cells", { mode: "json" }).$type<ReportCells>(),
     completedCount: integer("completed_count").notNull().default(0),
     failedCount: integer("failed_count").notNull().default(0),
+    /** When a delivery claimed the row (RUNNING): another delivery takes it only once this lease is stale. */
+    claimedAt: integer("claimed_at"),
+    /** Times the row was claimed: a row whose evaluation keeps being cut off is failed, not tried forever. */
+    claims: integer("claims").notNull().default(0),
   },
   (t) => [uniqueIndex("report_rows_report_row").on(t.reportId, t.rowIndex), index("report_rows_report_state").on(t.reportId, t.state, t.rowIndex)],
 );

@@ -5,7 +5,7 @@ import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/sheet-imports";
 import { enqueue, JobMessage } from "./messages";
-import { giveUpEvaluationRun, runEvaluationBatch } from "../services/evaluation-runs";
+import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluation-runs";
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { giveUpExecution, runExecution } from "../services/workflow-runs";
@@ -36,6 +36,8 @@ const handlers: Handlers = {
     const outcome = await runEvaluationBatch(env.DB, job.workspace_id, job.report_id, blockContextFor(env, db, job.workspace_id));
     // Rows are left: the next batch is a new delivery (fresh CPU and subrequest budgets).
     if (outcome === "continue") await enqueue(env.JOBS, job);
+    // Rows are left but another delivery holds them: look again later (it may have died).
+    else if (outcome === "wait") await env.JOBS.send(JobMessage.parse(job), { contentType: "json", delaySeconds: WAIT_SECONDS });
   },
 };
 
@@ -57,12 +59,16 @@ async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env): Promis
     const parsed = JobMessage.safeParse(msg.body);
     if (parsed.success) {
       const handler = deadLetterHandlers[parsed.data.kind] as ((j: JobMessage, e: Env) => Promise<void>) | undefined;
+      // A give-up can finish a job (an evaluation run's report_finished): its events go out now, not at the next sweep.
+      const emitted = new Set<number>();
       try {
-        if (handler) await handler(parsed.data, env);
+        if (handler) await inEventScope(emitted, () => handler(parsed.data, env));
       } catch (err) {
         console.error(JSON.stringify({ level: "error", msg: "dead-letter handler failed", kind: parsed.data.kind, id: msg.id, error: chainForLog(err) }));
         msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
         continue;
+      } finally {
+        if (emitted.size > 0) await dispatchQuietly(env, [...emitted]);
       }
     }
     console.error(JSON.stringify({ level: "error", msg: "job given up after its retries", kind: parsed.success ? parsed.data.kind : null, id: msg.id }));

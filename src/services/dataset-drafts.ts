@@ -90,7 +90,12 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
     .limit(1);
   const busy = () => new ApiError("conflict", "dataset_group_id: the draft is being filled; add the request log when its job has completed");
   if (draft.jobStatus === "QUEUED" || draft.jobStatus === "RUNNING") throw busy();
-  const variables = ((draft.jobParams as FillParams | null)?.variables_to_parse ?? null) || null;
+  const last = draft.jobParams as FillParams | null;
+  // A draft copied from a version holds that version's columns: a new row takes the same ones (a column
+  // named input or output is the request field, as in the default row, so the values match too), unless
+  // they are the default columns, which grow by the new row's variables as after a default fill.
+  const copied = last?.source_dataset_id != null && draft.columns.length > 0 && !isDefaultColumns(draft.columns) ? draft.columns : null;
+  const variables = copied ?? ((last?.variables_to_parse ?? null) || null);
   const jobId = draft.jobId ?? 0;
 
   const params = new SqlParams();
@@ -119,6 +124,20 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
   await d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ?`).bind(JSON.stringify(columns), Date.now(), draft.id).run();
   return { draftDatasetId: draft.id, added: true };
 }
+
+/**
+ * Columns in the default form (input variables sorted, then input and output), or too many to name as
+ * variables_to_parse (at most 50): the draft then takes rows' variables as a default fill does.
+ */
+function isDefaultColumns(columns: string[]): boolean {
+  if (columns.length > MAX_VARIABLES_TO_PARSE) return true;
+  const n = columns.length;
+  if (n < 2 || columns[n - 2] !== "input" || columns[n - 1] !== "output") return false;
+  return columns.slice(0, -2).every((c, i, vars) => i === 0 || vars[i - 1] < c);
+}
+
+/** The most names variables_to_parse takes (the route's validation). */
+const MAX_VARIABLES_TO_PARSE = 50;
 
 /** Default columns: every input variable seen (sorted), then input and output. */
 function defaultColumns(existing: string[], keys: string[]): string[] {

@@ -4,7 +4,7 @@
 // ROWS_PER_BATCH rows, CELLS_PER_BATCH cells or BATCH_BUDGET_MS of wall time per delivery, then it
 // queues its continuation, so no invocation nears the Worker's limits. A row's cells are written once,
 // when all its columns are done: a redelivered job re-evaluates only rows not yet written, never twice.
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../blocks";
 import type { Db } from "../db/client";
 import { datasets, reportColumns, reports, type ReportCells, type ReportColumnRow } from "../db/schema";
@@ -13,6 +13,7 @@ import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { enqueue } from "../queue/messages";
 import { columnSources, validateColumns } from "./evaluation-columns";
+import { eventPrepared } from "./events";
 
 /**
  * Rows one delivery evaluates at most, and the wall time after which it stops claiming more. Cells per
@@ -97,11 +98,28 @@ export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext,
   return id;
 }
 
-export type BatchOutcome = "skipped" | "continue" | "completed";
+/** "wait": every row left is held by another delivery's live claim; look again after WAIT_SECONDS. */
+export type BatchOutcome = "skipped" | "continue" | "wait" | "completed";
+
+/** How long a claimed row is another delivery's: the queue ends an invocation after 15 minutes. */
+export const ROW_CLAIM_LEASE_MS = 15 * 60_000;
+/** Delay before a delivery that found every row left held looks again. */
+export const WAIT_SECONDS = 60;
 
 interface ClaimedRow {
   id: number;
   dataset_row_id: number;
+  /** This claim included: above MAX_ROW_CLAIMS, earlier deliveries died in the row that many times. */
+  claims: number;
+}
+
+/** Claims a row may have without finishing (each cut off by its Worker's end) before it is failed. */
+export const MAX_ROW_CLAIMS = 3;
+
+/** The cells of a row no delivery could finish: every column FAILED, nothing run again. */
+function cutOffCells(columns: ReportColumnRow[]): ReportCells {
+  const error = `the row's evaluation was cut off ${MAX_ROW_CLAIMS} times (the Worker stopped in it); it is not tried again`;
+  return Object.fromEntries(columns.map((c) => [String(c.id), { status: "FAILED" as const, value: null, error_message: error }]));
 }
 
 /** The run's columns in position order. */
@@ -166,7 +184,8 @@ async function writeRow(d1: D1Database, rowId: number, cells: ReportCells): Prom
 }
 
 /**
- * One delivery of the evaluation_run job. "continue": rows are left (queue the continuation);
+ * One delivery of the evaluation_run job. "continue": rows are left (queue the continuation); "wait":
+ * the rows left are held by another delivery (queue a delayed look);
  * "completed": the run is done and scored; "skipped": nothing to do (unknown, archived or finished run).
  */
 export async function runEvaluationBatch(
@@ -186,15 +205,19 @@ export async function runEvaluationBatch(
   const deadline = Date.now() + (opts.budgetMs ?? BATCH_BUDGET_MS);
   let done = 0;
   while (done < maxRows && Date.now() < deadline) {
-    // Rows left RUNNING by a crashed delivery are claimed again: their cells were never written.
+    // A row RUNNING under a live claim is another delivery's (a duplicated message): left to it. Rows whose
+    // claim went stale (their delivery died; none outlives the queue's 15-minute limit) are taken over.
+    const now = Date.now();
     const { results: claimed } = await d1
       .prepare(
-        `UPDATE report_rows SET state = 'RUNNING'
-         WHERE id IN (SELECT id FROM report_rows WHERE report_id = ?1 AND state <> 'DONE' ORDER BY row_index LIMIT ?2)
+        `UPDATE report_rows SET state = 'RUNNING', claimed_at = ?4, claims = claims + 1
+         WHERE id IN (SELECT id FROM report_rows WHERE report_id = ?1
+                        AND (state = 'QUEUED' OR (state = 'RUNNING' AND coalesce(claimed_at, 0) < ?3))
+                      ORDER BY row_index LIMIT ?2)
            AND (SELECT deleted FROM reports WHERE id = ?1) = 0
-         RETURNING id, dataset_row_id`,
+         RETURNING id, dataset_row_id, claims`,
       )
-      .bind(reportId, Math.min(ROW_CONCURRENCY, maxRows - done))
+      .bind(reportId, Math.min(ROW_CONCURRENCY, maxRows - done), now - ROW_CLAIM_LEASE_MS, now)
       .all<ClaimedRow>();
     if (claimed.length === 0) break;
     const { results: values } = await d1
@@ -202,25 +225,49 @@ export async function runEvaluationBatch(
       .bind(JSON.stringify(claimed.map((r) => r.dataset_row_id)))
       .all<{ id: number; v: string }>();
     const byId = new Map(values.map((v) => [v.id, JSON.parse(v.v) as Record<string, unknown>]));
-    await Promise.all(claimed.map(async (r) => writeRow(d1, r.id, await evaluateRow(columns, byId.get(r.dataset_row_id) ?? {}, ctx))));
+    await Promise.all(
+      claimed.map(async (r) =>
+        writeRow(d1, r.id, r.claims > MAX_ROW_CLAIMS ? cutOffCells(columns) : await evaluateRow(columns, byId.get(r.dataset_row_id) ?? {}, ctx)),
+      ),
+    );
     done += claimed.length;
   }
   const left = await d1.prepare(`SELECT count(*) AS n FROM report_rows WHERE report_id = ? AND state <> 'DONE'`).bind(reportId).first<{ n: number }>();
   if (left!.n > 0) {
     const stillLive = await d1.prepare(`SELECT deleted FROM reports WHERE id = ?`).bind(reportId).first<{ deleted: number }>();
-    return stillLive?.deleted ? "skipped" : "continue";
+    if (stillLive?.deleted) return "skipped";
+    // Nothing claimable: the rows left are held by another delivery; look again later, not in a hot loop.
+    return done > 0 ? "continue" : "wait";
   }
-  await completeRun(d1, reportId, columns);
+  await completeRun(d1, ws, reportId, columns);
   return "completed";
 }
 
-async function completeRun(d1: D1Database, reportId: number, columns: ReportColumnRow[]): Promise<void> {
+/**
+ * Marks the run COMPLETED with its score and writes report_finished in the same batch: the event is read
+ * before the update, so it exists only for the completion that commits; its id (the run's) keeps it once.
+ */
+async function completeRun(d1: D1Database, ws: number, reportId: number, columns: ReportColumnRow[]): Promise<void> {
   const score = await computeScore(d1, reportId, columns);
-  await d1
-    .prepare(`UPDATE reports SET status = 'COMPLETED', score = ?, updated_at = ? WHERE id = ? AND status = 'RUNNING'`)
-    .bind(JSON.stringify(score), Date.now(), reportId)
-    .run();
+  await d1.batch([
+    eventPrepared(d1, {
+      workspaceId: ws,
+      type: "report_finished",
+      id: `report_finished_${reportId}`,
+      userId: sql`r.user_id`,
+      from: sql`reports AS r`,
+      when: sql`r.id = ${reportId} AND r.workspace_id = ${ws} AND r.status = 'RUNNING'`,
+      details: sql`json_object('report_id', r.id, 'report_name', r.name, 'parent_report_id', r.parent_report_id, 'dataset_id', r.dataset_id,
+        'row_count', r.row_count, 'score', ${score.overall_score})`,
+    }),
+    d1
+      .prepare(`UPDATE reports SET status = 'COMPLETED', score = ?, updated_at = ? WHERE id = ? AND status = 'RUNNING'`)
+      .bind(JSON.stringify(score), Date.now(), reportId),
+  ]);
 }
+
+/** Rows a give-up fails per statement. */
+const GIVE_UP_CHUNK = 1000;
 
 /**
  * The dead-letter queue gave the run up (or it could not be queued): rows not yet written get every
@@ -231,11 +278,19 @@ export async function giveUpEvaluationRun(d1: D1Database, ws: number, reportId: 
   if (!run || run.status === "COMPLETED") return;
   const columns = await runColumns(d1, reportId);
   const cells: ReportCells = Object.fromEntries(columns.map((c) => [String(c.id), { status: "FAILED" as const, value: null, error_message: reason }]));
-  await d1
-    .prepare(`UPDATE report_rows SET state = 'DONE', cells = ?, completed_count = 0, failed_count = ? WHERE report_id = ? AND state <> 'DONE'`)
-    .bind(JSON.stringify(cells), columns.length, reportId)
-    .run();
-  await completeRun(d1, reportId, columns);
+  // In chunks: one UPDATE writing every row of a 50,000-row run would outgrow a D1 statement, and the run
+  // would then stay RUNNING for good. Each chunk is safe to repeat (it takes rows not yet DONE).
+  for (;;) {
+    const res = await d1
+      .prepare(
+        `UPDATE report_rows SET state = 'DONE', cells = ?, completed_count = 0, failed_count = ?
+         WHERE id IN (SELECT id FROM report_rows WHERE report_id = ? AND state <> 'DONE' LIMIT ${GIVE_UP_CHUNK})`,
+      )
+      .bind(JSON.stringify(cells), columns.length, reportId)
+      .run();
+    if ((res.meta.changes ?? 0) < GIVE_UP_CHUNK) break;
+  }
+  await completeRun(d1, ws, reportId, columns);
 }
 
 // ---- scores ----

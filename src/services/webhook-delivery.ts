@@ -53,29 +53,42 @@ async function queueDeliveries(env: Bindings, rows: { id: string; workspace_id: 
   }
 }
 
+/** Events one dispatch round fans out (× at most MAX_WEBHOOKS_PER_WORKSPACE deliveries), and rounds per call. */
+export const DISPATCH_EVENTS_PER_ROUND = 100;
+export const DISPATCH_ROUNDS = 5;
+
 /**
- * Fans the workspace's undispatched events out to deliveries and queues them. Safe to run twice or
- * concurrently: a delivery is unique per (event, webhook), and both statements are one transaction.
- * A webhook receives only events that happened after it was registered.
+ * Fans the workspace's undispatched events out to deliveries and queues them, oldest first, in rounds of
+ * DISPATCH_EVENTS_PER_ROUND events: a backlog (dispatch down for a while) never becomes one unbounded
+ * statement, result or send loop; what one call leaves is taken by the next dispatch or the sweeper.
+ * Safe to run twice or concurrently: a delivery is unique per (event, webhook), and both statements of a
+ * round are one transaction. A webhook receives only events that happened after it was registered.
  */
 export async function dispatchEvents(env: Bindings, workspaceId: number): Promise<number> {
-  const now = Date.now();
-  const [inserted] = await env.DB.batch([
-    env.DB.prepare(
-      `INSERT INTO webhook_deliveries (id, workspace_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
-       SELECT 'msg_' || lower(hex(randomblob(16))), e.workspace_id, w.id, e.id, 'pending', 0, ?2, ?2, ?2
-       FROM webhook_events AS e
-       JOIN webhooks AS w ON w.workspace_id = e.workspace_id AND w.deleted_at IS NULL AND w.created_at <= e.created_at
-       WHERE e.workspace_id = ?1 AND e.dispatched_at IS NULL
-         AND (w.events IS NULL OR e.event_type IN (SELECT value FROM json_each(w.events)))
-       ON CONFLICT (event_id, webhook_id) DO NOTHING
-       RETURNING id, workspace_id`,
-    ).bind(workspaceId, now),
-    env.DB.prepare(`UPDATE webhook_events SET dispatched_at = ?2 WHERE workspace_id = ?1 AND dispatched_at IS NULL`).bind(workspaceId, now),
-  ]);
-  const rows = inserted.results as { id: string; workspace_id: number }[];
-  await queueDeliveries(env, rows);
-  return rows.length;
+  let queued = 0;
+  for (let round = 0; round < DISPATCH_ROUNDS; round++) {
+    const now = Date.now();
+    // The same events in both statements: the INSERT does not change what the subquery selects.
+    const chunk = `SELECT id FROM webhook_events WHERE workspace_id = ?1 AND dispatched_at IS NULL ORDER BY created_at, id LIMIT ${DISPATCH_EVENTS_PER_ROUND}`;
+    const [inserted, marked] = await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO webhook_deliveries (id, workspace_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
+         SELECT 'msg_' || lower(hex(randomblob(16))), e.workspace_id, w.id, e.id, 'pending', 0, ?2, ?2, ?2
+         FROM webhook_events AS e
+         JOIN webhooks AS w ON w.workspace_id = e.workspace_id AND w.deleted_at IS NULL AND w.created_at <= e.created_at
+         WHERE e.id IN (${chunk})
+           AND (w.events IS NULL OR e.event_type IN (SELECT value FROM json_each(w.events)))
+         ON CONFLICT (event_id, webhook_id) DO NOTHING
+         RETURNING id, workspace_id`,
+      ).bind(workspaceId, now),
+      env.DB.prepare(`UPDATE webhook_events SET dispatched_at = ?2 WHERE id IN (${chunk})`).bind(workspaceId, now),
+    ]);
+    const rows = inserted.results as { id: string; workspace_id: number }[];
+    await queueDeliveries(env, rows);
+    queued += rows.length;
+    if ((marked.meta.changes ?? 0) < DISPATCH_EVENTS_PER_ROUND) break;
+  }
+  return queued;
 }
 
 /** Dispatches after a request or job; a failure is logged, never surfaced (the sweeper retries it). */
@@ -179,15 +192,25 @@ export async function deliverWebhook(
   const s = { ...deliverySettings(env), ...opts.settings };
   const d1 = env.DB;
   const started = Date.now();
-  const claimed = await d1
-    .prepare(
-      `UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?3, updated_at = ?4
-       WHERE id = ?1 AND workspace_id = ?2
-         AND ((status IN ('pending', 'retrying') AND next_attempt_at <= ?4 + 1000) OR (status = 'sending' AND lease_until < ?4))
-       RETURNING attempts, event_id, webhook_id`,
-    )
-    .bind(deliveryId, workspaceId, started + s.timeoutMs + 60_000, started)
-    .first<Claimed>();
+  // An attempt whose lease ran out without an outcome (the Worker died mid-send) was made all the same:
+  // with no attempt left the delivery fails, or a delivery that keeps dying would be retried forever.
+  const [, claimedResult] = await d1.batch([
+    d1
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'failed', lease_until = NULL, last_error = ?4, updated_at = ?3
+         WHERE id = ?1 AND workspace_id = ?2 AND status = 'sending' AND lease_until < ?3 AND attempts >= ?5`,
+      )
+      .bind(deliveryId, workspaceId, started, "the last attempt gave no outcome (it was cut off) and no attempt is left", s.maxAttempts),
+    d1
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?3, updated_at = ?4
+         WHERE id = ?1 AND workspace_id = ?2
+           AND ((status IN ('pending', 'retrying') AND next_attempt_at <= ?4 + 1000) OR (status = 'sending' AND lease_until < ?4))
+         RETURNING attempts, event_id, webhook_id`,
+      )
+      .bind(deliveryId, workspaceId, started + s.timeoutMs + 60_000, started),
+  ]);
+  const claimed = (claimedResult.results[0] as Claimed | undefined) ?? null;
   if (!claimed) return { state: "skipped" };
 
   const target = await d1

@@ -89,6 +89,28 @@ describe("POST /api/public/v2/dataset-versions/create-draft", { timeout: 30_000 
     expect(copied.rows.map((r: any[]) => r[0].value)).toEqual([ids[2], ids[0], ids[1]]);
   });
 
+  it("a copy (or fill) the queue refuses is FAILED, so the draft is not busy for good: it can be saved or filled again", async () => {
+    const { createApp } = await import("../../src/app");
+    const ws = await createWorkspace();
+    const ids = await seedLogs(ws.key);
+    const { groupId, datasetId } = await savedVersion(ws, [ids[0]]);
+    const refusing = { ...env, JOBS: { send: async () => Promise.reject(new Error("queue unavailable")) } as unknown as Queue };
+    const viaRefusingQueue = (path: string, body: unknown) =>
+      createApp().fetch(
+        new Request(`http://api.test/api/public/v2/dataset-versions/${path}`, { method: "POST", headers: { "X-API-KEY": ws.key, "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+        refusing,
+        createExecutionContext(),
+      );
+    expect((await viaRefusingQueue("create-draft", { dataset_group_id: groupId, source_dataset_id: datasetId })).status).toBe(500);
+    let draft = (await datasetsOf(ws, groupId)).find((d) => d.version_number === -1);
+    expect(draft.job_status).toBe("FAILED");
+    expect((await post(ws, "add-request-log", { dataset_group_id: groupId, request_log_id: ids[1] })).status).toBe(201);
+    expect((await viaRefusingQueue("from-filter-params", { dataset_group_id: groupId, request_log_ids: [ids[2]] })).status).toBe(500);
+    draft = (await datasetsOf(ws, groupId)).find((d) => d.version_number === -1);
+    expect(draft.job_status).toBe("FAILED");
+    expect((await post(ws, "save-draft", { dataset_group_id: groupId })).status).toBe(202);
+  });
+
   it("the copy job is redelivery-safe: a rerun after a partial copy adds no duplicates", async () => {
     const ws = await createWorkspace();
     const ids = await seedLogs(ws.key);
@@ -162,6 +184,47 @@ describe("POST /api/public/v2/dataset-versions/add-request-log", { timeout: 30_0
       [ids[0], "gpt-4o"],
       [ids[3], "gpt-4o"],
     ]);
+  });
+
+  it("on a draft copied from a version (create-draft), follows that version's columns, not the default ones", async () => {
+    const ws = await createWorkspace();
+    const ids = await seedLogs(ws.key);
+    const { groupId, datasetId } = await savedVersion(ws, [ids[0]], ["model", "request_log_id"]);
+    expect((await post(ws, "create-draft", { dataset_group_id: groupId, source_dataset_id: datasetId })).status).toBe(202);
+    const draft = await waitForDraft(ws, groupId);
+    const added = await post(ws, "add-request-log", { dataset_group_id: groupId, request_log_id: ids[3] });
+    expect(added.status).toBe(201);
+    const rows = await rowsOf(ws, draft.id);
+    expect(rows.columns).toEqual(["model", "request_log_id"]);
+    expect(rows.rows.map((r: any[]) => r.map((c) => c.value))).toEqual([
+      ["gpt-4o", ids[0]],
+      ["gpt-4o", ids[3]],
+    ]);
+    const { results } = await env.DB.prepare(`SELECT "values" AS v FROM dataset_rows WHERE dataset_id = ? ORDER BY position`).bind(draft.id).all<{ v: string }>();
+    expect(results.map((r) => Object.keys(JSON.parse(r.v)).sort())).toEqual([
+      ["model", "request_log_id"],
+      ["model", "request_log_id"],
+    ]);
+  });
+
+  it("on a draft copied from a version with the default columns, the columns still grow by new variables (also past 100 of them)", async () => {
+    const ws = await createWorkspace();
+    const ids = await seedLogs(ws.key);
+    const { groupId, datasetId } = await savedVersion(ws, [ids[1]]);
+    expect((await post(ws, "create-draft", { dataset_group_id: groupId, source_dataset_id: datasetId })).status).toBe(202);
+    const draft = await waitForDraft(ws, groupId);
+    expect(draft.column_names).toEqual(["topic", "input", "output"]);
+    expect((await post(ws, "add-request-log", { dataset_group_id: groupId, request_log_id: ids[0] })).status).toBe(201);
+    expect((await rowsOf(ws, draft.id)).columns).toEqual(["n", "topic", "input", "output"]);
+    // A source whose default columns are more variables than one statement can name.
+    const vars = Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`v${String(i).padStart(3, "0")}`, i]));
+    const wide = await json(await call("/log-request", { method: "POST", key: ws.key, json: logBody({ prompt_input_variables: vars }) }));
+    const big = await savedVersion(ws, [wide.id]);
+    expect((await post(ws, "create-draft", { dataset_group_id: big.groupId, source_dataset_id: big.datasetId })).status).toBe(202);
+    const bigDraft = await waitForDraft(ws, big.groupId);
+    const res = await post(ws, "add-request-log", { dataset_group_id: big.groupId, request_log_id: ids[0] });
+    expect(res.status, await res.clone().text()).toBe(201);
+    expect((await datasetsOf(ws, big.groupId)).find((d) => d.id === bigDraft.id).column_names).toHaveLength(124);
   });
 
   it("creates the draft when the group has none", async () => {

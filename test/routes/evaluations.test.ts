@@ -6,9 +6,10 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { getDb } from "../../src/db/client";
 import { blockContextFor } from "../../src/services/block-context";
-import { runEvaluationBatch, startEvaluationRun } from "../../src/services/evaluation-runs";
+import { giveUpEvaluationRun, runEvaluationBatch, startEvaluationRun } from "../../src/services/evaluation-runs";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
+import { hookKey, hookUrl, inbox, register, verify, waitForInbox } from "../helpers/webhooks";
 
 const uniq = (p: string) => `${p}-${crypto.randomUUID().slice(0, 8)}`;
 const auth = (ws: TestKey) => ({ workspaceId: ws.workspaceId, userId: ws.userId, userEmail: ws.email, apiKeyId: 0 });
@@ -157,6 +158,34 @@ describe("POST /reports (create a pipeline)", { timeout: 60_000 }, () => {
     expect((await json(custom)).message).toMatch(/^score_configuration: /);
     // Nothing but the one valid pipeline was created.
     expect((await json(await call("/api/public/v2/evaluations?per_page=100", { key: ws.key }))).total).toBe(1);
+  });
+
+  it("a configuration nested deeper than 64 levels is a 400 on create, add and edit (SQLite's JSON stops at 1,000); nothing is written", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await dataset(ws);
+    const nest = (n: number) => {
+      let v: unknown = 1;
+      for (let i = 0; i < n; i++) v = [v];
+      return v;
+    };
+    const config = (n: number) => ({ source: "answer", type: "words", extra: nest(n) });
+    const col = (n: number, name = "c") => ({ column_type: "COUNT", name, configuration: config(n) });
+    const deep = await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: [col(2000)] } });
+    expect(deep.status).toBe(400);
+    expect((await json(deep)).message).toMatch(/^columns\[0\]\.configuration: must nest at most 64 levels/);
+    expect((await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: [col(65)] } })).status).toBe(400);
+    expect((await json(await call("/api/public/v2/evaluations", { key: ws.key }))).total).toBe(0);
+    // 64 levels below the configuration object itself (the object is level 1, extra's arrays the rest).
+    const ok = await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: [col(62)] } });
+    expect(ok.status, await ok.clone().text()).toBe(201);
+    const p = await json(ok);
+    const added = await call("/report-columns", { method: "POST", key: ws.key, json: { report_id: p.report_id, ...col(2000, "d") } });
+    expect(added.status).toBe(400);
+    const edited = await call(`/report-columns/${p.report_columns[0].id}`, { method: "PATCH", key: ws.key, json: { report_id: p.report_id, column_type: "COUNT", configuration: config(2000) } });
+    expect(edited.status).toBe(400);
+    const after = await json(await call(`/reports/${p.report_id}`, { key: ws.key }));
+    expect(after.report_columns.map((c: any) => c.name)).toEqual(["c"]);
+    expect(JSON.stringify(after.report_columns[0].configuration)).toBe(JSON.stringify(config(62)));
   });
 
   it("places the pipeline in a folder (listed as REPORT); another workspace's folder or group is a 404; a taken external ID is a 409", async () => {
@@ -357,6 +386,70 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     expect(await runEvaluationBatch(env.DB, other.workspaceId, runId, ctx)).toBe("skipped");
   });
 
+  it("two copies of a delivery at once (a duplicated message) share the rows: none is evaluated twice", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await bigDataset(ws, 12);
+    const endpoint = [{ column_type: "ENDPOINT", name: "echo", configuration: { url: "https://fake-endpoint.test/score" } }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: endpoint } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "dup" });
+    const calls: string[] = [];
+    const base = blockContextFor(env, getDb(env.DB), ws.workspaceId);
+    const ctx = {
+      ...base,
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        calls.push(String(init?.body ?? ""));
+        await new Promise((r) => setTimeout(r, 50)); // slow enough for the two deliveries to overlap
+        return fetch(input, init);
+      },
+    };
+    const outcomes = await Promise.all([runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx), runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx)]);
+    expect(outcomes).toContain("completed");
+    expect(calls).toHaveLength(12);
+    expect(new Set(calls).size).toBe(12);
+    const state = await json(await call(`/reports/${runId}`, { key: ws.key }));
+    expect(state.stats.status_counts).toEqual({ COMPLETED: 12, FAILED: 0, QUEUED: 0, RUNNING: 0 });
+  });
+
+  it("rows another delivery holds are left to it (the job waits and looks again); a stale claim is taken over", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await bigDataset(ws, 3);
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: wordCount } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "held" });
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {}, { maxRows: 2 })).toBe("continue");
+    // Another delivery is evaluating the last row right now.
+    await env.DB.prepare("UPDATE report_rows SET state = 'RUNNING', claimed_at = ? WHERE report_id = ? AND row_index = 2").bind(Date.now(), runId).run();
+    const sent: [unknown, unknown][] = [];
+    const spyEnv = { ...env, JOBS: { send: async (m: unknown, o: unknown) => void sent.push([m, o]) } as unknown as Queue };
+    const message = { v: 1, kind: "evaluation_run", workspace_id: ws.workspaceId, report_id: runId };
+    const batch = createMessageBatch("promptedge-jobs", [{ id: "w1", timestamp: new Date(), attempts: 1, body: message }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, spyEnv);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["w1"]);
+    expect(sent).toEqual([[message, { contentType: "json", delaySeconds: 60 }]]);
+    expect((await json(await call(`/reports/${runId}`, { key: ws.key }))).status).toBe("RUNNING");
+    // The claim went stale (its delivery died): the row is taken over and the run completes.
+    await env.DB.prepare("UPDATE report_rows SET claimed_at = ? WHERE report_id = ? AND row_index = 2").bind(Date.now() - 16 * 60_000, runId).run();
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+  });
+
+  it("a row whose evaluation was cut off three times (it kills the Worker) fails instead of being tried forever", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await dataset(ws);
+    const endpoint = [{ column_type: "ENDPOINT", name: "echo", configuration: { url: "https://fake-endpoint.test/score" } }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: endpoint } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "poison" });
+    let calls = 0;
+    const base = blockContextFor(env, getDb(env.DB), ws.workspaceId);
+    const ctx = { ...base, fetch: (input: RequestInfo | URL, init?: RequestInit) => (calls++, fetch(input, init)) };
+    // Row 0 was claimed three times and each delivery died in it; its last claim has gone stale.
+    await env.DB.prepare("UPDATE report_rows SET state = 'RUNNING', claims = 3, claimed_at = ? WHERE report_id = ? AND row_index = 0").bind(Date.now() - 16 * 60_000, runId).run();
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx)).toBe("completed");
+    expect(calls).toBe(1); // only row 1 was evaluated
+    const rows = await json(await call(`/api/public/v2/evaluations/${runId}/rows`, { key: ws.key }));
+    expect(rows.rows[0][4]).toEqual({ type: "eval", status: "FAILED", value: null, error_message: expect.stringMatching(/cut off 3 times/) });
+    expect(rows.rows[1][4]).toMatchObject({ type: "eval", status: "COMPLETED" });
+  });
+
   it("a run given up by the dead-letter queue completes with its unfinished cells FAILED", async () => {
     const ws = await createWorkspace();
     const { groupId } = await bigDataset(ws, 3);
@@ -372,6 +465,119 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     expect(state.stats.status_counts).toEqual({ COMPLETED: 1, FAILED: 2, QUEUED: 0, RUNNING: 0 });
     const rows = await json(await call(`/api/public/v2/evaluations/${runId}/rows`, { key: ws.key }));
     expect(rows.rows[2][1]).toEqual({ type: "eval", status: "FAILED", value: null, error_message: expect.stringMatching(/given up/) });
+  });
+});
+
+describe("giving a run up", { timeout: 60_000 }, () => {
+  it("fails the unwritten rows in bounded statements (a 50,000-row run is not one giant UPDATE)", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await bigDataset(ws, 2500);
+    const columns = [{ column_type: "COUNT", name: "words", configuration: { source: "k", type: "words" } }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns } }));
+    const runId = await startEvaluationRun(getDb(env.DB), { send: async () => {} } as unknown as Queue, auth(ws), p.report_id, { name: "huge" });
+    // Every statement's row changes, seen through a recording D1.
+    const changes: number[] = [];
+    type St = { inner: D1PreparedStatement };
+    const wrap = (st: D1PreparedStatement): St & Record<string, unknown> => ({
+      inner: st,
+      bind: (...args: unknown[]) => wrap(st.bind(...args)),
+      run: async () => {
+        const r = await st.run();
+        changes.push(r.meta.changes ?? 0);
+        return r;
+      },
+      first: (...args: [string?]) => st.first(...(args as [])),
+      all: () => st.all(),
+    });
+    const spy = {
+      prepare: (q: string) => wrap(env.DB.prepare(q)),
+      batch: async (sts: St[]) => {
+        const rs = await env.DB.batch(sts.map((s) => s.inner));
+        for (const r of rs) changes.push(r.meta.changes ?? 0);
+        return rs;
+      },
+    } as unknown as D1Database;
+    await giveUpEvaluationRun(spy, ws.workspaceId, runId);
+    expect(Math.max(...changes)).toBeLessThanOrEqual(1000);
+    const state = await json(await call(`/reports/${runId}`, { key: ws.key }));
+    expect(state.status).toBe("COMPLETED");
+    expect(state.stats.status_counts).toEqual({ COMPLETED: 0, FAILED: 2500, QUEUED: 0, RUNNING: 0 });
+  });
+});
+
+describe("the report_finished webhook event", { timeout: 60_000 }, () => {
+  const noQueue = { send: async () => {} } as unknown as Queue;
+  const scored = [{ column_type: "CONTAINS", name: "mentions expected", configuration: { source: "answer", value_source: "expected" }, is_part_of_score: true }];
+  const finished = async (ws: TestKey) =>
+    (
+      await env.DB.prepare(`SELECT id, user_id, details FROM webhook_events WHERE workspace_id = ? AND event_type = 'report_finished' ORDER BY created_at`)
+        .bind(ws.workspaceId)
+        .all<{ id: string; user_id: number; details: string }>()
+    ).results.map((e) => ({ ...e, details: JSON.parse(e.details) }));
+
+  it("fires once when a run completes, signed, with the run, its pipeline, dataset, row count and score", async () => {
+    const ws = await createWorkspace();
+    const key = hookKey();
+    const hook = await register(ws, { url: hookUrl(key), events: ["report_finished"] });
+    const other = await createWorkspace();
+    const otherKey = hookKey();
+    await register(other, { url: hookUrl(otherKey) });
+    const { groupId, datasetId } = await dataset(ws);
+    const p = await pipeline(ws, groupId, { columns: scored });
+    const res = await runReport(ws, p.report_id, { name: "nightly" });
+    expect(res.status).toBe(201);
+    const runId = (await json(res)).report_id as number;
+    await waitForRun(ws, runId);
+    const [got] = await waitForInbox(key, 1);
+    expect(await verify(got, hook.secret)).toBe(true);
+    expect(JSON.parse(got.body)).toEqual({
+      event_type: "report_finished",
+      details: { report_id: runId, report_name: "nightly", parent_report_id: p.report_id, dataset_id: datasetId, row_count: 2, score: 50 },
+      workspace_id: ws.workspaceId,
+      user_id: ws.userId,
+      timestamp: expect.any(String),
+    });
+    // Delivered again or given up after it completed: still one event.
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("skipped");
+    await giveUpEvaluationRun(env.DB, ws.workspaceId, runId);
+    expect(await finished(ws)).toEqual([{ id: `report_finished_${runId}`, user_id: ws.userId, details: expect.objectContaining({ report_id: runId }) }]);
+    expect(await inbox(key)).toHaveLength(1);
+    // Another workspace's webhook hears nothing of it.
+    expect(await inbox(otherKey)).toEqual([]);
+  });
+
+  it("is written in the batch that completes the run: none while it runs, one when a completion is repeated", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await bigDataset(ws, 3);
+    const columns = [{ column_type: "COUNT", name: "words", configuration: { source: "k", type: "words" }, is_part_of_score: true }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "twice" });
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {}, { maxRows: 1 })).toBe("continue");
+    expect(await finished(ws)).toEqual([]);
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+    // As if a redelivery raced the completion: the run looks RUNNING again and completes a second time.
+    await env.DB.prepare(`UPDATE reports SET status = 'RUNNING' WHERE id = ?`).bind(runId).run();
+    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+    const events = await finished(ws);
+    expect(events).toHaveLength(1);
+    expect(events[0].details).toEqual({ report_id: runId, report_name: "twice", parent_report_id: p.report_id, dataset_id: expect.any(Number), row_count: 3, score: 2 });
+  });
+
+  it("a run given up by the dead-letter queue finishes too, and its event is dispatched at once", async () => {
+    const ws = await createWorkspace();
+    const key = hookKey();
+    await register(ws, { url: hookUrl(key) });
+    const { groupId } = await bigDataset(ws, 3);
+    const columns = [{ column_type: "COUNT", name: "words", configuration: { source: "k", type: "words" } }];
+    const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns } }));
+    const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "doomed" });
+    const batch = createMessageBatch("promptedge-jobs-dlq", [{ id: "d1", timestamp: new Date(), attempts: 1, body: { v: 1, kind: "evaluation_run", workspace_id: ws.workspaceId, report_id: runId } }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["d1"]);
+    expect(await finished(ws)).toEqual([{ id: `report_finished_${runId}`, user_id: ws.userId, details: expect.objectContaining({ report_id: runId, row_count: 3, score: null }) }]);
+    const [got] = await waitForInbox(key, 1);
+    expect(JSON.parse(got.body)).toMatchObject({ event_type: "report_finished", details: { report_id: runId } });
   });
 });
 

@@ -284,6 +284,54 @@ describe("delivery", () => {
     expect(hangLog.deliveries[0].attempts[0].duration_ms).toBeGreaterThanOrEqual(250);
   });
 
+  it("an attempt that never finished (the Worker died mid-send) counts: with none left, the delivery fails instead of sending again", async () => {
+    const ws = await createWorkspace();
+    const key = hookKey();
+    await register(ws, { url: hookUrl(key) });
+    const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue };
+    await rawBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
+    expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(1);
+    const { id } = (await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ id: string }>())!;
+    // The second and last allowed attempt claimed the delivery, and its lease ran out with no outcome written.
+    await env.DB.prepare(`UPDATE webhook_deliveries SET status = 'sending', attempts = 2, lease_until = ? WHERE id = ?`).bind(Date.now() - 1000, id).run();
+    const settings = { maxAttempts: 2 };
+    expect(await deliverWebhook(testEnv, ws.workspaceId, id, { settings })).toEqual({ state: "skipped" });
+    const row = await env.DB.prepare(`SELECT status, attempts, lease_until, last_error FROM webhook_deliveries WHERE id = ?`).bind(id).first();
+    expect(row).toMatchObject({ status: "failed", attempts: 2, lease_until: null, last_error: expect.stringMatching(/no outcome/) });
+    expect(await inbox(key)).toEqual([]);
+    // With attempts left, the same situation is one more attempt.
+    await env.DB.prepare(`UPDATE webhook_deliveries SET status = 'sending', attempts = 1, lease_until = ? WHERE id = ?`).bind(Date.now() - 1000, id).run();
+    expect(await deliverWebhook(testEnv, ws.workspaceId, id, { settings })).toMatchObject({ state: "delivered", attempt: 2 });
+    expect(await inbox(key)).toHaveLength(1);
+  });
+
+  it("a backlog of events is dispatched in bounded rounds, oldest first; what one call leaves, the next takes", async () => {
+    const ws = await createWorkspace();
+    await register(ws, { url: hookUrl(hookKey()) });
+    await register(ws, { url: hookUrl(hookKey()) });
+    const batches: unknown[][] = [];
+    const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async (ms: unknown[]) => void batches.push(ms) } as unknown as Queue };
+    // 650 events nobody dispatched (as if dispatch had been down), a millisecond apart, the oldest first.
+    const start = Date.now() + 1000;
+    await env.DB.prepare(
+      `WITH RECURSIVE s(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM s WHERE k + 1 < 650)
+       INSERT INTO webhook_events (id, workspace_id, user_id, event_type, details, created_at)
+       SELECT 'evt_backlog_' || ?1 || '_' || k, ?1, NULL, 'prompt_template_version_created', json_object('k', k), ?2 + k FROM s`,
+    )
+      .bind(ws.workspaceId, start)
+      .run();
+    const undispatched = async () =>
+      (await env.DB.prepare(`SELECT count(*) AS n, min(created_at) AS oldest FROM webhook_events WHERE workspace_id = ? AND dispatched_at IS NULL`).bind(ws.workspaceId).first<{ n: number; oldest: number }>())!;
+    expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(1000); // 500 events × 2 webhooks
+    expect(await undispatched()).toEqual({ n: 150, oldest: start + 500 });
+    expect(Math.max(...batches.map((b) => b.length))).toBeLessThanOrEqual(100);
+    expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(300);
+    expect((await undispatched()).n).toBe(0);
+    expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(0);
+    const { n } = (await env.DB.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ n: number }>())!;
+    expect(n).toBe(1300);
+  });
+
   it("backoff doubles from WEBHOOK_RETRY_BASE_SECONDS and stops at an hour", () => {
     expect([1, 2, 3, 4, 8].map((a) => retryDelay(a, 30))).toEqual([30, 60, 120, 240, 3600]);
     expect([1, 2, 3].map((a) => retryDelay(a, 1))).toEqual([1, 2, 4]);

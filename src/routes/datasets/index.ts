@@ -10,6 +10,7 @@ import { IdParam, Timestamp } from "../../lib/schemas";
 import { enqueue } from "../../queue/messages";
 import { createDatasetGroup, datasetGroupExists, datasetRowsPage, listDatasets, MAX_LOGS_PER_JOB, queueDraftFill, saveDraft } from "../../services/datasets";
 import { addRequestLog, createDraft, previewFill } from "../../services/dataset-drafts";
+import { markFillFailed } from "../../services/dataset-fill";
 import { requireOwnWorkspace } from "../../lib/workspace";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
@@ -235,13 +236,26 @@ const rows = defineRoute({
   },
 });
 
+/**
+ * Queues a fill or copy job. A job the queue refused is FAILED at once: left QUEUED, it would hold the
+ * draft busy for good (save-draft and add-request-log answer 409 while a job is queued).
+ */
+async function enqueueFill(env: AppEnv["Bindings"], workspaceId: number, jobId: number): Promise<void> {
+  try {
+    await enqueue(env.JOBS, { v: 1, kind: "dataset_fill", workspace_id: workspaceId, job_id: jobId });
+  } catch (err) {
+    await markFillFailed(env.DB, workspaceId, jobId).catch(() => {});
+    throw err;
+  }
+}
+
 export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(createGroup, async (c) => c.json(await createDatasetGroup(getDb(c.env.DB), c.get("auth"), c.req.valid("json")), 201));
 
   app.openapi(fromFilterParams, async (c) => {
     const auth = c.get("auth");
     const queued = await queueDraftFill(getDb(c.env.DB), auth, c.req.valid("json"));
-    await enqueue(c.env.JOBS, { v: 1, kind: "dataset_fill", workspace_id: auth.workspaceId, job_id: queued.jobId });
+    await enqueueFill(c.env, auth.workspaceId, queued.jobId);
     return c.json(
       { success: true as const, message: "Dataset version creation queued", dataset_id: queued.datasetId, dataset_group_id: queued.datasetGroupId, version_number: -1 },
       201,
@@ -257,7 +271,7 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
     const auth = c.get("auth");
     const draft = await createDraft(getDb(c.env.DB), auth, c.req.valid("json"));
     if (!draft.queued) return c.json({ success: true as const, message: "Draft dataset version created", draft_dataset_id: draft.draftDatasetId }, 201);
-    await enqueue(c.env.JOBS, { v: 1, kind: "dataset_fill", workspace_id: auth.workspaceId, job_id: draft.jobId });
+    await enqueueFill(c.env, auth.workspaceId, draft.jobId);
     return c.json({ success: true as const, message: "Draft created; rows are being copied from the source dataset", draft_dataset_id: draft.draftDatasetId }, 202);
   });
 

@@ -8,7 +8,24 @@ import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external
 const PositiveId = z.int("must be an integer").positive("must be a positive integer");
 const Name255 = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
 const ColumnType = z.string().min(1, "must be a block type").openapi({ description: "A block type that computes (see the README's blocks table)." });
-const Configuration = z.record(z.string(), z.unknown(), { error: "must be an object" });
+/** Nesting a configuration may have: SQLite's JSON functions fail past 1,000, and no block needs a tenth of it. */
+export const MAX_CONFIGURATION_DEPTH = 64;
+
+/** True when a JSON value nests deeper than `max` levels (iterative: a deep value cannot overflow the stack). */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const Configuration = z
+  .record(z.string(), z.unknown(), { error: "must be an object" })
+  .refine((c) => !deeperThan(c, MAX_CONFIGURATION_DEPTH), `must nest at most ${MAX_CONFIGURATION_DEPTH} levels`);
 
 export const ColumnDefinition = z
   .object({
