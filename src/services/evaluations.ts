@@ -228,6 +228,9 @@ export interface ListEvaluationsQuery extends ExternalIdLookupQuery {
   sort_order: "asc" | "desc";
 }
 
+/** Runs listed under each pipeline by GET /evaluations?include_runs=true (the newest; run_count has them all). */
+export const RUNS_PER_EVALUATION = 10;
+
 /** GET /api/public/v2/evaluations: the workspace's pipelines; with include_runs, each with its runs (newest first). */
 export async function listEvaluations(db: Db, ws: number, q: ListEvaluationsQuery) {
   const lookup = await resolveExternalIdLookup(db, ws, "evaluation", q);
@@ -254,13 +257,24 @@ export async function listEvaluations(db: Db, ws: number, q: ListEvaluationsQuer
   const ids = rows.map((x) => x.id);
   const ext = await externalIdsFor(db, ws, "evaluation", ids);
   const runsBy = new Map<number, ReturnType<typeof runView>[]>();
+  const runCounts = new Map<number, number>();
   if (q.include_runs && ids.length) {
-    const runs = await db
-      .select()
+    // Each pipeline brings its newest RUNS_PER_EVALUATION runs (and how many it has), so a page's
+    // size and the cell counts read for it stay bounded however often pipelines were run.
+    const ranked = db
+      .select({
+        id: r.id,
+        parent: r.parentReportId,
+        rn: sql<number>`row_number() OVER (PARTITION BY ${r.parentReportId} ORDER BY ${r.id} DESC)`.as("rn"),
+        total: sql<number>`count(*) OVER (PARTITION BY ${r.parentReportId})`.as("total"),
+      })
       .from(r)
       // Archiving a pipeline archives its runs: the archived pipelines' lists show them.
       .where(and(eq(r.workspaceId, ws), eq(r.isBlueprint, false), q.status === "active" ? eq(r.deleted, false) : undefined, inJsonList(r.parentReportId, ids)))
-      .orderBy(desc(r.id));
+      .as("ranked");
+    const top = await db.select({ id: ranked.id, parent: ranked.parent, total: ranked.total }).from(ranked).where(lte(ranked.rn, RUNS_PER_EVALUATION));
+    for (const t of top) runCounts.set(t.parent!, t.total);
+    const runs = top.length ? await db.select().from(r).where(inJsonList(r.id, top.map((t) => t.id))).orderBy(desc(r.id)) : [];
     const counts = await statusCounts(d1Of(db), runs.map((x) => x.id));
     for (const run of runs) {
       const list = runsBy.get(run.parentReportId!) ?? [];
@@ -269,7 +283,7 @@ export async function listEvaluations(db: Db, ws: number, q: ListEvaluationsQuer
     }
   }
   return {
-    evaluations: rows.map((x) => ({ ...reportView(x, ext.get(String(x.id)) ?? []), ...(q.include_runs ? { runs: runsBy.get(x.id) ?? [] } : {}) })),
+    evaluations: rows.map((x) => ({ ...reportView(x, ext.get(String(x.id)) ?? []), ...(q.include_runs ? { runs: runsBy.get(x.id) ?? [], run_count: runCounts.get(x.id) ?? 0 } : {}) })),
     page: q.page,
     per_page: q.per_page,
     total: n,

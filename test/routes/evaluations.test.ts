@@ -617,6 +617,23 @@ describe("GET /api/public/v2/evaluations", { timeout: 60_000 }, () => {
     expect((await json(await call(`/api/public/v2/evaluations?name=r1`, { key: a.key }))).total).toBe(0);
   });
 
+  it("include_runs brings each pipeline's newest 10 runs and run_count; 10 runs are all listed, 11 are not", async () => {
+    const ws = await createWorkspace();
+    const { groupId } = await dataset(ws);
+    const tag = uniq("many-runs");
+    const noQueue = { send: async () => {} } as unknown as Queue;
+    const ten = await pipeline(ws, groupId, { name: `${tag}-ten`, columns: [COLUMNS[0]] });
+    const eleven = await pipeline(ws, groupId, { name: `${tag}-eleven`, columns: [COLUMNS[0]] });
+    const runsOf = { [ten.report_id]: [] as number[], [eleven.report_id]: [] as number[] };
+    for (const [id, n] of [[ten.report_id, 10], [eleven.report_id, 11]] as const) {
+      for (let i = 0; i < n; i++) runsOf[id].push(await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), id, { name: `run-${i}` }));
+    }
+    const got = await json(await call(`/api/public/v2/evaluations?name=${tag}&include_runs=true&sort_by=id&sort_order=asc`, { key: ws.key }));
+    expect(got.evaluations.map((e: any) => e.run_count)).toEqual([10, 11]);
+    expect(got.evaluations[0].runs.map((r: any) => r.id)).toEqual([...runsOf[ten.report_id]].reverse());
+    expect(got.evaluations[1].runs.map((r: any) => r.id)).toEqual(runsOf[eleven.report_id].slice(1).reverse());
+  });
+
   it("GET /api/public/v2/datasets?report_id= keeps the dataset a run or pipeline uses", async () => {
     const ws = await createWorkspace();
     const first = await dataset(ws);

@@ -92,7 +92,9 @@ const Run = z
   .openapi("EvaluationRun");
 
 export const Evaluation = z
-  .object({ ...reportFields, external_ids: z.array(ExternalId), runs: z.array(Run).optional().openapi({ description: "With include_runs=true: the runs, newest first." }) })
+  .object({ ...reportFields, external_ids: z.array(ExternalId), runs: z.array(Run).optional().openapi({ description: "With include_runs=true: the newest 10 runs, newest first." }),
+    run_count: z.int().optional().openapi({ description: "With include_runs=true: how many runs the pipeline has in all." }),
+  })
   .openapi("Evaluation");
 
 export const ListEvaluationsQuery = z.object({
