@@ -120,9 +120,25 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
     if (!already) throw busy();
     return { draftDatasetId: draft.id, added: false };
   }
-  const columns = variables ? [...new Set(variables)] : defaultColumns(draft.columns, Object.keys(JSON.parse(inserted.v) as Record<string, unknown>));
-  await d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ?`).bind(JSON.stringify(columns), Date.now(), draft.id).run();
+  const keys = Object.keys(JSON.parse(inserted.v) as Record<string, unknown>);
+  await mergeColumns(d1, draft.id, (current) => (variables ? [...new Set(variables)] : defaultColumns(current, keys)));
   return { draftDatasetId: draft.id, added: true };
+}
+
+/**
+ * Sets a dataset's column_names to next(current) without losing a concurrent append's columns: the
+ * update only applies to the text it was computed from, and is recomputed from the new text otherwise.
+ */
+async function mergeColumns(d1: D1Database, datasetId: number, next: (current: string[]) => string[]): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const row = await d1.prepare(`SELECT column_names AS c FROM datasets WHERE id = ?`).bind(datasetId).first<{ c: string }>();
+    if (!row) return;
+    const text = JSON.stringify(next(JSON.parse(row.c) as string[]));
+    if (text === row.c) return;
+    const res = await d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ? AND column_names = ?`).bind(text, Date.now(), datasetId, row.c).run();
+    if ((res.meta.changes ?? 0) > 0) return;
+  }
+  throw new Error(`dataset ${datasetId}: column_names kept changing under 50 concurrent updates`);
 }
 
 /**

@@ -227,6 +227,20 @@ describe("POST /api/public/v2/dataset-versions/add-request-log", { timeout: 30_0
     expect((await datasetsOf(ws, big.groupId)).find((d) => d.id === bigDraft.id).column_names).toHaveLength(124);
   });
 
+  it("concurrent appends of logs with different variables lose none of the columns", async () => {
+    const ws = await createWorkspace();
+    const g = await createGroup(ws);
+    const logIds: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      logIds.push((await json(await call("/log-request", { method: "POST", key: ws.key, json: logBody({ prompt_input_variables: { [`var${String(i).padStart(2, "0")}`]: i } }) }))).id);
+    }
+    const answers = await Promise.all(logIds.map((id) => post(ws, "add-request-log", { dataset_group_id: g.dataset_group.id, request_log_id: id })));
+    expect(answers.map((r) => r.status)).toEqual(logIds.map(() => 201));
+    const rows = await rowsOf(ws, g.dataset.id);
+    expect(rows.total).toBe(12);
+    expect(rows.columns).toEqual([...logIds.map((_, i) => `var${String(i).padStart(2, "0")}`), "input", "output"]);
+  });
+
   it("creates the draft when the group has none", async () => {
     const ws = await createWorkspace();
     const ids = await seedLogs(ws.key);
