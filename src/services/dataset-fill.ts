@@ -147,7 +147,7 @@ export async function runDatasetFill(d1: D1Database, ws: number, jobId: number):
   const now = Date.now();
   const [, , count] = await d1.batch([
     d1
-      .prepare(`UPDATE dataset_jobs SET status = 'COMPLETED', rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
+      .prepare(`UPDATE dataset_jobs SET status = CASE WHEN (SELECT current_job_id FROM datasets WHERE id = ?1) = ?2 THEN 'COMPLETED' ELSE 'SUPERSEDED' END, rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
       .bind(job.dataset_id, job.id, now),
     d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ? AND current_job_id = ?`).bind(JSON.stringify(columns), now, job.dataset_id, job.id),
     d1.prepare(`SELECT rows_added AS n FROM dataset_jobs WHERE id = ?`).bind(job.id),
@@ -189,7 +189,7 @@ async function copyRows(d1: D1Database, ws: number, job: JobRow, sourceId: numbe
   const now = Date.now();
   const [, , count] = await d1.batch([
     d1
-      .prepare(`UPDATE dataset_jobs SET status = 'COMPLETED', rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
+      .prepare(`UPDATE dataset_jobs SET status = CASE WHEN (SELECT current_job_id FROM datasets WHERE id = ?1) = ?2 THEN 'COMPLETED' ELSE 'SUPERSEDED' END, rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
       .bind(job.dataset_id, job.id, now),
     d1
       .prepare(`UPDATE datasets SET column_names = (SELECT column_names FROM datasets WHERE id = ?1 AND workspace_id = ?2), updated_at = ?3 WHERE id = ?4 AND current_job_id = ?5`)

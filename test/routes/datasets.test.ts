@@ -279,6 +279,37 @@ describe("the dataset_fill job", { timeout: 30_000 }, () => {
     const job = await env.DB.prepare("SELECT status FROM dataset_jobs WHERE id = ?").bind(older.jobId).first();
     expect(job).toEqual({ status: "SUPERSEDED" });
   });
+
+  it("superseded while it runs, it ends SUPERSEDED, not COMPLETED, and sends no event; the newer fill completes", async () => {
+    const ws = await createWorkspace();
+    const ids = await seedLogs(ws.key);
+    const g = await createGroup(ws);
+    const older = await queueDraftFill(getDb(env.DB), auth(ws), { dataset_group_id: g.dataset_group.id, request_log_ids: [ids[0]] });
+    let newer: Awaited<ReturnType<typeof queueDraftFill>> | undefined;
+    let batches = 0;
+    // A newer from-filter-params call lands between the older job's copying and its completion batch.
+    const d1 = new Proxy(env.DB, {
+      get(target, key) {
+        if (key === "batch") {
+          return async (statements: D1PreparedStatement[]) => {
+            if (++batches === 2) newer = await queueDraftFill(getDb(env.DB), auth(ws), { dataset_group_id: g.dataset_group.id, request_log_ids: [ids[1], ids[2]] });
+            return target.batch(statements);
+          };
+        }
+        const v = (target as any)[key];
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    await runDatasetFill(d1, ws.workspaceId, older.jobId);
+    expect(newer).toBeDefined();
+    const status = (id: number) => env.DB.prepare("SELECT status FROM dataset_jobs WHERE id = ?").bind(id).first<{ status: string }>();
+    expect(await status(older.jobId)).toEqual({ status: "SUPERSEDED" });
+    const events = await env.DB.prepare("SELECT count(*) AS n FROM webhook_events WHERE workspace_id = ?").bind(ws.workspaceId).first<{ n: number }>();
+    expect(events!.n).toBe(0);
+    expect(await runDatasetFill(env.DB, ws.workspaceId, newer!.jobId)).toMatchObject({ state: "completed", rowsAdded: 2 });
+    expect(await status(newer!.jobId)).toEqual({ status: "COMPLETED" });
+    expect(await count(newer!.datasetId)).toBe(2);
+  });
 });
 
 describe("POST /api/public/v2/dataset-versions/save-draft", { timeout: 30_000 }, () => {
