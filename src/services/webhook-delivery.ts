@@ -284,6 +284,9 @@ const RETENTION_MS = 30 * 24 * 3600_000;
 const SWEEP_LIMIT = 500;
 
 /** Run by the cron trigger: dispatch what was missed, re-queue what was lost, forget what is old. */
+/** The retention pass's pick of closed deliveries older than ?1 (read through webhook_deliveries_closed). */
+export const closedDeliveriesBefore = `SELECT id FROM webhook_deliveries WHERE created_at < ?1 AND status IN ('delivered', 'failed') LIMIT ${SWEEP_LIMIT}`;
+
 export async function sweepWebhooks(env: Bindings, now = Date.now()): Promise<{ workspaces: number; requeued: number }> {
   const { results: stale } = await env.DB.prepare(
     `SELECT DISTINCT workspace_id FROM webhook_events WHERE dispatched_at IS NULL AND created_at < ? LIMIT 100`,
@@ -302,10 +305,9 @@ export async function sweepWebhooks(env: Bindings, now = Date.now()): Promise<{ 
   await queueDeliveries(env, overdue);
 
   const cutoff = now - RETENTION_MS;
-  const old = `SELECT id FROM webhook_deliveries WHERE created_at < ?1 AND status IN ('delivered', 'failed') LIMIT ${SWEEP_LIMIT}`;
   await env.DB.batch([
-    env.DB.prepare(`DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (${old})`).bind(cutoff),
-    env.DB.prepare(`DELETE FROM webhook_deliveries WHERE id IN (${old})`).bind(cutoff),
+    env.DB.prepare(`DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (${closedDeliveriesBefore})`).bind(cutoff),
+    env.DB.prepare(`DELETE FROM webhook_deliveries WHERE id IN (${closedDeliveriesBefore})`).bind(cutoff),
     env.DB.prepare(
       `DELETE FROM webhook_events WHERE id IN (SELECT e.id FROM webhook_events AS e WHERE e.created_at < ?1 AND e.dispatched_at IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS d WHERE d.event_id = e.id) LIMIT ${SWEEP_LIMIT})`,

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { rawBatch } from "../../src/db/raw-batch";
 import { EVENT_TYPES, eventStatement } from "../../src/services/events";
-import { deliverWebhook, dispatchEvents, retryDelay, sweepWebhooks } from "../../src/services/webhook-delivery";
+import { closedDeliveriesBefore, deliverWebhook, dispatchEvents, retryDelay, sweepWebhooks } from "../../src/services/webhook-delivery";
 import { MAX_WEBHOOKS_PER_WORKSPACE } from "../../src/services/webhooks";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { seedLogs } from "../helpers/logs";
@@ -398,6 +398,13 @@ describe("delivery", () => {
     const [viaSecond] = await waitForInbox(`${key}b`, 1);
     expect(viaSecond.headers["webhook-id"]).toBe(`msg_lost_${key}`);
   }, 30_000);
+
+  it("the retention pass reads closed deliveries through their index, not a scan of every delivery", async () => {
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${closedDeliveriesBefore}`).bind(Date.now()).all<{ detail: string }>();
+    const plan = results.map((r) => r.detail).join("\n");
+    expect(plan).toMatch(/USING (COVERING )?INDEX webhook_deliveries_closed/);
+    expect(plan).not.toMatch(/SCAN webhook_deliveries(?! USING)/);
+  });
 
   it("the cron trigger runs the sweeper", async () => {
     const { createScheduledController, createExecutionContext, waitOnExecutionContext } = await import("cloudflare:test");

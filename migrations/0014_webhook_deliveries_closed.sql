@@ -1,0 +1,1 @@
+CREATE INDEX `webhook_deliveries_closed` ON `webhook_deliveries` (`created_at`) WHERE status IN ('delivered', 'failed');
