@@ -38,3 +38,20 @@ export function storeEdit(edit: { display_value?: string | null; value?: unknown
 export function readValue(display: string | null, json: string | null): unknown {
   return json === null ? display : JSON.parse(json);
 }
+
+/** Deepest nesting a value sent to a sheet may have: deeper JSON overflows the stack on its way to the object. */
+export const MAX_JSON_DEPTH = 64;
+
+/** How deep `v` nests (a scalar is 0, `[1]` is 1), counted without recursion; stops counting past `cap`. */
+export function jsonDepth(v: unknown, cap = MAX_JSON_DEPTH + 1): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length > 0) {
+    const [x, d] = stack.pop()!;
+    if (x === null || typeof x !== "object") continue;
+    if (d + 1 > max) max = d + 1;
+    if (max > cap) return max;
+    for (const child of Array.isArray(x) ? x : Object.values(x)) stack.push([child, d + 1]);
+  }
+  return max;
+}
