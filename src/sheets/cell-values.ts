@@ -14,6 +14,33 @@ export function displayOf(v: unknown): string | null {
   return typeof v === "string" ? v : JSON.stringify(v);
 }
 
+/**
+ * Most bytes (UTF-8) a cell's display_value and value may take together. The object's SQLite refuses a
+ * row over 2 MiB (SQLITE_TOOBIG), and a structured value is stored twice (its JSON text is its display).
+ */
+export const MAX_CELL_BYTES = 2_000_000;
+
+/** UTF-8 length of a string, without encoding it. */
+export function utf8Bytes(s: string | null): number {
+  if (s === null) return 0;
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** The bytes a stored value takes. */
+export function storedBytes(v: StoredValue): number {
+  return utf8Bytes(v.display) + utf8Bytes(v.json);
+}
+
 /** A value given alone (a row's initial value, a computed result). */
 export function storeValue(v: unknown): StoredValue {
   if (v === null || v === undefined || typeof v === "string") return { display: v ?? null, json: null };

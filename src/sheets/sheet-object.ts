@@ -22,7 +22,7 @@ import { blockSources, COMPUTING_BLOCK_TYPES, evaluateBlock, validateBlockConfig
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
-import { readValue, storeEdit, storeValue, type StoredValue } from "./cell-values";
+import { MAX_CELL_BYTES, readValue, storeEdit, storedBytes, storeValue, type StoredValue } from "./cell-values";
 import { promptRefsOf } from "./prompt-refs";
 import { ColumnGraph, inputHash } from "./stale-graph";
 
@@ -898,7 +898,10 @@ export class SheetObject extends DurableObject<Env> {
         const col = m.byId.get(key.toLowerCase());
         if (!col) return fail("validation_error", `values[${i}].${key}: no column with this id in this sheet`);
         if (col.computed) return fail("validation_error", `values[${i}].${key}: column ${JSON.stringify(col.title)} is ${col.type}, not TEXT; its cells are computed`);
-        writes.push({ row: i, seq: col.seq, v: storeValue(v) });
+        const stored = storeValue(v);
+        const bytes = storedBytes(stored);
+        if (bytes > MAX_CELL_BYTES) return fail("payload_too_large", `values[${i}].${key}: takes ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`);
+        writes.push({ row: i, seq: col.seq, v: stored });
       }
     }
     if (this.meta("next_row_index") + input.count > MAX_ROW_INDEX) return fail("validation_error", "count: the sheet cannot hold more rows");
@@ -957,6 +960,8 @@ export class SheetObject extends DurableObject<Env> {
       return fail("validation_error", `cell_id: the cell is in column ${JSON.stringify(at.col.title)} of type ${at.col.type}; only cells of TEXT columns can be edited, the others are computed`);
     }
     const v = storeEdit(edit);
+    const bytes = storedBytes(v);
+    if (bytes > MAX_CELL_BYTES) return fail("payload_too_large", `value: display_value and value take ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`);
     const downstream = this.model().graph.downstream([at.col.seq]);
     const now = Date.now();
     const { version, staleCount } = this.ctx.storage.transactionSync(() => {
@@ -1262,7 +1267,15 @@ export class SheetObject extends DurableObject<Env> {
     const outcomes: Outcome[] = new Array(chunk.length);
     let next = 0;
     const worker = async () => {
-      for (let i = next++; i < chunk.length; i = next++) outcomes[i] = await this.computeCell(m, chunk[i], inputCells, ctx);
+      for (let i = next++; i < chunk.length; i = next++) {
+        // A throw must fail its cell, not the alarm: a failed alarm leaves the chunk RUNNING and each retry recomputes it.
+        try {
+          outcomes[i] = await this.computeCell(m, chunk[i], inputCells, ctx);
+        } catch (err) {
+          console.error(JSON.stringify({ level: "error", msg: "cell computation failed unexpectedly", error: String(err) }));
+          outcomes[i] = { kind: "failed", error: "the computation failed unexpectedly", hash: null };
+        }
+      }
     };
     await Promise.all(Array.from({ length: Math.min(EVAL_CONCURRENCY, chunk.length) }, worker));
 
@@ -1285,7 +1298,7 @@ export class SheetObject extends DurableObject<Env> {
             c.execution_id,
           );
         } else {
-          const v = o.kind === "completed" ? storeValue(o.value) : { display: null, json: null };
+          const v = o.kind === "completed" ? o.stored : { display: null, json: null };
           this.sql.exec(
             `UPDATE cells SET status = ?, display_value = ?, value = ?, error = ?, input_hash = ?, last_computed_version = ?, updated_at = ?
              WHERE row_index = ? AND column_seq = ? AND status = 'RUNNING' AND execution_id = ?`,
@@ -1334,7 +1347,12 @@ export class SheetObject extends DurableObject<Env> {
     const hash = inputHash(col.type, col.config, inputs);
     if (hash === cell.input_hash && cell.error === null && cell.last_computed_version !== null) return { kind: "reused" };
     const r = await evaluateBlock(col.type, col.config, inputs, ctx);
-    return r.ok ? { kind: "completed", value: r.value, hash } : { kind: "failed", error: r.error, hash };
+    if (!r.ok) return { kind: "failed", error: r.error, hash };
+    const stored = storeValue(r.value);
+    const bytes = storedBytes(stored);
+    // Storing it would exceed SQLite's row limit and abort the whole chunk's transaction.
+    if (bytes > MAX_CELL_BYTES) return { kind: "failed", error: `the result takes ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`, hash };
+    return { kind: "completed", stored, hash };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1459,7 +1477,7 @@ export interface SheetAccess {
   tableId: string;
 }
 
-export type FailCode = "validation_error" | "not_found" | "conflict";
+export type FailCode = "validation_error" | "not_found" | "conflict" | "payload_too_large";
 export type Fail = { ok: false; code: FailCode; message: string };
 export type Result<T> = ({ ok: true } & T) | Fail;
 const fail = (code: FailCode, message: string): Fail => ({ ok: false, code, message });
@@ -1548,7 +1566,7 @@ interface PlannedEdge {
 type Outcome =
   | { kind: "wait" }
   | { kind: "reused" }
-  | { kind: "completed"; value: unknown; hash: string }
+  | { kind: "completed"; stored: StoredValue; hash: string }
   | { kind: "failed"; error: string; hash: string | null };
 
 interface ExecutionRow {

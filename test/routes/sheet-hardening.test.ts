@@ -2,7 +2,7 @@
 // changes nothing (not even the version), and sizes stay within what the sheet object can hold.
 import { describe, expect, it } from "vitest";
 import { call, createWorkspace, json } from "../helpers/api";
-import { addColumn, addRows, newSheet, patchCell } from "../helpers/sheet-data";
+import { addColumn, addRows, newSheet, patchCell, waitOperation } from "../helpers/sheet-data";
 
 const nested = (depth: number) => {
   let v: unknown = "x";
@@ -37,6 +37,50 @@ describe("deeply nested JSON", () => {
     expect(await sheetVersion(s)).toBe(before);
     const ok = await patchCell(s, cellA, { value: nested(63) });
     expect(ok.status).toBe(200);
+    expect(await sheetVersion(s)).toBe(before + 1);
+  });
+});
+
+describe("cell size", () => {
+  it("a computed result too large for a cell fails that cell (the run goes on) instead of stalling it RUNNING", async () => {
+    const ws = await createWorkspace();
+    const s = await newSheet(ws);
+    const b = await addColumn(s, { title: "B", type: "TEXT" });
+    const small = await addColumn(s, { title: "Small", type: "COMBINE_COLUMNS", config: { sources: ["B"] } });
+    const big = await addColumn(s, { title: "Big", type: "COMBINE_COLUMNS", config: { sources: ["Column A", "B"] } });
+    const row = (await json(await call(`${s.base}/rows`, { key: ws.key }))).data[0];
+    expect((await patchCell(s, row.cells[s.columnA].id, { display_value: "a".repeat(1_000_000) })).status).toBe(200);
+    expect((await patchCell(s, row.cells[b.column.id].id, { display_value: "b".repeat(600_000) })).status).toBe(200);
+    const res = await call(`${s.base}/operations`, { method: "POST", key: ws.key, json: {} });
+    expect(res.status).toBe(202);
+    const op = await waitOperation(s, (await json(res)).operation_id);
+    expect(op).toMatchObject({ status: "completed", completed_count: 1, failed_count: 1 });
+    const got = async (id: string) => (await json(await call(`${s.base}/cells/${id}`, { key: ws.key }))).cell;
+    const failed = await got(row.cells[big.column.id].id);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.error).toMatch(/^the result takes \d+ bytes stored; a cell holds at most 2000000$/);
+    expect((await got(row.cells[small.column.id].id)).status).toBe("COMPLETED");
+  });
+
+  it("an edit or added row whose value takes more than a cell holds is a 413 that changes nothing", async () => {
+    const ws = await createWorkspace();
+    const s = await newSheet(ws);
+    const cellA = (await json(await call(`${s.base}/rows`, { key: ws.key }))).data[0].cells[s.columnA].id;
+    const before = await sheetVersion(s);
+    // A structured value is stored with its JSON text as the display: twice its size.
+    const value = { s: "x".repeat(1_040_000) };
+    const edit = await patchCell(s, cellA, { value });
+    expect(edit.status).toBe(413);
+    const refused = await json(edit);
+    expect(refused).toMatchObject({ success: false, error: "payload_too_large" });
+    expect(refused.message).toMatch(/^value: display_value and value take \d+ bytes stored; a cell holds at most 2000000$/);
+    const add = await call(`${s.base}/rows`, { method: "POST", key: ws.key, json: { values: [{ [s.columnA]: value }] } });
+    expect(add.status).toBe(413);
+    expect((await json(add)).message).toMatch(/^values\[0\]\..*: takes \d+ bytes stored; a cell holds at most 2000000$/);
+    expect(await sheetVersion(s)).toBe(before);
+    expect((await json(await call(`${s.base}/cells/${cellA}`, { key: ws.key }))).cell.display_value).toBeNull();
+    // The same text as a plain string is stored once, and fits.
+    expect((await patchCell(s, cellA, { value: value.s })).status).toBe(200);
     expect(await sheetVersion(s)).toBe(before + 1);
   });
 });
