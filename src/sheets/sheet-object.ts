@@ -536,8 +536,31 @@ export class SheetObject extends DurableObject<Env> {
         opts.limit + 1,
       )
       .toArray();
-    const hasMore = rows.length > opts.limit;
-    const page = rows.slice(0, opts.limit);
+    let hasMore = rows.length > opts.limit;
+    let page = rows.slice(0, opts.limit);
+    if (page.length > 1) {
+      // A page stops early once its cells hold ROWS_PAGE_BYTES: 100 rows of large cells would not fit in memory (or one RPC answer).
+      const lo = Math.min(page[0].row_index, page[page.length - 1].row_index);
+      const hi = Math.max(page[0].row_index, page[page.length - 1].row_index);
+      const bytes = new Map<number, number>();
+      for (const r of this.sql.exec<{ row_index: number; n: number }>(
+        `SELECT row_index, SUM(COALESCE(length(CAST(display_value AS BLOB)), 0) + COALESCE(length(CAST(value AS BLOB)), 0) + COALESCE(length(CAST(error AS BLOB)), 0)) AS n
+         FROM cells WHERE row_index BETWEEN ? AND ? GROUP BY row_index`,
+        lo,
+        hi,
+      )) {
+        bytes.set(r.row_index, r.n);
+      }
+      let total = 0;
+      for (let i = 0; i < page.length; i++) {
+        total += bytes.get(page[i].row_index) ?? 0;
+        if (total > ROWS_PAGE_BYTES && i > 0) {
+          page = page.slice(0, i);
+          hasMore = true;
+          break;
+        }
+      }
+    }
     const cols = this.columnRows();
     const views: RowView[] = [];
     if (page.length > 0) {
@@ -554,6 +577,24 @@ export class SheetObject extends DurableObject<Env> {
       }
     }
     return { rows: views, rowCount: this.meta("row_count"), version: this.meta("version"), hasMore };
+  }
+
+  /** One column's cells of the first `limit` rows (reading only that column, not whole rows). */
+  private columnCells(columnId: string, limit: number): CellView[] {
+    const ident = this.requireIdentity();
+    const col = this.sql.exec<{ seq: number; id: string; type: string }>(`SELECT seq, id, type FROM columns WHERE id = ?`, columnId).one();
+    const rows = this.sql.exec<{ row_index: number; created_at: number }>(`SELECT row_index, created_at FROM rows ORDER BY row_index LIMIT ?`, limit).toArray();
+    if (rows.length === 0) return [];
+    const stored = new Map<number, StoredCell>();
+    for (const c of this.sql.exec<StoredCell>(
+      `SELECT * FROM cells WHERE column_seq = ? AND row_index BETWEEN ? AND ?`,
+      col.seq,
+      rows[0].row_index,
+      rows[rows.length - 1].row_index,
+    )) {
+      stored.set(c.row_index, c);
+    }
+    return rows.map((r) => this.cellView(ident, col, r.row_index, stored.get(r.row_index), r.created_at));
   }
 
   /** One cell by its id, or null when no column and row of this sheet match it. */
@@ -779,8 +820,7 @@ export class SheetObject extends DurableObject<Env> {
     this.modelCache = null;
     await this.syncPromptRefs(ident, id, input.type, plan.config);
     await this.syncListing();
-    const page = this.readRows({ limit: 100 });
-    return { ok: true, column: this.columnView(id), version, cells: page.rows.map((r) => r.cells[id]), stale_count: staleCount };
+    return { ok: true, column: this.columnView(id), version, cells: this.columnCells(id, 100), stale_count: staleCount };
   }
 
   /**
@@ -1464,6 +1504,8 @@ interface StoredCell {
 const SOURCE_EDGE = "config_source";
 /** How long a cell edit's listing copy to D1 waits for more edits to share it. */
 const SYNC_DELAY_MS = 100;
+/** Stored bytes of cell values a page of rows holds at most (beyond its first row): keeps GET rows well inside the object's memory. */
+const ROWS_PAGE_BYTES = 4 * 1024 * 1024;
 /** Cells one alarm run computes at most (then it re-arms): keeps each run well inside a Worker's CPU limit. */
 const ALARM_BATCH_CELLS = 2000;
 /** Cells read, computed and written together (one transaction for their results). */

@@ -84,3 +84,28 @@ describe("cell size", () => {
     expect(await sheetVersion(s)).toBe(before + 1);
   });
 });
+
+describe("GET rows of large cells", () => {
+  it("stops a page early once its cells hold 4 MiB (has_more, a cursor), and paging still visits every row once", async () => {
+    const ws = await createWorkspace();
+    const s = await newSheet(ws);
+    const big = "v".repeat(100_000);
+    for (let i = 0; i < 10; i++) await addRows(s, { values: Array.from({ length: 10 }, () => ({ [s.columnA]: big })) });
+    const first = await json(await call(`${s.base}/rows?limit=100`, { key: ws.key }));
+    expect(first.row_count).toBe(101);
+    expect(first.has_more).toBe(true);
+    expect(first.data.length).toBeGreaterThan(1);
+    expect(first.data.length).toBeLessThanOrEqual(43);
+    const seen: number[] = first.data.map((r: any) => r.row_index);
+    for (let cursor = first.next_cursor; cursor; ) {
+      const page = await json(await call(`${s.base}/rows?limit=100&cursor=${cursor}`, { key: ws.key }));
+      seen.push(...page.data.map((r: any) => r.row_index));
+      cursor = page.next_cursor;
+    }
+    expect(seen).toEqual(Array.from({ length: 101 }, (_, i) => i));
+    // A computed column's create answer still carries its cells of the first 100 rows.
+    const col = await addColumn(s, { title: "B", type: "COMBINE_COLUMNS", config: { sources: ["Column A"] } });
+    expect(col.cells.map((c: any) => c.row_index)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(col.cells.every((c: any) => c.status === "STALE" && c.column_id === col.column.id)).toBe(true);
+  });
+});
