@@ -1247,17 +1247,22 @@ export class SheetObject extends DurableObject<Env> {
     // Only the alarm sets RUNNING and alarms never overlap: a RUNNING cell now is left from an evicted run.
     this.sql.exec(`UPDATE cells SET status = 'QUEUED' WHERE status = 'RUNNING'`);
     let budget = ALARM_BATCH_CELLS;
-    const m = this.model();
-    // Level by level: a level's columns read only earlier levels, all done before it (or waiting, below).
-    levels: for (const level of m.graph.levels()) {
-      for (const seq of level.filter((s) => m.bySeq.get(s)!.computed)) {
-        while (budget > 0) {
+    // Level by level: a level's columns read only earlier levels, all done before it (or waiting, in computeCell).
+    // The columns are read afresh for every chunk: a column changed while a chunk awaited its blocks (and
+    // re-queued since) must be computed with its new config and inputs, not those the run began with.
+    chunks: while (budget > 0) {
+      const m = this.model();
+      for (const level of m.graph.levels()) {
+        for (const seq of level) {
+          if (!m.bySeq.get(seq)!.computed) continue;
           const n = await this.computeChunk(m, seq, Math.min(budget, CHUNK_CELLS));
-          if (n === 0) break;
-          budget -= n;
+          if (n > 0) {
+            budget -= n;
+            continue chunks;
+          }
         }
-        if (budget <= 0) break levels;
       }
+      break;
     }
     if (this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
   }

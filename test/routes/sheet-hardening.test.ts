@@ -109,3 +109,32 @@ describe("GET rows of large cells", () => {
     expect(col.cells.every((c: any) => c.status === "STALE" && c.column_id === col.column.id)).toBe(true);
   });
 });
+
+describe("recalculation races", () => {
+  it("a column reconfigured while an alarm run is under way is computed with its new config, not the one the run started with", async () => {
+    const ws = await createWorkspace();
+    const s = await newSheet(ws);
+    const c = await addColumn(s, { title: "C", type: "TEXT" });
+    // Same level of the column graph: the slow column's chunk runs first and holds the run for 600 ms.
+    const slow = await addColumn(s, { title: "slow", type: "ENDPOINT", config: { url: "http://fake-endpoint.test/slow?ms=600" } });
+    const b = await addColumn(s, { title: "B", type: "COMBINE_COLUMNS", config: { sources: ["Column A"] } });
+    const row = (await rows0(s)).cells;
+    await patchCell(s, row[s.columnA].id, { display_value: "a" });
+    await patchCell(s, row[c.column.id].id, { display_value: "c" });
+    const started = await json(await call(`${s.base}/operations`, { method: "POST", key: ws.key, json: { column_ids: [slow.column.id] } }));
+    expect(started.cell_count).toBe(1);
+    await new Promise((r) => setTimeout(r, 150));
+    const patched = await call(`${s.base}/columns/${b.column.id}`, { method: "PATCH", key: ws.key, json: { config: { sources: ["Column A", "C"] } } });
+    expect(patched.status).toBe(200);
+    const again = await call(`${s.base}/cells/${row[b.column.id].id}/recalculations`, { method: "POST", key: ws.key });
+    expect(again.status).toBe(202);
+    await waitOperation(s, started.operation_id);
+    await waitOperation(s, (await json(again)).execution_id);
+    const got = (await json(await call(`${s.base}/cells/${row[b.column.id].id}`, { key: ws.key }))).cell;
+    expect(got).toMatchObject({ status: "COMPLETED", value: { "Column A": "a", C: "c" } });
+  });
+});
+
+async function rows0(s: { base: string; ws: { key: string } }) {
+  return (await json(await call(`${s.base}/rows`, { key: s.ws.key }))).data[0];
+}
