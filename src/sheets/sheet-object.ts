@@ -22,7 +22,7 @@ import { blockSources, COMPUTING_BLOCK_TYPES, evaluateBlock, validateBlockConfig
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
-import { MAX_CELL_BYTES, readValue, storeEdit, storedBytes, storeValue, type StoredValue } from "./cell-values";
+import { MAX_CELL_BYTES, readValue, storeEdit, storedBytes, storeValue, utf8Bytes, type StoredValue } from "./cell-values";
 import { promptRefsOf } from "./prompt-refs";
 import { ColumnGraph, inputHash } from "./stale-graph";
 
@@ -659,6 +659,9 @@ export class SheetObject extends DurableObject<Env> {
     input: { type: string; config?: Record<string, unknown> | null; dependencies?: DependencyInput[] | null },
   ): { ok: true; config: Record<string, unknown>; edges: PlannedEdge[] } | Fail {
     const deps = input.dependencies ?? [];
+    // Every column's config is held in memory by each call that reads the column graph.
+    const configBytes = utf8Bytes(JSON.stringify(input.config ?? {}));
+    if (configBytes > MAX_CONFIG_BYTES) return fail("payload_too_large", `config: takes ${configBytes} bytes; a column's config holds at most ${MAX_CONFIG_BYTES}`);
     if (input.type === "TEXT") {
       if (deps.length > 0) return fail("validation_error", "dependencies: a TEXT column reads no other column; its cells are edited");
       return { ok: true, config: input.config ?? {}, edges: [] };
@@ -807,6 +810,7 @@ export class SheetObject extends DurableObject<Env> {
     if (bad) return bad;
     const ident = this.requireIdentity();
     const m = this.model();
+    if (m.list.length >= MAX_COLUMNS) return fail("validation_error", `sheet: has ${m.list.length} columns, the most a sheet holds; delete one first`);
     const plan = this.planColumn(m, input);
     if (!plan.ok) return plan;
     const now = Date.now();
@@ -1509,6 +1513,10 @@ interface StoredCell {
 const SOURCE_EDGE = "config_source";
 /** How long a cell edit's listing copy to D1 waits for more edits to share it. */
 const SYNC_DELAY_MS = 100;
+/** Columns a sheet holds at most (Create Column; an import's columns count too). */
+export const MAX_COLUMNS = 500;
+/** Bytes of JSON a column's config takes at most: the graph and its configs are read whole on most calls. */
+export const MAX_CONFIG_BYTES = 65_536;
 /** Stored bytes of cell values a page of rows holds at most (beyond its first row): keeps GET rows well inside the object's memory. */
 const ROWS_PAGE_BYTES = 4 * 1024 * 1024;
 /** Cells one alarm run computes at most (then it re-arms): keeps each run well inside a Worker's CPU limit. */

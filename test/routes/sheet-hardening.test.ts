@@ -138,3 +138,44 @@ describe("recalculation races", () => {
 async function rows0(s: { base: string; ws: { key: string } }) {
   return (await json(await call(`${s.base}/rows`, { key: s.ws.key }))).data[0];
 }
+
+describe("column limits", () => {
+  it("a config over 64 KiB is a 413 on create and on update; a sheet holds at most 500 columns (400); nothing changes", async () => {
+    const ws = await createWorkspace();
+    const s = await newSheet(ws);
+    const b = await addColumn(s, { title: "B", type: "COMBINE_COLUMNS", config: { sources: ["Column A"] } });
+    const before = await sheetVersion(s);
+    const fat = "x".repeat(66_000);
+    const create = await call(`${s.base}/columns`, { method: "POST", key: ws.key, json: { title: "C", type: "COMBINE_COLUMNS", config: { sources: ["Column A"], note: fat } } });
+    expect(create.status).toBe(413);
+    expect(await json(create)).toMatchObject({ error: "payload_too_large", message: expect.stringMatching(/^config: takes \d+ bytes; a column's config holds at most 65536$/) });
+    const update = await call(`${s.base}/columns/${b.column.id}`, { method: "PATCH", key: ws.key, json: { config: { sources: ["Column A"], note: fat } } });
+    expect(update.status).toBe(413);
+    expect(await sheetVersion(s)).toBe(before);
+    expect((await json(await call(`${s.base}/columns`, { key: ws.key }))).data.map((c: any) => c.title)).toEqual(["Column A", "B"]);
+    const fits = await call(`${s.base}/columns`, { method: "POST", key: ws.key, json: { title: "C", type: "TEXT", config: { note: "x".repeat(60_000) } } });
+    expect(fits.status).toBe(201);
+
+    // Fill the sheet up to 500 columns directly in its storage (500 requests would only be slower).
+    const { env } = await import("cloudflare:workers");
+    const { runInDurableObject } = await import("cloudflare:test");
+    await runInDurableObject(env.SHEETS.get(env.SHEETS.idFromName(s.sheetId)), async (obj: any, state) => {
+      for (let i = 0; i < 496; i++) {
+        state.storage.sql.exec(
+          `INSERT INTO columns (id, title, type, config, position_rank, created_at, updated_at) VALUES (?, ?, 'TEXT', '{}', ?, 0, 0)`,
+          crypto.randomUUID(),
+          `fill ${i}`,
+          10 + i,
+        );
+      }
+      obj.modelCache = null;
+    });
+    const last = await call(`${s.base}/columns`, { method: "POST", key: ws.key, json: { title: "last", type: "TEXT" } });
+    expect(last.status).toBe(201);
+    const atMost = await sheetVersion(s);
+    const over = await call(`${s.base}/columns`, { method: "POST", key: ws.key, json: { title: "one too many", type: "TEXT" } });
+    expect(over.status).toBe(400);
+    expect((await json(over)).message).toBe("sheet: has 500 columns, the most a sheet holds; delete one first");
+    expect(await sheetVersion(s)).toBe(atMost);
+  });
+});
