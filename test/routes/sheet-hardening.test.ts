@@ -1,5 +1,7 @@
 // Hostile and oversized input to a sheet's columns, rows and cells: every refusal is a clear 4xx that
 // changes nothing (not even the version), and sizes stay within what the sheet object can hold.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createWorkspace, json } from "../helpers/api";
 import { addColumn, addRows, newSheet, patchCell, waitOperation } from "../helpers/sheet-data";
@@ -157,9 +159,8 @@ describe("column limits", () => {
     expect(fits.status).toBe(201);
 
     // Fill the sheet up to 500 columns directly in its storage (500 requests would only be slower).
-    const { env } = await import("cloudflare:workers");
-    const { runInDurableObject } = await import("cloudflare:test");
-    await runInDurableObject(env.SHEETS.get(env.SHEETS.idFromName(s.sheetId)), async (obj: any, state) => {
+    const stub: DurableObjectStub = env.SHEETS.get(env.SHEETS.idFromName(s.sheetId));
+    await runInDurableObject(stub, async (obj, state) => {
       for (let i = 0; i < 496; i++) {
         state.storage.sql.exec(
           `INSERT INTO columns (id, title, type, config, position_rank, created_at, updated_at) VALUES (?, ?, 'TEXT', '{}', ?, 0, 0)`,
@@ -168,7 +169,7 @@ describe("column limits", () => {
           10 + i,
         );
       }
-      obj.modelCache = null;
+      (obj as unknown as { modelCache: unknown }).modelCache = null;
     });
     const last = await call(`${s.base}/columns`, { method: "POST", key: ws.key, json: { title: "last", type: "TEXT" } });
     expect(last.status).toBe(201);
