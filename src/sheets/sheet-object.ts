@@ -22,7 +22,7 @@ import { blockSources, COMPUTING_BLOCK_TYPES, evaluateBlock, validateBlockConfig
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
-import { readValue, storeEdit, storeValue, type StoredValue } from "./cell-values";
+import { MAX_CELL_BYTES, readValue, storeEdit, storedBytes, storeValue, utf8Bytes, type StoredValue } from "./cell-values";
 import { promptRefsOf } from "./prompt-refs";
 import { ColumnGraph, inputHash } from "./stale-graph";
 
@@ -536,8 +536,31 @@ export class SheetObject extends DurableObject<Env> {
         opts.limit + 1,
       )
       .toArray();
-    const hasMore = rows.length > opts.limit;
-    const page = rows.slice(0, opts.limit);
+    let hasMore = rows.length > opts.limit;
+    let page = rows.slice(0, opts.limit);
+    if (page.length > 1) {
+      // A page stops early once its cells hold ROWS_PAGE_BYTES: 100 rows of large cells would not fit in memory (or one RPC answer).
+      const lo = Math.min(page[0].row_index, page[page.length - 1].row_index);
+      const hi = Math.max(page[0].row_index, page[page.length - 1].row_index);
+      const bytes = new Map<number, number>();
+      for (const r of this.sql.exec<{ row_index: number; n: number }>(
+        `SELECT row_index, SUM(COALESCE(length(CAST(display_value AS BLOB)), 0) + COALESCE(length(CAST(value AS BLOB)), 0) + COALESCE(length(CAST(error AS BLOB)), 0)) AS n
+         FROM cells WHERE row_index BETWEEN ? AND ? GROUP BY row_index`,
+        lo,
+        hi,
+      )) {
+        bytes.set(r.row_index, r.n);
+      }
+      let total = 0;
+      for (let i = 0; i < page.length; i++) {
+        total += bytes.get(page[i].row_index) ?? 0;
+        if (total > ROWS_PAGE_BYTES && i > 0) {
+          page = page.slice(0, i);
+          hasMore = true;
+          break;
+        }
+      }
+    }
     const cols = this.columnRows();
     const views: RowView[] = [];
     if (page.length > 0) {
@@ -554,6 +577,24 @@ export class SheetObject extends DurableObject<Env> {
       }
     }
     return { rows: views, rowCount: this.meta("row_count"), version: this.meta("version"), hasMore };
+  }
+
+  /** One column's cells of the first `limit` rows (reading only that column, not whole rows). */
+  private columnCells(columnId: string, limit: number): CellView[] {
+    const ident = this.requireIdentity();
+    const col = this.sql.exec<{ seq: number; id: string; type: string }>(`SELECT seq, id, type FROM columns WHERE id = ?`, columnId).one();
+    const rows = this.sql.exec<{ row_index: number; created_at: number }>(`SELECT row_index, created_at FROM rows ORDER BY row_index LIMIT ?`, limit).toArray();
+    if (rows.length === 0) return [];
+    const stored = new Map<number, StoredCell>();
+    for (const c of this.sql.exec<StoredCell>(
+      `SELECT * FROM cells WHERE column_seq = ? AND row_index BETWEEN ? AND ?`,
+      col.seq,
+      rows[0].row_index,
+      rows[rows.length - 1].row_index,
+    )) {
+      stored.set(c.row_index, c);
+    }
+    return rows.map((r) => this.cellView(ident, col, r.row_index, stored.get(r.row_index), r.created_at));
   }
 
   /** One cell by its id, or null when no column and row of this sheet match it. */
@@ -618,6 +659,9 @@ export class SheetObject extends DurableObject<Env> {
     input: { type: string; config?: Record<string, unknown> | null; dependencies?: DependencyInput[] | null },
   ): { ok: true; config: Record<string, unknown>; edges: PlannedEdge[] } | Fail {
     const deps = input.dependencies ?? [];
+    // Every column's config is held in memory by each call that reads the column graph.
+    const configBytes = utf8Bytes(JSON.stringify(input.config ?? {}));
+    if (configBytes > MAX_CONFIG_BYTES) return fail("payload_too_large", `config: takes ${configBytes} bytes; a column's config holds at most ${MAX_CONFIG_BYTES}`);
     if (input.type === "TEXT") {
       if (deps.length > 0) return fail("validation_error", "dependencies: a TEXT column reads no other column; its cells are edited");
       return { ok: true, config: input.config ?? {}, edges: [] };
@@ -766,6 +810,7 @@ export class SheetObject extends DurableObject<Env> {
     if (bad) return bad;
     const ident = this.requireIdentity();
     const m = this.model();
+    if (m.list.length >= MAX_COLUMNS) return fail("validation_error", `sheet: has ${m.list.length} columns, the most a sheet holds; delete one first`);
     const plan = this.planColumn(m, input);
     if (!plan.ok) return plan;
     const now = Date.now();
@@ -779,8 +824,7 @@ export class SheetObject extends DurableObject<Env> {
     this.modelCache = null;
     await this.syncPromptRefs(ident, id, input.type, plan.config);
     await this.syncListing();
-    const page = this.readRows({ limit: 100 });
-    return { ok: true, column: this.columnView(id), version, cells: page.rows.map((r) => r.cells[id]), stale_count: staleCount };
+    return { ok: true, column: this.columnView(id), version, cells: this.columnCells(id, 100), stale_count: staleCount };
   }
 
   /**
@@ -898,7 +942,10 @@ export class SheetObject extends DurableObject<Env> {
         const col = m.byId.get(key.toLowerCase());
         if (!col) return fail("validation_error", `values[${i}].${key}: no column with this id in this sheet`);
         if (col.computed) return fail("validation_error", `values[${i}].${key}: column ${JSON.stringify(col.title)} is ${col.type}, not TEXT; its cells are computed`);
-        writes.push({ row: i, seq: col.seq, v: storeValue(v) });
+        const stored = storeValue(v);
+        const bytes = storedBytes(stored);
+        if (bytes > MAX_CELL_BYTES) return fail("payload_too_large", `values[${i}].${key}: takes ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`);
+        writes.push({ row: i, seq: col.seq, v: stored });
       }
     }
     if (this.meta("next_row_index") + input.count > MAX_ROW_INDEX) return fail("validation_error", "count: the sheet cannot hold more rows");
@@ -957,6 +1004,8 @@ export class SheetObject extends DurableObject<Env> {
       return fail("validation_error", `cell_id: the cell is in column ${JSON.stringify(at.col.title)} of type ${at.col.type}; only cells of TEXT columns can be edited, the others are computed`);
     }
     const v = storeEdit(edit);
+    const bytes = storedBytes(v);
+    if (bytes > MAX_CELL_BYTES) return fail("payload_too_large", `value: display_value and value take ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`);
     const downstream = this.model().graph.downstream([at.col.seq]);
     const now = Date.now();
     const { version, staleCount } = this.ctx.storage.transactionSync(() => {
@@ -1202,17 +1251,22 @@ export class SheetObject extends DurableObject<Env> {
     // Only the alarm sets RUNNING and alarms never overlap: a RUNNING cell now is left from an evicted run.
     this.sql.exec(`UPDATE cells SET status = 'QUEUED' WHERE status = 'RUNNING'`);
     let budget = ALARM_BATCH_CELLS;
-    const m = this.model();
-    // Level by level: a level's columns read only earlier levels, all done before it (or waiting, below).
-    levels: for (const level of m.graph.levels()) {
-      for (const seq of level.filter((s) => m.bySeq.get(s)!.computed)) {
-        while (budget > 0) {
+    // Level by level: a level's columns read only earlier levels, all done before it (or waiting, in computeCell).
+    // The columns are read afresh for every chunk: a column changed while a chunk awaited its blocks (and
+    // re-queued since) must be computed with its new config and inputs, not those the run began with.
+    chunks: while (budget > 0) {
+      const m = this.model();
+      for (const level of m.graph.levels()) {
+        for (const seq of level) {
+          if (!m.bySeq.get(seq)!.computed) continue;
           const n = await this.computeChunk(m, seq, Math.min(budget, CHUNK_CELLS));
-          if (n === 0) break;
-          budget -= n;
+          if (n > 0) {
+            budget -= n;
+            continue chunks;
+          }
         }
-        if (budget <= 0) break levels;
       }
+      break;
     }
     if (this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
   }
@@ -1262,7 +1316,15 @@ export class SheetObject extends DurableObject<Env> {
     const outcomes: Outcome[] = new Array(chunk.length);
     let next = 0;
     const worker = async () => {
-      for (let i = next++; i < chunk.length; i = next++) outcomes[i] = await this.computeCell(m, chunk[i], inputCells, ctx);
+      for (let i = next++; i < chunk.length; i = next++) {
+        // A throw must fail its cell, not the alarm: a failed alarm leaves the chunk RUNNING and each retry recomputes it.
+        try {
+          outcomes[i] = await this.computeCell(m, chunk[i], inputCells, ctx);
+        } catch (err) {
+          console.error(JSON.stringify({ level: "error", msg: "cell computation failed unexpectedly", error: String(err) }));
+          outcomes[i] = { kind: "failed", error: "the computation failed unexpectedly", hash: null };
+        }
+      }
     };
     await Promise.all(Array.from({ length: Math.min(EVAL_CONCURRENCY, chunk.length) }, worker));
 
@@ -1285,7 +1347,7 @@ export class SheetObject extends DurableObject<Env> {
             c.execution_id,
           );
         } else {
-          const v = o.kind === "completed" ? storeValue(o.value) : { display: null, json: null };
+          const v = o.kind === "completed" ? o.stored : { display: null, json: null };
           this.sql.exec(
             `UPDATE cells SET status = ?, display_value = ?, value = ?, error = ?, input_hash = ?, last_computed_version = ?, updated_at = ?
              WHERE row_index = ? AND column_seq = ? AND status = 'RUNNING' AND execution_id = ?`,
@@ -1334,7 +1396,12 @@ export class SheetObject extends DurableObject<Env> {
     const hash = inputHash(col.type, col.config, inputs);
     if (hash === cell.input_hash && cell.error === null && cell.last_computed_version !== null) return { kind: "reused" };
     const r = await evaluateBlock(col.type, col.config, inputs, ctx);
-    return r.ok ? { kind: "completed", value: r.value, hash } : { kind: "failed", error: r.error, hash };
+    if (!r.ok) return { kind: "failed", error: r.error, hash };
+    const stored = storeValue(r.value);
+    const bytes = storedBytes(stored);
+    // Storing it would exceed SQLite's row limit and abort the whole chunk's transaction.
+    if (bytes > MAX_CELL_BYTES) return { kind: "failed", error: `the result takes ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`, hash };
+    return { kind: "completed", stored, hash };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1446,6 +1513,12 @@ interface StoredCell {
 const SOURCE_EDGE = "config_source";
 /** How long a cell edit's listing copy to D1 waits for more edits to share it. */
 const SYNC_DELAY_MS = 100;
+/** Columns a sheet holds at most (Create Column; an import's columns count too). */
+export const MAX_COLUMNS = 500;
+/** Bytes of JSON a column's config takes at most: the graph and its configs are read whole on most calls. */
+export const MAX_CONFIG_BYTES = 65_536;
+/** Stored bytes of cell values a page of rows holds at most (beyond its first row): keeps GET rows well inside the object's memory. */
+const ROWS_PAGE_BYTES = 4 * 1024 * 1024;
 /** Cells one alarm run computes at most (then it re-arms): keeps each run well inside a Worker's CPU limit. */
 const ALARM_BATCH_CELLS = 2000;
 /** Cells read, computed and written together (one transaction for their results). */
@@ -1459,7 +1532,7 @@ export interface SheetAccess {
   tableId: string;
 }
 
-export type FailCode = "validation_error" | "not_found" | "conflict";
+export type FailCode = "validation_error" | "not_found" | "conflict" | "payload_too_large";
 export type Fail = { ok: false; code: FailCode; message: string };
 export type Result<T> = ({ ok: true } & T) | Fail;
 const fail = (code: FailCode, message: string): Fail => ({ ok: false, code, message });
@@ -1548,7 +1621,7 @@ interface PlannedEdge {
 type Outcome =
   | { kind: "wait" }
   | { kind: "reused" }
-  | { kind: "completed"; value: unknown; hash: string }
+  | { kind: "completed"; stored: StoredValue; hash: string }
   | { kind: "failed"; error: string; hash: string | null };
 
 interface ExecutionRow {

@@ -3,6 +3,7 @@
 import { z } from "@hono/zod-openapi";
 import { COMPUTING_BLOCK_TYPES } from "../../blocks";
 import { QueryInt, UuidParam } from "../../lib/schemas";
+import { jsonDepth, MAX_JSON_DEPTH } from "../../sheets/cell-values";
 import { CELL_STATUSES } from "../../sheets/sheet-object";
 import { Title } from "../tables/schemas";
 
@@ -12,6 +13,9 @@ export const CellParams = SheetParams.extend({ cell_id: UuidParam("cell_id") });
 export const SheetOperationParams = SheetParams.extend({
   operation_id: z.string().min(1).max(255).openapi({ param: { name: "operation_id", in: "path" } }),
 });
+
+/** Any JSON value a cell or config holds, nested at most MAX_JSON_DEPTH levels. */
+const Json = z.unknown().refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, `must nest at most ${MAX_JSON_DEPTH} levels`);
 
 const Uuid = z.string().regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, "must be a UUID");
 
@@ -46,7 +50,7 @@ const Dependency = z.union([
     column_id: z.string().min(1, "must not be empty").max(255, "must be at most 255 characters").openapi({ description: "A column id, or a column title" }),
     reference_type: z.string().max(64).nullish(),
     config_key: z.string().max(255).nullish(),
-    config_meta: z.record(z.string(), z.unknown()).nullish(),
+    config_meta: z.record(z.string(), Json).nullish(),
   }),
 ]);
 
@@ -64,7 +68,7 @@ export const ColumnSchema = z
   })
   .openapi("Column");
 
-const Config = z.record(z.string(), z.unknown(), { error: "must be an object" });
+const Config = z.record(z.string(), Json, { error: "must be an object" });
 const Dependencies = z.array(Dependency, { error: "must be an array" }).max(100, "must have at most 100 items");
 
 export const CreateColumnBody = z
@@ -101,7 +105,7 @@ export const AddRowsBody = z
   .object({
     count: z.int("must be a whole number").min(1, "must be at least 1").max(100, "must be at most 100").optional(),
     values: z
-      .array(z.record(z.string(), z.unknown(), { error: "each element must be an object of column_id → value" }), { error: "must be an array" })
+      .array(z.record(z.string(), Json, { error: "each element must be an object of column_id → value" }), { error: "must be an array" })
       .max(100, "must have at most 100 items")
       .nullish(),
   })
@@ -118,7 +122,7 @@ export const ListRowsQuery = z.object({
 export const UpdateCellBody = z
   .object({
     display_value: z.string("must be a string or null").max(1_000_000).nullish(),
-    value: z.unknown().optional(),
+    value: Json.optional(),
   })
   .refine((b) => b.display_value !== undefined || b.value !== undefined, { message: "give display_value or value", path: ["display_value"] })
   .openapi("UpdateCellRequest");
