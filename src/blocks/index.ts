@@ -74,6 +74,21 @@ export async function evaluateBlock(type: string, config: unknown, inputs: Block
   }
 }
 
+/**
+ * The state outside config and inputs that a block's result depends on (see BlockDefinition.externalState):
+ * undefined when there is none. Never throws: a lookup that fails gives a value no cached result matches.
+ */
+export async function blockExternalState(type: string, config: unknown, ctx: BlockContext = {}): Promise<unknown> {
+  const check = validateBlockConfig(type, config);
+  const state = check.ok ? BLOCKS[type].externalState : undefined;
+  if (!check.ok || !state) return undefined;
+  try {
+    return await state(check.config, ctx);
+  } catch {
+    return { unavailable: crypto.randomUUID() };
+  }
+}
+
 function jsonSafe(v: unknown): unknown {
   if (typeof v === "number" && !Number.isFinite(v)) throw new BlockError(`the result is not a finite number (${v})`);
   return v;

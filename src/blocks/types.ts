@@ -60,6 +60,11 @@ export interface BlockDefinition<S extends z.ZodType = z.ZodType> {
   /** Names of the inputs the config reads (sources, value_source…), for dependency graphs. */
   sources: (config: z.output<S>) => string[];
   evaluate: (config: z.output<S>, inputs: BlockInputs, ctx: BlockContext) => unknown | Promise<unknown>;
+  /**
+   * What a result depends on besides its config and inputs (the stored prompt a name or label points
+   * at), so a cached result is reused only while that is unchanged. Absent: config and inputs are all.
+   */
+  externalState?: (config: z.output<S>, ctx: BlockContext) => Promise<unknown>;
 }
 
 /** Keeps each definition's config type tied to its schema. */

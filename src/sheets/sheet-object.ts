@@ -18,7 +18,7 @@
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { blockSources, COMPUTING_BLOCK_TYPES, evaluateBlock, validateBlockConfig, type BlockContext } from "../blocks";
+import { blockExternalState, blockSources, COMPUTING_BLOCK_TYPES, evaluateBlock, validateBlockConfig, type BlockContext } from "../blocks";
 import { getDb } from "../db/client";
 import { blockContextFor } from "../services/block-context";
 import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
@@ -1312,7 +1312,7 @@ export class SheetObject extends DurableObject<Env> {
       }
     }
 
-    const ctx = blockContextFor(this.env, getDb(this.env.DB), ident.workspaceId);
+    const ctx = memoizePrompts(blockContextFor(this.env, getDb(this.env.DB), ident.workspaceId));
     const outcomes: Outcome[] = new Array(chunk.length);
     let next = 0;
     const worker = async () => {
@@ -1393,7 +1393,9 @@ export class SheetObject extends DurableObject<Env> {
       }
       inputs[up.title] = c ? readValue(c.display_value, c.value) : null;
     }
-    const hash = inputHash(col.type, col.config, inputs);
+    // A stored prompt behind a label or "latest" is part of what the result was computed from.
+    const external = await blockExternalState(col.type, col.config, ctx);
+    const hash = inputHash(col.type, external === undefined ? col.config : [col.config, external], inputs);
     if (hash === cell.input_hash && cell.error === null && cell.last_computed_version !== null) return { kind: "reused" };
     const r = await evaluateBlock(col.type, col.config, inputs, ctx);
     if (!r.ok) return { kind: "failed", error: r.error, hash };
@@ -1637,4 +1639,20 @@ interface ExecutionRow {
   created_at: number;
   updated_at: number;
   [key: string]: SqlStorageValue;
+}
+
+/** One lookup per stored prompt per chunk: every cell of a PROMPT_TEMPLATE column names the same one. */
+function memoizePrompts(ctx: BlockContext): BlockContext {
+  const resolve = ctx.resolvePrompt;
+  if (!resolve) return ctx;
+  const seen = new Map<string, ReturnType<typeof resolve>>();
+  return {
+    ...ctx,
+    resolvePrompt: (ref) => {
+      const key = JSON.stringify([ref.name, ref.version_number ?? null, ref.label ?? null]);
+      let found = seen.get(key);
+      if (!found) seen.set(key, (found = resolve(ref)));
+      return found;
+    },
+  };
 }

@@ -1,6 +1,6 @@
 // ENDPOINT and the LLM blocks, against fakes injected through the block context (no network).
 import { describe, expect, it } from "vitest";
-import { createLlmProviders, evaluateBlock, validateBlockConfig, type BlockContext } from "../../src/blocks";
+import { blockExternalState, createLlmProviders, evaluateBlock, validateBlockConfig, type BlockContext } from "../../src/blocks";
 import { endpointUrlProblem } from "../../src/blocks/endpoint";
 
 type Handler = (req: Request) => Response | Promise<Response>;
@@ -213,5 +213,23 @@ describe("LLM_ASSERTION and AI_DATA_EXTRACTION", () => {
     const { ctx } = withAnswers({ "sentiment": "  positive\n" });
     expect(await evaluateBlock("AI_DATA_EXTRACTION", { source: "r", query: "What is the overall sentiment?" }, { r: "Love it" }, ctx)).toEqual({ ok: true, value: "positive" });
     expect(validateBlockConfig("AI_DATA_EXTRACTION", { source: "r", query: "" }).ok).toBe(false);
+  });
+});
+
+describe("blockExternalState", () => {
+  it("is the stored prompt a PROMPT_TEMPLATE names, null for an inline one, undefined for blocks without outside state", async () => {
+    const stored = { prompt_template: { type: "completion", content: [{ type: "text", text: "v2" }] } };
+    const ctx: BlockContext = { resolvePrompt: async (ref) => (ref.label === "prod" ? stored : null) };
+    expect(await blockExternalState("PROMPT_TEMPLATE", { template: { name: "p", label: "prod" } }, ctx)).toEqual(stored);
+    expect(await blockExternalState("PROMPT_TEMPLATE", { template: { name: "p", label: "gone" } }, ctx)).toBeNull();
+    expect(await blockExternalState("PROMPT_TEMPLATE", { template: { prompt_template: stored.prompt_template } }, ctx)).toBeNull();
+    expect(await blockExternalState("PARSE_VALUE", { source: "x", type: "number" }, ctx)).toBeUndefined();
+  });
+
+  it("never throws: a failed lookup gives a value that matches nothing cached", async () => {
+    const ctx: BlockContext = { resolvePrompt: async () => Promise.reject(new Error("D1 down")) };
+    const a = await blockExternalState("PROMPT_TEMPLATE", { template: { name: "p" } }, ctx);
+    const b = await blockExternalState("PROMPT_TEMPLATE", { template: { name: "p" } }, ctx);
+    expect(a).not.toEqual(b);
   });
 });

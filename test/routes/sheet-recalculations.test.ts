@@ -96,6 +96,29 @@ describe("recalculating cells", () => {
     expect(c3.last_computed_version).toBeGreaterThan(c1.last_computed_version);
   });
 
+  it("a PROMPT_TEMPLATE cell is reused while its stored prompt is unchanged, and recomputed when a new version is published", async () => {
+    const ws = await createWorkspace();
+    const s = await newSheet(ws);
+    await addRows(s, { count: 1, values: [{ [s.columnA]: "world" }] });
+    const name = `greeter-${crypto.randomUUID()}`;
+    const publish = async (reply: string) => {
+      const chat = { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: `[[reply:${reply}]] {who}` }] }] };
+      const res = await call("/rest/prompt-templates", { method: "POST", key: ws.key, json: { prompt_template: { prompt_name: name }, prompt_version: { prompt_template: chat } } });
+      expect(res.status).toBe(200);
+    };
+    await publish("first");
+    const P = (await addColumn(s, { title: "P", type: "PROMPT_TEMPLATE", config: { template: { name }, prompt_template_variable_mappings: { who: "Column A" }, engine: { provider: "openai", model: "gpt-test" } } })).column.id;
+    const id = (await rows(s)).data[0].cells[P].id;
+    const recalc = async () => waitOperation(s, (await json(await call(`${s.base}/cells/${id}/recalculations`, { method: "POST", key: ws.key }))).execution_id);
+    expect(await recalc()).toMatchObject({ completed_count: 1, reused_count: 0 });
+    expect((await cell(s, id)).value).toBe("first");
+    expect(await recalc()).toMatchObject({ completed_count: 1, reused_count: 1 });
+    // Same config, same inputs, but "latest" now names another version: computed again.
+    await publish("second");
+    expect(await recalc()).toMatchObject({ completed_count: 1, reused_count: 0 });
+    expect((await cell(s, id)).value).toBe("second");
+  });
+
   it("recalculates a batch of cell ids; an unknown id is a 404 and text cells are skipped", async () => {
     const { ws, s, B, C, page } = await chainSheet();
     const ids = [page.data[0].cells[C].id, page.data[2].cells[B].id, page.data[2].cells[s.columnA].id];

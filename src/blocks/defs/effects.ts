@@ -4,7 +4,7 @@ import { z } from "zod";
 import { callEndpoint, DEFAULT_ENDPOINT_POLICY, endpointUrlProblem } from "../endpoint";
 import { pickProvider } from "../llm";
 import { blueprintVariables, renderBlueprint, type ChatMessage } from "../template";
-import { BlockError, defineBlock, type BlockContext, type BlockInputs, type BlockDefinition } from "../types";
+import { BlockError, defineBlock, type BlockContext, type BlockInputs, type BlockDefinition, type PromptRef } from "../types";
 import { input, toText, tryParseJson } from "../values";
 import { SourceName } from "./data";
 
@@ -81,14 +81,17 @@ const PROMPT_TEMPLATE = defineBlock({
     const inline = c.template.prompt_template ? blueprintVariables(c.template.prompt_template).filter((v) => !mappedVars.has(v)) : [];
     return [...new Set([...mapped, ...inline])];
   },
+  // A stored template named by label or as "latest" can change under an unchanged config.
+  externalState: async (c, ctx) => (c.template.prompt_template || !ctx.resolvePrompt ? null : ((await ctx.resolvePrompt(storedRef(c.template))) ?? null)),
   evaluate: async (c, inputs, ctx) => {
     let blueprint: Record<string, unknown>;
     let metadata: Record<string, unknown> | null | undefined;
     if (c.template.prompt_template) blueprint = c.template.prompt_template;
     else {
       if (!ctx.resolvePrompt) throw new BlockError("stored prompt templates are not available here");
-      const name = (c.template.name ?? c.template.prompt_name) as string;
-      const found = await ctx.resolvePrompt({ name, version_number: c.template.version_number, label: c.template.label });
+      const ref = storedRef(c.template);
+      const name = ref.name;
+      const found = await ctx.resolvePrompt(ref);
       if (!found) {
         const which = c.template.version_number ? ` version ${c.template.version_number}` : c.template.label ? ` label "${c.template.label}"` : "";
         throw new BlockError(`prompt template "${name}"${which} not found`);
@@ -102,6 +105,11 @@ const PROMPT_TEMPLATE = defineBlock({
     return complete(ctx, c.engine, messages, model ? { provider: model.provider, model: model.name, parameters: model.parameters } : undefined);
   },
 });
+
+/** The stored prompt a PROMPT_TEMPLATE config names (by name, then version number or label). */
+function storedRef(t: { name?: unknown; prompt_name?: unknown; version_number?: number | null; label?: string | null }): PromptRef {
+  return { name: (t.name ?? t.prompt_name) as string, version_number: t.version_number, label: t.label };
+}
 
 /** Each template variable's value: its mapped input, else the input of the same name (when there is one). */
 function templateVars(blueprint: Record<string, unknown>, mappings: Record<string, string>, inputs: BlockInputs): Record<string, unknown> {
