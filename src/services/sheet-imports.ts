@@ -15,6 +15,7 @@ import { enqueue } from "../queue/messages";
 import { rawBatch, statement } from "../db/raw-batch";
 import { eventStatement } from "./events";
 import { findOperation, insertSheetStatements, operationSheet, sheetStub, tableAlive } from "./sheets";
+import { MAX_COLUMNS } from "../sheets/sheet-object";
 
 export type ImportFormat = "csv" | "json";
 
@@ -233,7 +234,8 @@ export interface ImportRunOptions {
 
 /** Redeliveries before an import that keeps failing for infrastructure reasons is marked failed. */
 export const MAX_IMPORT_ATTEMPTS = 5;
-export const MAX_IMPORT_COLUMNS = 1000;
+/** A sheet holds at most MAX_COLUMNS columns, however they are made. */
+export const MAX_IMPORT_COLUMNS = MAX_COLUMNS;
 const DEFAULT_BATCH_ROWS = 2000;
 const DEFAULT_BATCH_CHARS = 1 << 20;
 

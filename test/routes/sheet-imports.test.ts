@@ -118,6 +118,19 @@ describe("file imports: failures", () => {
     }
   }, 60_000);
 
+  it("a file of 500 columns (what a sheet holds) imports; 501 fail, as header or as a longer row or as JSON keys", async () => {
+    const header = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`).join(",");
+    const t = await newTable(ws);
+    const { op } = await importAndWait(ws, t.id, "wide.csv", `${header(500)}\n${header(500)}\n`);
+    expect(op.status).toBe("completed");
+    const wideJson = JSON.stringify([Object.fromEntries(Array.from({ length: 501 }, (_, i) => [`k${i}`, i]))]);
+    for (const [name, content] of [["h.csv", `${header(501)}\n`], ["r.csv", `${header(500)}\n${header(501)}\n`], ["j.json", wideJson]]) {
+      const bad = await failed(name, b64(content));
+      expect(bad.status, name).toBe("failed");
+      expect(bad.error_message, name).toMatch(/more than 500 columns/);
+    }
+  }, 60_000);
+
   it("refuses a body that breaks the rules with a 400 and creates nothing", async () => {
     const t = await newTable(ws);
     const bodies = [
