@@ -21,19 +21,40 @@ function ipv4Private(parts: number[]): boolean {
   );
 }
 
-function ipv6Private(h: string): boolean {
-  const s = h.toLowerCase();
-  if (s === "::" || s === "::1") return true;
-  // IPv4-mapped/compatible forms (the URL parser writes ::ffff:7f00:1 for ::ffff:127.0.0.1).
-  const mapped = /^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(s);
-  if (mapped) {
-    const hi = parseInt(mapped[1], 16), lo = parseInt(mapped[2], 16);
-    return ipv4Private([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+/** The 8 hextets of an IPv6 address (with :: expanded and a trailing dotted quad folded), or null. */
+function ipv6Hextets(h: string): number[] | null {
+  let s = h.toLowerCase();
+  const quad = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(2).map(Number);
+    s = `${quad[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const dotted = /^::(?:ffff:)?(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
-  if (dotted) return ipv4Private(dotted.slice(1).map(Number));
-  const first = parseInt(s.split(":")[0] || "0", 16);
-  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00;
+  const halves = s.split("::");
+  if (halves.length > 2) return null;
+  const part = (x: string) => (x === "" ? [] : x.split(":").map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? parseInt(g, 16) : NaN)));
+  const head = part(halves[0]);
+  const tail = halves.length === 2 ? part(halves[1]) : [];
+  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
+  const all = [...head, ...Array(Math.max(0, fill)).fill(0), ...tail];
+  return all.length === 8 && all.every((g) => Number.isInteger(g)) ? all : null;
+}
+
+function ipv6Private(h: string): boolean {
+  const g = ipv6Hextets(h);
+  if (!g) return true; // not an address we can read: refuse rather than guess
+  const v4 = (hi: number, lo: number) => ipv4Private([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 8) || (zero(0, 7) && g[7] === 1)) return true; // :: and ::1
+  // IPv4 inside IPv6: compatible (::a.b.c.d), mapped (::ffff:a.b.c.d), translated (::ffff:0:a.b.c.d),
+  // NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:aabb:ccdd::): judged by the IPv4 address they carry.
+  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return v4(g[6], g[7]);
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return v4(g[6], g[7]);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return v4(g[6], g[7]);
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return true; // local-use NAT64 (RFC 8215)
+  if (g[0] === 0x2002) return v4(g[1], g[2]);
+  if (g[0] === 0x2001 && g[1] === 0) return true; // Teredo: the IPv4 inside is obfuscated
+  // Unique local fc00::/7, link-local fe80::/10, site-local fec0::/10, multicast ff00::/8.
+  return (g[0] & 0xfe00) === 0xfc00 || (g[0] & 0xffc0) === 0xfe80 || (g[0] & 0xffc0) === 0xfec0 || (g[0] & 0xff00) === 0xff00;
 }
 
 /** Why a URL may not be called, or null when it may. */

@@ -59,6 +59,17 @@ describe("ENDPOINT", () => {
     expect(endpointUrlProblem("http://172.32.0.1/", false)).toBeNull();
   });
 
+  it("reads the IPv4 address inside IPv6 forms (mapped, compatible, translated, NAT64, 6to4) and refuses private ones", () => {
+    const refused = [
+      "http://[::]/", "http://[0:0:0:0:0:0:0:1]/", "http://[::127.0.0.1]/", "http://[::ffff:10.0.0.1]/", "http://[::ffff:0:127.0.0.1]/",
+      "http://[64:ff9b::7f00:1]/", "http://[64:ff9b::a9fe:a9fe]/", "http://[64:ff9b:1::1]/", "http://[2002:7f00:1::]/", "http://[2002:c0a8:1::1]/",
+      "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "http://[fd00::1]/", "http://[fe80::1]/", "http://[fec0::1]/", "http://[ff02::1]/",
+    ];
+    for (const url of refused) expect(endpointUrlProblem(url, false), url).toMatch(/loopback or private/);
+    const allowed = ["http://[64:ff9b::5db8:d822]/", "http://[2002:5db8:d822::1]/", "http://[2606:4700:4700::1111]/", "http://[::ffff:93.184.216.34]/"];
+    for (const url of allowed) expect(endpointUrlProblem(url, false), url).toBeNull();
+  });
+
   it("checks every redirect hop against the guard", async () => {
     const fake = fakeFetch((req) => (req.url.startsWith("https://public.example") ? new Response(null, { status: 302, headers: { location: "http://127.0.0.1/secret" } }) : json({ leaked: true })));
     const r = await evaluateBlock("ENDPOINT", { url: "https://public.example/" }, {}, { fetch: fake.fetch });
