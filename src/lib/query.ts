@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { Timestamp } from "./schemas";
 
 /** A whole number in the query, within [min, max]. */
 export const QueryInt = (min: number, max: number) =>
@@ -27,6 +28,24 @@ export const QueryList = (item: z.ZodType<string, string> = z.string().min(1)) =
 
 export const SortBy = z.enum(["created_at", "updated_at", "name", "id"], { error: "must be created_at, updated_at, name or id" }).optional();
 export const SortOrder = z.enum(["asc", "desc"], { error: "must be asc or desc" }).default("desc");
+
+/**
+ * The paged-resource filters PromptLayer's list endpoints share (datasets, evaluations): name contains,
+ * active/deleted/all, page and per_page, creator, created/updated bounds, sort. Spread into a query schema.
+ */
+export const ResourceListShape = {
+  name: z.string().max(255).optional(),
+  status: z.enum(["active", "deleted", "all"], { error: "must be active, deleted or all" }).default("active"),
+  page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1),
+  per_page: QueryInt(1, 100).default(10),
+  created_by_email: z.string().optional(),
+  created_after: Timestamp.optional(),
+  created_before: Timestamp.optional(),
+  updated_after: Timestamp.optional(),
+  updated_before: Timestamp.optional(),
+  sort_by: SortBy,
+  sort_order: SortOrder,
+};
 
 /** Case-insensitive (ASCII) "contains" match; % and _ in the text match themselves. */
 export function containsText(column: SQLiteColumn, text: string): SQL {

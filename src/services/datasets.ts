@@ -1,11 +1,11 @@
 // Dataset groups and their versions: create a group (with its empty draft), queue a fill of the draft
 // from request logs (explicit ids or a filter group on the shared compiler), save the draft as the
 // next numbered version, list datasets and page through rows. The fill itself is dataset-fill.ts.
-import { and, asc, desc, eq, gte, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { nowMs } from "../db/sql";
 import { rawBatch } from "../db/raw-batch";
-import { datasetGroups, datasetJobs, datasetRows, datasets, promptLabels, promptVersions, users, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../db/schema";
+import { datasetGroups, datasetJobs, datasetRows, datasets, promptLabels, promptVersions, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import type { FilterGroup } from "../filters";
 import { ApiError } from "../lib/errors";
@@ -24,6 +24,7 @@ import {
 } from "./external-ids";
 import { fillQuery } from "./dataset-fill";
 import { requireFolder } from "./folders";
+import { resourceConditions, resourceOrder, type ResourceListQuery } from "./resource-list";
 import type { SortBy } from "./request-search";
 
 /** The interface's bound: one fill job copies at most this many request logs. */
@@ -180,23 +181,12 @@ export async function saveDraft(db: Db, ws: number, groupId: number) {
   return { draftDatasetId: saved.id, versionNumber: saved.versionNumber };
 }
 
-export interface ListDatasetsQuery extends ExternalIdLookupQuery {
+export interface ListDatasetsQuery extends ExternalIdLookupQuery, ResourceListQuery {
   dataset_group_id?: number;
   prompt_id?: number;
   prompt_version_id?: number;
   prompt_label_id?: number;
   report_id?: number;
-  name?: string;
-  status: "active" | "deleted" | "all";
-  page: number;
-  per_page: number;
-  created_by_email?: string;
-  created_after?: number;
-  created_before?: number;
-  updated_after?: number;
-  updated_before?: number;
-  sort_by?: "created_at" | "updated_at" | "name" | "id";
-  sort_order: "asc" | "desc";
 }
 
 export async function listDatasets(db: Db, ws: number, q: ListDatasetsQuery) {
@@ -208,35 +198,30 @@ export async function listDatasets(db: Db, ws: number, q: ListDatasetsQuery) {
   const d = datasets;
   const g = datasetGroups;
   const deleted = sql`(${d.isDeleted} OR ${g.isDeleted})`;
+  // A dataset is named by its group.
+  const columns = { id: d.id, name: g.name, userId: d.userId, createdAt: d.createdAt, updatedAt: d.updatedAt };
   const conds: (SQL | undefined)[] = [
     eq(d.workspaceId, ws),
     q.status === "active" ? sql`NOT ${deleted}` : q.status === "deleted" ? deleted : undefined,
     q.dataset_group_id !== undefined ? eq(d.datasetGroupId, q.dataset_group_id) : undefined,
     lookup !== undefined ? sql`CAST(${d.datasetGroupId} AS TEXT) = ${lookup}` : undefined,
-    q.name !== undefined ? containsText(g.name, q.name) : undefined,
     prompt,
     // An evaluation's dataset, and for a run also its pipeline's ("includes parent report").
     q.report_id !== undefined
       ? sql`${d.id} IN (SELECT dataset_id FROM reports WHERE workspace_id = ${ws} AND (id = ${q.report_id} OR id = (SELECT parent_report_id FROM reports WHERE id = ${q.report_id} AND workspace_id = ${ws})))`
       : undefined,
-    q.created_by_email !== undefined ? sql`${d.userId} IN (SELECT ${users.id} FROM ${users} WHERE ${users.workspaceId} = ${ws} AND ${users.email} = ${q.created_by_email})` : undefined,
-    q.created_after !== undefined ? gte(d.createdAt, q.created_after) : undefined,
-    q.created_before !== undefined ? lte(d.createdAt, q.created_before) : undefined,
-    q.updated_after !== undefined ? gte(d.updatedAt, q.updated_after) : undefined,
-    q.updated_before !== undefined ? lte(d.updatedAt, q.updated_before) : undefined,
+    ...resourceConditions(ws, columns, q),
   ];
   const where = and(...conds);
   const [{ n }] = await db.select({ n: sql<number>`count(*)` }).from(d).innerJoin(g, eq(g.id, d.datasetGroupId)).where(where);
   if (n === 0) return empty;
-  const col = { created_at: d.createdAt, updated_at: d.updatedAt, name: g.name, id: d.id }[q.sort_by ?? "created_at"];
-  const dir = q.sort_order === "asc" ? asc : desc;
   const rows = await db
     .select({ d, g, jobStatus: datasetJobs.status })
     .from(d)
     .innerJoin(g, eq(g.id, d.datasetGroupId))
     .leftJoin(datasetJobs, eq(datasetJobs.id, d.currentJobId))
     .where(where)
-    .orderBy(dir(col), dir(d.id))
+    .orderBy(...resourceOrder(columns, q))
     .limit(q.per_page)
     .offset((q.page - 1) * q.per_page);
   const ext = await externalIdsFor(db, ws, "dataset_group", [...new Set(rows.map((r) => r.g.id))]);

@@ -1,15 +1,14 @@
 // Evaluation pipelines (reports): create on a saved dataset version with columns of the block engine,
 // list, read with columns, stats and scores, edit columns, rename, archive, and page through a run's
 // rows. Runs themselves are evaluation-runs.ts.
-import { and, asc, desc, eq, gte, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { rawBatch } from "../db/raw-batch";
 import { inJsonList, nowMs } from "../db/sql";
-import { datasets, reportColumns, reports, users, type ReportCells, type ReportColumnRow, type ReportRow } from "../db/schema";
+import { datasets, reportColumns, reports, type ReportCells, type ReportColumnRow, type ReportRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
 import { DRAFT_VERSION, requireGroup } from "./datasets";
 import { orderColumns, validateColumns, type ColumnIssue, type ColumnSpec } from "./evaluation-columns";
@@ -25,6 +24,7 @@ import {
   type ExternalIdPair,
 } from "./external-ids";
 import { requireFolder } from "./folders";
+import { resourceConditions, resourceOrder, type ResourceListQuery } from "./resource-list";
 
 const d1Of = (db: Db) => (db as unknown as { $client: D1Database }).$client;
 
@@ -213,19 +213,8 @@ function runView(r: ReportRow, counts: StatusCounts | undefined) {
   };
 }
 
-export interface ListEvaluationsQuery extends ExternalIdLookupQuery {
-  name?: string;
-  status: "active" | "deleted" | "all";
+export interface ListEvaluationsQuery extends ExternalIdLookupQuery, ResourceListQuery {
   include_runs: boolean;
-  page: number;
-  per_page: number;
-  created_by_email?: string;
-  created_after?: number;
-  created_before?: number;
-  updated_after?: number;
-  updated_before?: number;
-  sort_by?: "created_at" | "updated_at" | "name" | "id";
-  sort_order: "asc" | "desc";
 }
 
 /** Runs listed under each pipeline by GET /evaluations?include_runs=true (the newest; run_count has them all). */
@@ -242,18 +231,11 @@ export async function listEvaluations(db: Db, ws: number, q: ListEvaluationsQuer
     eq(r.isBlueprint, true),
     q.status === "active" ? eq(r.deleted, false) : q.status === "deleted" ? eq(r.deleted, true) : undefined,
     lookup !== undefined ? sql`CAST(${r.id} AS TEXT) = ${lookup}` : undefined,
-    q.name !== undefined ? containsText(r.name, q.name) : undefined,
-    q.created_by_email !== undefined ? sql`${r.userId} IN (SELECT ${users.id} FROM ${users} WHERE ${users.workspaceId} = ${ws} AND ${users.email} = ${q.created_by_email})` : undefined,
-    q.created_after !== undefined ? gte(r.createdAt, q.created_after) : undefined,
-    q.created_before !== undefined ? lte(r.createdAt, q.created_before) : undefined,
-    q.updated_after !== undefined ? gte(r.updatedAt, q.updated_after) : undefined,
-    q.updated_before !== undefined ? lte(r.updatedAt, q.updated_before) : undefined,
+    ...resourceConditions(ws, r, q),
   );
   const [{ n }] = await db.select({ n: sql<number>`count(*)` }).from(r).where(where);
   if (n === 0) return empty;
-  const col = { created_at: r.createdAt, updated_at: r.updatedAt, name: r.name, id: r.id }[q.sort_by ?? "created_at"];
-  const dir = q.sort_order === "asc" ? asc : desc;
-  const rows = await db.select().from(r).where(where).orderBy(dir(col), dir(r.id)).limit(q.per_page).offset((q.page - 1) * q.per_page);
+  const rows = await db.select().from(r).where(where).orderBy(...resourceOrder(r, q)).limit(q.per_page).offset((q.page - 1) * q.per_page);
   const ids = rows.map((x) => x.id);
   const ext = await externalIdsFor(db, ws, "evaluation", ids);
   const runsBy = new Map<number, ReturnType<typeof runView>[]>();

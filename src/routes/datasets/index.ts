@@ -5,8 +5,8 @@ import { getDb } from "../../db/client";
 import { DATASET_JOB_STATUSES } from "../../db/schema";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../lib/openapi";
-import { QueryInt, SortBy, SortOrder } from "../../lib/query";
-import { IdParam, Timestamp } from "../../lib/schemas";
+import { QueryInt, ResourceListShape } from "../../lib/query";
+import { IdParam } from "../../lib/schemas";
 import { enqueue } from "../../queue/messages";
 import { createDatasetGroup, datasetGroupExists, datasetRowsPage, listDatasets, MAX_LOGS_PER_JOB, queueDraftFill, saveDraft } from "../../services/datasets";
 import { addRequestLog, createDraft, previewFill } from "../../services/dataset-drafts";
@@ -188,17 +188,7 @@ const list = defineRoute({
       prompt_label_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "As prompt_version_id, for the version the label names." }),
       report_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "The dataset an evaluation (or its parent pipeline) runs on." }),
       workspace_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "The key's own workspace (another is a 404)." }),
-      name: z.string().max(255).optional(),
-      status: z.enum(["active", "deleted", "all"], { error: "must be active, deleted or all" }).default("active"),
-      page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1),
-      per_page: QueryInt(1, 100).default(10),
-      created_by_email: z.string().optional(),
-      created_after: Timestamp.optional(),
-      created_before: Timestamp.optional(),
-      updated_after: Timestamp.optional(),
-      updated_before: Timestamp.optional(),
-      sort_by: SortBy,
-      sort_order: SortOrder,
+      ...ResourceListShape,
       ...ExternalIdLookupShape,
     }),
   },

@@ -1,8 +1,7 @@
 // Request and response schemas of the evaluation endpoints (PromptLayer's /reports, /report-columns and
 // /api/public/v2/evaluations shapes); they also feed /openapi.json.
 import { z } from "@hono/zod-openapi";
-import { QueryBool, QueryInt, SortBy, SortOrder } from "../../lib/query";
-import { Timestamp } from "../../lib/schemas";
+import { QueryBool, QueryInt, ResourceListShape } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
 const PositiveId = z.int("must be an integer").positive("must be a positive integer");
@@ -99,18 +98,8 @@ export const Evaluation = z
 
 export const ListEvaluationsQuery = z.object({
   workspace_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "The key's own workspace (another is a 404)." }),
-  name: z.string().max(255).optional(),
-  status: z.enum(["active", "deleted", "all"], { error: "must be active, deleted or all" }).default("active"),
   include_runs: QueryBool.default(false),
-  page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1),
-  per_page: QueryInt(1, 100).default(10),
-  created_by_email: z.string().optional(),
-  created_after: Timestamp.optional(),
-  created_before: Timestamp.optional(),
-  updated_after: Timestamp.optional(),
-  updated_before: Timestamp.optional(),
-  sort_by: SortBy,
-  sort_order: SortOrder,
+  ...ResourceListShape,
   ...ExternalIdLookupShape,
 });
 
