@@ -1,21 +1,26 @@
-// The filters and order PromptLayer's paged resource lists share (datasets, evaluations): name
+// The filters and order PromptLayer's resource lists share (datasets, evaluations, skill collections): name
 // contains, creator, created/updated bounds and sort, over whichever table's columns a list reads.
 import { asc, desc, gte, lte, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { users } from "../db/schema";
 import { containsText } from "../lib/query";
 
-export interface ResourceListQuery {
+/** The filters and order alone (skill collections take these without paging). */
+export interface ResourceFilters {
   name?: string;
-  status: "active" | "deleted" | "all";
-  page: number;
-  per_page: number;
   created_by_email?: string;
   created_after?: number;
   created_before?: number;
   updated_after?: number;
   updated_before?: number;
   sort_by?: "created_at" | "updated_at" | "name" | "id";
+  sort_order?: "asc" | "desc";
+}
+
+export interface ResourceListQuery extends ResourceFilters {
+  status: "active" | "deleted" | "all";
+  page: number;
+  per_page: number;
   sort_order: "asc" | "desc";
 }
 
@@ -28,7 +33,7 @@ export interface ResourceColumns {
 }
 
 /** The shared conditions (undefined where a filter is absent); `status` is each list's own. */
-export function resourceConditions(ws: number, c: ResourceColumns, q: ResourceListQuery): (SQL | undefined)[] {
+export function resourceConditions(ws: number, c: ResourceColumns, q: ResourceFilters): (SQL | undefined)[] {
   return [
     q.name !== undefined ? containsText(c.name, q.name) : undefined,
     q.created_by_email !== undefined ? sql`${c.userId} IN (SELECT ${users.id} FROM ${users} WHERE ${users.workspaceId} = ${ws} AND ${users.email} = ${q.created_by_email})` : undefined,
@@ -40,7 +45,7 @@ export function resourceConditions(ws: number, c: ResourceColumns, q: ResourceLi
 }
 
 /** ORDER BY the chosen column (created_at by default), ties broken by id in the same direction. */
-export function resourceOrder(c: ResourceColumns, q: ResourceListQuery): SQL[] {
+export function resourceOrder(c: ResourceColumns, q: ResourceFilters): SQL[] {
   const col = { created_at: c.createdAt, updated_at: c.updatedAt, name: c.name, id: c.id }[q.sort_by ?? "created_at"];
   const dir = q.sort_order === "asc" ? asc : desc;
   return [dir(col), dir(c.id)];

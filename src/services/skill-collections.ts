@@ -2,12 +2,11 @@
 // stored once, whatever the number of versions); versions and their path → hash manifests go to D1.
 // Everything is validated and hashed before the first byte is stored, and the D1 writes of a request
 // are one atomic batch, so a refused request leaves nothing visible behind.
-import { and, asc, desc, eq, gte, inArray, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import {
   skillCollections,
   skillCollectionVersions,
-  users,
   type SkillCollectionRow,
   type SkillCollectionVersionRow,
   type SkillManifestEntry,
@@ -32,6 +31,7 @@ import {
   type ExternalIdPair,
 } from "./external-ids";
 import { requireFolder } from "./folders";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
 import {
   applyChanges,
   fileSetOf,
@@ -452,15 +452,8 @@ export async function* versionFiles(blobs: R2Bucket, workspaceId: number, manife
   }
 }
 
-export interface ListFilters extends ExternalIdLookupQuery {
+export interface ListFilters extends ExternalIdLookupQuery, Omit<ResourceFilters, "name"> {
   folder_id?: number;
-  created_by_email?: string;
-  created_after?: number;
-  created_before?: number;
-  updated_after?: number;
-  updated_before?: number;
-  sort_by?: "created_at" | "updated_at" | "name" | "id";
-  sort_order?: "asc" | "desc";
 }
 
 export async function listCollections(db: Db, workspaceId: number, f: ListFilters): Promise<SkillCollectionRow[]> {
@@ -473,22 +466,13 @@ export async function listCollections(db: Db, workspaceId: number, f: ListFilter
     await requireFolder(db, workspaceId, f.folder_id);
     where.push(eq(t.folderId, f.folder_id));
   }
-  if (f.created_by_email !== undefined) {
-    const creators = db.select({ id: users.id }).from(users).where(and(eq(users.workspaceId, workspaceId), eq(users.email, f.created_by_email)));
-    where.push(inArray(t.createdBy, creators));
-  }
-  if (f.created_after !== undefined) where.push(gte(t.createdAt, f.created_after));
-  if (f.created_before !== undefined) where.push(lte(t.createdAt, f.created_before));
-  if (f.updated_after !== undefined) where.push(gte(t.updatedAt, f.updated_after));
-  if (f.updated_before !== undefined) where.push(lte(t.updatedAt, f.updated_before));
-  const column = { created_at: t.createdAt, updated_at: t.updatedAt, name: t.name, id: t.id }[f.sort_by ?? "created_at"];
-  const dir = f.sort_order === "asc" ? asc : desc;
-  // id breaks ties so equal timestamps still list in a stable order.
+  const columns = { id: t.id, name: t.name, userId: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt };
+  where.push(...resourceConditions(workspaceId, columns, f));
   return db
     .select()
     .from(t)
     .where(and(...where))
-    .orderBy(dir(column), dir(t.id));
+    .orderBy(...resourceOrder(columns, f));
 }
 
 /** Whether the collection `id` (a UUID) exists in the workspace: the external-ID routes' 404 check. */
