@@ -160,6 +160,22 @@ describe("columns", () => {
     expect((await addColumn(s, { title: "free text", type: "TEXT" })).column.title).toBe("free text (2)");
   });
 
+  it("a PATCH that names nothing to change is a 400 and spends no version; one field is enough", async () => {
+    const ws = await createWorkspace();
+    const s = await newSheet(ws);
+    const sheetVersion = async () => (await json(await call(`/api/public/v2/tables/${s.tableId}/sheets/${s.sheetId}`, { key: ws.key }))).sheet.version_count;
+    const before = await sheetVersion();
+    for (const body of [{}, { title: null, config: null }]) {
+      const res = await call(`${s.base}/columns/${s.columnA}`, { method: "PATCH", key: ws.key, json: body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect((await json(res)).message).toMatch(/give at least one of title/);
+    }
+    expect(await sheetVersion()).toBe(before);
+    const ok = await call(`${s.base}/columns/${s.columnA}`, { method: "PATCH", key: ws.key, json: { is_output_column: true } });
+    expect(ok.status).toBe(200);
+    expect((await json(ok)).version).toBe(before + 1);
+  });
+
   it("deleting a column deletes its cells and marks everything downstream STALE", async () => {
     const ws = await createWorkspace();
     const s = await newSheet(ws);

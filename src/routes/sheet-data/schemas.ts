@@ -91,6 +91,10 @@ export const UpdateColumnBody = z
     is_output_column: z.boolean("must be a boolean").nullish(),
     position_rank: z.number("must be a number").nullish(),
   })
+  // A PATCH that names nothing to change would still spend a sheet version.
+  .refine((b) => Object.values(b).some((v) => v !== undefined && v !== null), {
+    message: "give at least one of title, type, config, dependencies, is_output_column, position_rank",
+  })
   .openapi("UpdateColumnRequest");
 
 export const ListColumnsQuery = z.object({
