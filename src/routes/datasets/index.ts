@@ -180,6 +180,7 @@ const list = defineRoute({
   path: "/api/public/v2/datasets",
   tags,
   summary: "List datasets",
+  errors: [404],
   request: {
     query: z.object({
       dataset_group_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
