@@ -392,6 +392,9 @@ describe("GET /api/public/v2/datasets and rows", { timeout: 30_000 }, () => {
     expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows?per_page=101`, { key: a.key })).status).toBe(400);
     expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows`, { key: b.key })).status).toBe(404);
     expect((await call(`/api/public/v2/datasets/999999999/rows`, { key: a.key })).status).toBe(404);
+    // workspace_id, as PromptLayer's document has it: the key's own, another's is a 404 (as on the list).
+    expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows?workspace_id=${b.workspaceId}`, { key: a.key })).status).toBe(404);
+    expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows?workspace_id=${a.workspaceId}`, { key: a.key })).status).toBe(200);
     expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows`)).status).toBe(401);
   });
 });

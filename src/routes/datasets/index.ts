@@ -206,7 +206,12 @@ const rows = defineRoute({
   errors: [404],
   request: {
     params: z.object({ dataset_id: IdParam("dataset_id") }),
-    query: z.object({ page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1), per_page: QueryInt(1, 100).default(10), q: z.string().max(1024).optional() }),
+    query: z.object({
+      page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1),
+      per_page: QueryInt(1, 100).default(10),
+      q: z.string().max(1024).optional(),
+      workspace_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "The key's own workspace (another is a 404)." }),
+    }),
   },
   responses: {
     200: json(
@@ -284,6 +289,7 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(rows, async (c) => {
     const { dataset_id } = c.req.valid("param");
+    requireOwnWorkspace(c.get("auth"), c.req.valid("query").workspace_id);
     return c.json({ success: true as const, message: "success", ...(await datasetRowsPage(getDb(c.env.DB), c.get("auth").workspaceId, dataset_id, c.req.valid("query"))) }, 200);
   });
 
