@@ -55,6 +55,7 @@ const createGroup = defineRoute({
           name: z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters"),
           folder_id: PositiveId.nullish(),
           external_ids: ExternalIdsInput,
+          workspace_id: z.int("must be an integer").nullish().openapi({ description: "The key's own workspace (another is a 404)." }),
         })
         .openapi("CreateDatasetGroupRequest"),
     ),
@@ -246,7 +247,11 @@ async function enqueueFill(env: AppEnv["Bindings"], workspaceId: number, jobId: 
 }
 
 export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(createGroup, async (c) => c.json(await createDatasetGroup(getDb(c.env.DB), c.get("auth"), c.req.valid("json")), 201));
+  app.openapi(createGroup, async (c) => {
+    const input = c.req.valid("json");
+    requireOwnWorkspace(c.get("auth"), input.workspace_id);
+    return c.json(await createDatasetGroup(getDb(c.env.DB), c.get("auth"), input), 201);
+  });
 
   app.openapi(fromFilterParams, async (c) => {
     const auth = c.get("auth");
