@@ -303,6 +303,17 @@ describe("API document", () => {
     expect(documented).toEqual(expect.arrayContaining(["GET /health", "POST /log-request", "POST /api/public/v2/requests/search"]));
   });
 
+  it("documents the 404 of every route taking a workspace_id query parameter (another workspace's is a 404)", async () => {
+    const doc = await json(await call("/openapi.json"));
+    const taking = Object.entries<any>(doc.paths).flatMap(([p, item]) =>
+      Object.entries<any>(item)
+        .filter(([, op]) => (op.parameters ?? []).some((q: { name: string; in: string }) => q.in === "query" && q.name === "workspace_id"))
+        .map(([m, op]) => ({ route: `${m.toUpperCase()} ${p}`, statuses: Object.keys(op.responses) })),
+    );
+    expect(taking.map((t) => t.route)).toEqual(expect.arrayContaining(["GET /api/public/v2/datasets", "GET /api/public/v2/evaluations"]));
+    expect(taking.filter((t) => !t.statuses.includes("404")).map((t) => t.route)).toEqual([]);
+  });
+
   it("documents the filter group as a recursive schema", async () => {
     const doc = await json(await call("/openapi.json"));
     const group = doc.components.schemas.StructuredFilterGroup;

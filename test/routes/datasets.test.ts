@@ -84,6 +84,17 @@ describe("POST /api/public/v2/dataset-groups", { timeout: 30_000 }, () => {
     expect(res.status).toBe(404);
   });
 
+  it("takes workspace_id as PromptLayer's document has it: the key's own, another's is a 404 and creates nothing", async () => {
+    const a = await createWorkspace();
+    const b = await createWorkspace();
+    const name = uniq("ws");
+    const res = await call("/api/public/v2/dataset-groups", { method: "POST", key: a.key, json: { name, workspace_id: b.workspaceId } });
+    expect(res.status).toBe(404);
+    const listed = await json(await call(`/api/public/v2/datasets?name=${name}`, { key: a.key }));
+    expect(listed.datasets).toEqual([]);
+    await createGroup(a, { name, workspace_id: a.workspaceId });
+  });
+
   it("an external ID already on another group is a 409 and creates nothing", async () => {
     const ws = await createWorkspace();
     await createGroup(ws, { external_ids: [{ source: "crm", external_id: "taken" }] });
@@ -392,6 +403,9 @@ describe("GET /api/public/v2/datasets and rows", { timeout: 30_000 }, () => {
     expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows?per_page=101`, { key: a.key })).status).toBe(400);
     expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows`, { key: b.key })).status).toBe(404);
     expect((await call(`/api/public/v2/datasets/999999999/rows`, { key: a.key })).status).toBe(404);
+    // workspace_id, as PromptLayer's document has it: the key's own, another's is a 404 (as on the list).
+    expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows?workspace_id=${b.workspaceId}`, { key: a.key })).status).toBe(404);
+    expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows?workspace_id=${a.workspaceId}`, { key: a.key })).status).toBe(200);
     expect((await call(`/api/public/v2/datasets/${g.dataset.id}/rows`)).status).toBe(401);
   });
 });

@@ -55,6 +55,7 @@ const createGroup = defineRoute({
           name: z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters"),
           folder_id: PositiveId.nullish(),
           external_ids: ExternalIdsInput,
+          workspace_id: z.int("must be an integer").nullish().openapi({ description: "The key's own workspace (another is a 404)." }),
         })
         .openapi("CreateDatasetGroupRequest"),
     ),
@@ -180,6 +181,7 @@ const list = defineRoute({
   path: "/api/public/v2/datasets",
   tags,
   summary: "List datasets",
+  errors: [404],
   request: {
     query: z.object({
       dataset_group_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
@@ -205,7 +207,12 @@ const rows = defineRoute({
   errors: [404],
   request: {
     params: z.object({ dataset_id: IdParam("dataset_id") }),
-    query: z.object({ page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1), per_page: QueryInt(1, 100).default(10), q: z.string().max(1024).optional() }),
+    query: z.object({
+      page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1),
+      per_page: QueryInt(1, 100).default(10),
+      q: z.string().max(1024).optional(),
+      workspace_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional().openapi({ description: "The key's own workspace (another is a 404)." }),
+    }),
   },
   responses: {
     200: json(
@@ -240,7 +247,11 @@ async function enqueueFill(env: AppEnv["Bindings"], workspaceId: number, jobId: 
 }
 
 export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(createGroup, async (c) => c.json(await createDatasetGroup(getDb(c.env.DB), c.get("auth"), c.req.valid("json")), 201));
+  app.openapi(createGroup, async (c) => {
+    const input = c.req.valid("json");
+    requireOwnWorkspace(c.get("auth"), input.workspace_id);
+    return c.json(await createDatasetGroup(getDb(c.env.DB), c.get("auth"), input), 201);
+  });
 
   app.openapi(fromFilterParams, async (c) => {
     const auth = c.get("auth");
@@ -283,6 +294,7 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(rows, async (c) => {
     const { dataset_id } = c.req.valid("param");
+    requireOwnWorkspace(c.get("auth"), c.req.valid("query").workspace_id);
     return c.json({ success: true as const, message: "success", ...(await datasetRowsPage(getDb(c.env.DB), c.get("auth").workspaceId, dataset_id, c.req.valid("query"))) }, 200);
   });
 
