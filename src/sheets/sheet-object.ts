@@ -876,6 +876,17 @@ export class SheetObject extends DurableObject<Env> {
       if (cycle) return fail("validation_error", this.cycleMessage(m, cycle));
       plan = p;
     }
+    // Nothing that would change (the same title, type, flag or rank): answered as is, no version spent.
+    if (!plan) {
+      const cur = this.sql.exec<{ position_rank: number; is_output_column: number }>(`SELECT position_rank, is_output_column FROM columns WHERE seq = ?`, col.seq).one();
+      const changes =
+        (patch.title != null && patch.title !== col.title) ||
+        (patch.is_output_column != null && (patch.is_output_column ? 1 : 0) !== cur.is_output_column) ||
+        (patch.position_rank != null && patch.position_rank !== cur.position_rank);
+      if (!changes) {
+        return { ok: true, column: this.columnView(col.id), version: this.meta("version"), stale_count: 0, requires_recalculation: false, affected_column_ids: [] };
+      }
+    }
     const now = Date.now();
     // A TEXT column's config is not read by anything: storing a new one stales nothing.
     const affected = plan && col.computed ? [col.seq, ...m.graph.downstream([col.seq])] : [];

@@ -160,7 +160,7 @@ describe("columns", () => {
     expect((await addColumn(s, { title: "free text", type: "TEXT" })).column.title).toBe("free text (2)");
   });
 
-  it("a PATCH that names nothing to change is a 400 and spends no version; one field is enough", async () => {
+  it("a PATCH that names nothing is a 400, one that changes nothing a 200; neither spends a version; one change is enough", async () => {
     const ws = await createWorkspace();
     const s = await newSheet(ws);
     const sheetVersion = async () => (await json(await call(`/api/public/v2/tables/${s.tableId}/sheets/${s.sheetId}`, { key: ws.key }))).sheet.version_count;
@@ -169,6 +169,14 @@ describe("columns", () => {
       const res = await call(`${s.base}/columns/${s.columnA}`, { method: "PATCH", key: ws.key, json: body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect((await json(res)).message).toMatch(/give at least one of title/);
+    }
+    expect(await sheetVersion()).toBe(before);
+    // Values the column already has change nothing either: 200 with the current version, none spent.
+    const columnA = (await json(await call(`${s.base}/columns`, { key: ws.key }))).data.find((c: any) => c.id === s.columnA);
+    for (const body of [{ type: "TEXT" }, { title: columnA.title }, { is_output_column: false, position_rank: columnA.position_rank }]) {
+      const same = await call(`${s.base}/columns/${s.columnA}`, { method: "PATCH", key: ws.key, json: body });
+      expect(same.status, JSON.stringify(body)).toBe(200);
+      expect(await json(same), JSON.stringify(body)).toMatchObject({ version: before, stale_count: 0 });
     }
     expect(await sheetVersion()).toBe(before);
     const ok = await call(`${s.base}/columns/${s.columnA}`, { method: "PATCH", key: ws.key, json: { is_output_column: true } });
