@@ -1,6 +1,7 @@
 // The context blocks run with inside the Worker: providers from secrets, the ENDPOINT policy from vars,
-// and the workspace's prompt registry. Workflow runs use it; sheet recalculation can use the same.
-import { createLlmProviders, DEFAULT_ENDPOINT_POLICY, type BlockContext } from "../blocks";
+// and the workspace's prompt registry. Workflow runs, evaluation batches and sheet recalculation
+// chunks each make one; within it a stored prompt is looked up once, however many cells or rows name it.
+import { createLlmProviders, DEFAULT_ENDPOINT_POLICY, type BlockContext, type PromptRef, type ResolvedPrompt } from "../blocks";
 import type { Db } from "../db/client";
 import type { Env } from "../env";
 import { resolvePromptForBlocks } from "./prompt-resolver";
@@ -14,6 +15,21 @@ export function blockContextFor(env: Env, db: Db, workspaceId: number): BlockCon
       timeoutMs: timeout > 0 ? timeout : DEFAULT_ENDPOINT_POLICY.timeoutMs,
       allowPrivateAddresses: env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true",
     },
-    resolvePrompt: (ref) => resolvePromptForBlocks(db, workspaceId, ref),
+    resolvePrompt: oncePerRef((ref) => resolvePromptForBlocks(db, workspaceId, ref)),
+  };
+}
+
+/** Memoizes a prompt lookup by (name, version, label); a failed lookup is not kept, so the next call tries again. */
+function oncePerRef(resolve: (ref: PromptRef) => Promise<ResolvedPrompt | null>): (ref: PromptRef) => Promise<ResolvedPrompt | null> {
+  const seen = new Map<string, Promise<ResolvedPrompt | null>>();
+  return (ref) => {
+    const key = JSON.stringify([ref.name, ref.version_number ?? null, ref.label ?? null]);
+    let found = seen.get(key);
+    if (!found) {
+      found = resolve(ref);
+      seen.set(key, found);
+      found.catch(() => seen.delete(key));
+    }
+    return found;
   };
 }

@@ -1323,7 +1323,7 @@ export class SheetObject extends DurableObject<Env> {
       }
     }
 
-    const ctx = memoizePrompts(blockContextFor(this.env, getDb(this.env.DB), ident.workspaceId));
+    const ctx = blockContextFor(this.env, getDb(this.env.DB), ident.workspaceId);
     const outcomes: Outcome[] = new Array(chunk.length);
     let next = 0;
     const worker = async () => {
@@ -1650,20 +1650,4 @@ interface ExecutionRow {
   created_at: number;
   updated_at: number;
   [key: string]: SqlStorageValue;
-}
-
-/** One lookup per stored prompt per chunk: every cell of a PROMPT_TEMPLATE column names the same one. */
-function memoizePrompts(ctx: BlockContext): BlockContext {
-  const resolve = ctx.resolvePrompt;
-  if (!resolve) return ctx;
-  const seen = new Map<string, ReturnType<typeof resolve>>();
-  return {
-    ...ctx,
-    resolvePrompt: (ref) => {
-      const key = JSON.stringify([ref.name, ref.version_number ?? null, ref.label ?? null]);
-      let found = seen.get(key);
-      if (!found) seen.set(key, (found = resolve(ref)));
-      return found;
-    },
-  };
 }
