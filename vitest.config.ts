@@ -26,6 +26,8 @@ export default defineConfig({
                 OPENAI_BASE_URL: "http://fake-llm.test/v1",
                 // Webhook retries 1 s, 2 s, 4 s … so the retry tests run in seconds, not minutes.
                 WEBHOOK_RETRY_BASE_SECONDS: "1",
+                // Verified keys are trusted for 0.2 s instead of 5 s, so the revocation tests wait that long.
+                AUTH_KEY_CACHE_MS: "200",
               },
               // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.
               outboundService: fakeUpstream,

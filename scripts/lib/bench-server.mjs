@@ -1,0 +1,113 @@
+// The benchmarks' server: the Worker in workerd through Miniflare's own API, configured from
+// wrangler.toml the way the test pool does (wrangler's unstable_getMiniflareWorkerOptions), with
+// no inspector and no DevTools instrumentation. `wrangler dev` (npm run dev, the Node tests) turns
+// on DevTools network events for the Worker and proxies every request through a second runtime, so
+// each D1 call is mirrored to Node: that is tooling cost, not the Worker's. Here the client talks
+// straight to the one workerd process that runs the Worker, its D1, R2, queues and objects.
+//
+// The state lives where `wrangler dev --persist-to X` keeps it (X/v3), so migrations and seeding
+// go through the wrangler CLI exactly as before (scripts/lib/wrangler.mjs).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createKey } from "./keys.mjs";
+import { freePort } from "./local-api.mjs";
+import { applyMigrations, OFFLINE_ENV, ROOT } from "./wrangler.mjs";
+
+/** Bundles src/ the way `wrangler deploy` would (offline, nothing uploaded). */
+function bundle() {
+  const outdir = mkdtempSync(join(tmpdir(), "promptedge-bundle-"));
+  const r = spawnSync(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], {
+    cwd: ROOT,
+    env: { ...OFFLINE_ENV, CI: "true" },
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${r.stdout}\n${r.stderr}`);
+  return outdir;
+}
+
+/** Pids of the workerd processes whose parent is this Node process (Miniflare spawns one). */
+function workerdChildren() {
+  const pids = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) !== process.pid) continue;
+      if (!readlinkSync(`/proc/${name}/exe`).includes("workerd")) continue;
+      pids.push(Number(name));
+    } catch {
+      // the process went away
+    }
+  }
+  return pids;
+}
+
+/** utime + stime of a process, in ms (from /proc/<pid>/stat; clock ticks are 100 a second on Linux). */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state): utime is field 14, stime field 15.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Resident set size of a process, in bytes. */
+export function rssBytes(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const m = status.match(/^VmRSS:\s+(\d+) kB/m);
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/**
+ * Starts the Worker for a benchmark: fresh local state (migrations applied, one workspace and key),
+ * `prepare(persistTo)` for seeding before the runtime opens the database, then Miniflare on a free
+ * loopback port. `inspector: true` opens an inspector port (bench:import samples the isolate's heap
+ * through it); the other benchmarks run without one. `persistTo` reuses a prepared state directory
+ * (it is then left in place on stop).
+ */
+export async function startBenchApi({ workspace = "bench", email = "dev@localhost", vars = {}, prepare, inspector = false, persistTo: reuse } = {}) {
+  const { Miniflare } = await import("miniflare");
+  const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
+  const persistTo = reuse ?? mkdtempSync(join(tmpdir(), "promptedge-"));
+  let key;
+  if (!reuse) {
+    applyMigrations({ persistTo });
+    key = createKey({ workspace, email, persistTo });
+    if (prepare) await prepare(persistTo);
+  } else {
+    key = createKey({ workspace, email, persistTo });
+  }
+  const outdir = bundle();
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, "wrangler.toml"));
+  const port = await freePort();
+  const inspectorPort = inspector ? await freePort() : undefined;
+  const before = new Set(workerdChildren());
+  const mf = new Miniflare({
+    host: "127.0.0.1",
+    port,
+    inspectorPort,
+    defaultPersistRoot: join(persistTo, "v3"),
+    log: undefined,
+    workers: [
+      {
+        ...workerOptions,
+        name: "promptedge",
+        modules: true,
+        modulesRoot: outdir,
+        scriptPath: join(outdir, "index.js"),
+        bindings: { ...(workerOptions.bindings ?? {}), ...vars },
+      },
+    ],
+  });
+  const url = (await mf.ready).toString().replace(/\/$/, "");
+  const pids = workerdChildren().filter((p) => !before.has(p));
+  if (pids.length !== 1) throw new Error(`expected one new workerd process, found ${pids.length}`);
+  const stop = async () => {
+    await mf.dispose();
+    rmSync(outdir, { recursive: true, force: true });
+    if (!reuse) rmSync(persistTo, { recursive: true, force: true });
+  };
+  return { url, key, persistTo, pid: pids[0], inspectorPort, stop };
+}
