@@ -64,32 +64,34 @@ export function rssBytes(pid) {
  * Starts the Worker for a benchmark: fresh local state (migrations applied, one workspace and key),
  * `prepare(persistTo)` for seeding before the runtime opens the database, then Miniflare on a free
  * loopback port. `inspector: true` opens an inspector port (bench:import samples the isolate's heap
- * through it); the other benchmarks run without one. `persistTo` reuses a prepared state directory
- * (it is then left in place on stop).
+ * through it); the other benchmarks run without one. A prepared state (`persistTo` with its `key`,
+ * e.g. from seeded-state.mjs) is used as it is, and removed on stop.
  */
-export async function startBenchApi({ workspace = "bench", email = "dev@localhost", vars = {}, prepare, inspector = false, persistTo: reuse } = {}) {
+export async function startBenchApi({ workspace = "bench", email = "dev@localhost", vars = {}, prepare, inspector = false, persistTo: given, key: givenKey } = {}) {
   const { Miniflare } = await import("miniflare");
   const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
-  const persistTo = reuse ?? mkdtempSync(join(tmpdir(), "promptedge-"));
-  let key;
-  if (!reuse) {
+  const persistTo = given ?? mkdtempSync(join(tmpdir(), "promptedge-"));
+  let key = givenKey;
+  if (!given) {
     applyMigrations({ persistTo });
     key = createKey({ workspace, email, persistTo });
     if (prepare) await prepare(persistTo);
-  } else {
-    key = createKey({ workspace, email, persistTo });
   }
   const outdir = bundle();
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, "wrangler.toml"));
   const port = await freePort();
   const inspectorPort = inspector ? await freePort() : undefined;
   const before = new Set(workerdChildren());
+  let output = "";
   const mf = new Miniflare({
     host: "127.0.0.1",
     port,
     inspectorPort,
     defaultPersistRoot: join(persistTo, "v3"),
-    log: undefined,
+    // The Worker's per-request log lines are drained, not printed (the tail is kept for errors).
+    handleRuntimeStdio(stdout, stderr) {
+      for (const stream of [stdout, stderr]) stream.on("data", (d) => (output = (output + d).slice(-8000)));
+    },
     workers: [
       {
         ...workerOptions,
@@ -107,7 +109,7 @@ export async function startBenchApi({ workspace = "bench", email = "dev@localhos
   const stop = async () => {
     await mf.dispose();
     rmSync(outdir, { recursive: true, force: true });
-    if (!reuse) rmSync(persistTo, { recursive: true, force: true });
+    rmSync(persistTo, { recursive: true, force: true });
   };
-  return { url, key, persistTo, pid: pids[0], inspectorPort, stop };
+  return { url, key, persistTo, pid: pids[0], inspectorPort, stop, logs: () => output };
 }
