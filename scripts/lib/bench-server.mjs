@@ -113,3 +113,62 @@ export async function startBenchApi({ workspace = "bench", email = "dev@localhos
   };
   return { url, key, persistTo, pid: pids[0], inspectorPort, stop, logs: () => output };
 }
+
+/**
+ * Samples the Worker isolate's V8 heap through the bench server's inspector (Runtime.getHeapUsage,
+ * every `everyMs`): the isolate's own JavaScript heap, apart from the runtime's native memory (its
+ * SQLite page caches, R2 and queue stores count in the process's RSS, not here). Needs a global
+ * WebSocket (Node ≥ 22, or Node 20 with --experimental-websocket). Returns { stop(): Promise<stats> }.
+ */
+export async function sampleIsolateHeap(inspectorPort, { everyMs = 50, worker = "promptedge" } = {}) {
+  if (typeof WebSocket !== "function") throw new Error("no global WebSocket: run node with --experimental-websocket");
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
+  const target = targets.find((t) => String(t.id ?? t.url ?? "").includes(worker)) ?? targets[0];
+  if (!target) throw new Error("the inspector lists no worker");
+  const url = target.webSocketDebuggerUrl ?? `ws://127.0.0.1:${inspectorPort}/${target.id}`;
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    ws.addEventListener("open", resolve, { once: true });
+    ws.addEventListener("error", () => reject(new Error(`could not open ${url}`)), { once: true });
+  });
+  let id = 0;
+  const pending = new Map();
+  ws.addEventListener("message", (ev) => {
+    const msg = JSON.parse(typeof ev.data === "string" ? ev.data : Buffer.from(ev.data).toString());
+    pending.get(msg.id)?.(msg);
+    pending.delete(msg.id);
+  });
+  const call = (method, params = {}) =>
+    new Promise((resolve) => {
+      const n = ++id;
+      pending.set(n, resolve);
+      ws.send(JSON.stringify({ id: n, method, params }));
+    });
+  const samples = [];
+  let inFlight = false;
+  const take = async () => {
+    if (inFlight) return;
+    inFlight = true;
+    try {
+      const msg = await call("Runtime.getHeapUsage");
+      if (msg.result) samples.push({ t: Date.now(), used: msg.result.usedSize, total: msg.result.totalSize });
+    } finally {
+      inFlight = false;
+    }
+  };
+  await take();
+  const baseline = samples[0];
+  const timer = setInterval(take, everyMs);
+  return {
+    baseline,
+    samples,
+    async stop() {
+      clearInterval(timer);
+      await take();
+      ws.close();
+      const peakUsed = Math.max(...samples.map((s) => s.used));
+      const peakTotal = Math.max(...samples.map((s) => s.total));
+      return { samples: samples.length, baseline_used: baseline?.used ?? null, peak_used: peakUsed, peak_total: peakTotal };
+    },
+  };
+}
