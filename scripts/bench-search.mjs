@@ -18,7 +18,7 @@
 import { performance } from "node:perf_hooks";
 import { load, machine, optionsOrExit, percentile } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
-import { SEARCHES, SUGGESTIONS } from "./lib/bench-requests.mjs";
+import { searchesFor, SUGGESTIONS } from "./lib/bench-requests.mjs";
 import { BENCH_KEYS, BENCH_WORKSPACE, seededState } from "./lib/seeded-state.mjs";
 
 const TARGET_SUGGEST_P95_MS = 25;
@@ -64,6 +64,7 @@ async function timed(fn, samples) {
 
 async function main() {
   const opts = optionsOrExit(parseOptions);
+  const SEARCHES = searchesFor(opts.logs);
   const log = opts.json ? () => {} : (m) => console.log(m);
   if (Math.ceil((SUGGESTIONS.length * (opts.samples + 2)) / 10) > BENCH_KEYS) throw new Error(`--samples too large for the ${BENCH_KEYS} seeded keys`);
   const state = seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });

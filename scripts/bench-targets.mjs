@@ -17,7 +17,7 @@ import { performance } from "node:perf_hooks";
 import { cellId, load, machine, optionsOrExit, percentile } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
 import { BENCH_KEYS, BENCH_WORKSPACE, seededState } from "./lib/seeded-state.mjs";
-import { LOG_BODY, SEARCHES, SUGGESTIONS } from "./lib/bench-requests.mjs";
+import { LOG_BODY, searchesFor, SUGGESTIONS } from "./lib/bench-requests.mjs";
 
 function parseOptions(argv, env) {
   const o = {
@@ -48,6 +48,7 @@ function stats(wall, cpu) {
 
 async function main() {
   const opts = optionsOrExit(parseOptions);
+  const SEARCHES = searchesFor(opts.logs);
   const log = (...a) => (opts.json ? console.error(...a) : console.log(...a));
   const state = seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });
   let api;

@@ -84,13 +84,14 @@ export const SUGGESTIONS = [
   { field: "input_variable_values", metadata_key: "var-3", prefix: "v1" },
 ];
 
-export const SEARCHES = {
+/** The three searches over `logs` seeded logs: search 1's date is the same share of the seeded span (day 200 of 347 at 1M). */
+export const searchesFor = (logs) => ({
   "expensive and recent, by cost desc": {
     filter_group: {
       logic: "AND",
       filters: [
         { field: "cost", operator: "gte", value: 0.9 },
-        { field: "request_start_time", operator: "after", value: new Date(START_MS + 200 * 86_400_000).toISOString() },
+        { field: "request_start_time", operator: "after", value: new Date(START_MS + Math.round(logs * 30_000 * (200 / 347.22))).toISOString() },
       ],
     },
     sort_by: "cost",
@@ -118,5 +119,7 @@ export const SEARCHES = {
     page: 3,
     per_page: 25,
   },
-};
+});
+
+export const SEARCHES = searchesFor(1_000_000);
 
