@@ -149,6 +149,7 @@ async function main() {
     });
     const accepted = JSON.parse(res.text);
     const tAccepted = performance.now();
+    const acceptedAt = Date.now();
     uploaded = true;
     const log = (m) => opts.json || console.error(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${m}`);
     log(`POST answered ${res.status}`);
@@ -173,7 +174,7 @@ async function main() {
     const tDone = performance.now();
     clearInterval(sampler);
     peak = Math.max(peak, rssBytes(pids));
-    const heapStats = await heap.stop();
+    const heapStats = await heap.stop(acceptedAt);
     heap = null;
     const mib = (b) => +(b / 2 ** 20).toFixed(1);
 
@@ -199,6 +200,9 @@ async function main() {
         baseline_used_mib: mib(heapStats.baseline_used),
         peak_used_mib: mib(heapStats.peak_used),
         peak_total_mib: mib(heapStats.peak_total),
+        peak_used_while_uploading_mib: mib(heapStats.peak_used_before ?? 0),
+        peak_used_while_importing_mib: mib(heapStats.peak_used_after ?? 0),
+        samples_while_uploading: heapStats.samples_before,
       },
       load: [loadBefore, load()],
     };
@@ -216,6 +220,7 @@ async function main() {
       console.log(`workerd RSS: baseline ${result.rss_baseline_mib} MiB, peak ${result.rss_peak_mib} MiB, growth ${result.rss_growth_mib} MiB  [target < ${TARGET_GROWTH_MB}: ${result.targets.growth_under_128_mib ? "met" : "not met"}]`);
       console.log(`  growth while uploading (POST → 202): ${result.rss_growth_during_upload_mib} MiB (the process also holds D1, R2 and the sheet's SQLite page caches)`);
       console.log(`Worker isolate V8 heap (inspector, ${result.isolate_heap.samples} samples): baseline used ${result.isolate_heap.baseline_used_mib} MiB, peak used ${result.isolate_heap.peak_used_mib} MiB, peak allocated ${result.isolate_heap.peak_total_mib} MiB  [target < ${TARGET_HEAP_MIB}: ${result.targets.isolate_heap_under_128_mib ? "met" : "not met"}]`);
+      console.log(`  peak used while uploading (POST → 202, ${result.isolate_heap.samples_while_uploading} samples): ${result.isolate_heap.peak_used_while_uploading_mib} MiB; while importing: ${result.isolate_heap.peak_used_while_importing_mib} MiB`);
       console.log(`load: ${result.load.map((l) => l.join(" ")).join(" → ")}`);
       console.log(`operation: ${op.status}, rows_added ${op.rows_added}${op.error_message ? `, error: ${op.error_message}` : ""}`);
     }

@@ -162,13 +162,23 @@ export async function sampleIsolateHeap(inspectorPort, { everyMs = 50, worker = 
   return {
     baseline,
     samples,
-    async stop() {
+    /** Peaks over the samples taken before `splitAt` (ms since the epoch) and after it, and in all. */
+    async stop(splitAt = Number.POSITIVE_INFINITY) {
       clearInterval(timer);
       await take();
       ws.close();
-      const peakUsed = Math.max(...samples.map((s) => s.used));
-      const peakTotal = Math.max(...samples.map((s) => s.total));
-      return { samples: samples.length, baseline_used: baseline?.used ?? null, peak_used: peakUsed, peak_total: peakTotal };
+      const peak = (list, key) => (list.length > 0 ? Math.max(...list.map((s) => s[key])) : null);
+      const before = samples.filter((s) => s.t < splitAt);
+      const after = samples.filter((s) => s.t >= splitAt);
+      return {
+        samples: samples.length,
+        baseline_used: baseline?.used ?? null,
+        peak_used: peak(samples, "used"),
+        peak_total: peak(samples, "total"),
+        peak_used_before: peak(before, "used"),
+        peak_used_after: peak(after, "used"),
+        samples_before: before.length,
+      };
     },
   };
 }
