@@ -24,6 +24,7 @@ import {
 import { requireFolder } from "./folders";
 import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
 import { eventStatement } from "./events";
+import { llmKwargsFor } from "../converters";
 
 type Obj = Record<string, unknown>;
 
@@ -266,7 +267,7 @@ export interface TemplateVersionView {
   created_at: string;
   updated_at: string;
   snippets: never[];
-  llm_kwargs: null;
+  llm_kwargs: Obj | null;
   external_ids: ExternalIdPair[];
 }
 
@@ -281,6 +282,7 @@ export async function getTemplateVersion(
   const v = await resolveVersion(db, t.id, sel);
   const p = await publishedView(db, ws, t, v);
   const render = sel.input_variables && !sel.skip_input_variable_rendering;
+  const promptTemplate = render ? renderTemplate(v.promptTemplate, sel.input_variables!) : v.promptTemplate;
   return {
     success: true,
     id: t.id,
@@ -289,7 +291,7 @@ export async function getTemplateVersion(
     version: v.version,
     workspace_id: ws,
     folder_id: t.folderId ?? null,
-    prompt_template: render ? renderTemplate(v.promptTemplate, sel.input_variables!) : v.promptTemplate,
+    prompt_template: promptTemplate,
     metadata: v.metadata ?? null,
     commit_message: v.commitMessage ?? null,
     tags: t.tags ?? [],
@@ -297,7 +299,8 @@ export async function getTemplateVersion(
     created_at: toIso(v.createdAt),
     updated_at: toIso(t.updatedAt),
     snippets: [],
-    llm_kwargs: null,
+    // What the SDK's run() hands the provider: built from the (rendered) blueprint and metadata.model.
+    llm_kwargs: llmKwargsFor(promptTemplate, v.metadata ?? null),
     external_ids: p.external_ids,
   };
 }
@@ -357,7 +360,7 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
         prompt_template: v.promptTemplate,
         metadata: v.metadata ?? null,
         commit_message: v.commitMessage ?? null,
-        llm_kwargs: null,
+        llm_kwargs: llmKwargsFor(v.promptTemplate, v.metadata ?? null),
         tags: r.tags ?? [],
         folder_id: r.folderId ?? null,
         created_at: toIso(r.createdAt),

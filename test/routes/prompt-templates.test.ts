@@ -89,7 +89,7 @@ describe("GET|POST /prompt-templates/{identifier}", () => {
   it("finds by id or name; latest by default; version or label selects", async () => {
     for (const ident of [String(id), encodeURIComponent(name)]) {
       const latest = await json(await call(`/prompt-templates/${ident}`, { key: ws.key }));
-      expect(latest).toMatchObject({ success: true, id, prompt_name: name, version: 2, workspace_id: ws.workspaceId, commit_message: "two", snippets: [], llm_kwargs: null });
+      expect(latest).toMatchObject({ success: true, id, prompt_name: name, version: 2, workspace_id: ws.workspaceId, commit_message: "two", snippets: [], llm_kwargs: { model: "gpt-4o", temperature: 0.2 } });
     }
     expect((await json(await call(`/prompt-templates/${id}?version=1`, { key: ws.key }))).commit_message).toBe("one");
     expect((await json(await call(`/prompt-templates/${id}?label=prod`, { key: ws.key }))).version).toBe(1);
