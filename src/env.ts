@@ -30,6 +30,8 @@ export interface Env {
   WEBHOOK_TIMEOUT_MS?: string;
   WEBHOOK_MAX_ATTEMPTS?: string;
   WEBHOOK_RETRY_BASE_SECONDS?: string;
+  /** Secret (32+ characters) that encrypts environment variables at rest. */
+  ENV_VARS_KEY?: string;
 }
 
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */

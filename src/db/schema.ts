@@ -264,6 +264,29 @@ export const toolRegistry = sqliteTable(
   (t) => [uniqueIndex("tool_registry_workspace_name").on(t.workspaceId, t.name), index("tool_registry_workspace_folder").on(t.workspaceId, t.folderId)],
 );
 
+/**
+ * Environment variables, of the workspace (tool_id null) or of one tool. The value is stored only
+ * encrypted (src/lib/secret-box.ts); its last four characters are kept apart so lists can show them.
+ */
+export const envVars = sqliteTable(
+  "env_vars",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    toolId: integer("tool_id"),
+    /** tool_id with the workspace scope as 0, so the unique index also holds there (NULLs never collide). */
+    scopeKey: integer("scope_key").generatedAlwaysAs(sql`coalesce(tool_id, 0)`, { mode: "virtual" }),
+    key: text("key").notNull(),
+    sealedValue: text("sealed_value").notNull(),
+    valueSuffix: text("value_suffix"),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("env_vars_scope_key").on(t.workspaceId, t.scopeKey, t.key)],
+);
+export type EnvVarRow = typeof envVars.$inferSelect;
+
 export const toolVersions = sqliteTable(
   "tool_versions",
   {

@@ -8,6 +8,7 @@ import { inJsonList as inList, nowMs } from "../db/sql";
 import {
   datasetGroups,
   datasets,
+  envVars,
   folders,
   promptLabels,
   promptTemplates,
@@ -80,6 +81,7 @@ function removeWorkflows(ws: number, list: string[]) {
 function removeTools(ws: number, list: string[]) {
   const t = ids(list);
   return [
+    sql`DELETE FROM ${envVars} WHERE ${envVars.workspaceId} = ${ws} AND ${inList(envVars.toolId, t)}`,
     sql`DELETE FROM ${toolLabels} WHERE ${inList(toolLabels.toolId, t)}`,
     sql`DELETE FROM ${toolVersions} WHERE ${inList(toolVersions.toolId, t)}`,
     sql`DELETE FROM ${toolRegistry} WHERE ${toolRegistry.workspaceId} = ${ws} AND ${inList(toolRegistry.id, t)}`,
