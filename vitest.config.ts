@@ -26,6 +26,7 @@ export default defineConfig({
                 OPENAI_BASE_URL: "http://fake-llm.test/v1",
                 // Webhook retries 1 s, 2 s, 4 s … so the retry tests run in seconds, not minutes.
                 WEBHOOK_RETRY_BASE_SECONDS: "1",
+                TOOL_EXECUTION_TIMEOUT_MS: "2000",
                 ENV_VARS_KEY: "test-env-vars-key-0123456789abcdef0123456789",
               },
               // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.

@@ -32,6 +32,10 @@ export interface Env {
   WEBHOOK_RETRY_BASE_SECONDS?: string;
   /** Secret (32+ characters) that encrypts environment variables at rest. */
   ENV_VARS_KEY?: string;
+  /** Sandbox for tool code (test-execute) and its limits. */
+  LOADER?: WorkerLoader;
+  TOOL_EXECUTION_TIMEOUT_MS?: string;
+  TOOL_EXECUTION_CPU_MS?: string;
 }
 
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */
