@@ -24,6 +24,7 @@ import {
 import { requireFolder } from "./folders";
 import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
 import { eventStatement } from "./events";
+import { refuseSnippetCycles, resolveSnippets } from "./snippets";
 
 type Obj = Record<string, unknown>;
 
@@ -98,6 +99,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
   const tags = input.prompt_template.tags ?? null;
   const folderId = input.prompt_template.folder_id;
   await requireFolder(db, ws, folderId);
+  await refuseSnippetCycles(db, ws, name, input.prompt_version.prompt_template);
   const existing = await findByName(db, ws, name);
   const mappings = await checkNewMappings(db, ws, "prompt_template", existing?.id ?? null, input.external_ids);
   const self = sql`SELECT id FROM prompt_templates WHERE workspace_id = ${ws} AND name = ${name}`;
@@ -152,6 +154,7 @@ export async function patchTemplate(
   const base = await resolveVersion(db, t.id, { version: input.version, label: input.label });
   const next = applyPromptPatch({ template: base.promptTemplate, metadata: base.metadata ?? null }, input);
   const template = validate(next.template);
+  await refuseSnippetCycles(db, ws, t.name, template);
   const self = sql`SELECT ${t.id} AS id`;
   await rawBatch(db, [
     insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
@@ -212,7 +215,7 @@ function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, 
 }
 
 /** Creates or moves each label to the template's newest version (the one the batch just added). */
-function labelStatements(ws: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+export function labelStatements(ws: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
   const names = [...new Set(labels ?? [])];
   if (names.length === 0) return [];
   return [
@@ -230,7 +233,7 @@ async function findByName(db: Db, ws: number, name: string) {
   return row ?? null;
 }
 
-async function publishedView(db: Db, ws: number, t: PromptTemplateRow, v: PromptVersionRow): Promise<PublishedView> {
+export async function publishedView(db: Db, ws: number, t: PromptTemplateRow, v: PromptVersionRow): Promise<PublishedView> {
   const [labels, ext] = await Promise.all([
     db.select({ name: promptLabels.name }).from(promptLabels).where(eq(promptLabels.promptVersionId, v.id)).orderBy(asc(promptLabels.name)),
     externalIdsFor(db, ws, "prompt_template", [t.id]),
@@ -265,7 +268,7 @@ export interface TemplateVersionView {
   release_labels: string[];
   created_at: string;
   updated_at: string;
-  snippets: never[];
+  snippets: { id: number; prompt_name: string; version: number }[];
   llm_kwargs: null;
   external_ids: ExternalIdPair[];
 }
@@ -280,6 +283,8 @@ export async function getTemplateVersion(
   const t = await requireTemplate(db, ws, identifier);
   const v = await resolveVersion(db, t.id, sel);
   const p = await publishedView(db, ws, t, v);
+  // Snippets first: their text may hold input variables too.
+  const { template: expanded, snippets } = await resolveSnippets(db, ws, t.name, v.promptTemplate);
   const render = sel.input_variables && !sel.skip_input_variable_rendering;
   return {
     success: true,
@@ -289,14 +294,14 @@ export async function getTemplateVersion(
     version: v.version,
     workspace_id: ws,
     folder_id: t.folderId ?? null,
-    prompt_template: render ? renderTemplate(v.promptTemplate, sel.input_variables!) : v.promptTemplate,
+    prompt_template: render ? renderTemplate(expanded, sel.input_variables!) : expanded,
     metadata: v.metadata ?? null,
     commit_message: v.commitMessage ?? null,
     tags: t.tags ?? [],
     release_labels: p.release_labels,
     created_at: toIso(v.createdAt),
     updated_at: toIso(t.updatedAt),
-    snippets: [],
+    snippets,
     llm_kwargs: null,
     external_ids: p.external_ids,
   };
