@@ -169,6 +169,37 @@ export const requestLogs = sqliteTable(
 );
 
 /**
+ * Request-log totals per workspace, hour and the fields analytics groups by, with latency in
+ * histogram buckets (src/analytics/latency-buckets.ts). Kept by a trigger on request_logs, so every
+ * way a log is written counts it in the same transaction: analytics over weeks read these rows,
+ * never the logs. Columns share the logs' names so the filter compiler serves both.
+ */
+export const requestLogRollups = sqliteTable(
+  "request_log_rollups",
+  {
+    workspaceId: integer("workspace_id").notNull(),
+    /** Start of the UTC hour, epoch ms. */
+    hour: integer("hour").notNull(),
+    model: text("model").notNull(),
+    provider: text("provider").notNull(),
+    /** prompt_id with "no prompt" as 0, so the unique key holds (NULLs never collide). */
+    promptKey: integer("prompt_key").notNull(),
+    promptId: integer("prompt_id").generatedAlwaysAs(sql`nullif(prompt_key, 0)`, { mode: "virtual" }),
+    status: text("status").notNull(),
+    errorKey: text("error_key").notNull(),
+    errorType: text("error_type").generatedAlwaysAs(sql`nullif(error_key, '')`, { mode: "virtual" }),
+    latencyBucket: integer("latency_bucket").notNull(),
+    requests: integer("requests").notNull(),
+    inputTokens: integer("input_tokens").notNull(),
+    outputTokens: integer("output_tokens").notNull(),
+    cost: real("cost").notNull(),
+    /** Sum of the latencies, ms: averages stay exact. */
+    latencyMs: integer("latency_ms").notNull(),
+  },
+  (t) => [uniqueIndex("request_log_rollups_key").on(t.workspaceId, t.hour, t.model, t.provider, t.promptKey, t.status, t.errorKey, t.latencyBucket)],
+);
+
+/**
  * The search side table: one row per (log, kind, key, value) so that filters and autocomplete are
  * index lookups instead of JSON scans. One table for every kind (rather than a table per kind) so a
  * log's side rows are one insert and the filter compiler has one shape to join.

@@ -1,0 +1,140 @@
+// POST /api/public/v2/requests/analytics: exact counts whichever way a query is answered (hourly
+// rollups for whole hours, the logs for edges and other filters), percentiles within 10 %.
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { logBody } from "../helpers/fixtures";
+import { planAnalytics } from "../../src/services/request-analytics";
+
+const T0 = Date.parse("2026-03-01T00:00:00Z");
+const H = 3_600_000;
+interface Spec {
+  start: number;
+  latency: number;
+  model: string;
+  provider: string;
+  status: "SUCCESS" | "ERROR";
+  price: number;
+  tags: string[];
+}
+// 120 logs over 5 days, at minutes that do not fall on hour boundaries, with varied latencies.
+const specs: Spec[] = Array.from({ length: 120 }, (_, i) => ({
+  start: T0 + i * 61 * 60_000 + (i % 7) * 1_000,
+  latency: 100 + ((i * 37) % 50) * 40,
+  model: ["gpt-4o", "claude-sonnet", "gemini"][i % 3],
+  provider: ["openai", "anthropic", "google"][i % 3],
+  status: i % 10 === 0 ? "ERROR" : "SUCCESS",
+  price: (i % 5) * 0.01,
+  tags: i % 2 ? ["odd"] : ["even"],
+}));
+
+let ws: TestKey;
+let other: TestKey;
+const analytics = async (body: unknown, key = ws.key) => {
+  const res = await call("/api/public/v2/requests/analytics", { method: "POST", key, json: body });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return json(res);
+};
+const range = (from: number, to: number) => ({ field: "request_start_time", operator: "between", value: [new Date(from).toISOString(), new Date(to).toISOString()] });
+const expected = (pick: (s: Spec) => boolean) => {
+  const m = specs.filter(pick);
+  return { totalRequests: m.length, totalCost: Math.round(m.reduce((a, s) => a + s.price, 0) * 1e6) / 1e6, averageLatency: m.length ? Math.round((m.reduce((a, s) => a + s.latency, 0) / m.length) ) / 1000 : 0 };
+};
+const totals = (b: any) => ({ totalRequests: b.totalRequests, totalCost: b.totalCost, averageLatency: Math.round(b.averageLatency * 1000) / 1000 });
+
+beforeAll(async () => {
+  ws = await createWorkspace();
+  other = await createWorkspace();
+  for (const s of specs) {
+    const res = await call("/log-request", {
+      method: "POST",
+      key: ws.key,
+      json: logBody({
+        model: s.model,
+        provider: s.provider,
+        status: s.status,
+        ...(s.status === "ERROR" ? { error_type: "PROVIDER_ERROR", error_message: "boom" } : {}),
+        price: s.price,
+        tags: s.tags,
+        request_start_time: s.start / 1000,
+        request_end_time: (s.start + s.latency) / 1000,
+      }),
+    });
+    expect(res.status).toBe(201);
+  }
+}, 120_000);
+
+describe("POST /api/public/v2/requests/analytics", () => {
+  it("keeps the hourly rollups equal to the logs as they are written", async () => {
+    const rolled = await env.DB.prepare("SELECT sum(requests) AS n, sum(latency_ms) AS l FROM request_log_rollups WHERE workspace_id = ?").bind(ws.workspaceId).first<{ n: number; l: number }>();
+    expect(rolled).toEqual({ n: specs.length, l: specs.reduce((a, s) => a + s.latency, 0) });
+  });
+
+  it("answers exact totals for ranges with and without whole hours, and for filters the rollups do not carry", async () => {
+    const cases: [unknown, (s: Spec) => boolean][] = [
+      [{}, () => true],
+      [{ filter_group: { logic: "AND", filters: [range(T0 + 90 * 60_000, T0 + 30 * H + 17 * 60_000)] } }, (s) => s.start >= T0 + 90 * 60_000 && s.start <= T0 + 30 * H + 17 * 60_000],
+      [{ filter_group: { logic: "AND", filters: [range(T0 + 5 * H, T0 + 6 * H)] } }, (s) => s.start >= T0 + 5 * H && s.start <= T0 + 6 * H],
+      [{ filter_group: { logic: "AND", filters: [range(T0 + 10 * 60_000, T0 + 20 * 60_000)] } }, (s) => s.start >= T0 + 10 * 60_000 && s.start <= T0 + 20 * 60_000],
+      [{ filter_group: { logic: "AND", filters: [{ field: "engine", operator: "is", value: "gemini" }, range(T0, T0 + 50 * H)] } }, (s) => s.model === "gemini" && s.start <= T0 + 50 * H],
+      [{ filter_group: { logic: "AND", filters: [{ field: "status", operator: "is", value: "ERROR" }] } }, (s) => s.status === "ERROR"],
+      [{ filter_group: { logic: "AND", filters: [{ field: "tags", operator: "contains", value: "odd" }, range(T0 + 3 * H, T0 + 70 * H)] } }, (s) => s.tags.includes("odd") && s.start >= T0 + 3 * H && s.start <= T0 + 70 * H],
+      [{ filter_group: { logic: "OR", filters: [{ field: "engine", operator: "is", value: "gemini" }, { field: "provider_type", operator: "is", value: "openai" }] } }, (s) => s.model === "gemini" || s.provider === "openai"],
+    ];
+    for (const [body, pick] of cases) expect(totals(await analytics(body)), JSON.stringify(body)).toEqual(expected(pick));
+  });
+
+  it("reads whole hours from the rollups and the edges from the logs", async () => {
+    const body = { filter_group: { logic: "AND", filters: [range(T0 + 90 * 60_000, T0 + 10 * H + 30 * 60_000)] } };
+    expect(planAnalytics({ filter_group: { logic: "AND", filters: [{ field: "request_start_time", operator: "between", value: [T0 + 90 * 60_000, T0 + 10 * H + 30 * 60_000] }] } as never }).inner).toEqual({ from: T0 + 2 * H, to: T0 + 10 * H });
+    const before = (await analytics(body)).totalRequests;
+    // A rollup row of a whole hour inside the range counts; one outside it does not.
+    await env.DB.prepare("UPDATE request_log_rollups SET requests = requests + 1000 WHERE workspace_id = ? AND hour = ?").bind(ws.workspaceId, T0 + 5 * H).run();
+    await env.DB.prepare("UPDATE request_log_rollups SET requests = requests + 1000 WHERE workspace_id = ? AND hour = ?").bind(ws.workspaceId, T0 + 20 * H).run();
+    try {
+      const rowsAt5 = await env.DB.prepare("SELECT count(*) AS n FROM request_log_rollups WHERE workspace_id = ? AND hour = ?").bind(ws.workspaceId, T0 + 5 * H).first<{ n: number }>();
+      expect((await analytics(body)).totalRequests).toBe(before + 1000 * rowsAt5!.n);
+      // Free text is answered from the logs alone.
+      expect((await analytics({ ...body, q: "Hello" })).totalRequests).toBe(before);
+    } finally {
+      await env.DB.prepare("UPDATE request_log_rollups SET requests = requests - 1000 WHERE workspace_id = ? AND hour IN (?, ?)").bind(ws.workspaceId, T0 + 5 * H, T0 + 20 * H).run();
+    }
+  });
+
+  it("draws a daily series for long ranges and an hourly one for short ones, with breakdowns and percentiles", async () => {
+    const daily = await analytics({ filter_group: { logic: "AND", filters: [range(T0, T0 + 5 * 24 * H)] } });
+    expect(daily.chartInterval).toEqual({ interval: "day", bucketSizeMs: 86_400_000, bucketMinutes: null });
+    expect(daily.stats.map((s: any) => s.date)).toEqual(["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05", "2026-03-06"].slice(0, daily.stats.length));
+    const inRange = specs.filter((s) => s.start <= T0 + 5 * 24 * H);
+    expect(daily.stats.reduce((a: number, s: any) => a + s.requests, 0)).toBe(inRange.length);
+    const geminis = inRange.filter((s) => s.model === "gemini").length;
+    expect(daily.mostUsedModels).toEqual(expect.arrayContaining([["gemini", geminis]]));
+    expect(daily.modelRequestsByDay.gemini.reduce((a: number, [, n]: [string, number]) => a + n, 0)).toBe(geminis);
+    const errors = inRange.filter((s) => s.status === "ERROR").length;
+    expect(daily.errorTypes).toEqual([{ errorType: "PROVIDER_ERROR", requests: errors }]);
+    expect(daily.errorRate).toBeCloseTo(errors / inRange.length, 5);
+    expect(daily.providerBreakdown.map((p: any) => p.provider).sort()).toEqual(["anthropic", "google", "openai"]);
+    const sorted = specs.map((s) => s.latency).sort((a, b) => a - b);
+    const trueP90 = sorted[Math.ceil(0.9 * sorted.length) - 1] / 1000;
+    const p90s = Object.values(daily.latency.p90_latency) as number[];
+    expect(p90s.length).toBe(daily.stats.length);
+    const overall = await analytics({});
+    expect(overall.chartInterval.interval).toBe("day");
+    const day1 = specs.filter((s) => s.start < T0 + 24 * H).map((s) => s.latency).sort((a, b) => a - b);
+    const p90day1 = day1[Math.ceil(0.9 * day1.length) - 1] / 1000;
+    expect(Math.abs(daily.latency.p90_latency["2026-03-01"] - p90day1) / p90day1).toBeLessThan(0.1);
+    expect(trueP90).toBeGreaterThan(0);
+
+    const hourly = await analytics({ filter_group: { logic: "AND", filters: [range(T0, T0 + 6 * H)] } });
+    expect(hourly.chartInterval).toEqual({ interval: "hour", bucketSizeMs: 3_600_000, bucketMinutes: 60 });
+    expect(hourly.stats[0].date).toBe("2026-03-01T00:00:00Z");
+  });
+
+  it("counts nothing of another workspace, and validates the body", async () => {
+    expect((await analytics({}, other.key)).totalRequests).toBe(0);
+    expect((await analytics({}, other.key)).stats).toEqual([]);
+    const bad = await call("/api/public/v2/requests/analytics", { method: "POST", key: ws.key, json: { filter_group: { logic: "AND", filters: [{ field: "nope", operator: "is", value: 1 }] } } });
+    expect(bad.status).toBe(400);
+    expect((await call("/api/public/v2/requests/analytics", { method: "POST", key: ws.key, json: { q: "x".repeat(1001) } })).status).toBe(400);
+  });
+});
