@@ -67,7 +67,8 @@ export function planAnalytics(input: AnalyticsInput): Plan {
 const LATENCY = "max(r.request_end_time - r.request_start_time, 0)";
 const GROUP_COLUMNS = "hour, model, provider, prompt_id, status, error_type, bucket";
 
-export async function requestAnalytics(db: Db, d1: D1Database, workspaceId: number, input: AnalyticsInput) {
+/** The matching logs grouped by hour, model, provider, prompt, status, error type and latency bucket. */
+export async function groupedRows(d1: D1Database, workspaceId: number, input: AnalyticsInput): Promise<{ rows: GroupedRow[]; plan: Plan }> {
   const plan = planAnalytics(input);
   const statements: D1PreparedStatement[] = [];
 
@@ -106,7 +107,11 @@ export async function requestAnalytics(db: Db, d1: D1Database, workspaceId: numb
   );
 
   const results = await d1.batch<GroupedRow>(statements);
-  const rows = results.flatMap((r) => r.results);
+  return { rows: results.flatMap((r) => r.results), plan };
+}
+
+export async function requestAnalytics(db: Db, d1: D1Database, workspaceId: number, input: AnalyticsInput) {
+  const { rows, plan } = await groupedRows(d1, workspaceId, input);
   const promptIds = [...new Set(rows.map((r) => r.prompt_id).filter((id): id is number => id !== null))];
   const names = new Map<number, string>();
   for (let i = 0; i < promptIds.length; i += 90) {

@@ -56,6 +56,7 @@ beforeAll(async () => {
         ...(s.status === "ERROR" ? { error_type: "PROVIDER_ERROR", error_message: "boom" } : {}),
         price: s.price,
         tags: s.tags,
+        metadata: { env: s.start % 3 === 0 ? "prod" : "dev" },
         request_start_time: s.start / 1000,
         request_end_time: (s.start + s.latency) / 1000,
       }),
@@ -136,5 +137,91 @@ describe("POST /api/public/v2/requests/analytics", () => {
     const bad = await call("/api/public/v2/requests/analytics", { method: "POST", key: ws.key, json: { filter_group: { logic: "AND", filters: [{ field: "nope", operator: "is", value: 1 }] } } });
     expect(bad.status).toBe(400);
     expect((await call("/api/public/v2/requests/analytics", { method: "POST", key: ws.key, json: { q: "x".repeat(1001) } })).status).toBe(400);
+  });
+});
+
+describe("POST /api/public/v2/requests/analytics/custom-analytics", () => {
+  const charts = async (customCharts: unknown[], extra: Record<string, unknown> = {}) => {
+    const res = await call("/api/public/v2/requests/analytics/custom-analytics", { method: "POST", key: ws.key, json: { customCharts, ...extra } });
+    expect(res.status, await res.clone().text()).toBe(200);
+    return (await json(res)).customCharts;
+  };
+  const sumBy = <K>(key: (s: Spec) => K, val: (s: Spec) => number) => {
+    const m = new Map<K, number>();
+    for (const s of specs) m.set(key(s), (m.get(key(s)) ?? 0) + val(s));
+    return m;
+  };
+
+  it("sums cost by model, counts over time, and draws several series with a ratio", async () => {
+    const [byModel, overTime, tokens] = await charts([
+      { id: "cost_by_model", title: "Cost by Model", chartType: "bar", metric: "sum", metricField: "cost", groupByField: "engine", limit: 2 },
+      { id: "requests_over_time", chartType: "line", metric: "count", timeSeries: true },
+      {
+        id: "latency",
+        chartType: "bar",
+        series: [
+          { key: "avg", label: "Average", metric: "avg", metricField: "latency_ms" },
+          { key: "total", label: "Total", metric: "sum", metricField: "latency_ms" },
+        ],
+        derivedInsights: [{ label: "Total/Average", numeratorSeriesKey: "total", denominatorSeriesKey: "avg" }],
+      },
+    ]);
+    const costs = sumBy((s) => s.model, (s) => s.price);
+    const r6 = (n: number) => Math.round(n * 1e6) / 1e6;
+    const ranked = [...costs].sort((a, b) => r6(b[1]) - r6(a[1]) || (a[0] < b[0] ? -1 : 1)).slice(0, 2);
+    expect(byModel).toMatchObject({ id: "cost_by_model", title: "Cost by Model", chartType: "bar", series: [{ key: "value", unit: "currency" }] });
+    expect(byModel.data.map((d: any) => d.label)).toEqual(ranked.map(([m]) => m));
+    for (const [i, [, cost]] of ranked.entries()) expect(byModel.data[i].value).toBeCloseTo(cost, 6);
+    expect(overTime.data.reduce((a: number, d: any) => a + d.value, 0)).toBe(specs.length);
+    expect(overTime.data[0]).toMatchObject({ bucketKey: "2026-03-01", label: "2026-03-01" });
+    const total = specs.reduce((a, s) => a + s.latency, 0) / 1000;
+    expect(tokens.data[0].total).toBeCloseTo(total, 3);
+    expect(tokens.data[0].avg).toBeCloseTo(total / specs.length, 3);
+    expect(tokens.series).toEqual([{ key: "avg", label: "Average", unit: "duration_seconds" }, { key: "total", label: "Total", unit: "duration_seconds" }]);
+    expect(tokens.derivedInsights[0].value).toBeCloseTo(specs.length, 3);
+  });
+
+  it("breaks down by metadata values and tags from the logs, with exact min and max and percentiles within 10 %", async () => {
+    const [byEnv, byTag, extremes] = await charts([
+      { id: "p95_by_env", chartType: "bar", metric: "percentile", percentile: 95, metricField: "latency_ms", groupByMetadataKey: "env" },
+      { id: "by_tag", chartType: "bar", metric: "count", groupByField: "tags" },
+      { id: "extremes", chartType: "bar", series: [{ key: "min", label: "Min", metric: "min", metricField: "latency_ms" }, { key: "max", label: "Max", metric: "max", metricField: "latency_ms" }] },
+    ]);
+    for (const env of ["prod", "dev"]) {
+      const lat = specs.filter((s) => (s.start % 3 === 0 ? "prod" : "dev") === env).map((s) => s.latency).sort((a, b) => a - b);
+      const p95 = lat[Math.ceil(0.95 * lat.length) - 1] / 1000;
+      const got = byEnv.data.find((d: any) => d.label === env).value;
+      expect(Math.abs(got - p95) / p95, env).toBeLessThan(0.1);
+    }
+    expect(Object.fromEntries(byTag.data.map((d: any) => [d.label, d.value]))).toEqual({ odd: 60, even: 60 });
+    const lat = specs.map((s) => s.latency);
+    expect(extremes.data[0]).toMatchObject({ min: Math.min(...lat) / 1000, max: Math.max(...lat) / 1000 });
+  });
+
+  it("groups over time and by model: one row per day, one key per model", async () => {
+    const [chart] = await charts([{ id: "m", chartType: "area", metric: "count", groupByField: "engine", timeSeries: true }]);
+    expect(chart.series.map((s: any) => s.key).sort()).toEqual(["claude-sonnet", "gemini", "gpt-4o"]);
+    const total = chart.data.reduce((a: number, d: any) => a + (d["gemini"] ?? 0), 0);
+    expect(total).toBe(40);
+  });
+
+  it("refuses charts it cannot draw with a 400 naming the chart and the rule", async () => {
+    const bad = async (customCharts: unknown, pattern: RegExp) => {
+      const res = await call("/api/public/v2/requests/analytics/custom-analytics", { method: "POST", key: ws.key, json: { customCharts } });
+      expect(res.status).toBe(400);
+      expect((await json(res)).message).toMatch(pattern);
+    };
+    await bad([], /customCharts: must hold 1 to 20 charts/);
+    await bad([{ id: "a", chartType: "line", metric: "count" }], /customCharts\.0\.chartType: an overall chart/);
+    await bad([{ id: "a", chartType: "bar", metric: "count" }, { id: "a", chartType: "bar", metric: "count" }], /customCharts\.1\.id: a is used twice/);
+    await bad([{ id: "a", chartType: "bar", metric: "percentile", metricField: "latency_ms" }], /percentile: is required/);
+    await bad([{ id: "a", chartType: "bar", metric: "percentile", percentile: 50, metricField: "cost" }], /latency_ms only/);
+    await bad([{ id: "a", chartType: "bar", metric: "sum", metricField: "cached_tokens" }], /not recorded/);
+    await bad([{ id: "a", chartType: "bar", metric: "count", groupByField: "engine", groupByMetadataKey: "env" }], /cannot be combined/);
+    await bad([{ id: "a", chartType: "bar" }], /metric: is required/);
+    await bad([{ id: "a b", chartType: "bar", metric: "count" }], /id: must be 1 to 64/);
+    await bad([{ id: "a", chartType: "bar", metric: "sum" }], /a field is required/);
+    const other = await call("/api/public/v2/requests/analytics/custom-analytics", { method: "POST", key: (await createWorkspace()).key, json: { customCharts: [{ id: "n", chartType: "bar", metric: "count" }] } });
+    expect((await json(other)).customCharts[0].data).toEqual([{ label: "n", value: 0 }]);
   });
 });
