@@ -93,10 +93,15 @@ export function needsOwnField(s: SeriesSpec): boolean {
   return s.metric === "min" || s.metric === "max" || (s.metric !== "count" && s.metricField != null && !SUMMED_FIELDS.has(s.metricField));
 }
 
-/** True when every series can be read from rollup rows (sums, counts and latency histograms). */
+/** True when every series can be read from the daily totals (sums, counts, and latency histograms overall, by model and by provider). */
 export function servedBySums(chart: ChartSpec): boolean {
   const groupOk = !chart.groupByMetadataKey && (!chart.groupByField || ["engine", "provider_type", "prompt_id", "status", "error_type"].includes(chart.groupByField));
-  return groupOk && seriesOf(chart).every((s) => s.metric === "count" || (s.metric !== "min" && s.metric !== "max" && SUMMED_FIELDS.has(s.metricField!)));
+  // Latency histograms are kept overall, by model and by provider only.
+  const histogramOk = !chart.groupByField || ["engine", "provider_type"].includes(chart.groupByField);
+  return (
+    groupOk &&
+    seriesOf(chart).every((s) => s.metric === "count" || (s.metric !== "min" && s.metric !== "max" && SUMMED_FIELDS.has(s.metricField!) && (s.metric !== "percentile" || histogramOk)))
+  );
 }
 
 interface Acc {
@@ -114,7 +119,7 @@ function fold(list: Observation[]): Acc {
   for (const o of list) {
     a.requests += o.requests;
     for (const f of SUMMED_FIELDS) a.sums[f] += o[f as keyof Observation] as number;
-    a.hist.set(o.bucket, (a.hist.get(o.bucket) ?? 0) + o.requests);
+    if (o.bucket >= 0) a.hist.set(o.bucket, (a.hist.get(o.bucket) ?? 0) + o.requests);
     if (o.vmin != null) a.vmin = a.vmin === null ? o.vmin : Math.min(a.vmin, o.vmin);
     if (o.vmax != null) a.vmax = a.vmax === null ? o.vmax : Math.max(a.vmax, o.vmax);
     a.vsum += o.vsum ?? 0;

@@ -33,11 +33,20 @@ export function bucketValue(k: number): number {
   return k === 0 ? 0.5 : BUCKET_GROWTH ** (k - 0.5);
 }
 
-/** SQL that buckets a latency expression exactly as bucketOf does (thresholds written as literals). */
+/**
+ * SQL that buckets a latency expression exactly as bucketOf does: a balanced tree of comparisons
+ * with the bounds as literals, so a row costs about seven comparisons, not ninety.
+ */
 export function bucketSql(latency: string): string {
-  const arms = [`WHEN ${latency} < 1 THEN 0`];
-  for (let k = 1; k < BUCKET_COUNT - 1; k++) arms.push(`WHEN ${latency} < ${BUCKET_BOUNDS[k - 1]} THEN ${k}`);
-  return `(CASE ${arms.join(" ")} ELSE ${BUCKET_COUNT - 1} END)`;
+  // Bucket k (1..count-2) is latency < bound[k-1] and >= bound[k-2]; below 1 is 0; above all, the last.
+  const bounds = [1, ...BUCKET_BOUNDS];
+  const tree = (lo: number, hi: number): string => {
+    // Buckets lo..hi, where lo - 1 < bounds index: latency >= bounds[lo - 1] is known (for lo ≥ 1).
+    if (lo === hi) return String(lo);
+    const mid = Math.floor((lo + hi) / 2);
+    return `CASE WHEN ${latency} < ${bounds[mid]} THEN ${tree(lo, mid)} ELSE ${tree(mid + 1, hi)} END`;
+  };
+  return `(${tree(0, BUCKET_COUNT - 1)})`;
 }
 
 /** The q-quantile (0 < q ≤ 1) of a histogram {bucket → count}; null when it is empty. */

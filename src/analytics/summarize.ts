@@ -1,159 +1,165 @@
-// Turns grouped request-log rows (one per hour, model, provider, prompt, status, error type and
-// latency bucket) into the analytics answer: totals, a time series by hour or day, breakdowns and
-// latency percentiles. Pure: the rows come from the rollups or the logs, the same shape either way.
+// Turns the aggregated views of the matching logs (computed in the database per dimension: all logs,
+// status, model, provider, prompt) into the analytics answer. Pure.
 import { quantile } from "./latency-buckets";
 
-export interface GroupedRow {
-  hour: number;
-  model: string;
-  provider: string;
-  prompt_id: number | null;
-  status: string;
-  error_type: string | null;
-  bucket: number;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** Ranges up to two days are drawn by the hour, longer or open ones by the UTC day. */
+export const HOURLY_UP_TO_MS = 2 * DAY;
+
+export type Interval = "hour" | "day";
+
+export function intervalOf(fromMs: number | null, toMs: number | null): Interval {
+  return fromMs !== null && toMs !== null && toMs - fromMs <= HOURLY_UP_TO_MS ? "hour" : "day";
+}
+
+export function bucketKey(periodStart: number, interval: Interval): string {
+  const iso = new Date(periodStart).toISOString();
+  return interval === "day" ? iso.slice(0, 10) : `${iso.slice(0, 13)}:00:00Z`;
+}
+
+export interface Sums {
   requests: number;
   input_tokens: number;
   output_tokens: number;
   cost: number;
   latency_ms: number;
 }
+type Keyed = Sums & { key: string };
+type Bucketed = Sums & { period: number; key: string; bucket: number };
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-/** Ranges up to two days are drawn by the hour, longer ones by the day. */
-export const HOURLY_UP_TO_MS = 2 * DAY;
-
-export type Interval = "hour" | "day";
-
-export function intervalFor(fromMs: number | null, toMs: number | null, rows: readonly GroupedRow[]): Interval {
-  let lo = fromMs;
-  let hi = toMs;
-  if (lo === null || hi === null) {
-    for (const r of rows) {
-      if (fromMs === null) lo = lo === null ? r.hour : Math.min(lo, r.hour);
-      if (toMs === null) hi = hi === null ? r.hour + HOUR : Math.max(hi, r.hour + HOUR);
-    }
-  }
-  return lo !== null && hi !== null && hi - lo > HOURLY_UP_TO_MS ? "day" : "hour";
+export interface Views {
+  /** By period and latency bucket. */
+  all: (Sums & { period: number; bucket: number })[];
+  /** By period and "STATUS|error_type". */
+  status: (Sums & { period: number; key: string })[];
+  modelTotals: Keyed[];
+  providerTotals: Keyed[];
+  promptTotals: Keyed[];
+  /** By period, value and latency bucket (bucket -1 for prompts: no histogram is kept for them). */
+  modelSeries: Bucketed[];
+  providerSeries: Bucketed[];
+  promptSeries: Bucketed[];
 }
 
-export function bucketKey(hour: number, interval: Interval): string {
-  const iso = new Date(hour).toISOString();
-  return interval === "day" ? iso.slice(0, 10) : `${iso.slice(0, 13)}:00:00Z`;
-}
-
-interface Acc {
-  requests: number;
-  input: number;
-  output: number;
-  cost: number;
-  latency: number;
-  hist: Map<number, number>;
-  statuses: Record<string, number>;
-}
-const acc = (): Acc => ({ requests: 0, input: 0, output: 0, cost: 0, latency: 0, hist: new Map(), statuses: {} });
-function add(a: Acc, r: GroupedRow) {
-  a.requests += r.requests;
-  a.input += r.input_tokens;
-  a.output += r.output_tokens;
-  a.cost += r.cost;
-  a.latency += r.latency_ms;
-  a.hist.set(r.bucket, (a.hist.get(r.bucket) ?? 0) + r.requests);
-  a.statuses[r.status] = (a.statuses[r.status] ?? 0) + r.requests;
-}
 const round = (n: number, digits = 6) => Math.round(n * 10 ** digits) / 10 ** digits;
 const seconds = (ms: number | null) => (ms === null ? null : round(ms / 1000, 4));
-const avgSeconds = (a: Acc) => (a.requests ? round(a.latency / a.requests / 1000, 4) : 0);
-
-function groupBy<K>(rows: readonly GroupedRow[], key: (r: GroupedRow) => K): Map<K, Acc> {
-  const out = new Map<K, Acc>();
-  for (const r of rows) {
-    const k = key(r);
-    let a = out.get(k);
-    if (!a) out.set(k, (a = acc()));
-    add(a, r);
-  }
-  return out;
+const avgSeconds = (s: Sums) => (s.requests ? round(s.latency_ms / s.requests / 1000, 4) : 0);
+const zero = (): Sums => ({ requests: 0, input_tokens: 0, output_tokens: 0, cost: 0, latency_ms: 0 });
+function add(a: Sums, b: Sums) {
+  a.requests += b.requests;
+  a.input_tokens += b.input_tokens;
+  a.output_tokens += b.output_tokens;
+  a.cost += b.cost;
+  a.latency_ms += b.latency_ms;
 }
+const breakdown = (s: Sums) => ({ requests: s.requests, cost: round(s.cost), tokens: s.input_tokens + s.output_tokens, inputTokens: s.input_tokens, outputTokens: s.output_tokens });
 
-/** Per dimension value and time bucket: requests and latency series. */
-function byDimension(rows: readonly GroupedRow[], dim: (r: GroupedRow) => string | null, interval: Interval) {
-  const nested = new Map<string, Map<string, Acc>>();
-  for (const r of rows) {
-    const d = dim(r);
-    if (d === null) continue;
-    let m = nested.get(d);
-    if (!m) nested.set(d, (m = new Map()));
-    const k = bucketKey(r.hour, interval);
-    let a = m.get(k);
-    if (!a) m.set(k, (a = acc()));
-    add(a, r);
+interface Cell extends Sums {
+  hist: Map<number, number>;
+}
+function cell(map: Map<string, Cell>, k: string): Cell {
+  let c = map.get(k);
+  if (!c) map.set(k, (c = { ...zero(), hist: new Map() }));
+  return c;
+}
+function record(c: Cell, r: Sums & { bucket: number }) {
+  add(c, r);
+  if (r.bucket >= 0) c.hist.set(r.bucket, (c.hist.get(r.bucket) ?? 0) + r.requests);
+}
+const pct = (c: Cell, q: number) => (c.hist.size ? seconds(quantile(c.hist, q)) : null);
+
+/** Requests per period and latency series per period, for each value of one dimension. */
+function dimension(series: Bucketed[], interval: Interval) {
+  const cells = new Map<string, Map<string, Cell>>();
+  for (const r of series) {
+    let m = cells.get(r.key);
+    if (!m) cells.set(r.key, (m = new Map()));
+    record(cell(m, String(r.period)), r);
   }
   const requests: Record<string, [string, number][]> = {};
   const latency: Record<string, Record<"average_latency" | "p50_latency" | "p90_latency" | "p95_latency", [string, number | null][]>> = {};
-  for (const [d, m] of nested) {
-    const keys = [...m.keys()].sort();
-    requests[d] = keys.map((k) => [k, m.get(k)!.requests]);
-    latency[d] = {
-      average_latency: keys.map((k) => [k, avgSeconds(m.get(k)!)]),
-      p50_latency: keys.map((k) => [k, seconds(quantile(m.get(k)!.hist, 0.5))]),
-      p90_latency: keys.map((k) => [k, seconds(quantile(m.get(k)!.hist, 0.9))]),
-      p95_latency: keys.map((k) => [k, seconds(quantile(m.get(k)!.hist, 0.95))]),
+  for (const [key, m] of cells) {
+    const list = [...m].sort(([a], [b]) => Number(a) - Number(b)).map(([p, c]) => [bucketKey(Number(p), interval), c] as const);
+    requests[key] = list.map(([k, c]) => [k, c.requests]);
+    latency[key] = {
+      average_latency: list.map(([k, c]) => [k, avgSeconds(c)]),
+      p50_latency: list.map(([k, c]) => [k, pct(c, 0.5)]),
+      p90_latency: list.map(([k, c]) => [k, pct(c, 0.9)]),
+      p95_latency: list.map(([k, c]) => [k, pct(c, 0.95)]),
     };
   }
   return { requests, latency };
 }
 
-const breakdown = (a: Acc) => ({ requests: a.requests, cost: round(a.cost), tokens: a.input + a.output, inputTokens: a.input, outputTokens: a.output });
-const byRequests = <T extends { requests: number }>(list: T[]) => list.sort((x, y) => y.requests - x.requests);
-
-export function summarize(rows: readonly GroupedRow[], interval: Interval, promptNames: ReadonlyMap<number, string>) {
-  const total = acc();
-  for (const r of rows) add(total, r);
-  const buckets = groupBy(rows, (r) => bucketKey(r.hour, interval));
-  const dates = [...buckets.keys()].sort();
-  const models = dateless(groupBy(rows, (r) => r.model));
-  const providers = groupBy(rows, (r) => r.provider);
-  const prompts = groupBy(rows, (r) => r.prompt_id);
-  prompts.delete(null);
-  const errors = groupBy(rows, (r) => r.error_type);
-  errors.delete(null);
-  const model = byDimension(rows, (r) => r.model, interval);
-  const provider = byDimension(rows, (r) => r.provider, interval);
-  const prompt = byDimension(rows, (r) => (r.prompt_id === null ? null : String(r.prompt_id)), interval);
-  const latencyOf = (q: number) => Object.fromEntries(dates.map((d) => [d, seconds(quantile(buckets.get(d)!.hist, q))]));
+export function summarize(v: Views, interval: Interval, promptNames: ReadonlyMap<number, string>) {
+  const total = zero();
+  const periods = new Map<string, Cell>();
+  for (const r of v.all) {
+    add(total, r);
+    record(cell(periods, String(r.period)), r);
+  }
+  const statuses = new Map<string, Record<string, number>>();
+  const errors = new Map<string, number>();
+  let errorRequests = 0;
+  for (const r of v.status) {
+    const cut = r.key.indexOf("|");
+    const status = r.key.slice(0, cut);
+    const errorType = r.key.slice(cut + 1);
+    const counts = statuses.get(String(r.period)) ?? {};
+    counts[status] = (counts[status] ?? 0) + r.requests;
+    statuses.set(String(r.period), counts);
+    if (status === "ERROR") errorRequests += r.requests;
+    if (errorType) errors.set(errorType, (errors.get(errorType) ?? 0) + r.requests);
+  }
+  const order = [...periods.keys()].sort((a, b) => Number(a) - Number(b));
+  const key = (p: string) => bucketKey(Number(p), interval);
+  const model = dimension(v.modelSeries, interval);
+  const provider = dimension(v.providerSeries, interval);
+  const prompt = dimension(v.promptSeries, interval);
   return {
     success: true as const,
     chartInterval: { interval, bucketSizeMs: interval === "day" ? DAY : HOUR, bucketMinutes: interval === "day" ? null : 60 },
     averageLatency: avgSeconds(total),
     totalCost: round(total.cost),
-    totalTokens: total.input + total.output,
-    totalInputTokens: total.input,
-    totalOutputTokens: total.output,
+    totalTokens: total.input_tokens + total.output_tokens,
+    totalInputTokens: total.input_tokens,
+    totalOutputTokens: total.output_tokens,
     totalRequests: total.requests,
     totalCachedTokens: 0,
     totalThinkingTokens: 0,
     cacheTokenRatio: null,
-    stats: dates.map((d) => {
-      const a = buckets.get(d)!;
-      return { date: d, dateLabel: d, requests: a.requests, tokens: a.input + a.output, inputTokens: a.input, outputTokens: a.output, cost: round(a.cost), latency: avgSeconds(a), statusCounts: a.statuses };
+    stats: order.map((p) => {
+      const s = periods.get(p)!;
+      return {
+        date: key(p),
+        dateLabel: key(p),
+        requests: s.requests,
+        tokens: s.input_tokens + s.output_tokens,
+        inputTokens: s.input_tokens,
+        outputTokens: s.output_tokens,
+        cost: round(s.cost),
+        latency: avgSeconds(s),
+        statusCounts: statuses.get(p) ?? {},
+      };
     }),
-    mostUsedModels: models.map(([m, a]) => [m, a.requests] as [string, number]),
+    mostUsedModels: v.modelTotals.map((r) => [r.key, r.requests] as [string, number]),
     modelRequestsByDay: model.requests,
-    mostUsedPromptTemplates: byRequests([...prompts].map(([id, a]) => ({ promptId: String(id), requests: a.requests, promptName: promptNames.get(id!) ?? null }))),
+    mostUsedPromptTemplates: v.promptTotals.map((r) => ({ promptId: r.key, requests: r.requests, promptName: promptNames.get(Number(r.key)) ?? null })),
     promptTemplateRequestsByDay: prompt.requests,
     providerRequestsByDay: provider.requests,
-    latency: { average_latency: Object.fromEntries(dates.map((d) => [d, avgSeconds(buckets.get(d)!)])), p50_latency: latencyOf(0.5), p90_latency: latencyOf(0.9), p95_latency: latencyOf(0.95) },
+    latency: {
+      average_latency: Object.fromEntries(order.map((p) => [key(p), avgSeconds(periods.get(p)!)])),
+      p50_latency: Object.fromEntries(order.map((p) => [key(p), pct(periods.get(p)!, 0.5)])),
+      p90_latency: Object.fromEntries(order.map((p) => [key(p), pct(periods.get(p)!, 0.9)])),
+      p95_latency: Object.fromEntries(order.map((p) => [key(p), pct(periods.get(p)!, 0.95)])),
+    },
     latencyByModelByDay: model.latency,
     latencyByPromptTemplateByDay: prompt.latency,
     latencyByProviderByDay: provider.latency,
-    errorTypes: byRequests([...errors].map(([t, a]) => ({ errorType: t!, requests: a.requests }))),
-    errorRate: total.requests ? round((total.statuses.ERROR ?? 0) / total.requests) : 0,
-    providerBreakdown: byRequests([...providers].map(([p, a]) => ({ provider: p, ...breakdown(a) }))),
-    promptBreakdown: byRequests([...prompts].map(([id, a]) => ({ promptId: String(id), ...breakdown(a) }))),
+    errorTypes: [...errors].map(([errorType, requests]) => ({ errorType, requests })).sort((a, b) => b.requests - a.requests || (a.errorType < b.errorType ? -1 : 1)),
+    errorRate: total.requests ? round(errorRequests / total.requests) : 0,
+    providerBreakdown: v.providerTotals.map((r) => ({ provider: r.key, ...breakdown(r) })),
+    promptBreakdown: v.promptTotals.map((r) => ({ promptId: r.key, ...breakdown(r) })),
   };
-}
-
-function dateless(m: Map<string, Acc>): [string, Acc][] {
-  return [...m].sort((a, b) => b[1].requests - a[1].requests || (a[0] < b[0] ? -1 : 1));
 }

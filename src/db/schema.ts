@@ -168,27 +168,26 @@ export const requestLogs = sqliteTable(
   ],
 );
 
+/** The dimensions request_log_daily keeps totals by; the key of `all` is ''. */
+export const ROLLUP_DIMS = ["all", "model", "provider", "prompt", "status"] as const;
+
 /**
- * Request-log totals per workspace, hour and the fields analytics groups by, with latency in
- * histogram buckets (src/analytics/latency-buckets.ts). Kept by a trigger on request_logs, so every
- * way a log is written counts it in the same transaction: analytics over weeks read these rows,
- * never the logs. Columns share the logs' names so the filter compiler serves both.
+ * Request-log totals per workspace, UTC day and one dimension's value: all logs, each model, each
+ * provider, each prompt (key: its id), each status with its error type (key: "STATUS|error_type").
+ * `all`, `model` and `provider` rows are split by latency bucket (src/analytics/latency-buckets.ts)
+ * for percentiles; `prompt` and `status` rows have bucket -1. Kept by a trigger on request_logs, so
+ * every way a log is written counts it in the same transaction: analytics over weeks read these
+ * rows, never the logs.
  */
-export const requestLogRollups = sqliteTable(
-  "request_log_rollups",
+export const requestLogDaily = sqliteTable(
+  "request_log_daily",
   {
     workspaceId: integer("workspace_id").notNull(),
-    /** Start of the UTC hour, epoch ms. */
-    hour: integer("hour").notNull(),
-    model: text("model").notNull(),
-    provider: text("provider").notNull(),
-    /** prompt_id with "no prompt" as 0, so the unique key holds (NULLs never collide). */
-    promptKey: integer("prompt_key").notNull(),
-    promptId: integer("prompt_id").generatedAlwaysAs(sql`nullif(prompt_key, 0)`, { mode: "virtual" }),
-    status: text("status").notNull(),
-    errorKey: text("error_key").notNull(),
-    errorType: text("error_type").generatedAlwaysAs(sql`nullif(error_key, '')`, { mode: "virtual" }),
-    latencyBucket: integer("latency_bucket").notNull(),
+    dim: text("dim", { enum: ROLLUP_DIMS }).notNull(),
+    /** Start of the UTC day, epoch ms. */
+    day: integer("day").notNull(),
+    key: text("key").notNull(),
+    bucket: integer("bucket").notNull(),
     requests: integer("requests").notNull(),
     inputTokens: integer("input_tokens").notNull(),
     outputTokens: integer("output_tokens").notNull(),
@@ -196,7 +195,7 @@ export const requestLogRollups = sqliteTable(
     /** Sum of the latencies, ms: averages stay exact. */
     latencyMs: integer("latency_ms").notNull(),
   },
-  (t) => [uniqueIndex("request_log_rollups_key").on(t.workspaceId, t.hour, t.model, t.provider, t.promptKey, t.status, t.errorKey, t.latencyBucket)],
+  (t) => [uniqueIndex("request_log_daily_key").on(t.workspaceId, t.dim, t.day, t.key, t.bucket)],
 );
 
 /**

@@ -5,20 +5,21 @@
 import { compileRequestLogQuery, SqlParams } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import { chartProblem, drawChart, needsOwnField, seriesOf, servedBySums, type ChartSpec, type GroupField, type MetricField, type Observation } from "../analytics/custom-charts";
-import { intervalFor, type GroupedRow } from "../analytics/summarize";
+import type { Interval } from "../analytics/summarize";
 import { ApiError } from "../lib/errors";
-import { groupedRows, planAnalytics, type AnalyticsInput } from "./request-analytics";
+import { dimensionSource, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./request-analytics";
 import { filterEstimates } from "./request-search";
 
 const HOUR = 3_600_000;
 const LATENCY = "max(r.request_end_time - r.request_start_time, 0)";
 
-const ROW_GROUP: Partial<Record<GroupField, (r: GroupedRow) => string | null>> = {
-  engine: (r) => r.model,
-  provider_type: (r) => r.provider,
-  prompt_id: (r) => (r.prompt_id === null ? null : String(r.prompt_id)),
-  status: (r) => r.status,
-  error_type: (r) => r.error_type,
+/** Groupings the daily totals carry: which dimension, and the group from its key. */
+const DIM_GROUP: Partial<Record<GroupField, { dim: Dim; group: string }>> = {
+  engine: { dim: "model", group: "key" },
+  provider_type: { dim: "provider", group: "key" },
+  prompt_id: { dim: "prompt", group: "key" },
+  status: { dim: "status", group: "substr(key, 1, instr(key, '|') - 1)" },
+  error_type: { dim: "status", group: "nullif(substr(key, instr(key, '|') + 1), '')" },
 };
 
 const COLUMN_GROUP: Partial<Record<GroupField, string>> = {
@@ -54,28 +55,34 @@ export async function customAnalytics(d1: D1Database, workspaceId: number, input
     if (problem) throw new ApiError("validation_error", `customCharts.${i}.${problem}`);
   });
 
-  let shared: Promise<Awaited<ReturnType<typeof groupedRows>>> | undefined;
-  const observations = await Promise.all(
-    input.customCharts.map(async (chart): Promise<Observation[]> => {
-      if (servedBySums(chart)) {
-        shared ??= groupedRows(d1, workspaceId, input);
-        const { rows } = await shared;
-        const group = chart.groupByField ? ROW_GROUP[chart.groupByField]! : () => null;
-        return rows.map((r) => ({ ...r, group: group(r) }));
-      }
-      return logObservations(d1, workspaceId, input, chart);
-    }),
-  );
   const plan = planAnalytics(input);
-  const hours = observations.flat().map((o) => ({ hour: o.hour }) as GroupedRow);
-  const interval = intervalFor(plan.from, plan.to, hours);
+  const interval = plan.interval;
+  const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
+  const observations = await Promise.all(
+    input.customCharts.map((chart) =>
+      servedBySums(chart) ? sourceObservations(d1, workspaceId, input, plan, estimate, chart) : logObservations(d1, workspaceId, input, chart, interval, estimate),
+    ),
+  );
   return { success: true as const, customCharts: input.customCharts.map((chart, i) => drawChart(chart, observations[i], interval)) };
 }
 
-async function logObservations(d1: D1Database, workspaceId: number, input: AnalyticsInput, chart: ChartSpec): Promise<Observation[]> {
+/** Counts, sums and latency histograms by group and period, aggregated in the database. */
+async function sourceObservations(d1: D1Database, workspaceId: number, input: AnalyticsInput, plan: Plan, estimate: Estimate, chart: ChartSpec): Promise<Observation[]> {
+  const params = new SqlParams();
+  const by = chart.groupByField ? DIM_GROUP[chart.groupByField]! : { dim: "all" as const, group: "NULL" };
+  const source = dimensionSource(workspaceId, input, plan, by.dim, params, estimate);
+  const period = chart.timeSeries ? "period" : "0";
+  const { results } = await d1
+    .prepare(`WITH src AS (${source}) SELECT ${by.group} AS grp, ${period} AS hour, bucket, ${SUMS} FROM src GROUP BY 1, 2, 3`)
+    .bind(...params.values)
+    .all<Observation & { grp: string | null }>();
+  return results.map((r) => ({ ...r, group: r.grp }));
+}
+
+/** The same, read from the logs, with the chart's own field's min, max and sum (and side-table groupings). */
+async function logObservations(d1: D1Database, workspaceId: number, input: AnalyticsInput, chart: ChartSpec, interval: Interval, estimate: Estimate): Promise<Observation[]> {
   const params = new SqlParams();
   const ws = params.add(workspaceId);
-  const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
   const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
   let join = "";
   let group = "NULL";
@@ -91,7 +98,9 @@ async function logObservations(d1: D1Database, workspaceId: number, input: Analy
   }
   const field = seriesOf(chart).find((s) => needsOwnField(s))?.metricField;
   const v = field ? FIELD_SQL[field]! : "NULL";
-  const sql = `SELECT ${group} AS grp, r.request_start_time - (r.request_start_time % ${HOUR}) AS hour, ${bucketSql(LATENCY)} AS bucket, count(*) AS requests,
+  const hour = `(r.request_start_time - (r.request_start_time % ${HOUR}))`;
+  const period = chart.timeSeries ? (interval === "day" ? `(r.request_start_time - (r.request_start_time % ${24 * HOUR}))` : hour) : "0";
+  const sql = `SELECT ${group} AS grp, ${period} AS hour, ${bucketSql(LATENCY)} AS bucket, count(*) AS requests,
       sum(r.input_tokens) AS input_tokens, sum(r.output_tokens) AS output_tokens, sum(r.price) AS cost, sum(${LATENCY}) AS latency_ms,
       min(${v}) AS vmin, max(${v}) AS vmax, sum(${v}) AS vsum, count(${v}) AS vcount
     FROM request_logs AS r ${join} WHERE ${where} GROUP BY grp, hour, bucket`;

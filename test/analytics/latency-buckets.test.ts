@@ -20,7 +20,7 @@ describe("latency buckets", () => {
     }
   });
 
-  it("the SQL bucketing (rollup trigger, log queries) gives the same bucket as bucketOf, on both sides of each threshold", async () => {
+  it("the SQL bucketing (the daily totals' trigger, log queries) gives the same bucket as bucketOf, on both sides of each threshold", async () => {
     const values: number[] = [0, 1, 2];
     for (let k = 1; k < BUCKET_COUNT - 1; k++) {
       const t = BUCKET_BOUNDS[k - 1] ?? 2e7;
@@ -29,7 +29,7 @@ describe("latency buckets", () => {
     const sql = `SELECT j.value AS v, ${bucketSql("j.value")} AS b FROM json_each(?) AS j`;
     const { results } = await env.DB.prepare(sql).bind(JSON.stringify(values)).all<{ v: number; b: number }>();
     for (const r of results) expect(r.b, `latency ${r.v}`).toBe(bucketOf(r.v));
-    const trigger = await env.DB.prepare("SELECT sql FROM sqlite_master WHERE name = 'request_log_rollups_count'").first<{ sql: string }>();
+    const trigger = await env.DB.prepare("SELECT sql FROM sqlite_master WHERE name = 'request_log_daily_count'").first<{ sql: string }>();
     expect(trigger!.sql).toContain(bucketSql("max(NEW.request_end_time - NEW.request_start_time, 0)"));
   });
 

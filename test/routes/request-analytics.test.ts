@@ -1,5 +1,5 @@
-// POST /api/public/v2/requests/analytics: exact counts whichever way a query is answered (hourly
-// rollups for whole hours, the logs for edges and other filters), percentiles within 10 %.
+// POST /api/public/v2/requests/analytics: exact counts whichever way a query is answered (daily
+// totals for whole days, the logs for edges and other filters), percentiles within 10 %.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
@@ -66,9 +66,13 @@ beforeAll(async () => {
 }, 120_000);
 
 describe("POST /api/public/v2/requests/analytics", () => {
-  it("keeps the hourly rollups equal to the logs as they are written", async () => {
-    const rolled = await env.DB.prepare("SELECT sum(requests) AS n, sum(latency_ms) AS l FROM request_log_rollups WHERE workspace_id = ?").bind(ws.workspaceId).first<{ n: number; l: number }>();
-    expect(rolled).toEqual({ n: specs.length, l: specs.reduce((a, s) => a + s.latency, 0) });
+  it("keeps the daily totals of every dimension equal to the logs as they are written", async () => {
+    const { results } = await env.DB.prepare("SELECT dim, sum(requests) AS n, sum(latency_ms) AS l FROM request_log_daily WHERE workspace_id = ? GROUP BY dim ORDER BY dim")
+      .bind(ws.workspaceId)
+      .all<{ dim: string; n: number; l: number }>();
+    const l = specs.reduce((a, s) => a + s.latency, 0);
+    // No log links a prompt, so the prompt dimension has no rows.
+    expect(results).toEqual(["all", "model", "provider", "status"].map((dim) => ({ dim, n: specs.length, l })));
   });
 
   it("answers exact totals for ranges with and without whole hours, and for filters the rollups do not carry", async () => {
@@ -85,20 +89,29 @@ describe("POST /api/public/v2/requests/analytics", () => {
     for (const [body, pick] of cases) expect(totals(await analytics(body)), JSON.stringify(body)).toEqual(expected(pick));
   });
 
-  it("reads whole hours from the rollups and the edges from the logs", async () => {
-    const body = { filter_group: { logic: "AND", filters: [range(T0 + 90 * 60_000, T0 + 10 * H + 30 * 60_000)] } };
-    expect(planAnalytics({ filter_group: { logic: "AND", filters: [{ field: "request_start_time", operator: "between", value: [T0 + 90 * 60_000, T0 + 10 * H + 30 * 60_000] }] } as never }).inner).toEqual({ from: T0 + 2 * H, to: T0 + 10 * H });
+  it("reads whole days from the daily totals and the edges from the logs", async () => {
+    const D = 24 * H;
+    const from = T0 + 90 * 60_000;
+    const to = T0 + 3 * D + 30 * 60_000;
+    const body = { filter_group: { logic: "AND", filters: [range(from, to)] } };
+    expect(planAnalytics({ filter_group: { logic: "AND", filters: [{ field: "request_start_time", operator: "between", value: [from, to] }] } as never }).inner).toEqual({ from: T0 + D, to: T0 + 3 * D });
     const before = (await analytics(body)).totalRequests;
-    // A rollup row of a whole hour inside the range counts; one outside it does not.
-    await env.DB.prepare("UPDATE request_log_rollups SET requests = requests + 1000 WHERE workspace_id = ? AND hour = ?").bind(ws.workspaceId, T0 + 5 * H).run();
-    await env.DB.prepare("UPDATE request_log_rollups SET requests = requests + 1000 WHERE workspace_id = ? AND hour = ?").bind(ws.workspaceId, T0 + 20 * H).run();
+    // A day's row inside the range counts; one outside it does not.
+    const bump = (delta: number, day: number) =>
+      env.DB.prepare("UPDATE request_log_daily SET requests = requests + ? WHERE workspace_id = ? AND dim = 'all' AND day = ?").bind(delta, ws.workspaceId, day).run();
+    const rowsOn = async (day: number) =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM request_log_daily WHERE workspace_id = ? AND dim = 'all' AND day = ?").bind(ws.workspaceId, day).first<{ n: number }>())!.n;
+    await bump(1000, T0 + D);
+    await bump(1000, T0 + 4 * D);
     try {
-      const rowsAt5 = await env.DB.prepare("SELECT count(*) AS n FROM request_log_rollups WHERE workspace_id = ? AND hour = ?").bind(ws.workspaceId, T0 + 5 * H).first<{ n: number }>();
-      expect((await analytics(body)).totalRequests).toBe(before + 1000 * rowsAt5!.n);
-      // Free text is answered from the logs alone.
+      expect((await analytics(body)).totalRequests).toBe(before + 1000 * (await rowsOn(T0 + D)));
+      // Free text, and filters other than the time bounds, are answered from the logs alone.
       expect((await analytics({ ...body, q: "Hello" })).totalRequests).toBe(before);
+      const engines = { filter_group: { logic: "AND", filters: [range(from, to), { field: "engine", operator: "in", value: ["gpt-4o", "claude-sonnet", "gemini"] }] } };
+      expect((await analytics(engines)).totalRequests).toBe(before);
     } finally {
-      await env.DB.prepare("UPDATE request_log_rollups SET requests = requests - 1000 WHERE workspace_id = ? AND hour IN (?, ?)").bind(ws.workspaceId, T0 + 5 * H, T0 + 20 * H).run();
+      await bump(-1000, T0 + D);
+      await bump(-1000, T0 + 4 * D);
     }
   });
 
