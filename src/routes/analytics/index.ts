@@ -77,10 +77,12 @@ const analytics = defineRoute({
   summary: "Analytics over request logs",
   description:
     "Counts, cost, tokens, latency (average and p50/p90/p95) and error rate of the logs the filter group and free text select, as totals, " +
-    "as a time series (by the hour for ranges up to two days, else by the UTC day; the range is the request_start_time bounds, else the data's own), " +
-    "and broken down by model, provider, prompt template and error type. Every count and sum is exact. Percentiles come from latency histograms " +
-    "with buckets 20 % wide, so they are within 10 % of the true value. Whole hours are read from hourly totals kept as logs are written when the filters " +
-    "are only on engine, provider_type, prompt_id, status and top-level request_start_time bounds; other filters and free text read the matching logs.",
+    "as a time series (by the hour when both request_start_time bounds are given and at most two days apart, else by the UTC day), " +
+    "and broken down by model, provider, prompt template and error type. Breakdown lists hold the 50 busiest values; per-period series (…ByDay) the 10 busiest. " +
+    "Every count and sum is exact. Percentiles come from latency histograms with buckets 20 % wide, so they are within 10 % of the true value; " +
+    "histograms are kept overall, by model and by provider, so prompt templates' percentiles are null (their averages are exact). " +
+    "When the only filters are top-level request_start_time bounds, whole UTC days are read from daily totals kept as logs are written " +
+    "(the partial days at the edges from the logs); other filters and free text read the matching logs.",
   request: { body: { required: true, content: { "application/json": { schema: AnalyticsBody } } } },
   responses: { 200: { description: "The analytics", content: { "application/json": { schema: AnalyticsResponse } } } },
 });
