@@ -43,6 +43,8 @@ export default defineConfig({
                 WEBHOOK_RETRY_BASE_SECONDS: "1",
                 TOOL_EXECUTION_TIMEOUT_MS: "2000",
                 ENV_VARS_KEY: "test-env-vars-key-0123456789abcdef0123456789",
+                // Verified keys are trusted for 0.2 s instead of 5 s, so the revocation tests wait that long.
+                AUTH_KEY_CACHE_MS: "200",
               },
               // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.
               outboundService: fakeUpstream,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench:cells: the sheet engine through `wrangler dev`. A sheet of 10,000 rows (two TEXT
+// npm run bench:cells: the sheet engine on the bench server (workerd through Miniflare, no inspector). A sheet of 10,000 rows (two TEXT
 // columns, `input` and `note`, imported from a CSV) with a chain of 10 computed columns (PARSE_VALUE,
 // each reading the one before, the first reading `input`). Measured, next to GET /health in the same
 // run as the runtime's floor:
@@ -17,8 +17,8 @@
 // machine's noise. Exit code 0 when every request succeeded (targets met or not; they are printed),
 // 1 otherwise, 2 on a usage or startup error.
 import { performance } from "node:perf_hooks";
-import { machine, optionsOrExit, percentile } from "./lib/bench.mjs";
-import { startLocalApi } from "./lib/local-api.mjs";
+import { cellId, machine, optionsOrExit, percentile } from "./lib/bench.mjs";
+import { startBenchApi } from "./lib/bench-server.mjs";
 
 const TARGET_EDIT_P95_MS = 15;
 const CHAIN = 10;
@@ -36,17 +36,6 @@ function parseOptions(argv, env) {
   return o;
 }
 
-/** The cell id of (column, row), as src/sheets/cell-id.ts derives it. */
-function cellId(columnId, rowIndex) {
-  const LOW = 2 ** 24;
-  const tail = columnId.slice(24);
-  const mask = rowIndex + 1;
-  const hex6 = (n) => n.toString(16).padStart(6, "0");
-  const hi = parseInt(tail.slice(0, 6), 16) ^ Math.floor(mask / LOW);
-  const lo = parseInt(tail.slice(6), 16) ^ mask % LOW;
-  return `${columnId.slice(0, 23)}-${hex6(hi)}${hex6(lo)}`;
-}
-
 function stats(samples) {
   const s = [...samples].sort((a, b) => a - b);
   const r = (v) => Math.round(v * 100) / 100;
@@ -56,10 +45,10 @@ function stats(samples) {
 async function main() {
   const opts = optionsOrExit(parseOptions);
   const log = (...a) => (opts.json ? console.error(...a) : console.log(...a));
-  log(`bench:cells: ${opts.rows} rows, chain of ${CHAIN} computed columns, ${opts.samples} samples; starting wrangler dev…`);
+  log(`bench:cells: ${opts.rows} rows, chain of ${CHAIN} computed columns, ${opts.samples} samples; starting the bench server…`);
   let api;
   try {
-    api = await startLocalApi({ workspace: "bench-cells", email: "bench@localhost" });
+    api = await startBenchApi({ workspace: "bench-cells", email: "bench@localhost" });
   } catch (err) {
     console.error(`could not start the local API: ${err.message}`);
     process.exit(2);

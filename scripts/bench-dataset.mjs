@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm run bench:dataset: a dataset version from 50,000 request logs chosen by a filter group, timed
 // from the POST /dataset-versions/from-filter-params request to the arrival of its webhook
-// (dataset_version_created_from_filter_params) at a local receiver, through `wrangler dev`: the
+// (dataset_version_created_from_filter_params) at a local receiver, on the bench server (workerd through Miniflare, no inspector): the
 // request, the queue hop to the fill job, the fill, the outbox event, dispatch, the queue hop to the
 // delivery and the signed POST. GET /health is measured in the same run as the runtime's floor.
 // A measured run, never a timed test.
@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { machine, optionsOrExit, percentile } from "./lib/bench.mjs";
-import { startLocalApi } from "./lib/local-api.mjs";
+import { startBenchApi } from "./lib/bench-server.mjs";
 import { CHUNK, logsSql, START_MS } from "./lib/seed-logs.mjs";
 import { d1Execute, d1ExecuteFile } from "./lib/wrangler.mjs";
 
@@ -101,7 +101,7 @@ async function main() {
   let secret = "";
   const receiver = await startReceiver(() => secret);
   // The receiver listens on loopback, which webhook URLs may name only with the local-dev switch on.
-  const api = await startLocalApi({ workspace: WORKSPACE, vars: { ENDPOINT_ALLOW_PRIVATE_ADDRESSES: "true" }, prepare: (persistTo) => seed(persistTo, opts, log) });
+  const api = await startBenchApi({ workspace: WORKSPACE, vars: { ENDPOINT_ALLOW_PRIVATE_ADDRESSES: "true" }, prepare: (persistTo) => seed(persistTo, opts, log) });
   let failed = 0;
   try {
     const post = async (path, body) => {

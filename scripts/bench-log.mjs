@@ -1,22 +1,28 @@
 #!/usr/bin/env node
 // npm run bench:log: throughput and latency of POST /log-request against GET /health (the runtime's
-// ceiling), both measured in the same run on the same local `wrangler dev` (fresh local D1).
+// ceiling), both measured in the same run on the same local server (fresh local D1): by default the
+// bench server (workerd through Miniflare's API, no inspector: scripts/lib/bench-server.mjs), with
+// BENCH_SERVER=wrangler the `wrangler dev` of before, to see what the dev tooling costs. Each
+// endpoint's figures include the CPU time the Worker's process spent per request (/proc).
 // A measured run, never a timed test: the figures depend on the machine; compare log-request with the
 // health baseline of the same run, not with figures from another machine or another day.
 //
 //   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --json]
 //   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_JSON=1,
-//        BENCH_WRANGLER_ARGS (extra `wrangler dev` flags, e.g. "--log-level warn")
+//        BENCH_SERVER=wrangler (measure under `wrangler dev` instead), BENCH_WRANGLER_ARGS (its extra flags)
 //
 // The measured requests of each endpoint are split into rounds that alternate health / log-request, so
 // that both see the same conditions (noise on a shared machine, a growing database, a warm JIT).
 // Exit code: 0 when every request got its expected status (targets met or not; they are reported),
 // 1 when any request failed, 2 on a usage or startup error.
 import { performance } from "node:perf_hooks";
-import { machine, percentile } from "./lib/bench.mjs";
+import { readdirSync, readFileSync } from "node:fs";
+import { load, machine, percentile } from "./lib/bench.mjs";
+import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
+import { logBody } from "./lib/bench-requests.mjs";
 import { startLocalApi } from "./lib/local-api.mjs";
 
-const TARGET_RATIO = 0.5; // log-request throughput >= 50 % of the health ceiling
+const TARGET_RATIO = 0.6; // log-request throughput >= 60 % of the health ceiling
 const TARGET_P99_MS = 25; // log-request p99 <= 25 ms
 const TARGET_CONCURRENCY = 16; // the concurrency the targets are stated for
 
@@ -71,60 +77,6 @@ const USAGE = `usage: npm run bench:log [-- --concurrency N] [--count N] [--warm
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-const TOPICS = ["quarterly revenue", "the incident report", "a support ticket", "the release notes", "a contract clause", "user feedback"];
-const MODELS = [
-  ["openai", "gpt-4o"],
-  ["openai", "gpt-4o-mini"],
-  ["anthropic", "claude-3-5-sonnet-latest"],
-];
-
-/** A realistic chat log, different for every i (text, model, tokens, price, times, metadata). */
-function logBody(i) {
-  const [provider, model] = MODELS[i % MODELS.length];
-  const topic = TOPICS[i % TOPICS.length];
-  const start = Date.UTC(2024, 0, 15, 10, 30, 0) + i * 1_000;
-  const durationMs = 800 + ((i * 37) % 2400);
-  const inputTokens = 100 + ((i * 13) % 400);
-  const outputTokens = 20 + ((i * 7) % 200);
-  return JSON.stringify({
-    provider,
-    model,
-    input: {
-      type: "chat",
-      messages: [
-        { role: "system", content: [{ type: "text", text: "You are helpful. Answer concisely and cite the document when you can." }] },
-        {
-          role: "user",
-          content: [{ type: "text", text: `Summarise ${topic} #${i} in three bullet points for an executive audience, keeping numbers exact.` }],
-        },
-      ],
-    },
-    output: {
-      type: "chat",
-      messages: [
-        {
-          role: "assistant",
-          content: [
-            {
-              type: "text",
-              text: `- ${topic} #${i}: the main change is a ${i % 17}% increase over the previous period.\n- Risks: two open items, both owned.\n- Next step: review on Friday.`,
-            },
-          ],
-        },
-      ],
-    },
-    request_start_time: new Date(start).toISOString(),
-    request_end_time: new Date(start + durationMs).toISOString(),
-    tags: ["bench", i % 2 === 0 ? "prod" : "staging"],
-    metadata: { user_id: `u-${i}`, session: `s-${i % 50}` },
-    prompt_input_variables: { topic, n: String(i) },
-    input_tokens: inputTokens,
-    output_tokens: outputTokens,
-    price: Math.round((inputTokens * 2.5e-6 + outputTokens * 1e-5) * 1e6) / 1e6,
-    parameters: { temperature: (i % 10) / 10, max_tokens: 512 },
-  });
-}
-
 function endpoints(url, key) {
   return {
     health: {
@@ -147,8 +99,12 @@ function endpoints(url, key) {
  * Sends `count` requests with `concurrency` in flight; index i runs from `first`. Latency is measured
  * client-side from just before fetch() to the end of the response body.
  */
+let cpuPids = [];
+const cpuNow = () => cpuPids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+
 async function drive(endpoint, { first, count, concurrency }, errors) {
   const latencies = new Float64Array(count);
+  const cpu0 = cpuNow();
   let next = 0;
   const worker = async () => {
     while (next < count) {
@@ -170,7 +126,7 @@ async function drive(endpoint, { first, count, concurrency }, errors) {
   };
   const t0 = performance.now();
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-  return { latencies, elapsedMs: performance.now() - t0 };
+  return { latencies, elapsedMs: performance.now() - t0, cpuMs: cpuNow() - cpu0 };
 }
 
 function summarise(name, concurrency, parts, errors) {
@@ -183,6 +139,7 @@ function summarise(name, concurrency, parts, errors) {
   }
   all.sort();
   const elapsedMs = parts.reduce((s, p) => s + p.elapsedMs, 0);
+  const cpu = parts.reduce((s, p) => s + p.cpuMs, 0);
   const r2 = (v) => Math.round(v * 100) / 100;
   return {
     endpoint: name,
@@ -190,6 +147,7 @@ function summarise(name, concurrency, parts, errors) {
     concurrency,
     elapsed_ms: r2(elapsedMs),
     throughput_rps: r2((total / elapsedMs) * 1000),
+    cpu_ms_per_request: r2(cpu / total),
     latency_ms: {
       p50: r2(percentile(all, 50)),
       p95: r2(percentile(all, 95)),
@@ -205,12 +163,13 @@ function summarise(name, concurrency, parts, errors) {
 // Output
 
 function table(results) {
-  const head = ["endpoint", "requests", "conc.", "req/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors"];
+  const head = ["endpoint", "requests", "conc.", "req/s", "CPU ms/req", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors"];
   const rows = results.map((r) => [
     r.endpoint,
     String(r.requests),
     String(r.concurrency),
     r.throughput_rps.toFixed(1),
+    r.cpu_ms_per_request.toFixed(2),
     r.latency_ms.p50.toFixed(2),
     r.latency_ms.p95.toFixed(2),
     r.latency_ms.p99.toFixed(2),
@@ -229,12 +188,13 @@ function report(result) {
     "",
     `machine: ${result.machine.line}`,
     `date:    ${result.date}`,
+    `server:  ${result.server}; load ${result.load.map((l) => l.join(" ")).join(" → ")}`,
     `run:     ${result.options.count} measured + ${result.options.warmup} warm-up requests per endpoint, concurrency ${result.options.concurrency}, ${result.options.rounds} alternating rounds`,
     "",
     table([health, log]),
     `req/s per round: health ${health.rounds_rps.join(" / ")}; log-request ${log.rounds_rps.join(" / ")}`,
     "",
-    `log-request / health throughput: ${targets.ratio_pct.toFixed(1)} %`,
+    `log-request / health throughput: ${targets.ratio_pct.toFixed(1)} %; health CPU / log-request CPU per request: ${targets.cpu_ratio_pct.toFixed(1)} %`,
     `target: log-request throughput >= ${TARGET_RATIO * 100} % of health: ${ok(targets.throughput_met)} (${targets.ratio_pct.toFixed(1)} %)`,
     `target: log-request p99 <= ${TARGET_P99_MS} ms: ${ok(targets.p99_met)} (${log.latency_ms.p99.toFixed(2)} ms)`,
   ];
@@ -265,15 +225,22 @@ async function main() {
   }
   const log = opts.json ? (...a) => console.error(...a) : (...a) => console.log(...a);
 
-  log("Starting the local API (wrangler dev, fresh local state)…");
+  const underWrangler = process.env.BENCH_SERVER === "wrangler";
+  const serverName = underWrangler ? "wrangler dev" : "bench server (Miniflare API, no inspector)";
+  log(`Starting the local API (${serverName}, fresh local state)…`);
   const startedAt = performance.now();
   let api;
   try {
-    api = await startLocalApi({ workspace: "bench", email: "bench@localhost", wranglerArgs: (process.env.BENCH_WRANGLER_ARGS ?? "").split(" ").filter(Boolean) });
+    api = underWrangler
+      ? await startLocalApi({ workspace: "bench", email: "bench@localhost", wranglerArgs: (process.env.BENCH_WRANGLER_ARGS ?? "").split(" ").filter(Boolean) })
+      : await startBenchApi({ workspace: "bench", email: "bench@localhost" });
   } catch (err) {
     console.error(`could not start the local API: ${err.message}`);
     return 2;
   }
+  // The Worker's process: the one workerd of the bench server; under wrangler dev, every workerd it runs.
+  cpuPids = underWrangler ? descendants(api.pid).filter((p) => exeOf(p).includes("workerd")) : [api.pid];
+  const loadBefore = load();
   let stopping = null;
   const stop = () => (stopping ??= api.stop());
   const onSignal = (sig) => {
@@ -284,7 +251,7 @@ async function main() {
   process.once("SIGTERM", onSignal);
 
   try {
-    log(`API up at ${api.url} (wrangler pid ${api.pid}) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
+    log(`API up at ${api.url} (pid ${api.pid}; CPU of ${cpuPids.join(", ")}) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
     const ep = endpoints(api.url, api.key);
     const errors = [];
     const { concurrency, count, warmup, rounds } = opts;
@@ -317,11 +284,14 @@ async function main() {
       benchmark: "log-request",
       date: new Date().toISOString(),
       machine: machine(),
+      server: serverName,
+      load: [loadBefore, load()],
       options: { concurrency, count, warmup, rounds },
       health,
       log: logRes,
       targets: {
         ratio_pct: Math.round(ratio * 1000) / 10,
+        cpu_ratio_pct: Math.round((health.cpu_ms_per_request / logRes.cpu_ms_per_request) * 1000) / 10,
         throughput_target_pct: TARGET_RATIO * 100,
         throughput_met: ratio >= TARGET_RATIO,
         p99_target_ms: TARGET_P99_MS,
@@ -339,13 +309,44 @@ async function main() {
     return errors.length > 0 ? 1 : 0;
   } catch (err) {
     console.error(`benchmark failed: ${err.stack ?? err.message}`);
-    console.error(`last wrangler output:\n${api.logs().slice(-3000)}`);
+    console.error(`last server output:\n${api.logs().slice(-3000)}`);
     return 1;
   } finally {
     await stop();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+function exeOf(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** Every process below pid (from /proc's parent links). */
+function descendants(pid) {
+  const parents = new Map();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone
+    }
+  }
+  const out = [];
+  const walk = (p) => {
+    for (const [child, parent] of parents) if (parent === p) {
+      out.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return out;
 }
 
 process.exitCode = await main();

@@ -10,6 +10,7 @@ export interface Env {
   LOG_REQUEST_MAX_BYTES?: string;
   JSON_MAX_BYTES?: string;
   AUTH_CACHE_TTL_MS?: string;
+  AUTH_KEY_CACHE_MS?: string;
   // Blocks (issue 5): LLM providers by secret (base URL + key), and the ENDPOINT block's limits.
   OPENAI_BASE_URL?: string;
   OPENAI_API_KEY?: string;

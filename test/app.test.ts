@@ -10,6 +10,10 @@ beforeAll(async () => {
   ws = await createWorkspace();
 });
 
+/** AUTH_KEY_CACHE_MS as the test pool sets it (vitest.config.ts), plus a margin. */
+const KEY_CACHE_MS = Number(env.AUTH_KEY_CACHE_MS) + 50;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 const ERROR_SHAPE = { success: false, message: expect.any(String), error: expect.any(String) };
 
 describe("health", () => {
@@ -47,7 +51,7 @@ describe("authentication", () => {
     expect(get.status).toBe(401);
   });
 
-  it("401 at once after a key is revoked, on reads and on (cached) log writes, and nothing is written", async () => {
+  it("401 at once after a key is revoked on (cached) log writes, and on reads once the key cache's time is up", async () => {
     const a = await createWorkspace();
     const first = await call("/log-request", { method: "POST", key: a.key, json: logBody() });
     expect(first.status).toBe(201);
@@ -62,7 +66,42 @@ describe("authentication", () => {
       expect(await json(res)).toMatchObject({ error: "unauthorized", message: "X-API-KEY is unknown or revoked" });
     }
     expect(await count()).toEqual(before);
+    await sleep(KEY_CACHE_MS);
     expect((await call(`/api/public/v2/requests/${id}`, { key: a.key })).status).toBe(401);
+  });
+
+  it("every route refuses a revoked key within AUTH_KEY_CACHE_MS of the revocation, though it was cached", async () => {
+    const a = await createWorkspace();
+    const logged = await call("/log-request", { method: "POST", key: a.key, json: logBody() });
+    const id = (await json(logged)).id;
+    const reads = [
+      () => call(`/api/public/v2/requests/${id}`, { key: a.key }),
+      () => call("/api/public/v2/requests/suggestions?field=engine", { key: a.key }),
+      () => call("/api/public/v2/requests/search", { method: "POST", key: a.key, json: { page: 1, per_page: 10 } }),
+      () => call("/api/public/v2/folders", { method: "POST", key: a.key, json: { name: `f-${Date.now()}` } }),
+    ];
+    // Each call verifies (or reuses) the key; all succeed while it is active.
+    for (const r of reads) expect([200, 201]).toContain((await r()).status);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE workspace_id = ?").bind(a.workspaceId).run();
+    const revokedAt = Date.now();
+    await sleep(KEY_CACHE_MS);
+    for (const r of reads) {
+      const res = await r();
+      expect(res.status).toBe(401);
+      expect(await json(res)).toMatchObject({ error: "unauthorized", message: "X-API-KEY is unknown or revoked" });
+    }
+    const folders = await env.DB.prepare("SELECT count(*) AS n FROM folders WHERE workspace_id = ?").bind(a.workspaceId).first<{ n: number }>();
+    expect(folders!.n).toBe(1);
+    // The refusal came within the documented window (plus this test's own pace), not later.
+    expect(Date.now() - revokedAt).toBeLessThan(KEY_CACHE_MS + 5_000);
+  });
+
+  it("a key revoked and then refused stays refused (a 401 evicts it from the cache)", async () => {
+    const a = await createWorkspace();
+    expect((await call("/api/public/v2/requests/suggestions?field=engine", { key: a.key })).status).toBe(200);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE workspace_id = ?").bind(a.workspaceId).run();
+    await sleep(KEY_CACHE_MS);
+    for (let i = 0; i < 3; i++) expect((await call("/api/public/v2/requests/suggestions?field=engine", { key: a.key })).status).toBe(401);
   });
 
   it("401, never 5xx or 400, for a cached key revoked since: a log without side rows, and an invalid body", async () => {

@@ -1,5 +1,5 @@
 // Shared by the benchmarks: the machine line recorded with every figure, and percentiles.
-import { cpus, platform, release, totalmem } from "node:os";
+import { cpus, loadavg, platform, release, totalmem } from "node:os";
 
 export function machine() {
   const list = cpus();
@@ -30,4 +30,20 @@ export function optionsOrExit(parseOptions) {
     console.error(err.message);
     process.exit(2);
   }
+}
+
+/** The machine's load averages (1, 5, 15 min), as `uptime` prints them: recorded with every figure. */
+export function load() {
+  return loadavg().map((x) => Math.round(x * 100) / 100);
+}
+
+/** The cell id of (column, row), as src/sheets/cell-id.ts derives it. */
+export function cellId(columnId, rowIndex) {
+  const LOW = 2 ** 24;
+  const tail = columnId.slice(24);
+  const mask = rowIndex + 1;
+  const hex6 = (n) => n.toString(16).padStart(6, "0");
+  const hi = parseInt(tail.slice(0, 6), 16) ^ Math.floor(mask / LOW);
+  const lo = parseInt(tail.slice(6), 16) ^ mask % LOW;
+  return `${columnId.slice(0, 23)}-${hex6(hi)}${hex6(lo)}`;
 }

@@ -45,3 +45,31 @@ INSERT INTO request_log_values (workspace_id, request_id, kind, key, value)
   SELECT ${ws}, r.id, 'output', 'confidence', CAST(r.id % 10 AS TEXT) FROM request_logs r WHERE r.id BETWEEN ${from} AND ${to} AND r.output_format = 'json';
 `;
 }
+
+/** The facet counts, as POST /log-request would have kept them. */
+export function facetsSql(ws) {
+  const scalar = (field, expr, key = "''") =>
+    `INSERT INTO request_log_facets (workspace_id, field, key, value, value_fold, count)
+     SELECT ${ws}, '${field}', ${key}, ${expr}, lower(${expr}), count(*) FROM request_logs WHERE workspace_id = ${ws} AND ${expr} IS NOT NULL GROUP BY ${key}, ${expr};`;
+  const side = (kind, keysField, valuesField) =>
+    `INSERT INTO request_log_facets (workspace_id, field, key, value, value_fold, count)
+     SELECT ${ws}, '${keysField}', '', key, lower(key), count(DISTINCT request_id) FROM request_log_values WHERE workspace_id = ${ws} AND kind = '${kind}' GROUP BY key;
+     INSERT INTO request_log_facets (workspace_id, field, key, value, value_fold, count)
+     SELECT ${ws}, '${valuesField}', key, value, lower(value), count(*) FROM request_log_values WHERE workspace_id = ${ws} AND kind = '${kind}' GROUP BY key, value;`;
+  const list = (kind, field) =>
+    `INSERT INTO request_log_facets (workspace_id, field, key, value, value_fold, count)
+     SELECT ${ws}, '${field}', '', value, lower(value), count(*) FROM request_log_values WHERE workspace_id = ${ws} AND kind = '${kind}' GROUP BY value;`;
+  return [
+    scalar("engine", "model"),
+    scalar("provider_type", "provider"),
+    scalar("status", "status"),
+    scalar("prompt_id", "CAST(prompt_id AS TEXT)"),
+    scalar("prompt", "prompt_name", "CAST(prompt_id AS TEXT)"),
+    list("tag", "tags"),
+    list("tool", "tool_names"),
+    side("metadata", "metadata_keys", "metadata_values"),
+    side("output", "output_keys", "output_values"),
+    side("input_variable", "input_variable_keys", "input_variable_values"),
+    "ANALYZE;",
+  ].join("\n");
+}

@@ -163,7 +163,11 @@ export const requestLogs = sqliteTable(
       t.outputFormat,
     ),
     index("request_logs_workspace_prompt").on(t.workspaceId, t.promptId, t.promptVersionNumber),
-    index("request_logs_workspace_model").on(t.workspaceId, t.model),
+    // Engine filters, with the status after it: "engine in [...] AND status is X" is one index range.
+    index("request_logs_workspace_model_status").on(t.workspaceId, t.model, t.status),
+    // Provider and latency (an expression: latency_ms filters compile to end - start), so an OR
+    // branch on them is an index range too and the OR never falls back to scanning the workspace.
+    index("request_logs_workspace_provider_latency").on(t.workspaceId, t.provider, sql`(${t.requestEndTime} - ${t.requestStartTime})`),
     index("request_logs_workspace_price_start").on(t.workspaceId, t.price, t.requestStartTime),
   ],
 );

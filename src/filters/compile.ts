@@ -11,6 +11,10 @@ import { isGroup, type Filter, type FilterGroup, type Scalar } from "./parse";
 /** D1 binds at most 100 parameters per statement. */
 export const D1_MAX_PARAMS = 100;
 
+/** Lists of at most this many values are bound one parameter a value, while the statement has room. */
+const SHORT_LIST = 8;
+const SHORT_LIST_PARAMS = 60;
+
 export class SqlParams {
   readonly values: Scalar[] = [];
   private readonly seen = new Map<string, number>();
@@ -30,8 +34,16 @@ export class SqlParams {
     return `?${n}`;
   }
 
-  /** A list, bound as one JSON array read back with json_each. */
+  /**
+   * A list: a short one as one parameter per value, which lets SQLite answer an OR whose branches
+   * each have an index with one index search per branch (a json_each list disables that and the
+   * OR becomes a scan); a long one, or one that would crowd the 100 parameters, as one JSON array
+   * read back with json_each.
+   */
   list(values: Scalar[]): string {
+    if (values.length > 0 && values.length <= SHORT_LIST && this.values.length + values.length <= SHORT_LIST_PARAMS) {
+      return `(${values.map((v) => this.add(v)).join(", ")})`;
+    }
     return `(SELECT value FROM json_each(${this.add(JSON.stringify(values))}))`;
   }
 }

@@ -36,45 +36,60 @@ interface Verified {
   fromCache: boolean;
 }
 
-async function verifyKey(c: Context<AppEnv>, cache?: AuthCache): Promise<Verified> {
+const authCache = new AuthCache();
+/** How long every route trusts a verified key (AUTH_KEY_CACHE_MS): the most a revocation waits. */
+const DEFAULT_AUTH_KEY_CACHE_MS = 5_000;
+/** How long POST /log-request trusts one (AUTH_CACHE_TTL_MS): the database refuses its writes at once. */
+const DEFAULT_AUTH_CACHE_TTL_MS = 60_000;
+
+function msFrom(value: string | undefined, fallback: number): number {
+  const n = Number(value ?? fallback);
+  return Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
+/** The key's context from the isolate's cache when verified less than `maxAgeMs` ago, else from D1. */
+async function verifyKey(c: Context<AppEnv>, maxAgeMs: number): Promise<Verified> {
   const key = c.req.header("x-api-key");
   if (!key) throw new ApiError("unauthorized", "X-API-KEY header is missing");
   if (!plausibleKey(key)) throw new ApiError("unauthorized", UNKNOWN_KEY);
   const keyHash = await hashKey(key);
-  const cached = cache?.get(keyHash);
+  const cached = authCache.get(keyHash, maxAgeMs);
   if (cached) {
     c.set("auth", cached);
     return { keyHash, fromCache: true };
   }
   const auth = await authenticateHash(getDb(c.env.DB), keyHash);
-  if (!auth) throw new ApiError("unauthorized", UNKNOWN_KEY);
-  cache?.set(keyHash, auth, ttlFrom(c.env.AUTH_CACHE_TTL_MS));
+  if (!auth) {
+    authCache.delete(keyHash);
+    throw new ApiError("unauthorized", UNKNOWN_KEY);
+  }
+  // Kept as long as the longest reader wants it; each reader checks its own age.
+  const keep = Math.max(msFrom(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS), msFrom(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS));
+  authCache.set(keyHash, auth, keep);
   c.set("auth", auth);
   return { keyHash, fromCache: false };
 }
 
-/** Every request: the key is looked up in D1, so a revoked key is refused at once. */
+/**
+ * Every authenticated route: a key verified less than AUTH_KEY_CACHE_MS ago (5 s by default) in
+ * this isolate is trusted without a D1 lookup, so a read costs one round trip (its own work). The
+ * cache is per isolate and nothing is shared, so a revoked key is refused by every isolate at most
+ * AUTH_KEY_CACHE_MS after the revocation (each one verifies it again once its entry is that old).
+ */
 export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  await verifyKey(c);
+  const { keyHash } = await verifyKey(c, msFrom(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS));
   await next();
+  if (c.res.status === 401) authCache.delete(keyHash);
 };
-
-const authCache = new AuthCache();
-const DEFAULT_AUTH_CACHE_TTL_MS = 60_000;
-
-function ttlFrom(value: string | undefined): number {
-  const n = Number(value ?? DEFAULT_AUTH_CACHE_TTL_MS);
-  return Number.isFinite(n) && n >= 0 ? n : DEFAULT_AUTH_CACHE_TTL_MS;
-}
 
 /**
  * ONLY for routes whose every write is refused by the database for a revoked key (today
- * POST /log-request, guarded by the request_logs_key_guard trigger): a verified key is cached in the
- * isolate for AUTH_CACHE_TTL_MS, so the success path costs no key lookup. Any other answer given on
+ * POST /log-request, guarded by the request_logs_key_guard trigger): a verified key is trusted for
+ * AUTH_CACHE_TTL_MS (60 s), so the success path costs no key lookup. Any other answer given on
  * a cached key (a 400, say) is re-checked against D1 first, so a revoked key always sees 401.
  */
 export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const { keyHash, fromCache } = await verifyKey(c, authCache);
+  const { keyHash, fromCache } = await verifyKey(c, msFrom(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS));
   await next();
   if (fromCache && c.res.status >= 400 && c.res.status !== 401) {
     if (!(await authenticateHash(getDb(c.env.DB), keyHash))) {

@@ -1,7 +1,8 @@
 // Resolves an API key to its workspace and user. Only SHA-256 hashes of keys are stored.
-// A small per-isolate cache of verified keys serves the hottest write path (POST /log-request) with
-// one database round trip instead of two; what it writes is guarded in the database by a trigger
-// that refuses a revoked key, so a cached key never outlives its revocation for those writes.
+// A small per-isolate cache of verified keys saves the key lookup's database round trip: every route
+// trusts a verified key for a few seconds (AUTH_KEY_CACHE_MS), and POST /log-request for longer
+// (AUTH_CACHE_TTL_MS), because what it writes is guarded in the database by a trigger that refuses
+// a revoked key, so a cached key never outlives its revocation for those writes.
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { apiKeys, users } from "../db/schema";
@@ -41,33 +42,41 @@ export async function authenticateHash(db: Db, keyHash: string): Promise<AuthCon
 }
 
 
-/** Verified keys by hash, each kept for `ttlMs`; bounded so a flood of keys cannot grow it without end. */
+/**
+ * Verified keys by hash, each kept for `ttlMs` after it was verified; bounded so a flood of keys
+ * cannot grow it without end. A reader may ask for a shorter age (`maxAgeMs`) than the entry is kept.
+ */
 export class AuthCache {
-  private readonly entries = new Map<string, { auth: AuthContext; expires: number }>();
+  private readonly entries = new Map<string, { auth: AuthContext; verified: number; expires: number }>();
 
   constructor(
     private readonly maxEntries = 10_000,
     private readonly now: () => number = Date.now,
   ) {}
 
-  get(keyHash: string): AuthContext | null {
+  /** The key's context when it was verified less than `maxAgeMs` ago (and is still kept). */
+  get(keyHash: string, maxAgeMs = Number.POSITIVE_INFINITY): AuthContext | null {
     const hit = this.entries.get(keyHash);
     if (!hit) return null;
-    if (hit.expires <= this.now()) {
+    const now = this.now();
+    if (hit.expires <= now) {
       this.entries.delete(keyHash);
       return null;
     }
-    return hit.auth;
+    return now - hit.verified < maxAgeMs ? hit.auth : null;
   }
 
   set(keyHash: string, auth: AuthContext, ttlMs: number): void {
     if (ttlMs <= 0) return;
+    // Re-setting a key moves it to the end of the insertion order (it is the newest again).
+    this.entries.delete(keyHash);
     if (this.entries.size >= this.maxEntries) {
       // Maps iterate in insertion order: drop the oldest entry.
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
-    this.entries.set(keyHash, { auth, expires: this.now() + ttlMs });
+    const now = this.now();
+    this.entries.set(keyHash, { auth, verified: now, expires: now + ttlMs });
   }
 
   delete(keyHash: string): void {

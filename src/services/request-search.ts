@@ -50,10 +50,10 @@ interface SearchRow {
   created_at: number;
 }
 
-export async function searchRequestLogs(d1: D1Database, workspaceId: number, input: SearchInput) {
+/** The page and the bounded count of a search, as SQL and bound values: pure, so tests can EXPLAIN them. */
+export function searchQueries(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"]) {
   const params = new SqlParams();
   const ws = params.add(workspaceId);
-  const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
   const where = compileRequestLogQuery(input, { params, workspace: ws, estimate });
   const dir = input.sort_order === "asc" ? "ASC" : "DESC";
   const order = `${SORT_COLUMNS[input.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
@@ -62,22 +62,38 @@ export async function searchRequestLogs(d1: D1Database, workspaceId: number, inp
     ? "coalesce((SELECT pt.name FROM prompt_templates AS pt WHERE pt.id = r.prompt_id AND pt.workspace_id = r.workspace_id), r.prompt_name)"
     : "NULL";
   // The count binds exactly the parameters of the condition (a statement must use all it is given).
-  const whereValues = [...params.values];
+  const countParams = [...params.values];
   const limit = params.add(input.per_page);
   const offset = params.add((input.page - 1) * input.per_page);
-  const [rows, count] = await d1.batch([
-    d1
-      .prepare(
-        `SELECT r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
+  // The count stops after `bound` matches, so it reads at most that many index entries however many
+  // logs match: exact up to SEARCH_COUNT_CAP (and always past the page asked for, so has_next is
+  // right on any page), a lower bound beyond.
+  const bound = Math.max(SEARCH_COUNT_CAP, input.page * input.per_page) + 1;
+  return {
+    pageSql: `SELECT r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
                 r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.status, r.error_type, r.prompt_id,
                 r.prompt_version_number, r.prompt_version_id, ${promptName} AS prompt_name, r.created_at
          FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
-      )
-      .bind(...params.values),
-    d1.prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`).bind(...whereValues),
-  ]);
-  const total = (count.results[0] as { n: number }).n;
-  const pages = Math.ceil(total / input.per_page);
+    pageParams: params.values,
+    countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM request_logs AS r WHERE ${where} LIMIT ${bound})`,
+    countParams,
+    bound,
+  };
+}
+
+export async function searchRequestLogs(d1: D1Database, workspaceId: number, input: SearchInput) {
+  const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
+  const q = searchQueries(workspaceId, input, estimate);
+  // Page and count travel in one batch: one round trip. (One statement for both, the matches
+  // materialized once and counted and paged from there, measured slower: it copies every match up
+  // to the cap, where the two statements each stop early on their index.)
+  const [rows, count] = await d1.batch([d1.prepare(q.pageSql).bind(...q.pageParams), d1.prepare(q.countSql).bind(...q.countParams)]);
+  const bound = q.bound;
+  const counted = (count.results[0] as { n: number }).n;
+  const capped = counted >= bound;
+  const total = capped ? bound - 1 : counted;
+  // When capped there is at least one match past `total`: one more page than total fills.
+  const pages = Math.ceil(counted / input.per_page);
   const hasNext = input.page < pages;
   const hasPrev = input.page > 1;
   return {
@@ -87,12 +103,19 @@ export async function searchRequestLogs(d1: D1Database, workspaceId: number, inp
     pages,
     per_page: input.per_page,
     total,
+    total_is_estimate: capped,
     has_next: hasNext,
     has_prev: hasPrev,
     next_num: hasNext ? input.page + 1 : null,
     prev_num: hasPrev ? input.page - 1 : null,
   };
 }
+
+/**
+ * Past this many matches a search's `total` is a lower bound (`total_is_estimate: true`) instead of
+ * an exact count: counting stops there, so a search over millions of logs does not read them all.
+ */
+export const SEARCH_COUNT_CAP = 10_000;
 
 function searchItem(r: SearchRow, withPromptName: boolean) {
   const metadata = JSON.parse(r.metadata) as Record<string, string>;

@@ -465,6 +465,9 @@ interface RowSource {
   run(batcher: RowBatcher, drain: () => Promise<void>, progress: (fraction: number) => void): Promise<void>;
 }
 
+/** Bytes of the file parsed between two drains of the batcher. */
+const PARSE_SLICE_BYTES = 256 * 1024;
+
 function fileSource(object: R2ObjectBody, format: ImportFormat): RowSource {
   return {
     async run(batcher, drain, progress) {
@@ -475,10 +478,15 @@ function fileSource(object: R2ObjectBody, format: ImportFormat): RowSource {
       for (;;) {
         const { done, value } = await r.read();
         if (done) break;
-        bytesRead += value.byteLength;
-        progress(bytesRead / Math.max(1, object.size));
-        reader.write(text.decode(value, { stream: true }));
-        await drain();
+        // An R2 read can hand over megabytes at once (a whole multipart part): parsed in one go, all
+        // its rows would sit in the batcher together. Slices keep what is buffered to one slice's rows.
+        for (let at = 0; at < value.byteLength; at += PARSE_SLICE_BYTES) {
+          const slice = value.subarray(at, Math.min(value.byteLength, at + PARSE_SLICE_BYTES));
+          bytesRead += slice.byteLength;
+          progress(bytesRead / Math.max(1, object.size));
+          reader.write(text.decode(slice, { stream: true }));
+          await drain();
+        }
       }
       reader.write(text.decode());
       reader.end();

@@ -35,8 +35,18 @@ describe("compileFilterGroup", () => {
   it("keeps NULLs in the negations of nullable columns", () => {
     expect(compile({ filters: [{ field: "prompt_id", operator: "is_not", value: 3 }] }).sql).toBe("r.prompt_id IS NOT ?2");
     expect(compile({ filters: [{ field: "prompt_id", operator: "not_in", value: [3] }] }).sql).toBe(
-      "(r.prompt_id IS NULL OR NOT r.prompt_id IN (SELECT value FROM json_each(?2)))",
+      "(r.prompt_id IS NULL OR NOT r.prompt_id IN (?2))",
     );
+  });
+
+  it("binds a short list one parameter a value (so an OR of indexed branches stays index searches), a long one as JSON", () => {
+    const short = compile({ filters: [{ field: "engine", operator: "in", value: ["a", "b", "a"] }] });
+    expect(short.sql).toBe("r.model IN (?2, ?3, ?2)");
+    expect(short.params).toEqual([7, "a", "b"]);
+    const nine = Array.from({ length: 9 }, (_, i) => `m${i}`);
+    const long = compile({ filters: [{ field: "engine", operator: "in", value: nine }] });
+    expect(long.sql).toBe("r.model IN (SELECT value FROM json_each(?2))");
+    expect(long.params).toEqual([7, JSON.stringify(nine)]);
   });
 
   it("looks side rows up by workspace, kind and key", () => {

@@ -16,6 +16,21 @@ describe("AuthCache", () => {
     expect(cache.size).toBe(0);
   });
 
+  it("serves a reader only an entry younger than the age it asks for, and keeps it for the others", () => {
+    let now = 0;
+    const cache = new AuthCache(10, () => now);
+    cache.set("h", auth(1), 60_000);
+    now = 4_999;
+    expect(cache.get("h", 5_000)).toEqual(auth(1));
+    now = 5_000;
+    expect(cache.get("h", 5_000)).toBeNull();
+    expect(cache.get("h", 60_000)).toEqual(auth(1));
+    // Verified again: young for every reader.
+    cache.set("h", auth(1), 60_000);
+    expect(cache.get("h", 5_000)).toEqual(auth(1));
+    expect(cache.size).toBe(1);
+  });
+
   it("keeps nothing with a TTL of 0, and forgets a deleted key", () => {
     const cache = new AuthCache();
     cache.set("h", auth(1), 0);

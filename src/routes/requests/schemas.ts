@@ -49,7 +49,13 @@ export const SearchResponse = z
     page: z.int(),
     pages: z.int(),
     per_page: z.int(),
-    total: z.int(),
+    total: z.int().openapi({
+      description:
+        "Matching logs, counted exactly up to 10,000 (or up to the end of the page asked for, when further). Past that the count stops: total is that lower bound and total_is_estimate is true.",
+    }),
+    total_is_estimate: z.boolean().openapi({
+      description: "True when total is a lower bound (the count stopped); pages then counts one page past it, and has_next stays exact.",
+    }),
     has_next: z.boolean(),
     has_prev: z.boolean(),
     next_num: z.int().nullable(),

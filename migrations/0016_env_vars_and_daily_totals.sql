@@ -1,3 +1,18 @@
+CREATE TABLE `env_vars` (
+	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`workspace_id` integer NOT NULL,
+	`tool_id` integer,
+	`scope_key` integer GENERATED ALWAYS AS (coalesce(tool_id, 0)) VIRTUAL,
+	`key` text NOT NULL,
+	`sealed_value` text NOT NULL,
+	`value_suffix` text,
+	`created_by` integer,
+	`created_at` integer DEFAULT (cast(unixepoch('subsec') * 1000 as integer)) NOT NULL,
+	`updated_at` integer DEFAULT (cast(unixepoch('subsec') * 1000 as integer)) NOT NULL,
+	FOREIGN KEY (`workspace_id`) REFERENCES `workspaces`(`id`) ON UPDATE no action ON DELETE no action
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `env_vars_scope_key` ON `env_vars` (`workspace_id`,`scope_key`,`key`);--> statement-breakpoint
 CREATE TABLE `request_log_daily` (
 	`workspace_id` integer NOT NULL,
 	`dim` text NOT NULL,
@@ -11,8 +26,7 @@ CREATE TABLE `request_log_daily` (
 	`latency_ms` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `request_log_daily_key` ON `request_log_daily` (`workspace_id`,`dim`,`day`,`key`,`bucket`);
---> statement-breakpoint
+CREATE UNIQUE INDEX `request_log_daily_key` ON `request_log_daily` (`workspace_id`,`dim`,`day`,`key`,`bucket`);--> statement-breakpoint
 -- Hand-written: drizzle-kit cannot express triggers. Every log written is counted in its day, once
 -- per dimension (bucket thresholds as in src/analytics/latency-buckets.ts; a test holds the two together).
 CREATE TRIGGER `request_log_daily_count` AFTER INSERT ON `request_logs` BEGIN
