@@ -1,25 +1,22 @@
 #!/usr/bin/env node
-// npm run bench:analytics: request analytics over a large local D1, through `wrangler dev`.
-// Seeds N request logs (default 1,000,000; one every 30 s, so a 30-day window holds about 86,000)
-// straight into the local D1 (the rollup trigger counts them as POST /log-request would), then
-// measures p50/p95 of POST /requests/analytics and /custom-analytics for 30-day windows, next to
-// GET /health in the same run. A measured run, never a timed test.
+// npm run bench:analytics: request analytics over a large local D1, on the bench server (the Worker
+// in workerd through Miniflare, no inspector). Uses the seeded state the other benchmarks share
+// (N request logs, default 1,000,000, one every 30 s, so a 30-day window holds about 86,000; the
+// daily-totals trigger counts them as POST /log-request would), then measures p50/p95 and the
+// Worker process's CPU per request of POST /requests/analytics and /custom-analytics for 30-day
+// windows, next to GET /health in the same run. A measured run, never a timed test.
 //
 //   npm run bench:analytics [-- --logs 1000000 --samples 30 --json]
 //
 // Exit code: 0 when every request got 200 (targets met or not; they are reported), 1 otherwise,
 // 2 on a usage or startup error.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { machine, optionsOrExit, percentile } from "./lib/bench.mjs";
-import { startLocalApi } from "./lib/local-api.mjs";
-import { d1Execute, d1ExecuteFile } from "./lib/wrangler.mjs";
-import { CHUNK, logsSql, START_MS } from "./lib/seed-logs.mjs";
+import { load, machine, optionsOrExit, percentile } from "./lib/bench.mjs";
+import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
+import { START_MS } from "./lib/seed-logs.mjs";
+import { BENCH_KEYS, BENCH_WORKSPACE, seededState } from "./lib/seeded-state.mjs";
 
 const TARGET_P95_MS = 250;
-const WORKSPACE = "bench-analytics";
 const DAY = 86_400_000;
 
 function parseOptions(argv, env) {
@@ -34,23 +31,6 @@ function parseOptions(argv, env) {
   return opts;
 }
 
-function seed(persistTo, opts, log) {
-  const [[{ id: ws }]] = d1Execute(`SELECT id FROM workspaces WHERE name = '${WORKSPACE}'`, { persistTo });
-  const dir = mkdtempSync(join(tmpdir(), "bench-analytics-sql-"));
-  try {
-    const t0 = performance.now();
-    for (let from = 1; from <= opts.logs; from += CHUNK) {
-      const to = Math.min(opts.logs, from + CHUNK - 1);
-      const file = join(dir, `logs-${from}.sql`);
-      writeFileSync(file, logsSql(ws, from, to));
-      d1ExecuteFile(file, { persistTo });
-      log(`  seeded ${to.toLocaleString("en-US")} logs (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 /** A 30-day window ending at the newest seeded log, bounds not on hour boundaries (so the edges are read too). */
 function window(logs) {
   const end = START_MS + logs * 30_000 - 17 * 60_000;
@@ -58,9 +38,12 @@ function window(logs) {
   return { field: "request_start_time", operator: "between", value: [new Date(start).toISOString(), new Date(end).toISOString()] };
 }
 
+let workerdPid;
+
 async function timed(fn, samples) {
   const latencies = [];
   let failures = 0;
+  const cpu0 = cpuMs(workerdPid);
   for (let i = 0; i < samples; i++) {
     const t0 = performance.now();
     const res = await fn();
@@ -70,14 +53,16 @@ async function timed(fn, samples) {
   }
   latencies.sort((a, b) => a - b);
   const r2 = (x) => Math.round(x * 100) / 100;
-  return { p50: r2(percentile(latencies, 50)), p95: r2(percentile(latencies, 95)), failures };
+  return { p50: r2(percentile(latencies, 50)), p95: r2(percentile(latencies, 95)), cpu_ms_per_request: r2((cpuMs(workerdPid) - cpu0) / samples), failures };
 }
 
 async function main() {
   const opts = optionsOrExit(parseOptions);
   const log = opts.json ? () => {} : (m) => console.log(m);
-  log(`seeding ${opts.logs.toLocaleString("en-US")} request logs into a fresh local D1…`);
-  const api = await startLocalApi({ workspace: WORKSPACE, timeoutMs: 180_000, prepare: (persistTo) => seed(persistTo, opts, log) });
+  const state = seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });
+  const api = await startBenchApi({ persistTo: state.persistTo, key: state.key });
+  workerdPid = api.pid;
+  const loads = [load()];
   const range = window(opts.logs);
   const QUERIES = {
     "30-day daily series grouped by model (analytics)": ["/api/public/v2/requests/analytics", { filter_group: { logic: "AND", filters: [range] } }],
@@ -108,15 +93,17 @@ async function main() {
       const r = await timed(() => post(path, body), opts.samples);
       failed += r.failures;
       results.push({ name, ...r });
-      log(`  ${name}: p50 ${r.p50} ms, p95 ${r.p95} ms`);
+      log(`  ${name}: p50 ${r.p50} ms, p95 ${r.p95} ms, CPU ${r.cpu_ms_per_request} ms/req`);
     }
     const targeted = results.slice(0, 3);
     const worst = Math.max(...targeted.map((r) => r.p95));
-    const summary = { machine: machine(), logs: opts.logs, samples: opts.samples, health, results, target: { p95_ms: TARGET_P95_MS, worst, met: worst <= TARGET_P95_MS } };
+    loads.push(load());
+    const summary = { machine: machine(), load: loads, logs: opts.logs, samples: opts.samples, health, results, target: { p95_ms: TARGET_P95_MS, worst, met: worst <= TARGET_P95_MS } };
     if (opts.json) console.log(JSON.stringify(summary, null, 2));
     else {
       log(`\nmachine: ${summary.machine.line}`);
-      log(`GET /health (floor): p50 ${health.p50} ms, p95 ${health.p95} ms`);
+      log(`load: ${loads.join(" → ")}`);
+      log(`GET /health (floor): p50 ${health.p50} ms, p95 ${health.p95} ms, CPU ${health.cpu_ms_per_request} ms/req`);
       log(`analytics: worst p95 ${worst} ms over the targeted queries (target ≤ ${TARGET_P95_MS} ms: ${summary.target.met ? "met" : "NOT met"})`);
     }
   } finally {
