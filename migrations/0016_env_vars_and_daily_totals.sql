@@ -23,10 +23,11 @@ CREATE TABLE `request_log_daily` (
 	`input_tokens` integer NOT NULL,
 	`output_tokens` integer NOT NULL,
 	`cost` real NOT NULL,
-	`latency_ms` integer NOT NULL
-);
+	`latency_ms` integer NOT NULL,
+	PRIMARY KEY(`workspace_id`, `dim`, `key`, `day`, `bucket`)
+) WITHOUT ROWID;
+-- "WITHOUT ROWID" is hand-written (drizzle-kit cannot express it): rows are stored in key order.
 --> statement-breakpoint
-CREATE UNIQUE INDEX `request_log_daily_key` ON `request_log_daily` (`workspace_id`,`dim`,`day`,`key`,`bucket`);--> statement-breakpoint
 -- Hand-written: drizzle-kit cannot express triggers. Every log written is counted in its day, once
 -- per dimension (bucket thresholds as in src/analytics/latency-buckets.ts; a test holds the two together).
 CREATE TRIGGER `request_log_daily_count` AFTER INSERT ON `request_logs` BEGIN
@@ -39,7 +40,7 @@ CREATE TRIGGER `request_log_daily_count` AFTER INSERT ON `request_logs` BEGIN
     UNION ALL SELECT 'prompt', CAST(NEW.prompt_id AS TEXT), -1
     UNION ALL SELECT 'status', NEW.status || '|' || coalesce(NEW.error_type, ''), -1) AS d
   WHERE d.key IS NOT NULL
-  ON CONFLICT (workspace_id, dim, day, key, bucket) DO UPDATE SET
+  ON CONFLICT (workspace_id, dim, key, day, bucket) DO UPDATE SET
     requests = requests + 1, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,
     cost = cost + excluded.cost, latency_ms = latency_ms + excluded.latency_ms;
 END;
