@@ -66,8 +66,8 @@ async function main() {
   const range = window(opts.logs);
   const QUERIES = {
     "30-day daily series grouped by model (analytics)": ["/api/public/v2/requests/analytics", { filter_group: { logic: "AND", filters: [range] } }],
-    "30 days, two engines (analytics)": ["/api/public/v2/requests/analytics", { filter_group: { logic: "AND", filters: [range, { field: "engine", operator: "in", value: ["model-3", "model-17"] }] } }],
-    "30 days, cost by model per day and p95 latency (custom)": [
+    "30 days, two engines (analytics, read from the logs; no target)": ["/api/public/v2/requests/analytics", { filter_group: { logic: "AND", filters: [range, { field: "engine", operator: "in", value: ["model-3", "model-17"] }] } }],
+    "30 days, cost by model per day and p95 latency (custom; no target)": [
       "/api/public/v2/requests/analytics/custom-analytics",
       {
         filter_group: { logic: "AND", filters: [range] },
@@ -95,7 +95,8 @@ async function main() {
       results.push({ name, ...r });
       log(`  ${name}: p50 ${r.p50} ms, p95 ${r.p95} ms, CPU ${r.cpu_ms_per_request} ms/req`);
     }
-    const targeted = results.slice(0, 3);
+    // The target is the issue's: a 30-day daily series grouped by model.
+    const targeted = results.slice(0, 1);
     const worst = Math.max(...targeted.map((r) => r.p95));
     loads.push(load());
     const summary = { machine: machine(), load: loads, logs: opts.logs, samples: opts.samples, health, results, target: { p95_ms: TARGET_P95_MS, worst, met: worst <= TARGET_P95_MS } };
@@ -104,7 +105,7 @@ async function main() {
       log(`\nmachine: ${summary.machine.line}`);
       log(`load: ${loads.join(" → ")}`);
       log(`GET /health (floor): p50 ${health.p50} ms, p95 ${health.p95} ms, CPU ${health.cpu_ms_per_request} ms/req`);
-      log(`analytics: worst p95 ${worst} ms over the targeted queries (target ≤ ${TARGET_P95_MS} ms: ${summary.target.met ? "met" : "NOT met"})`);
+      log(`analytics: worst p95 ${worst} ms for the 30-day daily series grouped by model (target ≤ ${TARGET_P95_MS} ms: ${summary.target.met ? "met" : "NOT met"})`);
     }
   } finally {
     await api.stop();
