@@ -2,11 +2,25 @@
 // Queues, Durable Objects, rate limiting); "node" drives a real `wrangler dev` from Node, for what
 // only a Node client can do (the official promptlayer SDK).
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { fakeUpstream } from "./test/fake-upstream.mjs";
 
 const migrationsDir = fileURLToPath(new URL("./migrations", import.meta.url));
+// PromptLayer's OpenAPI document (beside the repository, in shared/): its operations and success
+// codes, for the test that holds /openapi.json to it.
+const referenceOperations = (() => {
+  const doc = JSON.parse(readFileSync(fileURLToPath(new URL("../shared/reference/promptlayer-openapi.json", import.meta.url)), "utf8"));
+  const ops: { method: string; path: string; success: string[] }[] = [];
+  for (const [path, item] of Object.entries<Record<string, { responses?: Record<string, unknown> }>>(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!["get", "post", "put", "patch", "delete"].includes(method)) continue;
+      ops.push({ method, path, success: Object.keys(op.responses ?? {}).filter((c) => /^2/.test(c)) });
+    }
+  }
+  return JSON.stringify(ops);
+})();
 
 export default defineConfig({
   test: {
@@ -22,10 +36,13 @@ export default defineConfig({
             miniflare: {
               bindings: {
                 TEST_MIGRATIONS: await readD1Migrations(migrationsDir),
+                REFERENCE_OPERATIONS: referenceOperations,
                 OPENAI_API_KEY: "test-key",
                 OPENAI_BASE_URL: "http://fake-llm.test/v1",
                 // Webhook retries 1 s, 2 s, 4 s … so the retry tests run in seconds, not minutes.
                 WEBHOOK_RETRY_BASE_SECONDS: "1",
+                TOOL_EXECUTION_TIMEOUT_MS: "2000",
+                ENV_VARS_KEY: "test-env-vars-key-0123456789abcdef0123456789",
                 // Verified keys are trusted for 0.2 s instead of 5 s, so the revocation tests wait that long.
                 AUTH_KEY_CACHE_MS: "200",
               },

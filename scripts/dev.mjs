@@ -2,13 +2,15 @@
 // npm run dev: the local API on http://127.0.0.1:8787 with local D1, R2, Queues and Durable Objects.
 // Applies the local migrations, makes sure a local workspace and API key exist, prints the key, and
 // runs `wrangler dev` offline. The key is kept in .dev-api-key (git-ignored) so it survives restarts.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createKey, isActiveKey } from "./lib/keys.mjs";
 import { applyMigrations, OFFLINE_ENV, ROOT } from "./lib/wrangler.mjs";
 import { spawn } from "node:child_process";
 
 const KEY_FILE = join(ROOT, ".dev-api-key");
+const DEV_VARS = join(ROOT, ".dev.vars");
 const PORT = process.env.PORT ?? "8787";
 
 function ensureKey() {
@@ -19,6 +21,14 @@ function ensureKey() {
   const key = createKey({ workspace: "local", email: "dev@localhost" });
   writeFileSync(KEY_FILE, `${key}\n`, { mode: 0o600 });
   return key;
+}
+
+/** Local secrets live in .dev.vars (git-ignored; wrangler dev reads it): made once, kept across restarts. */
+function ensureDevSecret(name) {
+  const current = existsSync(DEV_VARS) ? readFileSync(DEV_VARS, "utf8") : "";
+  if (new RegExp(`^${name}=`, "m").test(current)) return;
+  const sep = current && !current.endsWith("\n") ? "\n" : "";
+  appendFileSync(DEV_VARS, `${sep}${name}=${randomBytes(32).toString("hex")}\n`, { mode: 0o600 });
 }
 
 function banner(key) {
@@ -35,6 +45,7 @@ function banner(key) {
 console.log("Applying local D1 migrations…");
 applyMigrations();
 const key = ensureKey();
+ensureDevSecret("ENV_VARS_KEY");
 console.log(banner(key));
 
 const child = spawn(

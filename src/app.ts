@@ -25,6 +25,8 @@ import { registerTableRoutes } from "./routes/tables";
 import { registerSheetDataRoutes } from "./routes/sheet-data";
 import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerEvaluationRoutes } from "./routes/evaluations";
+import { registerEnvVarRoutes } from "./routes/env-vars";
+import { registerAnalyticsRoutes } from "./routes/analytics";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -86,6 +88,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerSheetDataRoutes(app);
   registerWebhookRoutes(app);
   registerEvaluationRoutes(app);
+  registerEnvVarRoutes(app);
+  registerAnalyticsRoutes(app);
   registerDocsRoutes(app);
   return app;
 }

@@ -31,6 +31,12 @@ export interface Env {
   WEBHOOK_TIMEOUT_MS?: string;
   WEBHOOK_MAX_ATTEMPTS?: string;
   WEBHOOK_RETRY_BASE_SECONDS?: string;
+  /** Secret (32+ characters) that encrypts environment variables at rest. */
+  ENV_VARS_KEY?: string;
+  /** Sandbox for tool code (test-execute) and its limits. */
+  LOADER?: WorkerLoader;
+  TOOL_EXECUTION_TIMEOUT_MS?: string;
+  TOOL_EXECUTION_CPU_MS?: string;
 }
 
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */

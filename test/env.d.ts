@@ -5,6 +5,8 @@ declare global {
   namespace Cloudflare {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
+      /** PromptLayer's operations: JSON of {method, path, success}[] (vitest.config.ts). */
+      REFERENCE_OPERATIONS: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");

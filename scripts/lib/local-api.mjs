@@ -1,5 +1,6 @@
 // Starts the Worker with `wrangler dev` on a free loopback port against its own local state
 // (migrations applied, one workspace and key created), for the SDK test and the benchmarks.
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -42,7 +43,9 @@ export async function startLocalApi({ workspace = "local-test", email = "dev@loc
   // Seeding (benchmarks) happens before the Worker opens the database.
   if (prepare) await prepare(persistTo);
   const port = await freePort();
-  const varArgs = Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  // A throwaway secret per server, so environment variables can be stored.
+  const allVars = { ENV_VARS_KEY: randomBytes(32).toString("hex"), ...vars };
+  const varArgs = Object.entries(allVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   const child = spawnWrangler([
     "dev",
     "--ip", "127.0.0.1",

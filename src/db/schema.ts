@@ -1,7 +1,7 @@
 // D1 tables: the one source of truth. drizzle-kit generates migrations/ from this file.
 // Times are epoch milliseconds (integers); JSON columns are text parsed by drizzle.
 import { sql } from "drizzle-orm";
-import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 import { nowMs as now } from "./sql";
 
@@ -172,6 +172,38 @@ export const requestLogs = sqliteTable(
   ],
 );
 
+/** The dimensions request_log_daily keeps totals by; the key of `all` is ''. */
+export const ROLLUP_DIMS = ["all", "model", "provider", "prompt", "status"] as const;
+
+/**
+ * Request-log totals per workspace, UTC day and one dimension's value: all logs, each model, each
+ * provider, each prompt (key: its id), each status with its error type (key: "STATUS|error_type").
+ * `all`, `model` and `provider` rows are split by latency bucket (src/analytics/latency-buckets.ts)
+ * for percentiles; `prompt` and `status` rows have bucket -1. Kept by a trigger on request_logs, so
+ * every way a log is written counts it in the same transaction: analytics over weeks read these
+ * rows, never the logs.
+ */
+export const requestLogDaily = sqliteTable(
+  "request_log_daily",
+  {
+    workspaceId: integer("workspace_id").notNull(),
+    dim: text("dim", { enum: ROLLUP_DIMS }).notNull(),
+    /** Start of the UTC day, epoch ms. */
+    day: integer("day").notNull(),
+    key: text("key").notNull(),
+    bucket: integer("bucket").notNull(),
+    requests: integer("requests").notNull(),
+    inputTokens: integer("input_tokens").notNull(),
+    outputTokens: integer("output_tokens").notNull(),
+    cost: real("cost").notNull(),
+    /** Sum of the latencies, ms: averages stay exact. */
+    latencyMs: integer("latency_ms").notNull(),
+  },
+  // Clustered by this key (the migration makes the table WITHOUT ROWID): a dimension's busiest values
+  // are read as one short range each, and totals by value stream in key order.
+  (t) => [primaryKey({ columns: [t.workspaceId, t.dim, t.key, t.day, t.bucket] })],
+);
+
 /**
  * The search side table: one row per (log, kind, key, value) so that filters and autocomplete are
  * index lookups instead of JSON scans. One table for every kind (rather than a table per kind) so a
@@ -267,6 +299,29 @@ export const toolRegistry = sqliteTable(
   },
   (t) => [uniqueIndex("tool_registry_workspace_name").on(t.workspaceId, t.name), index("tool_registry_workspace_folder").on(t.workspaceId, t.folderId)],
 );
+
+/**
+ * Environment variables, of the workspace (tool_id null) or of one tool. The value is stored only
+ * encrypted (src/lib/secret-box.ts); its last four characters are kept apart so lists can show them.
+ */
+export const envVars = sqliteTable(
+  "env_vars",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    toolId: integer("tool_id"),
+    /** tool_id with the workspace scope as 0, so the unique index also holds there (NULLs never collide). */
+    scopeKey: integer("scope_key").generatedAlwaysAs(sql`coalesce(tool_id, 0)`, { mode: "virtual" }),
+    key: text("key").notNull(),
+    sealedValue: text("sealed_value").notNull(),
+    valueSuffix: text("value_suffix"),
+    createdBy: integer("created_by"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("env_vars_scope_key").on(t.workspaceId, t.scopeKey, t.key)],
+);
+export type EnvVarRow = typeof envVars.$inferSelect;
 
 export const toolVersions = sqliteTable(
   "tool_versions",

@@ -46,6 +46,11 @@ export interface FolderEntitySource {
   externalIdType?: ExternalIdEntityType;
   /** Type-specific `metadata` for include_metadata=true, keyed by String(id). */
   metadata?: (db: Db, workspaceId: number, ids: string[]) => Promise<Map<string, Record<string, unknown>>>;
+  /**
+   * Statements that delete (or archive) these entities and what hangs off them, in an order the
+   * foreign keys accept; without it, a plain DELETE of the rows. External IDs go separately.
+   */
+  remove?: (workspaceId: number, ids: string[]) => SQL[];
 }
 
 export interface FolderEntityQuery {

@@ -25,6 +25,7 @@ import { requireFolder } from "./folders";
 import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
 import { eventStatement } from "./events";
 import { llmKwargsFor } from "../converters";
+import { refuseSnippetCycles, resolveSnippets } from "./snippets";
 
 type Obj = Record<string, unknown>;
 
@@ -99,6 +100,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
   const tags = input.prompt_template.tags ?? null;
   const folderId = input.prompt_template.folder_id;
   await requireFolder(db, ws, folderId);
+  await refuseSnippetCycles(db, ws, name, input.prompt_version.prompt_template);
   const existing = await findByName(db, ws, name);
   const mappings = await checkNewMappings(db, ws, "prompt_template", existing?.id ?? null, input.external_ids);
   const self = sql`SELECT id FROM prompt_templates WHERE workspace_id = ${ws} AND name = ${name}`;
@@ -153,6 +155,7 @@ export async function patchTemplate(
   const base = await resolveVersion(db, t.id, { version: input.version, label: input.label });
   const next = applyPromptPatch({ template: base.promptTemplate, metadata: base.metadata ?? null }, input);
   const template = validate(next.template);
+  await refuseSnippetCycles(db, ws, t.name, template);
   const self = sql`SELECT ${t.id} AS id`;
   await rawBatch(db, [
     insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
@@ -213,7 +216,7 @@ function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, 
 }
 
 /** Creates or moves each label to the template's newest version (the one the batch just added). */
-function labelStatements(ws: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+export function labelStatements(ws: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
   const names = [...new Set(labels ?? [])];
   if (names.length === 0) return [];
   return [
@@ -231,7 +234,7 @@ async function findByName(db: Db, ws: number, name: string) {
   return row ?? null;
 }
 
-async function publishedView(db: Db, ws: number, t: PromptTemplateRow, v: PromptVersionRow): Promise<PublishedView> {
+export async function publishedView(db: Db, ws: number, t: PromptTemplateRow, v: PromptVersionRow): Promise<PublishedView> {
   const [labels, ext] = await Promise.all([
     db.select({ name: promptLabels.name }).from(promptLabels).where(eq(promptLabels.promptVersionId, v.id)).orderBy(asc(promptLabels.name)),
     externalIdsFor(db, ws, "prompt_template", [t.id]),
@@ -266,7 +269,7 @@ export interface TemplateVersionView {
   release_labels: string[];
   created_at: string;
   updated_at: string;
-  snippets: never[];
+  snippets: { id: number; prompt_name: string; version: number }[];
   llm_kwargs: Obj | null;
   external_ids: ExternalIdPair[];
 }
@@ -281,8 +284,10 @@ export async function getTemplateVersion(
   const t = await requireTemplate(db, ws, identifier);
   const v = await resolveVersion(db, t.id, sel);
   const p = await publishedView(db, ws, t, v);
+  // Snippets first: their text may hold input variables too.
+  const { template: expanded, snippets } = await resolveSnippets(db, ws, t.name, v.promptTemplate);
   const render = sel.input_variables && !sel.skip_input_variable_rendering;
-  const promptTemplate = render ? renderTemplate(v.promptTemplate, sel.input_variables!) : v.promptTemplate;
+  const promptTemplate = render ? renderTemplate(expanded, sel.input_variables!) : expanded;
   return {
     success: true,
     id: t.id,
@@ -298,7 +303,7 @@ export async function getTemplateVersion(
     release_labels: p.release_labels,
     created_at: toIso(v.createdAt),
     updated_at: toIso(t.updatedAt),
-    snippets: [],
+    snippets,
     // What the SDK's run() hands the provider: built from the (rendered) blueprint and metadata.model.
     llm_kwargs: llmKwargsFor(promptTemplate, v.metadata ?? null),
     external_ids: p.external_ids,

@@ -9,6 +9,7 @@ import { requireOwnWorkspace } from "../../lib/workspace";
 import { FOLDER_ENTITY_SOURCES } from "../../services/folder-entity-sources";
 import { FOLDER_ENTITY_TYPES, listFolderEntities, type FolderEntityType } from "../../services/folder-entities";
 import { createFolder, folderExists, renameFolder } from "../../services/folders";
+import { deleteFolderEntities, moveFolderEntities, resolveFolderPath } from "../../services/folder-entity-changes";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
@@ -105,6 +106,87 @@ const entities = defineRoute({
   responses: { 200: json(z.object({ success: z.literal(true), entities: z.array(FolderEntity) }).openapi("ListFolderEntitiesResponse"), "The entities") },
 });
 
+const MAX_ENTITIES = 500;
+const EntityReference = z
+  .object({
+    id: z
+      .union([z.int().positive("must be a positive integer"), z.uuid("must be a positive integer or a UUID")])
+      .openapi({ description: "The entity's id: an integer, or a UUID for skill collections." }),
+    type: z.enum(FOLDER_ENTITY_TYPES, { error: `must be one of ${FOLDER_ENTITY_TYPES.join(", ")}` }).openapi({
+      description: "SNIPPET names the same prompts as PROMPT. AB_TEST and INPUT_VARIABLE_SET entities do not exist here: any id of theirs is a 404.",
+    }),
+  })
+  .openapi("EntityReference");
+const EntityList = z.array(EntityReference).min(1, `must list 1 to ${MAX_ENTITIES} entities`).max(MAX_ENTITIES, `must list 1 to ${MAX_ENTITIES} entities`);
+const CountResponse = z.object({ success: z.literal(true), moved_count: z.int() }).openapi("FolderEntitiesCountResponse");
+
+const move = defineRoute({
+  method: "post",
+  path: "/api/public/v2/folders/entities",
+  tags,
+  summary: "Move entities into a folder",
+  description:
+    `Moves up to ${MAX_ENTITIES} entities into folder_id (the workspace root when null or absent), all or none: ` +
+    "any unknown or foreign entity or folder is a 404 and nothing moves. A folder cannot move into itself or below itself (400); " +
+    "a folder whose name the destination already holds is a 409. moved_count counts the entities named.",
+  errors: [404, 409],
+  request: {
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z
+            .object({ entities: EntityList, folder_id: z.int().positive("must be a positive integer").nullish(), workspace_id: z.int().nullish() })
+            .openapi("MoveFolderEntitiesRequest"),
+        },
+      },
+    },
+  },
+  responses: { 200: json(CountResponse, "Moved") },
+});
+
+const remove = defineRoute({
+  method: "delete",
+  path: "/api/public/v2/folders/entities",
+  tags,
+  summary: "Delete entities",
+  description:
+    `Deletes up to ${MAX_ENTITIES} entities, all or none (an unknown or foreign one is a 404 and nothing is deleted). ` +
+    "Prompts, workflows and tool registry entries are deleted with their versions, labels and external IDs (request logs keep what they recorded); " +
+    "datasets, evaluations and skill collections are archived as their own delete operations do, and their external IDs are released. " +
+    "A folder that holds anything is a 400 unless cascade=true, which deletes everything below it. moved_count counts every entity deleted, folder contents included.",
+  errors: [404],
+  request: {
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z.object({ entities: EntityList, cascade: z.boolean().default(false), workspace_id: z.int().nullish() }).openapi("DeleteFolderEntitiesRequest"),
+        },
+      },
+    },
+  },
+  responses: { 200: json(CountResponse, "Deleted") },
+});
+
+const resolveId = defineRoute({
+  method: "get",
+  path: "/api/public/v2/folders/resolve-id",
+  tags,
+  summary: "Resolve a folder path to its id",
+  description:
+    'path is the folder names from the root down, joined by dots ("Team.Evals"). A name that itself holds dots is matched whole ' +
+    "(each step tries every child whose name fits); an unknown path is a 404.",
+  errors: [404],
+  request: {
+    query: z.object({
+      workspace_id: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
+      path: z.string().min(1, "must be 1 to 4096 characters").max(4096, "must be 1 to 4096 characters"),
+    }),
+  },
+  responses: { 200: json(z.object({ success: z.literal(true), id: z.int() }).openapi("ResolveFolderIdResponse"), "The folder's id") },
+});
+
 export function registerFolderRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
     const body = c.req.valid("json");
@@ -124,6 +206,29 @@ export function registerFolderRoutes(app: OpenAPIHono<AppEnv>) {
     requireOwnWorkspace(auth, q.workspace_id);
     const list = await listFolderEntities(getDb(c.env.DB), auth.workspaceId, FOLDER_ENTITY_SOURCES, { ...q, filter_type: q.filter_type as FolderEntityType[] | undefined });
     return c.json({ success: true as const, entities: list }, 200);
+  });
+
+  app.openapi(move, async (c) => {
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    requireOwnWorkspace(auth, body.workspace_id);
+    const moved = await moveFolderEntities(getDb(c.env.DB), auth.workspaceId, FOLDER_ENTITY_SOURCES, body.entities, body.folder_id ?? null);
+    return c.json({ success: true as const, moved_count: moved }, 200);
+  });
+
+  app.openapi(remove, async (c) => {
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    requireOwnWorkspace(auth, body.workspace_id);
+    const deleted = await deleteFolderEntities(getDb(c.env.DB), auth.workspaceId, FOLDER_ENTITY_SOURCES, body.entities, body.cascade);
+    return c.json({ success: true as const, moved_count: deleted }, 200);
+  });
+
+  app.openapi(resolveId, async (c) => {
+    const q = c.req.valid("query");
+    const auth = c.get("auth");
+    requireOwnWorkspace(auth, q.workspace_id);
+    return c.json({ success: true as const, id: await resolveFolderPath(getDb(c.env.DB), auth.workspaceId, q.path) }, 200);
   });
 
   externalIdRoutes(app, {

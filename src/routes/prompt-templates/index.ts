@@ -20,6 +20,10 @@ import {
   templateLabels,
 } from "../../services/prompt-templates";
 import { externalIdRoutes } from "../external-ids";
+import { ExternalIdSource, ExternalIdValue } from "../external-ids/schemas";
+import { QueryInt } from "../../lib/query";
+import { upsertTemplateByExternalId } from "../../services/prompt-template-upsert";
+import { snippetUsage } from "../../services/snippet-usage";
 import {
   CreateLabelBody,
   GetTemplateBody,
@@ -149,6 +153,57 @@ function validBlueprint(template: Record<string, unknown>): Record<string, unkno
   return template;
 }
 
+const upsertByExternalId = defineRoute({
+  method: "put",
+  path: "/prompt-templates/by-external-id/{source}/{external_id}",
+  tags: [...tags, "external-ids"],
+  summary: "Create or update the prompt template an external ID names",
+  description:
+    "The template mapped to {source, external_id} takes the body's state: renamed to prompt_name if it differs (409 if that name is taken), " +
+    "and given a new version only when the blueprint or metadata differ from its latest version (so the same call twice makes one version); tags, folder and " +
+    "release_labels follow the body either way. When no template is mapped yet, the template named prompt_name (created if new) takes the mapping. " +
+    "201 when a template was created, else 200. external_ids in the body are not taken: the path names the mapping.",
+  errors: [404, 409],
+  request: {
+    params: z.object({ source: ExternalIdSource, external_id: ExternalIdValue }),
+    body: { required: true, content: { "application/json": { schema: PublishBody.omit({ external_ids: true }) } } },
+  },
+  responses: { 200: json(PublishedTemplate, "Updated"), 201: json(PublishedTemplate, "Created") },
+});
+
+const snippetUsageRoute = defineRoute({
+  method: "get",
+  path: "/prompt-templates/{identifier}/snippet-usage",
+  tags: [...tags, "snippets"],
+  summary: "Which templates and labels include a snippet",
+  description:
+    "A template includes another as a snippet by writing `@@@name@@@` in a text block; fetching it fills in the snippet's latest version (recursively; " +
+    "a reference to no template stays as written, and a version whose snippets would cycle is refused with a 400 when published). " +
+    "This lists every template version holding the reference and every release label on such a version. References always take the latest version, " +
+    "so prompt_version_number naming an older version answers no usage (an unknown one is a 404).",
+  errors: [404],
+  request: {
+    params: z.object({ identifier: Identifier }),
+    query: z.object({ prompt_version_number: QueryInt(1, Number.MAX_SAFE_INTEGER).optional() }),
+  },
+  responses: {
+    200: json(
+      z
+        .object({
+          success: z.literal(true),
+          message: z.string(),
+          snippet_name: z.string(),
+          snippet_usage: z.array(z.object({ prompt_registry_id: z.int(), prompt_name: z.string(), version_numbers: z.array(z.int()) })),
+          total_prompts_using_snippet: z.int(),
+          label_usage: z.array(z.object({ prompt_registry_id: z.int(), prompt_name: z.string(), label_name: z.string() })),
+          total_labels_using_snippet: z.int(),
+        })
+        .openapi("GetSnippetUsageResponse"),
+      "The usage",
+    ),
+  },
+});
+
 export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(publish, async (c) => {
     const body = c.req.valid("json");
@@ -160,6 +215,20 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(patch, async (c) => {
     const { identifier } = c.req.valid("param");
     return c.json(await patchTemplate(getDb(c.env.DB), c.get("auth"), identifier, c.req.valid("json"), validBlueprint), 201);
+  });
+
+  app.openapi(upsertByExternalId, async (c) => {
+    const pair = c.req.valid("param");
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    requireOwnWorkspace(auth, body.prompt_template.workspace_id);
+    const { created, view } = await upsertTemplateByExternalId(getDb(c.env.DB), auth, pair, body);
+    return created ? c.json(view, 201) : c.json(view, 200);
+  });
+
+  app.openapi(snippetUsageRoute, async (c) => {
+    const { identifier } = c.req.valid("param");
+    return c.json(await snippetUsage(getDb(c.env.DB), c.get("auth").workspaceId, identifier, c.req.valid("query").prompt_version_number), 200);
   });
 
   app.openapi(list, async (c) => c.json(await listTemplates(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("query")), 200));

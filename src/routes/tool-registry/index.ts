@@ -5,6 +5,7 @@ import { getDb } from "../../db/client";
 import { defineRoute } from "../../lib/openapi";
 import { QueryInt, SortBy, SortOrder } from "../../lib/query";
 import { addToolVersion, createTool, getTool, listTools, toolExists } from "../../services/tool-registry";
+import { testExecuteTool } from "../../services/tool-execution";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
@@ -138,6 +139,63 @@ const addVersion = defineRoute({
   responses: { 201: json(z.object({ success: z.literal(true), version: ToolVersion }), "Created") },
 });
 
+const CODE_MAX = 262_144;
+const testExecute = defineRoute({
+  method: "post",
+  path: "/api/public/v2/tool-registry/{identifier}/test-execute",
+  tags,
+  summary: "Run a tool version with given inputs",
+  description:
+    "Runs the version's JavaScript (or the execution and tool_definition given in the body, to test unsaved code) with `inputs` as the single argument " +
+    "of the function named by tool_definition.function.name, which the code must define (it may be async). The code runs in a sandbox isolate of its own: " +
+    "no network, TOOL_EXECUTION_CPU_MS of CPU and TOOL_EXECUTION_TIMEOUT_MS of wall time; `process.env` holds the workspace's and the tool's environment " +
+    "variables (the tool's win). console.log/info/debug go to stdout, warn/error to stderr (64 KiB each). A failure of the code (a throw, a missing function, " +
+    "a syntax error, a time limit) answers 200 with result.status \"error\"; the return value must be JSON. Python tools are a 400: this service has no Python sandbox. " +
+    "The CPU limit is enforced by Cloudflare's runtime when deployed; the local runtime of `npm run dev` does not enforce it, so a busy loop in a tool stalls a local server.",
+  errors: [404],
+  request: {
+    params: IdentifierParam,
+    query: z.object({ version: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(), label: LabelName.optional() }),
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z
+            .object({
+              inputs: Obj.optional(),
+              execution: z
+                .object({
+                  type: z.literal("code"),
+                  language: z.enum(["python", "javascript"]),
+                  code: z.string().max(CODE_MAX, `must be at most ${CODE_MAX} characters`),
+                })
+                .nullish(),
+              tool_definition: ToolDefinition.nullish(),
+            })
+            .openapi("TestExecuteToolRequest"),
+        },
+      },
+    },
+  },
+  responses: {
+    200: json(
+      z.object({
+        success: z.literal(true),
+        message: z.string(),
+        result: z.object({
+          status: z.enum(["success", "error"]),
+          result: z.unknown().optional(),
+          stdout: z.string(),
+          stderr: z.string(),
+          duration_ms: z.int(),
+          error: z.object({ type: z.string(), message: z.string() }).nullable(),
+        }),
+      }),
+      "The run, successful or not",
+    ),
+  },
+});
+
 export function registerToolRegistryRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => c.json({ success: true as const, ...(await createTool(getDb(c.env.DB), c.get("auth"), c.req.valid("json"))) }, 201));
 
@@ -146,6 +204,19 @@ export function registerToolRegistryRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(get, async (c) => {
     const { identifier } = c.req.valid("param");
     return c.json({ success: true as const, tool_registry: await getTool(getDb(c.env.DB), c.get("auth").workspaceId, identifier, c.req.valid("query")) }, 200);
+  });
+
+  app.openapi(testExecute, async (c) => {
+    const { identifier } = c.req.valid("param");
+    const deps = {
+      db: getDb(c.env.DB),
+      loader: c.env.LOADER,
+      envKey: c.env.ENV_VARS_KEY,
+      timeoutMs: Number(c.env.TOOL_EXECUTION_TIMEOUT_MS ?? 10_000),
+      cpuMs: Number(c.env.TOOL_EXECUTION_CPU_MS ?? 1_000),
+    };
+    const result = await testExecuteTool(deps, c.get("auth").workspaceId, identifier, c.req.valid("query"), c.req.valid("json"));
+    return c.json({ success: true as const, message: result.status === "success" ? "executed" : "the tool failed", result }, 200);
   });
 
   app.openapi(addVersion, async (c) => {

@@ -1,0 +1,170 @@
+// Request analytics: totals, time series, breakdowns and latency percentiles over the logs a filter
+// group selects (the same filter group as search).
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { getDb } from "../../db/client";
+import { FilterGroupSchema } from "../../filters";
+import { defineRoute } from "../../lib/openapi";
+import { requestAnalytics } from "../../services/request-analytics";
+import { customAnalytics } from "../../services/custom-analytics";
+import { GROUP_FIELDS, METRIC_FIELDS } from "../../analytics/custom-charts";
+
+const Series = z.array(z.tuple([z.string(), z.number().nullable()]));
+const DimensionLatency = z.record(z.string(), z.object({ average_latency: Series, p50_latency: Series, p90_latency: Series, p95_latency: Series }));
+const Breakdown = z.object({ requests: z.int(), cost: z.number(), tokens: z.int(), inputTokens: z.int(), outputTokens: z.int() });
+
+export const AnalyticsBody = z
+  .object({
+    filter_group: FilterGroupSchema.nullable().optional(),
+    q: z.string().max(1000).nullable().optional().openapi({ description: "Free text over input and output text, as in search." }),
+    sort_by: z.string().max(64).nullable().optional().openapi({ description: "Accepted for compatibility with search bodies; ignored." }),
+    sort_order: z.enum(["asc", "desc"]).nullable().optional().openapi({ description: "Accepted for compatibility; ignored." }),
+    metadata_cost_breakdown_key: z.string().max(1000).nullable().optional().openapi({ description: "Accepted for compatibility; the metadata breakdown is not computed." }),
+  })
+  .openapi("RequestAnalyticsRequest");
+
+const AnalyticsResponse = z
+  .object({
+    success: z.literal(true),
+    chartInterval: z.object({ interval: z.enum(["hour", "day"]), bucketSizeMs: z.int(), bucketMinutes: z.int().nullable() }),
+    averageLatency: z.number().openapi({ description: "Seconds." }),
+    totalCost: z.number(),
+    totalTokens: z.int(),
+    totalInputTokens: z.int(),
+    totalOutputTokens: z.int(),
+    totalRequests: z.int(),
+    totalCachedTokens: z.int().openapi({ description: "Always 0: logs do not record cached tokens." }),
+    totalThinkingTokens: z.int().openapi({ description: "Always 0: logs do not record thinking tokens." }),
+    cacheTokenRatio: z.number().nullable(),
+    stats: z.array(
+      z.object({
+        date: z.string(),
+        dateLabel: z.string(),
+        requests: z.int(),
+        tokens: z.int(),
+        inputTokens: z.int(),
+        outputTokens: z.int(),
+        cost: z.number(),
+        latency: z.number(),
+        statusCounts: z.record(z.string(), z.int()),
+      }),
+    ),
+    mostUsedModels: z.array(z.tuple([z.string(), z.int()])),
+    modelRequestsByDay: z.record(z.string(), z.array(z.tuple([z.string(), z.int()]))),
+    mostUsedPromptTemplates: z.array(z.object({ promptId: z.string(), requests: z.int(), promptName: z.string().nullable() })),
+    promptTemplateRequestsByDay: z.record(z.string(), z.array(z.tuple([z.string(), z.int()]))),
+    providerRequestsByDay: z.record(z.string(), z.array(z.tuple([z.string(), z.int()]))),
+    latency: z.object({
+      average_latency: z.record(z.string(), z.number().nullable()),
+      p50_latency: z.record(z.string(), z.number().nullable()),
+      p90_latency: z.record(z.string(), z.number().nullable()),
+      p95_latency: z.record(z.string(), z.number().nullable()),
+    }),
+    latencyByModelByDay: DimensionLatency,
+    latencyByPromptTemplateByDay: DimensionLatency,
+    latencyByProviderByDay: DimensionLatency,
+    errorTypes: z.array(z.object({ errorType: z.string(), requests: z.int() })),
+    errorRate: z.number().openapi({ description: "Share of the matching requests whose status is ERROR." }),
+    providerBreakdown: z.array(Breakdown.extend({ provider: z.string() })),
+    promptBreakdown: z.array(Breakdown.extend({ promptId: z.string() })),
+  })
+  .openapi("RequestAnalyticsResponse");
+
+const analytics = defineRoute({
+  method: "post",
+  path: "/api/public/v2/requests/analytics",
+  tags: ["request logs"],
+  summary: "Analytics over request logs",
+  description:
+    "Counts, cost, tokens, latency (average and p50/p90/p95) and error rate of the logs the filter group and free text select, as totals, " +
+    "as a time series (by the hour when both request_start_time bounds are given and at most two days apart, else by the UTC day), " +
+    "and broken down by model, provider, prompt template and error type. Breakdown lists hold the 50 busiest values; per-period series (…ByDay) the 10 busiest. " +
+    "Every count and sum is exact. Percentiles come from latency histograms with buckets 20 % wide, so they are within 10 % of the true value; " +
+    "histograms are kept overall, by model and by provider, so prompt templates' percentiles are null (their averages are exact). " +
+    "When the only filters are top-level request_start_time bounds, whole UTC days are read from daily totals kept as logs are written " +
+    "(the partial days at the edges from the logs); other filters and free text read the matching logs.",
+  request: { body: { required: true, content: { "application/json": { schema: AnalyticsBody } } } },
+  responses: { 200: { description: "The analytics", content: { "application/json": { schema: AnalyticsResponse } } } },
+});
+
+const ChartKey = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, hyphens or underscores");
+const Metric = z.enum(["count", "sum", "avg", "min", "max", "percentile"]);
+const Percentile = z.number().min(0, "must be from 0 to 100").max(100, "must be from 0 to 100");
+const ChartSpec = z
+  .object({
+    id: ChartKey,
+    title: z.string().max(200, "must be at most 200 characters").nullish(),
+    chartType: z.enum(["bar", "line", "area"]),
+    metric: Metric.nullish(),
+    metricField: z.enum(METRIC_FIELDS).nullish(),
+    percentile: Percentile.nullish(),
+    series: z
+      .array(
+        z.object({
+          key: ChartKey,
+          label: z.string().min(1, "must be 1 to 120 characters").max(120, "must be 1 to 120 characters"),
+          metric: Metric.exclude(["count"]),
+          metricField: z.enum(METRIC_FIELDS),
+          percentile: Percentile.nullish(),
+        }),
+      )
+      .max(10, "at most 10 series")
+      .nullish(),
+    derivedInsights: z
+      .array(z.object({ type: z.literal("ratio").optional(), label: z.string().max(200, "must be at most 200 characters"), numeratorSeriesKey: ChartKey, denominatorSeriesKey: ChartKey }))
+      .max(10, "at most 10 insights")
+      .nullish(),
+    groupByField: z.enum(GROUP_FIELDS).nullish(),
+    groupByMetadataKey: z.string().min(1, "must be 1 to 1000 characters").max(1000, "must be 1 to 1000 characters").nullish(),
+    timeSeries: z.boolean().default(false),
+    limit: z.int().min(1, "must be from 1 to 100").max(100, "must be from 1 to 100").default(25),
+  })
+  .openapi("CustomAnalyticsSpec");
+
+const CustomBody = AnalyticsBody.omit({ metadata_cost_breakdown_key: true })
+  .extend({ customCharts: z.array(ChartSpec).min(1, "must hold 1 to 20 charts").max(20, "must hold 1 to 20 charts") })
+  .openapi("RequestAnalyticsCustomAnalyticsQuery");
+
+const CustomResponse = z
+  .object({
+    success: z.literal(true),
+    customCharts: z.array(
+      z.object({
+        id: z.string(),
+        title: z.string(),
+        chartType: z.enum(["bar", "line", "area"]),
+        series: z.array(z.object({ key: z.string(), label: z.string(), unit: z.enum(["count", "tokens", "currency", "duration_seconds", "number"]) })),
+        data: z.array(z.record(z.string(), z.unknown())),
+        derivedInsights: z
+          .array(z.object({ type: z.literal("ratio"), label: z.string(), numeratorSeriesKey: z.string(), denominatorSeriesKey: z.string(), value: z.number().nullable() }))
+          .nullable(),
+      }),
+    ),
+  })
+  .openapi("RequestAnalyticsCustomAnalyticsResponse");
+
+const custom = defineRoute({
+  method: "post",
+  path: "/api/public/v2/requests/analytics/custom-analytics",
+  tags: ["request logs"],
+  summary: "Custom charts over request logs",
+  description:
+    "Each chart is a metric (count, sum, avg, min, max, or a percentile of latency_ms) of a field, or several such series; overall (a bar), broken down by a field " +
+    "or a metadata key's values (the top `limit` groups by the first series, logs without the field grouped as \"(none)\"), over time (by hour or day, as analytics), " +
+    "or over time and by group (one row per time bucket, one key per group). Latency is answered in seconds. turn_count, tool_call_count, cached_tokens and " +
+    "thinking_tokens are not recorded by this service: asking for them is a 400. A log counts once per tag, tool, or key it has when grouped by those. " +
+    "Counts, sums and averages are exact; latency percentiles are within 10 %.",
+  request: { body: { required: true, content: { "application/json": { schema: CustomBody } } } },
+  responses: { 200: { description: "The charts, in the order asked", content: { "application/json": { schema: CustomResponse } } } },
+});
+
+export function registerAnalyticsRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(analytics, async (c) => {
+    const body = c.req.valid("json");
+    return c.json(await requestAnalytics(getDb(c.env.DB), c.env.DB, c.get("auth").workspaceId, body), 200);
+  });
+
+  app.openapi(custom, async (c) => {
+    return c.json(await customAnalytics(c.env.DB, c.get("auth").workspaceId, c.req.valid("json")), 200);
+  });
+}

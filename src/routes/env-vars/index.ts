@@ -1,0 +1,133 @@
+// Environment variables: the workspace's (/api/public/v2/env-vars) and a tool's
+// (/api/public/v2/tool-registry/{identifier}/env-vars). Values are secrets: see services/env-vars.ts.
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { getDb } from "../../db/client";
+import { defineRoute } from "../../lib/openapi";
+import { IdParam } from "../../lib/schemas";
+import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/env-vars";
+import { requireTool } from "../../services/tool-registry";
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+
+const VALUE_MAX = 8192;
+const EnvKey = z
+  .string()
+  .min(1, "must be 1 to 255 characters")
+  .max(255, "must be 1 to 255 characters")
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must start with a letter or underscore and hold only letters, digits and underscores");
+const EnvVar = z
+  .object({
+    id: z.int(),
+    key: z.string(),
+    value_suffix: z.string().nullable().openapi({ description: "The last four characters of the value; null while the value is empty." }),
+    is_empty: z.boolean().openapi({ description: "True for a placeholder created without a value." }),
+    created_at: z.string(),
+    updated_at: z.string(),
+    workspace_id: z.int().optional().openapi({ description: "On workspace variables." }),
+    tool_registry_id: z.int().optional().openapi({ description: "On tool variables." }),
+  })
+  .openapi("EnvVar");
+const CreateBody = z
+  .object({
+    key: EnvKey,
+    value: z.string().max(VALUE_MAX, `must be at most ${VALUE_MAX} characters`).optional().openapi({ description: "May be empty or absent: a placeholder to fill later." }),
+  })
+  .openapi("CreateEnvVarRequest");
+const UpdateBody = z
+  .object({ value: z.string().min(1, `must be 1 to ${VALUE_MAX} characters`).max(VALUE_MAX, `must be 1 to ${VALUE_MAX} characters`) })
+  .openapi("UpdateEnvVarRequest");
+const Ok = z.object({ success: z.literal(true) });
+
+const SECRET_NOTE =
+  "Values are encrypted at rest (AES-256-GCM, key from the ENV_VARS_KEY Worker secret) and never answered after they are written: " +
+  "lists show only the last four characters. Tools and blocks read them when they run (tool variables over workspace ones of the same key).";
+
+const ToolParam = z.string().min(1).max(255).openapi({ param: { name: "identifier", in: "path" }, description: "The tool's id or name." });
+
+function routesFor(scope: "workspace" | "tool") {
+  const base = scope === "workspace" ? "/api/public/v2/env-vars" : "/api/public/v2/tool-registry/{identifier}/env-vars";
+  const tags = scope === "workspace" ? ["env-vars"] : ["env-vars", "tool-registry"];
+  const field = scope === "workspace" ? "workspace_env_var" : "tool_env_var";
+  const listField = scope === "workspace" ? "workspace_env_vars" : "tool_env_vars";
+  const owner = scope === "workspace" ? "the workspace's" : "a tool's";
+  const params = scope === "workspace" ? {} : { identifier: ToolParam };
+  const byId = { ...params, var_id: IdParam("var_id") };
+  const one = z.object({ success: z.literal(true), [field]: EnvVar });
+  return {
+    list: defineRoute({
+      method: "get",
+      path: base,
+      tags,
+      summary: `List ${owner} environment variables`,
+      description: SECRET_NOTE,
+      errors: scope === "tool" ? [404] : [],
+      request: { params: z.object(params) },
+      responses: { 200: json(z.object({ success: z.literal(true), [listField]: z.array(EnvVar) }), "The variables, by key") },
+    }),
+    create: defineRoute({
+      method: "post",
+      path: base,
+      tags,
+      summary: `Create ${owner === "the workspace's" ? "a workspace" : "a tool"} environment variable`,
+      description: `${SECRET_NOTE} A key is unique in its scope (409).`,
+      errors: scope === "tool" ? [404, 409] : [409],
+      request: { params: z.object(params), body: { required: true, content: { "application/json": { schema: CreateBody } } } },
+      responses: { 201: json(one, "Created") },
+    }),
+    update: defineRoute({
+      method: "patch",
+      path: `${base}/{var_id}`,
+      tags,
+      summary: `Set the value of ${owner} environment variable`,
+      description: SECRET_NOTE,
+      errors: [404],
+      request: { params: z.object(byId), body: { required: true, content: { "application/json": { schema: UpdateBody } } } },
+      responses: { 200: json(one, "Updated") },
+    }),
+    remove: defineRoute({
+      method: "delete",
+      path: `${base}/{var_id}`,
+      tags,
+      summary: `Delete ${owner} environment variable`,
+      errors: [404],
+      request: { params: z.object(byId) },
+      responses: { 200: json(Ok, "Deleted") },
+    }),
+    field,
+    listField,
+  };
+}
+
+async function scopeOf(c: Context<AppEnv>, identifier: string | undefined): Promise<EnvScope> {
+  const ws = c.get("auth").workspaceId;
+  if (identifier === undefined) return { workspaceId: ws, toolId: null };
+  const tool = await requireTool(getDb(c.env.DB), ws, identifier);
+  return { workspaceId: ws, toolId: tool.id };
+}
+
+export function registerEnvVarRoutes(app: OpenAPIHono<AppEnv>) {
+  for (const scope of ["workspace", "tool"] as const) {
+    const r = routesFor(scope);
+    const identifierOf = (c: Context<AppEnv>) => (scope === "tool" ? c.req.param("identifier") : undefined);
+    app.openapi(r.list, async (c) => {
+      const vars = await listEnvVars(getDb(c.env.DB), await scopeOf(c, identifierOf(c)));
+      return c.json({ success: true as const, [r.listField]: vars }, 200);
+    });
+    app.openapi(r.create, async (c) => {
+      const created = await createEnvVar(getDb(c.env.DB), c.env.ENV_VARS_KEY, c.get("auth"), await scopeOf(c, identifierOf(c)), c.req.valid("json"));
+      return c.json({ success: true as const, [r.field]: created }, 201);
+    });
+    app.openapi(r.update, async (c) => {
+      const { var_id } = c.req.valid("param") as { var_id: number };
+      const updated = await updateEnvVar(getDb(c.env.DB), c.env.ENV_VARS_KEY, await scopeOf(c, identifierOf(c)), var_id, c.req.valid("json").value);
+      return c.json({ success: true as const, [r.field]: updated }, 200);
+    });
+    app.openapi(r.remove, async (c) => {
+      const { var_id } = c.req.valid("param") as { var_id: number };
+      await deleteEnvVar(getDb(c.env.DB), await scopeOf(c, identifierOf(c)), var_id);
+      return c.json({ success: true as const }, 200);
+    });
+  }
+}

@@ -1,0 +1,109 @@
+// POST /api/public/v2/requests/analytics/custom-analytics: charts over the logs a filter group
+// selects. Charts made of counts, sums, averages and latency percentiles by model, provider, prompt,
+// status or error type share one read of the grouped rows (rollups for whole hours, as analytics
+// does); the others (min, max, prompt_version_number, side-table groupings) read the logs per chart.
+import { compileRequestLogQuery, SqlParams } from "../filters";
+import { bucketSql } from "../analytics/latency-buckets";
+import { chartProblem, drawChart, needsOwnField, seriesOf, servedBySums, type ChartSpec, type GroupField, type MetricField, type Observation } from "../analytics/custom-charts";
+import type { Interval } from "../analytics/summarize";
+import { ApiError } from "../lib/errors";
+import { dimensionSource, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./request-analytics";
+import { filterEstimates } from "./request-search";
+
+const HOUR = 3_600_000;
+const LATENCY = "max(r.request_end_time - r.request_start_time, 0)";
+
+/** Groupings the daily totals carry: which dimension, and the group from its key. */
+const DIM_GROUP: Partial<Record<GroupField, { dim: Dim; group: string }>> = {
+  engine: { dim: "model", group: "key" },
+  provider_type: { dim: "provider", group: "key" },
+  prompt_id: { dim: "prompt", group: "key" },
+  status: { dim: "status", group: "substr(key, 1, instr(key, '|') - 1)" },
+  error_type: { dim: "status", group: "nullif(substr(key, instr(key, '|') + 1), '')" },
+};
+
+const COLUMN_GROUP: Partial<Record<GroupField, string>> = {
+  engine: "r.model",
+  provider_type: "r.provider",
+  prompt_id: "CAST(r.prompt_id AS TEXT)",
+  prompt_version_number: "CAST(r.prompt_version_number AS TEXT)",
+  status: "r.status",
+  error_type: "r.error_type",
+};
+/** Groupings read from the search side table: which kind of row, and whether its key or value names the group. */
+const SIDE_GROUP: Partial<Record<GroupField, { kind: string; by: "key" | "value" }>> = {
+  tags: { kind: "tag", by: "value" },
+  tool_names: { kind: "tool", by: "value" },
+  metadata_keys: { kind: "metadata", by: "key" },
+  input_variable_keys: { kind: "input_variable", by: "key" },
+  output_keys: { kind: "output", by: "key" },
+};
+const FIELD_SQL: Partial<Record<MetricField, string>> = {
+  input_tokens: "r.input_tokens",
+  output_tokens: "r.output_tokens",
+  cost: "r.price",
+  latency_ms: LATENCY,
+  prompt_version_number: "r.prompt_version_number",
+};
+
+export async function customAnalytics(d1: D1Database, workspaceId: number, input: AnalyticsInput & { customCharts: ChartSpec[] }) {
+  const ids = new Set<string>();
+  input.customCharts.forEach((chart, i) => {
+    if (ids.has(chart.id)) throw new ApiError("validation_error", `customCharts.${i}.id: ${chart.id} is used twice`);
+    ids.add(chart.id);
+    const problem = chartProblem(chart);
+    if (problem) throw new ApiError("validation_error", `customCharts.${i}.${problem}`);
+  });
+
+  const plan = planAnalytics(input);
+  const interval = plan.interval;
+  const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
+  const observations = await Promise.all(
+    input.customCharts.map((chart) =>
+      servedBySums(chart) ? sourceObservations(d1, workspaceId, input, plan, estimate, chart) : logObservations(d1, workspaceId, input, chart, interval, estimate),
+    ),
+  );
+  return { success: true as const, customCharts: input.customCharts.map((chart, i) => drawChart(chart, observations[i], interval)) };
+}
+
+/** Counts, sums and latency histograms by group and period, aggregated in the database. */
+async function sourceObservations(d1: D1Database, workspaceId: number, input: AnalyticsInput, plan: Plan, estimate: Estimate, chart: ChartSpec): Promise<Observation[]> {
+  const params = new SqlParams();
+  const by = chart.groupByField ? DIM_GROUP[chart.groupByField]! : { dim: "all" as const, group: "NULL" };
+  const source = dimensionSource(workspaceId, input, plan, by.dim, params, estimate);
+  const period = chart.timeSeries ? "period" : "0";
+  const { results } = await d1
+    .prepare(`WITH src AS (${source}) SELECT ${by.group} AS grp, ${period} AS hour, bucket, ${SUMS} FROM src GROUP BY 1, 2, 3`)
+    .bind(...params.values)
+    .all<Observation & { grp: string | null }>();
+  return results.map((r) => ({ ...r, group: r.grp }));
+}
+
+/** The same, read from the logs, with the chart's own field's min, max and sum (and side-table groupings). */
+async function logObservations(d1: D1Database, workspaceId: number, input: AnalyticsInput, chart: ChartSpec, interval: Interval, estimate: Estimate): Promise<Observation[]> {
+  const params = new SqlParams();
+  const ws = params.add(workspaceId);
+  const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
+  let join = "";
+  let group = "NULL";
+  if (chart.groupByMetadataKey) {
+    join = `JOIN request_log_values AS v ON v.workspace_id = ${ws} AND v.kind = 'metadata' AND v.key = ${params.add(chart.groupByMetadataKey)} AND v.request_id = r.id`;
+    group = "v.value";
+  } else if (chart.groupByField && SIDE_GROUP[chart.groupByField]) {
+    const side = SIDE_GROUP[chart.groupByField]!;
+    join = `JOIN request_log_values AS v ON v.workspace_id = ${ws} AND v.kind = '${side.kind}' AND v.request_id = r.id`;
+    group = `v.${side.by}`;
+  } else if (chart.groupByField) {
+    group = COLUMN_GROUP[chart.groupByField]!;
+  }
+  const field = seriesOf(chart).find((s) => needsOwnField(s))?.metricField;
+  const v = field ? FIELD_SQL[field]! : "NULL";
+  const hour = `(r.request_start_time - (r.request_start_time % ${HOUR}))`;
+  const period = chart.timeSeries ? (interval === "day" ? `(r.request_start_time - (r.request_start_time % ${24 * HOUR}))` : hour) : "0";
+  const sql = `SELECT ${group} AS grp, ${period} AS hour, ${bucketSql(LATENCY)} AS bucket, count(*) AS requests,
+      sum(r.input_tokens) AS input_tokens, sum(r.output_tokens) AS output_tokens, sum(r.price) AS cost, sum(${LATENCY}) AS latency_ms,
+      min(${v}) AS vmin, max(${v}) AS vmax, sum(${v}) AS vsum, count(${v}) AS vcount
+    FROM request_logs AS r ${join} WHERE ${where} GROUP BY grp, hour, bucket`;
+  const { results } = await d1.prepare(sql).bind(...params.values).all<Observation & { grp: string | null }>();
+  return results.map((r) => ({ ...r, group: r.grp }));
+}

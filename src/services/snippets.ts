@@ -1,0 +1,41 @@
+// Snippets in the registry: resolving `@@@name@@@` references when a template is fetched, and
+// refusing a version that would make them cycle.
+import { and, desc, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { promptTemplates, promptVersions } from "../db/schema";
+import { ApiError } from "../lib/errors";
+import { expandSnippets, SnippetCycleError, type SnippetLookup } from "../prompts/snippets";
+
+type Obj = Record<string, unknown>;
+
+/** The latest version of each template by name, looked up as the expansion meets it. */
+export function registryLookup(db: Db, ws: number): SnippetLookup {
+  return async (name) => {
+    const [row] = await db
+      .select({ id: promptTemplates.id, name: promptTemplates.name, version: promptVersions.version, template: promptVersions.promptTemplate })
+      .from(promptTemplates)
+      .innerJoin(promptVersions, eq(promptVersions.promptId, promptTemplates.id))
+      .where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.name, name)))
+      .orderBy(desc(promptVersions.version))
+      .limit(1);
+    return row ? { id: row.id, name: row.name, version: row.version, template: row.template as Obj } : null;
+  };
+}
+
+const cycleError = (err: SnippetCycleError) => new ApiError("validation_error", `prompt_template: ${err.message}`);
+
+/** The template with its snippets filled in, and the snippets it used. */
+export async function resolveSnippets(db: Db, ws: number, name: string, template: Obj) {
+  try {
+    const { template: out, used } = await expandSnippets(template, name, registryLookup(db, ws));
+    return { template: out, snippets: used.map((s) => ({ id: s.id, prompt_name: s.name, version: s.version })) };
+  } catch (err) {
+    if (err instanceof SnippetCycleError) throw cycleError(err);
+    throw err;
+  }
+}
+
+/** A 400 when publishing `template` as `name` would make its snippets cycle. */
+export async function refuseSnippetCycles(db: Db, ws: number, name: string, template: Obj): Promise<void> {
+  await resolveSnippets(db, ws, name, template);
+}
