@@ -33,7 +33,7 @@ describe("the official promptlayer SDK: templates", () => {
     expect(second).toMatchObject({ id: first.id, version_number: 2 });
 
     const latest = await pl.templates.get("sdk-greeter");
-    expect(latest).toMatchObject({ id: first.id, prompt_name: "sdk-greeter", version: 2, commit_message: "second", metadata, llm_kwargs: null });
+    expect(latest).toMatchObject({ id: first.id, prompt_name: "sdk-greeter", version: 2, commit_message: "second", metadata, llm_kwargs: { model: "gpt-4o", temperature: 0.3, messages: expect.any(Array) } });
     expect((await pl.templates.get("sdk-greeter", { version: 1 }))?.commit_message).toBe("first");
     expect((await pl.templates.get("sdk-greeter", { label: "prod" }))?.version).toBe(1);
     const filled = (await pl.templates.get("sdk-greeter", { input_variables: { topic: "otters" } })) as any;
