@@ -1,7 +1,8 @@
 // The ENDPOINT block's HTTP call: http(s) only, a timeout, a response-size cap, and a guard that refuses
 // loopback, private, link-local and internal-only hosts (redirects are followed by hand and checked too).
-// Workers cannot resolve DNS before fetching, so the guard judges the URL's host as written; on
-// Cloudflare's network a Worker cannot reach a private network anyway, the guard matters for self-hosting.
+// Workers cannot resolve DNS before fetching, so the guard judges the URL's host as written (docs/reliability.md
+// lists what it refuses and what remains); on Cloudflare's network a Worker cannot reach a private network
+// anyway, the guard matters for self-hosting.
 import { BlockError, type EndpointPolicy } from "./types";
 import { tryParseJson } from "./values";
 
@@ -16,9 +17,26 @@ function ipv4Private(parts: number[]): boolean {
     (a === 169 && b === 254) ||
     (a === 172 && b >= 16 && b <= 31) ||
     (a === 192 && b === 168) ||
-    (a === 192 && b === 0 && parts[2] === 0) ||
-    (a === 198 && (b === 18 || b === 19))
+    (a === 192 && b === 0 && (parts[2] === 0 || parts[2] === 2)) || // IETF protocol assignments, TEST-NET-1
+    (a === 192 && b === 88 && parts[2] === 99) || // 6to4 relay anycast
+    (a === 198 && (b === 18 || b === 19)) || // benchmarking
+    (a === 198 && b === 51 && parts[2] === 100) || // TEST-NET-2
+    (a === 203 && b === 0 && parts[2] === 113) // TEST-NET-3
   );
+}
+
+/** Suffixes of names that resolve inside a private network, by convention or by IANA's special-use registry. */
+const INTERNAL_SUFFIXES = ["localhost", "localdomain", "local", "internal", "intranet", "lan", "home", "corp", "private", "svc", "home.arpa"];
+/** Public names that exist to resolve to loopback or to any address written into them. */
+const LOOPBACK_DOMAINS = ["localtest.me", "lvh.me", "vcap.me", "localhost.run", "nip.io", "sslip.io", "xip.io", "traefik.me", "127.0.0.1.nip.io"];
+
+/** A private or loopback IPv4 written into a name ("127.0.0.1.example.com", "10-0-0-1.example.com"). */
+function embedsPrivateIPv4(host: string): boolean {
+  for (const m of host.matchAll(/(?:^|[.-])(\d{1,3})[.-](\d{1,3})[.-](\d{1,3})[.-](\d{1,3})(?=$|[.-])/g)) {
+    const parts = m.slice(1, 5).map(Number);
+    if (parts.every((p) => p <= 255) && ipv4Private(parts)) return true;
+  }
+  return false;
 }
 
 /** The 8 hextets of an IPv6 address (with :: expanded and a trailing dotted quad folded), or null. */
@@ -53,6 +71,8 @@ function ipv6Private(h: string): boolean {
   if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return true; // local-use NAT64 (RFC 8215)
   if (g[0] === 0x2002) return v4(g[1], g[2]);
   if (g[0] === 0x2001 && g[1] === 0) return true; // Teredo: the IPv4 inside is obfuscated
+  if (g[0] === 0x2001 && g[1] === 0xdb8) return true; // documentation
+  if (g[0] === 0x100 && zero(1, 4)) return true; // discard-only 100::/64
   // Unique local fc00::/7, link-local fe80::/10, site-local fec0::/10, multicast ff00::/8.
   return (g[0] & 0xfe00) === 0xfc00 || (g[0] & 0xffc0) === 0xfe80 || (g[0] & 0xffc0) === 0xfec0 || (g[0] & 0xff00) === 0xff00;
 }
@@ -72,8 +92,9 @@ export function endpointUrlProblem(raw: string, allowPrivate: boolean): string |
   if (host.startsWith("[")) return ipv6Private(host.slice(1, -1)) ? "points at a loopback or private address" : null;
   const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
   if (v4) return ipv4Private(v4.slice(1).map(Number)) ? "points at a loopback or private address" : null;
-  if (host === "localhost" || /\.(localhost|local|internal|lan|home\.arpa)$/.test(host) || !host.includes(".")) {
-    return "points at a local or internal host name";
+  if (!host.includes(".") || INTERNAL_SUFFIXES.some((s) => host === s || host.endsWith(`.${s}`))) return "points at a local or internal host name";
+  if (LOOPBACK_DOMAINS.some((d) => host === d || host.endsWith(`.${d}`)) || embedsPrivateIPv4(host)) {
+    return "is a name made to point at a loopback or private address";
   }
   return null;
 }

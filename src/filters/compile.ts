@@ -4,6 +4,7 @@
 // shared, so the workspace id is bound once; lists travel as one JSON parameter read with json_each,
 // which keeps any group within D1's 100 bound parameters (SqlParams refuses to go past it).
 import { ApiError } from "../lib/errors";
+import { likePattern, longTextMatch, type TextMatch } from "../lib/query";
 import { INDEX_VALUE_MAX, indexed } from "../services/request-log-index";
 import { FILTER_FIELDS, type FieldSpec } from "./fields";
 import { isGroup, type Filter, type FilterGroup, type Scalar } from "./parse";
@@ -48,9 +49,7 @@ export class SqlParams {
   }
 }
 
-export function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
+export { escapeLike } from "../lib/query";
 
 export interface CompileContext {
   params: SqlParams;
@@ -95,7 +94,11 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
   const spec: FieldSpec = FILTER_FIELDS[f.field];
   const p = ctx.params;
   const one = () => p.add(f.value as Scalar);
-  const like = (pattern: (s: string) => string) => `LIKE ${p.add(pattern(escapeLike(String(f.value))))} ESCAPE '\\'`;
+  // A text match: LIKE while its pattern fits D1's limit, instr/substr past it (same case rule).
+  const match = (col: string, how: TextMatch) => {
+    const pattern = likePattern(String(f.value), how);
+    return pattern !== null ? `${col} LIKE ${p.add(pattern)} ESCAPE '\\'` : longTextMatch(col, p.add(String(f.value)), how);
+  };
 
   switch (spec.type) {
     case "string":
@@ -133,13 +136,13 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
           return `${col} BETWEEN ${p.add(low)} AND ${p.add(high)}`;
         }
         case "contains":
-          return `${col} ${like((s) => `%${s}%`)}`;
+          return match(col, "contains");
         case "not_contains":
-          return not(`${col} ${like((s) => `%${s}%`)}`);
+          return not(match(col, "contains"));
         case "starts_with":
-          return `${col} ${like((s) => `${s}%`)}`;
+          return match(col, "starts_with");
         case "ends_with":
-          return `${col} ${like((s) => `%${s}`)}`;
+          return match(col, "ends_with");
         case "is_empty":
           return `${col} = ''`;
         case "is_not_empty":
@@ -157,7 +160,8 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
     }
     case "array": {
       // Tags and tools are side rows' values under key ''; *_keys are the side rows' keys.
-      const el = spec.on === "value" ? `v.key = '' AND v.value` : "v.key";
+      const [guard, elColumn] = spec.on === "value" ? ["v.key = '' AND ", "v.value"] : ["", "v.key"];
+      const el = `${guard}${elColumn}`;
       const has = (cond: string) => sideRows(ctx, spec.kind, cond, mode);
       switch (f.operator) {
         case "contains":
@@ -169,7 +173,7 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
         case "not_in":
           return `NOT ${has(`${el} IN ${p.list(f.value as Scalar[])}`)}`;
         case "starts_with":
-          return has(`${el} ${like((s) => `${s}%`)}`);
+          return has(`${guard}${match(elColumn, "starts_with")}`);
         case "is_empty":
           return `NOT ${has("1")}`;
         case "is_not_empty":
@@ -194,7 +198,7 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
         case "key_not_equals":
           return `NOT ${equals()}`;
         case "key_contains":
-          return has(`v.value ${like((s) => `%${s}%`)}`);
+          return has(match("v.value", "contains"));
         case "in":
           return has(`v.value IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`);
         case "not_in":

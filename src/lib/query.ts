@@ -47,8 +47,36 @@ export const ResourceListShape = {
   sort_order: SortOrder,
 };
 
-/** Case-insensitive (ASCII) "contains" match; % and _ in the text match themselves. */
+export type TextMatch = "contains" | "starts_with" | "ends_with";
+
+/** D1 refuses LIKE patterns over 50 bytes ("LIKE or GLOB pattern too complex"). */
+export const LIKE_PATTERN_MAX_BYTES = 50;
+
+/**
+ * The LIKE pattern for a match, or null when it would be over D1's limit (escapes count): then the
+ * match is written with instr/substr, which take any length and fold case the same way (ASCII).
+ */
+/** The text with LIKE's wildcards and its escape character escaped (ESCAPE '\\'). */
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export function likePattern(text: string, mode: TextMatch): string | null {
+  const escaped = escapeLike(text);
+  const pattern = mode === "contains" ? `%${escaped}%` : mode === "starts_with" ? `${escaped}%` : `%${escaped}`;
+  return new TextEncoder().encode(pattern).length <= LIKE_PATTERN_MAX_BYTES ? pattern : null;
+}
+
+/** The same match without LIKE, for text too long for a pattern (`column` and `value` are SQL). */
+export function longTextMatch(column: string, value: string, mode: TextMatch): string {
+  if (mode === "contains") return `instr(lower(${column}), lower(${value})) > 0`;
+  if (mode === "starts_with") return `substr(lower(${column}), 1, length(${value})) = lower(${value})`;
+  return `substr(lower(${column}), -length(${value})) = lower(${value})`;
+}
+
+/** Case-insensitive (ASCII) "contains" match of any length; % and _ in the text match themselves. */
 export function containsText(column: SQLiteColumn, text: string): SQL {
-  const pattern = `%${text.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-  return sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+  const pattern = likePattern(text, "contains");
+  if (pattern !== null) return sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+  return sql`instr(lower(${column}), lower(${text})) > 0`;
 }

@@ -24,6 +24,15 @@ export interface UnzippedFile {
 const PIECE = 1024;
 const LOCAL_HEADER = [0x50, 0x4b, 0x03, 0x04];
 const EMPTY_ARCHIVE = [0x50, 0x4b, 0x05, 0x06];
+/**
+ * The end of the input kept to check the central directory against what was inflated: the directory
+ * of an archive within the upload limits (a few thousand entries) and the end record fit well inside.
+ */
+const TAIL_MAX = 4 * 1048576 + 65_557;
+const EOCD = 0x06054b50;
+const ZIP64_LOCATOR = 0x07064b50;
+const ZIP64_EOCD = 0x06064b50;
+const CENTRAL = 0x02014b50;
 
 /** Entries that are not files of the collection: folders, and what macOS Finder adds to archives. */
 function isNoise(name: string): boolean {
@@ -61,12 +70,18 @@ export class ZipCollector {
   private inflated = 0;
   private head: number[] = [];
   private failure: unknown = null;
+  /** Every entry fflate met (its raw name), noise included, in order. */
+  private readonly entries: string[] = [];
+  private tail: Uint8Array[] = [];
+  private tailBytes = 0;
+  private total = 0;
 
   constructor(
     private readonly field: string,
     private readonly limits: UnzipLimits,
   ) {
     this.unzip = new Unzip((file) => {
+      this.entries.push(file.name);
       const name = entryName(file.name);
       if (isNoise(name)) {
         // Still drained so the stream moves on (and counted, so noise cannot carry a bomb); its bytes are not kept.
@@ -127,16 +142,75 @@ export class ZipCollector {
         for (let i = 0; i < chunk.length && this.head.length < 4; i++) this.head.push(chunk[i]);
         if (this.head.length === 4 || final) this.checkSignature();
       }
+      this.keepTail(chunk);
       for (let at = 0; at < chunk.length; at += PIECE) {
         const piece = chunk.subarray(at, Math.min(chunk.length, at + PIECE));
         this.compressed += piece.length;
         this.unzip.push(piece, final && at + PIECE >= chunk.length);
       }
       if (final && chunk.length === 0) this.unzip.push(new Uint8Array(0), true);
+      if (final) this.verifyDirectory();
     } catch (err) {
       this.failure = err instanceof ApiError ? err : new ApiError("validation_error", `${this.field}: is not a valid ZIP archive (${describe(err)})`);
       throw this.failure;
     }
+  }
+
+  private keepTail(chunk: Uint8Array): void {
+    this.total += chunk.length;
+    if (chunk.length === 0) return;
+    // Chunks are copied: the caller may reuse its buffer.
+    this.tail.push(chunk.slice(Math.max(0, chunk.length - TAIL_MAX)));
+    this.tailBytes += Math.min(chunk.length, TAIL_MAX);
+    while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= TAIL_MAX) this.tailBytes -= this.tail.shift()!.length;
+  }
+
+  /**
+   * An archive ends with its end-of-central-directory record, and its central directory lists the
+   * entries it holds. A cut archive (a truncated upload) lacks them or disagrees with what was read:
+   * refused, so no file of it is ever taken for the whole.
+   */
+  private verifyDirectory(): void {
+    const broken = (why: string) => new ApiError("validation_error", `${this.field}: is not a complete ZIP archive (${why})`);
+    const buf = join(this.tail, this.tailBytes);
+    const base = this.total - buf.length; // absolute offset of buf[0]
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    let eocd = -1;
+    for (let i = buf.length - 22; i >= Math.max(0, buf.length - 65_557); i--) {
+      if (view.getUint32(i, true) === EOCD && i + 22 + view.getUint16(i + 20, true) === buf.length) {
+        eocd = i;
+        break;
+      }
+    }
+    if (eocd < 0) throw broken("its end-of-central-directory record is missing; was the file cut short?");
+    let count = view.getUint16(eocd + 10, true);
+    let size = view.getUint32(eocd + 12, true);
+    let offset = view.getUint32(eocd + 16, true);
+    if (count === 0xffff || size === 0xffffffff || offset === 0xffffffff) {
+      const loc = eocd - 20;
+      if (loc < 0 || view.getUint32(loc, true) !== ZIP64_LOCATOR) throw broken("its ZIP64 locator is missing");
+      const rec = Number(view.getBigUint64(loc + 8, true)) - base;
+      if (rec < 0 || rec + 56 > buf.length || view.getUint32(rec, true) !== ZIP64_EOCD) throw broken("its ZIP64 end record is missing");
+      count = Number(view.getBigUint64(rec + 32, true));
+      size = Number(view.getBigUint64(rec + 40, true));
+      offset = Number(view.getBigUint64(rec + 48, true));
+    }
+    const start = offset - base;
+    if (start < 0) throw broken("its central directory is larger than this service reads");
+    if (start + size > eocd) throw broken("its central directory overruns the end record");
+    const names: string[] = [];
+    let at = start;
+    for (let n = 0; n < count; n++) {
+      if (at + 46 > start + size || view.getUint32(at, true) !== CENTRAL) throw broken(`central directory entry ${n + 1} of ${count} is damaged`);
+      const utf8 = (view.getUint16(at + 8, true) & 0x800) !== 0;
+      const nameLen = view.getUint16(at + 28, true);
+      const raw = buf.subarray(at + 46, at + 46 + nameLen);
+      names.push(utf8 ? new TextDecoder().decode(raw) : String.fromCharCode(...raw));
+      at += 46 + nameLen + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
+    }
+    if (names.length !== this.entries.length) throw broken(`its central directory lists ${names.length} entries but ${this.entries.length} were read`);
+    const differs = names.findIndex((name, i) => name !== this.entries[i]);
+    if (differs >= 0) throw broken(`its central directory names ${JSON.stringify(names[differs])} where ${JSON.stringify(this.entries[differs])} was read`);
   }
 
   private checkSignature(): void {

@@ -119,8 +119,9 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
       },
     });
   const version = insertVersionStatement(ws, self, v.prompt_template, v.metadata ?? null, v.commit_message ?? null, auth.userId);
+  let results: D1Result[];
   try {
-    await rawBatch(db, [
+    results = await rawBatch(db, [
       upsert,
       version,
       ...versionEventStatements(ws, auth.userId, self, input.release_labels),
@@ -132,7 +133,15 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
     throw err;
   }
   const t = await requireTemplate(db, ws, name);
-  return publishedView(db, ws, t, await resolveVersion(db, t.id, {}));
+  // The answer describes the version this call wrote, not whichever is newest by now.
+  return publishedView(db, ws, t, await insertedVersion(db, results[1]));
+}
+
+/** The version row a batch's insertVersionStatement wrote (it answers its id). */
+async function insertedVersion(db: Db, result: D1Result): Promise<PromptVersionRow> {
+  const id = (result.results[0] as { id: number }).id;
+  const [row] = await db.select().from(promptVersions).where(eq(promptVersions.id, id));
+  return row;
 }
 
 export interface PatchInput extends PromptPatch {
@@ -157,13 +166,13 @@ export async function patchTemplate(
   const template = validate(next.template);
   await refuseSnippetCycles(db, ws, t.name, template);
   const self = sql`SELECT ${t.id} AS id`;
-  await rawBatch(db, [
+  const [written] = await rawBatch(db, [
     insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
     db.update(promptTemplates).set({ updatedAt: nowMs }).where(eq(promptTemplates.id, t.id)),
     ...versionEventStatements(ws, auth.userId, self, input.release_labels),
     ...labelStatements(ws, self, input.release_labels),
   ]);
-  return { ...(await publishedView(db, ws, t, await resolveVersion(db, t.id, {}))), base_version: base.version };
+  return { ...(await publishedView(db, ws, t, await insertedVersion(db, written))), base_version: base.version };
 }
 
 function insertVersionStatement(ws: number, templateIdSql: SQL, template: Obj, metadata: Obj | null, commitMessage: string | null, userId: number): SQL {
@@ -171,7 +180,8 @@ function insertVersionStatement(ws: number, templateIdSql: SQL, template: Obj, m
     INSERT INTO prompt_versions (workspace_id, prompt_id, version, prompt_template, metadata, commit_message, created_by)
     SELECT ${ws}, t.id, coalesce((SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id), 0) + 1,
            ${JSON.stringify(template)}, ${metadata === null ? null : JSON.stringify(metadata)}, ${commitMessage}, ${userId}
-    FROM (${templateIdSql}) AS t`;
+    FROM (${templateIdSql}) AS t
+    RETURNING id`;
 }
 
 const NEWEST_VERSION = sql`(SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id)`;

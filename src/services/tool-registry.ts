@@ -86,7 +86,8 @@ function insertVersion(ws: number, toolIdSql: SQL, input: ToolVersionInput, user
     INSERT INTO tool_versions (workspace_id, tool_id, version, tool_definition, execution, commit_message, created_by)
     SELECT ${ws}, t.id, coalesce((SELECT max(version) FROM tool_versions WHERE tool_id = t.id), 0) + 1,
            ${JSON.stringify(input.tool_definition)}, ${input.execution ? JSON.stringify(input.execution) : null}, ${input.commit_message ?? null}, ${userId}
-    FROM (${toolIdSql}) AS t`;
+    FROM (${toolIdSql}) AS t
+    RETURNING id`;
 }
 
 function labelStatements(ws: number, toolIdSql: SQL, labels: string[] | null | undefined): SQL[] {
@@ -134,12 +135,15 @@ export async function createTool(db: Db, auth: AuthContext, input: CreateToolInp
 export async function addToolVersion(db: Db, auth: AuthContext, identifier: string, input: ToolVersionInput) {
   const tool = await requireTool(db, auth.workspaceId, identifier);
   const self = sql`SELECT ${tool.id} AS id`;
-  await rawBatch(db, [
+  const [written] = await rawBatch(db, [
     insertVersion(auth.workspaceId, self, input, auth.userId),
     db.update(toolRegistry).set({ updatedAt: nowMs }).where(eq(toolRegistry.id, tool.id)),
     ...labelStatements(auth.workspaceId, self, input.release_labels),
   ]);
-  return versionView(db, await latestVersion(db, tool.id));
+  // The answer describes the version this call wrote, not whichever is newest by now.
+  const id = (written.results[0] as { id: number }).id;
+  const [row] = await db.select().from(toolVersions).where(eq(toolVersions.id, id));
+  return versionView(db, row);
 }
 
 export async function getTool(db: Db, ws: number, identifier: string, sel: { version?: number; label?: string }) {

@@ -70,6 +70,31 @@ describe("ENDPOINT", () => {
     for (const url of allowed) expect(endpointUrlProblem(url, false), url).toBeNull();
   });
 
+  it("refuses internal and special-use names, names that embed a private IPv4, and special-purpose ranges", () => {
+    const names = [
+      "http://localhost.localdomain:8080/",
+      "http://api.localhost/",
+      "http://kubernetes.default.svc/",
+      "http://db.cluster.local/",
+      "http://printer.home.arpa/",
+      "http://metadata.internal/",
+      "http://intranet/",
+      "http://nas.lan/",
+    ];
+    for (const url of names) expect(endpointUrlProblem(url, false), url).toMatch(/local or internal host name/);
+    const pointers = ["http://127.0.0.1.nip.io/", "http://app.10-0-0-1.sslip.io/", "http://localtest.me/", "http://x.localtest.me/", "http://lvh.me/", "http://192.168.1.20.example.com/", "http://10-1-2-3.my-dns.example.org/"];
+    for (const url of pointers) expect(endpointUrlProblem(url, false), url).toMatch(/made to point at a loopback or private address/);
+    for (const url of ["http://192.0.2.5/", "http://198.51.100.7/", "http://203.0.113.9/", "http://192.88.99.1/", "http://[2001:db8::1]/", "http://[100::1]/", "http://2130706433/", "http://0x7f.0.0.1/"]) {
+      expect(endpointUrlProblem(url, false), url).toMatch(/loopback or private/);
+    }
+    // Public names and addresses that merely look alike pass.
+    for (const url of ["https://api.openai.com/v1", "https://local.example.com/", "https://internal-tools.example.com/", "https://v1.2.3.example.com/", "https://8.8.8.8.example.com/", "https://hooks.slack.com/x"]) {
+      expect(endpointUrlProblem(url, false), url).toBeNull();
+    }
+    // Local development may allow them all.
+    expect(endpointUrlProblem("http://localhost.localdomain:8080/", true)).toBeNull();
+  });
+
   it("checks every redirect hop against the guard", async () => {
     const fake = fakeFetch((req) => (req.url.startsWith("https://public.example") ? new Response(null, { status: 302, headers: { location: "http://127.0.0.1/secret" } }) : json({ leaked: true })));
     const r = await evaluateBlock("ENDPOINT", { url: "https://public.example/" }, {}, { fetch: fake.fetch });

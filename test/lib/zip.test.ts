@@ -100,6 +100,45 @@ describe("ZipCollector", () => {
   });
 });
 
+describe("ZipCollector: whole archives only", () => {
+  const archive = zipSync({ "one.md": strToU8("first file"), "two.md": strToU8("second file"), "three.md": strToU8("third file") });
+  const collect = (bytes: Uint8Array, chunk = 7) => {
+    const z = new ZipCollector("archive", LIMITS);
+    for (let at = 0; at < bytes.length; at += chunk) z.push(bytes.subarray(at, at + chunk));
+    z.push(new Uint8Array(0), true);
+    return z.files;
+  };
+
+  it("takes the whole archive, fed in any chunk size", () => {
+    for (const chunk of [1, 7, 64, archive.length]) expect(collect(archive, chunk).map((f) => f.name), `${chunk}`).toEqual(["one.md", "two.md", "three.md"]);
+  });
+
+  it("refuses an archive cut anywhere: inside a file, before the third file, inside the central directory, inside the end record", () => {
+    const eocd = archive.length - 22;
+    const central = archive.findIndex((_, i) => archive[i] === 0x50 && archive[i + 1] === 0x4b && archive[i + 2] === 0x01 && archive[i + 3] === 0x02);
+    const third = archive.findIndex((_, i) => i > 40 && archive[i] === 0x50 && archive[i + 1] === 0x4b && archive[i + 2] === 0x03 && archive[i + 3] === 0x04 && archive.subarray(i + 30, i + 38).every((b, k) => b === "three.md".charCodeAt(k)));
+    expect(central).toBeGreaterThan(0);
+    expect(third).toBeGreaterThan(0);
+    for (const cut of [20, third - 1, third + 10, central, central + 30, eocd, eocd + 10, archive.length - 1]) {
+      expect(() => collect(archive.subarray(0, cut)), `cut at ${cut} of ${archive.length}`).toThrow(/is not a complete ZIP archive|is not a valid ZIP archive/);
+    }
+  });
+
+  it("refuses a central directory that disagrees with the entries read", () => {
+    const forged = archive.slice();
+    // Rename the first central-directory entry ("one.md" → "on3.md"): the local entries no longer match.
+    const central = forged.findIndex((_, i) => forged[i] === 0x50 && forged[i + 1] === 0x4b && forged[i + 2] === 0x01 && forged[i + 3] === 0x02);
+    forged[central + 46 + 2] = "3".charCodeAt(0);
+    expect(() => collect(forged)).toThrow(/central directory names "on3.md" where "one.md" was read/);
+  });
+
+  it("still takes an empty archive and one with a comment", () => {
+    expect(collect(zipSync({}))).toEqual([]);
+    const commented = zipSync({ "a.md": strToU8("a") }, { comment: "made by a tool" } as never);
+    expect(collect(commented).map((f) => f.name)).toEqual(["a.md"]);
+  });
+});
+
 describe("zipStream", () => {
   it("writes entries that read back byte for byte", async () => {
     const files = [

@@ -297,6 +297,15 @@ describe("POST /skill-collections (multipart with a ZIP)", () => {
     });
   });
 
+  it("refuses a truncated archive with 400 and stores nothing, wherever it was cut", async () => {
+    const whole = zip({ "one.md": strToU8("one"), "two.md": strToU8("two"), "three.md": strToU8("three") });
+    await leavesNothing(async (key) => {
+      for (const cut of [137, whole.length - 40, whole.length - 5]) {
+        await expectError(await upload(BASE, { metadata: JSON.stringify({ name: uniq() }), archive: whole.subarray(0, cut) }, key), 400, /archive: is not a (complete|valid) ZIP archive/);
+      }
+    });
+  });
+
   it("checks the zip-bomb limits while inflating: files over 5 MiB, over 1,000 files (413), a bomb's ratio (400)", async () => {
     const meta = () => JSON.stringify({ name: uniq() });
     const random = (size: number) => {
