@@ -128,3 +128,17 @@ export const QueryInt = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .transform((v) => Number(v))
     .refine((n) => n >= min && n <= max, max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be between ${min} and ${max}`)
     .openapi({ type: "integer", minimum: min, maximum: max === Number.MAX_SAFE_INTEGER ? undefined : max });
+
+/**
+ * A name or label: 1 to `max` characters, not only white space, no control characters (NUL, new
+ * lines, tabs…) and no lone UTF-16 surrogates (they cannot be stored as UTF-8). Every name field
+ * of the API uses it, so the rules and messages are the same everywhere.
+ */
+export const NameText = (max: number) =>
+  z
+    .string()
+    .min(1, `must be 1 to ${max} characters`)
+    .max(max, `must be 1 to ${max} characters`)
+    .refine((s) => s.trim().length > 0, "must not be only white space")
+    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), "must not contain control characters")
+    .refine((s) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s), "must not contain lone UTF-16 surrogates");

@@ -6,7 +6,7 @@ import { DATASET_JOB_STATUSES } from "../../db/schema";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../lib/openapi";
 import { QueryInt, ResourceListShape } from "../../lib/query";
-import { IdParam } from "../../lib/schemas";
+import { NameText, IdParam } from "../../lib/schemas";
 import { enqueue } from "../../queue/messages";
 import { createDatasetGroup, datasetGroupExists, datasetRowsPage, listDatasets, MAX_LOGS_PER_JOB, queueDraftFill, saveDraft } from "../../services/datasets";
 import { addRequestLog, createDraft, previewFill } from "../../services/dataset-drafts";
@@ -52,7 +52,7 @@ const createGroup = defineRoute({
     body: body(
       z
         .object({
-          name: z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters"),
+          name: NameText(255),
           folder_id: PositiveId.nullish(),
           external_ids: ExternalIdsInput,
           workspace_id: z.int("must be an integer").nullish().openapi({ description: "The key's own workspace (another is a 404)." }),

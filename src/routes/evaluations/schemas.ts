@@ -1,11 +1,12 @@
 // Request and response schemas of the evaluation endpoints (PromptLayer's /reports, /report-columns and
 // /api/public/v2/evaluations shapes); they also feed /openapi.json.
+import { NameText } from "../../lib/schemas";
 import { z } from "@hono/zod-openapi";
 import { QueryBool, QueryInt, ResourceListShape } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
 const PositiveId = z.int("must be an integer").positive("must be a positive integer");
-const Name255 = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
+const Name255 = NameText(255);
 const ColumnType = z.string().min(1, "must be a block type").openapi({ description: "A block type that computes (see the README's blocks table)." });
 /** Nesting a configuration may have: SQLite's JSON functions fail past 1,000, and no block needs a tenth of it. */
 export const MAX_CONFIGURATION_DEPTH = 64;

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../env";
 import { getDb } from "../../db/client";
 import { defineRoute } from "../../lib/openapi";
 import { QueryBool, QueryInt, QueryList, SortBy } from "../../lib/query";
-import { IdParam } from "../../lib/schemas";
+import { NameText, IdParam } from "../../lib/schemas";
 import { requireOwnWorkspace } from "../../lib/workspace";
 import { FOLDER_ENTITY_SOURCES } from "../../services/folder-entity-sources";
 import { FOLDER_ENTITY_TYPES, listFolderEntities, type FolderEntityType } from "../../services/folder-entities";
@@ -13,7 +13,7 @@ import { deleteFolderEntities, moveFolderEntities, resolveFolderPath } from "../
 import { externalIdRoutes } from "../external-ids";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
-const FolderName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
+const FolderName = NameText(255);
 
 const Folder = z
   .object({

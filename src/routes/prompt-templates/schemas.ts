@@ -1,11 +1,11 @@
 // Schemas of the prompt registry endpoints (templates, versions, release labels), after PromptLayer's document.
 import { z } from "@hono/zod-openapi";
-import { PromptBlueprint } from "../../lib/schemas";
+import { NameText, PromptBlueprint } from "../../lib/schemas";
 import { QueryInt, QueryList, SortBy, SortOrder } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
-export const PromptName = z.string().min(1, "must be 1 to 512 characters").max(512, "must be 1 to 512 characters");
-export const LabelName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
+export const PromptName = NameText(512);
+export const LabelName = NameText(255);
 const CommitMessage = z.string().max(72, "must be at most 72 characters").nullish();
 const Tags = z.array(z.string().min(1, "must be 1 to 512 characters").max(512, "must be 1 to 512 characters")).max(100, "at most 100 tags");
 const Metadata = z.looseObject({}).nullish().openapi({ description: "Metadata of the version, e.g. {model: {provider, name, parameters}}." });

@@ -1,4 +1,5 @@
 // The tool registry: tools with versioned OpenAI function definitions, looked up by id or name.
+import { NameText } from "../../lib/schemas";
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { getDb } from "../../db/client";
@@ -10,8 +11,8 @@ import { externalIdRoutes } from "../external-ids";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
 const Obj = z.record(z.string(), z.unknown());
-const ToolName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
-const LabelName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
+const ToolName = NameText(255);
+const LabelName = NameText(255);
 
 /** OpenAI function-calling format: {type: "function", function: {name, description?, parameters?, strict?}}. */
 export const ToolDefinition = z

@@ -1,10 +1,11 @@
 // Request and response schemas of the workflow endpoints (PromptLayer's shapes); they also feed /openapi.json.
+import { NameText } from "../../lib/schemas";
 import { z } from "@hono/zod-openapi";
 import { OPERATORS } from "../../services/workflow-graph";
 import { ExternalId, ExternalIdsInput } from "../external-ids/schemas";
 
-const Name255 = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
-const LabelName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
+const Name255 = NameText(255);
+const LabelName = NameText(255);
 
 
 export const WorkflowNodeSchema = z
