@@ -280,6 +280,21 @@ describe("request-log imports", () => {
     }
   }, 60_000);
 
+  it("prompt_id is matched as logs record it: one no log names imports nothing (202); an unknown version or label is a 404", async () => {
+    const w = await createWorkspace();
+    await call("/log-request", { method: "POST", key: w.key, json: logBody({ prompt_id: 424242 }) });
+    const t = await newTable(w);
+    const post = (source: Record<string, unknown>) => call(sheetsOf(t.id), { method: "POST", key: w.key, json: { source: { type: "request_logs", ...source } } });
+    const kept = await post({ prompt_id: 424242 });
+    expect(kept.status).toBe(202);
+    expect(await pollOperation(w, t.id, (await json(kept)).operation_id)).toMatchObject({ status: "completed", rows_added: 1 });
+    const none = await post({ prompt_id: 919191 });
+    expect(none.status).toBe(202);
+    expect(await pollOperation(w, t.id, (await json(none)).operation_id)).toMatchObject({ status: "completed", rows_added: 0 });
+    expect((await post({ prompt_version_id: 919191 })).status).toBe(404);
+    expect((await post({ prompt_label_id: 919191 })).status).toBe(404);
+  }, 60_000);
+
   it("imports the logs the filter fields pick, one row per log, columns from input variables and log fields", async () => {
     const w = await createWorkspace();
     const ids: number[] = [];

@@ -111,9 +111,9 @@ export const FileSource = z.object({
 export const RequestLogsSource = z.object({
   type: z.literal("request_logs"),
   request_log_ids: z.array(PositiveId).max(50_000, "must have at most 50000 items").nullish(),
-  prompt_id: PositiveId.nullish(),
-  prompt_version_id: PositiveId.nullish(),
-  prompt_label_id: PositiveId.nullish(),
+  prompt_id: PositiveId.nullish().openapi({ description: "Matched as logs record it (not checked against the registry): an id no log names imports nothing." }),
+  prompt_version_id: PositiveId.nullish().openapi({ description: "A version of the workspace; unknown or another workspace's is a 404." }),
+  prompt_label_id: PositiveId.nullish().openapi({ description: "A release label of the workspace; unknown or another workspace's is a 404." }),
   start_time: Timestamp.nullish(),
   end_time: Timestamp.nullish(),
 });
