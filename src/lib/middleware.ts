@@ -1,10 +1,10 @@
 // Middleware every request passes: a request id and one structured log line; API-key auth; body limits.
 import type { Context, MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "../env";
 import { getDb } from "../db/client";
 import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
 import { ApiError } from "./errors";
+import { drainBody } from "./drain";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -131,11 +131,39 @@ export function limitBody(envVar: BodyLimitVar, multipartVar?: BodyLimitVar): Mi
       return next();
     }
     const maxSize = maxBytesOf(c.env, envVar);
-    return bodyLimit({
-      maxSize,
-      onError: () => {
-        throw new ApiError("payload_too_large", `request body is larger than ${maxSize} bytes`);
+    const tooLarge = () => new ApiError("payload_too_large", `request body is larger than ${maxSize} bytes`);
+    const body = c.req.raw.body;
+    if (!body) return next();
+    const declared = c.req.header("content-length");
+    if (declared !== undefined && Number(declared) > maxSize) {
+      await drainBody(body.getReader());
+      throw tooLarge();
+    }
+    // The body is read through a counter: past the cap it stops, the rest is drained, and the
+    // answer is a 413 whatever the handler made of the cut body.
+    const source = body.getReader();
+    let total = 0;
+    let exceeded = false;
+    const counted = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await source.read();
+        if (done) return controller.close();
+        total += value.byteLength;
+        if (total > maxSize) {
+          exceeded = true;
+          await drainBody(source);
+          controller.error(tooLarge());
+          return;
+        }
+        controller.enqueue(value);
       },
-    })(c, next);
+      cancel(reason) {
+        return source.cancel(reason);
+      },
+    });
+    c.req.raw = new Request(c.req.raw, { body: counted, duplex: "half" } as RequestInit);
+    await next();
+    if (exceeded) throw tooLarge();
   };
 }
+

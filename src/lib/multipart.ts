@@ -1,5 +1,6 @@
 // A streaming multipart/form-data reader: parts are handed to sinks chunk by chunk as the body
 // arrives, so an uploaded archive is never held whole in memory (Request.formData() would buffer it).
+import { drainBody } from "./drain";
 import { ApiError } from "./errors";
 
 export interface PartInfo {
@@ -159,6 +160,10 @@ export async function readMultipart(body: ReadableStream<Uint8Array> | null, bou
       }
       if (eof && state !== "done") throw malformed("the body ends before the closing boundary");
     }
+  } catch (err) {
+    // A refused upload (too large, a bomb, malformed) is drained before it is answered.
+    await drainBody(reader);
+    throw err;
   } finally {
     reader.cancel().catch(() => {});
   }
