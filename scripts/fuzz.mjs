@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// npm run fuzz: a longer fuzz pass than the test suite's, against a local API: cases generated from
+// /openapi.json (scripts/lib/fuzz-cases.mjs) with new seeds until N requests (default 10,000) are
+// sent. Prints the answers by status class and every rule broken (a 5xx, a 4xx not in the error shape).
+//
+//   npm run fuzz [-- --requests 10000 --concurrency 8] [-- --url http://127.0.0.1:8787 --key pe_…]
+//
+// Without --url it starts its own local API (fresh state, `wrangler dev`). Exit code 1 when a rule broke.
+import { performance } from "node:perf_hooks";
+import { fuzzCases, fuzzProblem } from "./lib/fuzz-cases.mjs";
+import { startLocalApi } from "./lib/local-api.mjs";
+import { optionsOrExit } from "./lib/bench.mjs";
+
+function parseOptions(argv) {
+  const opts = { requests: 10_000, concurrency: 8, url: null, key: null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--requests" || a === "--concurrency") opts[a.slice(2)] = Number(argv[++i]);
+    else if (a === "--url" || a === "--key") opts[a.slice(2)] = argv[++i];
+    else throw new Error(`unknown argument ${JSON.stringify(a)}; usage: npm run fuzz [-- --requests N --concurrency N --url URL --key KEY]`);
+  }
+  for (const k of ["requests", "concurrency"]) if (!Number.isInteger(opts[k]) || opts[k] < 1) throw new Error(`--${k} must be a whole number >= 1`);
+  if (Boolean(opts.url) !== Boolean(opts.key)) throw new Error("--url and --key go together");
+  return opts;
+}
+
+async function main() {
+  const opts = optionsOrExit(parseOptions);
+  const api = opts.url ? { url: opts.url.replace(/\/$/, ""), key: opts.key, stop: async () => {} } : await startLocalApi({ workspace: "fuzz" });
+  const byClass = {};
+  const problems = [];
+  let sent = 0;
+  const t0 = performance.now();
+  try {
+    const doc = await (await fetch(`${api.url}/openapi.json`)).json();
+    for (let seed = 0; sent < opts.requests; seed++) {
+      const cases = fuzzCases(doc, api.key, { variants: 3, seed });
+      for (let i = 0; i < cases.length && sent < opts.requests; i += opts.concurrency) {
+        const batch = cases.slice(i, Math.min(i + opts.concurrency, i + opts.requests - sent));
+        await Promise.all(
+          batch.map(async (c) => {
+            const headers = new Headers(c.init.headers);
+            if (c.init.key) headers.set("X-API-KEY", c.init.key);
+            let body = c.init.body;
+            if (c.init.json !== undefined) {
+              headers.set("Content-Type", "application/json");
+              body = JSON.stringify(c.init.json);
+            }
+            let status = 0;
+            let text = "";
+            try {
+              const res = await fetch(`${api.url}${c.path}`, { method: c.init.method, headers, body, signal: AbortSignal.timeout(60_000) });
+              status = res.status;
+              text = await res.text();
+            } catch (err) {
+              text = `no answer: ${err.message}`;
+            }
+            sent++;
+            const cls = status ? `${String(status)[0]}xx` : "none";
+            byClass[cls] = (byClass[cls] ?? 0) + 1;
+            const problem = status ? fuzzProblem(status, text) : text;
+            if (problem) problems.push(`${c.label} [${c.path.slice(0, 100)}]: ${problem}`);
+          }),
+        );
+      }
+    }
+  } finally {
+    await api.stop();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  console.log(`requests: ${sent} in ${seconds.toFixed(0)} s (${(sent / seconds).toFixed(0)}/s)`);
+  console.log(`answers: ${Object.entries(byClass).sort().map(([k, v]) => `${k} ${v}`).join(", ")}`);
+  console.log(`rules broken: ${problems.length}`);
+  for (const p of problems.slice(0, 50)) console.log(`  ${p}`);
+  process.exit(problems.length ? 1 : 0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(2);
+});
