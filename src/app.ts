@@ -53,7 +53,7 @@ export function toApiError(err: unknown, requestId: string): ApiError {
 function respondWithError(err: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get("requestId") ?? crypto.randomUUID();
   const apiErr = toApiError(err, requestId);
-  const res = c.json(errorBody(apiErr, requestId), apiErr.status as ContentfulStatusCode);
+  const res = c.json(errorBody(apiErr), apiErr.status as ContentfulStatusCode);
   for (const [k, v] of Object.entries(apiErr.headers ?? {})) res.headers.set(k, v);
   res.headers.set("X-Request-Id", requestId);
   return res;
