@@ -25,6 +25,7 @@ import { registerTableRoutes } from "./routes/tables";
 import { registerSheetDataRoutes } from "./routes/sheet-data";
 import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerEvaluationRoutes } from "./routes/evaluations";
+import { registerTrackingRoutes } from "./routes/tracking";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -86,6 +87,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerSheetDataRoutes(app);
   registerWebhookRoutes(app);
   registerEvaluationRoutes(app);
+  registerTrackingRoutes(app);
   registerDocsRoutes(app);
   return app;
 }

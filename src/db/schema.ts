@@ -129,6 +129,10 @@ export const requestLogs = sqliteTable(
     functionName: text("function_name").notNull().default(""),
     score: integer("score").notNull().default(0),
     scoreName: text("score_name"),
+    /** Every named score of the log, name → 0..100; `score` stays the one named "default" (or logged unnamed). */
+    scores: text("scores", { mode: "json" }).notNull().default(sql`'{}'`).$type<Record<string, number>>(),
+    /** The request group (request_groups) the log belongs to. */
+    groupId: integer("group_id"),
     status: text("status", { enum: REQUEST_STATUSES }).notNull().default("SUCCESS"),
     errorType: text("error_type"),
     errorMessage: text("error_message"),
@@ -165,8 +169,17 @@ export const requestLogs = sqliteTable(
     index("request_logs_workspace_prompt").on(t.workspaceId, t.promptId, t.promptVersionNumber),
     index("request_logs_workspace_model").on(t.workspaceId, t.model),
     index("request_logs_workspace_price_start").on(t.workspaceId, t.price, t.requestStartTime),
+    index("request_logs_workspace_group").on(t.workspaceId, t.groupId),
   ],
 );
+
+/** Request groups (the SDK's group.create / track.group): ids that tie logs of one flow together. */
+export const requestGroups = sqliteTable("request_groups", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+  createdBy: integer("created_by"),
+  createdAt: integer("created_at").notNull().default(now),
+});
 
 /**
  * The search side table: one row per (log, kind, key, value) so that filters and autocomplete are

@@ -5,6 +5,7 @@ import type { AppEnv } from "../env";
 import { getDb } from "../db/client";
 import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
 import { ApiError } from "./errors";
+import { presentedKey } from "./body-key";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -37,8 +38,7 @@ interface Verified {
 }
 
 async function verifyKey(c: Context<AppEnv>, cache?: AuthCache): Promise<Verified> {
-  const key = c.req.header("x-api-key");
-  if (!key) throw new ApiError("unauthorized", "X-API-KEY header is missing");
+  const key = presentedKey(c);
   if (!plausibleKey(key)) throw new ApiError("unauthorized", UNKNOWN_KEY);
   const keyHash = await hashKey(key);
   const cached = cache?.get(keyHash);
