@@ -198,7 +198,8 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
     }
     case "score": {
       // The score named nested_key; a log without it matches only the negations and is_null.
-      const has = (cond: string) => `EXISTS (SELECT 1 FROM json_each(${spec.json}) AS s WHERE s.key = ${p.add(f.nested_key!)}${cond ? ` AND s.value ${cond}` : ""})`;
+      const name = p.add(f.nested_key!);
+      const has = (cond: string) => `EXISTS (SELECT 1 FROM json_each(${spec.json}) AS s WHERE s.key = ${name}${cond ? ` AND s.value ${cond}` : ""})`;
       switch (f.operator) {
         case "is":
         case "eq":
