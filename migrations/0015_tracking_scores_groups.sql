@@ -8,4 +8,6 @@ CREATE TABLE `request_groups` (
 --> statement-breakpoint
 ALTER TABLE `request_logs` ADD `scores` text DEFAULT '{}' NOT NULL;--> statement-breakpoint
 ALTER TABLE `request_logs` ADD `group_id` integer;--> statement-breakpoint
-CREATE INDEX `request_logs_workspace_group` ON `request_logs` (`workspace_id`,`group_id`);
+CREATE INDEX `request_logs_workspace_group` ON `request_logs` (`workspace_id`,`group_id`);--> statement-breakpoint
+-- Hand-written: logs stored before named scores keep their one score (under its name, or "default").
+UPDATE `request_logs` SET `scores` = json_object(coalesce(`score_name`, 'default'), `score`) WHERE `score_name` IS NOT NULL OR `score` <> 0;
