@@ -1,6 +1,7 @@
 // Bodies of the tracking calls: the SDK's /library-track-*, /create-group, /track-group and their REST
 // twins /rest/track-* (PromptLayer's shapes). `api_key` is accepted on the SDK's paths and never kept.
 import { z } from "@hono/zod-openapi";
+import { Timestamp } from "../../lib/schemas";
 
 const POSITIVE = "must be a positive integer";
 
@@ -78,3 +79,50 @@ export const CreateGroupBody = z.object({ api_key: ApiKeyField });
 
 export const TrackResponse = z.object({ success: z.literal(true), message: z.string() }).openapi("TrackResponse");
 export const CreateGroupResponse = z.object({ success: z.literal(true), id: z.int() }).openapi("CreateGroupResponse");
+
+const wholeNumber = "must be a whole number";
+
+/** POST /track-request: the provider's own call, as run() and the SDK's provider wrappers post it. */
+export const TrackRequestBody = z
+  .object({
+    function_name: z
+      .string()
+      .min(1, "must not be empty")
+      .max(256, "must be at most 256 characters")
+      .openapi({ description: "The provider call, e.g. `openai.chat.completions.create`, `anthropic.messages.create`; it picks the converter." }),
+    provider_type: z.string().max(64, "must be at most 64 characters").nullish().openapi({ description: "openai, anthropic, openai.azure, google, vertexai, amazon.bedrock, anthropic.bedrock, mistral." }),
+    args: z.array(z.unknown()).nullish(),
+    kwargs: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? {}).openapi({ description: "The arguments the provider was called with (model, messages, parameters, tools)." }),
+    request_response: z.unknown().optional().openapi({ description: "The provider's response as its client returned it (streams assembled by the SDK)." }),
+    request_start_time: Timestamp.nullish(),
+    request_end_time: Timestamp.nullish(),
+    tags: z.array(z.string().max(512, "each tag must be at most 512 characters")).nullish().transform((v) => v ?? []),
+    metadata: z
+      .record(
+        z.string().min(1, "metadata keys must not be empty").max(1024, "metadata keys must be at most 1024 characters"),
+        z.string({ error: "metadata values must be strings" }),
+      )
+      .nullish()
+      .transform((v) => v ?? {}),
+    prompt_id: z.int({ error: wholeNumber }).min(1, "must be >= 1").nullish().openapi({ description: "A prompt template of this workspace (else 404)." }),
+    prompt_version: z.int({ error: wholeNumber }).min(1, "must be >= 1").nullish().openapi({ description: "A version number of prompt_id (else 404)." }),
+    prompt_input_variables: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? {}),
+    group_id: z.int({ error: wholeNumber }).min(1, "must be >= 1").nullish().openapi({ description: "A group of this workspace from POST /create-group (else 404)." }),
+    score: z.int({ error: "must be a whole number from 0 to 100" }).min(0, "must be from 0 to 100").max(100, "must be from 0 to 100").nullish(),
+    status: z.enum(["SUCCESS", "WARNING", "ERROR"], { error: "must be one of SUCCESS, WARNING, ERROR" }).nullish(),
+    error_type: z.string().max(64, "must be at most 64 characters").nullish(),
+    error_message: z.string().max(10_000, "must be at most 10000 characters").nullish(),
+    return_pl_id: z.boolean().nullish(),
+    return_prompt_blueprint: z.boolean().nullish(),
+    span_id: z.string().max(128).nullish(),
+    api_key: ApiKeyField,
+  })
+  .openapi("TrackRequest");
+
+export const TrackRequestResponse = z
+  .object({
+    success: z.literal(true),
+    request_id: z.int().openapi({ description: "The new request log's id." }),
+    prompt_blueprint: z.record(z.string(), z.unknown()).openapi({ description: "The log as a prompt blueprint: its input, provider, model and parameters." }),
+  })
+  .openapi("TrackRequestResponse");
