@@ -89,6 +89,14 @@ describe("API key from the body", () => {
     expect((await detail(id)).score).toBe(0);
   });
 
+  it("caps the body before reading the key from it: 413 for an oversized body", async () => {
+    const id = await logOne(ws.key);
+    const big = JSON.stringify({ request_id: id, metadata: { big: "x".repeat(1_100_000) }, api_key: ws.key });
+    const res = await call("/library-track-metadata", { method: "POST", body: big, headers: { "Content-Type": "application/json" } });
+    expect(res.status).toBe(413);
+    expect((await detail(id)).metadata).toEqual({});
+  });
+
   it("401 comes before validation, and malformed JSON with a header key is a 400", async () => {
     const res = await call("/library-track-metadata", { method: "POST", body: "{not json", headers: { "Content-Type": "application/json" } });
     expect(res.status).toBe(401);
@@ -107,6 +115,12 @@ describe("scores", () => {
     const d = await detail(id);
     expect(d.score).toBe(40);
     expect(d.scores).toEqual({ default: 40, accuracy: 90, tone: 55 });
+    const found = await call("/api/public/v2/requests/search", { method: "POST", key: ws.key, json: { filter_group: { filters: [{ field: "pl_id", operator: "is", value: id }] } } });
+    expect((await json(found)).items[0].scores).toEqual([
+      { name: "accuracy", score: 90 },
+      { name: "default", score: 40 },
+      { name: "tone", score: 55 },
+    ]);
   });
 
   it("search filters on a named score (scores with nested_key) through the filter compiler", async () => {
