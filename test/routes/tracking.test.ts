@@ -227,14 +227,18 @@ describe("prompt links", () => {
   it("links by name and version or label; prompt_version resolves; input variables replace the log's", async () => {
     const name = uniq("support");
     const promptId = await publishPrompt(ws.key, name, ["prod"]);
-    const id = await logOne(ws.key, { prompt_input_variables: { old: "x" } });
+    const oldKey = uniq("oldvar");
+    const id = await logOne(ws.key, { prompt_input_variables: { [oldKey]: "x" } });
+    expect(await suggest({ field: "input_variable_keys", prefix: oldKey })).toEqual({ [oldKey]: 1 });
     const res = await sdkPost("/library-track-prompt", { request_id: id, prompt_name: name, prompt_input_variables: { topic: "cats" }, version: 1 });
     expect(res.status).toBe(200);
     let d = await detail(id);
     expect(d).toMatchObject({ prompt_id: promptId, prompt_name: name, prompt_version_number: 1, prompt_input_variables: { topic: "cats" } });
     expect(d.prompt_version_id).toEqual(expect.any(Number));
     expect(await search([{ field: "input_variables", nested_key: "topic", operator: "key_equals", value: "cats" }])).toContain(id);
-    expect(await search([{ field: "input_variables", nested_key: "old", operator: "is_not_null" }])).not.toContain(id);
+    expect(await search([{ field: "input_variables", nested_key: oldKey, operator: "is_not_null" }])).not.toContain(id);
+    // The replaced variable no longer counts in suggestions.
+    expect(await suggest({ field: "input_variable_keys", prefix: oldKey })).toEqual({});
     expect(await suggest({ field: "prompt_id", prefix: String(promptId) })).toEqual({ [String(promptId)]: 1 });
 
     // By label ("prod" is on version 2, the latest publish moved it), then the latest version.
