@@ -27,6 +27,7 @@ import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerEvaluationRoutes } from "./routes/evaluations";
 import { registerEnvVarRoutes } from "./routes/env-vars";
 import { registerAnalyticsRoutes } from "./routes/analytics";
+import { registerTrackingRoutes } from "./routes/tracking";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -55,7 +56,7 @@ export function toApiError(err: unknown, requestId: string): ApiError {
 function respondWithError(err: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get("requestId") ?? crypto.randomUUID();
   const apiErr = toApiError(err, requestId);
-  const res = c.json(errorBody(apiErr, requestId), apiErr.status as ContentfulStatusCode);
+  const res = c.json(errorBody(apiErr), apiErr.status as ContentfulStatusCode);
   for (const [k, v] of Object.entries(apiErr.headers ?? {})) res.headers.set(k, v);
   res.headers.set("X-Request-Id", requestId);
   return res;
@@ -90,6 +91,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerEvaluationRoutes(app);
   registerEnvVarRoutes(app);
   registerAnalyticsRoutes(app);
+  registerTrackingRoutes(app);
   registerDocsRoutes(app);
   return app;
 }

@@ -52,5 +52,9 @@ export type AppEnv = {
   Variables: {
     requestId: string;
     auth: AuthContext;
+    /** The body's api_key, on the routes that take the key there (lib/body-key.ts). */
+    bodyApiKey?: string;
+    /** Set on the routes that take the key from the body too. */
+    acceptsBodyKey?: boolean;
   };
 };

@@ -129,6 +129,10 @@ export const requestLogs = sqliteTable(
     functionName: text("function_name").notNull().default(""),
     score: integer("score").notNull().default(0),
     scoreName: text("score_name"),
+    /** Every named score of the log, name → 0..100; `score` stays the one named "default" (or logged unnamed). */
+    scores: text("scores", { mode: "json" }).notNull().default(sql`'{}'`).$type<Record<string, number>>(),
+    /** The request group (request_groups) the log belongs to. */
+    groupId: integer("group_id"),
     status: text("status", { enum: REQUEST_STATUSES }).notNull().default("SUCCESS"),
     errorType: text("error_type"),
     errorMessage: text("error_message"),
@@ -169,6 +173,7 @@ export const requestLogs = sqliteTable(
     // branch on them is an index range too and the OR never falls back to scanning the workspace.
     index("request_logs_workspace_provider_latency").on(t.workspaceId, t.provider, sql`(${t.requestEndTime} - ${t.requestStartTime})`),
     index("request_logs_workspace_price_start").on(t.workspaceId, t.price, t.requestStartTime),
+    index("request_logs_workspace_group").on(t.workspaceId, t.groupId),
   ],
 );
 
@@ -203,6 +208,14 @@ export const requestLogDaily = sqliteTable(
   // are read as one short range each, and totals by value stream in key order.
   (t) => [primaryKey({ columns: [t.workspaceId, t.dim, t.key, t.day, t.bucket] })],
 );
+
+/** Request groups (the SDK's group.create / track.group): ids that tie logs of one flow together. */
+export const requestGroups = sqliteTable("request_groups", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+  createdBy: integer("created_by"),
+  createdAt: integer("created_at").notNull().default(now),
+});
 
 /**
  * The search side table: one row per (log, kind, key, value) so that filters and autocomplete are

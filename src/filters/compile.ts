@@ -212,6 +212,40 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
       }
       break;
     }
+    case "score": {
+      // The score named nested_key; a log without it matches only the negations and is_null.
+      const name = p.add(f.nested_key!);
+      const has = (cond: string) => `EXISTS (SELECT 1 FROM json_each(${spec.json}) AS s WHERE s.key = ${name}${cond ? ` AND s.value ${cond}` : ""})`;
+      switch (f.operator) {
+        case "is":
+        case "eq":
+          return has(`= ${one()}`);
+        case "is_not":
+        case "neq":
+          return `NOT ${has(`= ${one()}`)}`;
+        case "gt":
+          return has(`> ${one()}`);
+        case "gte":
+          return has(`>= ${one()}`);
+        case "lt":
+          return has(`< ${one()}`);
+        case "lte":
+          return has(`<= ${one()}`);
+        case "between": {
+          const [low, high] = f.value as Scalar[];
+          return has(`BETWEEN ${p.add(low)} AND ${p.add(high)}`);
+        }
+        case "in":
+          return has(`IN ${p.list(f.value as Scalar[])}`);
+        case "not_in":
+          return `NOT ${has(`IN ${p.list(f.value as Scalar[])}`)}`;
+        case "is_null":
+          return `NOT ${has("")}`;
+        case "is_not_null":
+          return has("");
+      }
+      break;
+    }
   }
   // parse.ts only lets through operators listed for the field's type.
   throw new Error(`unreachable: ${f.operator} on ${f.field}`);

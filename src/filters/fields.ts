@@ -32,7 +32,7 @@ export const FILTER_OPERATORS = [
 ] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
-export type FieldType = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "nested";
+export type FieldType = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "nested" | "score";
 
 /** A column of request_logs (alias r), as SQL built from constants only. */
 interface ColumnField {
@@ -50,7 +50,9 @@ export type FieldSpec =
   /** `on`: whether the array's elements are the side rows' values (tags, tools) or their keys. */
   | { type: "array"; kind: IndexKind; on: "value" | "key" }
   /** `json`: the log column holding the object, for exact checks of values longer than the index keeps. */
-  | { type: "nested"; kind: IndexKind; json: string };
+  | { type: "nested"; kind: IndexKind; json: string }
+  /** Named scores: a JSON object column of name → number; nested_key names the score. */
+  | { type: "score"; json: string };
 
 export const FILTER_FIELDS = {
   pl_id: { type: "numeric", integer: true, column: "r.id" },
@@ -80,6 +82,9 @@ export const FILTER_FIELDS = {
   input_variable_keys: { type: "array", kind: "input_variable", on: "key" },
   user_intent: { type: "enum", values: USER_INTENTS, column: "r.user_intent", nullable: true },
   agent_intent: { type: "enum", values: AGENT_INTENTS, column: "r.agent_intent", nullable: true },
+  // Not in PromptLayer's list: the request group and the named scores the tracking calls add.
+  group_id: { type: "numeric", integer: true, column: "r.group_id", nullable: true },
+  scores: { type: "score", json: "r.scores" },
 } as const satisfies Record<string, FieldSpec>;
 
 export type FilterField = keyof typeof FILTER_FIELDS;
@@ -97,6 +102,7 @@ export const OPERATORS_BY_TYPE: Record<FieldType, readonly FilterOperator[]> = {
   boolean: ["is", "is_not", "is_true", "is_false"],
   array: ["contains", "not_contains", "in", "not_in", "starts_with", "is_empty", "is_not_empty"],
   nested: ["key_equals", "key_not_equals", "key_contains", "in", "not_in", "is_null", "is_not_null", "is_empty", "is_not_empty"],
+  score: ["is", "is_not", "eq", "neq", "gt", "gte", "lt", "lte", "between", "in", "not_in", "is_null", "is_not_null"],
 };
 
 export function operatorsFor(spec: FieldSpec): readonly FilterOperator[] {

@@ -98,7 +98,7 @@ export function parseFilterGroup(input: unknown): ParseResult {
 
     const out: Filter = { field, operator };
     const nestedKey = raw.nested_key;
-    if (spec.type === "nested") {
+    if (spec.type === "nested" || spec.type === "score") {
       if (typeof nestedKey !== "string" || nestedKey.length === 0) {
         issues.push({ path: [...path, "nested_key"], rule: `is required for ${field} (the key within it to filter on)` });
         return null;
@@ -109,7 +109,7 @@ export function parseFilterGroup(input: unknown): ParseResult {
       }
       out.nested_key = nestedKey;
     } else if (nestedKey !== undefined && nestedKey !== null) {
-      issues.push({ path: [...path, "nested_key"], rule: `only applies to metadata, output and input_variables, not ${field}` });
+      issues.push({ path: [...path, "nested_key"], rule: `only applies to metadata, output, input_variables and scores, not ${field}` });
       return null;
     }
 
@@ -131,9 +131,10 @@ export function parseFilterGroup(input: unknown): ParseResult {
     const scalar = (x: unknown, at: string): Scalar | undefined => {
       const where = at ? ` (${at})` : "";
       switch (spec.type) {
-        case "numeric": {
+        case "numeric":
+        case "score": {
           if (typeof x !== "number" || !Number.isFinite(x)) return fail(`must be a number for ${field}${where}, got ${describe(x)}`);
-          if (spec.integer && !Number.isInteger(x)) return fail(`must be an integer for ${field}${where}`);
+          if (spec.type === "numeric" && spec.integer && !Number.isInteger(x)) return fail(`must be an integer for ${field}${where}`);
           return x;
         }
         case "datetime": {

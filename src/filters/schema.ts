@@ -12,7 +12,7 @@ export const StructuredFilterDoc = z
     field: z.enum(FILTER_FIELD_NAMES as [string, ...string[]]),
     operator: z.enum(FILTER_OPERATORS),
     value: z.union([z.string(), z.number(), z.boolean(), z.array(z.unknown()), z.null()]).optional(),
-    nested_key: z.string().nullable().optional().openapi({ description: "Required for metadata, output and input_variables." }),
+    nested_key: z.string().nullable().optional().openapi({ description: "Required for metadata, output, input_variables and scores (the score's name)." }),
   })
   .openapi("StructuredFilter", { description: "One condition on a request-log field. The README lists the operators each field takes." });
 

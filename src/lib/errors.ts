@@ -51,13 +51,16 @@ export interface ErrorBody {
   success: false;
   message: string;
   error: ErrorCode;
-  request_id?: string;
   details?: ErrorDetail[];
 }
 
-export function errorBody(err: ApiError, requestId?: string): ErrorBody {
+/**
+ * The body of an error answer. The correlation id travels only in the X-Request-Id header: PromptLayer
+ * clients read a body's `request_id` as a request log's id (the SDK does after a failed
+ * /track-request), so an error body never carries one.
+ */
+export function errorBody(err: ApiError): ErrorBody {
   const body: ErrorBody = { success: false, message: err.message, error: err.code };
   if (err.details && err.details.length > 0) body.details = err.details;
-  if (requestId) body.request_id = requestId;
   return body;
 }

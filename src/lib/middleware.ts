@@ -5,6 +5,7 @@ import { getDb } from "../db/client";
 import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
 import { ApiError } from "./errors";
 import { drainBody } from "./drain";
+import { presentedKey } from "./body-key";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -49,8 +50,7 @@ function msFrom(value: string | undefined, fallback: number): number {
 
 /** The key's context from the isolate's cache when verified less than `maxAgeMs` ago, else from D1. */
 async function verifyKey(c: Context<AppEnv>, maxAgeMs: number): Promise<Verified> {
-  const key = c.req.header("x-api-key");
-  if (!key) throw new ApiError("unauthorized", "X-API-KEY header is missing");
+  const key = presentedKey(c);
   if (!plausibleKey(key)) throw new ApiError("unauthorized", UNKNOWN_KEY);
   const keyHash = await hashKey(key);
   const cached = authCache.get(keyHash, maxAgeMs);

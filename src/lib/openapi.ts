@@ -4,6 +4,7 @@ import { createRoute, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { limitBody, requireAuth, requireCachedAuth, type BodyLimitVar } from "./middleware";
+import { captureBodyApiKey } from "./body-key";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
 import { codeForStatus, type ErrorCode } from "./errors";
 import { ErrorSchema } from "./schemas";
@@ -37,10 +38,12 @@ type RouteOptions = RouteConfig & {
   cachedAuth?: boolean;
   /** A per-key rate limit, checked before auth and before any database work. */
   rateLimit?: RateLimitRule;
+  /** The key may come as `api_key` in the JSON body (the SDK's tracking calls); the body is capped first. */
+  bodyKey?: boolean;
 };
 
 export function defineRoute<R extends RouteOptions>(options: R) {
-  const { public: isPublic, errors = [], bodyLimit, multipartLimit, rateLimit, cachedAuth, middleware, ...route } = options;
+  const { public: isPublic, errors = [], bodyLimit, multipartLimit, rateLimit, cachedAuth, bodyKey, middleware, ...route } = options;
   const hasBody = Boolean(route.request?.body);
   const statuses = new Set<number>([500, ...errors]);
   if (rateLimit) statuses.add(429);
@@ -53,13 +56,16 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   const errorResponses = Object.fromEntries([...statuses].sort().map((s) => [s, errorResponse(s)]));
   const mw: MiddlewareHandler<AppEnv>[] = [];
   if (rateLimit) mw.push(rateLimitByKey(rateLimit));
+  const capBody = hasBody && bodyLimit !== false ? limitBody(bodyLimit ?? "JSON_MAX_BYTES", multipartLimit) : null;
+  // A key read from the body needs the body read before auth, so the cap comes first there.
+  if (bodyKey) mw.push(...(capBody ? [capBody] : []), captureBodyApiKey);
   if (!isPublic) mw.push(cachedAuth ? requireCachedAuth : requireAuth);
-  if (hasBody && bodyLimit !== false) mw.push(limitBody(bodyLimit ?? "JSON_MAX_BYTES", multipartLimit));
+  if (capBody && !bodyKey) mw.push(capBody);
   if (middleware) mw.push(...((Array.isArray(middleware) ? middleware : [middleware]) as MiddlewareHandler<AppEnv>[]));
   return createRoute({
     ...route,
     security: isPublic ? [] : [{ ApiKeyAuth: [] }],
     middleware: mw,
     responses: { ...errorResponses, ...route.responses },
-  } as unknown as Omit<R, "public" | "errors" | "bodyLimit" | "multipartLimit" | "rateLimit" | "cachedAuth">);
+  } as unknown as Omit<R, "public" | "errors" | "bodyLimit" | "multipartLimit" | "rateLimit" | "cachedAuth" | "bodyKey">);
 }

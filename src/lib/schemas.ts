@@ -25,10 +25,13 @@ export const ErrorSchema = z
     success: z.literal(false),
     message: z.string().openapi({ description: "Human-readable; for validation errors it names the field and the rule." }),
     error: z.string().openapi({ description: "Machine-readable code", example: "validation_error" }),
-    request_id: z.string().optional().openapi({ description: "Also sent as the X-Request-Id header and in the log line." }),
     details: z.array(z.object({ field: z.string(), rule: z.string() })).optional(),
   })
-  .openapi("Error");
+  .openapi("Error", {
+    description:
+      "Every failure. The correlation id is in the X-Request-Id header (and the service's log line), never in the body: " +
+      "PromptLayer clients read a body's request_id as a request log's id.",
+  });
 
 const TEXT_LIKE: Record<string, string> = { text: "text", thinking: "thinking" };
 

@@ -1,7 +1,7 @@
 // Logging requests: the hottest write path. One db.batch(): the log row, then its search side rows
 // expanded from JSON parameters (json_each), so any number of tags or keys stays within D1's
 // 100-bound-parameter limit. Nothing else slow happens here.
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { requestLogFacets, requestLogs, requestLogValues, type RequestLogRow, type RequestStatus } from "../db/schema";
@@ -11,7 +11,7 @@ import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
 import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "./auth";
 import { findPromptVersion, type PromptVersionView } from "./prompt-versions";
-import { facetRowsOf, indexRowsOf, searchColumnsOf } from "./request-log-index";
+import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow } from "./request-log-index";
 
 /** A validated logged request (defaults applied, times in epoch milliseconds). */
 export interface RequestLogInput {
@@ -33,6 +33,8 @@ export interface RequestLogInput {
   function_name: string;
   score: number;
   score_name?: string | null;
+  /** The request group (request_groups.id, already checked to be the workspace's). */
+  group_id?: number | null;
   status: RequestStatus;
   error_type?: string | null;
   error_message?: string | null;
@@ -102,6 +104,8 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
       functionName: input.function_name,
       score: input.score,
       scoreName: input.score_name ?? null,
+      scores: initialScores(input),
+      groupId: input.group_id ?? null,
       status: input.status,
       errorType: input.error_type ?? null,
       errorMessage: input.error_message ?? null,
@@ -115,19 +119,40 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
 
   // Inside the batch's transaction the row just inserted is max(id): D1 runs a batch as one
   // transaction on a single writer, and AUTOINCREMENT never reuses ids.
-  const insertIndex = chunkIndexRows(indexRows).map((json) =>
+  const insertIndex = insertIndexRows(db, auth.workspaceId, sql`(SELECT max(id) FROM request_logs)`, indexRows);
+  // Autocomplete counts move in the same transaction as the log, so they never drift from it.
+  const facets = facetRowsOf({ model: input.model, provider: input.provider, status: input.status, promptId, promptName }, indexRows);
+  const countFacets = addFacetCounts(db, auth.workspaceId, facets);
+  const [inserted] = (await guardRevoked(db.batch([insertLog, ...insertIndex, ...countFacets] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]))) as [
+    { id: number }[],
+    ...unknown[],
+  ];
+  return { id: inserted[0].id, promptVersion };
+}
+
+/** The named scores a new log starts with: its score under score_name, or "default"; none for an unnamed 0. */
+function initialScores(input: Pick<RequestLogInput, "score" | "score_name">): Record<string, number> {
+  if (input.score_name) return { [input.score_name]: input.score };
+  return input.score !== 0 ? { default: input.score } : {};
+}
+
+/** Statements inserting a log's search side rows; `requestId` is SQL (a bound id, or the batch's new row). */
+export function insertIndexRows(db: Db, workspaceId: number, requestId: SQL, rows: readonly IndexRow[]) {
+  return chunkIndexRows(rows).map((json) =>
     db.insert(requestLogValues).select(sql`
-      SELECT NULL, ${auth.workspaceId}, (SELECT max(id) FROM request_logs),
+      SELECT NULL, ${workspaceId}, ${requestId},
              json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
       FROM json_each(${json}) AS j`),
   );
-  // Autocomplete counts move in the same transaction as the log, so they never drift from it.
-  const facets = facetRowsOf({ model: input.model, provider: input.provider, status: input.status, promptId, promptName }, indexRows);
-  const countFacets = chunkIndexRows(facets).map((json) =>
+}
+
+/** Statements adding 1 to each facet count (creating the row at 1). */
+export function addFacetCounts(db: Db, workspaceId: number, facets: readonly FacetRow[]) {
+  return chunkIndexRows(facets).map((json) =>
     db
       .insert(requestLogFacets)
       .select(sql`
-        SELECT NULL, ${auth.workspaceId}, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
+        SELECT NULL, ${workspaceId}, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
                json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'), 1
         FROM json_each(${json}) AS j WHERE true`)
       .onConflictDoUpdate({
@@ -135,11 +160,6 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
         set: { count: sql`${requestLogFacets.count} + 1` },
       }),
   );
-  const [inserted] = (await guardRevoked(db.batch([insertLog, ...insertIndex, ...countFacets] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]))) as [
-    { id: number }[],
-    ...unknown[],
-  ];
-  return { id: inserted[0].id, promptVersion };
 }
 
 /** The request_logs_key_guard trigger refuses a log written under a revoked key (see auth cache). */
@@ -192,6 +212,8 @@ export function requestLogView(r: RequestLogRow) {
     function_name: r.functionName,
     score: r.score,
     score_name: r.scoreName,
+    scores: r.scores,
+    group_id: r.groupId,
     status: r.status,
     error_type: r.errorType,
     error_message: r.errorMessage,

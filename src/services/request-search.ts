@@ -41,6 +41,8 @@ interface SearchRow {
   metadata: string;
   score: number;
   score_name: string | null;
+  scores: string;
+  group_id: number | null;
   status: string;
   error_type: string | null;
   prompt_id: number | null;
@@ -71,7 +73,7 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   const bound = Math.max(SEARCH_COUNT_CAP, input.page * input.per_page) + 1;
   return {
     pageSql: `SELECT r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
-                r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.status, r.error_type, r.prompt_id,
+                r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.scores, r.group_id, r.status, r.error_type, r.prompt_id,
                 r.prompt_version_number, r.prompt_version_id, ${promptName} AS prompt_name, r.created_at
          FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
     pageParams: params.values,
@@ -137,7 +139,11 @@ function searchItem(r: SearchRow, withPromptName: boolean) {
     error_type: r.error_type,
     tags_array: JSON.parse(r.tags) as string[],
     metadata: Object.keys(metadata).length > 0 ? [metadata] : [],
-    scores: r.score_name !== null || r.score !== 0 ? [{ name: r.score_name ?? "default", score: r.score }] : [],
+    // Every named score (logged with the request or tracked since), by name.
+    scores: Object.entries(JSON.parse(r.scores) as Record<string, number>)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, score]) => ({ name, score })),
+    group_id: r.group_id,
     prompt_id: r.prompt_id,
     prompt_version_number: r.prompt_version_number,
     prompt_version_id: r.prompt_version_id,

@@ -49,6 +49,17 @@ describe("compileFilterGroup", () => {
     expect(long.params).toEqual([7, JSON.stringify(nine)]);
   });
 
+  it("compares a named score inside the log's scores, binding its name; negations keep logs without it", () => {
+    const gte = compile({ filters: [{ field: "scores", operator: "gte", nested_key: "accuracy", value: 80 }] });
+    expect(gte.sql).toBe("EXISTS (SELECT 1 FROM json_each(r.scores) AS s WHERE s.key = ?2 AND s.value >= ?3)");
+    expect(gte.params).toEqual([7, "accuracy", 80]);
+    expect(compile({ filters: [{ field: "scores", operator: "neq", nested_key: "a", value: 1 }] }).sql).toBe(
+      "NOT EXISTS (SELECT 1 FROM json_each(r.scores) AS s WHERE s.key = ?2 AND s.value = ?3)",
+    );
+    expect(compile({ filters: [{ field: "scores", operator: "is_null", nested_key: "a" }] }).sql).toBe("NOT EXISTS (SELECT 1 FROM json_each(r.scores) AS s WHERE s.key = ?2)");
+    expect(compile({ filters: [{ field: "group_id", operator: "is", value: 4 }] }).sql).toBe("r.group_id = ?2");
+  });
+
   it("looks side rows up by workspace, kind and key", () => {
     const { sql, params } = compile({ filters: [{ field: "metadata", operator: "key_equals", nested_key: "user_id", value: "u1" }] });
     expect(sql).toBe(

@@ -274,6 +274,7 @@ describe("search: q, sorting, pages and the response", () => {
       tags_array: ["prod", "eu"],
       metadata: [{ user_id: "u1", env: "prod" }],
       scores: [],
+      group_id: null,
       prompt_id: 11,
       prompt_version_number: 2,
       prompt_version_id: null,

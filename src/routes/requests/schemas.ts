@@ -36,7 +36,8 @@ export const SearchResult = z
     status: z.string(),
     tags_array: z.array(z.string()),
     metadata: z.array(z.record(z.string(), z.string())),
-    scores: z.array(z.object({ name: z.string(), score: z.number() })),
+    scores: z.array(z.object({ name: z.string(), score: z.number() })).openapi({ description: "Every named score of the log, by name." }),
+    group_id: z.int().nullable(),
     prompt_name: z.string().nullable().optional().openapi({ description: "With include_prompt_name." }),
   })
   .passthrough()

@@ -1,0 +1,120 @@
+// The tracking calls: a named score, metadata, a prompt link or a group added to a stored request log,
+// and request groups. Two families over one service (services/tracking.ts): the official SDK's paths
+// (/library-track-*, /create-group, /track-group; the key may be `api_key` in the body) and the REST
+// twins of PromptLayer's document (/rest/track-*; X-API-KEY). All answer 200: the SDK counts any
+// other status as a failure.
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { getDb } from "../../db/client";
+import { defineRoute } from "../../lib/openapi";
+import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "../../services/tracking";
+import {
+  CreateGroupBody,
+  CreateGroupResponse,
+  LibraryTrackGroupBody,
+  LibraryTrackMetadataBody,
+  LibraryTrackPromptBody,
+  LibraryTrackScoreBody,
+  TrackGroupBody,
+  TrackMetadataBody,
+  TrackPromptBody,
+  TrackResponse,
+  TrackScoreBody,
+} from "./schemas";
+
+const BODY_KEY =
+  " The key may be sent as `api_key` in the JSON body instead of the X-API-KEY header (the SDK does); when both are sent they must be the same key (else 401). ";
+const ISOLATION = " A request id, group id or prompt name of another workspace is a 404 and changes nothing.";
+
+const what = {
+  score:
+    "Sets one named score (0 to 100) of a request log; a log keeps every named score (`scores` in GET /api/public/v2/requests/{id}, " +
+    "filter field `scores` with the name as nested_key). No name, or `default`, also sets the log's `score`; a name sent again takes the new value.",
+  metadata:
+    "Merges string metadata into a request log's: new keys are added, a key sent again takes the new value, others stay. " +
+    "Search filters and autocomplete suggestions see the new keys and values at once.",
+  prompt:
+    "Links a request log to a prompt version: the template by name, with `version` or a release `label` (neither: the latest version; both: 400). " +
+    "The log's prompt_id, prompt_version_number and prompt_version_id then name it; `prompt_input_variables`, when given, replace the log's.",
+  group: "Puts a request log in a request group (from POST /create-group). A log is in at most one group; tracking another moves it. Search filters on `group_id`.",
+};
+
+const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
+const ok = <T extends z.ZodType>(schema: T, description: string) => ({ 200: { description, content: { "application/json": { schema } } } });
+
+function routes<T extends z.ZodType, L extends z.ZodType>(kind: keyof typeof what, summary: string, rest: T, library: L, libraryPath: string) {
+  return {
+    rest: defineRoute({
+      method: "post",
+      path: `/rest/track-${kind}`,
+      tags: ["tracking"],
+      summary,
+      description: what[kind] + ISOLATION,
+      errors: [404],
+      request: jsonBody(rest),
+      responses: ok(TrackResponse, "Tracked"),
+    }),
+    library: defineRoute({
+      method: "post",
+      path: libraryPath,
+      tags: ["tracking"],
+      summary: `${summary} (the SDK's path)`,
+      description: what[kind] + BODY_KEY + ISOLATION + ` Same as POST /rest/track-${kind}.`,
+      errors: [404],
+      bodyKey: true,
+      request: jsonBody(library),
+      responses: ok(TrackResponse, "Tracked"),
+    }),
+  };
+}
+
+const score = routes("score", "Track a score", TrackScoreBody, LibraryTrackScoreBody, "/library-track-score");
+const metadata = routes("metadata", "Track metadata", TrackMetadataBody, LibraryTrackMetadataBody, "/library-track-metadata");
+const prompt = routes("prompt", "Track a prompt", TrackPromptBody, LibraryTrackPromptBody, "/library-track-prompt");
+const group = routes("group", "Track a group", TrackGroupBody, LibraryTrackGroupBody, "/track-group");
+
+const createGroupRoute = defineRoute({
+  method: "post",
+  path: "/create-group",
+  tags: ["tracking"],
+  summary: "Create a request group",
+  description: "A new, empty request group of the workspace; its `id` goes to POST /track-group (or /rest/track-group, or run()'s groupId)." + BODY_KEY,
+  bodyKey: true,
+  request: { body: { required: false, content: { "application/json": { schema: CreateGroupBody } } } },
+  responses: ok(CreateGroupResponse, "Created (200, as the SDK expects)"),
+});
+
+export function registerTrackingRoutes(app: OpenAPIHono<AppEnv>) {
+  for (const r of [score.rest, score.library] as const) {
+    app.openapi(r, async (c) => {
+      const body = c.req.valid("json");
+      await trackScore(getDb(c.env.DB), c.get("auth"), body);
+      return c.json({ success: true as const, message: "Score tracked successfully" }, 200);
+    });
+  }
+  for (const r of [metadata.rest, metadata.library] as const) {
+    app.openapi(r, async (c) => {
+      const body = c.req.valid("json");
+      await trackMetadata(getDb(c.env.DB), c.get("auth"), body);
+      return c.json({ success: true as const, message: "Metadata tracked successfully" }, 200);
+    });
+  }
+  for (const r of [prompt.rest, prompt.library] as const) {
+    app.openapi(r, async (c) => {
+      const body = c.req.valid("json");
+      await trackPrompt(getDb(c.env.DB), c.get("auth"), body);
+      return c.json({ success: true as const, message: "Prompt tracked successfully" }, 200);
+    });
+  }
+  for (const r of [group.rest, group.library] as const) {
+    app.openapi(r, async (c) => {
+      const body = c.req.valid("json");
+      await trackGroup(getDb(c.env.DB), c.get("auth"), body);
+      return c.json({ success: true as const, message: "Group tracked successfully" }, 200);
+    });
+  }
+  app.openapi(createGroupRoute, async (c) => {
+    const { id } = await createGroup(getDb(c.env.DB), c.get("auth"));
+    return c.json({ success: true as const, id }, 200);
+  });
+}

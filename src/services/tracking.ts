@@ -1,0 +1,238 @@
+// Tracking calls on a stored request log: a named score, metadata merged in, a prompt link, a group;
+// and request groups. One service for the SDK's /library-track-* and /track-group routes and their
+// REST twins /rest/track-*. Every write is one db.batch() keyed on (id, workspace), so another
+// workspace's log, group or prompt is a 404 that changes nothing, and the search side rows and
+// autocomplete counts move in the same transaction as the log (request-log-index.ts builds them).
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { rawBatch } from "../db/raw-batch";
+import { promptTemplates, requestGroups, requestLogs, type IndexKind } from "../db/schema";
+import type { AuthContext } from "../env";
+import { ApiError } from "../lib/errors";
+import { facetRowsOf, indexed, indexRowsOf, type FacetRow, type IndexRow } from "./request-log-index";
+import { addFacetCounts, insertIndexRows } from "./request-logs";
+import { resolveVersion } from "./prompt-templates";
+
+/** The score name that is also the log's `score`. */
+export const DEFAULT_SCORE_NAME = "default";
+
+const notFoundLog = () => ApiError.notFound("request");
+
+async function requireLog(db: Db, workspaceId: number, requestId: number) {
+  const [row] = await db
+    .select({ id: requestLogs.id, promptId: requestLogs.promptId, promptName: requestLogs.promptName })
+    .from(requestLogs)
+    .where(and(eq(requestLogs.id, requestId), eq(requestLogs.workspaceId, workspaceId)))
+    .limit(1);
+  if (!row) throw notFoundLog();
+  return row;
+}
+
+const ofLog = (workspaceId: number, requestId: number) => and(eq(requestLogs.id, requestId), eq(requestLogs.workspaceId, workspaceId));
+
+/** A raw `sql` statement or a query builder, for one rawBatch transaction. */
+type Stmt = Parameters<typeof rawBatch>[1][number];
+
+async function runBatch(db: Db, statements: Stmt[]) {
+  if (statements.length === 0) return;
+  await rawBatch(db, statements);
+}
+
+// ---- score ----
+
+export interface TrackScoreInput {
+  request_id: number;
+  score: number;
+  name?: string | null;
+}
+
+/** Sets one named score (0..100) of the log; the name `default` (or none) is also the log's `score`. */
+export async function trackScore(db: Db, auth: AuthContext, input: TrackScoreInput): Promise<void> {
+  const name = input.name ?? DEFAULT_SCORE_NAME;
+  const rows = await db
+    .update(requestLogs)
+    .set({
+      // json_object takes the name as a bound value, so any name is a plain key (no JSON-path quoting).
+      scores: sql`json_patch(${requestLogs.scores}, json_object(${name}, ${input.score}))`,
+      ...(name === DEFAULT_SCORE_NAME ? { score: input.score } : {}),
+    })
+    .where(ofLog(auth.workspaceId, input.request_id))
+    .returning({ id: requestLogs.id });
+  if (rows.length === 0) throw notFoundLog();
+}
+
+// ---- side rows of one kind (metadata, input variables) ----
+
+const KEY_FACETS: Partial<Record<IndexKind, [keys: string, values: string]>> = {
+  metadata: ["metadata_keys", "metadata_values"],
+  input_variable: ["input_variable_keys", "input_variable_values"],
+};
+
+/**
+ * Statements that take back a log's side rows of `kind` (only those under `keys` when given): each
+ * one's autocomplete counts go down by one (a count that reaches 0 is removed), then the rows go.
+ * They read the side rows themselves, so they see the log as the batch finds it, not as it was read.
+ */
+function retireSideRows(db: Db, workspaceId: number, requestId: number, kind: IndexKind, keys: string[] | null): Stmt[] {
+  const [keysField, valuesField] = KEY_FACETS[kind]!;
+  const onlyKeys = keys ? sql` AND v.key IN (SELECT value FROM json_each(${JSON.stringify(keys)}))` : sql``;
+  const rowsOf = (cols: SQL) =>
+    sql`SELECT ${cols} FROM request_log_values AS v WHERE v.request_id = ${requestId} AND v.workspace_id = ${workspaceId} AND v.kind = ${kind}${onlyKeys}`;
+  const keyMatch = sql`field = ${keysField} AND key = '' AND value IN (${rowsOf(sql`v.key`)})`;
+  const valueMatch = sql`field = ${valuesField} AND (key, value) IN (${rowsOf(sql`v.key, v.value`)})`;
+  const stmts: SQL[] = [];
+  for (const match of [keyMatch, valueMatch]) {
+    stmts.push(sql`UPDATE request_log_facets SET count = count - 1 WHERE workspace_id = ${workspaceId} AND ${match}`);
+    stmts.push(sql`DELETE FROM request_log_facets WHERE workspace_id = ${workspaceId} AND ${match} AND count <= 0`);
+  }
+  stmts.push(sql`DELETE FROM request_log_values AS v WHERE v.request_id = ${requestId} AND v.workspace_id = ${workspaceId} AND v.kind = ${kind}${onlyKeys}`);
+  return stmts;
+}
+
+const SCALAR_FACETS = new Set(["engine", "provider_type", "status", "prompt_id", "prompt"]);
+
+/** The autocomplete rows of side rows alone (no model, provider or status). */
+function facetsOfRows(rows: IndexRow[]): FacetRow[] {
+  return facetRowsOf({ model: "", provider: "", status: "", promptId: null, promptName: null }, rows).filter(([field]) => !SCALAR_FACETS.has(field));
+}
+
+function addSideRows(db: Db, workspaceId: number, requestId: number, rows: IndexRow[]): Stmt[] {
+  return [...insertIndexRows(db, workspaceId, sql`${requestId}`, rows), ...addFacetCounts(db, workspaceId, facetsOfRows(rows))];
+}
+
+const EMPTY_LOG = { tags: [], input: {}, output: {}, metadata: {}, prompt_input_variables: {} };
+
+// ---- metadata ----
+
+export interface TrackMetadataInput {
+  request_id: number;
+  metadata: Record<string, string>;
+}
+
+/** Merges string metadata into the log's (a key sent again takes the new value); search and suggestions see it at once. */
+export async function trackMetadata(db: Db, auth: AuthContext, input: TrackMetadataInput): Promise<void> {
+  const ws = auth.workspaceId;
+  await requireLog(db, ws, input.request_id);
+  const keys = Object.keys(input.metadata);
+  if (keys.length === 0) return;
+  const rows = indexRowsOf({ ...EMPTY_LOG, metadata: input.metadata });
+  await runBatch(db, [
+    ...retireSideRows(db, ws, input.request_id, "metadata", [...new Set(keys.map(indexed))]),
+    db
+      .update(requestLogs)
+      .set({ metadata: sql`json_patch(${requestLogs.metadata}, ${JSON.stringify(input.metadata)})` })
+      .where(ofLog(ws, input.request_id)),
+    ...addSideRows(db, ws, input.request_id, rows),
+  ]);
+}
+
+// ---- prompt ----
+
+export interface TrackPromptInput {
+  request_id: number;
+  prompt_name: string;
+  prompt_input_variables?: Record<string, unknown> | null;
+  version?: number | null;
+  label?: string | null;
+}
+
+export interface TrackedPrompt {
+  prompt_id: number;
+  prompt_version_id: number;
+  version: number;
+}
+
+/**
+ * Links the log to a prompt version of this workspace, by template name and version number or release
+ * label (neither: the latest version). Input variables, when given, replace the log's.
+ */
+export async function trackPrompt(db: Db, auth: AuthContext, input: TrackPromptInput): Promise<TrackedPrompt> {
+  const ws = auth.workspaceId;
+  if (input.version != null && input.label != null) throw new ApiError("validation_error", "version: give either version or label, not both");
+  const [template] = await db
+    .select({ id: promptTemplates.id, name: promptTemplates.name })
+    .from(promptTemplates)
+    .where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.name, input.prompt_name)))
+    .limit(1);
+  if (!template) throw ApiError.notFound("prompt template");
+  const version = await resolveVersion(db, template.id, { version: input.version, label: input.label });
+  await requireLog(db, ws, input.request_id);
+
+  const id = input.request_id;
+  const current = sql`(SELECT CAST(r.prompt_id AS TEXT) AS pid, r.prompt_name AS pname FROM request_logs AS r WHERE r.id = ${id} AND r.workspace_id = ${ws})`;
+  // The old link's autocomplete counts go down (and vanish at 0) in the batch, the new one's go up.
+  const oldPromptId = sql`field = 'prompt_id' AND key = '' AND value = (SELECT pid FROM ${current})`;
+  const oldPrompt = sql`field = 'prompt' AND (key, value) = (SELECT coalesce(pid, ''), pname FROM ${current})`;
+  const statements: Stmt[] = [];
+  for (const match of [oldPromptId, oldPrompt]) {
+    statements.push(sql`UPDATE request_log_facets SET count = count - 1 WHERE workspace_id = ${ws} AND ${match}`);
+    statements.push(sql`DELETE FROM request_log_facets WHERE workspace_id = ${ws} AND ${match} AND count <= 0`);
+  }
+  const variables = input.prompt_input_variables ?? null;
+  if (variables) statements.push(...retireSideRows(db, ws, id, "input_variable", null));
+  statements.push(
+    db
+      .update(requestLogs)
+      .set({
+        promptId: template.id,
+        promptName: template.name,
+        promptVersionNumber: version.version,
+        promptVersionId: version.id,
+        ...(variables ? { promptInputVariables: variables } : {}),
+      })
+      .where(ofLog(ws, id)),
+  );
+  const promptFacets = facetRowsOf({ model: "", provider: "", status: "", promptId: template.id, promptName: template.name }, []).filter(
+    ([field]) => field === "prompt_id" || field === "prompt",
+  );
+  statements.push(...addFacetCounts(db, ws, promptFacets));
+  if (variables) statements.push(...addSideRows(db, ws, id, indexRowsOf({ ...EMPTY_LOG, prompt_input_variables: variables })));
+  await runBatch(db, statements);
+  return { prompt_id: template.id, prompt_version_id: version.id, version: version.version };
+}
+
+// ---- groups ----
+
+export async function createGroup(db: Db, auth: AuthContext): Promise<{ id: number }> {
+  const [row] = await db.insert(requestGroups).values({ workspaceId: auth.workspaceId, createdBy: auth.userId }).returning({ id: requestGroups.id });
+  return { id: row.id };
+}
+
+/** Whether the group exists in this workspace. */
+export async function groupExists(db: Db, workspaceId: number, groupId: number): Promise<boolean> {
+  const [row] = await db
+    .select({ id: requestGroups.id })
+    .from(requestGroups)
+    .where(and(eq(requestGroups.id, groupId), eq(requestGroups.workspaceId, workspaceId)))
+    .limit(1);
+  return Boolean(row);
+}
+
+export async function requireGroup(db: Db, workspaceId: number, groupId: number): Promise<void> {
+  if (!(await groupExists(db, workspaceId, groupId))) throw ApiError.notFound("group");
+}
+
+export interface TrackGroupInput {
+  request_id: number;
+  group_id: number;
+}
+
+/** Puts the log in a group of this workspace (a log is in at most one group; tracking another moves it). */
+export async function trackGroup(db: Db, auth: AuthContext, input: TrackGroupInput): Promise<void> {
+  const ws = auth.workspaceId;
+  // One conditional statement: the group is checked in the same write, so it cannot be another workspace's.
+  const rows = await db
+    .update(requestLogs)
+    .set({ groupId: input.group_id })
+    .where(
+      and(
+        ofLog(ws, input.request_id),
+        sql`EXISTS (SELECT 1 FROM request_groups AS g WHERE g.id = ${input.group_id} AND g.workspace_id = ${ws})`,
+      ),
+    )
+    .returning({ id: requestLogs.id });
+  if (rows.length > 0) return;
+  await requireGroup(db, ws, input.group_id);
+  throw notFoundLog();
+}
+

@@ -1,0 +1,108 @@
+// Every public method of the official promptlayer SDK but runWorkflow, against a real `wrangler dev`:
+// logRequest, templates, group.create and track.* here, each result checked through the API.
+// The SDK is loaded the way the README shows for ES modules: through createRequire, i.e. its CommonJS
+// build, whose run() and provider wrappers can require the provider clients (its ES build cannot).
+import { createRequire } from "node:module";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain ES module of the repo's scripts
+import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+
+const require = createRequire(import.meta.url);
+const { PromptLayer } = require("promptlayer") as typeof import("promptlayer");
+
+let api: { url: string; key: string; stop: () => Promise<void>; logs: () => string };
+let pl: InstanceType<typeof PromptLayer>;
+
+beforeAll(async () => {
+  api = await startLocalApi({ workspace: "sdk-tracking" });
+  pl = new PromptLayer({ apiKey: api.key, baseURL: api.url });
+});
+afterAll(async () => {
+  if (process.env.SHOW_API_LOGS) console.log(api?.logs());
+  await api?.stop();
+});
+
+async function getApi(path: string, key = api.key) {
+  const res = await fetch(`${api.url}${path}`, { headers: { "X-API-KEY": key } });
+  return { status: res.status, body: (await res.json()) as any };
+}
+async function postApi(path: string, body: unknown) {
+  const res = await fetch(`${api.url}${path}`, { method: "POST", headers: { "X-API-KEY": api.key, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+const chat = (text: string) => ({
+  type: "chat" as const,
+  messages: [{ role: "user" as const, content: [{ type: "text" as const, text }] }],
+  input_variables: [] as string[],
+});
+
+async function logOne(extra: Record<string, unknown> = {}): Promise<number> {
+  const now = Date.now() / 1000;
+  const res = (await pl.logRequest({
+    provider: "openai",
+    model: "gpt-4o",
+    input: chat("Hello!"),
+    output: { type: "chat", messages: [{ role: "assistant", content: [{ type: "text", text: "Hi!" }] }] },
+    request_start_time: now - 1,
+    request_end_time: now,
+    ...extra,
+  } as never)) as { id: number };
+  expect(res.id).toEqual(expect.any(Number));
+  return res.id;
+}
+
+describe("the official promptlayer SDK: tracking and groups", () => {
+  it("track.score, track.metadata, track.prompt and track.group return true and change the log", async () => {
+    const id = await logOne({ metadata: { env: "dev" } });
+    await pl.templates.publish({ prompt_name: "sdk-tracked", prompt_template: chat("v1"), metadata: { model: { provider: "openai", name: "gpt-4o", parameters: {} } } } as never);
+    await pl.templates.publish({ prompt_name: "sdk-tracked", prompt_template: chat("v2"), release_labels: ["prod"] } as never);
+
+    expect(await pl.track.score({ request_id: id, score: 70 })).toBe(true);
+    expect(await pl.track.score({ request_id: id, score: 85, name: "accuracy" } as never)).toBe(true);
+    expect(await pl.track.metadata({ request_id: id, metadata: { session: "s-42", env: "prod" } })).toBe(true);
+    expect(await pl.track.prompt({ request_id: id, prompt_name: "sdk-tracked", prompt_input_variables: { topic: "otters" }, label: "prod" } as never)).toBe(true);
+    const groupId = await pl.group.create();
+    expect(groupId).toEqual(expect.any(Number));
+    expect(await pl.track.group({ request_id: id, group_id: groupId as number })).toBe(true);
+
+    const { status, body } = await getApi(`/api/public/v2/requests/${id}`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      score: 70,
+      scores: { default: 70, accuracy: 85 },
+      metadata: { env: "prod", session: "s-42" },
+      prompt_name: "sdk-tracked",
+      prompt_version_number: 2,
+      prompt_input_variables: { topic: "otters" },
+      group_id: groupId,
+    });
+    const search = await postApi("/api/public/v2/requests/search", {
+      filter_group: {
+        logic: "AND",
+        filters: [
+          { field: "group_id", operator: "is", value: groupId },
+          { field: "scores", nested_key: "accuracy", operator: "gte", value: 80 },
+          { field: "metadata", nested_key: "session", operator: "key_equals", value: "s-42" },
+        ],
+      },
+    });
+    expect(search.status).toBe(200);
+    expect(search.body.items.map((i: { id: number }) => i.id)).toEqual([id]);
+  });
+
+  it("surfaces a 404 as the SDK's error, and returns false when throwOnError is off", async () => {
+    await expect(pl.track.score({ request_id: 99_999_999, score: 5 })).rejects.toThrow(/request not found/);
+    await expect(pl.track.group({ request_id: await logOne(), group_id: 99_999_999 })).rejects.toThrow(/group not found/);
+    const quiet = new PromptLayer({ apiKey: api.key, baseURL: api.url, throwOnError: false });
+    expect(await quiet.track.metadata({ request_id: 99_999_999, metadata: { a: "b" } })).toBe(false);
+    const wrongKey = new PromptLayer({ apiKey: "pe_" + "1".repeat(48), baseURL: api.url });
+    await expect(wrongKey.group.create()).rejects.toThrow(/unknown or revoked/);
+  });
+
+  it("templates.all lists what templates.publish stored", async () => {
+    const all = (await pl.templates.all()) as Array<{ prompt_name: string }>;
+    expect(all.map((t) => t.prompt_name)).toContain("sdk-tracked");
+    expect((await pl.templates.get("sdk-tracked", { version: 1 }))?.version).toBe(1);
+  });
+});
