@@ -2,7 +2,9 @@
 // logRequest, templates, group.create and track.* here, each result checked through the API.
 // The SDK is loaded the way the README shows for ES modules: through createRequire, i.e. its CommonJS
 // build, whose run() and provider wrappers can require the provider clients (its ES build cannot).
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { startLocalApi } from "../../scripts/lib/local-api.mjs";
@@ -104,5 +106,156 @@ describe("the official promptlayer SDK: tracking and groups", () => {
     const all = (await pl.templates.all()) as Array<{ prompt_name: string }>;
     expect(all.map((t) => t.prompt_name)).toContain("sdk-tracked");
     expect((await pl.templates.get("sdk-tracked", { version: 1 }))?.version).toBe(1);
+  });
+});
+
+// ---- run() and the provider wrappers, against fake providers served here ----
+
+interface Fake {
+  url: string;
+  calls: { path: string; body: any }[];
+  close: () => Promise<void>;
+}
+
+/** An OpenAI-compatible and an Anthropic-compatible endpoint on one loopback server. */
+async function startFakeProviders(): Promise<Fake> {
+  const calls: Fake["calls"] = [];
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (d) => (raw += d));
+    req.on("end", () => {
+      const body = raw ? JSON.parse(raw) : {};
+      calls.push({ path: req.url ?? "", body });
+      const send = (obj: unknown) => {
+        res.writeHead(200, { "Content-Type": "application/json" });
+        res.end(JSON.stringify(obj));
+      };
+      if (req.url?.endsWith("/chat/completions")) {
+        return send({
+          id: "chatcmpl-fake",
+          object: "chat.completion",
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content: "Otters hold hands.", refusal: null }, finish_reason: "stop", logprobs: null }],
+          usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+        });
+      }
+      if (req.url?.endsWith("/responses")) {
+        return send({
+          id: "resp_fake",
+          object: "response",
+          created_at: Math.floor(Date.now() / 1000),
+          status: "completed",
+          model: body.model,
+          output: [{ type: "message", id: "msg_fake", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Otters hold hands.", annotations: [] }] }],
+          usage: { input_tokens: 12, output_tokens: 5, total_tokens: 17 },
+        });
+      }
+      if (req.url?.endsWith("/messages")) {
+        return send({
+          id: "msg_fake",
+          type: "message",
+          role: "assistant",
+          model: body.model,
+          content: [{ type: "text", text: "Bonjour!" }],
+          stop_reason: "end_turn",
+          stop_sequence: null,
+          usage: { input_tokens: 9, output_tokens: 3 },
+        });
+      }
+      res.writeHead(404, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `no fake for ${req.url}` } }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, calls, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+describe("the official promptlayer SDK: run() and the provider wrappers", () => {
+  let fake: Fake;
+  const saved: Record<string, string | undefined> = {};
+  beforeAll(async () => {
+    fake = await startFakeProviders();
+    const env = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-fake", ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: "sk-ant-fake" };
+    for (const [k, v] of Object.entries(env)) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+  });
+  afterAll(async () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await fake?.close();
+  });
+
+  it("run() renders the template, calls the provider and logs the call with its prompt link, tags, metadata and group", async () => {
+    await pl.templates.publish({
+      prompt_name: "sdk-run",
+      prompt_template: {
+        type: "chat",
+        messages: [{ role: "user", content: [{ type: "text", text: "Tell me about {animal}" }] }],
+        input_variables: ["animal"],
+      },
+      metadata: { model: { provider: "openai", name: "gpt-4o-mini", parameters: { temperature: 0.5 }, api_type: "chat-completions" } },
+    } as never);
+    const groupId = (await pl.group.create()) as number;
+    const before = fake.calls.length;
+    const res = (await pl.run({ promptName: "sdk-run", inputVariables: { animal: "otters" }, tags: ["run"], metadata: { user: "u-1" }, groupId } as never)) as any;
+    expect(res.request_id).toEqual(expect.any(Number));
+    expect(res.raw_response).toMatchObject({ id: expect.stringMatching(/fake/) });
+    expect(res.prompt_blueprint).toMatchObject({ prompt_template: expect.any(Object) });
+    const sent = fake.calls.slice(before);
+    expect(sent).toHaveLength(1);
+    expect(JSON.stringify(sent[0].body)).toContain("Tell me about otters");
+
+    const { body } = await getApi(`/api/public/v2/requests/${res.request_id}`);
+    expect(body).toMatchObject({
+      provider: "openai",
+      model: "gpt-4o-mini",
+      tags: ["run"],
+      metadata: { user: "u-1" },
+      prompt_name: "sdk-run",
+      prompt_version_number: 1,
+      prompt_input_variables: { animal: "otters" },
+      group_id: groupId,
+      input_tokens: 12,
+      output_tokens: 5,
+      status: "SUCCESS",
+    });
+    expect(JSON.stringify(body.output)).toContain("Otters hold hands.");
+  });
+
+  it("pl.OpenAI logs each call and returns [response, request_id] with return_pl_id", async () => {
+    const OpenAI = pl.OpenAI as any;
+    const client = new OpenAI();
+    const [response, requestId] = await client.chat.completions.create({
+      model: "gpt-4o",
+      messages: [{ role: "user", content: "Say something about otters" }],
+      return_pl_id: true,
+      pl_tags: ["wrapper"],
+    });
+    expect(response.choices[0].message.content).toBe("Otters hold hands.");
+    expect(requestId).toEqual(expect.any(Number));
+    const { body } = await getApi(`/api/public/v2/requests/${requestId}`);
+    expect(body).toMatchObject({ provider: "openai", model: "gpt-4o", tags: ["wrapper"], input_tokens: 12, output_tokens: 5, function_name: "openai.chat.completions.create" });
+    expect(JSON.stringify(body.input)).toContain("Say something about otters");
+  });
+
+  it("pl.Anthropic logs each call and returns [response, request_id] with return_pl_id", async () => {
+    const Anthropic = pl.Anthropic as any;
+    const client = new Anthropic();
+    const [response, requestId] = await client.messages.create({
+      model: "claude-3-5-haiku-latest",
+      max_tokens: 64,
+      messages: [{ role: "user", content: "Say hello in French" }],
+      return_pl_id: true,
+    });
+    expect(response.content[0].text).toBe("Bonjour!");
+    const { body } = await getApi(`/api/public/v2/requests/${requestId}`);
+    expect(body).toMatchObject({ provider: "anthropic", model: "claude-3-5-haiku-latest", input_tokens: 9, output_tokens: 3, status: "SUCCESS" });
+    expect(JSON.stringify(body.output)).toContain("Bonjour!");
   });
 });

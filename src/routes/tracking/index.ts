@@ -8,6 +8,8 @@ import type { AppEnv } from "../../env";
 import { getDb } from "../../db/client";
 import { defineRoute } from "../../lib/openapi";
 import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "../../services/tracking";
+import { trackRequest } from "../../services/tracking-request";
+import { convertProviderCall } from "../../converters";
 import {
   CreateGroupBody,
   CreateGroupResponse,
@@ -19,6 +21,8 @@ import {
   TrackMetadataBody,
   TrackPromptBody,
   TrackResponse,
+  TrackRequestBody,
+  TrackRequestResponse,
   TrackScoreBody,
 } from "./schemas";
 
@@ -84,7 +88,39 @@ const createGroupRoute = defineRoute({
   responses: ok(CreateGroupResponse, "Created (200, as the SDK expects)"),
 });
 
+const trackRequestRoute = defineRoute({
+  method: "post",
+  path: "/track-request",
+  tags: ["tracking"],
+  summary: "Log a provider call (run() and the SDK's provider wrappers)",
+  description:
+    "Turns the provider's own request (`function_name`, `provider_type`, `kwargs`) and response (`request_response`) into a request log " +
+    "through the provider converters (OpenAI chat and responses, Anthropic, Google, Bedrock converse, Mistral and their Azure/Bedrock variants): " +
+    "prompt blueprints, tokens, price where known, status. Times, tags, metadata, the prompt link (`prompt_id`, `prompt_version`), `group_id` " +
+    "and `score` are added. A call the converters cannot read is a 400, except a failed call reported with `status: ERROR`, which is logged as is. " +
+    "Times default to the moment of the call." +
+    BODY_KEY +
+    " A prompt id, prompt version or group id of another workspace is a 404 and nothing is logged.",
+  errors: [404],
+  bodyKey: true,
+  bodyLimit: "LOG_REQUEST_MAX_BYTES",
+  request: jsonBody(TrackRequestBody),
+  responses: ok(TrackRequestResponse, "Logged (200, as the SDK expects)"),
+});
+
 export function registerTrackingRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(trackRequestRoute, async (c) => {
+    const { request_start_time, request_end_time, ...body } = c.req.valid("json");
+    const now = Date.now();
+    const end = request_end_time ?? now;
+    const tracked = await trackRequest(getDb(c.env.DB), c.get("auth"), {
+      ...body,
+      request_start_time: request_start_time ?? end,
+      request_end_time: end,
+    }, convertProviderCall);
+    return c.json({ success: true as const, ...tracked }, 200);
+  });
+
   for (const r of [score.rest, score.library] as const) {
     app.openapi(r, async (c) => {
       const body = c.req.valid("json");
