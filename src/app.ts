@@ -28,6 +28,7 @@ import { registerEvaluationRoutes } from "./routes/evaluations";
 import { registerEnvVarRoutes } from "./routes/env-vars";
 import { registerAnalyticsRoutes } from "./routes/analytics";
 import { registerTrackingRoutes } from "./routes/tracking";
+import { registerRealtimeRoutes } from "./routes/realtime";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string): ApiError {
@@ -92,6 +93,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerEnvVarRoutes(app);
   registerAnalyticsRoutes(app);
   registerTrackingRoutes(app);
+  registerRealtimeRoutes(app);
   registerDocsRoutes(app);
   return app;
 }

@@ -1,11 +1,14 @@
 // The Worker's bindings (wrangler.toml) and the per-request values the Hono app carries.
 import type { SheetObject } from "./sheets/sheet-object";
+import type { RealtimeHub } from "./realtime/hub-object";
 
 export interface Env {
   DB: D1Database;
   BLOBS: R2Bucket;
   JOBS: Queue;
   SHEETS: DurableObjectNamespace<SheetObject>;
+  /** The realtime channels of workflow runs (runWorkflow's WebSocket). */
+  REALTIME: DurableObjectNamespace<RealtimeHub>;
   SUGGESTIONS_LIMITER: RateLimit;
   LOG_REQUEST_MAX_BYTES?: string;
   JSON_MAX_BYTES?: string;

@@ -5,11 +5,19 @@ import { handleQueue } from "./queue/consumer";
 import { sweepWebhooks } from "./services/webhook-delivery";
 
 export { SheetObject } from "./sheets/sheet-object";
+export { RealtimeHub } from "./realtime/hub-object";
 
 const app = createApp();
 
 export default {
-  fetch: app.fetch,
+  fetch: (request: Request, env: Env, ctx: ExecutionContext) => {
+    // The realtime WebSocket goes to its object untouched: a 101 answer's headers cannot be changed
+    // by the app's middleware. Everything else, a plain GET included, goes through the app.
+    if (request.headers.get("Upgrade")?.toLowerCase() === "websocket" && new URL(request.url).pathname === "/connection/websocket") {
+      return env.REALTIME.get(env.REALTIME.idFromName("hub")).fetch(request);
+    }
+    return app.fetch(request, env, ctx);
+  },
   queue: (batch: MessageBatch<unknown>, env: Env) => handleQueue(batch, env),
   // The cron trigger: webhook events and deliveries whose queue message was lost still go out.
   scheduled: async (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {

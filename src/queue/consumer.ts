@@ -13,6 +13,18 @@ import { inEventScope } from "../services/events";
 import { deliverWebhook, dispatchQuietly } from "../services/webhook-delivery";
 import { markFillFailed, runDatasetFill } from "../services/dataset-fill";
 
+/**
+ * Tells the run's realtime subscribers (runWorkflow) that it is over. A failure here loses nothing:
+ * a client that subscribes later reads the run's state itself.
+ */
+async function announceRunDone(env: Env, executionId: number): Promise<void> {
+  try {
+    await env.REALTIME.get(env.REALTIME.idFromName("hub")).publishDone(executionId);
+  } catch (err) {
+    console.error(JSON.stringify({ level: "warn", msg: "realtime publish failed", execution_id: executionId, error: chainForLog(err) }));
+  }
+}
+
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
 
 const handlers: Handlers = {
@@ -22,7 +34,7 @@ const handlers: Handlers = {
   },
   workflow_run: async (job, env) => {
     const db = getDb(env.DB);
-    await runExecution(db, job.workspace_id, job.execution_id, blockContextFor(env, db, job.workspace_id));
+    if (await runExecution(db, job.workspace_id, job.execution_id, blockContextFor(env, db, job.workspace_id))) await announceRunDone(env, job.execution_id);
   },
   dataset_fill: async (job, env) => {
     await runDatasetFill(env.DB, job.workspace_id, job.job_id);
@@ -47,7 +59,10 @@ const handlers: Handlers = {
  */
 const deadLetterHandlers: { [K in JobMessage["kind"]]?: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> } = {
   dataset_fill: (job, env) => markFillFailed(env.DB, job.workspace_id, job.job_id),
-  workflow_run: (job, env) => giveUpExecution(getDb(env.DB), job.workspace_id, job.execution_id),
+  workflow_run: async (job, env) => {
+    await giveUpExecution(getDb(env.DB), job.workspace_id, job.execution_id);
+    await announceRunDone(env, job.execution_id);
+  },
   evaluation_run: (job, env) => giveUpEvaluationRun(env.DB, job.workspace_id, job.report_id),
 };
 

@@ -102,9 +102,11 @@ function decide(nodeNames: Set<string>, upstream: string[], inputs: string[], in
 }
 
 /** The queue job: runs (or resumes) one execution. Safe to redeliver. */
-export async function runExecution(db: Db, workspaceId: number, executionId: number, ctx: BlockContext): Promise<void> {
+/** Runs (or resumes) an execution; answers whether it is over (so its watchers can be told). */
+export async function runExecution(db: Db, workspaceId: number, executionId: number, ctx: BlockContext): Promise<boolean> {
   const [exec] = await db.select().from(workflowExecutions).where(and(eq(workflowExecutions.id, executionId), eq(workflowExecutions.workspaceId, workspaceId))).limit(1);
-  if (!exec || exec.status === "COMPLETED" || exec.status === "FAILED") return;
+  if (!exec) return false;
+  if (exec.status === "COMPLETED" || exec.status === "FAILED") return true;
   const [version] = await db.select().from(workflowVersions).where(eq(workflowVersions.id, exec.workflowVersionId)).limit(1);
   const nodes: NodeSpec[] = version.nodes;
   const plan = validateGraph(nodes, version.edges as unknown as EdgeSpec[], version.requiredInputVariables);
@@ -146,6 +148,7 @@ export async function runExecution(db: Db, workspaceId: number, executionId: num
   const after = await db.select({ status: workflowExecutionNodes.status }).from(workflowExecutionNodes).where(eq(workflowExecutionNodes.executionId, executionId));
   const anyFailed = after.some((r) => r.status === "FAILED");
   await db.update(workflowExecutions).set({ status: anyFailed ? "FAILED" : "COMPLETED", finishedAt: Date.now() }).where(eq(workflowExecutions.id, executionId));
+  return true;
 }
 
 /** The dead-letter queue gave the run up: unfinished nodes fail, so results stop answering 202. */
