@@ -6,11 +6,7 @@ import { call, json } from "../helpers/api";
 
 /** Operations not served yet, by the open issue that owns them. Remove a line when it lands. */
 const NOT_YET: Record<string, string> = {
-  // Tracking and tracing (issues 14 and 15).
-  "post /rest/track-score": "issue 14",
-  "post /rest/track-metadata": "issue 14",
-  "post /rest/track-prompt": "issue 14",
-  "post /rest/track-group": "issue 14",
+  // Tracing (issue 15).
   "post /spans-bulk": "issue 15",
   "post /v1/traces": "issue 15",
   "get /api/public/v2/traces/{}": "issue 15",
