@@ -162,6 +162,7 @@ async function main() {
       machine: machine(),
       logs: opts.logs,
       matched: opts.match,
+      analyzed: opts.analyze,
       health: { p50: r2(percentile(healthMs, 50)), p95: r2(percentile(healthMs, 95)) },
       runs,
       target: { webhook_ms: TARGET_MS, worst, met: worst <= TARGET_MS },
@@ -169,6 +170,7 @@ async function main() {
     if (opts.json) console.log(JSON.stringify(summary, null, 2));
     else {
       log(`\nmachine: ${summary.machine.line}`);
+      log(`statistics: ${opts.analyze ? "ANALYZE ran after seeding" : "none (no ANALYZE)"}`);
       log(`GET /health (floor): p50 ${summary.health.p50} ms, p95 ${summary.health.p95} ms`);
       log(`request → webhook, ${opts.match.toLocaleString("en-US")} logs: worst ${worst} ms (target ≤ ${TARGET_MS} ms: ${summary.target.met ? "met" : "NOT met"})`);
     }
