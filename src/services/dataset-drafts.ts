@@ -8,7 +8,7 @@ import type { AuthContext } from "../env";
 import { compileRequestLogQuery, parseFilterGroup, SqlParams } from "../filters";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { fillQuery, valuesSql } from "./dataset-fill";
+import { fillQuery, LOGS_BY_IDS, valuesSql } from "./dataset-fill";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, requireGroup, type FillParams, type FromFilterParamsInput } from "./datasets";
 import { filterEstimates } from "./request-search";
 
@@ -178,14 +178,14 @@ export async function previewFill(db: Db, ws: number, input: FromFilterParamsInp
   if (explicit) {
     for (let i = 0; i < explicit.length; i += COUNT_CHUNK) {
       const row = await d1
-        .prepare(`SELECT count(*) AS n FROM json_each(?) AS j JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ?`)
+        .prepare(`SELECT count(*) AS n FROM ${LOGS_BY_IDS("?1", "?2")}`)
         .bind(JSON.stringify(explicit.slice(i, i + COUNT_CHUNK)), ws)
         .first<{ n: number }>();
       matching += row!.n;
     }
     const wanted = Math.min(cap, input.preview_rows);
     const { results } = await d1
-      .prepare(`SELECT r.id FROM json_each(?) AS j JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ? ORDER BY j.key LIMIT ?`)
+      .prepare(`SELECT r.id FROM ${LOGS_BY_IDS("?1", "?2")} ORDER BY j.key LIMIT ?3`)
       .bind(JSON.stringify(explicit.slice(0, cap)), ws, wanted)
       .all<{ id: number }>();
     ids = results.map((r) => r.id);
@@ -206,8 +206,7 @@ export async function previewFill(db: Db, ws: number, input: FromFilterParamsInp
     ? (
         await d1
           .prepare(
-            `SELECT ${values} AS v FROM json_each(${params.add(JSON.stringify(ids))}) AS j
-             JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${params.add(ws)} ORDER BY j.key`,
+            `SELECT ${values} AS v FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws))} ORDER BY j.key`,
           )
           .bind(...params.values)
           .all<{ v: string }>()

@@ -94,6 +94,28 @@ async function selectIds(d1: D1Database, ws: number, p: FillParams): Promise<num
   return results.map((r) => r.id);
 }
 
+/**
+ * `FROM json_each(ids) CROSS JOIN request_logs`: the CROSS JOIN keeps the id list as the outer loop, so
+ * each id is one primary-key lookup whatever statistics SQLite has (with a plain JOIN and no
+ * sqlite_stat1 the planner may scan the workspace's logs once per chunk instead).
+ */
+export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${ws}`;
+
+/** One chunk of a filter fill (pure): rows for `ids`, at positions offset + index, only while the job is the draft's. */
+export function fillChunkSql(ws: number, datasetId: number, jobId: number, offset: number, ids: number[], variables: string[] | null | undefined): { sql: string; params: Scalar[] } {
+  const params = new SqlParams();
+  const wsP = params.add(ws);
+  const ds = params.add(datasetId);
+  const jb = params.add(jobId);
+  const values = valuesSql(params, variables);
+  const sqlText = `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+      SELECT ${wsP}, ${ds}, ${jb}, j.key + ${params.add(offset)}, r.id, ${values}
+      FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), wsP)}
+      WHERE (SELECT current_job_id FROM datasets WHERE id = ${ds}) = ${jb}
+      ON CONFLICT (dataset_id, request_log_id) DO NOTHING`;
+  return { sql: sqlText, params: params.values };
+}
+
 /** Column names of a filled draft: the requested ones in order, else input variables (sorted), input, output. */
 export async function columnNames(d1: D1Database, datasetId: number, variables: string[] | null | undefined): Promise<string[]> {
   if (variables && variables.length > 0) return [...new Set(variables)];
@@ -134,13 +156,8 @@ export async function runDatasetFill(d1: D1Database, ws: number, jobId: number):
     const ds = params.add(job.dataset_id);
     const jb = params.add(job.id);
     const values = valuesSql(params, p.variables_to_parse);
-    const sqlText = `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
-      SELECT ${wsP}, ${ds}, ${jb}, j.key + ${params.add(offset)}, r.id, ${values}
-      FROM json_each(${params.add(JSON.stringify(ids.slice(offset, offset + CHUNK)))}) AS j
-      JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${wsP}
-      WHERE (SELECT current_job_id FROM datasets WHERE id = ${ds}) = ${jb}
-      ON CONFLICT (dataset_id, request_log_id) DO NOTHING`;
-    await d1.prepare(sqlText).bind(...params.values).run();
+    const chunk = fillChunkSql(ws, job.dataset_id, job.id, offset, ids.slice(offset, offset + CHUNK), p.variables_to_parse);
+    await d1.prepare(chunk.sql).bind(...chunk.params).run();
   }
 
   const columns = await columnNames(d1, job.dataset_id, p.variables_to_parse);

@@ -263,7 +263,7 @@ async function promptFilter(db: Db, ws: number, q: ListDatasetsQuery): Promise<S
     conds.push(sql`r.prompt_id = ${pv.promptId} AND r.prompt_version_number = ${pv.version}`);
   }
   if (conds.length === 0) return undefined;
-  return sql`EXISTS (SELECT 1 FROM dataset_rows AS dr JOIN request_logs AS r ON r.id = dr.request_log_id
+  return sql`EXISTS (SELECT 1 FROM dataset_rows AS dr CROSS JOIN request_logs AS r ON r.id = dr.request_log_id
     WHERE dr.dataset_id = ${datasets.id} AND r.workspace_id = ${ws} AND ${sql.join(conds, sql` AND `)})`;
 }
 
