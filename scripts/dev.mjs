@@ -11,7 +11,28 @@ import { spawn } from "node:child_process";
 
 const KEY_FILE = join(ROOT, ".dev-api-key");
 const DEV_VARS = join(ROOT, ".dev.vars");
-const PORT = process.env.PORT ?? "8787";
+/**
+ * The port: `--port N` (or `--port=N`) after `npm run dev --`, else PORT, else 8787. The flag is taken
+ * out of what goes on to wrangler, which would otherwise see two ports.
+ */
+function portAndRest(argv) {
+  let port = process.env.PORT || "8787";
+  const rest = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--port" || a === "-p") {
+      port = argv[++i] ?? port;
+    } else if (a.startsWith("--port=")) {
+      port = a.slice("--port=".length);
+    } else rest.push(a);
+  }
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    console.error(`npm run dev: the port must be a number from 1 to 65535, not "${port}"`);
+    process.exit(2);
+  }
+  return { port, rest };
+}
+const { port: PORT, rest: PASSED_ON } = portAndRest(process.argv.slice(2));
 
 function ensureKey() {
   if (existsSync(KEY_FILE)) {
@@ -50,7 +71,7 @@ console.log(banner(key));
 
 const child = spawn(
   join(ROOT, "node_modules", ".bin", "wrangler"),
-  ["dev", "--ip", "127.0.0.1", "--port", PORT, ...process.argv.slice(2)],
+  ["dev", "--ip", "127.0.0.1", "--port", PORT, ...PASSED_ON],
   { cwd: ROOT, env: OFFLINE_ENV, stdio: ["inherit", "pipe", "inherit"] },
 );
 let announced = false;

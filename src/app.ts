@@ -10,6 +10,7 @@ import { chainForLog, chainIncludes } from "./lib/error-text";
 import { requestContext } from "./lib/middleware";
 import { dispatchEmittedEvents } from "./lib/event-dispatch";
 import { validationHook } from "./lib/validation";
+import { allowedMethodsLookup } from "./lib/allowed-methods";
 import { registerDocsRoutes } from "./routes/docs";
 import { registerHealthRoutes } from "./routes/health";
 import { registerLogRequestRoutes } from "./routes/log-request";
@@ -31,9 +32,12 @@ import { registerTrackingRoutes } from "./routes/tracking";
 import { registerRealtimeRoutes } from "./routes/realtime";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
-export function toApiError(err: unknown, requestId: string): ApiError {
+export function toApiError(err: unknown, requestId: string, bodyTypes?: string[]): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof HTTPException) {
+    if (err.status === 415 && bodyTypes?.length) {
+      return new ApiError("unsupported_media_type", `send the body as ${bodyTypes.join(" or ")} (with that Content-Type header)`);
+    }
     const code = codeForStatus(err.status);
     if (code) return new ApiError(code, err.message || code);
   }
@@ -56,7 +60,7 @@ export function toApiError(err: unknown, requestId: string): ApiError {
 
 function respondWithError(err: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get("requestId") ?? crypto.randomUUID();
-  const apiErr = toApiError(err, requestId);
+  const apiErr = toApiError(err, requestId, c.get("bodyTypes"));
   const res = c.json(errorBody(apiErr), apiErr.status as ContentfulStatusCode);
   for (const [k, v] of Object.entries(apiErr.headers ?? {})) res.headers.set(k, v);
   res.headers.set("X-Request-Id", requestId);
@@ -68,7 +72,17 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.use("*", requestContext);
   app.use("*", dispatchEmittedEvents);
   app.onError(respondWithError);
-  app.notFound((c) => respondWithError(new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`), c));
+  const methodsOf = allowedMethodsLookup(() => app.routes);
+  app.notFound((c) => {
+    const allow = methodsOf(c.req.path);
+    if (allow.length > 0) {
+      const err = new ApiError("method_not_allowed", `${c.req.path} does not take ${c.req.method}; it takes ${allow.join(", ")}`, {
+        headers: { Allow: allow.join(", ") },
+      });
+      return respondWithError(err, c);
+    }
+    return respondWithError(new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`), c);
+  });
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

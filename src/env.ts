@@ -59,5 +59,7 @@ export type AppEnv = {
     bodyApiKey?: string;
     /** Set on the routes that take the key from the body too. */
     acceptsBodyKey?: boolean;
+    /** The body types the matched route declares, named in its 415 answer. */
+    bodyTypes?: string[];
   };
 };

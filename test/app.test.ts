@@ -145,8 +145,35 @@ describe("errors", () => {
       expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "not_found" });
       expect(res.headers.get("X-Request-Id")).toBeTruthy();
     }
-    const wrongMethod = await call("/log-request", { method: "GET", key: ws.key });
-    expect(wrongMethod.status).toBe(404);
+  });
+
+  it("405 with Allow for a known path asked with another method, with or without a key", async () => {
+    for (const key of [undefined, ws.key]) {
+      const res = await call("/log-request", { method: "GET", key });
+      expect(res.status).toBe(405);
+      expect(res.headers.get("Allow")).toBe("POST");
+      expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "method_not_allowed", message: "/log-request does not take GET; it takes POST" });
+    }
+    const withId = await call("/prompt-templates/some-name", { method: "PUT", key: ws.key });
+    expect(withId.status).toBe(405);
+    expect(withId.headers.get("Allow")).toBe("GET, HEAD, POST");
+    // A path that is not served at all stays a 404.
+    expect((await call("/prompt-templates/a/b/c/d", { method: "PUT", key: ws.key })).status).toBe(404);
+  });
+
+  it("GET / sends a browser to the reference and gives a program the links", async () => {
+    const browser = await call("/", { headers: { Accept: "text/html,application/xhtml+xml" }, redirect: "manual" });
+    expect(browser.status).toBe(302);
+    expect(browser.headers.get("Location")).toBe("/docs");
+    const program = await call("/");
+    expect(program.status).toBe(200);
+    expect(await json(program)).toMatchObject({ success: true, links: { docs: "/docs", openapi: "/openapi.json" } });
+  });
+
+  it("401 that says to use X-API-KEY for an Authorization: Bearer key", async () => {
+    const res = await call("/api/public/v2/requests/1", { headers: { Authorization: `Bearer ${ws.key}` } });
+    expect(res.status).toBe(401);
+    expect((await json(res)).message).toMatch(/X-API-KEY header; an Authorization: Bearer header is not read/);
   });
 
   it("400 for malformed JSON", async () => {
@@ -169,7 +196,7 @@ describe("errors", () => {
     for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
       const res = await call("/log-request", { method: "POST", key: ws.key, body: "provider=openai", headers: { "Content-Type": type } });
       expect(res.status, type).toBe(415);
-      expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "unsupported_media_type" });
+      expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "unsupported_media_type", message: "send the body as application/json (with that Content-Type header)" });
     }
     const noType = await call("/log-request", { method: "POST", key: ws.key, body: new TextEncoder().encode(JSON.stringify(logBody())) });
     expect(noType.status).toBe(415);

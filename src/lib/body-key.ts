@@ -33,6 +33,9 @@ export function presentedKey(c: Context<AppEnv>): string {
   const body = c.get("bodyApiKey");
   if (header && body && header !== body) throw new ApiError("unauthorized", KEY_MISMATCH);
   const key = header || body;
+  if (!key && /^bearer\s/i.test(c.req.header("authorization") ?? "")) {
+    throw new ApiError("unauthorized", "send the API key in the X-API-KEY header; an Authorization: Bearer header is not read");
+  }
   if (!key) throw new ApiError("unauthorized", c.get("acceptsBodyKey") ? "X-API-KEY header (or api_key in the body) is missing" : "X-API-KEY header is missing");
   return key;
 }

@@ -5,6 +5,7 @@ export const ErrorCode = {
   validation_error: 400,
   unauthorized: 401,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -13,6 +13,7 @@ const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   validation_error: "malformed JSON or a field that breaks a rule; the message names the field and the rule",
   unauthorized: "X-API-KEY missing, unknown or revoked",
   not_found: "unknown id, or an id of another workspace",
+  method_not_allowed: "the path exists but not with this method; the Allow header lists the methods it takes",
   conflict: "a uniqueness rule would be broken",
   payload_too_large: "the body is over the documented limit",
   unsupported_media_type: "the endpoint does not take this content type",
@@ -55,6 +56,13 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   }
   const errorResponses = Object.fromEntries([...statuses].sort().map((s) => [s, errorResponse(s)]));
   const mw: MiddlewareHandler<AppEnv>[] = [];
+  const bodyTypes = Object.keys((route.request?.body as { content?: Record<string, unknown> } | undefined)?.content ?? {});
+  if (bodyTypes.length > 0) {
+    mw.push(async (c, next) => {
+      c.set("bodyTypes", bodyTypes);
+      await next();
+    });
+  }
   if (rateLimit) mw.push(rateLimitByKey(rateLimit));
   const capBody = hasBody && bodyLimit !== false ? limitBody(bodyLimit ?? "JSON_MAX_BYTES", multipartLimit) : null;
   // A key read from the body needs the body read before auth, so the cap comes first there.
