@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
+import { buildDeps } from "./deps";
 import { ApiError, codeForStatus, errorBody } from "./lib/errors";
 import { chainForLog, chainIncludes } from "./lib/error-text";
 import { requestContext } from "./lib/middleware";
@@ -70,6 +71,10 @@ function respondWithError(err: unknown, c: Context<AppEnv>): Response {
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", requestContext);
+  app.use("*", async (c, next) => {
+    c.set("deps", buildDeps(c.env));
+    await next();
+  });
   app.use("*", dispatchEmittedEvents);
   app.onError(respondWithError);
   const methodsOf = allowedMethodsLookup(() => app.routes);

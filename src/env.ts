@@ -1,6 +1,8 @@
 // The Worker's bindings (wrangler.toml) and the per-request values the Hono app carries.
 import type { SheetObject } from "./sheets/sheet-object";
 import type { RealtimeHub } from "./realtime/hub-object";
+import type { BlockContext } from "./blocks/types";
+import type { Db } from "./db/client";
 
 export interface Env {
   DB: D1Database;
@@ -42,6 +44,23 @@ export interface Env {
   TOOL_EXECUTION_CPU_MS?: string;
 }
 
+/**
+ * What a request, a queue job or a Durable Object works with, built once from the env (deps.ts):
+ * handlers take it from the request's context and hand services the part they need.
+ */
+export interface Deps {
+  /** The settings (limits, timeouts, secrets) as the deployment sets them. */
+  readonly env: Env;
+  readonly db: Db;
+  readonly blobs: R2Bucket;
+  readonly jobs: Queue;
+  /** The Durable Object that owns a sheet. */
+  sheet(sheetId: string): DurableObjectStub<SheetObject>;
+  /** What blocks (LLM calls, endpoints, stored prompts) run with, for one workspace. */
+  blocks(workspaceId: number): BlockContext;
+  now(): number;
+}
+
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */
 export interface AuthContext {
   workspaceId: number;
@@ -54,6 +73,8 @@ export type AppEnv = {
   Bindings: Env;
   Variables: {
     requestId: string;
+    /** The request's services, built once before any route runs. */
+    deps: Deps;
     auth: AuthContext;
     /** The body's api_key, on the routes that take the key there (lib/body-key.ts). */
     bodyApiKey?: string;

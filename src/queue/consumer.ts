@@ -7,6 +7,7 @@ import { runImport } from "../services/sheet-imports";
 import { enqueue, JobMessage } from "./messages";
 import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluation-runs";
 import { getDb } from "../db/client";
+import { buildDeps } from "../deps";
 import { blockContextFor } from "../services/block-context";
 import { giveUpExecution, runExecution } from "../services/workflow-runs";
 import { inEventScope } from "../services/events";
@@ -39,7 +40,7 @@ const handlers: Handlers = {
   dataset_fill: async (job, env) => {
     await runDatasetFill(env.DB, job.workspace_id, job.job_id);
   },
-  sheet_import: (job, env) => runImport(env, job.workspace_id, job.operation_id),
+  sheet_import: (job, env) => runImport(buildDeps(env), job.workspace_id, job.operation_id),
   webhook_delivery: async (job, env) => {
     await deliverWebhook(env, job.workspace_id, job.delivery_id);
   },

@@ -2,6 +2,7 @@
 // selects. Charts made of counts, sums, averages and latency percentiles by model, provider, prompt,
 // status or error type share one read of the grouped rows (rollups for whole hours, as analytics
 // does); the others (min, max, prompt_version_number, side-table groupings) read the logs per chart.
+import { d1Of, type Db } from "../db/client";
 import { compileRequestLogQuery, SqlParams } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import { chartProblem, drawChart, needsOwnField, seriesOf, servedBySums, type ChartSpec, type GroupField, type MetricField, type Observation } from "../analytics/custom-charts";
@@ -46,7 +47,8 @@ const FIELD_SQL: Partial<Record<MetricField, string>> = {
   prompt_version_number: "r.prompt_version_number",
 };
 
-export async function customAnalytics(d1: D1Database, workspaceId: number, input: AnalyticsInput & { customCharts: ChartSpec[] }) {
+export async function customAnalytics(db: Db, workspaceId: number, input: AnalyticsInput & { customCharts: ChartSpec[] }) {
+  const d1 = d1Of(db);
   const ids = new Set<string>();
   input.customCharts.forEach((chart, i) => {
     if (ids.has(chart.id)) throw new ApiError("validation_error", `customCharts.${i}.id: ${chart.id} is used twice`);

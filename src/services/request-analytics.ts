@@ -5,7 +5,7 @@
 // Either way every count and sum is exact, computed inside the database; only percentiles come from
 // latency histograms.
 import { and, eq, inArray } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { d1Of, type Db } from "../db/client";
 import { promptTemplates } from "../db/schema";
 import { compileRequestLogQuery, isGroup, SqlParams, type CompileContext, type FilterGroup } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
@@ -101,7 +101,8 @@ export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan
 
 export const SUMS = "sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost) AS cost, sum(latency_ms) AS latency_ms";
 
-export async function requestAnalytics(db: Db, d1: D1Database, workspaceId: number, input: AnalyticsInput) {
+export async function requestAnalytics(db: Db, workspaceId: number, input: AnalyticsInput) {
+  const d1 = d1Of(db);
   const plan = planAnalytics(input);
   const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
   const statement = (dim: Dim, query: string) => {

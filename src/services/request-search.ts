@@ -2,6 +2,7 @@
 // SQL over D1 because the compiler emits numbered parameters (?N) that drizzle's builder cannot
 // carry; every value is bound. Suggestions without a filter_group read the facet counts kept by
 // POST /log-request (an index range, no GROUP BY over logs); with one they count the matching logs.
+import { d1Of, type Db } from "../db/client";
 import { FACET_FIELDS, type FacetField } from "../db/schema";
 import { compileRequestLogQuery, facetLookupsOf, isGroup, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { toIso } from "../lib/time";
@@ -83,7 +84,8 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   };
 }
 
-export async function searchRequestLogs(d1: D1Database, workspaceId: number, input: SearchInput) {
+export async function searchRequestLogs(db: Db, workspaceId: number, input: SearchInput) {
+  const d1 = d1Of(db);
   const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
   const q = searchQueries(workspaceId, input, estimate);
   // Page and count travel in one batch: one round trip. (One statement for both, the matches
@@ -238,7 +240,8 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput): { sql
   return { sql, params: params.values };
 }
 
-export async function suggestRequestValues(d1: D1Database, workspaceId: number, input: SuggestInput) {
+export async function suggestRequestValues(db: Db, workspaceId: number, input: SuggestInput) {
+  const d1 = d1Of(db);
   const { sql, params } = suggestionQuery(workspaceId, input);
   const { results } = await d1.prepare(sql).bind(...params).all<{ suggestion: string; n: number }>();
   return {

@@ -1,10 +1,9 @@
 // The sheet engine seen from the Worker: finds a workspace's sheet in D1 (another workspace's sheet is
 // a 404) and turns the sheet object's tagged results into ApiErrors. The work itself runs in the object.
-import type { Db } from "../db/client";
-import type { Env } from "../env";
+import type { Deps } from "../env";
 import { ApiError } from "../lib/errors";
 import type { Fail, SheetAccess } from "../sheets/sheet-object";
-import { requireSheet, sheetStub } from "./sheets";
+import { requireSheet } from "./sheets";
 
 /**
  * Sheets found live in D1 lately, per isolate: a cell edit is the hot path, and this spares it one
@@ -16,16 +15,16 @@ const LIVE_MAX = 10_000;
 const live = new Map<string, number>();
 
 /** The sheet's object and the access it checks, once the sheet is known to be a live sheet of this workspace's table. */
-export async function liveSheet(db: Db, env: Env, workspaceId: number, tableId: string, sheetId: string) {
+export async function liveSheet(deps: Pick<Deps, "db" | "sheet">, workspaceId: number, tableId: string, sheetId: string) {
   const key = `${workspaceId}:${tableId}:${sheetId}`;
   const now = Date.now();
   if ((live.get(key) ?? 0) <= now) {
-    await requireSheet(db, workspaceId, tableId, sheetId);
+    await requireSheet(deps.db, workspaceId, tableId, sheetId);
     if (live.size >= LIVE_MAX) live.clear();
     live.set(key, now + LIVE_TTL_MS);
   }
   const access: SheetAccess = { workspaceId, tableId };
-  return { stub: sheetStub(env, sheetId), access };
+  return { stub: deps.sheet(sheetId), access };
 }
 
 type Okay<R> = Omit<Extract<R, { ok: true }>, "ok" | typeof Symbol.dispose>;

@@ -4,17 +4,17 @@
 // run resumes after the last committed batch.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { getDb } from "../db/client";
+import { d1Of } from "../db/client";
 import { promptLabels, promptVersions, requestLogs, sheetOperations, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../db/schema";
 import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
-import type { AuthContext, Env } from "../env";
+import type { AuthContext, Deps } from "../env";
 import { CsvError, CsvRowStream } from "../lib/csv-stream";
 import { ApiError } from "../lib/errors";
 import { JsonStreamError, JsonStreamReader } from "../lib/json-stream";
 import { enqueue } from "../queue/messages";
 import { rawBatch, statement } from "../db/raw-batch";
 import { eventStatement } from "./events";
-import { findOperation, insertSheetStatements, operationSheet, sheetStub, tableAlive } from "./sheets";
+import { findOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
 import { MAX_COLUMNS } from "../sheets/sheet-object";
 
 export type ImportFormat = "csv" | "json";
@@ -63,8 +63,9 @@ interface NewImport {
  * Creates the sheet and its import operation in one batch, then queues the job. The same
  * operation_id again returns the first import (and whatever this request stored is dropped).
  */
-async function createImport(db: Db, env: Env, auth: AuthContext, tableId: string, input: NewImport): Promise<CreatedImport> {
-  const dropBlob = () => (input.blobKey ? env.BLOBS.delete(input.blobKey) : Promise.resolve());
+async function createImport(deps: Deps, auth: AuthContext, tableId: string, input: NewImport): Promise<CreatedImport> {
+  const { db } = deps;
+  const dropBlob = () => (input.blobKey ? deps.blobs.delete(input.blobKey) : Promise.resolve());
   const opId = input.operationId ?? crypto.randomUUID();
   if (input.operationId) {
     const existing = await findOperation(db, auth.workspaceId, opId);
@@ -74,7 +75,7 @@ async function createImport(db: Db, env: Env, auth: AuthContext, tableId: string
     }
   }
   const sheetId = crypto.randomUUID();
-  const stats = await sheetStub(env, sheetId).init({ sheetId, tableId, workspaceId: auth.workspaceId });
+  const stats = await deps.sheet(sheetId).init({ sheetId, tableId, workspaceId: auth.workspaceId });
   const error = input.error;
   const now = Date.now();
   const status = error ? "failed" : "pending";
@@ -110,7 +111,7 @@ async function createImport(db: Db, env: Env, auth: AuthContext, tableId: string
   if (error) await dropBlob();
   else {
     try {
-      await enqueue(env.JOBS, { v: 1, kind: "sheet_import", workspace_id: auth.workspaceId, operation_id: opId });
+      await enqueue(deps.jobs, { v: 1, kind: "sheet_import", workspace_id: auth.workspaceId, operation_id: opId });
     } catch (err) {
       await failOperation(db, op, "the import could not be queued; create it again");
       throw err;
@@ -119,8 +120,8 @@ async function createImport(db: Db, env: Env, auth: AuthContext, tableId: string
   return { operation: (await findOperation(db, auth.workspaceId, opId))!, sheet: await operationSheet(db, op), replay: false };
 }
 
-export function createFileImport(db: Db, env: Env, auth: AuthContext, tableId: string, input: FileImportInput): Promise<CreatedImport> {
-  return createImport(db, env, auth, tableId, {
+export function createFileImport(deps: Deps, auth: AuthContext, tableId: string, input: FileImportInput): Promise<CreatedImport> {
+  return createImport(deps, auth, tableId, {
     title: input.title ?? input.fileName,
     index: input.index,
     operationId: input.operationId,
@@ -188,18 +189,18 @@ export async function requestLogFilter(db: Db, workspaceId: number, src: Request
 }
 
 export async function createRequestLogImport(
-  db: Db,
-  env: Env,
+  deps: Deps,
   auth: AuthContext,
   tableId: string,
   input: { title: string | null; index: number | null; operationId: string | null; source: RequestLogSource },
 ): Promise<CreatedImport> {
+  const { db } = deps;
   if (input.operationId) {
     const existing = await findOperation(db, auth.workspaceId, input.operationId);
     if (existing) return replayOf(db, existing, tableId);
   }
   const filter = await requestLogFilter(db, auth.workspaceId, input.source);
-  return createImport(db, env, auth, tableId, {
+  return createImport(deps, auth, tableId, {
     title: input.title ?? "Request Logs",
     index: input.index,
     operationId: input.operationId,
@@ -529,8 +530,8 @@ function requestLogSource(d1: D1Database, workspaceId: number, filter: FilterGro
  * Runs (or resumes) an import. Throws on an infrastructure failure so the queue redelivers;
  * a content problem ends the operation as failed with its error_message.
  */
-export async function runImport(env: Env, workspaceId: number, operationId: string, opts: ImportRunOptions = {}): Promise<void> {
-  const db = getDb(env.DB);
+export async function runImport(deps: Deps, workspaceId: number, operationId: string, opts: ImportRunOptions = {}): Promise<void> {
+  const { db } = deps;
   const op = await findOperation(db, workspaceId, operationId);
   if (!op || op.status === "completed" || op.status === "failed") return;
   const format = op.format as ImportFormat | null;
@@ -538,7 +539,7 @@ export async function runImport(env: Env, workspaceId: number, operationId: stri
     await failOperation(db, op, "the import has no file to read");
     return;
   }
-  const dropBlob = () => (op.blobKey ? env.BLOBS.delete(op.blobKey) : Promise.resolve());
+  const dropBlob = () => (op.blobKey ? deps.blobs.delete(op.blobKey) : Promise.resolve());
   const attempts = await db
     .update(sheetOperations)
     .set({ status: "running", message: op.status === "pending" ? "Import started" : op.message, updatedAt: Date.now(), attempts: sql`${sheetOperations.attempts} + 1` })
@@ -552,7 +553,7 @@ export async function runImport(env: Env, workspaceId: number, operationId: stri
 
   let source: RowSource;
   if (op.source === "file") {
-    const object = await env.BLOBS.get(op.blobKey!);
+    const object = await deps.blobs.get(op.blobKey!);
     if (!object) {
       await failOperation(db, op, "the uploaded file is gone");
       return;
@@ -564,10 +565,10 @@ export async function runImport(env: Env, workspaceId: number, operationId: stri
       await failOperation(db, op, "the import has no request-log filter");
       return;
     }
-    source = requestLogSource(env.DB, workspaceId, filter);
+    source = requestLogSource(d1Of(db), workspaceId, filter);
   }
 
-  const sheet = sheetStub(env, op.sheetId);
+  const sheet = deps.sheet(op.sheetId);
   const progress = await sheet.importProgress(op.id);
   const batchRows = opts.batchRows ?? DEFAULT_BATCH_ROWS;
   const batchChars = opts.batchChars ?? DEFAULT_BATCH_CHARS;

@@ -4,7 +4,7 @@
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { sheetOperations, sheets, type SheetImportSource, type SheetOperationRow, type SheetOperationStatus, type SheetRow } from "../db/schema";
-import type { Env } from "../env";
+import type { Deps } from "../env";
 import { decodeCursor, encodeCursor } from "../lib/cursor";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
@@ -72,10 +72,6 @@ export function operationView(o: SheetOperationRow): OperationView {
   };
 }
 
-
-export function sheetStub(env: Env, sheetId: string) {
-  return env.SHEETS.get(env.SHEETS.idFromName(sheetId));
-}
 
 export async function findSheet(db: Db, workspaceId: number, tableId: string, sheetId: string): Promise<SheetRow | null> {
   const rows = await db
@@ -152,12 +148,12 @@ export function insertSheetStatements(db: Db, s: NewSheet, guard: SQL = sql`1`) 
 
 /** A blank sheet: its object is scaffolded first (Column A, one empty row), then it is listed in D1. */
 export async function createBlankSheet(
-  db: Db,
-  env: Env,
+  deps: Pick<Deps, "db" | "sheet">,
   input: { workspaceId: number; tableId: string; title: string | null; index: number | null },
 ): Promise<SheetRow> {
+  const { db } = deps;
   const id = crypto.randomUUID();
-  const stats = await sheetStub(env, id).init({ sheetId: id, tableId: input.tableId, workspaceId: input.workspaceId }, { scaffold: true });
+  const stats = await deps.sheet(id).init({ sheetId: id, tableId: input.tableId, workspaceId: input.workspaceId }, { scaffold: true });
   const title = input.title ?? (await defaultSheetTitle(db, input.tableId));
   await db.$client.batch(insertSheetStatements(db, { id, workspaceId: input.workspaceId, tableId: input.tableId, title, index: input.index, stats }));
   const row = await sheetById(db, id);

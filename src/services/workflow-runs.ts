@@ -4,7 +4,7 @@
 // results (no LLM call is made twice for a node that finished), unfinished ones run again.
 import { and, eq, inArray } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../blocks";
-import type { Db } from "../db/client";
+import { d1Of, type Db } from "../db/client";
 import { workflowExecutionNodes, workflowExecutions, workflowVersions, type NodeStatus } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -21,7 +21,8 @@ export interface RunInput {
   callback_url?: string | null;
 }
 
-export async function startRun(db: Db, d1: D1Database, jobs: Queue, auth: AuthContext, workflowName: string, body: RunInput) {
+export async function startRun(db: Db, jobs: Queue, auth: AuthContext, workflowName: string, body: RunInput) {
+  const d1 = d1Of(db);
   if (body.workflow_label_name != null && body.workflow_version_number != null) {
     throw new ApiError("validation_error", "workflow_label_name, workflow_version_number: give one of them, not both", {
       details: [{ field: "workflow_version_number", rule: "mutually exclusive with workflow_label_name" }],

@@ -3,7 +3,7 @@
 // Writes of a version and its labels go in one db.batch(): the version number is MAX+1 inside the
 // statement, so concurrent versions of one workflow never collide.
 import { and, asc, desc, eq, gte, lte, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { d1Of, type Db } from "../db/client";
 import { inJsonList } from "../db/sql";
 import { users, workflowReleaseLabels, workflows, workflowVersions, type WorkflowEdgeRow, type WorkflowNodeRow, type WorkflowRow, type WorkflowVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
@@ -162,7 +162,8 @@ function versionResponse(wf: { id: number; name: string }, stored: Awaited<Retur
   };
 }
 
-export async function createWorkflowVersion(db: Db, d1: D1Database, auth: AuthContext, body: CreateInput & VersionInput) {
+export async function createWorkflowVersion(db: Db, auth: AuthContext, body: CreateInput & VersionInput) {
+  const d1 = d1Of(db);
   const given = [body.name != null && "name", body.workflow_id != null && "workflow_id", body.workflow_name != null && "workflow_name"].filter(Boolean) as string[];
   if (given.length > 1) {
     throw new ApiError("validation_error", `${given.join(", ")}: give name to create a workflow, or one of workflow_id and workflow_name to add a version, not several`, {
@@ -207,7 +208,8 @@ export interface PatchInput {
   release_labels?: string[] | null;
 }
 
-export async function patchWorkflow(db: Db, d1: D1Database, auth: AuthContext, idOrName: string, body: PatchInput) {
+export async function patchWorkflow(db: Db, auth: AuthContext, idOrName: string, body: PatchInput) {
+  const d1 = d1Of(db);
   const wf = await mustFindWorkflow(db, auth.workspaceId, idOrName);
   const base = await findVersion(db, wf, { version: body.base_version });
   const baseNodes: NodeSpec[] = base.nodes.map(({ id: _id, ...n }) => n);

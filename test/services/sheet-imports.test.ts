@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import type { Env } from "../../src/env";
+import type { Deps, Env } from "../../src/env";
+import { buildDeps } from "../../src/deps";
 import type { CellView } from "../../src/sheets/sheet-object";
 import { createFileImport, runImport } from "../../src/services/sheet-imports";
 import { findOperation } from "../../src/services/sheets";
@@ -9,7 +10,7 @@ import { createWorkspace } from "../helpers/api";
 import { newTable } from "../helpers/tables";
 
 /** An env whose queue swallows messages, so the test runs the import itself. */
-const quiet = { ...env, JOBS: { send: async () => undefined } as unknown as Queue } as Env;
+const quiet = buildDeps({ ...env, JOBS: { send: async () => undefined } as unknown as Queue } as Env);
 
 async function pendingImport(rows: number) {
   const ws = await createWorkspace();
@@ -18,7 +19,7 @@ async function pendingImport(rows: number) {
   const blobKey = `imports/${ws.workspaceId}/${crypto.randomUUID()}`;
   await env.BLOBS.put(blobKey, csv);
   const auth = { workspaceId: ws.workspaceId, userId: ws.userId, userEmail: ws.email, apiKeyId: 0 };
-  const created = await createFileImport(getDb(env.DB), quiet, auth, t.id, {
+  const created = await createFileImport(quiet, auth, t.id, {
     title: null,
     index: null,
     operationId: null,
@@ -88,7 +89,7 @@ describe("runImport: redelivery", () => {
 
   it("an import that keeps failing for internal reasons is given up after a few deliveries", async () => {
     const { ws, op } = await pendingImport(5);
-    const broken = { ...quiet, SHEETS: { idFromName: () => ({}), get: () => ({ importProgress: () => Promise.reject(new Error("object down")) }) } } as unknown as Env;
+    const broken = { ...quiet, db: quiet.db, sheet: () => ({ importProgress: () => Promise.reject(new Error("object down")) }) } as unknown as Deps;
     for (let i = 0; i < 5; i++) await expect(runImport(broken, ws.workspaceId, op.id)).rejects.toThrow("object down");
     await runImport(broken, ws.workspaceId, op.id);
     const done = (await findOperation(getDb(env.DB), ws.workspaceId, op.id))!;

@@ -2,7 +2,6 @@
 // group selects (the same filter group as search).
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../lib/openapi";
 import { requestAnalytics } from "../../services/request-analytics";
@@ -161,10 +160,10 @@ const custom = defineRoute({
 export function registerAnalyticsRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(analytics, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await requestAnalytics(getDb(c.env.DB), c.env.DB, c.get("auth").workspaceId, body), 200);
+    return c.json(await requestAnalytics(c.var.deps.db, c.get("auth").workspaceId, body), 200);
   });
 
   app.openapi(custom, async (c) => {
-    return c.json(await customAnalytics(c.env.DB, c.get("auth").workspaceId, c.req.valid("json")), 200);
+    return c.json(await customAnalytics(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("json")), 200);
   });
 }

@@ -1,7 +1,7 @@
 // Datasets: groups, drafts filled from request logs on the queue, saved versions, listing and rows.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
+import type { AppEnv, Deps } from "../../env";
+import { d1Of } from "../../db/client";
 import { DATASET_JOB_STATUSES } from "../../db/schema";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../lib/openapi";
@@ -237,11 +237,11 @@ const rows = defineRoute({
  * Queues a fill or copy job. A job the queue refused is FAILED at once: left QUEUED, it would hold the
  * draft busy for good (save-draft and add-request-log answer 409 while a job is queued).
  */
-async function enqueueFill(env: AppEnv["Bindings"], workspaceId: number, jobId: number): Promise<void> {
+async function enqueueFill(deps: Deps, workspaceId: number, jobId: number): Promise<void> {
   try {
-    await enqueue(env.JOBS, { v: 1, kind: "dataset_fill", workspace_id: workspaceId, job_id: jobId });
+    await enqueue(deps.jobs, { v: 1, kind: "dataset_fill", workspace_id: workspaceId, job_id: jobId });
   } catch (err) {
-    await markFillFailed(env.DB, workspaceId, jobId).catch(() => {});
+    await markFillFailed(d1Of(deps.db), workspaceId, jobId).catch(() => {});
     throw err;
   }
 }
@@ -250,13 +250,13 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(createGroup, async (c) => {
     const input = c.req.valid("json");
     requireOwnWorkspace(c.get("auth"), input.workspace_id);
-    return c.json(await createDatasetGroup(getDb(c.env.DB), c.get("auth"), input), 201);
+    return c.json(await createDatasetGroup(c.var.deps.db, c.get("auth"), input), 201);
   });
 
   app.openapi(fromFilterParams, async (c) => {
     const auth = c.get("auth");
-    const queued = await queueDraftFill(getDb(c.env.DB), auth, c.req.valid("json"));
-    await enqueueFill(c.env, auth.workspaceId, queued.jobId);
+    const queued = await queueDraftFill(c.var.deps.db, auth, c.req.valid("json"));
+    await enqueueFill(c.var.deps, auth.workspaceId, queued.jobId);
     return c.json(
       { success: true as const, message: "Dataset version creation queued", dataset_id: queued.datasetId, dataset_group_id: queued.datasetGroupId, version_number: -1 },
       201,
@@ -264,38 +264,38 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(save, async (c) => {
-    const saved = await saveDraft(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("json").dataset_group_id);
+    const saved = await saveDraft(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("json").dataset_group_id);
     return c.json({ success: true as const, message: "Draft dataset version saved", draft_dataset_id: saved.draftDatasetId, version_number: saved.versionNumber }, 202);
   });
 
   app.openapi(createDraftRoute, async (c) => {
     const auth = c.get("auth");
-    const draft = await createDraft(getDb(c.env.DB), auth, c.req.valid("json"));
+    const draft = await createDraft(c.var.deps.db, auth, c.req.valid("json"));
     if (!draft.queued) return c.json({ success: true as const, message: "Draft dataset version created", draft_dataset_id: draft.draftDatasetId }, 201);
-    await enqueueFill(c.env, auth.workspaceId, draft.jobId);
+    await enqueueFill(c.var.deps, auth.workspaceId, draft.jobId);
     return c.json({ success: true as const, message: "Draft created; rows are being copied from the source dataset", draft_dataset_id: draft.draftDatasetId }, 202);
   });
 
   app.openapi(addRequestLogRoute, async (c) => {
-    const added = await addRequestLog(getDb(c.env.DB), c.get("auth"), c.req.valid("json"));
+    const added = await addRequestLog(c.var.deps.db, c.get("auth"), c.req.valid("json"));
     const message = added.added ? "Request log added to draft dataset" : "Request log already in the draft dataset";
     return c.json({ success: true as const, message, draft_dataset_id: added.draftDatasetId }, 201);
   });
 
   app.openapi(previewRoute, async (c) =>
-    c.json({ success: true as const, message: "Preview of the dataset version", ...(await previewFill(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("json"))) }, 200),
+    c.json({ success: true as const, message: "Preview of the dataset version", ...(await previewFill(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("json"))) }, 200),
   );
 
   app.openapi(list, async (c) => {
     const q = c.req.valid("query");
     requireOwnWorkspace(c.get("auth"), q.workspace_id);
-    return c.json({ success: true as const, message: "success", ...(await listDatasets(getDb(c.env.DB), c.get("auth").workspaceId, q)) }, 200);
+    return c.json({ success: true as const, message: "success", ...(await listDatasets(c.var.deps.db, c.get("auth").workspaceId, q)) }, 200);
   });
 
   app.openapi(rows, async (c) => {
     const { dataset_id } = c.req.valid("param");
     requireOwnWorkspace(c.get("auth"), c.req.valid("query").workspace_id);
-    return c.json({ success: true as const, message: "success", ...(await datasetRowsPage(getDb(c.env.DB), c.get("auth").workspaceId, dataset_id, c.req.valid("query"))) }, 200);
+    return c.json({ success: true as const, message: "success", ...(await datasetRowsPage(c.var.deps.db, c.get("auth").workspaceId, dataset_id, c.req.valid("query"))) }, 200);
   });
 
   externalIdRoutes(app, {

@@ -3,7 +3,6 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import { defineRoute } from "../../lib/openapi";
 import { IdParam } from "../../lib/schemas";
 import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/env-vars";
@@ -103,7 +102,7 @@ function routesFor(scope: "workspace" | "tool") {
 async function scopeOf(c: Context<AppEnv>, identifier: string | undefined): Promise<EnvScope> {
   const ws = c.get("auth").workspaceId;
   if (identifier === undefined) return { workspaceId: ws, toolId: null };
-  const tool = await requireTool(getDb(c.env.DB), ws, identifier);
+  const tool = await requireTool(c.var.deps.db, ws, identifier);
   return { workspaceId: ws, toolId: tool.id };
 }
 
@@ -112,21 +111,21 @@ export function registerEnvVarRoutes(app: OpenAPIHono<AppEnv>) {
     const r = routesFor(scope);
     const identifierOf = (c: Context<AppEnv>) => (scope === "tool" ? c.req.param("identifier") : undefined);
     app.openapi(r.list, async (c) => {
-      const vars = await listEnvVars(getDb(c.env.DB), await scopeOf(c, identifierOf(c)));
+      const vars = await listEnvVars(c.var.deps.db, await scopeOf(c, identifierOf(c)));
       return c.json({ success: true as const, [r.listField]: vars }, 200);
     });
     app.openapi(r.create, async (c) => {
-      const created = await createEnvVar(getDb(c.env.DB), c.env.ENV_VARS_KEY, c.get("auth"), await scopeOf(c, identifierOf(c)), c.req.valid("json"));
+      const created = await createEnvVar(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, c.get("auth"), await scopeOf(c, identifierOf(c)), c.req.valid("json"));
       return c.json({ success: true as const, [r.field]: created }, 201);
     });
     app.openapi(r.update, async (c) => {
       const { var_id } = c.req.valid("param") as { var_id: number };
-      const updated = await updateEnvVar(getDb(c.env.DB), c.env.ENV_VARS_KEY, await scopeOf(c, identifierOf(c)), var_id, c.req.valid("json").value);
+      const updated = await updateEnvVar(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, await scopeOf(c, identifierOf(c)), var_id, c.req.valid("json").value);
       return c.json({ success: true as const, [r.field]: updated }, 200);
     });
     app.openapi(r.remove, async (c) => {
       const { var_id } = c.req.valid("param") as { var_id: number };
-      await deleteEnvVar(getDb(c.env.DB), await scopeOf(c, identifierOf(c)), var_id);
+      await deleteEnvVar(c.var.deps.db, await scopeOf(c, identifierOf(c)), var_id);
       return c.json({ success: true as const }, 200);
     });
   }

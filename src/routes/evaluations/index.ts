@@ -3,7 +3,6 @@
 // and archiving. Thin handlers; the work is in services/evaluations.ts and services/evaluation-runs.ts.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import { defineRoute } from "../../lib/openapi";
 import { IdParam } from "../../lib/schemas";
 import { requireOwnWorkspace } from "../../lib/workspace";
@@ -184,51 +183,51 @@ const deleteCol = defineRoute({
 });
 
 export function registerEvaluationRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(create, async (c) => c.json(await createPipeline(getDb(c.env.DB), c.get("auth"), c.req.valid("json")), 201));
+  app.openapi(create, async (c) => c.json(await createPipeline(c.var.deps.db, c.get("auth"), c.req.valid("json")), 201));
 
   app.openapi(list, async (c) => {
     const q = c.req.valid("query");
     requireOwnWorkspace(c.get("auth"), q.workspace_id);
-    return c.json({ success: true as const, message: "success", ...(await listEvaluations(getDb(c.env.DB), c.get("auth").workspaceId, q)) }, 200);
+    return c.json({ success: true as const, message: "success", ...(await listEvaluations(c.var.deps.db, c.get("auth").workspaceId, q)) }, 200);
   });
 
-  app.openapi(get, async (c) => c.json(await getReport(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id), 200));
+  app.openapi(get, async (c) => c.json(await getReport(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").report_id), 200));
 
   app.openapi(run, async (c) => {
-    const id = await startEvaluationRun(getDb(c.env.DB), c.env.JOBS, c.get("auth"), c.req.valid("param").report_id, c.req.valid("json"));
+    const id = await startEvaluationRun(c.var.deps.db, c.var.deps.jobs, c.get("auth"), c.req.valid("param").report_id, c.req.valid("json"));
     return c.json({ success: true as const, report_id: id }, 201);
   });
 
   app.openapi(del, async (c) => {
-    await archiveReport(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id);
+    await archiveReport(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").report_id);
     return c.json({ success: true as const, message: "Report archived successfully" }, 200);
   });
 
   app.openapi(delByName, async (c) => {
-    const n = await archiveReportsByName(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_name);
+    const n = await archiveReportsByName(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").report_name);
     return c.json({ success: true as const, message: `${n} report${n === 1 ? "" : "s"} archived` }, 200);
   });
 
-  app.openapi(rename, async (c) => c.json(await renameReport(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id, c.req.valid("json")), 200));
+  app.openapi(rename, async (c) => c.json(await renameReport(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").report_id, c.req.valid("json")), 200));
 
-  app.openapi(score, async (c) => c.json(await getReportScore(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id), 200));
+  app.openapi(score, async (c) => c.json(await getReportScore(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").report_id), 200));
 
-  app.openapi(scoreCard, async (c) => c.json(await updateScoreCard(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_id, c.req.valid("json")), 200));
+  app.openapi(scoreCard, async (c) => c.json(await updateScoreCard(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").report_id, c.req.valid("json")), 200));
 
   app.openapi(rows, async (c) => {
     const q = c.req.valid("query");
     requireOwnWorkspace(c.get("auth"), q.workspace_id);
-    return c.json({ success: true as const, message: "success", ...(await evaluationRows(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").evaluation_id, q)) }, 200);
+    return c.json({ success: true as const, message: "success", ...(await evaluationRows(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").evaluation_id, q)) }, 200);
   });
 
-  app.openapi(addCol, async (c) => c.json({ success: true as const, report_column: await addColumn(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("json")) }, 201));
+  app.openapi(addCol, async (c) => c.json({ success: true as const, report_column: await addColumn(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("json")) }, 201));
 
   app.openapi(editCol, async (c) =>
-    c.json({ success: true as const, report_column: await editColumn(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_column_id, c.req.valid("json")) }, 200),
+    c.json({ success: true as const, report_column: await editColumn(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").report_column_id, c.req.valid("json")) }, 200),
   );
 
   app.openapi(deleteCol, async (c) => {
-    await deleteColumn(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").report_column_id);
+    await deleteColumn(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").report_column_id);
     return c.body(null, 204);
   });
 

@@ -2,7 +2,7 @@
 // once per entity type (POST|GET {base}/{id}/external-ids, DELETE {base}/{id}/external-ids/{source}/{external_id}).
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { getDb, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import type { ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../lib/openapi";
@@ -36,10 +36,10 @@ export function externalIdRoutes<Id extends string | number = number>(app: OpenA
   const path = `${opts.basePath}/{${opts.idParam}}/external-ids`;
   const common = { tags: [opts.tag, "external ids"], errors: [404] };
 
-  const entityId = async (c: { env: AppEnv["Bindings"]; get: (k: "auth") => AppEnv["Variables"]["auth"] }, raw: Record<string, unknown>) => {
+  const entityId = async (c: { var: Pick<AppEnv["Variables"], "deps" | "auth"> }, raw: Record<string, unknown>) => {
     const id = raw[opts.idParam] as Id;
-    const db = getDb(c.env.DB);
-    const ws = c.get("auth").workspaceId;
+    const db = c.var.deps.db;
+    const ws = c.var.auth.workspaceId;
     if (!(await opts.exists(db, ws, id))) throw ApiError.notFound(opts.label);
     return { db, ws, id };
   };

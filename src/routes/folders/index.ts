@@ -1,7 +1,6 @@
 // Folders: create, rename, list what a folder holds (every registered entity type), external IDs.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import { defineRoute } from "../../lib/openapi";
 import { QueryBool, QueryInt, QueryList, SortBy } from "../../lib/query";
 import { NameText, IdParam } from "../../lib/schemas";
@@ -192,19 +191,19 @@ export function registerFolderRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.workspace_id);
-    return c.json({ success: true as const, folder: await createFolder(getDb(c.env.DB), auth, body) }, 201);
+    return c.json({ success: true as const, folder: await createFolder(c.var.deps.db, auth, body) }, 201);
   });
 
   app.openapi(rename, async (c) => {
     const { folder_id } = c.req.valid("param");
-    return c.json({ success: true as const, folder: await renameFolder(getDb(c.env.DB), c.get("auth").workspaceId, folder_id, c.req.valid("json").name) }, 200);
+    return c.json({ success: true as const, folder: await renameFolder(c.var.deps.db, c.get("auth").workspaceId, folder_id, c.req.valid("json").name) }, 200);
   });
 
   app.openapi(entities, async (c) => {
     const q = c.req.valid("query");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, q.workspace_id);
-    const list = await listFolderEntities(getDb(c.env.DB), auth.workspaceId, FOLDER_ENTITY_SOURCES, { ...q, filter_type: q.filter_type as FolderEntityType[] | undefined });
+    const list = await listFolderEntities(c.var.deps.db, auth.workspaceId, FOLDER_ENTITY_SOURCES, { ...q, filter_type: q.filter_type as FolderEntityType[] | undefined });
     return c.json({ success: true as const, entities: list }, 200);
   });
 
@@ -212,7 +211,7 @@ export function registerFolderRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.workspace_id);
-    const moved = await moveFolderEntities(getDb(c.env.DB), auth.workspaceId, FOLDER_ENTITY_SOURCES, body.entities, body.folder_id ?? null);
+    const moved = await moveFolderEntities(c.var.deps.db, auth.workspaceId, FOLDER_ENTITY_SOURCES, body.entities, body.folder_id ?? null);
     return c.json({ success: true as const, moved_count: moved }, 200);
   });
 
@@ -220,7 +219,7 @@ export function registerFolderRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.workspace_id);
-    const deleted = await deleteFolderEntities(getDb(c.env.DB), auth.workspaceId, FOLDER_ENTITY_SOURCES, body.entities, body.cascade);
+    const deleted = await deleteFolderEntities(c.var.deps.db, auth.workspaceId, FOLDER_ENTITY_SOURCES, body.entities, body.cascade);
     return c.json({ success: true as const, moved_count: deleted }, 200);
   });
 
@@ -228,7 +227,7 @@ export function registerFolderRoutes(app: OpenAPIHono<AppEnv>) {
     const q = c.req.valid("query");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, q.workspace_id);
-    return c.json({ success: true as const, id: await resolveFolderPath(getDb(c.env.DB), auth.workspaceId, q.path) }, 200);
+    return c.json({ success: true as const, id: await resolveFolderPath(c.var.deps.db, auth.workspaceId, q.path) }, 200);
   });
 
   externalIdRoutes(app, {

@@ -1,7 +1,6 @@
 // POST /log-request: log an LLM call made outside the managed run APIs.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import { defineRoute } from "../../lib/openapi";
 import { createRequestLog } from "../../services/request-logs";
 import { LogRequestBody, LogRequestResponse } from "./schemas";
@@ -25,7 +24,7 @@ const logRequest = defineRoute({
 export function registerLogRequestRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(logRequest, async (c) => {
     const body = c.req.valid("json");
-    const logged = await createRequestLog(getDb(c.env.DB), c.get("auth"), body);
+    const logged = await createRequestLog(c.var.deps.db, c.get("auth"), body);
     return c.json(
       {
         id: logged.id,

@@ -3,7 +3,6 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import { defineRoute } from "../../lib/openapi";
 import { IdParam, PromptBlueprint } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
@@ -209,12 +208,12 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.prompt_template.workspace_id);
-    return c.json(await publishTemplate(getDb(c.env.DB), auth, body), 200);
+    return c.json(await publishTemplate(c.var.deps.db, auth, body), 200);
   });
 
   app.openapi(patch, async (c) => {
     const { identifier } = c.req.valid("param");
-    return c.json(await patchTemplate(getDb(c.env.DB), c.get("auth"), identifier, c.req.valid("json"), validBlueprint), 201);
+    return c.json(await patchTemplate(c.var.deps.db, c.get("auth"), identifier, c.req.valid("json"), validBlueprint), 201);
   });
 
   app.openapi(upsertByExternalId, async (c) => {
@@ -222,20 +221,20 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.prompt_template.workspace_id);
-    const { created, view } = await upsertTemplateByExternalId(getDb(c.env.DB), auth, pair, body);
+    const { created, view } = await upsertTemplateByExternalId(c.var.deps.db, auth, pair, body);
     return created ? c.json(view, 201) : c.json(view, 200);
   });
 
   app.openapi(snippetUsageRoute, async (c) => {
     const { identifier } = c.req.valid("param");
-    return c.json(await snippetUsage(getDb(c.env.DB), c.get("auth").workspaceId, identifier, c.req.valid("query").prompt_version_number), 200);
+    return c.json(await snippetUsage(c.var.deps.db, c.get("auth").workspaceId, identifier, c.req.valid("query").prompt_version_number), 200);
   });
 
-  app.openapi(list, async (c) => c.json(await listTemplates(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("query")), 200));
+  app.openapi(list, async (c) => c.json(await listTemplates(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("query")), 200));
 
   app.openapi(getRaw, async (c) => {
     const { identifier } = c.req.valid("param");
-    return c.json(await getTemplateVersion(getDb(c.env.DB), c.get("auth").workspaceId, identifier, c.req.valid("query")), 200);
+    return c.json(await getTemplateVersion(c.var.deps.db, c.get("auth").workspaceId, identifier, c.req.valid("query")), 200);
   });
 
   app.openapi(getWithBody, async (c) => {
@@ -243,27 +242,27 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.workspace_id);
-    return c.json(await getTemplateVersion(getDb(c.env.DB), auth.workspaceId, identifier, body), 200);
+    return c.json(await getTemplateVersion(c.var.deps.db, auth.workspaceId, identifier, body), 200);
   });
 
   app.openapi(labels, async (c) => {
     const { identifier } = c.req.valid("param");
-    return c.json({ release_labels: await templateLabels(getDb(c.env.DB), c.get("auth").workspaceId, identifier) }, 200);
+    return c.json({ release_labels: await templateLabels(c.var.deps.db, c.get("auth").workspaceId, identifier) }, 200);
   });
 
   app.openapi(createLabelRoute, async (c) => {
     const { prompt_id } = c.req.valid("param");
-    return c.json(await createLabel(getDb(c.env.DB), c.get("auth"), prompt_id, c.req.valid("json")), 200);
+    return c.json(await createLabel(c.var.deps.db, c.get("auth"), prompt_id, c.req.valid("json")), 200);
   });
 
   app.openapi(moveLabelRoute, async (c) => {
     const { prompt_label_id } = c.req.valid("param");
-    return c.json(await moveLabel(getDb(c.env.DB), c.get("auth"), prompt_label_id, c.req.valid("json")), 200);
+    return c.json(await moveLabel(c.var.deps.db, c.get("auth"), prompt_label_id, c.req.valid("json")), 200);
   });
 
   app.openapi(deleteLabelRoute, async (c) => {
     const { prompt_label_id } = c.req.valid("param");
-    await deleteLabel(getDb(c.env.DB), c.get("auth"), prompt_label_id);
+    await deleteLabel(c.var.deps.db, c.get("auth"), prompt_label_id);
     return c.body(null, 204);
   });
 

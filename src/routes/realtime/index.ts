@@ -3,7 +3,6 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import { workflowExecutions } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../lib/openapi";
@@ -58,17 +57,17 @@ export function registerRealtimeRoutes(app: OpenAPIHono<AppEnv>) {
     const executionId = executionOfCapability(c.req.valid("query").capability);
     if (executionId === null) throw new ApiError("validation_error", "capability: must be workflow_updates:<execution id>");
     const workspaceId = c.get("auth").workspaceId;
-    const [exec] = await getDb(c.env.DB)
+    const [exec] = await c.var.deps.db
       .select({ id: workflowExecutions.id })
       .from(workflowExecutions)
       .where(and(eq(workflowExecutions.id, executionId), eq(workflowExecutions.workspaceId, workspaceId)))
       .limit(1);
     if (!exec) throw ApiError.notFound(`workflow version execution ${executionId}`);
-    if (!c.env.ENV_VARS_KEY || c.env.ENV_VARS_KEY.length < 32) {
+    if (!c.var.deps.env.ENV_VARS_KEY || c.var.deps.env.ENV_VARS_KEY.length < 32) {
       throw new ApiError("internal_error", "this deployment has no ENV_VARS_KEY secret (32 characters or more), so it cannot sign realtime tokens");
     }
     const exp = Date.now() + REALTIME_TOKEN_TTL_MS;
-    const token = await signToken(c.env.ENV_VARS_KEY, { workspaceId, executionId, exp });
+    const token = await signToken(c.var.deps.env.ENV_VARS_KEY, { workspaceId, executionId, exp });
     return c.json({ success: true as const, messaging_backend: "centrifugo" as const, token_details: { token, expires_at: new Date(exp).toISOString() } }, 200);
   });
 

@@ -1,7 +1,6 @@
 // Request logs: one stored log, search over them, and autocomplete suggestions for the search UI.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import { REQUEST_STATUSES } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../lib/openapi";
@@ -97,7 +96,7 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(searchRequests, async (c) => {
     const body = c.req.valid("json");
-    const result = await searchRequestLogs(c.env.DB, c.get("auth").workspaceId, {
+    const result = await searchRequestLogs(c.var.deps.db, c.get("auth").workspaceId, {
       ...body,
       page: body.page ?? 1,
       per_page: body.per_page ?? SEARCH_PER_PAGE.default,
@@ -107,7 +106,7 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(suggestions, async (c) => {
     const q = c.req.valid("query");
-    const { values, counts } = await suggestRequestValues(c.env.DB, c.get("auth").workspaceId, {
+    const { values, counts } = await suggestRequestValues(c.var.deps.db, c.get("auth").workspaceId, {
       field: q.field,
       prefix: q.prefix,
       metadata_key: q.metadata_key,
@@ -120,7 +119,7 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getRequest, async (c) => {
     const { request_id } = c.req.valid("param");
-    const row = await getRequestLog(getDb(c.env.DB), c.get("auth").workspaceId, request_id);
+    const row = await getRequestLog(c.var.deps.db, c.get("auth").workspaceId, request_id);
     if (!row) throw ApiError.notFound("request log");
     return c.json(requestLogView(row), 200);
   });

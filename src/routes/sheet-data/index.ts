@@ -2,7 +2,6 @@
 // recalculations and operations. Every handler checks the sheet in D1 (workspace scoped) and then
 // asks the sheet's Durable Object, the single writer of its contents.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import type { Context } from "hono";
 import { decodeCursor, encodeCursor } from "../../lib/cursor";
@@ -301,7 +300,7 @@ const cancelOperation = defineRoute({
 });
 
 function sheetOf(c: Context<AppEnv>, p: { table_id: string; sheet_id: string }) {
-  return liveSheet(getDb(c.env.DB), c.env, c.get("auth").workspaceId, p.table_id, p.sheet_id);
+  return liveSheet(c.var.deps, c.get("auth").workspaceId, p.table_id, p.sheet_id);
 }
 
 export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {

@@ -3,7 +3,6 @@
 import { maxBytesOf } from "../../lib/middleware";
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { getDb } from "../../db/client";
 import type { AppEnv, Env } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../lib/openapi";
@@ -18,7 +17,6 @@ import {
   listSheets,
   operationView,
   requireSheet,
-  sheetStub,
   sheetView,
   updateSheet,
 } from "../../services/sheets";
@@ -153,7 +151,7 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
   // Registered first: "operations" must not be read as a sheet id.
   app.openapi(operationRoute, async (c) => {
     const { table_id, operation_id } = c.req.valid("param");
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const ws = c.get("auth").workspaceId;
     await requireTable(db, ws, table_id);
     const op = await findOperation(db, ws, operation_id);
@@ -169,7 +167,7 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
     const params = TableParams.safeParse({ table_id: c.req.param("table_id") });
     if (!params.success) throw validationError(params.error.issues, { target: "param" });
     const tableId = params.data.table_id;
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const auth = c.get("auth");
     await requireTable(db, auth.workspaceId, tableId);
 
@@ -177,14 +175,14 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
     if (contentType ? !isJson(contentType) : c.req.raw.body !== null) {
       throw new ApiError("unsupported_media_type", "the body must be application/json");
     }
-    const limits = uploadLimits(c.env);
+    const limits = uploadLimits(c.var.deps.env);
     const declared = Number(c.req.header("content-length"));
     if (Number.isFinite(declared) && declared > maxBodyBytes(limits)) {
       throw new ApiError("payload_too_large", `source.file_content_base64: the file is larger than ${limits.maxFileBytes} bytes`);
     }
     const blobKey = `imports/${auth.workspaceId}/${crypto.randomUUID()}`;
-    const received = await receiveSheetBody(c.req.raw.body, c.env.BLOBS, blobKey, limits);
-    const dropBlob = () => (received.file?.blobKey ? c.env.BLOBS.delete(received.file.blobKey) : Promise.resolve());
+    const received = await receiveSheetBody(c.req.raw.body, c.var.deps.blobs, blobKey, limits);
+    const dropBlob = () => (received.file?.blobKey ? c.var.deps.blobs.delete(received.file.blobKey) : Promise.resolve());
     const input = { ...received.fields, ...(received.source !== undefined ? { source: received.source } : {}) };
     const parsed = CreateSheetBody.safeParse(input);
     if (!parsed.success) {
@@ -197,21 +195,21 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
       if (body.operation_id != null) {
         throw new ApiError("validation_error", "operation_id: is only allowed with a source (it makes an import idempotent)");
       }
-      const sheet = await createBlankSheet(db, c.env, { workspaceId: auth.workspaceId, tableId, title: body.title ?? null, index: body.index ?? null });
+      const sheet = await createBlankSheet(c.var.deps, { workspaceId: auth.workspaceId, tableId, title: body.title ?? null, index: body.index ?? null });
       return c.json({ success: true as const, sheet: sheetView(sheet) }, 201);
     }
     let created;
     if (body.source.type === "request_logs") {
       await dropBlob();
       const { type: _type, ...filters } = body.source;
-      created = await createRequestLogImport(db, c.env, auth, tableId, {
+      created = await createRequestLogImport(c.var.deps, auth, tableId, {
         title: body.title ?? null,
         index: body.index ?? null,
         operationId: body.operation_id ?? null,
         source: filters,
       });
     } else {
-      created = await createFileImport(db, c.env, auth, tableId, {
+      created = await createFileImport(c.var.deps, auth, tableId, {
         title: body.title ?? null,
         index: body.index ?? null,
         operationId: body.operation_id ?? null,
@@ -233,7 +231,7 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(listRoute, async (c) => {
     const { table_id } = c.req.valid("param");
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const ws = c.get("auth").workspaceId;
     await requireTable(db, ws, table_id);
     return c.json(await listSheets(db, ws, table_id, c.req.valid("query")), 200);
@@ -241,24 +239,24 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getRoute, async (c) => {
     const { table_id, sheet_id } = c.req.valid("param");
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const sheet = await requireSheet(db, c.get("auth").workspaceId, table_id, sheet_id);
-    const stats = await sheetStub(c.env, sheet.id).stats();
+    const stats = await c.var.deps.sheet(sheet.id).stats();
     return c.json({ success: true as const, sheet: sheetView(sheet, stats) }, 200);
   });
 
   app.openapi(patchRoute, async (c) => {
     const { table_id, sheet_id } = c.req.valid("param");
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const sheet = await updateSheet(db, c.get("auth").workspaceId, table_id, sheet_id, c.req.valid("json"));
-    const stats = await sheetStub(c.env, sheet.id).stats();
+    const stats = await c.var.deps.sheet(sheet.id).stats();
     return c.json({ success: true as const, sheet: sheetView(sheet, stats), version: stats.versionCount }, 200);
   });
 
   app.openapi(deleteRoute, async (c) => {
     const { table_id, sheet_id } = c.req.valid("param");
-    await deleteSheet(getDb(c.env.DB), c.get("auth").workspaceId, table_id, sheet_id);
-    await sheetStub(c.env, sheet_id).markDeleted();
+    await deleteSheet(c.var.deps.db, c.get("auth").workspaceId, table_id, sheet_id);
+    await c.var.deps.sheet(sheet_id).markDeleted();
     return c.json({ success: true as const, message: "Sheet deleted" }, 200);
   });
 }

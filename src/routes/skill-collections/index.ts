@@ -2,7 +2,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import type { SkillCollectionVersionRow } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { maxBytesOf } from "../../lib/middleware";
@@ -138,11 +137,11 @@ function validJson<T>(c: Context<AppEnv>): T {
 }
 
 async function externalIdsOf(c: Context<AppEnv>, id: string) {
-  return (await collectionExternalIds(getDb(c.env.DB), c.get("auth").workspaceId, [id])).get(id) ?? [];
+  return (await collectionExternalIds(c.var.deps.db, c.get("auth").workspaceId, [id])).get(id) ?? [];
 }
 
 function storeOf(c: Context<AppEnv>): SkillStore {
-  return { db: getDb(c.env.DB), blobs: c.env.BLOBS, maxVersionBytes: maxBytesOf(c.env, "SKILL_VERSION_MAX_BYTES") };
+  return { db: c.var.deps.db, blobs: c.var.deps.blobs, maxVersionBytes: maxBytesOf(c.var.deps.env, "SKILL_VERSION_MAX_BYTES") };
 }
 
 const utf8 = new TextEncoder();
@@ -224,12 +223,12 @@ export function registerSkillCollectionRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(renameRoute, async (c) => {
     const { identifier } = c.req.valid("param");
     const { name } = c.req.valid("json");
-    const collection = await renameCollection(getDb(c.env.DB), c.get("auth"), identifier, name);
+    const collection = await renameCollection(c.var.deps.db, c.get("auth"), identifier, name);
     return c.json({ success: true as const, skill_collection: collectionView(collection, await externalIdsOf(c, collection.id)) }, 200);
   });
 
   app.openapi(listRoute, async (c) => {
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const { workspaceId } = c.get("auth");
     const rows = await listCollections(db, workspaceId, c.req.valid("query"));
     const ext = await collectionExternalIds(db, workspaceId, rows.map((r) => r.id));
@@ -240,11 +239,11 @@ export function registerSkillCollectionRoutes(app: OpenAPIHono<AppEnv>) {
     const { identifier } = c.req.valid("param");
     const q = c.req.valid("query");
     if (q.version !== undefined && q.label !== undefined) throw new ApiError("validation_error", "version: give version or label, not both");
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const { workspaceId } = c.get("auth");
     const collection = await requireCollection(db, workspaceId, identifier);
     const version = await selectVersion(db, collection, q);
-    const files = versionFiles(c.env.BLOBS, workspaceId, version?.manifest ?? []);
+    const files = versionFiles(c.var.deps.blobs, workspaceId, version?.manifest ?? []);
     if (q.format === "zip") {
       const entries = (async function* () {
         for await (const f of files) yield { name: f.path, read: async () => f.data };

@@ -47,11 +47,11 @@ export async function readUpload<S extends z.ZodType>(
   let metadata: TextFieldSink | null = null;
   let archive: ZipCollector | null = null;
   await readMultipart(c.req.raw.body, boundary, {
-    maxBytes: maxBytesOf(c.env, "SKILL_UPLOAD_MAX_BYTES"),
+    maxBytes: maxBytesOf(c.var.deps.env, "SKILL_UPLOAD_MAX_BYTES"),
     onPart(part): PartSink {
       if (METADATA_PARTS.has(part.name)) {
         if (metadata) throw new ApiError("validation_error", "metadata: give the metadata once (in `metadata` or `json`)");
-        metadata = new TextFieldSink(part.name, maxBytesOf(c.env, "JSON_MAX_BYTES"));
+        metadata = new TextFieldSink(part.name, maxBytesOf(c.var.deps.env, "JSON_MAX_BYTES"));
         return metadata;
       }
       if (ARCHIVE_PARTS.has(part.name)) {
@@ -59,7 +59,7 @@ export async function readUpload<S extends z.ZodType>(
         const collector = new ZipCollector("archive", {
           maxFiles: SKILL_MAX_FILES,
           maxFileBytes: SKILL_MAX_FILE_BYTES,
-          maxTotalBytes: maxBytesOf(c.env, "SKILL_VERSION_MAX_BYTES"),
+          maxTotalBytes: maxBytesOf(c.var.deps.env, "SKILL_VERSION_MAX_BYTES"),
           maxRatio: ZIP_MAX_RATIO,
           maxRatioAfterBytes: 1024 * 1024,
         });

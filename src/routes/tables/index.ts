@@ -1,10 +1,9 @@
 // /api/public/v2/tables: create, list (cursor paging and filters), get, update, delete.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../lib/openapi";
 import { UuidParam } from "../../lib/schemas";
-import { createBlankSheet, sheetStub, sheetView } from "../../services/sheets";
+import { createBlankSheet, sheetView } from "../../services/sheets";
 import { createTable, deleteTable, listTables, requireTable, tableDetail, updateTable } from "../../services/tables";
 import { CreateTableBody, ListTablesQuery, SheetSchema, TableDetailSchema, TableSchema, UpdateTableBody } from "./schemas";
 
@@ -89,12 +88,12 @@ const remove = defineRoute({
 export function registerTableRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
     const body = c.req.valid("json");
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const auth = c.get("auth");
     const table = await createTable(db, auth, body);
     let defaultSheet;
     if (body.create_default_sheet !== false) {
-      defaultSheet = await createBlankSheet(db, c.env, { workspaceId: auth.workspaceId, tableId: table.id, title: "Sheet 1", index: null });
+      defaultSheet = await createBlankSheet(c.var.deps, { workspaceId: auth.workspaceId, tableId: table.id, title: "Sheet 1", index: null });
     }
     const detail = await tableDetail(db, await requireTable(db, auth.workspaceId, table.id));
     return c.json(
@@ -105,24 +104,24 @@ export function registerTableRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(list, async (c) => {
     const q = c.req.valid("query");
-    return c.json(await listTables(getDb(c.env.DB), c.get("auth").workspaceId, q), 200);
+    return c.json(await listTables(c.var.deps.db, c.get("auth").workspaceId, q), 200);
   });
 
   app.openapi(get, async (c) => {
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const t = await requireTable(db, c.get("auth").workspaceId, c.req.valid("param").table_id);
     return c.json({ success: true as const, table: await tableDetail(db, t) }, 200);
   });
 
   app.openapi(patch, async (c) => {
-    const db = getDb(c.env.DB);
+    const db = c.var.deps.db;
     const t = await updateTable(db, c.get("auth").workspaceId, c.req.valid("param").table_id, c.req.valid("json"));
     return c.json({ success: true as const, table: await tableDetail(db, t) }, 200);
   });
 
   app.openapi(remove, async (c) => {
-    const sheetIds = await deleteTable(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").table_id);
-    await Promise.all(sheetIds.map((id) => sheetStub(c.env, id).markDeleted()));
+    const sheetIds = await deleteTable(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").table_id);
+    await Promise.all(sheetIds.map((id) => c.var.deps.sheet(id).markDeleted()));
     return c.json({ success: true as const, message: "Table deleted" }, 200);
   });
 }

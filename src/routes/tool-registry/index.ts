@@ -2,7 +2,6 @@
 import { NameText } from "../../lib/schemas";
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { getDb } from "../../db/client";
 import { defineRoute } from "../../lib/openapi";
 import { QueryInt, SortBy, SortOrder } from "../../lib/query";
 import { addToolVersion, createTool, getTool, listTools, toolExists } from "../../services/tool-registry";
@@ -198,23 +197,23 @@ const testExecute = defineRoute({
 });
 
 export function registerToolRegistryRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(create, async (c) => c.json({ success: true as const, ...(await createTool(getDb(c.env.DB), c.get("auth"), c.req.valid("json"))) }, 201));
+  app.openapi(create, async (c) => c.json({ success: true as const, ...(await createTool(c.var.deps.db, c.get("auth"), c.req.valid("json"))) }, 201));
 
-  app.openapi(list, async (c) => c.json({ success: true as const, tool_registries: await listTools(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("query")) }, 200));
+  app.openapi(list, async (c) => c.json({ success: true as const, tool_registries: await listTools(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("query")) }, 200));
 
   app.openapi(get, async (c) => {
     const { identifier } = c.req.valid("param");
-    return c.json({ success: true as const, tool_registry: await getTool(getDb(c.env.DB), c.get("auth").workspaceId, identifier, c.req.valid("query")) }, 200);
+    return c.json({ success: true as const, tool_registry: await getTool(c.var.deps.db, c.get("auth").workspaceId, identifier, c.req.valid("query")) }, 200);
   });
 
   app.openapi(testExecute, async (c) => {
     const { identifier } = c.req.valid("param");
     const deps = {
-      db: getDb(c.env.DB),
-      loader: c.env.LOADER,
-      envKey: c.env.ENV_VARS_KEY,
-      timeoutMs: Number(c.env.TOOL_EXECUTION_TIMEOUT_MS ?? 10_000),
-      cpuMs: Number(c.env.TOOL_EXECUTION_CPU_MS ?? 1_000),
+      db: c.var.deps.db,
+      loader: c.var.deps.env.LOADER,
+      envKey: c.var.deps.env.ENV_VARS_KEY,
+      timeoutMs: Number(c.var.deps.env.TOOL_EXECUTION_TIMEOUT_MS ?? 10_000),
+      cpuMs: Number(c.var.deps.env.TOOL_EXECUTION_CPU_MS ?? 1_000),
     };
     const result = await testExecuteTool(deps, c.get("auth").workspaceId, identifier, c.req.valid("query"), c.req.valid("json"));
     return c.json({ success: true as const, message: result.status === "success" ? "executed" : "the tool failed", result }, 200);
@@ -222,7 +221,7 @@ export function registerToolRegistryRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(addVersion, async (c) => {
     const { identifier } = c.req.valid("param");
-    return c.json({ success: true as const, version: await addToolVersion(getDb(c.env.DB), c.get("auth"), identifier, c.req.valid("json")) }, 201);
+    return c.json({ success: true as const, version: await addToolVersion(c.var.deps.db, c.get("auth"), identifier, c.req.valid("json")) }, 201);
   });
 
   externalIdRoutes(app, {

@@ -1,6 +1,5 @@
 // /api/public/v2/webhooks: register a receiver (secret shown once), list, delete, and its delivery log.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../lib/openapi";
 import { IdParam } from "../../lib/schemas";
@@ -64,19 +63,19 @@ const deliveries = defineRoute({
 
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
-    const created = await createWebhook(getDb(c.env.DB), c.get("auth"), c.req.valid("json"), c.env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
+    const created = await createWebhook(c.var.deps.db, c.get("auth"), c.req.valid("json"), c.var.deps.env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
     return c.json({ success: true as const, message: "Webhook created; store the secret now, it is not shown again", ...created }, 201);
   });
 
-  app.openapi(list, async (c) => c.json({ success: true as const, webhooks: await listWebhooks(getDb(c.env.DB), c.get("auth").workspaceId) }, 200));
+  app.openapi(list, async (c) => c.json({ success: true as const, webhooks: await listWebhooks(c.var.deps.db, c.get("auth").workspaceId) }, 200));
 
   app.openapi(remove, async (c) => {
-    await deleteWebhook(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").webhook_id);
+    await deleteWebhook(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").webhook_id);
     return c.json({ success: true as const, message: "Webhook deleted" }, 200);
   });
 
   app.openapi(deliveries, async (c) => {
-    const page = await webhookDeliveriesPage(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").webhook_id, c.req.valid("query"));
+    const page = await webhookDeliveriesPage(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").webhook_id, c.req.valid("query"));
     return c.json({ success: true as const, ...page }, 200);
   });
 }

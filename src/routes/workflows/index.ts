@@ -2,7 +2,6 @@
 // GET /workflows/{id_or_name}, GET /workflows/{id_or_name}/labels, POST /workflows/{name}/run and
 // GET /workflow-version-execution-results. Thin handlers; the work is in services/workflows*.ts.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getDb } from "../../db/client";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../lib/openapi";
 import { externalIdRoutes } from "../external-ids";
@@ -119,7 +118,7 @@ const getResults = defineRoute({
 export function registerWorkflowRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(createWorkflow, async (c) => {
     const b = c.req.valid("json");
-    const res = await createWorkflowVersion(getDb(c.env.DB), c.env.DB, c.get("auth"), {
+    const res = await createWorkflowVersion(c.var.deps.db, c.get("auth"), {
       ...b,
       nodes: b.nodes,
       edges: b.edges ?? [],
@@ -131,27 +130,27 @@ export function registerWorkflowRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(patchWorkflowRoute, async (c) => {
-    const res = await patchWorkflow(getDb(c.env.DB), c.env.DB, c.get("auth"), c.req.valid("param").workflow_id_or_name, c.req.valid("json"));
+    const res = await patchWorkflow(c.var.deps.db, c.get("auth"), c.req.valid("param").workflow_id_or_name, c.req.valid("json"));
     return c.json(res, 201);
   });
 
-  app.openapi(listWorkflowsRoute, async (c) => c.json(await listWorkflows(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("query")), 200));
+  app.openapi(listWorkflowsRoute, async (c) => c.json(await listWorkflows(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("query")), 200));
 
   app.openapi(getWorkflow, async (c) => {
-    const res = await getWorkflowVersion(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").workflow_id_or_name, c.req.valid("query"));
+    const res = await getWorkflowVersion(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").workflow_id_or_name, c.req.valid("query"));
     return c.json(res, 200);
   });
 
-  app.openapi(getLabels, async (c) => c.json(await listWorkflowLabels(getDb(c.env.DB), c.get("auth").workspaceId, c.req.valid("param").workflow_id_or_name), 200));
+  app.openapi(getLabels, async (c) => c.json(await listWorkflowLabels(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").workflow_id_or_name), 200));
 
   app.openapi(runWorkflow, async (c) => {
-    const res = await startRun(getDb(c.env.DB), c.env.DB, c.env.JOBS, c.get("auth"), c.req.valid("param").workflow_name, c.req.valid("json"));
+    const res = await startRun(c.var.deps.db, c.var.deps.jobs, c.get("auth"), c.req.valid("param").workflow_name, c.req.valid("json"));
     return c.json(res, 201);
   });
 
   app.openapi(getResults, async (c) => {
     const q = c.req.valid("query");
-    const { done, body } = await executionResults(getDb(c.env.DB), c.get("auth").workspaceId, q.workflow_version_execution_id, q.return_all_outputs ?? false);
+    const { done, body } = await executionResults(c.var.deps.db, c.get("auth").workspaceId, q.workflow_version_execution_id, q.return_all_outputs ?? false);
     return c.json(body as Record<string, unknown>, done ? 200 : 202);
   });
 
