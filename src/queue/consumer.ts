@@ -6,9 +6,7 @@ import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/sheet-imports";
 import { enqueue, JobMessage } from "./messages";
 import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluation-runs";
-import { getDb } from "../db/client";
 import { buildDeps } from "../deps";
-import { blockContextFor } from "../services/block-context";
 import { giveUpExecution, runExecution } from "../services/workflow-runs";
 import { inEventScope } from "../services/events";
 import { deliverWebhook, dispatchQuietly } from "../services/webhook-delivery";
@@ -34,19 +32,19 @@ const handlers: Handlers = {
     await env.BLOBS.put(`queue-pings/${job.workspace_id}/${job.token}`, new Date().toISOString());
   },
   workflow_run: async (job, env) => {
-    const db = getDb(env.DB);
-    if (await runExecution(db, job.workspace_id, job.execution_id, blockContextFor(env, db, job.workspace_id))) await announceRunDone(env, job.execution_id);
+    const deps = buildDeps(env);
+    if (await runExecution(deps.db, job.workspace_id, job.execution_id, deps.blocks(job.workspace_id))) await announceRunDone(env, job.execution_id);
   },
   dataset_fill: async (job, env) => {
-    await runDatasetFill(env.DB, job.workspace_id, job.job_id);
+    await runDatasetFill(buildDeps(env).db, job.workspace_id, job.job_id);
   },
   sheet_import: (job, env) => runImport(buildDeps(env), job.workspace_id, job.operation_id),
   webhook_delivery: async (job, env) => {
     await deliverWebhook(env, job.workspace_id, job.delivery_id);
   },
   evaluation_run: async (job, env) => {
-    const db = getDb(env.DB);
-    const outcome = await runEvaluationBatch(env.DB, job.workspace_id, job.report_id, blockContextFor(env, db, job.workspace_id));
+    const deps = buildDeps(env);
+    const outcome = await runEvaluationBatch(deps.db, job.workspace_id, job.report_id, deps.blocks(job.workspace_id));
     // Rows are left: the next batch is a new delivery (fresh CPU and subrequest budgets).
     if (outcome === "continue") await enqueue(env.JOBS, job);
     // Rows are left but another delivery holds them: look again later (it may have died).
@@ -59,12 +57,12 @@ const handlers: Handlers = {
  * the job's state says it failed, instead of staying RUNNING forever. Kinds without an entry need nothing.
  */
 const deadLetterHandlers: { [K in JobMessage["kind"]]?: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> } = {
-  dataset_fill: (job, env) => markFillFailed(env.DB, job.workspace_id, job.job_id),
+  dataset_fill: (job, env) => markFillFailed(buildDeps(env).db, job.workspace_id, job.job_id),
   workflow_run: async (job, env) => {
-    await giveUpExecution(getDb(env.DB), job.workspace_id, job.execution_id);
+    await giveUpExecution(buildDeps(env).db, job.workspace_id, job.execution_id);
     await announceRunDone(env, job.execution_id);
   },
-  evaluation_run: (job, env) => giveUpEvaluationRun(env.DB, job.workspace_id, job.report_id),
+  evaluation_run: (job, env) => giveUpEvaluationRun(buildDeps(env).db, job.workspace_id, job.report_id),
 };
 
 /** The dead-letter queue is named after the jobs queue with "-dlq" (wrangler.toml). */

@@ -48,7 +48,6 @@ const FIELD_SQL: Partial<Record<MetricField, string>> = {
 };
 
 export async function customAnalytics(db: Db, workspaceId: number, input: AnalyticsInput & { customCharts: ChartSpec[] }) {
-  const d1 = d1Of(db);
   const ids = new Set<string>();
   input.customCharts.forEach((chart, i) => {
     if (ids.has(chart.id)) throw new ApiError("validation_error", `customCharts.${i}.id: ${chart.id} is used twice`);
@@ -59,17 +58,18 @@ export async function customAnalytics(db: Db, workspaceId: number, input: Analyt
 
   const plan = planAnalytics(input);
   const interval = plan.interval;
-  const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
+  const estimate = await filterEstimates(db, workspaceId, input.filter_group);
   const observations = await Promise.all(
     input.customCharts.map((chart) =>
-      servedBySums(chart) ? sourceObservations(d1, workspaceId, input, plan, estimate, chart) : logObservations(d1, workspaceId, input, chart, interval, estimate),
+      servedBySums(chart) ? sourceObservations(db, workspaceId, input, plan, estimate, chart) : logObservations(db, workspaceId, input, chart, interval, estimate),
     ),
   );
   return { success: true as const, customCharts: input.customCharts.map((chart, i) => drawChart(chart, observations[i], interval)) };
 }
 
 /** Counts, sums and latency histograms by group and period, aggregated in the database. */
-async function sourceObservations(d1: D1Database, workspaceId: number, input: AnalyticsInput, plan: Plan, estimate: Estimate, chart: ChartSpec): Promise<Observation[]> {
+async function sourceObservations(db: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, estimate: Estimate, chart: ChartSpec): Promise<Observation[]> {
+  const d1 = d1Of(db);
   const params = new SqlParams();
   const by = chart.groupByField ? DIM_GROUP[chart.groupByField]! : { dim: "all" as const, group: "NULL" };
   const source = dimensionSource(workspaceId, input, plan, by.dim, params, estimate);
@@ -82,7 +82,8 @@ async function sourceObservations(d1: D1Database, workspaceId: number, input: An
 }
 
 /** The same, read from the logs, with the chart's own field's min, max and sum (and side-table groupings). */
-async function logObservations(d1: D1Database, workspaceId: number, input: AnalyticsInput, chart: ChartSpec, interval: Interval, estimate: Estimate): Promise<Observation[]> {
+async function logObservations(db: Db, workspaceId: number, input: AnalyticsInput, chart: ChartSpec, interval: Interval, estimate: Estimate): Promise<Observation[]> {
+  const d1 = d1Of(db);
   const params = new SqlParams();
   const ws = params.add(workspaceId);
   const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });

@@ -2,7 +2,7 @@
 // version), add-request-log (one log appended to the draft at once), and the no-write preview of a
 // from-filter-params call. Row values are built by the same SQL as the fill job (dataset-fill.ts).
 import { and, eq } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { d1Of, type Db } from "../db/client";
 import { datasetJobs, datasets, requestLogs } from "../db/schema";
 import type { AuthContext } from "../env";
 import { compileRequestLogQuery, parseFilterGroup, SqlParams } from "../filters";
@@ -11,8 +11,8 @@ import { chainIncludes } from "../lib/error-text";
 import { fillQuery, LOGS_BY_IDS, valuesSql } from "./dataset-fill";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, requireGroup, type FillParams, type FromFilterParamsInput } from "./datasets";
 import { filterEstimates } from "./request-search";
+import { runBatch } from "../db/batch";
 
-const d1Of = (db: Db) => (db as unknown as { $client: D1Database }).$client;
 
 const draftExists = () => new ApiError("conflict", "dataset_group_id: the dataset group already has a draft; save it or fill it with from-filter-params");
 
@@ -46,7 +46,7 @@ export async function createDraft(db: Db, auth: AuthContext, input: { dataset_gr
     }
     const params: FillParams = { source_dataset_id: source.id };
     const draftSql = `SELECT id FROM datasets WHERE dataset_group_id = ?2 AND version_number = ${DRAFT_VERSION}`;
-    const [draft, job] = await d1.batch([
+    const [draft, job] = await runBatch(db, [
       insertDraft,
       d1
         .prepare(`INSERT INTO dataset_jobs (workspace_id, dataset_id, params, created_by) SELECT ?1, d.id, ?3, ?4 FROM (${draftSql}) AS d RETURNING id`)
@@ -121,7 +121,7 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
     return { draftDatasetId: draft.id, added: false };
   }
   const keys = Object.keys(JSON.parse(inserted.v) as Record<string, unknown>);
-  await mergeColumns(d1, draft.id, (current) => (variables ? [...new Set(variables)] : defaultColumns(current, keys)));
+  await mergeColumns(db, draft.id, (current) => (variables ? [...new Set(variables)] : defaultColumns(current, keys)));
   return { draftDatasetId: draft.id, added: true };
 }
 
@@ -129,7 +129,8 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
  * Sets a dataset's column_names to next(current) without losing a concurrent append's columns: the
  * update only applies to the text it was computed from, and is recomputed from the new text otherwise.
  */
-async function mergeColumns(d1: D1Database, datasetId: number, next: (current: string[]) => string[]): Promise<void> {
+async function mergeColumns(db: Db, datasetId: number, next: (current: string[]) => string[]): Promise<void> {
+  const d1 = d1Of(db);
   for (let attempt = 0; attempt < 50; attempt++) {
     const row = await d1.prepare(`SELECT column_names AS c FROM datasets WHERE id = ?`).bind(datasetId).first<{ c: string }>();
     if (!row) return;
@@ -192,7 +193,7 @@ export async function previewFill(db: Db, ws: number, input: FromFilterParamsInp
   } else {
     const parsed = input.filter_group ? parseFilterGroup(input.filter_group) : null;
     const group0 = parsed && parsed.ok ? parsed.group : null;
-    const estimate = await filterEstimates(d1, ws, group0);
+    const estimate = await filterEstimates(db, ws, group0);
     const count = new SqlParams();
     const where = compileRequestLogQuery({ filter_group: group0, q: input.q }, { params: count, workspace: count.add(ws), estimate });
     matching = (await d1.prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`).bind(...count.values).first<{ n: number }>())!.n;

@@ -7,6 +7,8 @@ import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./datasets";
 import { filterEstimates, SORT_COLUMNS } from "./request-search";
 import { sql } from "drizzle-orm";
 import { eventPrepared } from "./events";
+import { d1Of, type Db } from "../db/client";
+import { runBatch } from "../db/batch";
 
 /** Ids per INSERT statement: one JSON parameter, so only D1's statement time bounds it. */
 const CHUNK = 500;
@@ -84,11 +86,12 @@ export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["
 }
 
 /** The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort order. */
-async function selectIds(d1: D1Database, ws: number, p: FillParams): Promise<number[]> {
+async function selectIds(db: Db, ws: number, p: FillParams): Promise<number[]> {
+  const d1 = d1Of(db);
   const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
   if (p.request_log_ids && p.request_log_ids.length > 0) return p.request_log_ids.slice(0, cap);
   const group = p.filter_group ? parseFilterGroup(p.filter_group) : null;
-  const estimate = await filterEstimates(d1, ws, group?.ok ? group.group : null);
+  const estimate = await filterEstimates(db, ws, group?.ok ? group.group : null);
   const { sql, params } = fillQuery(ws, p, estimate);
   const { results } = await d1.prepare(sql).bind(...params).all<{ id: number }>();
   return results.map((r) => r.id);
@@ -117,7 +120,8 @@ export function fillChunkSql(ws: number, datasetId: number, jobId: number, offse
 }
 
 /** Column names of a filled draft: the requested ones in order, else input variables (sorted), input, output. */
-export async function columnNames(d1: D1Database, datasetId: number, variables: string[] | null | undefined): Promise<string[]> {
+export async function columnNames(db: Db, datasetId: number, variables: string[] | null | undefined): Promise<string[]> {
+  const d1 = d1Of(db);
   if (variables && variables.length > 0) return [...new Set(variables)];
   const { results } = await d1
     .prepare(`SELECT DISTINCT j.key AS k FROM dataset_rows AS d, json_each(d."values") AS j WHERE d.dataset_id = ? AND j.key NOT IN ('input', 'output') ORDER BY k`)
@@ -128,7 +132,8 @@ export async function columnNames(d1: D1Database, datasetId: number, variables: 
 
 export type FillOutcome = { state: "skipped" } | { state: "completed"; datasetId: number; rowsAdded: number } | { state: "copied"; datasetId: number; rowsAdded: number };
 
-export async function runDatasetFill(d1: D1Database, ws: number, jobId: number): Promise<FillOutcome> {
+export async function runDatasetFill(db: Db, ws: number, jobId: number): Promise<FillOutcome> {
+  const d1 = d1Of(db);
   const job = await d1
     .prepare(
       `SELECT j.id, j.dataset_id, j.params, j.status, d.current_job_id, d.version_number
@@ -142,34 +147,29 @@ export async function runDatasetFill(d1: D1Database, ws: number, jobId: number):
     return { state: "skipped" };
   }
   const p = JSON.parse(job.params) as FillParams;
-  if (p.source_dataset_id != null) return copyRows(d1, ws, job, p.source_dataset_id);
+  if (p.source_dataset_id != null) return copyRows(db, ws, job, p.source_dataset_id);
   // The draft holds one fill's result: rows of earlier fills go (this job's own survive a redelivery).
-  await d1.batch([
+  await runBatch(db, [
     d1.prepare(`UPDATE dataset_jobs SET status = 'RUNNING', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id),
     d1.prepare(`DELETE FROM dataset_rows WHERE dataset_id = ? AND job_id <> ?`).bind(job.dataset_id, job.id),
   ]);
 
-  const ids = await selectIds(d1, ws, p);
+  const ids = await selectIds(db, ws, p);
   for (let offset = 0; offset < ids.length; offset += CHUNK) {
-    const params = new SqlParams();
-    const wsP = params.add(ws);
-    const ds = params.add(job.dataset_id);
-    const jb = params.add(job.id);
-    const values = valuesSql(params, p.variables_to_parse);
     const chunk = fillChunkSql(ws, job.dataset_id, job.id, offset, ids.slice(offset, offset + CHUNK), p.variables_to_parse);
     await d1.prepare(chunk.sql).bind(...chunk.params).run();
   }
 
-  const columns = await columnNames(d1, job.dataset_id, p.variables_to_parse);
+  const columns = await columnNames(db, job.dataset_id, p.variables_to_parse);
   const now = Date.now();
-  const [, , count] = await d1.batch([
+  const [, , count] = await runBatch(db, [
     d1
       .prepare(`UPDATE dataset_jobs SET status = CASE WHEN (SELECT current_job_id FROM datasets WHERE id = ?1) = ?2 THEN 'COMPLETED' ELSE 'SUPERSEDED' END, rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
       .bind(job.dataset_id, job.id, now),
     d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ? AND current_job_id = ?`).bind(JSON.stringify(columns), now, job.dataset_id, job.id),
     d1.prepare(`SELECT rows_added AS n FROM dataset_jobs WHERE id = ?`).bind(job.id),
     // Written with the completion, once per job (its id is the job's), and only while the job is the draft's.
-    eventPrepared(d1, {
+    eventPrepared(db, {
       workspaceId: ws,
       type: "dataset_version_created_from_filter_params",
       id: `dataset_fill_${job.id}`,
@@ -187,7 +187,8 @@ export async function runDatasetFill(d1: D1Database, ws: number, jobId: number):
  * INSERT … SELECT. Each chunk is one statement and starts after the last position this job wrote, so a
  * redelivered job resumes exactly where the previous attempt stopped.
  */
-async function copyRows(d1: D1Database, ws: number, job: JobRow, sourceId: number): Promise<FillOutcome> {
+async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Promise<FillOutcome> {
+  const d1 = d1Of(db);
   await d1.prepare(`UPDATE dataset_jobs SET status = 'RUNNING', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id).run();
   for (;;) {
     const res = await d1
@@ -204,7 +205,7 @@ async function copyRows(d1: D1Database, ws: number, job: JobRow, sourceId: numbe
     if ((res.meta.changes ?? 0) < COPY_CHUNK) break;
   }
   const now = Date.now();
-  const [, , count] = await d1.batch([
+  const [, , count] = await runBatch(db, [
     d1
       .prepare(`UPDATE dataset_jobs SET status = CASE WHEN (SELECT current_job_id FROM datasets WHERE id = ?1) = ?2 THEN 'COMPLETED' ELSE 'SUPERSEDED' END, rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
       .bind(job.dataset_id, job.id, now),
@@ -217,7 +218,8 @@ async function copyRows(d1: D1Database, ws: number, job: JobRow, sourceId: numbe
 }
 
 /** The dead-letter queue's verdict on a fill job: FAILED, unless it finished or was superseded meanwhile. */
-export async function markFillFailed(d1: D1Database, ws: number, jobId: number): Promise<void> {
+export async function markFillFailed(db: Db, ws: number, jobId: number): Promise<void> {
+  const d1 = d1Of(db);
   await d1
     .prepare(`UPDATE dataset_jobs SET status = 'FAILED', updated_at = ? WHERE id = ? AND workspace_id = ? AND status IN ('QUEUED', 'RUNNING')`)
     .bind(Date.now(), jobId, ws)

@@ -4,7 +4,7 @@
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { nowMs } from "../db/sql";
-import { rawBatch } from "../db/raw-batch";
+import { runBatch } from "../db/batch";
 import { datasetGroups, datasetJobs, datasetRows, datasets, promptLabels, promptVersions, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import type { FilterGroup } from "../filters";
@@ -83,7 +83,7 @@ export async function createDatasetGroup(db: Db, auth: AuthContext, input: Creat
   const mappings = await checkNewMappings(db, ws, "dataset_group", null, input.external_ids);
   const self = sql`SELECT id FROM dataset_groups WHERE workspace_id = ${ws} AND name = ${input.name}`;
   try {
-    await rawBatch(db, [
+    await runBatch(db, [
       db.insert(datasetGroups).values({ workspaceId: ws, name: input.name, folderId: input.folder_id ?? null, createdBy: auth.userId }),
       sql`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id) SELECT ${ws}, g.id, ${DRAFT_VERSION}, '[]', ${auth.userId} FROM (${self}) AS g`,
       ...(mappings.length ? [insertMappingsStatement(ws, "dataset_group", self, mappings)] : []),
@@ -140,7 +140,7 @@ export async function queueDraftFill(db: Db, auth: AuthContext, input: FromFilte
   // Compiled now, so a group too large for one D1 statement is a 400 here, not a job that cannot run.
   if (!explicit) fillQuery(ws, params);
   const draftSql = sql`SELECT id FROM datasets WHERE dataset_group_id = ${group.id} AND version_number = ${DRAFT_VERSION}`;
-  const results = await rawBatch(db, [
+  const results = await runBatch(db, [
     sql`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id)
         VALUES (${ws}, ${group.id}, ${DRAFT_VERSION}, '[]', ${auth.userId}) ON CONFLICT (dataset_group_id, version_number) DO NOTHING`,
     sql`INSERT INTO dataset_jobs (workspace_id, dataset_id, params, created_by) SELECT ${ws}, d.id, ${JSON.stringify(params)}, ${auth.userId} FROM (${draftSql}) AS d RETURNING id, dataset_id`,

@@ -6,7 +6,7 @@
 // when all its columns are done: a redelivered job re-evaluates only rows not yet written, never twice.
 import { and, asc, eq, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../blocks";
-import type { Db } from "../db/client";
+import { d1Of, type Db } from "../db/client";
 import { datasets, reportColumns, reports, type ReportCells, type ReportColumnRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -14,6 +14,7 @@ import { chainIncludes } from "../lib/error-text";
 import { enqueue } from "../queue/messages";
 import { columnSources, validateColumns } from "./evaluation-columns";
 import { eventPrepared } from "./events";
+import { runBatch } from "../db/batch";
 
 /**
  * Rows one delivery evaluates at most, and the wall time after which it stops claiming more. Cells per
@@ -26,7 +27,6 @@ export const BATCH_BUDGET_MS = 20_000;
 /** Rows evaluated at once: LLM and ENDPOINT cells wait on the network, not on the CPU. */
 const ROW_CONCURRENCY = 5;
 
-const d1Of = (db: Db) => (db as unknown as { $client: D1Database }).$client;
 
 export interface RunBody {
   name: string;
@@ -68,7 +68,7 @@ export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext,
   const d1 = d1Of(db);
   // AUTOINCREMENT ids only grow and a batch is one transaction: the workspace's newest report is this run.
   const runId = `(SELECT max(id) FROM reports WHERE workspace_id = ?1)`;
-  const [inserted] = await d1.batch([
+  const [inserted] = await runBatch(db, [
     d1
       .prepare(
         `INSERT INTO reports (workspace_id, name, folder_id, is_blueprint, parent_report_id, dataset_group_id, dataset_id, status, row_count, user_id)
@@ -92,7 +92,7 @@ export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext,
   try {
     await enqueue(jobs, { v: 1, kind: "evaluation_run", workspace_id: ws, report_id: id });
   } catch (err) {
-    await giveUpEvaluationRun(d1, ws, id, "the run could not be queued");
+    await giveUpEvaluationRun(db, ws, id, "the run could not be queued");
     throw err;
   }
   return id;
@@ -123,7 +123,8 @@ function cutOffCells(columns: ReportColumnRow[]): ReportCells {
 }
 
 /** The run's columns in position order. */
-async function runColumns(d1: D1Database, reportId: number): Promise<ReportColumnRow[]> {
+async function runColumns(db: Db, reportId: number): Promise<ReportColumnRow[]> {
+  const d1 = d1Of(db);
   const { results } = await d1
     .prepare(`SELECT id, column_type, name, position, configuration, is_part_of_score FROM report_columns WHERE report_id = ? ORDER BY position, id`)
     .bind(reportId)
@@ -162,7 +163,8 @@ async function evaluateRow(columns: ReportColumnRow[], values: Record<string, un
   return cells;
 }
 
-async function writeRow(d1: D1Database, rowId: number, cells: ReportCells): Promise<void> {
+async function writeRow(db: Db, rowId: number, cells: ReportCells): Promise<void> {
+  const d1 = d1Of(db);
   const counts = (cs: ReportCells) => {
     const all = Object.values(cs);
     return [all.filter((c) => c.status === "COMPLETED").length, all.filter((c) => c.status === "FAILED").length];
@@ -189,18 +191,19 @@ async function writeRow(d1: D1Database, rowId: number, cells: ReportCells): Prom
  * "completed": the run is done and scored; "skipped": nothing to do (unknown, archived or finished run).
  */
 export async function runEvaluationBatch(
-  d1: D1Database,
+  db: Db,
   ws: number,
   reportId: number,
   ctx: BlockContext,
   opts: { maxRows?: number; budgetMs?: number } = {},
 ): Promise<BatchOutcome> {
+  const d1 = d1Of(db);
   const run = await d1
     .prepare(`SELECT id, status, deleted FROM reports WHERE id = ? AND workspace_id = ? AND is_blueprint = 0`)
     .bind(reportId, ws)
     .first<{ id: number; status: string; deleted: number }>();
   if (!run || run.deleted || run.status === "COMPLETED") return "skipped";
-  const columns = await runColumns(d1, reportId);
+  const columns = await runColumns(db, reportId);
   const maxRows = opts.maxRows ?? Math.max(1, Math.min(ROWS_PER_BATCH, Math.floor(CELLS_PER_BATCH / Math.max(1, columns.length))));
   const deadline = Date.now() + (opts.budgetMs ?? BATCH_BUDGET_MS);
   let done = 0;
@@ -227,7 +230,7 @@ export async function runEvaluationBatch(
     const byId = new Map(values.map((v) => [v.id, JSON.parse(v.v) as Record<string, unknown>]));
     await Promise.all(
       claimed.map(async (r) =>
-        writeRow(d1, r.id, r.claims > MAX_ROW_CLAIMS ? cutOffCells(columns) : await evaluateRow(columns, byId.get(r.dataset_row_id) ?? {}, ctx)),
+        writeRow(db, r.id, r.claims > MAX_ROW_CLAIMS ? cutOffCells(columns) : await evaluateRow(columns, byId.get(r.dataset_row_id) ?? {}, ctx)),
       ),
     );
     done += claimed.length;
@@ -239,7 +242,7 @@ export async function runEvaluationBatch(
     // Nothing claimable: the rows left are held by another delivery; look again later, not in a hot loop.
     return done > 0 ? "continue" : "wait";
   }
-  await completeRun(d1, ws, reportId, columns);
+  await completeRun(db, ws, reportId, columns);
   return "completed";
 }
 
@@ -247,10 +250,11 @@ export async function runEvaluationBatch(
  * Marks the run COMPLETED with its score and writes report_finished in the same batch: the event is read
  * before the update, so it exists only for the completion that commits; its id (the run's) keeps it once.
  */
-async function completeRun(d1: D1Database, ws: number, reportId: number, columns: ReportColumnRow[]): Promise<void> {
-  const score = await computeScore(d1, reportId, columns);
-  await d1.batch([
-    eventPrepared(d1, {
+async function completeRun(db: Db, ws: number, reportId: number, columns: ReportColumnRow[]): Promise<void> {
+  const d1 = d1Of(db);
+  const score = await computeScore(db, reportId, columns);
+  await runBatch(db, [
+    eventPrepared(db, {
       workspaceId: ws,
       type: "report_finished",
       id: `report_finished_${reportId}`,
@@ -273,10 +277,11 @@ const GIVE_UP_CHUNK = 1000;
  * The dead-letter queue gave the run up (or it could not be queued): rows not yet written get every
  * cell FAILED with the reason, and the run completes (so it stops answering RUNNING).
  */
-export async function giveUpEvaluationRun(d1: D1Database, ws: number, reportId: number, reason = "the evaluation job failed repeatedly and was given up"): Promise<void> {
+export async function giveUpEvaluationRun(db: Db, ws: number, reportId: number, reason = "the evaluation job failed repeatedly and was given up"): Promise<void> {
+  const d1 = d1Of(db);
   const run = await d1.prepare(`SELECT status FROM reports WHERE id = ? AND workspace_id = ? AND is_blueprint = 0`).bind(reportId, ws).first<{ status: string }>();
   if (!run || run.status === "COMPLETED") return;
-  const columns = await runColumns(d1, reportId);
+  const columns = await runColumns(db, reportId);
   const cells: ReportCells = Object.fromEntries(columns.map((c) => [String(c.id), { status: "FAILED" as const, value: null, error_message: reason }]));
   // In chunks: one UPDATE writing every row of a 50,000-row run would outgrow a D1 statement, and the run
   // would then stay RUNNING for good. Each chunk is safe to repeat (it takes rows not yet DONE).
@@ -290,7 +295,7 @@ export async function giveUpEvaluationRun(d1: D1Database, ws: number, reportId: 
       .run();
     if ((res.meta.changes ?? 0) < GIVE_UP_CHUNK) break;
   }
-  await completeRun(d1, ws, reportId, columns);
+  await completeRun(db, ws, reportId, columns);
 }
 
 // ---- scores ----
@@ -315,7 +320,8 @@ export interface ReportScore {
  * completed cells that hold a boolean (true 100, false 0) or a number (as it is); other cells are
  * skipped. The overall score is that of the one column, or the mean of the columns' scores.
  */
-export async function computeScore(d1: D1Database, reportId: number, columns: ReportColumnRow[]): Promise<ReportScore> {
+export async function computeScore(db: Db, reportId: number, columns: ReportColumnRow[]): Promise<ReportScore> {
+  const d1 = d1Of(db);
   const scored = columns.filter((c) => c.isPartOfScore);
   if (scored.length === 0) return { overall_score: null, score_type: "none", has_custom_scoring: false, details: { message: "no column is part of the score" } };
   const { results } = await d1

@@ -2,8 +2,8 @@
 // list, read with columns, stats and scores, edit columns, rename, archive, and page through a run's
 // rows. Runs themselves are evaluation-runs.ts.
 import { and, asc, desc, eq, lte, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { rawBatch } from "../db/raw-batch";
+import { d1Of, type Db } from "../db/client";
+import { runBatch } from "../db/batch";
 import { inJsonList, nowMs } from "../db/sql";
 import { datasets, reportColumns, reports, type ReportCells, type ReportColumnRow, type ReportRow } from "../db/schema";
 import type { AuthContext } from "../env";
@@ -26,7 +26,6 @@ import {
 import { requireFolder } from "./folders";
 import { resourceConditions, resourceOrder, type ResourceListQuery } from "./resource-list";
 
-const d1Of = (db: Db) => (db as unknown as { $client: D1Database }).$client;
 
 function columnsError(issues: ColumnIssue[]): ApiError {
   const shown = issues.slice(0, 5).map((i) => `${i.field}: ${i.rule}`);
@@ -132,7 +131,7 @@ export async function createPipeline(db: Db, auth: AuthContext, input: CreatePip
   const cols = ordered.map((c, i) => ({ ...spec(c), position: i + 1 }));
   let results;
   try {
-    results = await rawBatch(db, [
+    results = await runBatch(db, [
       sql`INSERT INTO reports (workspace_id, name, folder_id, is_blueprint, dataset_group_id, dataset_id, user_id)
           VALUES (${ws}, ${name}, ${input.folder_id ?? null}, 1, ${group.id}, ${dataset.id}, ${auth.userId}) RETURNING id`,
       ...(cols.length
@@ -163,7 +162,8 @@ export interface StatusCounts {
 }
 
 /** Cell counts of runs, by report id: rows not yet written count every column as queued (or running). */
-async function statusCounts(d1: D1Database, runIds: number[]): Promise<Map<number, StatusCounts>> {
+async function statusCounts(db: Db, runIds: number[]): Promise<Map<number, StatusCounts>> {
+  const d1 = d1Of(db);
   const out = new Map<number, StatusCounts>();
   if (runIds.length === 0) return out;
   const { results } = await d1
@@ -257,7 +257,7 @@ export async function listEvaluations(db: Db, ws: number, q: ListEvaluationsQuer
     const top = await db.select({ id: ranked.id, parent: ranked.parent, total: ranked.total }).from(ranked).where(lte(ranked.rn, RUNS_PER_EVALUATION));
     for (const t of top) runCounts.set(t.parent!, t.total);
     const runs = top.length ? await db.select().from(r).where(inJsonList(r.id, top.map((t) => t.id))).orderBy(desc(r.id)) : [];
-    const counts = await statusCounts(d1Of(db), runs.map((x) => x.id));
+    const counts = await statusCounts(db, runs.map((x) => x.id));
     for (const run of runs) {
       const list = runsBy.get(run.parentReportId!) ?? [];
       list.push(runView(run, counts.get(run.id)));
@@ -282,7 +282,7 @@ async function requireReport(db: Db, ws: number, id: number): Promise<ReportRow>
 /** The score of a run: stored when it completed, computed from the rows written so far while it runs. */
 async function scoreOf(db: Db, r: ReportRow, columns: ReportColumnRow[]): Promise<ReportScore> {
   if (r.status === "COMPLETED" && r.score) return r.score as unknown as ReportScore;
-  return computeScore(d1Of(db), r.id, columns);
+  return computeScore(db, r.id, columns);
 }
 
 function columnScores(score: ReportScore | null): Map<string, number | null> {
@@ -298,7 +298,7 @@ export async function getReport(db: Db, ws: number, id: number) {
   const columns = await db.select().from(reportColumns).where(eq(reportColumns.reportId, r.id)).orderBy(asc(reportColumns.position), asc(reportColumns.id));
   const ext = r.isBlueprint ? ((await externalIdsFor(db, ws, "evaluation", [r.id])).get(String(r.id)) ?? []) : undefined;
   const score = r.isBlueprint ? null : await scoreOf(db, r, columns);
-  const counts = r.isBlueprint ? ZERO : ((await statusCounts(d1Of(db), [r.id])).get(r.id) ?? ZERO);
+  const counts = r.isBlueprint ? ZERO : ((await statusCounts(db, [r.id])).get(r.id) ?? ZERO);
   const scores = columnScores(score);
   return {
     success: true as const,
@@ -364,7 +364,7 @@ export async function updateScoreCard(db: Db, ws: number, id: number, body: { co
   const known = new Set(columns.map((c) => c.name));
   const unknown = body.column_names.filter((n) => !known.has(n));
   if (unknown.length) throw new ApiError("validation_error", `column_names: not columns of the pipeline: ${unknown.map((n) => JSON.stringify(n)).join(", ")}`);
-  await rawBatch(db, [
+  await runBatch(db, [
     sql`UPDATE report_columns SET is_part_of_score = (name IN (SELECT value FROM json_each(${JSON.stringify(body.column_names)}))), updated_at = ${nowMs} WHERE report_id = ${r.id}`,
     sql`UPDATE reports SET updated_at = ${nowMs} WHERE id = ${r.id}`,
   ]);
@@ -384,7 +384,7 @@ async function saveColumns(db: Db, r: ReportRow, next: (ReportColumnRow | (Colum
   if (issues.length > 0) throw columnsError(issues);
   const positions = next.flatMap((c, i) => (c.id !== null ? [{ id: c.id, position: i + 1 }] : []));
   try {
-    await rawBatch(db, [
+    await runBatch(db, [
     ...extra,
     sql`UPDATE report_columns SET position = (SELECT j.value ->> 'position' FROM json_each(${JSON.stringify(positions)}) AS j WHERE j.value ->> 'id' = report_columns.id)
         WHERE report_id = ${r.id} AND id IN (SELECT j.value ->> 'id' FROM json_each(${JSON.stringify(positions)}) AS j)`,

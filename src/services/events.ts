@@ -7,6 +7,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { sql, type SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { nowMs } from "../db/sql";
+import { d1Of, type Db } from "../db/client";
 
 /** Event types; PromptLayer's names where PromptLayer has the event. Details shapes: README "Webhooks". */
 export const EVENT_TYPES = [
@@ -64,7 +65,8 @@ export function eventStatement(e: EventSpec): SQL {
 const dialect = new SQLiteAsyncDialect();
 
 /** eventStatement as a D1 prepared statement, for code that batches on the D1 binding directly. */
-export function eventPrepared(d1: D1Database, e: EventSpec): D1PreparedStatement {
+export function eventPrepared(db: Db, e: EventSpec): D1PreparedStatement {
+  const d1 = d1Of(db);
   const q = dialect.sqlToQuery(eventStatement(e));
   return d1.prepare(q.sql).bind(...q.params);
 }

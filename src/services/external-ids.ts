@@ -169,7 +169,7 @@ export async function checkNewMappings(
 }
 
 /**
- * A statement for rawBatch() (src/db/raw-batch.ts) that attaches mappings to the entity `entityIdSql` selects (e.g. the
+ * A statement for runBatch() (src/db/raw-batch.ts) that attaches mappings to the entity `entityIdSql` selects (e.g. the
  * row the batch just inserted, found by its unique name). A mapping taken meanwhile makes the unique
  * index fail the whole batch: catch it with isExternalIdConflict and answer 409.
  */

@@ -2,7 +2,7 @@
 // call is one db.batch(): all the named entities move (or go) together, or none does.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { rawBatch } from "../db/raw-batch";
+import { runBatch } from "../db/batch";
 import { inJsonList, nowMs } from "../db/sql";
 import { externalIds, folders, type ExternalIdEntityType } from "../db/schema";
 import { ApiError } from "../lib/errors";
@@ -71,7 +71,7 @@ export async function moveFolderEntities(db: Db, ws: number, sources: readonly F
       WHERE ${c.workspaceId} = ${ws} AND ${idList(src, ids)}`);
   }
   try {
-    if (statements.length) await rawBatch(db, statements);
+    if (statements.length) await runBatch(db, statements);
   } catch (err) {
     if (siblingNameTaken(err)) throw new ApiError("conflict", "entities: the destination folder already holds a folder of the same name");
     throw err;
@@ -120,7 +120,7 @@ export async function deleteFolderEntities(db: Db, ws: number, sources: readonly
     if (src.externalIdType) statements.push(deleteMappings(ws, src.externalIdType, list));
     statements.push(...(src.remove ? src.remove(ws, list) : [sql`DELETE FROM ${src.table} WHERE ${src.columns.workspaceId} = ${ws} AND ${idList(src, list)}`]));
   }
-  if (statements.length) await rawBatch(db, statements);
+  if (statements.length) await runBatch(db, statements);
   return [...doomed.values()].reduce((n, ids) => n + ids.size, 0);
 }
 

@@ -2,7 +2,7 @@
 // (the folders_sibling_name index decides, so concurrent creates cannot both win).
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { rawBatch } from "../db/raw-batch";
+import { runBatch } from "../db/batch";
 import { folders, type FolderRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -98,7 +98,7 @@ export async function createFolder(
   const mappings = await checkNewMappings(db, ws, "folder", null, input.external_ids);
   const self = sql`SELECT id FROM folders WHERE workspace_id = ${ws} AND parent_key = ${parentId ?? 0} AND name = ${input.name}`;
   try {
-    await rawBatch(db, [
+    await runBatch(db, [
       db.insert(folders).values({ workspaceId: ws, parentId, name: input.name, createdBy: auth.userId }),
       ...(mappings.length ? [insertMappingsStatement(ws, "folder", self, mappings)] : []),
     ]);

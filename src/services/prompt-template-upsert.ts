@@ -3,7 +3,7 @@
 // version is added only when the blueprint or its metadata differ from the latest.
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { rawBatch } from "../db/raw-batch";
+import { runBatch } from "../db/batch";
 import { nowMs } from "../db/sql";
 import { promptTemplates } from "../db/schema";
 import type { AuthContext } from "../env";
@@ -66,7 +66,7 @@ export async function upsertTemplateByExternalId(
   await requireFolder(db, ws, folderId);
   const tags = input.prompt_template.tags;
   const self = sql`SELECT ${template.id} AS id`;
-  await rawBatch(db, [
+  await runBatch(db, [
     db
       .update(promptTemplates)
       .set({ updatedAt: nowMs, ...(tags != null ? { tags } : {}), ...(folderId !== undefined ? { folderId: folderId ?? null } : {}) })

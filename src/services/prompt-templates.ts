@@ -4,7 +4,7 @@
 import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inJsonList, nowMs } from "../db/sql";
-import { rawBatch } from "../db/raw-batch";
+import { runBatch } from "../db/batch";
 import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -121,7 +121,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
   const version = insertVersionStatement(ws, self, v.prompt_template, v.metadata ?? null, v.commit_message ?? null, auth.userId);
   let results: D1Result[];
   try {
-    results = await rawBatch(db, [
+    results = await runBatch(db, [
       upsert,
       version,
       ...versionEventStatements(ws, auth.userId, self, input.release_labels),
@@ -166,7 +166,7 @@ export async function patchTemplate(
   const template = validate(next.template);
   await refuseSnippetCycles(db, ws, t.name, template);
   const self = sql`SELECT ${t.id} AS id`;
-  const [written] = await rawBatch(db, [
+  const [written] = await runBatch(db, [
     insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
     db.update(promptTemplates).set({ updatedAt: nowMs }).where(eq(promptTemplates.id, t.id)),
     ...versionEventStatements(ws, auth.userId, self, input.release_labels),
@@ -461,7 +461,7 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
   const ws = auth.workspaceId;
   const v = await versionOf(db, ws, promptId, input.prompt_version_number);
   // The event is written only when the label is new (checked before the insert, in the same batch).
-  const [, inserted] = await rawBatch(db, [
+  const [, inserted] = await runBatch(db, [
     eventStatement({
       workspaceId: ws,
       type: "prompt_template_label_created",
@@ -489,7 +489,7 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
   const v = await versionOf(db, ws, l.promptId, input.prompt_version_number);
   // The old version is read by the event's insert, before the update in the same batch; a label put
   // back on the version it names already has not moved.
-  const [, updated] = await rawBatch(db, [
+  const [, updated] = await runBatch(db, [
     eventStatement({
       workspaceId: ws,
       type: "prompt_template_label_moved",
@@ -511,7 +511,7 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
 
 export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promise<void> {
   const ws = auth.workspaceId;
-  const [, deleted] = await rawBatch(db, [
+  const [, deleted] = await runBatch(db, [
     eventStatement({
       workspaceId: ws,
       type: "prompt_template_label_deleted",

@@ -11,6 +11,7 @@ import { compileRequestLogQuery, isGroup, SqlParams, type CompileContext, type F
 import { bucketSql } from "../analytics/latency-buckets";
 import { intervalOf, summarize, type Interval, type Views } from "../analytics/summarize";
 import { filterEstimates } from "./request-search";
+import { runBatch } from "../db/batch";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -104,7 +105,7 @@ export const SUMS = "sum(requests) AS requests, sum(input_tokens) AS input_token
 export async function requestAnalytics(db: Db, workspaceId: number, input: AnalyticsInput) {
   const d1 = d1Of(db);
   const plan = planAnalytics(input);
-  const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
+  const estimate = await filterEstimates(db, workspaceId, input.filter_group);
   const statement = (dim: Dim, query: string) => {
     const params = new SqlParams();
     const source = dimensionSource(workspaceId, input, plan, dim, params, estimate);
@@ -119,7 +120,7 @@ export async function requestAnalytics(db: Db, workspaceId: number, input: Analy
       [`${dim}Series`, dim, `SELECT period, key, bucket, ${SUMS} FROM src WHERE ${busiest} GROUP BY 1, 2, 3`],
     ]),
   ];
-  const results = await d1.batch(queries.map(([, dim, q]) => statement(dim, q)));
+  const results = await runBatch(db, queries.map(([, dim, q]) => statement(dim, q)));
   const views = Object.fromEntries(queries.map(([name], i) => [name, results[i].results])) as unknown as Views;
   const promptIds = [...new Set(views.promptTotals.map((r) => Number(r.key)))];
   const names = new Map<number, string>();

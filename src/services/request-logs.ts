@@ -2,7 +2,6 @@
 // expanded from JSON parameters (json_each), so any number of tags or keys stays within D1's
 // 100-bound-parameter limit. Nothing else slow happens here.
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { requestLogFacets, requestLogs, requestLogValues, type RequestLogRow, type RequestStatus } from "../db/schema";
 import type { AuthContext } from "../env";
@@ -12,6 +11,7 @@ import { toIso } from "../lib/time";
 import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "./auth";
 import { findPromptVersion, type PromptVersionView } from "./prompt-versions";
 import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow } from "./request-log-index";
+import { runBatch } from "../db/batch";
 
 /** A validated logged request (defaults applied, times in epoch milliseconds). */
 export interface RequestLogInput {
@@ -123,11 +123,8 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
   // Autocomplete counts move in the same transaction as the log, so they never drift from it.
   const facets = facetRowsOf({ model: input.model, provider: input.provider, status: input.status, promptId, promptName }, indexRows);
   const countFacets = addFacetCounts(db, auth.workspaceId, facets);
-  const [inserted] = (await guardRevoked(db.batch([insertLog, ...insertIndex, ...countFacets] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]))) as [
-    { id: number }[],
-    ...unknown[],
-  ];
-  return { id: inserted[0].id, promptVersion };
+  const [inserted] = await guardRevoked(runBatch(db, [insertLog, ...insertIndex, ...countFacets]));
+  return { id: (inserted.results[0] as { id: number }).id, promptVersion };
 }
 
 /** The named scores a new log starts with: its score under score_name, or "default"; none for an unnamed 0. */

@@ -7,6 +7,7 @@ import { FACET_FIELDS, type FacetField } from "../db/schema";
 import { compileRequestLogQuery, facetLookupsOf, isGroup, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { toIso } from "../lib/time";
 import { indexed } from "./request-log-index";
+import { runBatch } from "../db/batch";
 
 export const SORT_COLUMNS = {
   request_start_time: "r.request_start_time",
@@ -86,12 +87,12 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
 
 export async function searchRequestLogs(db: Db, workspaceId: number, input: SearchInput) {
   const d1 = d1Of(db);
-  const estimate = await filterEstimates(d1, workspaceId, input.filter_group);
+  const estimate = await filterEstimates(db, workspaceId, input.filter_group);
   const q = searchQueries(workspaceId, input, estimate);
   // Page and count travel in one batch: one round trip. (One statement for both, the matches
   // materialized once and counted and paged from there, measured slower: it copies every match up
   // to the cap, where the two statements each stop early on their index.)
-  const [rows, count] = await d1.batch([d1.prepare(q.pageSql).bind(...q.pageParams), d1.prepare(q.countSql).bind(...q.countParams)]);
+  const [rows, count] = await runBatch(db, [d1.prepare(q.pageSql).bind(...q.pageParams), d1.prepare(q.countSql).bind(...q.countParams)]);
   const bound = q.bound;
   const counted = (count.results[0] as { n: number }).n;
   const capped = counted >= bound;
@@ -254,7 +255,8 @@ export async function suggestRequestValues(db: Db, workspaceId: number, input: S
  * Facet counts for the side-row filters of a group's AND branches, so the compiler can drive from
  * the most selective one. One query, and only when some AND has two or more such filters.
  */
-export async function filterEstimates(d1: D1Database, workspaceId: number, group: FilterGroup | null | undefined): Promise<CompileContext["estimate"]> {
+export async function filterEstimates(db: Db, workspaceId: number, group: FilterGroup | null | undefined): Promise<CompileContext["estimate"]> {
+  const d1 = d1Of(db);
   if (!group) return undefined;
   const wanted = new Map<Filter, [string, string, string][]>();
   const visit = (g: FilterGroup) => {

@@ -12,7 +12,7 @@ import { CsvError, CsvRowStream } from "../lib/csv-stream";
 import { ApiError } from "../lib/errors";
 import { JsonStreamError, JsonStreamReader } from "../lib/json-stream";
 import { enqueue } from "../queue/messages";
-import { rawBatch, statement } from "../db/raw-batch";
+import { runBatch, statement } from "../db/batch";
 import { eventStatement } from "./events";
 import { findOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
 import { MAX_COLUMNS } from "../sheets/sheet-object";
@@ -83,7 +83,7 @@ async function createImport(deps: Deps, auth: AuthContext, tableId: string, inpu
   const format = input.fileName ? formatOf(input.fileName) : null;
   const params = input.params ? JSON.stringify(input.params) : null;
   const ours = sql`EXISTS (SELECT 1 FROM sheet_operations WHERE workspace_id = ${auth.workspaceId} AND id = ${opId} AND sheet_id = ${sheetId})`;
-  await db.$client.batch([
+  await runBatch(db, [
     statement(
       db,
       sql`
@@ -258,7 +258,7 @@ function importEvent(workspaceId: number, operationId: string, source: SheetImpo
 }
 
 async function failOperation(db: Db, op: SheetOperationRow, errorMessage: string): Promise<void> {
-  await rawBatch(db, [
+  await runBatch(db, [
     db
       .update(sheetOperations)
       .set({ status: "failed", message: "Import failed", errorMessage, blobKey: null, updatedAt: Date.now() })
@@ -615,7 +615,7 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
     return;
   }
   await sheet.syncListing();
-  await rawBatch(db, [
+  await runBatch(db, [
     db
       .update(sheetOperations)
       .set({ status: "completed", progress: 100, rowsAdded: rowsImported, rowCount, message: `Imported ${rowsImported} rows`, blobKey: null, updatedAt: Date.now() })

@@ -8,8 +8,9 @@ import type { Deps } from "../env";
 import { decodeCursor, encodeCursor } from "../lib/cursor";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
-import { statement } from "../db/raw-batch";
+import { statement } from "../db/batch";
 import type { SheetStats } from "../sheets/sheet-object";
+import { runBatch } from "../db/batch";
 
 export interface SheetView {
   id: string;
@@ -155,7 +156,7 @@ export async function createBlankSheet(
   const id = crypto.randomUUID();
   const stats = await deps.sheet(id).init({ sheetId: id, tableId: input.tableId, workspaceId: input.workspaceId }, { scaffold: true });
   const title = input.title ?? (await defaultSheetTitle(db, input.tableId));
-  await db.$client.batch(insertSheetStatements(db, { id, workspaceId: input.workspaceId, tableId: input.tableId, title, index: input.index, stats }));
+  await runBatch(db, insertSheetStatements(db, { id, workspaceId: input.workspaceId, tableId: input.tableId, title, index: input.index, stats }));
   const row = await sheetById(db, id);
   if (!row) throw ApiError.notFound("table");
   return row;
@@ -216,7 +217,7 @@ export async function updateSheet(
   if (patch.title != null) {
     stmts.push(statement(db, sql`UPDATE ${sheets} SET title = ${patch.title}, updated_at = ${now} WHERE id = ${sheetId}`));
   }
-  if (stmts.length > 0) await db.$client.batch(stmts);
+  if (stmts.length > 0) await runBatch(db, stmts);
   if (patch.index != null) await moveSheet(db, tableId, sheetId, patch.index);
   return requireSheet(db, workspaceId, tableId, sheetId);
 }
@@ -256,7 +257,7 @@ async function moveSheet(db: Db, tableId: string, sheetId: string, index: number
 export async function deleteSheet(db: Db, workspaceId: number, tableId: string, sheetId: string): Promise<void> {
   const s = await requireSheet(db, workspaceId, tableId, sheetId);
   const now = Date.now();
-  await db.$client.batch([
+  await runBatch(db, [
     statement(
       db,
       sql`UPDATE ${sheets} SET position = position - 1

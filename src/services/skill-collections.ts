@@ -12,7 +12,7 @@ import {
   type SkillManifestEntry,
   type SkillProvider,
 } from "../db/schema";
-import { rawBatch } from "../db/raw-batch";
+import { runBatch } from "../db/batch";
 import { eventStatement } from "./events";
 import type { AuthContext } from "../env";
 import { sha256Hex } from "../lib/crypto";
@@ -227,7 +227,7 @@ export async function createCollection(store: SkillStore, auth: AuthContext, inp
       createdAt: now,
     };
     try {
-      await rawBatch(db, [
+      await runBatch(db, [
         db.insert(skillCollections).values(collection),
         db.insert(skillCollectionVersions).values(version),
         ...(mappings.length ? [insertMappingsStatement(auth.workspaceId, "skill_collection", sql`SELECT ${collection.id}`, mappings)] : []),
@@ -379,7 +379,7 @@ export async function createVersion(store: SkillStore, auth: AuthContext, identi
     // The label leaves its old version first: one label names one version.
     const event = filesChangedEvent(auth, collection, version, expected > 0 ? expected : null, fileChanges(before, files));
     const results = version.releaseLabel
-      ? await rawBatch(db, [
+      ? await runBatch(db, [
           db
             .update(skillCollectionVersions)
             .set({ releaseLabel: null })
@@ -388,7 +388,7 @@ export async function createVersion(store: SkillStore, auth: AuthContext, identi
           bump,
           ...event,
         ])
-      : [null, ...(await rawBatch(db, [insert, bump, ...event]))];
+      : [null, ...(await runBatch(db, [insert, bump, ...event]))];
     if ((results[1] as D1Result).meta.changes === 1) {
       return { collection: { ...collection, latestVersion: expected + 1, provider, updatedBy: auth.userId, updatedAt: now }, version };
     }

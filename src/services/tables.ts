@@ -8,6 +8,7 @@ import { decodeCursor, encodeCursor } from "../lib/cursor";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
 import { requireFolder } from "./folders";
+import { runBatch } from "../db/batch";
 
 export interface TableView {
   id: string;
@@ -177,7 +178,7 @@ export async function deleteTable(db: Db, workspaceId: number, tableId: string):
     .select({ id: sheets.id })
     .from(sheets)
     .where(and(eq(sheets.tableId, tableId), isNull(sheets.deletedAt)));
-  await db.batch([
+  await runBatch(db, [
     db
       .update(smartTables)
       .set({ deletedAt: now, updatedAt: now })

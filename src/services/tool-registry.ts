@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inJsonList, nowMs } from "../db/sql";
-import { rawBatch } from "../db/raw-batch";
+import { runBatch } from "../db/batch";
 import { toolLabels, toolRegistry, toolVersions, type ToolRow, type ToolVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -114,7 +114,7 @@ export async function createTool(db: Db, auth: AuthContext, input: CreateToolInp
   const mappings = await checkNewMappings(db, ws, "tool_registry", null, input.external_ids);
   const self = sql`SELECT id FROM tool_registry WHERE workspace_id = ${ws} AND name = ${input.name}`;
   try {
-    await rawBatch(db, [
+    await runBatch(db, [
       db.insert(toolRegistry).values({ workspaceId: ws, name: input.name, description: input.description ?? null, folderId: input.folder_id ?? null, createdBy: auth.userId }),
       insertVersion(ws, self, input, auth.userId),
       ...labelStatements(ws, self, input.release_labels),
@@ -135,7 +135,7 @@ export async function createTool(db: Db, auth: AuthContext, input: CreateToolInp
 export async function addToolVersion(db: Db, auth: AuthContext, identifier: string, input: ToolVersionInput) {
   const tool = await requireTool(db, auth.workspaceId, identifier);
   const self = sql`SELECT ${tool.id} AS id`;
-  const [written] = await rawBatch(db, [
+  const [written] = await runBatch(db, [
     insertVersion(auth.workspaceId, self, input, auth.userId),
     db.update(toolRegistry).set({ updatedAt: nowMs }).where(eq(toolRegistry.id, tool.id)),
     ...labelStatements(auth.workspaceId, self, input.release_labels),

@@ -5,7 +5,7 @@
 // autocomplete counts move in the same transaction as the log (request-log-index.ts builds them).
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { rawBatch } from "../db/raw-batch";
+import { runBatch, type Statement as Stmt } from "../db/batch";
 import { promptTemplates, requestGroups, requestLogs, type IndexKind } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -29,14 +29,6 @@ async function requireLog(db: Db, workspaceId: number, requestId: number) {
 }
 
 const ofLog = (workspaceId: number, requestId: number) => and(eq(requestLogs.id, requestId), eq(requestLogs.workspaceId, workspaceId));
-
-/** A raw `sql` statement or a query builder, for one rawBatch transaction. */
-type Stmt = Parameters<typeof rawBatch>[1][number];
-
-async function runBatch(db: Db, statements: Stmt[]) {
-  if (statements.length === 0) return;
-  await rawBatch(db, statements);
-}
 
 // ---- score ----
 

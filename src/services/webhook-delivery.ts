@@ -11,6 +11,8 @@ import { chainForLog } from "../lib/error-text";
 import { pythonJsonDumps } from "../lib/py-json";
 import { toIso } from "../lib/time";
 import type { JobMessage } from "../queue/messages";
+import { d1Of, getDb } from "../db/client";
+import { runBatch } from "../db/batch";
 
 type Bindings = Pick<Env, "DB" | "JOBS"> & Partial<Env>;
 
@@ -70,7 +72,7 @@ export async function dispatchEvents(env: Bindings, workspaceId: number): Promis
     const now = Date.now();
     // The same events in both statements: the INSERT does not change what the subquery selects.
     const chunk = `SELECT id FROM webhook_events WHERE workspace_id = ?1 AND dispatched_at IS NULL ORDER BY created_at, id LIMIT ${DISPATCH_EVENTS_PER_ROUND}`;
-    const [inserted, marked] = await env.DB.batch([
+    const [inserted, marked] = await runBatch(getDb(env.DB), [
       env.DB.prepare(
         `INSERT INTO webhook_deliveries (id, workspace_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
          SELECT 'msg_' || lower(hex(randomblob(16))), e.workspace_id, w.id, e.id, 'pending', 0, ?2, ?2, ?2
@@ -190,11 +192,12 @@ export async function deliverWebhook(
   opts: { fetch?: typeof fetch; settings?: Partial<DeliverySettings> } = {},
 ): Promise<AttemptOutcome> {
   const s = { ...deliverySettings(env), ...opts.settings };
-  const d1 = env.DB;
+  const db = getDb(env.DB);
+  const d1 = d1Of(db);
   const started = Date.now();
   // An attempt whose lease ran out without an outcome (the Worker died mid-send) was made all the same:
   // with no attempt left the delivery fails, or a delivery that keeps dying would be retried forever.
-  const [, claimedResult] = await d1.batch([
+  const [, claimedResult] = await runBatch(db, [
     d1
       .prepare(
         `UPDATE webhook_deliveries SET status = 'failed', lease_until = NULL, last_error = ?4, updated_at = ?3
@@ -252,7 +255,7 @@ export async function deliverWebhook(
   const state = ok ? "delivered" : problem || attempt >= s.maxAttempts ? "failed" : "retrying";
   const delay = state === "retrying" ? retryDelay(attempt, s.retryBaseSeconds) : 0;
   const error = result.error?.slice(0, ERROR_TEXT) ?? null;
-  await d1.batch([
+  await runBatch(db, [
     d1
       .prepare(
         `INSERT INTO webhook_delivery_attempts (workspace_id, delivery_id, attempt, attempted_at, status_code, error, duration_ms)
@@ -305,7 +308,7 @@ export async function sweepWebhooks(env: Bindings, now = Date.now()): Promise<{ 
   await queueDeliveries(env, overdue);
 
   const cutoff = now - RETENTION_MS;
-  await env.DB.batch([
+  await runBatch(getDb(env.DB), [
     env.DB.prepare(`DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (${closedDeliveriesBefore})`).bind(cutoff),
     env.DB.prepare(`DELETE FROM webhook_deliveries WHERE id IN (${closedDeliveriesBefore})`).bind(cutoff),
     env.DB.prepare(

@@ -10,6 +10,7 @@ import { toHex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
 import type { EventType } from "./events";
+import { runBatch } from "../db/batch";
 
 /** Live webhooks a workspace may have (each event is one delivery per webhook; this bounds the fan-out). */
 export const MAX_WEBHOOKS_PER_WORKSPACE = 20;
@@ -70,7 +71,7 @@ async function requireWebhook(db: Db, ws: number, id: number): Promise<WebhookRo
 export async function deleteWebhook(db: Db, ws: number, id: number): Promise<void> {
   await requireWebhook(db, ws, id);
   const now = Date.now();
-  const [gone] = await db.batch([
+  const [gone] = await runBatch(db, [
     db
       .update(webhooks)
       .set({ deletedAt: now })
@@ -81,7 +82,7 @@ export async function deleteWebhook(db: Db, ws: number, id: number): Promise<voi
       .set({ status: "failed", lastError: "the webhook was deleted", updatedAt: now })
       .where(and(eq(webhookDeliveries.webhookId, id), sql`${webhookDeliveries.status} IN ('pending', 'retrying')`)),
   ]);
-  if (gone.length === 0) throw ApiError.notFound("webhook");
+  if (gone.results.length === 0) throw ApiError.notFound("webhook");
 }
 
 /** A page of the webhook's deliveries, newest first, each with every attempt made. */

@@ -12,6 +12,7 @@ import { chainIncludes } from "../lib/error-text";
 import { enqueue } from "../queue/messages";
 import { edgePasses, validateGraph, type EdgeSpec, type NodeSpec } from "./workflow-graph";
 import { findVersion, findWorkflow } from "./workflows";
+import { runBatch } from "../db/batch";
 
 export interface RunInput {
   workflow_label_name?: string | null;
@@ -45,7 +46,7 @@ export async function startRun(db: Db, jobs: Queue, auth: AuthContext, workflowN
   }
   const unused = Object.keys(body.input_variables).filter((k) => !required.includes(k));
   const nodeRows = v.nodes.map((n) => ({ name: n.name, out: n.is_output_node ? 1 : 0 }));
-  const [, inserted] = await d1.batch([
+  const [, inserted] = await runBatch(db, [
     d1
       .prepare("INSERT INTO workflow_executions (workspace_id, workflow_id, workflow_version_id, input_variables, metadata, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
       .bind(auth.workspaceId, wf.id, v.id, JSON.stringify(body.input_variables), body.metadata ? JSON.stringify(body.metadata) : null, auth.userId),
@@ -156,7 +157,7 @@ export async function runExecution(db: Db, workspaceId: number, executionId: num
 export async function giveUpExecution(db: Db, workspaceId: number, executionId: number): Promise<void> {
   const [exec] = await db.select({ status: workflowExecutions.status }).from(workflowExecutions).where(and(eq(workflowExecutions.id, executionId), eq(workflowExecutions.workspaceId, workspaceId))).limit(1);
   if (!exec || exec.status === "COMPLETED" || exec.status === "FAILED") return;
-  await db.batch([
+  await runBatch(db, [
     db
       .update(workflowExecutionNodes)
       .set({ status: "FAILED", errorMessage: "the run failed repeatedly and was given up" })

@@ -14,6 +14,7 @@ import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { checkNewMappings, externalIdsFor, insertMappingsStatement, listExternalIds, resolveExternalIdLookup, rethrowExternalIdConflict, type ExternalIdPair } from "./external-ids";
 import { requireFolder } from "./folders";
 import { applyNodeChanges, validateGraph, type EdgeSpec, type GraphIssue, type NodeChange, type NodeSpec } from "./workflow-graph";
+import { runBatch } from "../db/batch";
 
 export interface VersionInput {
   nodes: NodeSpec[];
@@ -91,7 +92,8 @@ interface WriteOptions {
   mappings?: ExternalIdPair[];
 }
 
-async function writeVersion(d1: D1Database, auth: AuthContext, wfName: string, v: VersionInput, opts: WriteOptions) {
+async function writeVersion(db: Db, auth: AuthContext, wfName: string, v: VersionInput, opts: WriteOptions) {
+  const d1 = d1Of(db);
   const nodes: WorkflowNodeRow[] = v.nodes.map((n) => ({ id: crypto.randomUUID(), ...n }));
   const edges = v.edges.map((e) => ({ id: crypto.randomUUID(), ...e })) as unknown as WorkflowEdgeRow[];
   const wfId = "(SELECT id FROM workflows WHERE workspace_id = ?1 AND name = ?2)";
@@ -136,7 +138,7 @@ async function writeVersion(d1: D1Database, auth: AuthContext, wfName: string, v
   );
   let results: D1Result[];
   try {
-    results = await d1.batch(stmts);
+    results = await runBatch(db, stmts);
   } catch (err) {
     if (opts.create && chainIncludes(err, /UNIQUE constraint failed: workflows\./)) {
       throw new ApiError("conflict", `a workflow named ${JSON.stringify(wfName)} already exists; pass workflow_name to add a version to it`);
@@ -163,7 +165,6 @@ function versionResponse(wf: { id: number; name: string }, stored: Awaited<Retur
 }
 
 export async function createWorkflowVersion(db: Db, auth: AuthContext, body: CreateInput & VersionInput) {
-  const d1 = d1Of(db);
   const given = [body.name != null && "name", body.workflow_id != null && "workflow_id", body.workflow_name != null && "workflow_name"].filter(Boolean) as string[];
   if (given.length > 1) {
     throw new ApiError("validation_error", `${given.join(", ")}: give name to create a workflow, or one of workflow_id and workflow_name to add a version, not several`, {
@@ -179,14 +180,14 @@ export async function createWorkflowVersion(db: Db, auth: AuthContext, body: Cre
         : (await db.select().from(workflows).where(and(eq(workflows.workspaceId, auth.workspaceId), eq(workflows.name, body.workflow_name as string))).limit(1))[0];
     if (!wf) throw ApiError.notFound(`workflow ${body.workflow_id ?? JSON.stringify(body.workflow_name)}`);
     const mappings = await checkNewMappings(db, auth.workspaceId, "workflow", wf.id, body.external_ids);
-    const stored = await writeVersion(d1, auth, wf.name, body, { create: false, baseVersion: null, folderId: body.folder_id, mappings });
+    const stored = await writeVersion(db, auth, wf.name, body, { create: false, baseVersion: null, folderId: body.folder_id, mappings });
     return versionResponse(wf, stored, body, null, await listExternalIds(db, auth.workspaceId, "workflow", wf.id));
   }
   const mappings = await checkNewMappings(db, auth.workspaceId, "workflow", null, body.external_ids);
   let name = body.name ?? randomName();
   for (let attempt = 0; ; attempt++) {
     try {
-      const stored = await writeVersion(d1, auth, name, body, { create: true, baseVersion: null, folderId: body.folder_id, mappings });
+      const stored = await writeVersion(db, auth, name, body, { create: true, baseVersion: null, folderId: body.folder_id, mappings });
       return versionResponse({ id: stored.row.workflow_id, name }, stored, body, null, mappings);
     } catch (err) {
       // An auto-generated name that happens to exist is our problem, not the caller's.
@@ -209,7 +210,6 @@ export interface PatchInput {
 }
 
 export async function patchWorkflow(db: Db, auth: AuthContext, idOrName: string, body: PatchInput) {
-  const d1 = d1Of(db);
   const wf = await mustFindWorkflow(db, auth.workspaceId, idOrName);
   const base = await findVersion(db, wf, { version: body.base_version });
   const baseNodes: NodeSpec[] = base.nodes.map(({ id: _id, ...n }) => n);
@@ -224,7 +224,7 @@ export async function patchWorkflow(db: Db, auth: AuthContext, idOrName: string,
     releaseLabels: [...new Set(body.release_labels ?? [])],
   };
   checkGraph(v);
-  const stored = await writeVersion(d1, auth, wf.name, v, { create: false, baseVersion: base.versionNumber });
+  const stored = await writeVersion(db, auth, wf.name, v, { create: false, baseVersion: base.versionNumber });
   return versionResponse(wf, stored, v, base.versionNumber, await listExternalIds(db, auth.workspaceId, "workflow", wf.id));
 }
 

@@ -121,8 +121,8 @@ describe("POST /api/public/v2/dataset-versions/create-draft", { timeout: 30_000 
     await env.DB.prepare(`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values") SELECT workspace_id, ?, ?, 0, request_log_id, "values" FROM dataset_rows WHERE dataset_id = ? AND position = 0`)
       .bind(draft.draftDatasetId, draft.jobId, datasetId)
       .run();
-    expect(await runDatasetFill(env.DB, ws.workspaceId, draft.jobId!)).toEqual({ state: "copied", datasetId: draft.draftDatasetId, rowsAdded: 4 });
-    expect(await runDatasetFill(env.DB, ws.workspaceId, draft.jobId!)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, draft.jobId!)).toEqual({ state: "copied", datasetId: draft.draftDatasetId, rowsAdded: 4 });
+    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, draft.jobId!)).toEqual({ state: "skipped" });
     const rows = await rowsOf(ws, draft.draftDatasetId);
     expect(rows.rows.map((r: any[]) => r[0].value)).toEqual(ids);
   });

@@ -270,9 +270,9 @@ describe("the dataset_fill job", { timeout: 30_000 }, () => {
     await env.DB.prepare(`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values") VALUES (?, ?, ?, 0, ?, '{}')`)
       .bind(ws.workspaceId, q.datasetId, q.jobId, ids[0])
       .run();
-    expect(await runDatasetFill(env.DB, ws.workspaceId, q.jobId)).toEqual({ state: "completed", datasetId: q.datasetId, rowsAdded: 4 });
+    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, q.jobId)).toEqual({ state: "completed", datasetId: q.datasetId, rowsAdded: 4 });
     expect(await count(q.datasetId)).toBe(4);
-    expect(await runDatasetFill(env.DB, ws.workspaceId, q.jobId)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, q.jobId)).toEqual({ state: "skipped" });
     expect(await count(q.datasetId)).toBe(4);
   });
 
@@ -283,9 +283,9 @@ describe("the dataset_fill job", { timeout: 30_000 }, () => {
     const older = await queueDraftFill(getDb(env.DB), auth(ws), { dataset_group_id: g.dataset_group.id, request_log_ids: [ids[0]] });
     const newer = await queueDraftFill(getDb(env.DB), auth(ws), { dataset_group_id: g.dataset_group.id, request_log_ids: [ids[1], ids[2]] });
     const other = await createWorkspace();
-    expect(await runDatasetFill(env.DB, other.workspaceId, newer.jobId)).toEqual({ state: "skipped" });
-    expect(await runDatasetFill(env.DB, ws.workspaceId, newer.jobId)).toMatchObject({ state: "completed", rowsAdded: 2 });
-    expect(await runDatasetFill(env.DB, ws.workspaceId, older.jobId)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), other.workspaceId, newer.jobId)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, newer.jobId)).toMatchObject({ state: "completed", rowsAdded: 2 });
+    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, older.jobId)).toEqual({ state: "skipped" });
     expect(await count(newer.datasetId)).toBe(2);
     const job = await env.DB.prepare("SELECT status FROM dataset_jobs WHERE id = ?").bind(older.jobId).first();
     expect(job).toEqual({ status: "SUPERSEDED" });
@@ -311,13 +311,13 @@ describe("the dataset_fill job", { timeout: 30_000 }, () => {
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
-    await runDatasetFill(d1, ws.workspaceId, older.jobId);
+    await runDatasetFill(getDb(d1), ws.workspaceId, older.jobId);
     expect(newer).toBeDefined();
     const status = (id: number) => env.DB.prepare("SELECT status FROM dataset_jobs WHERE id = ?").bind(id).first<{ status: string }>();
     expect(await status(older.jobId)).toEqual({ status: "SUPERSEDED" });
     const events = await env.DB.prepare("SELECT count(*) AS n FROM webhook_events WHERE workspace_id = ?").bind(ws.workspaceId).first<{ n: number }>();
     expect(events!.n).toBe(0);
-    expect(await runDatasetFill(env.DB, ws.workspaceId, newer!.jobId)).toMatchObject({ state: "completed", rowsAdded: 2 });
+    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, newer!.jobId)).toMatchObject({ state: "completed", rowsAdded: 2 });
     expect(await status(newer!.jobId)).toEqual({ status: "COMPLETED" });
     expect(await count(newer!.datasetId)).toBe(2);
   });

@@ -356,10 +356,10 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     const columns = Array.from({ length: 10 }, (_, i) => ({ column_type: "COUNT", name: `c${i}`, configuration: { source: "k", type: "chars" } }));
     const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns } }));
     const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "wide" });
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("continue");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, {})).toBe("continue");
     const done = await env.DB.prepare("SELECT count(*) AS n FROM report_rows WHERE report_id = ? AND state = 'DONE'").bind(runId).first<{ n: number }>();
     expect(done!.n).toBe(50);
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, {})).toBe("completed");
   });
 
   it("is redelivery-safe: finished rows are never evaluated (nor called out for) again", async () => {
@@ -371,19 +371,19 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     let calls = 0;
     const base = blockContextFor(env, getDb(env.DB), ws.workspaceId);
     const ctx = { ...base, fetch: (input: RequestInfo | URL, init?: RequestInit) => (calls++, fetch(input, init)) };
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx, { maxRows: 1 })).toBe("continue");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, ctx, { maxRows: 1 })).toBe("continue");
     expect(calls).toBe(1);
     // A crash mid-row: the second row was claimed but its cells never written.
     await env.DB.prepare("UPDATE report_rows SET state = 'RUNNING' WHERE report_id = ? AND row_index = 1").bind(runId).run();
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx)).toBe("completed");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, ctx)).toBe("completed");
     expect(calls).toBe(2);
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx)).toBe("skipped");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, ctx)).toBe("skipped");
     expect(calls).toBe(2);
     const rows = await json(await call(`/api/public/v2/evaluations/${runId}/rows`, { key: ws.key }));
     expect(rows.rows.map((r: any[]) => r[4].value.received.question)).toEqual([ROWS[0].question, ROWS[1].question]);
     // Another workspace's delivery of the same id is ignored.
     const other = await createWorkspace();
-    expect(await runEvaluationBatch(env.DB, other.workspaceId, runId, ctx)).toBe("skipped");
+    expect(await runEvaluationBatch(getDb(env.DB), other.workspaceId, runId, ctx)).toBe("skipped");
   });
 
   it("two copies of a delivery at once (a duplicated message) share the rows: none is evaluated twice", async () => {
@@ -402,7 +402,7 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
         return fetch(input, init);
       },
     };
-    const outcomes = await Promise.all([runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx), runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx)]);
+    const outcomes = await Promise.all([runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, ctx), runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, ctx)]);
     expect(outcomes).toContain("completed");
     expect(calls).toHaveLength(12);
     expect(new Set(calls).size).toBe(12);
@@ -415,7 +415,7 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     const { groupId } = await bigDataset(ws, 3);
     const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: wordCount } }));
     const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "held" });
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {}, { maxRows: 2 })).toBe("continue");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, {}, { maxRows: 2 })).toBe("continue");
     // Another delivery is evaluating the last row right now.
     await env.DB.prepare("UPDATE report_rows SET state = 'RUNNING', claimed_at = ? WHERE report_id = ? AND row_index = 2").bind(Date.now(), runId).run();
     const sent: [unknown, unknown][] = [];
@@ -429,7 +429,7 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     expect((await json(await call(`/reports/${runId}`, { key: ws.key }))).status).toBe("RUNNING");
     // The claim went stale (its delivery died): the row is taken over and the run completes.
     await env.DB.prepare("UPDATE report_rows SET claimed_at = ? WHERE report_id = ? AND row_index = 2").bind(Date.now() - 16 * 60_000, runId).run();
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, {})).toBe("completed");
   });
 
   it("a row whose evaluation was cut off three times (it kills the Worker) fails instead of being tried forever", async () => {
@@ -443,7 +443,7 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     const ctx = { ...base, fetch: (input: RequestInfo | URL, init?: RequestInit) => (calls++, fetch(input, init)) };
     // Row 0 was claimed three times and each delivery died in it; its last claim has gone stale.
     await env.DB.prepare("UPDATE report_rows SET state = 'RUNNING', claims = 3, claimed_at = ? WHERE report_id = ? AND row_index = 0").bind(Date.now() - 16 * 60_000, runId).run();
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, ctx)).toBe("completed");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, ctx)).toBe("completed");
     expect(calls).toBe(1); // only row 1 was evaluated
     const rows = await json(await call(`/api/public/v2/evaluations/${runId}/rows`, { key: ws.key }));
     expect(rows.rows[0][4]).toEqual({ type: "eval", status: "FAILED", value: null, error_message: expect.stringMatching(/cut off 3 times/) });
@@ -455,7 +455,7 @@ describe("the evaluation_run job", { timeout: 60_000 }, () => {
     const { groupId } = await bigDataset(ws, 3);
     const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns: wordCount } }));
     const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "doomed" });
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {}, { maxRows: 1 })).toBe("continue");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, {}, { maxRows: 1 })).toBe("continue");
     const batch = createMessageBatch("promptedge-jobs-dlq", [{ id: "x1", timestamp: new Date(), attempts: 1, body: { v: 1, kind: "evaluation_run", workspace_id: ws.workspaceId, report_id: runId } }]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env);
@@ -497,7 +497,7 @@ describe("giving a run up", { timeout: 60_000 }, () => {
         return rs;
       },
     } as unknown as D1Database;
-    await giveUpEvaluationRun(spy, ws.workspaceId, runId);
+    await giveUpEvaluationRun(getDb(spy), ws.workspaceId, runId);
     expect(Math.max(...changes)).toBeLessThanOrEqual(1000);
     const state = await json(await call(`/reports/${runId}`, { key: ws.key }));
     expect(state.status).toBe("COMPLETED");
@@ -538,8 +538,8 @@ describe("the report_finished webhook event", { timeout: 60_000 }, () => {
       timestamp: expect.any(String),
     });
     // Delivered again or given up after it completed: still one event.
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("skipped");
-    await giveUpEvaluationRun(env.DB, ws.workspaceId, runId);
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, {})).toBe("skipped");
+    await giveUpEvaluationRun(getDb(env.DB), ws.workspaceId, runId);
     expect(await finished(ws)).toEqual([{ id: `report_finished_${runId}`, user_id: ws.userId, details: expect.objectContaining({ report_id: runId }) }]);
     expect(await inbox(key)).toHaveLength(1);
     // Another workspace's webhook hears nothing of it.
@@ -552,12 +552,12 @@ describe("the report_finished webhook event", { timeout: 60_000 }, () => {
     const columns = [{ column_type: "COUNT", name: "words", configuration: { source: "k", type: "words" }, is_part_of_score: true }];
     const p = await json(await call("/reports", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, columns } }));
     const runId = await startEvaluationRun(getDb(env.DB), noQueue, auth(ws), p.report_id, { name: "twice" });
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {}, { maxRows: 1 })).toBe("continue");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, {}, { maxRows: 1 })).toBe("continue");
     expect(await finished(ws)).toEqual([]);
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, {})).toBe("completed");
     // As if a redelivery raced the completion: the run looks RUNNING again and completes a second time.
     await env.DB.prepare(`UPDATE reports SET status = 'RUNNING' WHERE id = ?`).bind(runId).run();
-    expect(await runEvaluationBatch(env.DB, ws.workspaceId, runId, {})).toBe("completed");
+    expect(await runEvaluationBatch(getDb(env.DB), ws.workspaceId, runId, {})).toBe("completed");
     const events = await finished(ws);
     expect(events).toHaveLength(1);
     expect(events[0].details).toEqual({ report_id: runId, report_name: "twice", parent_report_id: p.report_id, dataset_id: expect.any(Number), row_count: 3, score: 2 });

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { rawBatch } from "../../src/db/raw-batch";
+import { runBatch } from "../../src/db/batch";
 import { EVENT_TYPES, eventStatement } from "../../src/services/events";
 import { closedDeliveriesBefore, deliverWebhook, dispatchEvents, retryDelay, sweepWebhooks } from "../../src/services/webhook-delivery";
 import { MAX_WEBHOOKS_PER_WORKSPACE } from "../../src/services/webhooks";
@@ -252,7 +252,7 @@ describe("delivery", () => {
       refuse: (await register(ws, { url: hookUrl(keys.refuse) })).webhook.id,
       down: (await register(ws, { url: hookUrl(keys.down, "?fail=99") })).webhook.id,
     };
-    await rawBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "skill_collection_files_changed", userId: ws.userId, details: { n: 1 } })]);
+    await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "skill_collection_files_changed", userId: ws.userId, details: { n: 1 } })]);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(3);
     const { results } = await env.DB.prepare(`SELECT id, webhook_id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).all<{ id: string; webhook_id: number }>();
     const deliveryOf = (hook: number) => results.find((r) => r.webhook_id === hook)!.id;
@@ -289,7 +289,7 @@ describe("delivery", () => {
     const key = hookKey();
     await register(ws, { url: hookUrl(key) });
     const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue };
-    await rawBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
+    await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(1);
     const { id } = (await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ id: string }>())!;
     // The second and last allowed attempt claimed the delivery, and its lease ran out with no outcome written.
@@ -362,7 +362,7 @@ describe("delivery", () => {
     const key = hookKey();
     await register(ws, { url: hookUrl(key) });
     const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue };
-    await rawBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
+    await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(1);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(0);
     const { id } = (await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ id: string }>())!;
@@ -418,7 +418,7 @@ describe("delivery", () => {
     const ws = await createWorkspace();
     await env.DB.prepare(`INSERT INTO webhooks (workspace_id, url, secret, created_at) VALUES (?, 'http://127.0.0.1:1/x', 's', ?)`).bind(ws.workspaceId, Date.now() - 1000).run();
     const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue };
-    await rawBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: null, details: {} })]);
+    await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: null, details: {} })]);
     await dispatchEvents(testEnv, ws.workspaceId);
     const { id } = (await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ id: string }>())!;
     const out = await deliverWebhook(testEnv, ws.workspaceId, id);
@@ -441,7 +441,7 @@ describe("events: one per change, at its site, in the change's batch", () => {
     const w = await createWorkspace();
     const db = getDb(env.DB);
     await expect(
-      rawBatch(db, [eventStatement({ workspaceId: w.workspaceId, type: "prompt_template_version_created", userId: null, details: {} }), sql`INSERT INTO no_such_table VALUES (1)`]),
+      runBatch(db, [eventStatement({ workspaceId: w.workspaceId, type: "prompt_template_version_created", userId: null, details: {} }), sql`INSERT INTO no_such_table VALUES (1)`]),
     ).rejects.toThrow();
     expect(await outbox(w)).toEqual([]);
   });
@@ -521,11 +521,11 @@ describe("events: one per change, at its site, in the change's batch", () => {
     const { queueDraftFill } = await import("../../src/services/datasets");
     const auth = { workspaceId: w.workspaceId, userId: w.userId, userEmail: w.email, apiKeyId: 0 };
     const job = await queueDraftFill(getDb(env.DB), auth, { dataset_group_id: g.dataset_group.id, request_log_ids: ids.slice(0, 3) });
-    expect(await runDatasetFill(env.DB, w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
+    expect(await runDatasetFill(getDb(env.DB), w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
     // As if the message came back after the completion batch but the job had to run again.
     await env.DB.prepare(`UPDATE dataset_jobs SET status = 'RUNNING' WHERE id = ?`).bind(job.jobId).run();
-    expect(await runDatasetFill(env.DB, w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
-    expect(await runDatasetFill(env.DB, w.workspaceId, job.jobId)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
+    expect(await runDatasetFill(getDb(env.DB), w.workspaceId, job.jobId)).toEqual({ state: "skipped" });
     expect((await outbox(w)).filter((e) => e.type === "dataset_version_created_from_filter_params")).toEqual([
       { type: "dataset_version_created_from_filter_params", details: { dataset_id: job.datasetId, rows_added: 3, dataset_version_number: -1 } },
     ]);

@@ -7,6 +7,7 @@ import { facetsSql, logsSql, START_MS } from "../../scripts/lib/seed-logs.mjs";
 import { parseFilterGroup } from "../../src/filters";
 import { filterEstimates, SEARCH_COUNT_CAP, searchQueries, type SearchInput } from "../../src/services/request-search";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { getDb } from "../../src/db/client";
 
 const LOGS = 12_000;
 let ws: TestKey;
@@ -77,7 +78,7 @@ describe("search query plans (ANALYZEd logs of the benchmark's shape)", () => {
   for (const [name, shape] of Object.entries(SHAPES)) {
     it(`${name}: no statement scans request_logs, and the count is bounded`, async () => {
       const input = await inputOf(shape);
-      const q = searchQueries(ws.workspaceId, input, await filterEstimates(env.DB, ws.workspaceId, input.filter_group));
+      const q = searchQueries(ws.workspaceId, input, await filterEstimates(getDb(env.DB), ws.workspaceId, input.filter_group));
       const page = await plan(q.pageSql, q.pageParams);
       const count = await plan(q.countSql, q.countParams);
       const label = `page:\n${page.join("\n")}\ncount:\n${count.join("\n")}`;

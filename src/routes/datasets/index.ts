@@ -1,7 +1,6 @@
 // Datasets: groups, drafts filled from request logs on the queue, saved versions, listing and rows.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv, Deps } from "../../env";
-import { d1Of } from "../../db/client";
 import { DATASET_JOB_STATUSES } from "../../db/schema";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../lib/openapi";
@@ -241,7 +240,7 @@ async function enqueueFill(deps: Deps, workspaceId: number, jobId: number): Prom
   try {
     await enqueue(deps.jobs, { v: 1, kind: "dataset_fill", workspace_id: workspaceId, job_id: jobId });
   } catch (err) {
-    await markFillFailed(d1Of(deps.db), workspaceId, jobId).catch(() => {});
+    await markFillFailed(deps.db, workspaceId, jobId).catch(() => {});
     throw err;
   }
 }
