@@ -4,14 +4,23 @@ import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { Timestamp } from "./schemas";
 
-/** A whole number in the query, within [min, max]. */
-export const QueryInt = (min: number, max: number) =>
-  z
+/**
+ * The one integer query (and path) parameter: plain decimal, no sign, no leading zeros, a safe
+ * integer within [min, max] (min ≥ 0). Messages: "must be a positive integer" (or "a whole number"
+ * when 0 is allowed) for anything else, "must be {min} to {max}" over the top; `overMax` words the
+ * last one differently where a route has always said it another way.
+ */
+export const QueryInt = (min: number, max = Number.MAX_SAFE_INTEGER, opts: { overMax?: string } = {}) => {
+  const notInt = min >= 1 ? "must be a positive integer" : "must be a whole number";
+  const unbounded = max === Number.MAX_SAFE_INTEGER;
+  return z
     .string()
-    .regex(/^(0|[1-9][0-9]{0,15})$/, "must be a whole number")
+    .regex(/^(0|[1-9][0-9]{0,15})$/, notInt)
     .transform(Number)
-    .refine((n) => n >= min && n <= max, max === Number.MAX_SAFE_INTEGER ? `must be >= ${min}` : `must be from ${min} to ${max}`)
-    .openapi({ type: "integer", minimum: min, ...(max === Number.MAX_SAFE_INTEGER ? {} : { maximum: max }) });
+    .refine((n) => Number.isSafeInteger(n) && n >= min, min <= 1 ? notInt : `must be at least ${min}`)
+    .refine((n) => n <= max, opts.overMax ?? `must be ${min} to ${max}`)
+    .openapi({ type: "integer", minimum: min, ...(unbounded ? {} : { maximum: max }) });
+};
 
 export const QueryBool = z
   .enum(["true", "false", "1", "0"], { error: "must be true or false" })

@@ -123,15 +123,6 @@ export const UuidParam = (name: string) =>
     .transform((v) => v.toLowerCase())
     .openapi({ param: { name, in: "path" }, type: "string", format: "uuid", example: "0b7e1c52-4a0e-4b8e-9a55-3f0b0e4b7d11" });
 
-/** An integer query parameter written in plain decimal, within [min, max]. */
-export const QueryInt = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z
-    .string()
-    .regex(/^-?[0-9]{1,16}$/, "must be a whole number")
-    .transform((v) => Number(v))
-    .refine((n) => n >= min && n <= max, max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be between ${min} and ${max}`)
-    .openapi({ type: "integer", minimum: min, maximum: max === Number.MAX_SAFE_INTEGER ? undefined : max });
-
 /**
  * A name or label: 1 to `max` characters, not only white space, no control characters (NUL, new
  * lines, tabs…) and no lone UTF-16 surrogates (they cannot be stored as UTF-8). Every name field

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { FilterGroupQuery, FilterGroupSchema } from "../../filters";
 import { SORT_COLUMNS, SUGGESTION_FIELDS, SUGGESTION_LIMIT, KEYED_FIELDS, type SortBy } from "../../services/request-search";
+import { QueryInt } from "../../lib/query";
 
 export const SEARCH_PER_PAGE = { default: 10, max: 100 } as const;
 
@@ -64,12 +65,7 @@ export const SearchResponse = z
   })
   .openapi("SearchRequestLogsResponse");
 
-const PositiveInt = (max: number) =>
-  z
-    .string()
-    .regex(/^[1-9][0-9]{0,15}$/, "must be a positive integer")
-    .transform(Number)
-    .refine((n) => n <= max, `must be at most ${max}`);
+const PositiveInt = (max: number) => QueryInt(1, max, { overMax: `must be at most ${max}` });
 
 export const SuggestionsQuery = z
   .object({

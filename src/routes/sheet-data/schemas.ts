@@ -2,7 +2,8 @@
 // them; the same schemas validate requests and feed /openapi.json.
 import { z } from "@hono/zod-openapi";
 import { COMPUTING_BLOCK_TYPES } from "../../blocks";
-import { QueryInt, UuidParam } from "../../lib/schemas";
+import { UuidParam } from "../../lib/schemas";
+import { QueryInt } from "../../lib/query";
 import { jsonDepth, MAX_JSON_DEPTH } from "../../sheets/cell-values";
 import { CELL_STATUSES } from "../../sheets/sheet-object";
 import { Title } from "../tables/schemas";

@@ -5,6 +5,7 @@ import { IdParam, Timestamp } from "../../lib/schemas";
 import { ExternalId as ExternalIdOut, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 import { looksLikeUuid } from "../../services/skill-collections";
 import { SKILL_MAX_FILES } from "../../services/skill-manifest";
+import { QueryInt } from "../../lib/query";
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -166,12 +167,8 @@ export const ListCollectionsResponse = z
 
 export const GetQuery = z.object({
   format: z.enum(["zip", "json"], { error: "must be zip or json" }).optional(),
-  version: z
-    .string()
-    .regex(/^[1-9][0-9]{0,8}$/, "must be a positive integer")
-    .transform(Number)
-    .optional()
-    .openapi({ type: "integer", minimum: 1 }),
+  // Nine digits at most, as versions are stored.
+  version: QueryInt(1, 999_999_999, { overMax: "must be a positive integer" }).optional(),
   label: Label.optional(),
 });
 

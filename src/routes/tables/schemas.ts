@@ -1,7 +1,8 @@
 // Shapes of the smart-table endpoints (tables, sheets, import operations), as PromptLayer's document
 // names them; the same schemas validate requests and feed /openapi.json.
 import { z } from "@hono/zod-openapi";
-import { QueryInt, Timestamp } from "../../lib/schemas";
+import { Timestamp } from "../../lib/schemas";
+import { QueryInt } from "../../lib/query";
 
 export const Title = z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters");
 const PositiveId = z.int("must be a whole number").positive("must be a positive integer").max(Number.MAX_SAFE_INTEGER);

@@ -3,6 +3,7 @@ import { NameText } from "../../lib/schemas";
 import { z } from "@hono/zod-openapi";
 import { OPERATORS } from "../../services/workflow-graph";
 import { ExternalId, ExternalIdsInput } from "../external-ids/schemas";
+import { QueryBool, QueryInt } from "../../lib/query";
 
 const Name255 = NameText(255);
 const LabelName = NameText(255);
@@ -123,15 +124,7 @@ export const WorkflowListResponse = z
   })
   .openapi("WorkflowList");
 
-const Bool = z
-  .enum(["true", "false", "1", "0"], { error: "must be true or false" })
-  .transform((v) => v === "true" || v === "1");
-const PositiveIntQuery = (max?: number) =>
-  z
-    .string()
-    .regex(/^[1-9][0-9]{0,15}$/, "must be a positive integer")
-    .transform(Number)
-    .refine((n) => Number.isSafeInteger(n) && (max === undefined || n <= max), max ? `must be 1 to ${max}` : "must be a positive integer");
+const PositiveIntQuery = (max?: number) => QueryInt(1, max);
 
 export const ListWorkflowsQuery = z.object({
   page: PositiveIntQuery().optional(),
@@ -211,7 +204,7 @@ export const RunWorkflowResponse = z
 
 export const ExecutionResultsQuery = z.object({
   workflow_version_execution_id: PositiveIntQuery(),
-  return_all_outputs: Bool.optional(),
+  return_all_outputs: QueryBool.optional(),
 });
 
 export const NodeResult = z
