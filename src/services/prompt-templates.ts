@@ -9,7 +9,6 @@ import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, typ
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
 import {
   checkNewMappings,
@@ -26,6 +25,7 @@ import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-pat
 import { eventStatement } from "./events";
 import { llmKwargsFor } from "../converters";
 import { refuseSnippetCycles, resolveSnippets } from "./snippets";
+import { resourceConditions, resourceOrder } from "./resource-list";
 
 type Obj = Record<string, unknown>;
 
@@ -335,11 +335,12 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
   const empty = { has_next: false, has_prev: q.page > 1, items: [], next_num: null, prev_num: q.page > 1 ? q.page - 1 : null, page: q.page, pages: 0, total: 0 };
   if (lookup === null) return empty;
   const t = promptTemplates;
+  const columns = { id: t.id, name: t.name, userId: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt };
   const conds: (SQL | undefined)[] = [
     eq(t.workspaceId, ws),
     sql`EXISTS (SELECT 1 FROM prompt_versions v WHERE v.prompt_id = ${t.id})`,
     lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined,
-    q.name ? containsText(t.name, q.name) : undefined,
+    ...resourceConditions(ws, columns, { name: q.name || undefined }),
     q.label ? sql`EXISTS (SELECT 1 FROM prompt_labels l WHERE l.prompt_id = ${t.id} AND l.name = ${q.label})` : undefined,
     // Every tag asked for: the list is one JSON parameter, however many tags are given.
     q.tags?.length
@@ -348,13 +349,11 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
   ];
   const where = and(...conds);
   const [{ total }] = await db.select({ total: sql<number>`count(*)` }).from(t).where(where);
-  const col = { created_at: t.createdAt, updated_at: t.updatedAt, name: t.name, id: t.id }[q.sort_by ?? "created_at"];
-  const dir = q.sort_order === "asc" ? asc : desc;
   const rows = await db
     .select()
     .from(t)
     .where(where)
-    .orderBy(dir(col), dir(t.id))
+    .orderBy(...resourceOrder(columns, q))
     .limit(q.per_page)
     .offset((q.page - 1) * q.per_page);
   const ids = rows.map((r) => r.id);

@@ -36,7 +36,10 @@ export interface ResourceColumns {
 export function resourceConditions(ws: number, c: ResourceColumns, q: ResourceFilters): (SQL | undefined)[] {
   return [
     q.name !== undefined ? containsText(c.name, q.name) : undefined,
-    q.created_by_email !== undefined ? sql`${c.userId} IN (SELECT ${users.id} FROM ${users} WHERE ${users.workspaceId} = ${ws} AND ${users.email} = ${q.created_by_email})` : undefined,
+    // E-mail addresses are matched without regard to case, on every list.
+    q.created_by_email !== undefined
+      ? sql`${c.userId} IN (SELECT ${users.id} FROM ${users} WHERE ${users.workspaceId} = ${ws} AND lower(${users.email}) = lower(${q.created_by_email}))`
+      : undefined,
     q.created_after !== undefined ? gte(c.createdAt, q.created_after) : undefined,
     q.created_before !== undefined ? lte(c.createdAt, q.created_before) : undefined,
     q.updated_after !== undefined ? gte(c.updatedAt, q.updated_after) : undefined,

@@ -20,6 +20,7 @@ import {
   type ExternalIdPair,
 } from "./external-ids";
 import { requireFolder } from "./folders";
+import { resourceOrder } from "./resource-list";
 
 type Obj = Record<string, unknown>;
 
@@ -185,13 +186,11 @@ export async function listTools(db: Db, ws: number, q: ListToolsQuery) {
   const lookup = await resolveExternalIdLookup(db, ws, "tool_registry", q);
   if (lookup === null) return [];
   const t = toolRegistry;
-  const col = { created_at: t.createdAt, updated_at: t.updatedAt, name: t.name, id: t.id }[q.sort_by ?? "created_at"];
-  const dir = q.sort_order === "asc" ? asc : desc;
   const rows = await db
     .select()
     .from(t)
     .where(and(eq(t.workspaceId, ws), lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined))
-    .orderBy(dir(col), dir(t.id));
+    .orderBy(...resourceOrder({ id: t.id, name: t.name, userId: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt }, q));
   const ids = rows.map((r) => r.id);
   const ext = await externalIdsFor(db, ws, "tool_registry", ids);
   const vs = await db

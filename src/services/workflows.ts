@@ -2,19 +2,20 @@
 // labels (one version per label; giving it to another version moves it), listing and lookup.
 // Writes of a version and its labels go in one db.batch(): the version number is MAX+1 inside the
 // statement, so concurrent versions of one workflow never collide.
-import { and, asc, desc, eq, gte, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { inJsonList } from "../db/sql";
-import { users, workflowReleaseLabels, workflows, workflowVersions, type WorkflowEdgeRow, type WorkflowNodeRow, type WorkflowRow, type WorkflowVersionRow } from "../db/schema";
+import { workflowReleaseLabels, workflows, workflowVersions, type WorkflowEdgeRow, type WorkflowNodeRow, type WorkflowRow, type WorkflowVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { parseTimestamp, toIso } from "../lib/time";
+import { toIso } from "../lib/time";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { checkNewMappings, externalIdsFor, insertMappingsStatement, listExternalIds, resolveExternalIdLookup, rethrowExternalIdConflict, type ExternalIdPair } from "./external-ids";
 import { requireFolder } from "./folders";
 import { applyNodeChanges, validateGraph, type EdgeSpec, type GraphIssue, type NodeChange, type NodeSpec } from "./workflow-graph";
 import { runBatch } from "../db/batch";
+import { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters } from "./resource-list";
 
 export interface VersionInput {
   nodes: NodeSpec[];
@@ -279,26 +280,20 @@ export async function listWorkflowLabels(db: Db, workspaceId: number, idOrName: 
   };
 }
 
-export interface ListQuery {
+export interface ListQuery extends Omit<ResourceFilters, "name"> {
   page?: number;
   per_page?: number;
-  created_by_email?: string;
-  created_after?: string;
-  created_before?: string;
-  updated_after?: string;
-  updated_before?: string;
   external_source?: string;
   external_id?: string;
-  sort_by?: "created_at" | "updated_at" | "name" | "id";
-  sort_order?: "asc" | "desc";
 }
 
-function timeFilter(field: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const t = parseTimestamp(value);
-  if (!t.ok) throw new ApiError("validation_error", `${field}: ${t.reason}`, { details: [{ field, rule: t.reason }] });
-  return t.ms;
-}
+const workflowColumns: ResourceColumns = {
+  id: workflows.id,
+  name: workflows.name,
+  userId: workflows.createdBy,
+  createdAt: workflows.createdAt,
+  updatedAt: workflows.updatedAt,
+};
 
 export async function listWorkflows(db: Db, workspaceId: number, q: ListQuery) {
   const page = q.page ?? 1, perPage = q.per_page ?? 30;
@@ -306,21 +301,7 @@ export async function listWorkflows(db: Db, workspaceId: number, q: ListQuery) {
   const lookedUp = await resolveExternalIdLookup(db, workspaceId, "workflow", q);
   // null: the mapping is on no workflow, so nothing matches.
   if (lookedUp !== undefined) where.push(lookedUp === null ? sql`0` : eq(workflows.id, Number(lookedUp)));
-  const bounds: [string, typeof workflows.createdAt | typeof workflows.updatedAt, "gte" | "lte", string | undefined][] = [
-    ["created_after", workflows.createdAt, "gte", q.created_after],
-    ["created_before", workflows.createdAt, "lte", q.created_before],
-    ["updated_after", workflows.updatedAt, "gte", q.updated_after],
-    ["updated_before", workflows.updatedAt, "lte", q.updated_before],
-  ];
-  for (const [field, col, op, value] of bounds) {
-    const ms = timeFilter(field, value);
-    if (ms !== undefined) where.push(op === "gte" ? gte(col, ms) : lte(col, ms));
-  }
-  if (q.created_by_email !== undefined) {
-    where.push(sql`${workflows.createdBy} IN (SELECT ${users.id} FROM ${users} WHERE ${users.workspaceId} = ${workspaceId} AND lower(${users.email}) = lower(${q.created_by_email}))`);
-  }
-  const col = { created_at: workflows.createdAt, updated_at: workflows.updatedAt, name: workflows.name, id: workflows.id }[q.sort_by ?? "created_at"];
-  const dir = q.sort_order === "asc" ? asc : desc;
+  for (const c of resourceConditions(workspaceId, workflowColumns, q)) if (c) where.push(c);
   const [{ total }] = await db.select({ total: sql<number>`count(*)` }).from(workflows).where(and(...where));
   const rows = await db
     .select({
@@ -330,7 +311,7 @@ export async function listWorkflows(db: Db, workspaceId: number, q: ListQuery) {
     })
     .from(workflows)
     .where(and(...where))
-    .orderBy(dir(col), dir(workflows.id))
+    .orderBy(...resourceOrder(workflowColumns, q))
     .limit(perPage)
     .offset((page - 1) * perPage);
   const labelRows = rows.length
