@@ -12,16 +12,7 @@ import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
-import {
-  checkNewMappings,
-  externalIdsFor,
-  insertMappingsStatement,
-  isExternalIdConflict,
-  resolveExternalIdLookup,
-  rethrowExternalIdConflict,
-  type ExternalIdLookupQuery,
-  type ExternalIdPair,
-} from "./external-ids";
+import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { fillQuery } from "./dataset-fill";
 import { requireFolder } from "./folders";
 import { resourceConditions, resourceOrder, type ResourceListQuery } from "./resource-list";
@@ -80,19 +71,19 @@ export interface CreateGroupInput {
 export async function createDatasetGroup(db: Db, auth: AuthContext, input: CreateGroupInput) {
   const ws = auth.workspaceId;
   await requireFolder(db, ws, input.folder_id);
-  const mappings = await checkNewMappings(db, ws, "dataset_group", null, input.external_ids);
+  const mappings = await newMappings(db, ws, "dataset_group", null, input.external_ids);
   const self = sql`SELECT id FROM dataset_groups WHERE workspace_id = ${ws} AND name = ${input.name}`;
   try {
     await runBatch(db, [
       db.insert(datasetGroups).values({ workspaceId: ws, name: input.name, folderId: input.folder_id ?? null, createdBy: auth.userId }),
       sql`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id) SELECT ${ws}, g.id, ${DRAFT_VERSION}, '[]', ${auth.userId} FROM (${self}) AS g`,
-      ...(mappings.length ? [insertMappingsStatement(ws, "dataset_group", self, mappings)] : []),
+      ...mappings.attach(self),
     ]);
   } catch (err) {
     if (chainIncludes(err, /UNIQUE constraint failed: dataset_groups\./)) {
       throw new ApiError("conflict", `name: a dataset group named "${input.name}" already exists in this workspace`);
     }
-    if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "dataset_group");
+    mappings.throwIfTaken(err);
     throw err;
   }
   const [group] = await db.select().from(datasetGroups).where(sql`${datasetGroups.id} = (${self})`);

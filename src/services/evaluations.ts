@@ -13,16 +13,7 @@ import { toIso } from "../lib/time";
 import { DRAFT_VERSION, requireGroup } from "./datasets";
 import { orderColumns, validateColumns, type ColumnIssue, type ColumnSpec } from "./evaluation-columns";
 import { computeScore, type ReportScore } from "./evaluation-runs";
-import {
-  checkNewMappings,
-  externalIdsFor,
-  insertMappingsStatement,
-  isExternalIdConflict,
-  resolveExternalIdLookup,
-  rethrowExternalIdConflict,
-  type ExternalIdLookupQuery,
-  type ExternalIdPair,
-} from "./external-ids";
+import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
 import { resourceConditions, resourceOrder, type ResourceListQuery } from "./resource-list";
 
@@ -125,7 +116,7 @@ export async function createPipeline(db: Db, auth: AuthContext, input: CreatePip
   const indexOf = new Map(given.map((c, i) => [c, i]));
   const issues = validateColumns(ordered.map(spec), dataset.columnNames, (i, c) => `columns[${indexOf.get(ordered[i])}] (${JSON.stringify(c.name)})`);
   if (issues.length > 0) throw columnsError(issues);
-  const mappings = await checkNewMappings(db, ws, "evaluation", null, input.external_ids);
+  const mappings = await newMappings(db, ws, "evaluation", null, input.external_ids);
   const name = input.name ?? `evaluation-${crypto.randomUUID().slice(0, 8)}`;
   const self = sql`SELECT max(id) FROM reports WHERE workspace_id = ${ws}`;
   const cols = ordered.map((c, i) => ({ ...spec(c), position: i + 1 }));
@@ -141,15 +132,15 @@ export async function createPipeline(db: Db, auth: AuthContext, input: CreatePip
                 FROM json_each(${JSON.stringify(cols)}) AS j`,
           ]
         : []),
-      ...(mappings.length ? [insertMappingsStatement(ws, "evaluation", self, mappings)] : []),
+      ...mappings.attach(self),
     ]);
   } catch (err) {
-    if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "evaluation");
+    mappings.throwIfTaken(err);
     throw err;
   }
   const id = (results[0].results[0] as { id: number }).id;
   const columns = await db.select().from(reportColumns).where(eq(reportColumns.reportId, id)).orderBy(asc(reportColumns.position));
-  return { success: true as const, report_id: id, report_columns: columns.map((c) => columnView(c)), external_ids: mappings };
+  return { success: true as const, report_id: id, report_columns: columns.map((c) => columnView(c)), external_ids: mappings.pairs };
 }
 
 // ---- views ----

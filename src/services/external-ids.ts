@@ -169,7 +169,7 @@ export async function checkNewMappings(
 }
 
 /**
- * A statement for runBatch() (src/db/raw-batch.ts) that attaches mappings to the entity `entityIdSql` selects (e.g. the
+ * A statement for runBatch() that attaches mappings to the entity `entityIdSql` selects (e.g. the
  * row the batch just inserted, found by its unique name). A mapping taken meanwhile makes the unique
  * index fail the whole batch: catch it with isExternalIdConflict and answer 409.
  */
@@ -178,6 +178,37 @@ export function insertMappingsStatement(workspaceId: number, type: ExternalIdEnt
     INSERT INTO external_ids (workspace_id, entity_type, entity_id, source, external_id)
     SELECT ${workspaceId}, ${type}, CAST((${entityIdSql}) AS TEXT), value ->> 'source', value ->> 'external_id'
     FROM json_each(${JSON.stringify(pairs)})`;
+}
+
+/** The external IDs a new or changed entity takes, checked, with what its write batch needs. */
+export interface NewMappings {
+  readonly pairs: ExternalIdPair[];
+  /** The statements (none or one) attaching them to the entity `entityIdSql` selects, for the entity's batch. */
+  attach(entityIdSql: SQL): SQL[];
+  /** After the batch failed: the 409 when a mapping was taken meanwhile (the unique index refused it); else returns. */
+  throwIfTaken(err: unknown): void;
+}
+
+/**
+ * The one external-ID routine every entity type uses on create (or on a new version): check the
+ * mappings (409 for one already on another entity), attach them in the entity's own batch, and turn
+ * the index's refusal of a mapping taken meanwhile into the same 409.
+ */
+export async function newMappings(
+  db: Db,
+  workspaceId: number,
+  type: ExternalIdEntityType,
+  entityId: EntityId | null,
+  pairs: readonly ExternalIdPair[] | null | undefined,
+): Promise<NewMappings> {
+  const fresh = await checkNewMappings(db, workspaceId, type, entityId, pairs);
+  return {
+    pairs: fresh,
+    attach: (entityIdSql) => (fresh.length ? [insertMappingsStatement(workspaceId, type, entityIdSql, fresh)] : []),
+    throwIfTaken: (err) => {
+      if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, type);
+    },
+  };
 }
 
 /** Throws the 409 for a batch the external-ID index refused; rethrows anything else. */

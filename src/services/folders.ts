@@ -8,7 +8,7 @@ import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import { checkNewMappings, externalIdsFor, insertMappingsStatement, isExternalIdConflict, rethrowExternalIdConflict, type ExternalIdPair } from "./external-ids";
+import { type ExternalIdPair, externalIdsFor, newMappings } from "./external-ids";
 
 export interface FolderNode {
   id: number;
@@ -95,16 +95,16 @@ export async function createFolder(
   const ws = auth.workspaceId;
   const parentId = input.parent_id ?? null;
   await requireFolder(db, ws, parentId, "parent_id");
-  const mappings = await checkNewMappings(db, ws, "folder", null, input.external_ids);
+  const mappings = await newMappings(db, ws, "folder", null, input.external_ids);
   const self = sql`SELECT id FROM folders WHERE workspace_id = ${ws} AND parent_key = ${parentId ?? 0} AND name = ${input.name}`;
   try {
     await runBatch(db, [
       db.insert(folders).values({ workspaceId: ws, parentId, name: input.name, createdBy: auth.userId }),
-      ...(mappings.length ? [insertMappingsStatement(ws, "folder", self, mappings)] : []),
+      ...mappings.attach(self),
     ]);
   } catch (err) {
     if (nameTaken(err)) throw taken(input.name);
-    if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "folder");
+    mappings.throwIfTaken(err);
     throw err;
   }
   const [row] = await db.select().from(folders).where(sql`${folders.id} = (${self})`);

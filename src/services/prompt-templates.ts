@@ -10,16 +10,7 @@ import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import {
-  checkNewMappings,
-  externalIdsFor,
-  insertMappingsStatement,
-  isExternalIdConflict,
-  resolveExternalIdLookup,
-  rethrowExternalIdConflict,
-  type ExternalIdLookupQuery,
-  type ExternalIdPair,
-} from "./external-ids";
+import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
 import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
 import { eventStatement } from "./events";
@@ -102,7 +93,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
   await requireFolder(db, ws, folderId);
   await refuseSnippetCycles(db, ws, name, input.prompt_version.prompt_template);
   const existing = await findByName(db, ws, name);
-  const mappings = await checkNewMappings(db, ws, "prompt_template", existing?.id ?? null, input.external_ids);
+  const mappings = await newMappings(db, ws, "prompt_template", existing?.id ?? null, input.external_ids);
   const self = sql`SELECT id FROM prompt_templates WHERE workspace_id = ${ws} AND name = ${name}`;
   const v = input.prompt_version;
 
@@ -126,10 +117,10 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
       version,
       ...versionEventStatements(ws, auth.userId, self, input.release_labels),
       ...labelStatements(ws, self, input.release_labels),
-      ...(mappings.length ? [insertMappingsStatement(ws, "prompt_template", self, mappings)] : []),
+      ...mappings.attach(self),
     ]);
   } catch (err) {
-    if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "prompt_template");
+    mappings.throwIfTaken(err);
     throw err;
   }
   const t = await requireTemplate(db, ws, name);

@@ -20,16 +20,7 @@ import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
 import type { UnzippedFile } from "../lib/zip";
-import {
-  checkNewMappings,
-  externalIdsFor,
-  insertMappingsStatement,
-  isExternalIdConflict,
-  resolveExternalIdLookup,
-  rethrowExternalIdConflict,
-  type ExternalIdLookupQuery,
-  type ExternalIdPair,
-} from "./external-ids";
+import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
 import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
 import {
@@ -191,7 +182,7 @@ export async function createCollection(store: SkillStore, auth: AuthContext, inp
   if (await findByName(db, auth.workspaceId, input.name)) throw nameTaken(input.name);
   let rootPath = explicitRoot ?? (await freeRootPath(db, auth.workspaceId, rootPathFromName(input.name)));
   if (explicitRoot && (await findByRootPath(db, auth.workspaceId, explicitRoot))) throw rootTaken(explicitRoot);
-  const mappings = await checkNewMappings(db, auth.workspaceId, "skill_collection", null, input.external_ids);
+  const mappings = await newMappings(db, auth.workspaceId, "skill_collection", null, input.external_ids);
 
   await uploadNew(store, auth.workspaceId, files, new Set());
 
@@ -230,12 +221,12 @@ export async function createCollection(store: SkillStore, auth: AuthContext, inp
       await runBatch(db, [
         db.insert(skillCollections).values(collection),
         db.insert(skillCollectionVersions).values(version),
-        ...(mappings.length ? [insertMappingsStatement(auth.workspaceId, "skill_collection", sql`SELECT ${collection.id}`, mappings)] : []),
+        ...mappings.attach(sql`SELECT ${collection.id}`),
         ...filesChangedEvent(auth, collection, version, null, fileChanges(new Map(), files)),
       ]);
-      return { collection, version, externalIds: mappings };
+      return { collection, version, externalIds: mappings.pairs };
     } catch (err) {
-      if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "skill_collection");
+      mappings.throwIfTaken(err);
       // Lost a race for the name, or for a root path derived from it (then try the next free one).
       if (uniqueViolation(err, "name")) throw nameTaken(input.name);
       if (uniqueViolation(err, "root_path")) {

@@ -9,16 +9,7 @@ import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import {
-  checkNewMappings,
-  externalIdsFor,
-  insertMappingsStatement,
-  isExternalIdConflict,
-  resolveExternalIdLookup,
-  rethrowExternalIdConflict,
-  type ExternalIdLookupQuery,
-  type ExternalIdPair,
-} from "./external-ids";
+import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
 import { resourceOrder } from "./resource-list";
 
@@ -112,20 +103,20 @@ async function latestVersion(db: Db, toolId: number): Promise<ToolVersionRow> {
 export async function createTool(db: Db, auth: AuthContext, input: CreateToolInput) {
   const ws = auth.workspaceId;
   await requireFolder(db, ws, input.folder_id);
-  const mappings = await checkNewMappings(db, ws, "tool_registry", null, input.external_ids);
+  const mappings = await newMappings(db, ws, "tool_registry", null, input.external_ids);
   const self = sql`SELECT id FROM tool_registry WHERE workspace_id = ${ws} AND name = ${input.name}`;
   try {
     await runBatch(db, [
       db.insert(toolRegistry).values({ workspaceId: ws, name: input.name, description: input.description ?? null, folderId: input.folder_id ?? null, createdBy: auth.userId }),
       insertVersion(ws, self, input, auth.userId),
       ...labelStatements(ws, self, input.release_labels),
-      ...(mappings.length ? [insertMappingsStatement(ws, "tool_registry", self, mappings)] : []),
+      ...mappings.attach(self),
     ]);
   } catch (err) {
     if (chainIncludes(err, /UNIQUE constraint failed: tool_registry\./)) {
       throw new ApiError("conflict", `name: a tool named "${input.name}" already exists in this workspace`);
     }
-    if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, "tool_registry");
+    mappings.throwIfTaken(err);
     throw err;
   }
   const [tool] = await db.select().from(toolRegistry).where(sql`${toolRegistry.id} = (${self})`);

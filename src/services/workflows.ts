@@ -10,11 +10,10 @@ import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
-import { checkNewMappings, externalIdsFor, insertMappingsStatement, listExternalIds, resolveExternalIdLookup, rethrowExternalIdConflict, type ExternalIdPair } from "./external-ids";
+import { externalIdsFor, listExternalIds, newMappings, resolveExternalIdLookup, type ExternalIdPair, type NewMappings } from "./external-ids";
 import { requireFolder } from "./folders";
 import { applyNodeChanges, validateGraph, type EdgeSpec, type GraphIssue, type NodeChange, type NodeSpec } from "./workflow-graph";
-import { runBatch } from "../db/batch";
+import { runBatch, type Statement } from "../db/batch";
 import { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters } from "./resource-list";
 
 export interface VersionInput {
@@ -81,24 +80,22 @@ function checkGraph(v: VersionInput) {
 
 const randomName = () => `workflow-${crypto.randomUUID().slice(0, 8)}`;
 
-/** Inserts a version (and a new workflow first when `create`), attaches labels; returns the stored version. */
-const dialect = new SQLiteAsyncDialect();
-
 interface WriteOptions {
   create: boolean;
   baseVersion: number | null;
   /** Placed in (or, for an existing workflow, moved to) this folder; checked by the caller. */
   folderId?: number | null;
   /** External IDs to attach (already checked against other workflows by the caller). */
-  mappings?: ExternalIdPair[];
+  mappings?: NewMappings;
 }
 
+/** Inserts a version (and a new workflow first when `create`), attaches labels; returns the stored version. */
 async function writeVersion(db: Db, auth: AuthContext, wfName: string, v: VersionInput, opts: WriteOptions) {
   const d1 = d1Of(db);
   const nodes: WorkflowNodeRow[] = v.nodes.map((n) => ({ id: crypto.randomUUID(), ...n }));
   const edges = v.edges.map((e) => ({ id: crypto.randomUUID(), ...e })) as unknown as WorkflowEdgeRow[];
   const wfId = "(SELECT id FROM workflows WHERE workspace_id = ?1 AND name = ?2)";
-  const stmts: D1PreparedStatement[] = [];
+  const stmts: Statement[] = [];
   if (opts.create) {
     stmts.push(d1.prepare("INSERT INTO workflows (workspace_id, name, created_by, folder_id) VALUES (?1, ?2, ?3, ?4)").bind(auth.workspaceId, wfName, auth.userId, opts.folderId ?? null));
   }
@@ -126,12 +123,7 @@ async function writeVersion(db: Db, auth: AuthContext, wfName: string, v: Versio
         .bind(auth.workspaceId, wfName, JSON.stringify(v.releaseLabels)),
     );
   }
-  if (opts.mappings && opts.mappings.length > 0) {
-    const q = dialect.sqlToQuery(
-      insertMappingsStatement(auth.workspaceId, "workflow", sql`SELECT id FROM workflows WHERE workspace_id = ${auth.workspaceId} AND name = ${wfName}`, opts.mappings),
-    );
-    stmts.push(d1.prepare(q.sql).bind(...q.params));
-  }
+  stmts.push(...(opts.mappings?.attach(sql`SELECT id FROM workflows WHERE workspace_id = ${auth.workspaceId} AND name = ${wfName}`) ?? []));
   stmts.push(
     d1
       .prepare(`UPDATE workflows SET updated_at = cast(unixepoch('subsec') * 1000 as integer), folder_id = coalesce(?3, folder_id) WHERE workspace_id = ?1 AND name = ?2`)
@@ -144,7 +136,8 @@ async function writeVersion(db: Db, auth: AuthContext, wfName: string, v: Versio
     if (opts.create && chainIncludes(err, /UNIQUE constraint failed: workflows\./)) {
       throw new ApiError("conflict", `a workflow named ${JSON.stringify(wfName)} already exists; pass workflow_name to add a version to it`);
     }
-    rethrowExternalIdConflict(err, "workflow");
+    opts.mappings?.throwIfTaken(err);
+    throw err;
   }
   const row = results[opts.create ? 1 : 0].results[0] as { id: number; workflow_id: number; version_number: number; created_at: number };
   return { row, nodes };
@@ -180,16 +173,16 @@ export async function createWorkflowVersion(db: Db, auth: AuthContext, body: Cre
         ? (await db.select().from(workflows).where(and(eq(workflows.workspaceId, auth.workspaceId), eq(workflows.id, body.workflow_id))).limit(1))[0]
         : (await db.select().from(workflows).where(and(eq(workflows.workspaceId, auth.workspaceId), eq(workflows.name, body.workflow_name as string))).limit(1))[0];
     if (!wf) throw ApiError.notFound(`workflow ${body.workflow_id ?? JSON.stringify(body.workflow_name)}`);
-    const mappings = await checkNewMappings(db, auth.workspaceId, "workflow", wf.id, body.external_ids);
+    const mappings = await newMappings(db, auth.workspaceId, "workflow", wf.id, body.external_ids);
     const stored = await writeVersion(db, auth, wf.name, body, { create: false, baseVersion: null, folderId: body.folder_id, mappings });
     return versionResponse(wf, stored, body, null, await listExternalIds(db, auth.workspaceId, "workflow", wf.id));
   }
-  const mappings = await checkNewMappings(db, auth.workspaceId, "workflow", null, body.external_ids);
+  const mappings = await newMappings(db, auth.workspaceId, "workflow", null, body.external_ids);
   let name = body.name ?? randomName();
   for (let attempt = 0; ; attempt++) {
     try {
       const stored = await writeVersion(db, auth, name, body, { create: true, baseVersion: null, folderId: body.folder_id, mappings });
-      return versionResponse({ id: stored.row.workflow_id, name }, stored, body, null, mappings);
+      return versionResponse({ id: stored.row.workflow_id, name }, stored, body, null, mappings.pairs);
     } catch (err) {
       // An auto-generated name that happens to exist is our problem, not the caller's.
       if (body.name == null && err instanceof ApiError && err.code === "conflict" && attempt < 3) {
