@@ -1,22 +1,20 @@
-// Builds what a request, a queue job or a Durable Object works with (the Deps of env.ts) once from
-// the Worker's env: nothing else reads bindings.
-import { getDb, type Db } from "./db/client";
+// Builds what a request or a queue job works with (the Deps of env.ts) once from the Worker's env:
+// handlers and jobs take their database, blobs, queue and sheet objects from it, and nothing else
+// reads bindings.
+import { buildBaseDeps } from "./base-deps";
 import type { Deps, Env } from "./env";
-import { blockContextFor } from "./services/block-context";
 
 export function buildDeps(env: Env): Deps {
-  let db: Db | undefined;
-  const deps: Deps = {
+  const base = buildBaseDeps(env);
+  return {
     env,
-    // Made on first use: the hottest routes touch it once, health checks never.
     get db() {
-      return (db ??= getDb(env.DB));
+      return base.db;
     },
+    blocks: base.blocks,
+    now: base.now,
     blobs: env.BLOBS,
     jobs: env.JOBS,
     sheet: (sheetId) => env.SHEETS.get(env.SHEETS.idFromName(sheetId)),
-    blocks: (workspaceId) => blockContextFor(env, deps.db, workspaceId),
-    now: () => Date.now(),
   };
-  return deps;
 }

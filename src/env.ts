@@ -1,10 +1,11 @@
 // The Worker's bindings (wrangler.toml) and the per-request values the Hono app carries.
 import type { SheetObject } from "./sheets/sheet-object";
 import type { RealtimeHub } from "./realtime/hub-object";
-import type { BlockContext } from "./blocks/types";
-import type { Db } from "./db/client";
+import type { BlockSettings } from "./services/block-context";
+import type { BaseDeps } from "./base-deps";
 
-export interface Env {
+/** The Worker's bindings and settings; the LLM providers' and ENDPOINT block's settings are BlockSettings. */
+export interface Env extends BlockSettings {
   DB: D1Database;
   BLOBS: R2Bucket;
   JOBS: Queue;
@@ -16,17 +17,6 @@ export interface Env {
   JSON_MAX_BYTES?: string;
   AUTH_CACHE_TTL_MS?: string;
   AUTH_KEY_CACHE_MS?: string;
-  // Blocks (issue 5): LLM providers by secret (base URL + key), and the ENDPOINT block's limits.
-  OPENAI_BASE_URL?: string;
-  OPENAI_API_KEY?: string;
-  ANTHROPIC_BASE_URL?: string;
-  ANTHROPIC_API_KEY?: string;
-  LLM_DEFAULT_PROVIDER?: string;
-  LLM_DEFAULT_MODEL?: string;
-  LLM_TIMEOUT_MS?: string;
-  ENDPOINT_TIMEOUT_MS?: string;
-  /** "true" lets ENDPOINT blocks call loopback/private addresses: local development only. */
-  ENDPOINT_ALLOW_PRIVATE_ADDRESSES?: string;
   SKILL_JSON_MAX_BYTES?: string;
   SKILL_UPLOAD_MAX_BYTES?: string;
   SKILL_VERSION_MAX_BYTES?: string;
@@ -48,17 +38,13 @@ export interface Env {
  * What a request, a queue job or a Durable Object works with, built once from the env (deps.ts):
  * handlers take it from the request's context and hand services the part they need.
  */
-export interface Deps {
+export interface Deps extends BaseDeps {
   /** The settings (limits, timeouts, secrets) as the deployment sets them. */
   readonly env: Env;
-  readonly db: Db;
   readonly blobs: R2Bucket;
   readonly jobs: Queue;
   /** The Durable Object that owns a sheet. */
   sheet(sheetId: string): DurableObjectStub<SheetObject>;
-  /** What blocks (LLM calls, endpoints, stored prompts) run with, for one workspace. */
-  blocks(workspaceId: number): BlockContext;
-  now(): number;
 }
 
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */

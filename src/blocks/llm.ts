@@ -1,33 +1,10 @@
 // The LLM provider interface of the blocks, with adapters for OpenAI-compatible chat completions and
 // Anthropic messages. Providers are configured by Worker secrets/vars (base URL + key); a block whose
 // provider is not configured fails with a message saying which variable to set.
-import type { ChatMessage } from "./template";
-import { BlockError } from "./types";
+import { BlockError, type LlmProvider, type LlmProviders, type LlmRequest, type LlmResponse } from "./types";
 
-export interface LlmRequest {
-  model: string;
-  messages: ChatMessage[];
-  /** Model parameters (temperature, max_tokens…), passed to the provider as given. */
-  parameters?: Record<string, unknown>;
-}
+export type { LlmProvider, LlmProviders, LlmRequest, LlmResponse };
 
-export interface LlmResponse {
-  text: string;
-  raw: unknown;
-}
-
-export interface LlmProvider {
-  readonly name: string;
-  chat(req: LlmRequest): Promise<LlmResponse>;
-}
-
-export interface LlmProviders {
-  get(name: string): LlmProvider | undefined;
-  /** Names of the configured providers, for error messages. */
-  configured: string[];
-  defaultProvider?: string;
-  defaultModel(provider: string): string;
-}
 
 /** The Worker vars/secrets the providers read (all optional; see README "Blocks"). */
 export interface LlmSettings {

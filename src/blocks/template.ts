@@ -1,14 +1,12 @@
 // Renders prompt blueprints for PROMPT_TEMPLATE: f-string ({var}, with {{ and }} as literal braces) and
 // jinja2-style ({{ var }} and {{ var.field }}; {# comments #}). Jinja2 control tags ({% %}) are refused.
-import { BlockError } from "./types";
+import { BlockError, type ChatMessage } from "./types";
+
+export type { ChatMessage };
 import { toText } from "./values";
 
 export type TemplateFormat = "f-string" | "jinja2";
 
-export interface ChatMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
-}
 
 function lookup(vars: Record<string, unknown>, path: string): unknown {
   const parts = path.split(".");

@@ -2,10 +2,42 @@
 // and an evaluate() that turns (config, inputs, context) into a value. Effects (LLM calls, HTTP, the
 // prompt registry) come in through the context, so blocks stay unit-testable without bindings.
 import type { z } from "zod";
-import type { LlmProviders } from "./llm";
 
 /** The values a block can read, by name: a sheet row's cells by column name, or a node's dependencies. */
 export type BlockInputs = Readonly<Record<string, unknown>>;
+
+/** A chat message as the LLM blocks send it. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+// The LLM provider interface (adapters and settings in llm.ts).
+export interface LlmRequest {
+  model: string;
+  messages: ChatMessage[];
+  /** Model parameters (temperature, max_tokens…), passed to the provider as given. */
+  parameters?: Record<string, unknown>;
+}
+
+export interface LlmResponse {
+  text: string;
+  raw: unknown;
+}
+
+export interface LlmProvider {
+  readonly name: string;
+  chat(req: LlmRequest): Promise<LlmResponse>;
+}
+
+export interface LlmProviders {
+  get(name: string): LlmProvider | undefined;
+  /** Names of the configured providers, for error messages. */
+  configured: string[];
+  defaultProvider?: string;
+  defaultModel(provider: string): string;
+}
+
 
 /** A prompt version as the PROMPT_TEMPLATE block needs it (a blueprint plus its model metadata). */
 export interface ResolvedPrompt {

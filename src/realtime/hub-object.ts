@@ -6,8 +6,13 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { workflowExecutions } from "../db/schema";
-import type { Env } from "../env";
 import { channelOf, ERRORS, errorReply, parseFrame, publication, reply, RUN_DONE, verifyToken } from "./protocol";
+
+/** The bindings the hub reads: runs' state, and the key its tokens are signed with. */
+interface HubEnv {
+  DB: D1Database;
+  ENV_VARS_KEY?: string;
+}
 
 interface Attachment {
   workspaceId?: number;
@@ -18,7 +23,7 @@ interface Attachment {
 /** How long a finished run's message is kept for clients that subscribe late. */
 const KEEP_DONE_MS = 60 * 60 * 1000;
 
-export class RealtimeHub extends DurableObject<Env> {
+export class RealtimeHub extends DurableObject<HubEnv> {
   async fetch(request: Request): Promise<Response> {
     if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
     const pair = new WebSocketPair();

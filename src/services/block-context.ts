@@ -3,10 +3,17 @@
 // chunks each make one; within it a stored prompt is looked up once, however many cells or rows name it.
 import { createLlmProviders, DEFAULT_ENDPOINT_POLICY, type BlockContext, type PromptRef, type ResolvedPrompt } from "../blocks";
 import type { Db } from "../db/client";
-import type { Env } from "../env";
+import type { LlmSettings } from "../blocks/llm";
 import { resolvePromptForBlocks } from "./prompt-resolver";
 
-export function blockContextFor(env: Env, db: Db, workspaceId: number): BlockContext {
+/** The settings blocks read: the LLM providers' and the ENDPOINT block's. */
+export interface BlockSettings extends LlmSettings {
+  ENDPOINT_TIMEOUT_MS?: string;
+  /** "true" lets ENDPOINT blocks call loopback/private addresses: local development only. */
+  ENDPOINT_ALLOW_PRIVATE_ADDRESSES?: string;
+}
+
+export function blockContextFor(env: BlockSettings, db: Db, workspaceId: number): BlockContext {
   const timeout = Number(env.ENDPOINT_TIMEOUT_MS);
   return {
     fetch: (input, init) => fetch(input, init),

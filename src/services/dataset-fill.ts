@@ -3,7 +3,7 @@
 // per (dataset, request log), a finished or superseded job does nothing, and a newer fill of the same
 // draft stops an older one (every chunk checks it is still the draft's current job).
 import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
-import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./datasets";
+import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-params";
 import { filterEstimates, SORT_COLUMNS } from "./request-search";
 import { sql } from "drizzle-orm";
 import { eventPrepared } from "./events";

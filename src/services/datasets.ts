@@ -7,21 +7,17 @@ import { nowMs } from "../db/sql";
 import { runBatch } from "../db/batch";
 import { datasetGroups, datasetJobs, datasetRows, datasets, promptLabels, promptVersions, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../db/schema";
 import type { AuthContext } from "../env";
-import type { FilterGroup } from "../filters";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { fillQuery } from "./dataset-fill";
+import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-params";
 import { requireFolder } from "./folders";
 import { resourceConditions, resourceOrder, type ResourceListQuery } from "./resource-list";
-import type { SortBy } from "./request-search";
 
-/** The interface's bound: one fill job copies at most this many request logs. */
-export const MAX_LOGS_PER_JOB = 50_000;
-/** The draft of a group is its dataset with this version number. */
-export const DRAFT_VERSION = -1;
+export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams };
 
 
 export function groupView(g: DatasetGroupRow) {
@@ -99,17 +95,6 @@ export async function createDatasetGroup(db: Db, auth: AuthContext, input: Creat
 }
 
 /** What a fill job replays: persisted on the job, and (filter-based fills) on the dataset. */
-export interface FillParams {
-  request_log_ids?: number[] | null;
-  filter_group?: FilterGroup | null;
-  q?: string | null;
-  sort_by?: SortBy | null;
-  sort_order?: "asc" | "desc" | null;
-  variables_to_parse?: string[] | null;
-  limit?: number | null;
-  /** create-draft from an existing version: the job copies that version's rows instead of querying logs. */
-  source_dataset_id?: number | null;
-}
 
 export interface FromFilterParamsInput extends FillParams {
   dataset_group_id: number;

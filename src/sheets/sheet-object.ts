@@ -17,10 +17,8 @@
 //                  import batch a no-op. import_columns maps an import's column positions to columns.
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env";
 import { blockExternalState, blockSources, COMPUTING_BLOCK_TYPES, evaluateBlock, validateBlockConfig, type BlockContext } from "../blocks";
-import { getDb } from "../db/client";
-import { blockContextFor } from "../services/block-context";
+import { buildBaseDeps, type BaseEnv } from "../base-deps";
 import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
 import { MAX_CELL_BYTES, readValue, storeEdit, storedBytes, storeValue, utf8Bytes, type StoredValue } from "./cell-values";
 import { promptRefsOf } from "./prompt-refs";
@@ -208,10 +206,10 @@ export function columnLetters(n: number): string {
   return s;
 }
 
-export class SheetObject extends DurableObject<Env> {
+export class SheetObject extends DurableObject<BaseEnv> {
   private readonly sql: SqlStorage;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: BaseEnv) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS sheet_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)`);
@@ -1323,7 +1321,7 @@ export class SheetObject extends DurableObject<Env> {
       }
     }
 
-    const ctx = blockContextFor(this.env, getDb(this.env.DB), ident.workspaceId);
+    const ctx = buildBaseDeps(this.env).blocks(ident.workspaceId);
     const outcomes: Outcome[] = new Array(chunk.length);
     let next = 0;
     const worker = async () => {

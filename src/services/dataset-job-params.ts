@@ -1,0 +1,20 @@
+// What a dataset fill job is: its parameters and the bounds the draft flow and the fill share.
+import type { FilterGroup } from "../filters";
+import type { SortBy } from "./request-search";
+
+/** The interface's bound: one fill job copies at most this many request logs. */
+export const MAX_LOGS_PER_JOB = 50_000;
+/** The draft of a group is its dataset with this version number. */
+export const DRAFT_VERSION = -1;
+
+export interface FillParams {
+  request_log_ids?: number[] | null;
+  filter_group?: FilterGroup | null;
+  q?: string | null;
+  sort_by?: SortBy | null;
+  sort_order?: "asc" | "desc" | null;
+  variables_to_parse?: string[] | null;
+  limit?: number | null;
+  /** create-draft from an existing version: the job copies that version's rows instead of querying logs. */
+  source_dataset_id?: number | null;
+}
