@@ -3,6 +3,7 @@ import { createApp } from "./app";
 import type { Env } from "./env";
 import { handleQueue } from "./queue/consumer";
 import { sweepWebhooks } from "./services/webhook-delivery";
+import { buildDeps } from "./deps";
 
 export { SheetObject } from "./sheets/sheet-object";
 export { RealtimeHub } from "./realtime/hub-object";
@@ -21,6 +22,6 @@ export default {
   queue: (batch: MessageBatch<unknown>, env: Env) => handleQueue(batch, env),
   // The cron trigger: webhook events and deliveries whose queue message was lost still go out.
   scheduled: async (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
-    ctx.waitUntil(sweepWebhooks(env).then(() => undefined));
+    ctx.waitUntil(sweepWebhooks(buildDeps(env)).then(() => undefined));
   },
 } satisfies ExportedHandler<Env, unknown>;

@@ -40,7 +40,7 @@ const handlers: Handlers = {
   },
   sheet_import: (job, env) => runImport(buildDeps(env), job.workspace_id, job.operation_id),
   webhook_delivery: async (job, env) => {
-    await deliverWebhook(env, job.workspace_id, job.delivery_id);
+    await deliverWebhook(buildDeps(env), job.workspace_id, job.delivery_id);
   },
   evaluation_run: async (job, env) => {
     const deps = buildDeps(env);
@@ -82,7 +82,7 @@ async function handleDeadLetters(batch: MessageBatch<unknown>, env: Env): Promis
         msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
         continue;
       } finally {
-        if (emitted.size > 0) await dispatchQuietly(env, [...emitted]);
+        if (emitted.size > 0) await dispatchQuietly(buildDeps(env), [...emitted]);
       }
     }
     console.error(JSON.stringify({ level: "error", msg: "job given up after its retries", kind: parsed.success ? parsed.data.kind : null, id: msg.id }));
@@ -120,6 +120,6 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
       );
       msg.retry({ delaySeconds });
     }
-    if (emitted.size > 0) await dispatchQuietly(env, [...emitted]);
+    if (emitted.size > 0) await dispatchQuietly(buildDeps(env), [...emitted]);
   }
 }

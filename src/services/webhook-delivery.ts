@@ -4,17 +4,18 @@
 // logs it, and on a non-2xx answer, a timeout or a refused connection queues the next attempt with
 // exponential backoff, until the last allowed attempt marks the delivery failed. The scheduled
 // sweeper re-dispatches events and re-queues deliveries whose queue message was lost.
-import type { Env } from "../env";
+import type { Deps, Env } from "../env";
 import { endpointUrlProblem } from "../blocks/endpoint";
 import { toHex } from "../lib/crypto";
 import { chainForLog } from "../lib/error-text";
 import { pythonJsonDumps } from "../lib/py-json";
 import { toIso } from "../lib/time";
 import type { JobMessage } from "../queue/messages";
-import { d1Of, getDb } from "../db/client";
+import { d1Of } from "../db/client";
 import { runBatch } from "../db/batch";
 
-type Bindings = Pick<Env, "DB" | "JOBS"> & Partial<Env>;
+/** What delivery needs: the database, the jobs queue, and its settings. */
+export type WebhookDeps = Pick<Deps, "db" | "jobs"> & { env: Partial<Env> };
 
 export interface DeliverySettings {
   timeoutMs: number;
@@ -45,13 +46,13 @@ export function retryDelay(attempt: number, baseSeconds: number): number {
 /** Messages per Queue.sendBatch call (the platform's limit). */
 const SEND_BATCH = 100;
 
-async function queueDeliveries(env: Bindings, rows: { id: string; workspace_id: number }[]): Promise<void> {
+async function queueDeliveries(deps: WebhookDeps, rows: { id: string; workspace_id: number }[]): Promise<void> {
   for (let i = 0; i < rows.length; i += SEND_BATCH) {
     const batch = rows.slice(i, i + SEND_BATCH).map((r) => ({
       body: { v: 1, kind: "webhook_delivery", workspace_id: r.workspace_id, delivery_id: r.id } satisfies JobMessage,
       contentType: "json" as const,
     }));
-    await env.JOBS.sendBatch(batch);
+    await deps.jobs.sendBatch(batch);
   }
 }
 
@@ -66,14 +67,14 @@ export const DISPATCH_ROUNDS = 5;
  * Safe to run twice or concurrently: a delivery is unique per (event, webhook), and both statements of a
  * round are one transaction. A webhook receives only events that happened after it was registered.
  */
-export async function dispatchEvents(env: Bindings, workspaceId: number): Promise<number> {
+export async function dispatchEvents(deps: WebhookDeps, workspaceId: number): Promise<number> {
   let queued = 0;
   for (let round = 0; round < DISPATCH_ROUNDS; round++) {
     const now = Date.now();
     // The same events in both statements: the INSERT does not change what the subquery selects.
     const chunk = `SELECT id FROM webhook_events WHERE workspace_id = ?1 AND dispatched_at IS NULL ORDER BY created_at, id LIMIT ${DISPATCH_EVENTS_PER_ROUND}`;
-    const [inserted, marked] = await runBatch(getDb(env.DB), [
-      env.DB.prepare(
+    const [inserted, marked] = await runBatch(deps.db, [
+      d1Of(deps.db).prepare(
         `INSERT INTO webhook_deliveries (id, workspace_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
          SELECT 'msg_' || lower(hex(randomblob(16))), e.workspace_id, w.id, e.id, 'pending', 0, ?2, ?2, ?2
          FROM webhook_events AS e
@@ -83,10 +84,10 @@ export async function dispatchEvents(env: Bindings, workspaceId: number): Promis
          ON CONFLICT (event_id, webhook_id) DO NOTHING
          RETURNING id, workspace_id`,
       ).bind(workspaceId, now),
-      env.DB.prepare(`UPDATE webhook_events SET dispatched_at = ?2 WHERE id IN (${chunk})`).bind(workspaceId, now),
+      d1Of(deps.db).prepare(`UPDATE webhook_events SET dispatched_at = ?2 WHERE id IN (${chunk})`).bind(workspaceId, now),
     ]);
     const rows = inserted.results as { id: string; workspace_id: number }[];
-    await queueDeliveries(env, rows);
+    await queueDeliveries(deps, rows);
     queued += rows.length;
     if ((marked.meta.changes ?? 0) < DISPATCH_EVENTS_PER_ROUND) break;
   }
@@ -94,10 +95,10 @@ export async function dispatchEvents(env: Bindings, workspaceId: number): Promis
 }
 
 /** Dispatches after a request or job; a failure is logged, never surfaced (the sweeper retries it). */
-export async function dispatchQuietly(env: Bindings, workspaces: number[]): Promise<void> {
+export async function dispatchQuietly(deps: WebhookDeps, workspaces: number[]): Promise<void> {
   for (const ws of workspaces) {
     try {
-      await dispatchEvents(env, ws);
+      await dispatchEvents(deps, ws);
     } catch (err) {
       console.error(JSON.stringify({ level: "error", msg: "webhook dispatch failed; the sweeper will retry", workspace_id: ws, error: chainForLog(err) }));
     }
@@ -186,13 +187,13 @@ async function post(url: string, init: { body: string; headers: Record<string, s
  * Every attempt is logged; the delivery ends delivered (2xx) or, after maxAttempts, failed.
  */
 export async function deliverWebhook(
-  env: Bindings,
+  deps: WebhookDeps,
   workspaceId: number,
   deliveryId: string,
   opts: { fetch?: typeof fetch; settings?: Partial<DeliverySettings> } = {},
 ): Promise<AttemptOutcome> {
-  const s = { ...deliverySettings(env), ...opts.settings };
-  const db = getDb(env.DB);
+  const s = { ...deliverySettings(deps.env), ...opts.settings };
+  const db = deps.db;
   const d1 = d1Of(db);
   const started = Date.now();
   // An attempt whose lease ran out without an outcome (the Worker died mid-send) was made all the same:
@@ -270,7 +271,7 @@ export async function deliverWebhook(
       .bind(deliveryId, state, finished + delay * 1000, result.statusCode, error, finished, attempt),
   ]);
   if (state === "retrying") {
-    await env.JOBS.send({ v: 1, kind: "webhook_delivery", workspace_id: workspaceId, delivery_id: deliveryId } satisfies JobMessage, {
+    await deps.jobs.send({ v: 1, kind: "webhook_delivery", workspace_id: workspaceId, delivery_id: deliveryId } satisfies JobMessage, {
       contentType: "json",
       delaySeconds: delay,
     });
@@ -290,28 +291,28 @@ const SWEEP_LIMIT = 500;
 /** The retention pass's pick of closed deliveries older than ?1 (read through webhook_deliveries_closed). */
 export const closedDeliveriesBefore = `SELECT id FROM webhook_deliveries WHERE created_at < ?1 AND status IN ('delivered', 'failed') LIMIT ${SWEEP_LIMIT}`;
 
-export async function sweepWebhooks(env: Bindings, now = Date.now()): Promise<{ workspaces: number; requeued: number }> {
-  const { results: stale } = await env.DB.prepare(
+export async function sweepWebhooks(deps: WebhookDeps, now = Date.now()): Promise<{ workspaces: number; requeued: number }> {
+  const { results: stale } = await d1Of(deps.db).prepare(
     `SELECT DISTINCT workspace_id FROM webhook_events WHERE dispatched_at IS NULL AND created_at < ? LIMIT 100`,
   )
     .bind(now - SWEEP_GRACE_MS)
     .all<{ workspace_id: number }>();
-  await dispatchQuietly(env, stale.map((r) => r.workspace_id));
+  await dispatchQuietly(deps, stale.map((r) => r.workspace_id));
 
-  const { results: overdue } = await env.DB.prepare(
+  const { results: overdue } = await d1Of(deps.db).prepare(
     `SELECT id, workspace_id FROM webhook_deliveries
      WHERE status IN ('pending', 'sending', 'retrying') AND next_attempt_at < ?1 AND (lease_until IS NULL OR lease_until < ?2)
      ORDER BY next_attempt_at LIMIT ${SWEEP_LIMIT}`,
   )
     .bind(now - SWEEP_GRACE_MS, now)
     .all<{ id: string; workspace_id: number }>();
-  await queueDeliveries(env, overdue);
+  await queueDeliveries(deps, overdue);
 
   const cutoff = now - RETENTION_MS;
-  await runBatch(getDb(env.DB), [
-    env.DB.prepare(`DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (${closedDeliveriesBefore})`).bind(cutoff),
-    env.DB.prepare(`DELETE FROM webhook_deliveries WHERE id IN (${closedDeliveriesBefore})`).bind(cutoff),
-    env.DB.prepare(
+  await runBatch(deps.db, [
+    d1Of(deps.db).prepare(`DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (${closedDeliveriesBefore})`).bind(cutoff),
+    d1Of(deps.db).prepare(`DELETE FROM webhook_deliveries WHERE id IN (${closedDeliveriesBefore})`).bind(cutoff),
+    d1Of(deps.db).prepare(
       `DELETE FROM webhook_events WHERE id IN (SELECT e.id FROM webhook_events AS e WHERE e.created_at < ?1 AND e.dispatched_at IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS d WHERE d.event_id = e.id) LIMIT ${SWEEP_LIMIT})`,
     ).bind(cutoff),

@@ -13,6 +13,7 @@ import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { seedLogs } from "../helpers/logs";
 import { b64, newTable, pollOperation } from "../helpers/tables";
 import { eventsAt, hookKey, hookUrl, inbox, register, verify, waitForInbox } from "../helpers/webhooks";
+import { buildDeps } from "../../src/deps";
 
 const uniq = (p: string) => `${p}-${crypto.randomUUID().slice(0, 8)}`;
 const HOOKS = "/api/public/v2/webhooks";
@@ -245,7 +246,7 @@ describe("delivery", () => {
     const ws = await createWorkspace();
     const sent: unknown[] = [];
     // The delivery queue of this test is a recorder: the test makes each attempt itself.
-    const testEnv = { DB: env.DB, JOBS: { send: async (m: unknown, o: unknown) => void sent.push([m, o]), sendBatch: async (ms: unknown[]) => void sent.push(...ms) } as unknown as Queue };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async (m: unknown, o: unknown) => void sent.push([m, o]), sendBatch: async (ms: unknown[]) => void sent.push(...ms) } as unknown as Queue, env: {} };
     const keys = { hang: hookKey(), refuse: hookKey(), down: hookKey() };
     const hooks = {
       hang: (await register(ws, { url: hookUrl(keys.hang, "?hang=1") })).webhook.id,
@@ -288,7 +289,7 @@ describe("delivery", () => {
     const ws = await createWorkspace();
     const key = hookKey();
     await register(ws, { url: hookUrl(key) });
-    const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue, env: {} };
     await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(1);
     const { id } = (await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ id: string }>())!;
@@ -310,7 +311,7 @@ describe("delivery", () => {
     await register(ws, { url: hookUrl(hookKey()) });
     await register(ws, { url: hookUrl(hookKey()) });
     const batches: unknown[][] = [];
-    const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async (ms: unknown[]) => void batches.push(ms) } as unknown as Queue };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async (ms: unknown[]) => void batches.push(ms) } as unknown as Queue, env: {} };
     // 650 events nobody dispatched (as if dispatch had been down), a millisecond apart, the oldest first.
     const start = Date.now() + 1000;
     await env.DB.prepare(
@@ -361,7 +362,7 @@ describe("delivery", () => {
     const ws = await createWorkspace();
     const key = hookKey();
     await register(ws, { url: hookUrl(key) });
-    const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue, env: {} };
     await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(1);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(0);
@@ -391,7 +392,7 @@ describe("delivery", () => {
     )
       .bind(`msg_lost_${key}`, ws.workspaceId, second.id, `evt_lost_${key}`, Date.now() - 5 * 60_000)
       .run();
-    const swept = await sweepWebhooks(env);
+    const swept = await sweepWebhooks(buildDeps(env));
     expect(swept.workspaces).toBeGreaterThanOrEqual(1);
     const [got] = await waitForInbox(key, 1);
     expect(JSON.parse(got.body).details).toEqual({ lost: 1 });
@@ -417,7 +418,7 @@ describe("delivery", () => {
   it("a URL the guard refuses at delivery time (ENDPOINT_ALLOW_PRIVATE_ADDRESSES turned off since) is not called: failed at once", async () => {
     const ws = await createWorkspace();
     await env.DB.prepare(`INSERT INTO webhooks (workspace_id, url, secret, created_at) VALUES (?, 'http://127.0.0.1:1/x', 's', ?)`).bind(ws.workspaceId, Date.now() - 1000).run();
-    const testEnv = { DB: env.DB, JOBS: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue, env: {} };
     await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: null, details: {} })]);
     await dispatchEvents(testEnv, ws.workspaceId);
     const { id } = (await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ id: string }>())!;

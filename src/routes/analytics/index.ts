@@ -3,7 +3,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { FilterGroupSchema } from "../../filters";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { requestAnalytics } from "../../services/request-analytics";
 import { customAnalytics } from "../../services/custom-analytics";
 import { GROUP_FIELDS, METRIC_FIELDS } from "../../analytics/custom-charts";

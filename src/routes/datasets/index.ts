@@ -3,7 +3,7 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv, Deps } from "../../env";
 import { DATASET_JOB_STATUSES } from "../../db/schema";
 import { FilterGroupSchema } from "../../filters";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { QueryInt, ResourceListShape } from "../../lib/query";
 import { NameText, IdParam } from "../../lib/schemas";
 import { enqueue } from "../../queue/messages";

@@ -1,7 +1,7 @@
 // GET /openapi.json (generated from the same zod schemas that validate) and GET /docs (rendered).
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { renderDocs } from "./render";
 
 export const API_INFO = {

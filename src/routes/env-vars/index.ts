@@ -3,7 +3,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
 import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/env-vars";
 import { requireTool } from "../../services/tool-registry";

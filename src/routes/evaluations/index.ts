@@ -3,7 +3,7 @@
 // and archiving. Thin handlers; the work is in services/evaluations.ts and services/evaluation-runs.ts.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
 import { requireOwnWorkspace } from "../../lib/workspace";
 import { startEvaluationRun } from "../../services/evaluation-runs";

@@ -5,7 +5,7 @@ import type { AppEnv } from "../../env";
 import type { Db } from "../../db/client";
 import type { ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
 import { attachExternalId, detachExternalId, listExternalIds } from "../../services/external-ids";
 import { ExternalId, ExternalIdSource, ExternalIdValue } from "./schemas";

@@ -1,7 +1,7 @@
 // Folders: create, rename, list what a folder holds (every registered entity type), external IDs.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { QueryBool, QueryInt, QueryList, SortBy } from "../../lib/query";
 import { NameText, IdParam } from "../../lib/schemas";
 import { requireOwnWorkspace } from "../../lib/workspace";

@@ -2,7 +2,7 @@
 // GET /: where to start (the reference, the OpenAPI document).
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 
 const health = defineRoute({
   method: "get",

@@ -1,7 +1,7 @@
 // POST /log-request: log an LLM call made outside the managed run APIs.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { createRequestLog } from "../../services/request-logs";
 import { LogRequestBody, LogRequestResponse } from "./schemas";
 

@@ -3,7 +3,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { IdParam, PromptBlueprint } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
 import { requireOwnWorkspace } from "../../lib/workspace";

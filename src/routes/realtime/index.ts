@@ -5,7 +5,7 @@ import { and, eq } from "drizzle-orm";
 import type { AppEnv } from "../../env";
 import { workflowExecutions } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { executionOfCapability, signToken } from "../../realtime/protocol";
 
 /** How long a token admits a connection (an open connection stays open past it). */

@@ -3,11 +3,11 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { REQUEST_STATUSES } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
 import { getRequestLog, requestLogView } from "../../services/request-logs";
 import { searchRequestLogs, suggestRequestValues, SUGGESTION_LIMIT } from "../../services/request-search";
-import { SUGGESTIONS_RATE_LIMIT } from "../../lib/rate-limit";
+import { SUGGESTIONS_RATE_LIMIT } from "../../http/rate-limit";
 import { StructuredFilterDoc } from "../../filters";
 import { SEARCH_PER_PAGE, SearchBody, SearchResponse, SuggestionsQuery, SuggestionsResponse } from "./schemas";
 

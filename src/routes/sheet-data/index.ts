@@ -6,7 +6,7 @@ import type { AppEnv } from "../../env";
 import type { Context } from "hono";
 import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { ApiError } from "../../lib/errors";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { ErrorSchema } from "../../lib/schemas";
 import { liveSheet, unwrap } from "../../services/sheet-engine";
 import {

@@ -1,11 +1,11 @@
 // /api/public/v2/tables/{table_id}/sheets: create (blank 201, or import 202 with the file streamed
 // to R2), list, get, update, delete; and the import operation polling endpoint.
-import { maxBytesOf } from "../../lib/middleware";
+import { maxBytesOf } from "../../http/middleware";
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { UuidParam } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
 import { createFileImport, createRequestLogImport } from "../../services/sheet-imports";

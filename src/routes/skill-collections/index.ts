@@ -4,8 +4,8 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import type { SkillCollectionVersionRow } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
-import { maxBytesOf } from "../../lib/middleware";
-import { defineRoute } from "../../lib/openapi";
+import { maxBytesOf } from "../../http/middleware";
+import { defineRoute } from "../../http/openapi";
 import { zipStream } from "../../lib/zip";
 import { externalIdRoutes } from "../external-ids";
 import {

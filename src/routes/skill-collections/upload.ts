@@ -5,7 +5,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { maxBytesOf } from "../../lib/middleware";
+import { maxBytesOf } from "../../http/middleware";
 import { boundaryOf, DISCARD, isMultipart, readMultipart, TextFieldSink, type PartSink } from "../../lib/multipart";
 import { validationError } from "../../lib/validation";
 import { ZipCollector, type UnzippedFile } from "../../lib/zip";

@@ -1,7 +1,7 @@
 // /api/public/v2/tables: create, list (cursor paging and filters), get, update, delete.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { UuidParam } from "../../lib/schemas";
 import { createBlankSheet, sheetView } from "../../services/sheets";
 import { createTable, deleteTable, listTables, requireTable, tableDetail, updateTable } from "../../services/tables";

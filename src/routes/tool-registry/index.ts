@@ -2,7 +2,7 @@
 import { NameText } from "../../lib/schemas";
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { QueryInt, SortBy, SortOrder } from "../../lib/query";
 import { addToolVersion, createTool, getTool, listTools, toolExists } from "../../services/tool-registry";
 import { testExecuteTool } from "../../services/tool-execution";

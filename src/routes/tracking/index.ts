@@ -5,7 +5,7 @@
 // other status as a failure.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "../../services/tracking";
 import { trackRequest } from "../../services/tracking-request";
 import { convertProviderCall } from "../../converters";

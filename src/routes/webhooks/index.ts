@@ -1,7 +1,7 @@
 // /api/public/v2/webhooks: register a receiver (secret shown once), list, delete, and its delivery log.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
 import { createWebhook, deleteWebhook, listWebhooks, MAX_WEBHOOKS_PER_WORKSPACE, webhookDeliveriesPage } from "../../services/webhooks";
 import { CreateWebhookBody, DeliveriesQuery, DeliverySchema, WebhookSchema } from "./schemas";

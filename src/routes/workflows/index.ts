@@ -3,7 +3,7 @@
 // GET /workflow-version-execution-results. Thin handlers; the work is in services/workflows*.ts.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../lib/openapi";
+import { defineRoute } from "../../http/openapi";
 import { externalIdRoutes } from "../external-ids";
 import { and, eq } from "drizzle-orm";
 import { workflows } from "../../db/schema";

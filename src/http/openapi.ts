@@ -6,8 +6,8 @@ import type { AppEnv } from "../env";
 import { limitBody, requireAuth, requireCachedAuth, type BodyLimitVar } from "./middleware";
 import { captureBodyApiKey } from "./body-key";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
-import { codeForStatus, type ErrorCode } from "./errors";
-import { ErrorSchema } from "./schemas";
+import { codeForStatus, type ErrorCode } from "../lib/errors";
+import { ErrorSchema } from "../lib/schemas";
 
 const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   validation_error: "malformed JSON or a field that breaks a rule; the message names the field and the rule",

@@ -2,11 +2,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Hono } from "hono";
 import { ApiError } from "../../src/lib/errors";
-import { enforceRateLimit, rateLimitByKey, SUGGESTIONS_RATE_LIMIT } from "../../src/lib/rate-limit";
+import { enforceRateLimit, rateLimitByKey, SUGGESTIONS_RATE_LIMIT } from "../../src/http/rate-limit";
 import type { AppEnv } from "../../src/env";
 import { createExecutionContext } from "cloudflare:test";
 import { createApp } from "../../src/app";
-import { defineRoute } from "../../src/lib/openapi";
+import { defineRoute } from "../../src/http/openapi";
 
 describe("the suggestions rate limit binding", () => {
   it("lets 10 calls a minute through per key and refuses the 11th with 429 and Retry-After", async () => {

@@ -11,7 +11,7 @@ export const dispatchEmittedEvents: MiddlewareHandler<AppEnv> = async (c, next) 
     await inEventScope(emitted, next);
   } finally {
     if (emitted.size > 0) {
-      const done = dispatchQuietly(c.env, [...emitted]);
+      const done = dispatchQuietly(c.var.deps, [...emitted]);
       let ctx: ExecutionContext | undefined;
       try {
         ctx = c.executionCtx;

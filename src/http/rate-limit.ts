@@ -3,7 +3,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../env";
 import { hashKey } from "../services/auth";
-import { ApiError } from "./errors";
+import { ApiError } from "../lib/errors";
 
 export interface RateLimitRule {
   /** The binding from wrangler.toml ([[ratelimits]]). */

@@ -1,10 +1,9 @@
 // Middleware every request passes: a request id and one structured log line; API-key auth; body limits.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { getDb } from "../db/client";
 import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
-import { ApiError } from "./errors";
-import { drainBody } from "./drain";
+import { ApiError } from "../lib/errors";
+import { drainBody } from "../lib/drain";
 import { presentedKey } from "./body-key";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -58,7 +57,7 @@ async function verifyKey(c: Context<AppEnv>, maxAgeMs: number): Promise<Verified
     c.set("auth", cached);
     return { keyHash, fromCache: true };
   }
-  const auth = await authenticateHash(getDb(c.env.DB), keyHash);
+  const auth = await authenticateHash(c.var.deps.db, keyHash);
   if (!auth) {
     authCache.delete(keyHash);
     throw new ApiError("unauthorized", UNKNOWN_KEY);
@@ -92,7 +91,7 @@ export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const { keyHash, fromCache } = await verifyKey(c, msFrom(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS));
   await next();
   if (fromCache && c.res.status >= 400 && c.res.status !== 401) {
-    if (!(await authenticateHash(getDb(c.env.DB), keyHash))) {
+    if (!(await authenticateHash(c.var.deps.db, keyHash))) {
       authCache.delete(keyHash);
       throw new ApiError("unauthorized", UNKNOWN_KEY);
     }

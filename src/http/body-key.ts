@@ -3,7 +3,7 @@
 // Routes that opt in read the body once here, before auth; the key itself is never logged or echoed.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { ApiError } from "./errors";
+import { ApiError } from "../lib/errors";
 
 export const KEY_MISMATCH = "X-API-KEY and the body's api_key name different keys";
 
