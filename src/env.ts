@@ -22,7 +22,7 @@ export interface Env extends BlockSettings {
   SKILL_VERSION_MAX_BYTES?: string;
   IMPORT_MAX_FILE_BYTES?: string;
   IMPORT_PART_BYTES?: string;
-  // Webhooks (issue 9): time per delivery attempt, attempts before a delivery fails, first retry delay.
+  // Webhooks: time per delivery attempt, attempts before a delivery fails, first retry delay.
   WEBHOOK_TIMEOUT_MS?: string;
   WEBHOOK_MAX_ATTEMPTS?: string;
   WEBHOOK_RETRY_BASE_SECONDS?: string;

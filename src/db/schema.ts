@@ -410,7 +410,7 @@ export type FolderRow = typeof folders.$inferSelect;
 export type ToolRow = typeof toolRegistry.$inferSelect;
 export type ToolVersionRow = typeof toolVersions.$inferSelect;
 
-// --- Workflows (issue 5) ---
+// --- Workflows ---
 
 export const workflows = sqliteTable(
   "workflows",
@@ -521,7 +521,7 @@ export const workflowExecutionNodes = sqliteTable(
 export type WorkflowRow = typeof workflows.$inferSelect;
 export type WorkflowVersionRow = typeof workflowVersions.$inferSelect;
 
-// ---- datasets (issue 9) ----
+// ---- datasets ----
 
 /** A named, versioned dataset; versions are datasets rows. Names are unique per workspace. */
 export const datasetGroups = sqliteTable(
@@ -672,7 +672,7 @@ export type SkillCollectionRow = typeof skillCollections.$inferSelect;
 export type SkillCollectionVersionRow = typeof skillCollectionVersions.$inferSelect;
 
 // ---------------------------------------------------------------------------------------------
-// Smart tables (issue 7). A sheet's columns, rows and cells live in its Durable Object; D1 keeps what
+// Smart tables. A sheet's columns, rows and cells live in its Durable Object; D1 keeps what
 // lists and lookups across a workspace need. `seq` (AUTOINCREMENT, never reused) orders lists and is
 // the keyset of their cursors, so paging visits each row once even while rows are being added.
 
@@ -781,7 +781,7 @@ export type SheetRow = typeof sheets.$inferSelect;
 export type SheetOperationRow = typeof sheetOperations.$inferSelect;
 
 // ---------------------------------------------------------------------------------------------
-// Webhooks (issue 9). Events go to an outbox (webhook_events) in the same db.batch() as the change
+// Webhooks. Events go to an outbox (webhook_events) in the same db.batch() as the change
 // that causes them; dispatch fans each event out to one delivery per subscribed webhook, and the
 // queue consumer makes the attempts, each one logged.
 
@@ -871,7 +871,7 @@ export const webhookDeliveryAttempts = sqliteTable(
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 
-// ---- evaluations (issue 9) ----
+// ---- evaluations ----
 // A report is an evaluation pipeline (is_blueprint, its columns run over a dataset version) or one run
 // of it (is_blueprint false, parent_report_id = the pipeline), which snapshots the pipeline's columns.
 

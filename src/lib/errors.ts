@@ -11,7 +11,7 @@ export const ErrorCode = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
-  // Not a failure of the service: "recalculate" found nothing to do (CONTRACT.md answers it 200).
+  // Not a failure of the service: "recalculate" found nothing to do, which is answered 200.
   no_cells_to_recalculate: 200,
 } as const;
 

@@ -1,6 +1,6 @@
 // Which prompt, prompt version and release label a column's config references. The sheet object
 // copies these into D1 (sheet_prompt_refs) so GET /tables can filter on prompt_id, prompt_version_id
-// and prompt_label_id. Pure: the column engine (issue 6) owns the config schemas; this only reads ids.
+// and prompt_label_id. Pure: the column engine owns the config schemas; this only reads ids.
 
 export interface PromptRef {
   promptId: number | null;

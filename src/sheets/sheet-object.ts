@@ -7,7 +7,7 @@
 //   sheet_identity(key, value TEXT)  sheet_id, table_id, workspace_id (set once by init)
 //   columns        seq (internal key), id (uuid), title, type ('TEXT' or a block type), config (JSON),
 //                  position_rank, is_output_column
-//   column_dependencies  column_seq depends on depends_on_seq (the column graph; issue 6 walks it)
+//   column_dependencies  column_seq depends on depends_on_seq (the column graph the stale walk follows)
 //   rows           row_index (0-based, sequential, never reused), source_operation
 //   cells          (row_index, column_seq) → status, display_value, value, error, input_hash,
 //                  execution_id, last_computed_version. A cell's id is derived (cell-id.ts), not stored.
@@ -84,7 +84,7 @@ export interface NewColumn {
   type: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   config?: Record<string, any>;
-  /** Ids of the columns this one reads (issue 6 validates the graph). */
+  /** Ids of the columns this one reads (the column engine validates the graph). */
   dependencies?: { column_id: string; reference_type?: string; config_key?: string | null }[];
   is_output_column?: boolean;
 }
@@ -409,7 +409,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
 
   /**
    * Adds a column at the end: the storage half of Create Column. Validation of the type's config
-   * and of the column graph is the column engine's (issue 6); this stores, creates the cells and
+   * and of the column graph is the column engine's; this stores, creates the cells and
    * publishes the column's prompt references to D1.
    */
   async addColumn(col: NewColumn): Promise<{ column: ColumnView; version: number }> {

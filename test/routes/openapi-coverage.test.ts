@@ -1,38 +1,38 @@
-// /openapi.json serves every operation of PromptLayer's OpenAPI document (shared/reference), with
+// /openapi.json serves every operation of PromptLayer's OpenAPI document (loaded by vitest.config.ts), with
 // its success codes, except those on the list below, each owned by work still open.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, json } from "../helpers/api";
 
-/** Operations not served yet, by the open issue that owns them. Remove a line when it lands. */
+/** Operations not served yet, with what they wait for. Remove a line when it lands. */
 const NOT_YET: Record<string, string> = {
-  // Tracing (issue 15).
-  "post /spans-bulk": "issue 15",
-  "post /v1/traces": "issue 15",
-  "get /api/public/v2/traces/{}": "issue 15",
-  "post /api/public/v2/traces/{}/close": "issue 15",
-  "post /api/public/v2/dataset-versions/add-trace": "issue 15",
-  "post /api/public/v2/traces/analytics/custom-analytics": "issue 16 (needs the traces of issue 15)",
-  // Still open in issue 16.
-  "post /api/public/v2/dataset-versions/from-file": "issue 16",
-  "post /api/public/v2/tables/{}/sheets/{}/imports/file": "issue 16",
-  "post /api/public/v2/tables/{}/sheets/{}/imports/request-logs": "issue 16",
-  "get /api/public/v2/tables/{}/sheets/{}/versions": "issue 16",
-  "post /api/public/v2/tables/{}/sheets/{}/versions": "issue 16",
-  "get /api/public/v2/tables/{}/sheets/{}/versions/{}": "issue 16",
-  "get /api/public/v2/tables/{}/sheets/{}/versions/score-history": "issue 16",
-  "get /api/public/v2/tables/{}/sheets/{}/score": "issue 16",
-  "post /api/public/v2/tables/{}/sheets/{}/score": "issue 16",
-  "patch /api/public/v2/tables/{}/sheets/{}/score": "issue 16",
-  "get /api/public/v2/tables/{}/sheets/{}/scorecard": "issue 16",
-  "patch /api/public/v2/tables/{}/sheets/{}/scorecard": "issue 16",
-  "delete /api/public/v2/tables/{}/sheets/{}/scorecard": "issue 16",
-  "get /api/public/v2/tables/{}/sheets/{}/scorecard/rows": "issue 16",
-  "get /api/public/v2/tables/{}/sheets/{}/scorecard/rows/{}": "issue 16",
-  "post /api/public/v2/tables/{}/sheets/{}/scorecard/recalculate": "issue 16",
-  "post /api/public/v2/tables/{}/sheets/{}/scorecard/cancel": "issue 16",
-  "get /api/public/v2/tables/{}/sheets/{}/scorecard/calculations/{}": "issue 16",
-  "post /api/public/v2/tables/{}/sheets/{}/scorecard/migrate-legacy-score": "issue 16",
+  // Tracing: spans and traces are not stored yet.
+  "post /spans-bulk": "traces",
+  "post /v1/traces": "traces",
+  "get /api/public/v2/traces/{}": "traces",
+  "post /api/public/v2/traces/{}/close": "traces",
+  "post /api/public/v2/dataset-versions/add-trace": "traces",
+  "post /api/public/v2/traces/analytics/custom-analytics": "traces analytics (needs stored traces)",
+  // Not built yet.
+  "post /api/public/v2/dataset-versions/from-file": "dataset versions from a file",
+  "post /api/public/v2/tables/{}/sheets/{}/imports/file": "imports into an existing sheet",
+  "post /api/public/v2/tables/{}/sheets/{}/imports/request-logs": "imports into an existing sheet",
+  "get /api/public/v2/tables/{}/sheets/{}/versions": "sheet versions",
+  "post /api/public/v2/tables/{}/sheets/{}/versions": "sheet versions",
+  "get /api/public/v2/tables/{}/sheets/{}/versions/{}": "sheet versions",
+  "get /api/public/v2/tables/{}/sheets/{}/versions/score-history": "sheet score column",
+  "get /api/public/v2/tables/{}/sheets/{}/score": "sheet score column",
+  "post /api/public/v2/tables/{}/sheets/{}/score": "sheet score column",
+  "patch /api/public/v2/tables/{}/sheets/{}/score": "sheet score column",
+  "get /api/public/v2/tables/{}/sheets/{}/scorecard": "sheet scorecards",
+  "patch /api/public/v2/tables/{}/sheets/{}/scorecard": "sheet scorecards",
+  "delete /api/public/v2/tables/{}/sheets/{}/scorecard": "sheet scorecards",
+  "get /api/public/v2/tables/{}/sheets/{}/scorecard/rows": "sheet scorecards",
+  "get /api/public/v2/tables/{}/sheets/{}/scorecard/rows/{}": "sheet scorecards",
+  "post /api/public/v2/tables/{}/sheets/{}/scorecard/recalculate": "sheet scorecards",
+  "post /api/public/v2/tables/{}/sheets/{}/scorecard/cancel": "sheet scorecards",
+  "get /api/public/v2/tables/{}/sheets/{}/scorecard/calculations/{}": "sheet scorecards",
+  "post /api/public/v2/tables/{}/sheets/{}/scorecard/migrate-legacy-score": "sheet scorecards",
 };
 
 const shape = (method: string, path: string) => `${method} ${path.replace(/\{[^}]+\}/g, "{}")}`;

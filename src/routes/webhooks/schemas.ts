@@ -1,4 +1,4 @@
-// Shapes of the webhook endpoints (CONTRACT.md "Webhooks").
+// Shapes of the webhook endpoints.
 import { z } from "@hono/zod-openapi";
 import { QueryInt } from "../../lib/query";
 import { EVENT_TYPES } from "../../services/events";
