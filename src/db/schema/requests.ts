@@ -1,0 +1,207 @@
+// Request logs and what search, suggestions and analytics read beside them: index rows, facet counts, daily rollups, groups.
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { nowMs as now } from "../sql";
+import { workspaces } from "./accounts";
+
+export const REQUEST_STATUSES = ["SUCCESS", "WARNING", "ERROR"] as const;
+
+export type RequestStatus = (typeof REQUEST_STATUSES)[number];
+
+/** Kinds of rows in the search side table; tag and tool rows have key ''. */
+export const INDEX_KINDS = ["tag", "tool", "metadata", "input_variable", "output"] as const;
+
+export type IndexKind = (typeof INDEX_KINDS)[number];
+
+/** What a log's output is, derived when it is logged (the is_json / is_tool_call / is_plain_text filters). */
+export const OUTPUT_FORMATS = ["json", "tool_call", "text", "empty"] as const;
+
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** The virtual intent fields of the filter group (PromptLayer's vocabulary). */
+export const USER_INTENTS = ["frustrated", "satisfied", "curious"] as const;
+
+export const AGENT_INTENTS = ["apologetic", "refusal", "uncertain"] as const;
+
+/** Fields whose values the suggestions endpoint serves from request_log_facets. */
+export const FACET_FIELDS = [
+  "engine",
+  "provider_type",
+  "prompt_id",
+  "prompt",
+  "tags",
+  "metadata_keys",
+  "status",
+  "tool_names",
+  "output_keys",
+  "input_variable_keys",
+  "metadata_values",
+  "output_values",
+  "input_variable_values",
+] as const;
+
+export type FacetField = (typeof FACET_FIELDS)[number];
+
+export const requestLogs = sqliteTable(
+  "request_logs",
+  {
+    // AUTOINCREMENT: ids are never reused, so the newest row of a write batch is max(id).
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    provider: text("provider").notNull(),
+    model: text("model").notNull(),
+    apiType: text("api_type"),
+    input: text("input", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    output: text("output", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    parameters: text("parameters", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    tags: text("tags", { mode: "json" }).notNull().$type<string[]>(),
+    metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, string>>(),
+    promptName: text("prompt_name"),
+    promptId: integer("prompt_id"),
+    promptVersionNumber: integer("prompt_version_number"),
+    promptVersionId: integer("prompt_version_id"),
+    promptInputVariables: text("prompt_input_variables", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    price: real("price").notNull().default(0),
+    functionName: text("function_name").notNull().default(""),
+    score: integer("score").notNull().default(0),
+    scoreName: text("score_name"),
+    /** Every named score of the log, name → 0..100; `score` stays the one named "default" (or logged unnamed). */
+    scores: text("scores", { mode: "json" }).notNull().default(sql`'{}'`).$type<Record<string, number>>(),
+    /** The request group (request_groups) the log belongs to. */
+    groupId: integer("group_id"),
+    status: text("status", { enum: REQUEST_STATUSES }).notNull().default("SUCCESS"),
+    errorType: text("error_type"),
+    errorMessage: text("error_message"),
+    requestStartTime: integer("request_start_time").notNull(),
+    requestEndTime: integer("request_end_time").notNull(),
+    createdBy: integer("created_by"),
+    /** The key that wrote the log; a trigger refuses the insert when that key is revoked. */
+    apiKeyId: integer("api_key_id"),
+    createdAt: integer("created_at").notNull().default(now),
+    // Derived at log time for search (see request-log-index.ts); request_logs_fts indexes the texts.
+    inputText: text("input_text").notNull().default(""),
+    outputText: text("output_text").notNull().default(""),
+    outputFormat: text("output_format", { enum: OUTPUT_FORMATS }).notNull().default("empty"),
+    userIntent: text("user_intent", { enum: USER_INTENTS }),
+    agentIntent: text("agent_intent", { enum: AGENT_INTENTS }),
+  },
+  (t) => [
+    // Newest-first listing and a covering scan for filters on the scalar fields: counting matches
+    // reads this index, never the wide rows (which hold the input and output JSON).
+    index("request_logs_workspace_scan").on(
+      t.workspaceId,
+      t.requestStartTime,
+      t.requestEndTime,
+      t.model,
+      t.provider,
+      t.status,
+      t.price,
+      t.inputTokens,
+      t.outputTokens,
+      t.promptId,
+      t.promptVersionNumber,
+      t.outputFormat,
+    ),
+    index("request_logs_workspace_prompt").on(t.workspaceId, t.promptId, t.promptVersionNumber),
+    // Engine filters, with the status after it: "engine in [...] AND status is X" is one index range.
+    index("request_logs_workspace_model_status").on(t.workspaceId, t.model, t.status),
+    // Provider and latency (an expression: latency_ms filters compile to end - start), so an OR
+    // branch on them is an index range too and the OR never falls back to scanning the workspace.
+    index("request_logs_workspace_provider_latency").on(t.workspaceId, t.provider, sql`(${t.requestEndTime} - ${t.requestStartTime})`),
+    index("request_logs_workspace_price_start").on(t.workspaceId, t.price, t.requestStartTime),
+    index("request_logs_workspace_group").on(t.workspaceId, t.groupId),
+  ],
+);
+
+/** The dimensions request_log_daily keeps totals by; the key of `all` is ''. */
+export const ROLLUP_DIMS = ["all", "model", "provider", "prompt", "status"] as const;
+
+/**
+ * Request-log totals per workspace, UTC day and one dimension's value: all logs, each model, each
+ * provider, each prompt (key: its id), each status with its error type (key: "STATUS|error_type").
+ * `all`, `model` and `provider` rows are split by latency bucket (src/analytics/latency-buckets.ts)
+ * for percentiles; `prompt` and `status` rows have bucket -1. Kept by a trigger on request_logs, so
+ * every way a log is written counts it in the same transaction: analytics over weeks read these
+ * rows, never the logs.
+ */
+export const requestLogDaily = sqliteTable(
+  "request_log_daily",
+  {
+    workspaceId: integer("workspace_id").notNull(),
+    dim: text("dim", { enum: ROLLUP_DIMS }).notNull(),
+    /** Start of the UTC day, epoch ms. */
+    day: integer("day").notNull(),
+    key: text("key").notNull(),
+    bucket: integer("bucket").notNull(),
+    requests: integer("requests").notNull(),
+    inputTokens: integer("input_tokens").notNull(),
+    outputTokens: integer("output_tokens").notNull(),
+    cost: real("cost").notNull(),
+    /** Sum of the latencies, ms: averages stay exact. */
+    latencyMs: integer("latency_ms").notNull(),
+  },
+  // Clustered by this key (the migration makes the table WITHOUT ROWID): a dimension's busiest values
+  // are read as one short range each, and totals by value stream in key order.
+  (t) => [primaryKey({ columns: [t.workspaceId, t.dim, t.key, t.day, t.bucket] })],
+);
+
+/** Request groups (the SDK's group.create / track.group): ids that tie logs of one flow together. */
+export const requestGroups = sqliteTable("request_groups", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+  createdBy: integer("created_by"),
+  createdAt: integer("created_at").notNull().default(now),
+});
+
+/**
+ * The search side table: one row per (log, kind, key, value) so that filters and autocomplete are
+ * index lookups instead of JSON scans. One table for every kind (rather than a table per kind) so a
+ * log's side rows are one insert and the filter compiler has one shape to join.
+ */
+export const requestLogValues = sqliteTable(
+  "request_log_values",
+  {
+    id: integer("id").primaryKey(),
+    workspaceId: integer("workspace_id").notNull(),
+    requestId: integer("request_id")
+      .notNull()
+      .references(() => requestLogs.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: INDEX_KINDS }).notNull(),
+    key: text("key").notNull(),
+    value: text("value").notNull(),
+  },
+  (t) => [
+    // request_id last: a lookup reads log ids from the index alone, and a probe for one log is a seek.
+    index("request_log_values_probe").on(t.workspaceId, t.kind, t.key, t.value, t.requestId),
+    index("request_log_values_request").on(t.requestId),
+  ],
+);
+
+/**
+ * Autocomplete counts: one row per (workspace, suggestion field, key, value) with the number of logs
+ * that carry it, kept up to date in the log's own batch, so suggestions without a filter_group are
+ * an index range read instead of a GROUP BY over every log. `value_fold` is the value lower-cased
+ * (full Unicode, in JS) for the case-insensitive prefix; `key` is '' for fields without one, the
+ * metadata/output/input-variable key for *_values, and the prompt id for `prompt`.
+ */
+export const requestLogFacets = sqliteTable(
+  "request_log_facets",
+  {
+    id: integer("id").primaryKey(),
+    workspaceId: integer("workspace_id").notNull(),
+    field: text("field", { enum: FACET_FIELDS }).notNull(),
+    key: text("key").notNull(),
+    value: text("value").notNull(),
+    valueFold: text("value_fold").notNull(),
+    count: integer("count").notNull().default(0),
+  },
+  (t) => [
+    uniqueIndex("request_log_facets_value").on(t.workspaceId, t.field, t.key, t.value),
+    index("request_log_facets_fold").on(t.workspaceId, t.field, t.key, t.valueFold),
+    index("request_log_facets_count").on(t.workspaceId, t.field, t.key, t.count),
+  ],
+);
+
+export type RequestLogRow = typeof requestLogs.$inferSelect;
