@@ -16,7 +16,7 @@ export const BLOCKS: Readonly<Record<string, BlockDefinition>> = { ...DATA_BLOCK
 
 export type BlockType = keyof typeof BLOCKS;
 
-/** The types that compute here, sorted (the README lists the same). */
+/** The types that compute here, sorted (docs/blocks.md lists the same). */
 export const COMPUTING_BLOCK_TYPES: readonly string[] = Object.keys(BLOCKS).filter((t) => BLOCKS[t].computes).sort();
 
 export function isBlockType(type: string): boolean {

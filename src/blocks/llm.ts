@@ -6,7 +6,7 @@ import { BlockError, type LlmProvider, type LlmProviders, type LlmRequest, type 
 export type { LlmProvider, LlmProviders, LlmRequest, LlmResponse };
 
 
-/** The Worker vars/secrets the providers read (all optional; see README "Blocks"). */
+/** The Worker vars/secrets the providers read (all optional; docs/blocks.md). */
 export interface LlmSettings {
   OPENAI_BASE_URL?: string;
   OPENAI_API_KEY?: string;

@@ -110,6 +110,11 @@ export function operatorsFor(spec: FieldSpec): readonly FilterOperator[] {
   return "nullable" in spec && spec.nullable ? [...base, ...NULL_OPS] : base;
 }
 
+/** Each field and the operators it takes, one line per field: the reference shows it beside the filter's schema. */
+export function operatorsByFieldText(): string {
+  return FILTER_FIELD_NAMES.map((f) => `${f}: ${operatorsFor(FILTER_FIELDS[f]).join(", ")}`).join("; ");
+}
+
 /** Operators that take no value (a value sent with them is ignored). */
 export const UNARY_OPERATORS: ReadonlySet<FilterOperator> = new Set(["is_true", "is_false", "is_empty", "is_not_empty", ...NULL_OPS]);
 

@@ -1,7 +1,7 @@
 // zod faces of the filter group: as a JSON body field (search, dataset versions, imports) and as a
 // JSON-encoded query parameter (suggestions). Both run parse.ts, so the rules and messages are one.
 import { z } from "@hono/zod-openapi";
-import { FILTER_FIELD_NAMES, FILTER_LIMITS, FILTER_OPERATORS } from "./fields";
+import { FILTER_FIELD_NAMES, FILTER_LIMITS, FILTER_OPERATORS, operatorsByFieldText } from "./fields";
 import { parseFilterGroup, type FilterGroup } from "./parse";
 
 const GROUP_REF = "#/components/schemas/StructuredFilterGroup";
@@ -14,7 +14,9 @@ export const StructuredFilterDoc = z
     value: z.union([z.string(), z.number(), z.boolean(), z.array(z.unknown()), z.null()]).optional(),
     nested_key: z.string().nullable().optional().openapi({ description: "Required for metadata, output, input_variables and scores (the score's name)." }),
   })
-  .openapi("StructuredFilter", { description: "One condition on a request-log field. The README lists the operators each field takes." });
+  .openapi("StructuredFilter", {
+    description: `One condition on a request-log field. The operators each field takes: ${operatorsByFieldText()}. Any other pair is a 400 that names the operators the field takes.`,
+  });
 
 const groupDoc = {
   type: "object" as const,

@@ -1,5 +1,5 @@
 // Job messages on the JOBS queue: small (ids and keys, never payloads, well under 128 KB), versioned,
-// validated on the way in and on the way out. Each later issue adds its job kind to this union.
+// validated on the way in and on the way out. A new kind of job adds its message to this union.
 import { z } from "zod";
 
 /** Wraps a job body with the envelope fields every message carries. */

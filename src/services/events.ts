@@ -9,7 +9,7 @@ import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { nowMs } from "../db/sql";
 import { d1Of, type Db } from "../db/client";
 
-/** Event types; PromptLayer's names where PromptLayer has the event. Details shapes: README "Webhooks". */
+/** Event types; PromptLayer's names where PromptLayer has the event. Details shapes: docs/webhooks.md. */
 export const EVENT_TYPES = [
   "dataset_version_created_from_filter_params",
   "prompt_template_version_created",

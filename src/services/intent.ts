@@ -1,6 +1,6 @@
 // Pure: the virtual intent fields of the filter group (user_intent, agent_intent), classified when a
 // request is logged by a small lexical classifier: no model call on the hot path, deterministic,
-// documented in the README. The first category whose cue appears wins, in the order listed.
+// documented in docs/logging-and-search.md. The first category whose cue appears wins, in the order listed.
 import type { AGENT_INTENTS, USER_INTENTS } from "../db/schema";
 
 export type UserIntent = (typeof USER_INTENTS)[number];

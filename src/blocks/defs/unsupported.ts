@@ -1,5 +1,5 @@
 // Block types PromptLayer has that this service stores nowhere and cannot run: refused with a 400 that
-// says so (the README lists what computes). They need a sandbox, a person, or a loop engine.
+// says so (docs/blocks.md lists what computes). They need a sandbox, a person, or a loop engine.
 import { z } from "zod";
 import { BlockError, type BlockDefinition } from "../types";
 

@@ -80,7 +80,7 @@ const FromFilterParamsBody = z
       .array(z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters"))
       .max(50, "at most 50 items")
       .nullish()
-      .openapi({ description: "Columns of the dataset: request fields (README) or input variable names." }),
+      .openapi({ description: "Columns of the dataset: request fields (the field names of the request log) or input variable names." }),
     limit: z.int("must be an integer").min(1, "must be >= 1").nullish(),
   })
   .openapi("CreateDatasetVersionFromFilterParamsRequest");

@@ -4,10 +4,11 @@ import { NameText } from "../../lib/schemas";
 import { z } from "@hono/zod-openapi";
 import { QueryBool, QueryInt, ResourceListShape } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
+import { COMPUTING_BLOCK_TYPES } from "../../blocks";
 
 const PositiveId = z.int("must be an integer").positive("must be a positive integer");
 const Name255 = NameText(255);
-const ColumnType = z.string().min(1, "must be a block type").openapi({ description: "A block type that computes (see the README's blocks table)." });
+const ColumnType = z.string().min(1, "must be a block type").openapi({ description: `A block type that computes: ${COMPUTING_BLOCK_TYPES.join(", ")}.` });
 /** Nesting a configuration may have: SQLite's JSON functions fail past 1,000, and no block needs a tenth of it. */
 export const MAX_CONFIGURATION_DEPTH = 64;
 

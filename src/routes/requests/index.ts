@@ -68,7 +68,7 @@ const searchRequests = defineRoute({
   summary: "Search request logs",
   description:
     "Structured filters (nested AND/OR groups), free text over input and output text, sorting and pages. " +
-    "Newest first by default; ties broken by id. The README lists the operators each field takes. " +
+    "Newest first by default; ties broken by id. The filter schema (StructuredFilter) lists the operators each field takes. " +
     "total is exact up to 10,000 matches; past that the count stops and total_is_estimate is true (has_next stays exact).",
   request: { body: { required: true, content: { "application/json": { schema: SearchBody } } } },
   responses: {
