@@ -15,7 +15,7 @@ import { enqueue } from "../queue/messages";
 import { runBatch, statement } from "../db/batch";
 import { eventStatement } from "./events";
 import { findOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
-import { MAX_COLUMNS } from "../sheets/sheet-object";
+import { MAX_COLUMNS } from "../sheets/types";
 
 export type ImportFormat = "csv" | "json";
 

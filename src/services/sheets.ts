@@ -9,7 +9,7 @@ import { decodeCursor, encodeCursor } from "../lib/cursor";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
 import { statement } from "../db/batch";
-import type { SheetStats } from "../sheets/sheet-object";
+import type { SheetStats } from "../sheets/types";
 import { runBatch } from "../db/batch";
 
 export interface SheetView {

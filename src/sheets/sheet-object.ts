@@ -1,201 +1,59 @@
 // One SQLite-backed Durable Object per smart-table sheet: the single writer of that sheet's columns,
-// rows, cells and version, so edits are serialized without D1 transactions. After each committed
-// change it copies the sheet's listing fields (row_count, version_count) to D1.
-//
-// Storage (the object's own SQLite; `MIGRATIONS` below is the schema, applied in order):
-//   sheet_meta(key, value INTEGER)   version, row_count, next_row_index, deleted, schema_version
-//   sheet_identity(key, value TEXT)  sheet_id, table_id, workspace_id (set once by init)
-//   columns        seq (internal key), id (uuid), title, type ('TEXT' or a block type), config (JSON),
-//                  position_rank, is_output_column
-//   column_dependencies  column_seq depends on depends_on_seq (the column graph the stale walk follows)
-//   rows           row_index (0-based, sequential, never reused), source_operation
-//   cells          (row_index, column_seq) → status, display_value, value, error, input_hash,
-//                  execution_id, last_computed_version. A cell's id is derived (cell-id.ts), not stored.
-//                  Text cells are stored only when they hold a value; non-text cells always (they
-//                  carry a status). `value` is JSON; NULL means "the same as display_value".
-//   import_batches (operation_id, batch) → the rows that batch appended: what makes a redelivered
-//                  import batch a no-op. import_columns maps an import's column positions to columns.
+// rows, cells and version, so edits are serialized without D1 transactions. This class is its RPC
+// surface: admission (each call names its workspace and table), the transactions of each change, and
+// the alarm that runs recalculations. Its parts live beside it: storage.ts (the object's SQLite
+// schema, counters, identity), recalculation.ts (what one cell computes to), listing.ts (what it
+// writes back to D1), types.ts (what its methods take and answer), stale-graph.ts (the column graph).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import { DurableObject } from "cloudflare:workers";
-import { blockExternalState, blockSources, COMPUTING_BLOCK_TYPES, evaluateBlock, validateBlockConfig, type BlockContext } from "../blocks";
-import { buildBaseDeps, type BaseEnv } from "../base-deps";
+import { blockSources, COMPUTING_BLOCK_TYPES, validateBlockConfig } from "../blocks";
+import { buildBaseDeps, type BaseDeps, type BaseEnv } from "../base-deps";
 import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
-import { MAX_CELL_BYTES, readValue, storeEdit, storedBytes, storeValue, utf8Bytes, type StoredValue } from "./cell-values";
+import { MAX_CELL_BYTES, storeEdit, storedBytes, storeValue, utf8Bytes, type StoredValue } from "./cell-values";
+import { replacePromptRefs, syncListing } from "./listing";
 import { promptRefsOf } from "./prompt-refs";
-import { ColumnGraph, inputHash } from "./stale-graph";
-
-/**
- * A parsed JSON value, typed loosely on purpose: the RPC stub's types make a method returning
- * `unknown` unusable and recurse too deep on a recursive JSON type.
- */
-export type JsonValue = string | number | boolean | null | object;
-
-export const CELL_STATUSES = ["STALE", "QUEUED", "RUNNING", "COMPLETED", "FAILED"] as const;
-export type CellStatus = (typeof CELL_STATUSES)[number];
-
-export interface SheetIdentity {
-  sheetId: string;
-  tableId: string;
-  workspaceId: number;
-}
-
-export interface SheetStats {
-  rowCount: number;
-  versionCount: number;
-  columnCount: number;
-  deleted: boolean;
-}
-
-export interface ColumnView {
-  id: string;
-  sheet_id: string;
-  workspace_id: number;
-  title: string;
-  type: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  config: object;
-  dependencies: { column_id: string; reference_type: string; config_key: string | null }[];
-  position_rank: number;
-  is_output_column: boolean;
-}
-
-export interface CellView {
-  id: string;
-  sheet_id: string;
-  column_id: string;
-  row_index: number;
-  status: CellStatus;
-  display_value: string | null;
-  value: JsonValue;
-  error: string | null;
-  input_hash: string | null;
-  execution_id: string | null;
-  last_computed_version: number | null;
-  updated_at: string;
-}
-
-export interface RowView {
-  row_index: number;
-  cells: Record<string, CellView>;
-}
-
-export interface NewColumn {
-  title: string;
-  type: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  config?: Record<string, any>;
-  /** Ids of the columns this one reads (the column engine validates the graph). */
-  dependencies?: { column_id: string; reference_type?: string; config_key?: string | null }[];
-  is_output_column?: boolean;
-}
-
-export interface ImportBatchInput {
-  operationId: string;
-  /** 0-based; batches of one import must arrive in order (a repeat of a committed batch is a no-op). */
-  batch: number;
-  /** How many rows of this import come before this batch: a batch that does not continue exactly where the last one ended is refused. */
-  firstRow: number;
-  /** Titles of every column the import has seen so far, by position; only ever grows. */
-  columns: string[];
-  /**
-   * JSON array of rows; each row an array aligned with `columns` (shorter rows leave the rest empty),
-   * each cell null (empty), a string (a text value), or [display_value, value_json].
-   */
-  rowsJson: string;
-}
-
-export type ImportBatchResult =
-  | { ok: true; duplicate: boolean; rowsAdded: number; rowsImported: number; batchesCommitted: number; rowCount: number; version: number }
-  | { ok: false; reason: "deleted" | "out_of_order" | "not_initialized" | "too_many_rows"; expectedBatch?: number };
-
-export interface ImportProgress {
-  batchesCommitted: number;
-  rowsImported: number;
-  rowCount: number;
-  version: number;
-}
-
-const MIGRATIONS: string[][] = [
-  [
-    `CREATE TABLE IF NOT EXISTS sheet_identity (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS columns (
-       seq INTEGER PRIMARY KEY AUTOINCREMENT,
-       id TEXT NOT NULL UNIQUE,
-       title TEXT NOT NULL,
-       type TEXT NOT NULL,
-       config TEXT NOT NULL DEFAULT '{}',
-       position_rank REAL NOT NULL,
-       is_output_column INTEGER NOT NULL DEFAULT 0,
-       created_at INTEGER NOT NULL,
-       updated_at INTEGER NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS column_dependencies (
-       column_seq INTEGER NOT NULL,
-       depends_on_seq INTEGER NOT NULL,
-       reference_type TEXT NOT NULL DEFAULT 'value',
-       config_key TEXT,
-       PRIMARY KEY (column_seq, depends_on_seq, reference_type)) WITHOUT ROWID`,
-    `CREATE INDEX IF NOT EXISTS column_dependencies_upstream ON column_dependencies (depends_on_seq)`,
-    `CREATE TABLE IF NOT EXISTS rows (
-       row_index INTEGER PRIMARY KEY,
-       source_operation TEXT,
-       created_at INTEGER NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS cells (
-       row_index INTEGER NOT NULL,
-       column_seq INTEGER NOT NULL,
-       status TEXT NOT NULL,
-       display_value TEXT,
-       value TEXT,
-       error TEXT,
-       input_hash TEXT,
-       execution_id TEXT,
-       last_computed_version INTEGER,
-       updated_at INTEGER NOT NULL,
-       PRIMARY KEY (row_index, column_seq)) WITHOUT ROWID`,
-    // Recalculation looks for work by status; text cells (COMPLETED) stay out of this index.
-    `CREATE INDEX IF NOT EXISTS cells_pending ON cells (status, column_seq) WHERE status <> 'COMPLETED'`,
-    `CREATE TABLE IF NOT EXISTS import_batches (
-       operation_id TEXT NOT NULL,
-       batch INTEGER NOT NULL,
-       first_row INTEGER NOT NULL,
-       row_count INTEGER NOT NULL,
-       version INTEGER NOT NULL,
-       PRIMARY KEY (operation_id, batch)) WITHOUT ROWID`,
-    `CREATE TABLE IF NOT EXISTS import_columns (
-       operation_id TEXT NOT NULL,
-       position INTEGER NOT NULL,
-       column_seq INTEGER NOT NULL,
-       PRIMARY KEY (operation_id, position)) WITHOUT ROWID`,
-  ],
-  [
-    // One row per recalculation request (an "operation"; its id is also the execution id cells carry).
-    // Finished cells are counted here, since a cell later recalculated again leaves for another execution.
-    `CREATE TABLE IF NOT EXISTS executions (
-       id TEXT PRIMARY KEY,
-       operation TEXT NOT NULL,
-       cell_count INTEGER NOT NULL,
-       completed_count INTEGER NOT NULL DEFAULT 0,
-       failed_count INTEGER NOT NULL DEFAULT 0,
-       reused_count INTEGER NOT NULL DEFAULT 0,
-       version INTEGER NOT NULL,
-       started_at INTEGER,
-       cancelled_at INTEGER,
-       created_at INTEGER NOT NULL,
-       updated_at INTEGER NOT NULL)`,
-  ],
-];
-
-/** Import cells: a string, or [display_value, value_json] for structured values; nulls are skipped. */
-const INSERT_IMPORT_CELLS = `
-  INSERT INTO cells (row_index, column_seq, status, display_value, value, updated_at)
-  SELECT ?1 + r.key, m.column_seq, 'COMPLETED',
-         CASE c.type WHEN 'array' THEN c.value ->> 0 ELSE c.value END,
-         CASE c.type WHEN 'array' THEN c.value ->> 1 END,
-         ?2
-  FROM json_each(?3) AS r
-  JOIN json_each(r.value) AS c
-  JOIN import_columns AS m ON m.operation_id = ?4 AND m.position = c.key
-  JOIN columns AS col ON col.seq = m.column_seq
-  WHERE c.type <> 'null'`;
+import { computeCell } from "./recalculation";
+import { ColumnGraph } from "./stale-graph";
+import { INSERT_IMPORT_CELLS, SheetStore } from "./storage";
+import {
+  ALARM_BATCH_CELLS,
+  CELL_STATUSES,
+  CHUNK_CELLS,
+  EVAL_CONCURRENCY,
+  fail,
+  MAX_COLUMNS,
+  MAX_CONFIG_BYTES,
+  ROWS_PAGE_BYTES,
+  SOURCE_EDGE,
+  SYNC_DELAY_MS,
+  type CellStatus,
+  type CellView,
+  type ColumnView,
+  type CreateColumnInput,
+  type DependencyInput,
+  type ExecutionRow,
+  type Fail,
+  type ImportBatchInput,
+  type ImportBatchResult,
+  type ImportProgress,
+  type JsonValue,
+  type ModelColumn,
+  type NewColumn,
+  type Outcome,
+  type PlannedEdge,
+  type RecalcSelection,
+  type RecalcStarted,
+  type Result,
+  type RowView,
+  type SheetAccess,
+  type SheetIdentity,
+  type SheetModel,
+  type SheetOperationsSummary,
+  type SheetOperationView,
+  type SheetStats,
+  type StoredCell,
+  type UpdateColumnInput,
+} from "./types";
 
 const toIso = (ms: number) => new Date(ms).toISOString();
 
@@ -206,38 +64,30 @@ export function columnLetters(n: number): string {
   return s;
 }
 
+
 export class SheetObject extends DurableObject<BaseEnv> {
+  private readonly store: SheetStore;
+  /** The database and blocks' context, built once per object from the bindings it reads. */
+  private readonly deps: BaseDeps;
   private readonly sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: BaseEnv) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS sheet_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)`);
-    this.sql.exec(
-      `INSERT OR IGNORE INTO sheet_meta (key, value) VALUES ('version', 0), ('row_count', 0), ('next_row_index', 0), ('deleted', 0), ('schema_version', 0)`,
-    );
-    this.migrate();
+    this.store = new SheetStore(ctx.storage);
+    this.sql = this.store.sql;
+    this.deps = buildBaseDeps(env);
     // Recalculation survives eviction: queued work found on wake-up gets its alarm back if it was lost.
     void ctx.blockConcurrencyWhile(async () => {
       if (this.meta("deleted") === 0 && this.hasPendingCells() && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
     });
   }
 
-  private migrate(): void {
-    const at = this.meta("schema_version");
-    if (at >= MIGRATIONS.length) return;
-    this.ctx.storage.transactionSync(() => {
-      for (let i = at; i < MIGRATIONS.length; i++) for (const stmt of MIGRATIONS[i]) this.sql.exec(stmt);
-      this.setMeta("schema_version", MIGRATIONS.length);
-    });
-  }
-
   private meta(key: string): number {
-    return this.sql.exec<{ value: number }>(`SELECT value FROM sheet_meta WHERE key = ?`, key).one().value;
+    return this.store.meta(key);
   }
 
   private setMeta(key: string, value: number): void {
-    this.sql.exec(`UPDATE sheet_meta SET value = ? WHERE key = ?`, value, key);
+    this.store.setMeta(key, value);
   }
 
   /** The sheet's current version: 0 for a new sheet, +1 on every committed mutation. */
@@ -247,14 +97,11 @@ export class SheetObject extends DurableObject<BaseEnv> {
 
   /** Bumps and returns the version; call it once inside each mutation's transaction. */
   protected bumpVersion(): number {
-    return this.sql.exec<{ value: number }>(`UPDATE sheet_meta SET value = value + 1 WHERE key = 'version' RETURNING value`).one().value;
+    return this.store.bumpVersion();
   }
 
   protected identity(): SheetIdentity | null {
-    const rows = this.sql.exec<{ key: string; value: string }>(`SELECT key, value FROM sheet_identity`).toArray();
-    const m = Object.fromEntries(rows.map((r) => [r.key, r.value]));
-    if (!m.sheet_id) return null;
-    return { sheetId: m.sheet_id, tableId: m.table_id, workspaceId: Number(m.workspace_id) };
+    return this.store.identity();
   }
 
   private requireIdentity(): SheetIdentity {
@@ -270,12 +117,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
   init(identity: SheetIdentity, opts: { scaffold?: boolean } = {}): SheetStats {
     if (!this.identity()) {
       this.ctx.storage.transactionSync(() => {
-        this.sql.exec(
-          `INSERT INTO sheet_identity (key, value) VALUES ('sheet_id', ?), ('table_id', ?), ('workspace_id', ?)`,
-          identity.sheetId,
-          identity.tableId,
-          String(identity.workspaceId),
-        );
+        this.store.setIdentity(identity);
         if (opts.scaffold) {
           const now = Date.now();
           this.insertColumn({ title: "Column A", type: "TEXT" }, now);
@@ -301,25 +143,11 @@ export class SheetObject extends DurableObject<BaseEnv> {
     this.setMeta("deleted", 1);
   }
 
-  /**
-   * Copies row_count and version_count to the D1 sheet row. Guarded by the version so a late copy
-   * never overwrites a newer one. A failure is logged, not thrown: the change is committed here, and
-   * the next change (or the import's end) copies again.
-   */
+  /** Copies the listing fields to D1 (listing.ts); a failure is logged and the next change copies again. */
   async syncListing(): Promise<void> {
     const id = this.identity();
     if (!id) return;
-    const version = this.meta("version");
-    const rowCount = this.meta("row_count");
-    try {
-      await this.env.DB.prepare(
-        `UPDATE sheets SET row_count = ?1, version_count = ?2, updated_at = ?3 WHERE id = ?4 AND version_count < ?2`,
-      )
-        .bind(rowCount, version, Date.now(), id.sheetId)
-        .run();
-    } catch (err) {
-      console.error(JSON.stringify({ level: "error", msg: "sheet listing sync failed", sheet_id: id.sheetId, error: String(err) }));
-    }
+    await syncListing(this.deps.db, id.sheetId, { rowCount: this.meta("row_count"), version: this.meta("version") });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -427,17 +255,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
 
   /** Replaces a column's rows in D1's sheet_prompt_refs (call after any change of its type or config). */
   protected async syncPromptRefs(ident: SheetIdentity, columnId: string, type: string, config: unknown): Promise<void> {
-    const refs = promptRefsOf(type, config);
-    const stmts = [this.env.DB.prepare(`DELETE FROM sheet_prompt_refs WHERE sheet_id = ? AND column_id = ?`).bind(ident.sheetId, columnId)];
-    for (const r of refs) {
-      stmts.push(
-        this.env.DB.prepare(
-          `INSERT INTO sheet_prompt_refs (workspace_id, table_id, sheet_id, column_id, prompt_id, prompt_version_id, prompt_label_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        ).bind(ident.workspaceId, ident.tableId, ident.sheetId, columnId, r.promptId, r.promptVersionId, r.promptLabelId),
-      );
-    }
-    await this.env.DB.batch(stmts);
+    await replacePromptRefs(this.deps.db, ident, columnId, promptRefsOf(type, config));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1321,14 +1139,14 @@ export class SheetObject extends DurableObject<BaseEnv> {
       }
     }
 
-    const ctx = buildBaseDeps(this.env).blocks(ident.workspaceId);
+    const ctx = this.deps.blocks(ident.workspaceId);
     const outcomes: Outcome[] = new Array(chunk.length);
     let next = 0;
     const worker = async () => {
       for (let i = next++; i < chunk.length; i = next++) {
         // A throw must fail its cell, not the alarm: a failed alarm leaves the chunk RUNNING and each retry recomputes it.
         try {
-          outcomes[i] = await this.computeCell(m, chunk[i], inputCells, ctx);
+          outcomes[i] = await computeCell(m, chunk[i], inputCells, ctx);
         } catch (err) {
           console.error(JSON.stringify({ level: "error", msg: "cell computation failed unexpectedly", error: String(err) }));
           outcomes[i] = { kind: "failed", error: "the computation failed unexpectedly", hash: null };
@@ -1384,35 +1202,6 @@ export class SheetObject extends DurableObject<BaseEnv> {
       }
     });
     return chunk.length;
-  }
-
-  private async computeCell(m: SheetModel, cell: StoredCell, inputCells: Map<string, StoredCell>, ctx: BlockContext): Promise<Outcome> {
-    const col = m.bySeq.get(cell.column_seq);
-    if (!col) return { kind: "wait" };
-    const inputs: Record<string, unknown> = {};
-    for (const u of col.upstream) {
-      const up = m.bySeq.get(u);
-      if (!up) continue;
-      const c = inputCells.get(`${cell.row_index}:${u}`);
-      if (up.computed) {
-        const status = c?.status ?? "STALE";
-        if (status === "QUEUED" || status === "RUNNING") return { kind: "wait" };
-        if (status === "FAILED") return { kind: "failed", error: `input ${JSON.stringify(up.title)} failed: ${c?.error ?? "unknown error"}`, hash: null };
-        if (status === "STALE") return { kind: "failed", error: `input ${JSON.stringify(up.title)} is stale; recalculate it too`, hash: null };
-      }
-      inputs[up.title] = c ? readValue(c.display_value, c.value) : null;
-    }
-    // A stored prompt behind a label or "latest" is part of what the result was computed from.
-    const external = await blockExternalState(col.type, col.config, ctx);
-    const hash = inputHash(col.type, external === undefined ? col.config : [col.config, external], inputs);
-    if (hash === cell.input_hash && cell.error === null && cell.last_computed_version !== null) return { kind: "reused" };
-    const r = await evaluateBlock(col.type, col.config, inputs, ctx);
-    if (!r.ok) return { kind: "failed", error: r.error, hash };
-    const stored = storeValue(r.value);
-    const bytes = storedBytes(stored);
-    // Storing it would exceed SQLite's row limit and abort the whole chunk's transaction.
-    if (bytes > MAX_CELL_BYTES) return { kind: "failed", error: `the result takes ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`, hash };
-    return { kind: "completed", stored, hash };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1504,148 +1293,4 @@ export class SheetObject extends DurableObject<BaseEnv> {
       this.sql.exec(`INSERT INTO import_columns (operation_id, position, column_seq) VALUES (?, ?, ?)`, operationId, pos, seq);
     }
   }
-}
-
-interface StoredCell {
-  row_index: number;
-  column_seq: number;
-  status: string;
-  display_value: string | null;
-  value: string | null;
-  error: string | null;
-  input_hash: string | null;
-  execution_id: string | null;
-  last_computed_version: number | null;
-  updated_at: number;
-  [key: string]: SqlStorageValue;
-}
-
-/** Column edges derived from a block config's sources (titles it reads); hidden from the column's `dependencies`. */
-const SOURCE_EDGE = "config_source";
-/** How long a cell edit's listing copy to D1 waits for more edits to share it. */
-const SYNC_DELAY_MS = 100;
-/** Columns a sheet holds at most (Create Column; an import's columns count too). */
-export const MAX_COLUMNS = 500;
-/** Bytes of JSON a column's config takes at most: the graph and its configs are read whole on most calls. */
-export const MAX_CONFIG_BYTES = 65_536;
-/** Stored bytes of cell values a page of rows holds at most (beyond its first row): keeps GET rows well inside the object's memory. */
-const ROWS_PAGE_BYTES = 4 * 1024 * 1024;
-/** Cells one alarm run computes at most (then it re-arms): keeps each run well inside a Worker's CPU limit. */
-const ALARM_BATCH_CELLS = 2000;
-/** Cells read, computed and written together (one transaction for their results). */
-const CHUNK_CELLS = 250;
-/** Cells of one chunk evaluated at once (LLM and ENDPOINT calls wait on the network). */
-const EVAL_CONCURRENCY = 6;
-
-/** Who is asking, as the Worker authenticated it: the object answers only its own workspace and table. */
-export interface SheetAccess {
-  workspaceId: number;
-  tableId: string;
-}
-
-export type FailCode = "validation_error" | "not_found" | "conflict" | "payload_too_large";
-export type Fail = { ok: false; code: FailCode; message: string };
-export type Result<T> = ({ ok: true } & T) | Fail;
-const fail = (code: FailCode, message: string): Fail => ({ ok: false, code, message });
-
-export type DependencyInput = string | { column_id: string; reference_type?: string | null; config_key?: string | null };
-
-export interface CreateColumnInput {
-  title: string;
-  type: string;
-  config?: Record<string, unknown> | null;
-  dependencies?: DependencyInput[] | null;
-  is_output_column?: boolean | null;
-  position_rank?: number | null;
-}
-
-export interface UpdateColumnInput {
-  title?: string | null;
-  type?: string | null;
-  config?: Record<string, unknown>;
-  dependencies?: DependencyInput[];
-  is_output_column?: boolean | null;
-  position_rank?: number | null;
-}
-
-export type RecalcSelection =
-  | { kind: "cells"; cellIds: string[]; single?: boolean }
-  | { kind: "filter"; columnIds?: string[] | null; rowIds?: number[] | null; statuses?: CellStatus[] | null };
-
-export interface RecalcStarted {
-  execution_id: string | null;
-  cell_count: number;
-  selected_cell_count: number;
-  version: number;
-  cells: CellView[];
-}
-
-export interface SheetOperationView {
-  operation_id: string;
-  operation: "recalculate";
-  status: "queued" | "running" | "completed" | "cancelled";
-  status_counts: Record<string, number>;
-  cell_count: number;
-  completed_count: number;
-  failed_count: number;
-  pending_count: number;
-  reused_count: number;
-  version: number;
-  status_url: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface SheetOperationsSummary {
-  sheet_id: string;
-  version: number;
-  total_cells: number;
-  status_counts: Record<string, number>;
-  pending_count: number;
-  active_operations: SheetOperationView[];
-}
-
-interface ModelColumn {
-  seq: number;
-  id: string;
-  title: string;
-  type: string;
-  config: Record<string, unknown>;
-  computed: boolean;
-  upstream: number[];
-}
-
-interface SheetModel {
-  list: ModelColumn[];
-  bySeq: Map<number, ModelColumn>;
-  byId: Map<string, ModelColumn>;
-  graph: ColumnGraph;
-  sourceReaders: { column_seq: number; depends_on_seq: number }[];
-}
-
-interface PlannedEdge {
-  seq: number;
-  referenceType: string;
-  configKey: string | null;
-}
-
-type Outcome =
-  | { kind: "wait" }
-  | { kind: "reused" }
-  | { kind: "completed"; stored: StoredValue; hash: string }
-  | { kind: "failed"; error: string; hash: string | null };
-
-interface ExecutionRow {
-  id: string;
-  operation: string;
-  cell_count: number;
-  completed_count: number;
-  failed_count: number;
-  reused_count: number;
-  version: number;
-  started_at: number | null;
-  cancelled_at: number | null;
-  created_at: number;
-  updated_at: number;
-  [key: string]: SqlStorageValue;
 }

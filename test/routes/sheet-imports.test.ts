@@ -2,7 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
-import type { CellView, RowView } from "../../src/sheets/sheet-object";
+import type { CellView, RowView } from "../../src/sheets/types";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { b64, importAndWait, importFile, newTable, pollOperation } from "../helpers/tables";

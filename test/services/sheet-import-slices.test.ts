@@ -2,7 +2,7 @@
 // and quoted fields cut by a slice boundary come through whole, and every row arrives once, in order.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { CellView, RowView } from "../../src/sheets/sheet-object";
+import type { CellView, RowView } from "../../src/sheets/types";
 import { createWorkspace, type TestKey } from "../helpers/api";
 import { importAndWait, newTable } from "../helpers/tables";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import type { Deps, Env } from "../../src/env";
 import { buildDeps } from "../../src/deps";
-import type { CellView } from "../../src/sheets/sheet-object";
+import type { CellView } from "../../src/sheets/types";
 import { createFileImport, runImport } from "../../src/services/sheet-imports";
 import { findOperation } from "../../src/services/sheets";
 import { createWorkspace } from "../helpers/api";

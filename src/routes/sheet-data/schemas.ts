@@ -5,7 +5,7 @@ import { COMPUTING_BLOCK_TYPES } from "../../blocks";
 import { UuidParam } from "../../lib/schemas";
 import { QueryInt } from "../../lib/query";
 import { jsonDepth, MAX_JSON_DEPTH } from "../../sheets/cell-values";
-import { CELL_STATUSES } from "../../sheets/sheet-object";
+import { CELL_STATUSES } from "../../sheets/types";
 import { Title } from "../tables/schemas";
 
 export const SheetParams = z.object({ table_id: UuidParam("table_id"), sheet_id: UuidParam("sheet_id") });

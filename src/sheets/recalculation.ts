@@ -1,0 +1,42 @@
+// What one queued cell computes to, given the sheet's column model and the cells it reads. Pure but
+// for the blocks' context (LLM calls, endpoints, stored prompts), so the sheet object's alarm and the
+// unit tests call the same function.
+import { blockExternalState, evaluateBlock, type BlockContext } from "../blocks";
+import { MAX_CELL_BYTES, readValue, storedBytes, storeValue } from "./cell-values";
+import { inputHash } from "./stale-graph";
+import type { Outcome, SheetModel, StoredCell } from "./types";
+
+/**
+ * The outcome of computing `cell`: "wait" while an input is still queued or running (or the column
+ * is gone), "failed" when an input failed or is stale or the block fails, "reused" when the inputs
+ * and config hash to what the cell was last computed from, else "completed" with the stored value.
+ * `inputCells` holds the row's cells of the columns it reads, keyed "row_index:column_seq".
+ */
+export async function computeCell(m: SheetModel, cell: StoredCell, inputCells: Map<string, StoredCell>, ctx: BlockContext): Promise<Outcome> {
+  const col = m.bySeq.get(cell.column_seq);
+  if (!col) return { kind: "wait" };
+  const inputs: Record<string, unknown> = {};
+  for (const u of col.upstream) {
+    const up = m.bySeq.get(u);
+    if (!up) continue;
+    const c = inputCells.get(`${cell.row_index}:${u}`);
+    if (up.computed) {
+      const status = c?.status ?? "STALE";
+      if (status === "QUEUED" || status === "RUNNING") return { kind: "wait" };
+      if (status === "FAILED") return { kind: "failed", error: `input ${JSON.stringify(up.title)} failed: ${c?.error ?? "unknown error"}`, hash: null };
+      if (status === "STALE") return { kind: "failed", error: `input ${JSON.stringify(up.title)} is stale; recalculate it too`, hash: null };
+    }
+    inputs[up.title] = c ? readValue(c.display_value, c.value) : null;
+  }
+  // A stored prompt behind a label or "latest" is part of what the result was computed from.
+  const external = await blockExternalState(col.type, col.config, ctx);
+  const hash = inputHash(col.type, external === undefined ? col.config : [col.config, external], inputs);
+  if (hash === cell.input_hash && cell.error === null && cell.last_computed_version !== null) return { kind: "reused" };
+  const r = await evaluateBlock(col.type, col.config, inputs, ctx);
+  if (!r.ok) return { kind: "failed", error: r.error, hash };
+  const stored = storeValue(r.value);
+  const bytes = storedBytes(stored);
+  // Storing it would exceed SQLite's row limit and abort the whole chunk's transaction.
+  if (bytes > MAX_CELL_BYTES) return { kind: "failed", error: `the result takes ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`, hash };
+  return { kind: "completed", stored, hash };
+}
