@@ -56,6 +56,10 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/node/**"],
           setupFiles: ["./test/setup.ts"],
+          // A shared 2-core machine can be slow for a while: room for any test, so load never fails
+          // one (the heaviest say their own, longer, limit).
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {

@@ -374,7 +374,7 @@ describe("POST /log-request: the search side table", () => {
     const b = await expect201(body);
     const row = await env.DB.prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
     expect(row!.n).toBe(150_000);
-  });
+  }, 180_000);
 
   it("writes nothing when the log is refused", async () => {
     const before = await env.DB.prepare("SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals").first();
