@@ -48,6 +48,12 @@ export default defineConfig({
               },
               // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.
               outboundService: fakeUpstream,
+              // The consumers of wrangler.toml, but a batch is delivered at once instead of after up to
+              // a second: queue-driven tests (imports, fills, runs, webhooks) wait on every hop.
+              queueConsumers: {
+                "promptedge-jobs": { maxBatchSize: 10, maxBatchTimeout: 0, maxRetries: 5, deadLetterQueue: "promptedge-jobs-dlq" },
+                "promptedge-jobs-dlq": { maxBatchSize: 10, maxBatchTimeout: 0 },
+              },
             },
           })),
         ],
