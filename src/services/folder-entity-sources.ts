@@ -2,7 +2,6 @@
 //   { type: "WORKFLOW", table: workflows, columns: standardColumns(workflows), externalIdType: "workflow" }
 // (any table with id, name, workspaceId, folderId, createdAt, updatedAt columns; map others by hand).
 import { sql } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import { inJsonList as inList, nowMs } from "../db/sql";
 import {
@@ -26,14 +25,7 @@ import {
 } from "../db/schema";
 import type { FolderEntitySource } from "./folder-entities";
 
-interface StandardTable {
-  id: SQLiteColumn;
-  name: SQLiteColumn;
-  workspaceId: SQLiteColumn;
-  folderId: SQLiteColumn;
-  createdAt: SQLiteColumn;
-  updatedAt: SQLiteColumn;
-}
+type StandardTable = FolderEntitySource["columns"];
 
 export function standardColumns(t: StandardTable): FolderEntitySource["columns"] {
   return { id: t.id, name: t.name, workspaceId: t.workspaceId, folderId: t.folderId, createdAt: t.createdAt, updatedAt: t.updatedAt };

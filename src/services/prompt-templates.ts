@@ -17,6 +17,7 @@ import { eventStatement } from "./events";
 import { llmKwargsFor } from "../converters";
 import { refuseSnippetCycles, resolveSnippets } from "./snippets";
 import { resourceConditions, resourceOrder } from "./resource-list";
+import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
 type Obj = Record<string, unknown>;
 
@@ -216,18 +217,22 @@ function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, 
   ];
 }
 
+/** The prompt templates' release labels (release-labels.ts). */
+const PROMPT_LABELS: LabelTable = {
+  labels: promptLabels,
+  workspaceId: promptLabels.workspaceId,
+  owner: promptLabels.promptId,
+  version: promptLabels.promptVersionId,
+  name: promptLabels.name,
+  updatedAt: promptLabels.updatedAt,
+  versions: promptVersions,
+  versionId: promptVersions.id,
+  versionOwner: promptVersions.promptId,
+};
+
 /** Creates or moves each label to the template's newest version (the one the batch just added). */
 export function labelStatements(ws: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
-  const names = [...new Set(labels ?? [])];
-  if (names.length === 0) return [];
-  return [
-    sql`
-      INSERT INTO prompt_labels (workspace_id, prompt_id, prompt_version_id, name)
-      SELECT ${ws}, t.id, (SELECT max(id) FROM prompt_versions WHERE prompt_id = t.id), j.value
-      FROM (${templateIdSql}) AS t, json_each(${JSON.stringify(names)}) AS j
-      WHERE true
-      ON CONFLICT (prompt_id, name) DO UPDATE SET prompt_version_id = excluded.prompt_version_id, updated_at = ${nowMs}`,
-  ];
+  return moveLabels(PROMPT_LABELS, ws, templateIdSql, labels);
 }
 
 async function findByName(db: Db, ws: number, name: string) {

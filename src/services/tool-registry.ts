@@ -12,6 +12,7 @@ import { toIso } from "../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
 import { resourceOrder } from "./resource-list";
+import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
 type Obj = Record<string, unknown>;
 
@@ -82,18 +83,20 @@ function insertVersion(ws: number, toolIdSql: SQL, input: ToolVersionInput, user
     RETURNING id`;
 }
 
-function labelStatements(ws: number, toolIdSql: SQL, labels: string[] | null | undefined): SQL[] {
-  const names = [...new Set(labels ?? [])];
-  if (names.length === 0) return [];
-  return [
-    sql`
-      INSERT INTO tool_labels (workspace_id, tool_id, tool_version_id, name)
-      SELECT ${ws}, t.id, (SELECT max(id) FROM tool_versions WHERE tool_id = t.id), j.value
-      FROM (${toolIdSql}) AS t, json_each(${JSON.stringify(names)}) AS j
-      WHERE true
-      ON CONFLICT (tool_id, name) DO UPDATE SET tool_version_id = excluded.tool_version_id, updated_at = ${nowMs}`,
-  ];
-}
+/** The tools' release labels (release-labels.ts). */
+const TOOL_LABELS: LabelTable = {
+  labels: toolLabels,
+  workspaceId: toolLabels.workspaceId,
+  owner: toolLabels.toolId,
+  version: toolLabels.toolVersionId,
+  name: toolLabels.name,
+  updatedAt: toolLabels.updatedAt,
+  versions: toolVersions,
+  versionId: toolVersions.id,
+  versionOwner: toolVersions.toolId,
+};
+
+const labelStatements = (ws: number, toolIdSql: SQL, labels: string[] | null | undefined) => moveLabels(TOOL_LABELS, ws, toolIdSql, labels);
 
 async function latestVersion(db: Db, toolId: number): Promise<ToolVersionRow> {
   const [v] = await db.select().from(toolVersions).where(eq(toolVersions.toolId, toolId)).orderBy(desc(toolVersions.version)).limit(1);
