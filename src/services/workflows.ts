@@ -3,7 +3,7 @@
 // Writes of a version and its labels go in one db.batch(): the version number is MAX+1 inside the
 // statement, so concurrent versions of one workflow never collide.
 import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
-import { d1Of, type Db } from "../db/client";
+import type { Db } from "../db/client";
 import { inJsonList } from "../db/sql";
 import { workflowReleaseLabels, workflows, workflowVersions, type WorkflowEdgeRow, type WorkflowNodeRow, type WorkflowRow, type WorkflowVersionRow } from "../db/schema";
 import type { AuthContext } from "../env";
@@ -15,6 +15,8 @@ import { requireFolder } from "./folders";
 import { applyNodeChanges, validateGraph, type EdgeSpec, type GraphIssue, type NodeChange, type NodeSpec } from "./workflow-graph";
 import { runBatch, type Statement } from "../db/batch";
 import { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters } from "./resource-list";
+import { labelStatements, type LabelTable } from "./release-labels";
+import { nowMs } from "../db/sql";
 
 export interface VersionInput {
   nodes: NodeSpec[];
@@ -89,45 +91,41 @@ interface WriteOptions {
   mappings?: NewMappings;
 }
 
+/** The workflows' release labels (release-labels.ts); the newest version is the one the batch adds. */
+const WORKFLOW_LABELS: LabelTable = {
+  labels: workflowReleaseLabels,
+  workspaceId: workflowReleaseLabels.workspaceId,
+  owner: workflowReleaseLabels.workflowId,
+  version: workflowReleaseLabels.workflowVersionId,
+  name: workflowReleaseLabels.name,
+  updatedAt: workflowReleaseLabels.updatedAt,
+  versions: workflowVersions,
+  versionId: workflowVersions.id,
+  versionOwner: workflowVersions.workflowId,
+};
+
 /** Inserts a version (and a new workflow first when `create`), attaches labels; returns the stored version. */
 async function writeVersion(db: Db, auth: AuthContext, wfName: string, v: VersionInput, opts: WriteOptions) {
-  const d1 = d1Of(db);
+  const ws = auth.workspaceId;
   const nodes: WorkflowNodeRow[] = v.nodes.map((n) => ({ id: crypto.randomUUID(), ...n }));
   const edges = v.edges.map((e) => ({ id: crypto.randomUUID(), ...e })) as unknown as WorkflowEdgeRow[];
-  const wfId = "(SELECT id FROM workflows WHERE workspace_id = ?1 AND name = ?2)";
+  const self = sql`SELECT id FROM ${workflows} WHERE ${workflows.workspaceId} = ${ws} AND ${workflows.name} = ${wfName}`;
   const stmts: Statement[] = [];
-  if (opts.create) {
-    stmts.push(d1.prepare("INSERT INTO workflows (workspace_id, name, created_by, folder_id) VALUES (?1, ?2, ?3, ?4)").bind(auth.workspaceId, wfName, auth.userId, opts.folderId ?? null));
-  }
+  if (opts.create) stmts.push(db.insert(workflows).values({ workspaceId: ws, name: wfName, createdBy: auth.userId, folderId: opts.folderId ?? null }));
+  // INSERT … SELECT: the number is MAX+1 inside the batch's transaction, so concurrent versions never share one.
+  stmts.push(sql`
+    INSERT INTO workflow_versions (workspace_id, workflow_id, version_number, commit_message, required_input_variables, nodes, edges, base_version, created_by)
+    SELECT ${ws}, w.id, COALESCE((SELECT MAX(version_number) FROM workflow_versions WHERE workflow_id = w.id), 0) + 1,
+           ${v.commitMessage}, ${JSON.stringify(v.requiredInputVariables)}, ${JSON.stringify(nodes)}, ${JSON.stringify(edges)}, ${opts.baseVersion}, ${auth.userId}
+    FROM (${self}) AS w
+    RETURNING id, workflow_id, version_number, created_at`);
+  stmts.push(...labelStatements(WORKFLOW_LABELS, ws, self, v.releaseLabels));
+  stmts.push(...(opts.mappings?.attach(self) ?? []));
   stmts.push(
-    d1
-      .prepare(
-        `INSERT INTO workflow_versions (workspace_id, workflow_id, version_number, commit_message, required_input_variables, nodes, edges, base_version, created_by)
-         SELECT ?1, w.id, COALESCE((SELECT MAX(version_number) FROM workflow_versions WHERE workflow_id = w.id), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8
-         FROM workflows w WHERE w.workspace_id = ?1 AND w.name = ?2
-         RETURNING id, workflow_id, version_number, created_at`,
-      )
-      .bind(auth.workspaceId, wfName, v.commitMessage, JSON.stringify(v.requiredInputVariables), JSON.stringify(nodes), JSON.stringify(edges), opts.baseVersion, auth.userId),
-  );
-  if (v.releaseLabels.length > 0) {
-    stmts.push(
-      d1
-        .prepare(
-          `INSERT INTO workflow_release_labels (workspace_id, workflow_id, name, workflow_version_id)
-           SELECT ?1, v.workflow_id, j.value, v.id
-           FROM (SELECT id, workflow_id FROM workflow_versions WHERE workflow_id = ${wfId} ORDER BY version_number DESC LIMIT 1) v, json_each(?3) j
-           WHERE true
-           ON CONFLICT (workflow_id, name) DO UPDATE SET workflow_version_id = excluded.workflow_version_id,
-             updated_at = cast(unixepoch('subsec') * 1000 as integer)`,
-        )
-        .bind(auth.workspaceId, wfName, JSON.stringify(v.releaseLabels)),
-    );
-  }
-  stmts.push(...(opts.mappings?.attach(sql`SELECT id FROM workflows WHERE workspace_id = ${auth.workspaceId} AND name = ${wfName}`) ?? []));
-  stmts.push(
-    d1
-      .prepare(`UPDATE workflows SET updated_at = cast(unixepoch('subsec') * 1000 as integer), folder_id = coalesce(?3, folder_id) WHERE workspace_id = ?1 AND name = ?2`)
-      .bind(auth.workspaceId, wfName, opts.folderId ?? null),
+    db
+      .update(workflows)
+      .set({ updatedAt: nowMs, folderId: sql`coalesce(${opts.folderId ?? null}, ${workflows.folderId})` })
+      .where(and(eq(workflows.workspaceId, ws), eq(workflows.name, wfName))),
   );
   let results: D1Result[];
   try {
