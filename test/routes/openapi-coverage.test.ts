@@ -1,4 +1,4 @@
-// /openapi.json serves every operation of PromptLayer's OpenAPI document (loaded by vitest.config.ts), with
+// /openapi.json serves every operation of PromptLayer's OpenAPI document (test/fixtures/promptlayer-operations.json), with
 // its success codes, except those on the list below, each owned by work still open.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -9,8 +9,10 @@ export const API_INFO = {
   version: "0.1.0",
   description:
     "A PromptLayer-compatible prompt management and evaluation API on Cloudflare Workers. " +
-    "Send X-API-KEY on every endpoint except /health, /openapi.json and /docs. " +
-    'Every error is JSON {"success": false, "message", "error"} with an X-Request-Id header.',
+    "Send the API key in the X-API-KEY header on every endpoint except /, /health, /openapi.json, /docs and the realtime " +
+    "WebSocket (whose token is its credential); an Authorization: Bearer header is not read (401). " +
+    'Every error is JSON {"success": false, "message", "error"} with an X-Request-Id header; a known path asked with ' +
+    "another method is a 405 with an Allow header.",
 };
 
 const openapiJson = defineRoute({

@@ -31,7 +31,7 @@ export const ToolDefinition = z
 const Execution = z
   .object({ type: z.literal("code"), language: z.enum(["python", "javascript"]), code: z.string() })
   .nullish()
-  .openapi({ description: "Stored as given; this service does not run tools." });
+  .openapi({ description: "Stored as given; POST /api/public/v2/tool-registry/{identifier}/test-execute runs a JavaScript execution in a sandbox (Python is refused)." });
 
 const VersionFields = {
   tool_definition: ToolDefinition,
