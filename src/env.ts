@@ -26,6 +26,9 @@ export interface Env extends BlockSettings {
   WEBHOOK_TIMEOUT_MS?: string;
   WEBHOOK_MAX_ATTEMPTS?: string;
   WEBHOOK_RETRY_BASE_SECONDS?: string;
+  /** The job sweeper: how old a running job's heartbeat may get (ms), and re-queues before it fails. */
+  JOB_LEASE_MS?: string;
+  JOB_MAX_REDRIVES?: string;
   /** Secret (32+ characters) that encrypts environment variables at rest. */
   ENV_VARS_KEY?: string;
   /** Sandbox for tool code (test-execute) and its limits. */

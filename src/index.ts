@@ -2,7 +2,7 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
 import { handleQueue } from "./queue/consumer";
-import { sweepWebhooks } from "./services/webhook-delivery";
+import { runScheduled } from "./queue/scheduled";
 import { buildDeps } from "./deps";
 
 export { SheetObject } from "./sheets/sheet-object";
@@ -20,8 +20,9 @@ export default {
     return app.fetch(request, env, ctx);
   },
   queue: (batch: MessageBatch<unknown>, env: Env) => handleQueue(batch, env),
-  // The cron trigger: webhook events and deliveries whose queue message was lost still go out.
+  // The cron trigger: webhook events and deliveries whose queue message was lost still go out, and
+  // jobs whose heartbeat went stale (a crash, a lost message) are re-queued or given up.
   scheduled: async (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
-    ctx.waitUntil(sweepWebhooks(buildDeps(env)).then(() => undefined));
+    ctx.waitUntil(runScheduled(buildDeps(env)));
   },
 } satisfies ExportedHandler<Env, unknown>;

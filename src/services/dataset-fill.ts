@@ -157,7 +157,8 @@ export async function runDatasetFill(db: Db, ws: number, jobId: number): Promise
   const ids = await selectIds(db, ws, p);
   for (let offset = 0; offset < ids.length; offset += CHUNK) {
     const chunk = fillChunkSql(ws, job.dataset_id, job.id, offset, ids.slice(offset, offset + CHUNK), p.variables_to_parse);
-    await d1.prepare(chunk.sql).bind(...chunk.params).run();
+    // The job's heartbeat moves with each chunk, so the job sweeper leaves a live fill alone.
+    await runBatch(db, [d1.prepare(chunk.sql).bind(...chunk.params), heartbeat(d1, job.id)]);
   }
 
   const columns = await columnNames(db, job.dataset_id, p.variables_to_parse);
@@ -191,17 +192,17 @@ async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Prom
   const d1 = d1Of(db);
   await d1.prepare(`UPDATE dataset_jobs SET status = 'RUNNING', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id).run();
   for (;;) {
-    const res = await d1
-      .prepare(
+    const [res] = await runBatch(db, [
+      d1.prepare(
         `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
          SELECT ?1, ?2, ?3, s.k, s.request_log_id, s.v
          FROM (SELECT row_number() OVER (ORDER BY job_id, position, id) - 1 AS k, request_log_id, "values" AS v FROM dataset_rows WHERE dataset_id = ?4 AND workspace_id = ?1
                ORDER BY job_id, position, id LIMIT ?5 OFFSET (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?2 AND job_id = ?3)) AS s
          WHERE (SELECT current_job_id FROM datasets WHERE id = ?2) = ?3
          ORDER BY s.k`,
-      )
-      .bind(ws, job.dataset_id, job.id, sourceId, COPY_CHUNK)
-      .run();
+      ).bind(ws, job.dataset_id, job.id, sourceId, COPY_CHUNK),
+      heartbeat(d1, job.id),
+    ]);
     if ((res.meta.changes ?? 0) < COPY_CHUNK) break;
   }
   const now = Date.now();
@@ -216,6 +217,8 @@ async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Prom
   ]);
   return { state: "copied", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { n: number }).n };
 }
+
+const heartbeat = (d1: D1Database, jobId: number) => d1.prepare(`UPDATE dataset_jobs SET updated_at = ? WHERE id = ?`).bind(Date.now(), jobId);
 
 /** The dead-letter queue's verdict on a fill job: FAILED, unless it finished or was superseded meanwhile. */
 export async function markFillFailed(db: Db, ws: number, jobId: number): Promise<void> {

@@ -203,6 +203,8 @@ export async function runEvaluationBatch(
     .bind(reportId, ws)
     .first<{ id: number; status: string; deleted: number }>();
   if (!run || run.deleted || run.status === "COMPLETED") return "skipped";
+  // The run's heartbeat: each delivery touches it, so the job sweeper leaves a live run alone.
+  await d1.prepare(`UPDATE reports SET updated_at = ? WHERE id = ? AND status = 'RUNNING'`).bind(Date.now(), reportId).run();
   const columns = await runColumns(db, reportId);
   const maxRows = opts.maxRows ?? Math.max(1, Math.min(ROWS_PER_BATCH, Math.floor(CELLS_PER_BATCH / Math.max(1, columns.length))));
   const deadline = Date.now() + (opts.budgetMs ?? BATCH_BUDGET_MS);

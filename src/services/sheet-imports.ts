@@ -257,7 +257,7 @@ function importEvent(workspaceId: number, operationId: string, source: SheetImpo
   });
 }
 
-async function failOperation(db: Db, op: SheetOperationRow, errorMessage: string): Promise<void> {
+export async function failOperation(db: Db, op: SheetOperationRow, errorMessage: string): Promise<void> {
   await runBatch(db, [
     db
       .update(sheetOperations)

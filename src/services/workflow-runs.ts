@@ -80,13 +80,18 @@ export async function startRun(db: Db, jobs: Queue, auth: AuthContext, workflowN
 
 const FINAL: ReadonlySet<NodeStatus> = new Set(["SUCCESS", "FAILED", "SKIPPED"]);
 
+/** Records a node's state; the run's heartbeat moves with it, so the job sweeper leaves a live run alone. */
 async function recordNode(db: Db, executionId: number, name: string, status: NodeStatus, value: unknown, error: string | null) {
   const where = and(eq(workflowExecutionNodes.executionId, executionId), eq(workflowExecutionNodes.nodeName, name));
+  const heartbeat = db.update(workflowExecutions).set({ heartbeatAt: Date.now() }).where(eq(workflowExecutions.id, executionId));
   try {
-    await db.update(workflowExecutionNodes).set({ status, value: value ?? null, errorMessage: error }).where(where);
+    await runBatch(db, [db.update(workflowExecutionNodes).set({ status, value: value ?? null, errorMessage: error }).where(where), heartbeat]);
   } catch (err) {
     if (!chainIncludes(err, /SQLITE_TOOBIG|too big/i)) throw err;
-    await db.update(workflowExecutionNodes).set({ status: "FAILED", value: null, errorMessage: "the node's value is larger than the database accepts" }).where(where);
+    await runBatch(db, [
+      db.update(workflowExecutionNodes).set({ status: "FAILED", value: null, errorMessage: "the node's value is larger than the database accepts" }).where(where),
+      heartbeat,
+    ]);
   }
 }
 
@@ -116,7 +121,7 @@ export async function runExecution(db: Db, workspaceId: number, executionId: num
   const status = new Map<string, NodeStatus>(rows.map((r) => [r.nodeName, r.status]));
   const values: Record<string, unknown> = { ...exec.inputVariables };
   for (const r of rows) if (FINAL.has(r.status)) values[r.nodeName] = r.status === "SUCCESS" ? r.value : null;
-  await db.update(workflowExecutions).set({ status: "RUNNING" }).where(eq(workflowExecutions.id, executionId));
+  await db.update(workflowExecutions).set({ status: "RUNNING", heartbeatAt: Date.now() }).where(eq(workflowExecutions.id, executionId));
 
   if (!plan.ok) {
     // Stored versions were validated when written; this only guards against a block schema that got stricter.
@@ -153,14 +158,14 @@ export async function runExecution(db: Db, workspaceId: number, executionId: num
   return true;
 }
 
-/** The dead-letter queue gave the run up: unfinished nodes fail, so results stop answering 202. */
-export async function giveUpExecution(db: Db, workspaceId: number, executionId: number): Promise<void> {
+/** The run was given up (dead-letter queue, or the job sweeper): unfinished nodes fail, so results stop answering 202. */
+export async function giveUpExecution(db: Db, workspaceId: number, executionId: number, reason = "the run failed repeatedly and was given up"): Promise<void> {
   const [exec] = await db.select({ status: workflowExecutions.status }).from(workflowExecutions).where(and(eq(workflowExecutions.id, executionId), eq(workflowExecutions.workspaceId, workspaceId))).limit(1);
   if (!exec || exec.status === "COMPLETED" || exec.status === "FAILED") return;
   await runBatch(db, [
     db
       .update(workflowExecutionNodes)
-      .set({ status: "FAILED", errorMessage: "the run failed repeatedly and was given up" })
+      .set({ status: "FAILED", errorMessage: reason })
       .where(and(eq(workflowExecutionNodes.executionId, executionId), inArray(workflowExecutionNodes.status, ["QUEUED", "RUNNING"]))),
     db.update(workflowExecutions).set({ status: "FAILED", finishedAt: Date.now() }).where(eq(workflowExecutions.id, executionId)),
   ]);

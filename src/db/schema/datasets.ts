@@ -1,4 +1,5 @@
 // Datasets: groups, versions (the draft is version -1), rows, and the fill jobs that copy request logs in.
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { nowMs as now } from "../sql";
 import { workspaces } from "./accounts";
@@ -55,11 +56,13 @@ export const datasetJobs = sqliteTable(
     params: text("params", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     status: text("status", { enum: DATASET_JOB_STATUSES }).notNull().default("QUEUED"),
     rowsAdded: integer("rows_added"),
+    /** Times the job sweeper re-queued the job after its heartbeat (updated_at) went stale. */
+    redrives: integer("redrives").notNull().default(0),
     createdBy: integer("created_by"),
     createdAt: integer("created_at").notNull().default(now),
     updatedAt: integer("updated_at").notNull().default(now),
   },
-  (t) => [index("dataset_jobs_dataset").on(t.datasetId)],
+  (t) => [index("dataset_jobs_dataset").on(t.datasetId), index("dataset_jobs_open").on(t.updatedAt).where(sql`status IN ('QUEUED', 'RUNNING')`)],
 );
 
 /**

@@ -31,12 +31,16 @@ export const reports = sqliteTable(
     deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
     userId: integer("user_id"),
     createdAt: integer("created_at").notNull().default(now),
+    /** Runs: also the heartbeat of the run's job (each delivery touches it). */
     updatedAt: integer("updated_at").notNull().default(now),
+    /** Runs: times the job sweeper re-queued the run after its heartbeat went stale. */
+    redrives: integer("redrives").notNull().default(0),
   },
   (t) => [
     index("reports_workspace_blueprint").on(t.workspaceId, t.isBlueprint, t.id),
     index("reports_parent").on(t.parentReportId),
     index("reports_workspace_folder").on(t.workspaceId, t.folderId),
+    index("reports_running").on(t.updatedAt).where(sql`status = 'RUNNING' AND is_blueprint = 0`),
   ],
 );
 

@@ -1,6 +1,7 @@
 // Smart tables. A sheet's columns, rows and cells live in its Durable Object; D1 keeps what
 // lists and lookups across a workspace need. `seq` (AUTOINCREMENT, never reused) orders lists and is
 // the keyset of their cursors, so paging visits each row once even while rows are being added.
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { nowMs as now } from "../sql";
 import { workspaces } from "./accounts";
@@ -77,11 +78,17 @@ export const sheetOperations = sqliteTable(
     errorMessage: text("error_message"),
     /** Runs started by the queue consumer: an import failing for internal reasons is given up after a few. */
     attempts: integer("attempts").notNull().default(0),
+    /** Times the job sweeper re-queued the import after its heartbeat (updated_at) went stale. */
+    redrives: integer("redrives").notNull().default(0),
     createdBy: integer("created_by"),
     createdAt: integer("created_at").notNull().default(now),
     updatedAt: integer("updated_at").notNull().default(now),
   },
-  (t) => [uniqueIndex("sheet_operations_workspace_id").on(t.workspaceId, t.id)],
+  (t) => [
+    uniqueIndex("sheet_operations_workspace_id").on(t.workspaceId, t.id),
+    // The job sweeper's scan: open imports by heartbeat.
+    index("sheet_operations_open").on(t.updatedAt).where(sql`status IN ('pending', 'running')`),
+  ],
 );
 
 /**

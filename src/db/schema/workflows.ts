@@ -1,4 +1,5 @@
 // Workflows: versions with their nodes and edges, release labels, executions.
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { nowMs as now } from "../sql";
 import { workspaces } from "./accounts";
@@ -86,8 +87,14 @@ export const workflowExecutions = sqliteTable(
     createdBy: integer("created_by"),
     createdAt: integer("created_at").notNull().default(now),
     finishedAt: integer("finished_at"),
+    /** When the run last made progress (null: not started); the job sweeper re-queues a run whose heartbeat went stale. */
+    heartbeatAt: integer("heartbeat_at"),
+    redrives: integer("redrives").notNull().default(0),
   },
-  (t) => [index("workflow_executions_workspace").on(t.workspaceId, t.id)],
+  (t) => [
+    index("workflow_executions_workspace").on(t.workspaceId, t.id),
+    index("workflow_executions_open").on(t.heartbeatAt, t.createdAt).where(sql`status IN ('QUEUED', 'RUNNING')`),
+  ],
 );
 
 export const NODE_STATUSES = ["QUEUED", "RUNNING", "SUCCESS", "FAILED", "SKIPPED"] as const;

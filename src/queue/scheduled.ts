@@ -1,0 +1,24 @@
+// What the cron trigger runs every minute: the webhook sweep and the job sweep. Events a given-up job
+// writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
+import type { Deps } from "../env";
+import { chainForLog } from "../lib/error-text";
+import { inEventScope } from "../services/events";
+import { sweepJobs } from "../services/job-sweeper";
+import { dispatchQuietly, sweepWebhooks } from "../services/webhook-delivery";
+
+export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> {
+  const emitted = new Set<number>();
+  try {
+    await inEventScope(emitted, async () => {
+      const jobs = await sweepJobs(deps, now);
+      if (Object.keys(jobs.requeued).length || Object.keys(jobs.failed).length) {
+        console.log(JSON.stringify({ level: "info", msg: "job sweep", requeued: jobs.requeued, failed: jobs.failed }));
+      }
+    });
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "job sweep failed", error: chainForLog(err) }));
+  } finally {
+    if (emitted.size > 0) await dispatchQuietly(deps, [...emitted]);
+  }
+  await sweepWebhooks(deps);
+}
