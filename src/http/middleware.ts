@@ -14,6 +14,11 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const requestId = incoming && INCOMING_ID.test(incoming) ? incoming : crypto.randomUUID();
   c.set("requestId", requestId);
   await next();
+  // An answer given before the body was read (a bad path parameter, a missing key, an unknown route)
+  // leaves the body on the connection: locally the runtime then drops other requests in flight
+  // ("worker restarted mid-request"). What no one read is drained first.
+  const raw = c.req.raw;
+  if (raw.body && !raw.bodyUsed) await drainBody(raw.body.getReader());
   c.res.headers.set("X-Request-Id", requestId);
   const auth = c.get("auth");
   console.log(

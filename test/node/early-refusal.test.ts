@@ -62,4 +62,25 @@ describe("early refusals", () => {
     ok.set("archive", new Blob([small]), "ok.zip");
     expect((await fetch(`${api.url}/api/public/v2/skill-collections`, { method: "POST", headers: { "X-API-KEY": api.key }, body: ok, signal: AbortSignal.timeout(20_000) })).status).toBe(201);
   });
+  it("answers given before the body is read (a bad path parameter, no key) do not drop other requests in flight", async () => {
+    const body = JSON.stringify({ pad: "x".repeat(100_000) });
+    const codes: Record<number, number> = {};
+    for (let round = 0; round < 30; round++) {
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          const early = i % 2 === 0;
+          const res = await fetch(`${api.url}${early ? "/api/public/v2/tables/not-a-uuid/sheets/nor-this" : "/api/public/v2/tool-registry"}`, {
+            method: early ? "PATCH" : "POST",
+            headers: { "Content-Type": "application/json", ...(i === 4 ? {} : { "X-API-KEY": api.key }) },
+            body,
+            signal: AbortSignal.timeout(30_000),
+          });
+          await res.text();
+          codes[res.status] = (codes[res.status] ?? 0) + 1;
+        }),
+      );
+    }
+    // Every request answered by the Worker itself: 400s for the bad bodies and paths, 401 without a key.
+    expect(codes).toEqual({ 400: 210, 401: 30 });
+  }, 120_000);
 });
