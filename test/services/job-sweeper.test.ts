@@ -8,6 +8,7 @@ import { buildDeps } from "../../src/deps";
 import type { Deps, Env } from "../../src/env";
 import type { JobMessage } from "../../src/queue/messages";
 import { runDatasetFill } from "../../src/services/dataset-fill";
+import { createDraft } from "../../src/services/dataset-drafts";
 import { queueDraftFill } from "../../src/services/datasets";
 import { runEvaluationBatch, startEvaluationRun } from "../../src/services/evaluation-runs";
 import { runScheduled } from "../../src/queue/scheduled";
@@ -112,6 +113,22 @@ describe("dataset fills", () => {
     // A duplicate delivery of the re-queued message changes nothing.
     expect(await runDatasetFill(db, ws.workspaceId, jobId)).toEqual({ state: "skipped" });
     expect((await job(jobId))!).toMatchObject({ status: "COMPLETED", rows_added: 4 });
+  });
+
+  it("a lost copy (a draft made from a saved version) is re-queued the same way and copies every row once", async () => {
+    const { deps, sent } = recordingDeps();
+    const ws = await createWorkspace();
+    const { jobId } = await draftWithLostFill(ws);
+    await runDatasetFill(db, ws.workspaceId, jobId);
+    const groupId = (await env.DB.prepare("SELECT d.dataset_group_id AS g FROM dataset_jobs j JOIN datasets d ON d.id = j.dataset_id WHERE j.id = ?").bind(jobId).first<{ g: number }>())!.g;
+    const saved = await json(await call("/api/public/v2/dataset-versions/save-draft", { method: "POST", key: ws.key, json: { dataset_group_id: groupId } }));
+    const copy = await createDraft(db, auth(ws), { dataset_group_id: groupId, source_dataset_id: saved.draft_dataset_id });
+    expect(copy.queued).toBe(true);
+    const before = (await job(copy.jobId!))!;
+    sent.length = 0;
+    expect((await sweepAt(deps, before.updated_at, 1)).requeued).toEqual({ dataset_fill: 1 });
+    expect(sent).toEqual([{ v: 1, kind: "dataset_fill", workspace_id: ws.workspaceId, job_id: copy.jobId }]);
+    expect(await runDatasetFill(db, ws.workspaceId, copy.jobId!)).toEqual({ state: "copied", datasetId: copy.draftDatasetId, rowsAdded: 4 });
   });
 
   it("after the last re-queue the fill is FAILED, so the draft is not busy for good", async () => {
