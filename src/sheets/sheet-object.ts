@@ -2,16 +2,22 @@
 // rows, cells and version, so edits are serialized without D1 transactions. This class is its RPC
 // surface: admission (each call names its workspace and table), the transactions of each change, and
 // the alarm that runs recalculations. Its parts live beside it: storage.ts (the object's SQLite
-// schema, counters, identity), recalculation.ts (what one cell computes to), listing.ts (what it
-// writes back to D1), types.ts (what its methods take and answer), stale-graph.ts (the column graph).
+// schema, counters, identity), columns.ts and cells.ts (what is stored and how the API shows it),
+// executions.ts (recalculation operations), imports.ts (import progress and columns),
+// recalculation.ts (what one cell computes to), listing.ts (what it writes back to D1), types.ts
+// (what its methods take and answer), stale-graph.ts (the column graph).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import { DurableObject } from "cloudflare:workers";
 import { blockSources, COMPUTING_BLOCK_TYPES, validateBlockConfig } from "../blocks";
 import { buildBaseDeps, type BaseDeps, type BaseEnv } from "../base-deps";
-import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
+import { columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
 import { MAX_CELL_BYTES, storeEdit, storedBytes, storeValue, utf8Bytes, type StoredValue } from "./cell-values";
 import { replacePromptRefs, syncListing } from "./listing";
 import { promptRefsOf } from "./prompt-refs";
+import { appendRows, cellView, columnCells, getCell, insertStaleCells, readRows } from "./cells";
+import { columnRows, insertColumn, listColumns } from "./columns";
+import { getOperation, listOperations } from "./executions";
+import { ensureImportColumns, importProgress } from "./imports";
 import { computeCell } from "./recalculation";
 import { ColumnGraph } from "./stale-graph";
 import { INSERT_IMPORT_CELLS, SheetStore } from "./storage";
@@ -23,10 +29,8 @@ import {
   fail,
   MAX_COLUMNS,
   MAX_CONFIG_BYTES,
-  ROWS_PAGE_BYTES,
   SOURCE_EDGE,
   SYNC_DELAY_MS,
-  type CellStatus,
   type CellView,
   type ColumnView,
   type CreateColumnInput,
@@ -36,7 +40,6 @@ import {
   type ImportBatchInput,
   type ImportBatchResult,
   type ImportProgress,
-  type JsonValue,
   type ModelColumn,
   type NewColumn,
   type Outcome,
@@ -55,14 +58,6 @@ import {
   type UpdateColumnInput,
 } from "./types";
 
-const toIso = (ms: number) => new Date(ms).toISOString();
-
-/** 1 → "A", 27 → "AA": spreadsheet-style names for columns without a title. */
-export function columnLetters(n: number): string {
-  let s = "";
-  for (let k = n; k > 0; k = Math.floor((k - 1) / 26)) s = String.fromCharCode(65 + ((k - 1) % 26)) + s;
-  return s;
-}
 
 
 export class SheetObject extends DurableObject<BaseEnv> {
@@ -120,8 +115,8 @@ export class SheetObject extends DurableObject<BaseEnv> {
         this.store.setIdentity(identity);
         if (opts.scaffold) {
           const now = Date.now();
-          this.insertColumn({ title: "Column A", type: "TEXT" }, now);
-          this.appendRows(1, null, now);
+          this.addColumnRow({ title: "Column A", type: "TEXT" }, now);
+          appendRows(this.store, 1, null, now);
           this.bumpVersion();
         }
       });
@@ -151,89 +146,44 @@ export class SheetObject extends DurableObject<BaseEnv> {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Columns
-
-  private columnRows() {
-    return this.sql
-      .exec<{ seq: number; id: string; title: string; type: string; config: string; position_rank: number; is_output_column: number }>(
-        `SELECT seq, id, title, type, config, position_rank, is_output_column FROM columns ORDER BY position_rank, seq`,
-      )
-      .toArray();
-  }
+  // Columns, rows and cells (columns.ts, cells.ts), operations (executions.ts), imports (imports.ts)
 
   listColumns(): ColumnView[] {
-    const id = this.requireIdentity();
-    const cols = this.columnRows();
-    const idBySeq = new Map(cols.map((c) => [c.seq, c.id]));
-    const deps = this.sql
-      .exec<{ column_seq: number; depends_on_seq: number; reference_type: string; config_key: string | null }>(
-        `SELECT column_seq, depends_on_seq, reference_type, config_key FROM column_dependencies WHERE reference_type <> '${SOURCE_EDGE}' ORDER BY column_seq, depends_on_seq`,
-      )
-      .toArray();
-    return cols.map((c) => ({
-      id: c.id,
-      sheet_id: id.sheetId,
-      workspace_id: id.workspaceId,
-      title: c.title,
-      type: c.type,
-      config: JSON.parse(c.config) as Record<string, JsonValue>,
-      dependencies: deps
-        .filter((d) => d.column_seq === c.seq)
-        .map((d) => ({ column_id: idBySeq.get(d.depends_on_seq)!, reference_type: d.reference_type, config_key: d.config_key })),
-      position_rank: c.position_rank,
-      is_output_column: c.is_output_column === 1,
-    }));
+    return listColumns(this.store, this.requireIdentity());
   }
 
-  /** A title not yet used by a column of this sheet: "x", else "x (2)", "x (3)"… */
-  private uniqueTitle(wanted: string, taken: Set<string>): string {
-    let title = wanted;
-    for (let n = 2; taken.has(title.toLowerCase()); n++) title = `${wanted} (${n})`;
-    taken.add(title.toLowerCase());
-    return title;
-  }
-
-  /** Inserts a column (in the caller's transaction) and the STALE cells a non-text column needs. */
-  private insertColumn(col: NewColumn, now: number, taken?: Set<string>): { seq: number; id: string } {
+  /** Inserts a column (in the caller's transaction) and drops the cached column model. */
+  private addColumnRow(col: NewColumn, now: number, taken?: Set<string>): { seq: number; id: string } {
     this.modelCache = null;
-    let id = crypto.randomUUID();
-    // Cell ids keep the first 23 characters of the column id: they must differ between columns.
-    while (this.sql.exec(`SELECT 1 FROM columns WHERE substr(id, 1, 23) = ?`, columnPrefix(id)).toArray().length > 0) {
-      id = crypto.randomUUID();
-    }
-    const titles = taken ?? new Set(this.sql.exec<{ t: string }>(`SELECT lower(title) AS t FROM columns`).toArray().map((r) => r.t));
-    const title = this.uniqueTitle(col.title, titles);
-    const rank = this.sql.exec<{ r: number }>(`SELECT COALESCE(MAX(position_rank), 0) + 1 AS r FROM columns`).one().r;
-    const seq = this.sql
-      .exec<{ seq: number }>(
-        `INSERT INTO columns (id, title, type, config, position_rank, is_output_column, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-        id,
-        title,
-        col.type,
-        JSON.stringify(col.config ?? {}),
-        rank,
-        col.is_output_column ? 1 : 0,
-        now,
-        now,
-      )
-      .one().seq;
-    for (const dep of col.dependencies ?? []) {
-      const upstream = this.sql.exec<{ seq: number }>(`SELECT seq FROM columns WHERE id = ?`, dep.column_id).toArray()[0];
-      if (!upstream) throw new Error(`unknown dependency column ${dep.column_id}`);
-      this.sql.exec(
-        `INSERT OR IGNORE INTO column_dependencies (column_seq, depends_on_seq, reference_type, config_key) VALUES (?, ?, ?, ?)`,
-        seq,
-        upstream.seq,
-        dep.reference_type ?? "value",
-        dep.config_key ?? null,
-      );
-    }
-    if (col.type !== "TEXT") {
-      this.sql.exec(`INSERT INTO cells (row_index, column_seq, status, updated_at) SELECT row_index, ?, 'STALE', ? FROM rows`, seq, now);
-    }
-    return { seq, id };
+    return insertColumn(this.store, col, now, taken);
   }
+
+  /** A page of rows (by row_index) with a cell for every column. */
+  readRows(opts: { after?: number | null; limit: number; order?: "asc" | "desc" }) {
+    return readRows(this.store, this.requireIdentity(), opts);
+  }
+
+  /** One cell by its id, or null when no column and row of this sheet match it. */
+  getCell(id: string): CellView | null {
+    return getCell(this.store, this.requireIdentity(), id);
+  }
+
+  /** The sheet's cell status counts and its operations still running. */
+  listOperations(): SheetOperationsSummary {
+    return listOperations(this.store, this.requireIdentity(), this.model().list.length);
+  }
+
+  getOperation(id: string): SheetOperationView | null {
+    return getOperation(this.store, this.requireIdentity(), id);
+  }
+
+  importProgress(operationId: string): ImportProgress {
+    return importProgress(this.store, operationId);
+  }
+
+
+
+
 
   /**
    * Adds a column at the end: the storage half of Create Column. Validation of the type's config
@@ -245,7 +195,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     if (this.meta("deleted") === 1) throw new Error("sheet is deleted");
     const now = Date.now();
     const { id, version } = this.ctx.storage.transactionSync(() => {
-      const { id } = this.insertColumn(col, now);
+      const { id } = this.addColumnRow(col, now);
       return { id, version: this.bumpVersion() };
     });
     await this.syncPromptRefs(ident, id, col.type, col.config ?? {});
@@ -261,173 +211,11 @@ export class SheetObject extends DurableObject<BaseEnv> {
   // ---------------------------------------------------------------------------------------------
   // Rows and cells
 
-  /**
-   * Appends `count` empty rows (in the caller's transaction): text cells stay absent (empty), every
-   * non-text column gets a STALE cell. Returns the first new row index.
-   */
-  protected appendRows(count: number, sourceOperation: string | null, now: number): number {
-    const base = this.meta("next_row_index");
-    this.sql.exec(
-      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
-       INSERT INTO rows (row_index, source_operation, created_at) SELECT ? + i, ?, ? FROM n`,
-      count,
-      base,
-      sourceOperation,
-      now,
-    );
-    this.insertStaleCells(base, count, null, now);
-    this.setMeta("next_row_index", base + count);
-    this.setMeta("row_count", this.meta("row_count") + count);
-    return base;
-  }
 
-  /** STALE cells for rows [base, base+count) in every non-text column (except `skipOperation`'s import columns). */
-  private insertStaleCells(base: number, count: number, skipOperation: string | null, now: number): void {
-    this.sql.exec(
-      `INSERT INTO cells (row_index, column_seq, status, updated_at)
-       SELECT r.row_index, c.seq, 'STALE', ?
-       FROM rows AS r JOIN columns AS c ON c.type <> 'TEXT'
-       WHERE r.row_index >= ? AND r.row_index < ?
-         AND c.seq NOT IN (SELECT column_seq FROM import_columns WHERE operation_id = ?)`,
-      now,
-      base,
-      base + count,
-      skipOperation ?? "",
-    );
-  }
 
-  private cellView(
-    ident: SheetIdentity,
-    col: { seq: number; id: string; type: string },
-    rowIndex: number,
-    stored: StoredCell | undefined,
-    rowCreatedAt: number,
-  ): CellView {
-    if (!stored) {
-      return {
-        id: cellId(col.id, rowIndex),
-        sheet_id: ident.sheetId,
-        column_id: col.id,
-        row_index: rowIndex,
-        status: col.type === "TEXT" ? "COMPLETED" : "STALE",
-        display_value: null,
-        value: null,
-        error: null,
-        input_hash: null,
-        execution_id: null,
-        last_computed_version: null,
-        updated_at: toIso(rowCreatedAt),
-      };
-    }
-    return {
-      id: cellId(col.id, rowIndex),
-      sheet_id: ident.sheetId,
-      column_id: col.id,
-      row_index: rowIndex,
-      status: stored.status as CellStatus,
-      display_value: stored.display_value,
-      value: stored.value === null ? stored.display_value : (JSON.parse(stored.value) as JsonValue),
-      error: stored.error,
-      input_hash: stored.input_hash,
-      execution_id: stored.execution_id,
-      last_computed_version: stored.last_computed_version,
-      updated_at: toIso(stored.updated_at),
-    };
-  }
 
-  /** A page of rows (by row_index) with a cell for every column. */
-  readRows(opts: { after?: number | null; limit: number; order?: "asc" | "desc" }): {
-    rows: RowView[];
-    rowCount: number;
-    version: number;
-    hasMore: boolean;
-  } {
-    const ident = this.requireIdentity();
-    const desc = opts.order === "desc";
-    const after = opts.after ?? (desc ? MAX_ROW_INDEX + 1 : -1);
-    const rows = this.sql
-      .exec<{ row_index: number; created_at: number }>(
-        `SELECT row_index, created_at FROM rows WHERE row_index ${desc ? "<" : ">"} ? ORDER BY row_index ${desc ? "DESC" : "ASC"} LIMIT ?`,
-        after,
-        opts.limit + 1,
-      )
-      .toArray();
-    let hasMore = rows.length > opts.limit;
-    let page = rows.slice(0, opts.limit);
-    if (page.length > 1) {
-      // A page stops early once its cells hold ROWS_PAGE_BYTES: 100 rows of large cells would not fit in memory (or one RPC answer).
-      const lo = Math.min(page[0].row_index, page[page.length - 1].row_index);
-      const hi = Math.max(page[0].row_index, page[page.length - 1].row_index);
-      const bytes = new Map<number, number>();
-      for (const r of this.sql.exec<{ row_index: number; n: number }>(
-        `SELECT row_index, SUM(COALESCE(length(CAST(display_value AS BLOB)), 0) + COALESCE(length(CAST(value AS BLOB)), 0) + COALESCE(length(CAST(error AS BLOB)), 0)) AS n
-         FROM cells WHERE row_index BETWEEN ? AND ? GROUP BY row_index`,
-        lo,
-        hi,
-      )) {
-        bytes.set(r.row_index, r.n);
-      }
-      let total = 0;
-      for (let i = 0; i < page.length; i++) {
-        total += bytes.get(page[i].row_index) ?? 0;
-        if (total > ROWS_PAGE_BYTES && i > 0) {
-          page = page.slice(0, i);
-          hasMore = true;
-          break;
-        }
-      }
-    }
-    const cols = this.columnRows();
-    const views: RowView[] = [];
-    if (page.length > 0) {
-      const lo = Math.min(page[0].row_index, page[page.length - 1].row_index);
-      const hi = Math.max(page[0].row_index, page[page.length - 1].row_index);
-      const stored = new Map<string, StoredCell>();
-      for (const c of this.sql.exec<StoredCell>(`SELECT * FROM cells WHERE row_index BETWEEN ? AND ?`, lo, hi)) {
-        stored.set(`${c.row_index}:${c.column_seq}`, c);
-      }
-      for (const r of page) {
-        const cells: Record<string, CellView> = {};
-        for (const col of cols) cells[col.id] = this.cellView(ident, col, r.row_index, stored.get(`${r.row_index}:${col.seq}`), r.created_at);
-        views.push({ row_index: r.row_index, cells });
-      }
-    }
-    return { rows: views, rowCount: this.meta("row_count"), version: this.meta("version"), hasMore };
-  }
 
-  /** One column's cells of the first `limit` rows (reading only that column, not whole rows). */
-  private columnCells(columnId: string, limit: number): CellView[] {
-    const ident = this.requireIdentity();
-    const col = this.sql.exec<{ seq: number; id: string; type: string }>(`SELECT seq, id, type FROM columns WHERE id = ?`, columnId).one();
-    const rows = this.sql.exec<{ row_index: number; created_at: number }>(`SELECT row_index, created_at FROM rows ORDER BY row_index LIMIT ?`, limit).toArray();
-    if (rows.length === 0) return [];
-    const stored = new Map<number, StoredCell>();
-    for (const c of this.sql.exec<StoredCell>(
-      `SELECT * FROM cells WHERE column_seq = ? AND row_index BETWEEN ? AND ?`,
-      col.seq,
-      rows[0].row_index,
-      rows[rows.length - 1].row_index,
-    )) {
-      stored.set(c.row_index, c);
-    }
-    return rows.map((r) => this.cellView(ident, col, r.row_index, stored.get(r.row_index), r.created_at));
-  }
 
-  /** One cell by its id, or null when no column and row of this sheet match it. */
-  getCell(id: string): CellView | null {
-    const ident = this.requireIdentity();
-    const parsed = parseCellId(id);
-    if (!parsed) return null;
-    const col = this.sql
-      .exec<{ seq: number; id: string; type: string }>(`SELECT seq, id, type FROM columns WHERE substr(id, 1, 23) = ?`, parsed.prefix)
-      .toArray()[0];
-    if (!col) return null;
-    const rowIndex = parsed.rowIndexFor(col.id);
-    const row = this.sql.exec<{ created_at: number }>(`SELECT created_at FROM rows WHERE row_index = ?`, rowIndex).toArray()[0];
-    if (!row) return null;
-    const stored = this.sql.exec<StoredCell>(`SELECT * FROM cells WHERE row_index = ? AND column_seq = ?`, rowIndex, col.seq).toArray()[0];
-    return this.cellView(ident, col, rowIndex, stored, row.created_at);
-  }
 
   // ---------------------------------------------------------------------------------------------
   // The column engine: the column graph (cached, rebuilt after any column change), computed columns
@@ -437,7 +225,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
 
   private model(): SheetModel {
     if (this.modelCache) return this.modelCache;
-    const cols = this.columnRows();
+    const cols = columnRows(this.store);
     const edges = this.sql
       .exec<{ column_seq: number; depends_on_seq: number; reference_type: string; config_key: string | null }>(
         `SELECT column_seq, depends_on_seq, reference_type, config_key FROM column_dependencies`,
@@ -631,7 +419,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     if (!plan.ok) return plan;
     const now = Date.now();
     const { id, version, staleCount } = this.ctx.storage.transactionSync(() => {
-      const { seq, id } = this.insertColumn({ title: input.title, type: input.type, config: plan.config, is_output_column: input.is_output_column ?? false }, now);
+      const { seq, id } = this.addColumnRow({ title: input.title, type: input.type, config: plan.config, is_output_column: input.is_output_column ?? false }, now);
       this.storeEdges(seq, plan.edges);
       if (input.position_rank != null) this.sql.exec(`UPDATE columns SET position_rank = ? WHERE seq = ?`, input.position_rank, seq);
       const staleCount = input.type === "TEXT" ? 0 : this.meta("row_count");
@@ -640,7 +428,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     this.modelCache = null;
     await this.syncPromptRefs(ident, id, input.type, plan.config);
     await this.syncListing();
-    return { ok: true, column: this.columnView(id), version, cells: this.columnCells(id, 100), stale_count: staleCount };
+    return { ok: true, column: this.columnView(id), version, cells: columnCells(this.store, this.requireIdentity(), id, 100), stale_count: staleCount };
   }
 
   /**
@@ -778,7 +566,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     if (this.meta("next_row_index") + input.count > MAX_ROW_INDEX) return fail("validation_error", "count: the sheet cannot hold more rows");
     const now = Date.now();
     const { base, version } = this.ctx.storage.transactionSync(() => {
-      const base = this.appendRows(input.count, null, now);
+      const base = appendRows(this.store, input.count, null, now);
       for (const w of writes) {
         if (w.v.display === null && w.v.json === null) continue;
         this.sql.exec(
@@ -975,72 +763,11 @@ export class SheetObject extends DurableObject<BaseEnv> {
     return this.sql
       .exec<StoredCell>(`SELECT * FROM cells WHERE status IN ('QUEUED', 'RUNNING') AND execution_id = ? ORDER BY row_index, column_seq LIMIT ?`, executionId, limit)
       .toArray()
-      .map((c) => this.cellView(ident, m.bySeq.get(c.column_seq)!, c.row_index, c, c.updated_at));
+      .map((c) => cellView(ident, m.bySeq.get(c.column_seq)!, c.row_index, c, c.updated_at));
   }
 
-  private operationView(e: ExecutionRow): SheetOperationView {
-    const ident = this.requireIdentity();
-    const counts = Object.fromEntries(
-      this.sql
-        .exec<{ status: string; n: number }>(
-          `SELECT status, COUNT(*) AS n FROM cells WHERE status IN ('QUEUED', 'RUNNING') AND execution_id = ? GROUP BY status`,
-          e.id,
-        )
-        .toArray()
-        .map((r) => [r.status, r.n]),
-    ) as Record<string, number>;
-    const queued = counts.QUEUED ?? 0;
-    const running = counts.RUNNING ?? 0;
-    const pending = queued + running;
-    const left = Math.max(0, e.cell_count - e.completed_count - e.failed_count - pending);
-    const status = e.cancelled_at !== null ? "cancelled" : pending > 0 ? (e.started_at !== null ? "running" : "queued") : "completed";
-    return {
-      operation_id: e.id,
-      operation: "recalculate",
-      status,
-      status_counts: { QUEUED: queued, RUNNING: running, COMPLETED: e.completed_count, FAILED: e.failed_count, STALE: left },
-      cell_count: e.cell_count,
-      completed_count: e.completed_count,
-      failed_count: e.failed_count,
-      pending_count: pending,
-      reused_count: e.reused_count,
-      version: e.version,
-      status_url: `/api/public/v2/tables/${ident.tableId}/sheets/${ident.sheetId}/operations/${e.id}`,
-      created_at: toIso(e.created_at),
-      updated_at: toIso(e.updated_at),
-    };
-  }
 
-  /** The sheet's cell status counts and its operations still running. */
-  listOperations(): SheetOperationsSummary {
-    const ident = this.requireIdentity();
-    const m = this.model();
-    const rowCount = this.meta("row_count");
-    const counts: Record<string, number> = Object.fromEntries(CELL_STATUSES.map((s) => [s, 0]));
-    for (const r of this.sql.exec<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM cells WHERE status <> 'COMPLETED' GROUP BY status`)) {
-      counts[r.status] = r.n;
-    }
-    const total = rowCount * m.list.length;
-    counts.COMPLETED = total - CELL_STATUSES.filter((s) => s !== "COMPLETED").reduce((a, s) => a + counts[s], 0);
-    const active = this.sql
-      .exec<ExecutionRow>(
-        `SELECT * FROM executions WHERE cancelled_at IS NULL AND id IN (SELECT DISTINCT execution_id FROM cells WHERE status IN ('QUEUED', 'RUNNING')) ORDER BY created_at`,
-      )
-      .toArray();
-    return {
-      sheet_id: ident.sheetId,
-      version: this.meta("version"),
-      total_cells: total,
-      status_counts: counts,
-      pending_count: counts.QUEUED + counts.RUNNING,
-      active_operations: active.map((e) => this.operationView(e)),
-    };
-  }
 
-  getOperation(id: string): SheetOperationView | null {
-    const e = this.sql.exec<ExecutionRow>(`SELECT * FROM executions WHERE id = ?`, id).toArray()[0];
-    return e ? this.operationView(e) : null;
-  }
 
   /** Cancels an operation: its queued cells go back to STALE, its running ones too (their results are dropped). */
   async cancelOperation(access: SheetAccess, id: string): Promise<Result<{ operation_id: string; execution_ids: string[]; cancelled_cell_count: number; not_started_reset_count: number; running_invalidated_count: number; version: number; message: string }>> {
@@ -1207,15 +934,6 @@ export class SheetObject extends DurableObject<BaseEnv> {
   // ---------------------------------------------------------------------------------------------
   // Imports
 
-  importProgress(operationId: string): ImportProgress {
-    const r = this.sql
-      .exec<{ n: number; rows: number }>(
-        `SELECT COUNT(*) AS n, COALESCE(SUM(row_count), 0) AS rows FROM import_batches WHERE operation_id = ?`,
-        operationId,
-      )
-      .one();
-    return { batchesCommitted: r.n, rowsImported: r.rows, rowCount: this.meta("row_count"), version: this.meta("version") };
-  }
 
   /**
    * Appends one batch of an import, atomically, bumping the version once. Idempotent by
@@ -1237,12 +955,12 @@ export class SheetObject extends DurableObject<BaseEnv> {
         .one().n;
       const count = this.sql.exec<{ n: number }>(`SELECT json_array_length(?) AS n`, input.rowsJson).one().n;
       // The same batch number with other rows: two runs of one import disagree; the caller restarts.
-      if (before !== input.firstRow || count !== done.row_count) return { ok: false, reason: "out_of_order", expectedBatch: this.importProgress(input.operationId).batchesCommitted };
-      const p = this.importProgress(input.operationId);
+      if (before !== input.firstRow || count !== done.row_count) return { ok: false, reason: "out_of_order", expectedBatch: importProgress(this.store, input.operationId).batchesCommitted };
+      const p = importProgress(this.store, input.operationId);
       return { ok: true, duplicate: true, rowsAdded: done.row_count, rowsImported: p.rowsImported, batchesCommitted: p.batchesCommitted, rowCount: p.rowCount, version: done.version };
     }
     if (this.meta("deleted") === 1) return { ok: false, reason: "deleted" };
-    const progress = this.importProgress(input.operationId);
+    const progress = importProgress(this.store, input.operationId);
     if (input.batch !== progress.batchesCommitted || input.firstRow !== progress.rowsImported) {
       return { ok: false, reason: "out_of_order", expectedBatch: progress.batchesCommitted };
     }
@@ -1251,7 +969,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
 
     const now = Date.now();
     const version = this.ctx.storage.transactionSync(() => {
-      this.ensureImportColumns(input.operationId, input.columns, now);
+      ensureImportColumns(this.store, input.operationId, input.columns, now);
       const base = this.meta("next_row_index");
       this.sql.exec(
         `INSERT INTO rows (row_index, source_operation, created_at) SELECT ? + key, ?, ? FROM json_each(?)`,
@@ -1261,7 +979,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
         input.rowsJson,
       );
       this.sql.exec(INSERT_IMPORT_CELLS, base, now, input.rowsJson, input.operationId);
-      this.insertStaleCells(base, count, input.operationId, now);
+      insertStaleCells(this.store, base, count, input.operationId, now);
       this.setMeta("next_row_index", base + count);
       this.setMeta("row_count", this.meta("row_count") + count);
       const version = this.bumpVersion();
@@ -1276,21 +994,8 @@ export class SheetObject extends DurableObject<BaseEnv> {
       return version;
     });
     await this.syncListing();
-    const p = this.importProgress(input.operationId);
+    const p = importProgress(this.store, input.operationId);
     return { ok: true, duplicate: false, rowsAdded: count, rowsImported: p.rowsImported, batchesCommitted: p.batchesCommitted, rowCount: p.rowCount, version };
   }
 
-  /** Creates TEXT columns for import positions not mapped yet (a JSON import finds keys as it goes). */
-  private ensureImportColumns(operationId: string, titles: string[], now: number): void {
-    const known = this.sql
-      .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM import_columns WHERE operation_id = ?`, operationId)
-      .one().n;
-    if (known >= titles.length) return;
-    const taken = new Set(this.sql.exec<{ t: string }>(`SELECT lower(title) AS t FROM columns`).toArray().map((r) => r.t));
-    for (let pos = known; pos < titles.length; pos++) {
-      const wanted = titles[pos].trim() === "" ? `Column ${columnLetters(pos + 1)}` : titles[pos];
-      const { seq } = this.insertColumn({ title: wanted, type: "TEXT" }, now, taken);
-      this.sql.exec(`INSERT INTO import_columns (operation_id, position, column_seq) VALUES (?, ?, ?)`, operationId, pos, seq);
-    }
-  }
 }
