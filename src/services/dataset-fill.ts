@@ -5,7 +5,8 @@
 import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-params";
 import { filterEstimates, SORT_COLUMNS } from "./request-search";
-import { sql } from "drizzle-orm";
+import { and, eq, inArray, ne, sql } from "drizzle-orm";
+import { datasetJobs, datasetRows, datasets, type DatasetJobStatus } from "../db/schema";
 import { eventPrepared } from "./events";
 import { d1Of, type Db } from "../db/client";
 import { runBatch } from "../db/batch";
@@ -121,54 +122,66 @@ export function fillChunkSql(ws: number, datasetId: number, jobId: number, offse
 
 /** Column names of a filled draft: the requested ones in order, else input variables (sorted), input, output. */
 export async function columnNames(db: Db, datasetId: number, variables: string[] | null | undefined): Promise<string[]> {
-  const d1 = d1Of(db);
   if (variables && variables.length > 0) return [...new Set(variables)];
-  const { results } = await d1
-    .prepare(`SELECT DISTINCT j.key AS k FROM dataset_rows AS d, json_each(d."values") AS j WHERE d.dataset_id = ? AND j.key NOT IN ('input', 'output') ORDER BY k`)
-    .bind(datasetId)
-    .all<{ k: string }>();
-  return [...results.map((r) => r.k), "input", "output"];
+  const keys = await db.all<{ k: string }>(
+    sql`SELECT DISTINCT j.key AS k FROM ${datasetRows} AS d, json_each(d."values") AS j WHERE d.dataset_id = ${datasetId} AND j.key NOT IN ('input', 'output') ORDER BY k`,
+  );
+  return [...keys.map((r) => r.k), "input", "output"];
 }
 
 export type FillOutcome = { state: "skipped" } | { state: "completed"; datasetId: number; rowsAdded: number } | { state: "copied"; datasetId: number; rowsAdded: number };
 
+/** Sets a job's status (and heartbeat). */
+const jobStatus = (db: Db, jobId: number, status: DatasetJobStatus) => db.update(datasetJobs).set({ status, updatedAt: Date.now() }).where(eq(datasetJobs.id, jobId));
+
+/** The job's heartbeat: moved with each chunk, so the job sweeper leaves a live fill alone. */
+const heartbeat = (db: Db, jobId: number) => db.update(datasetJobs).set({ updatedAt: Date.now() }).where(eq(datasetJobs.id, jobId));
+
+/** The job's end, in its last batch: COMPLETED while it is still the draft's job (else SUPERSEDED), with its row count. */
+const finishJob = (db: Db, job: JobRow, now: number) =>
+  db
+    .update(datasetJobs)
+    .set({
+      status: sql`CASE WHEN (SELECT current_job_id FROM ${datasets} WHERE id = ${job.dataset_id}) = ${job.id} THEN 'COMPLETED' ELSE 'SUPERSEDED' END`,
+      rowsAdded: sql`(SELECT count(*) FROM ${datasetRows} WHERE dataset_id = ${job.dataset_id} AND job_id = ${job.id})`,
+      updatedAt: now,
+    })
+    .where(eq(datasetJobs.id, job.id));
+
+const rowsAddedOf = (db: Db, jobId: number) => db.select({ n: datasetJobs.rowsAdded }).from(datasetJobs).where(eq(datasetJobs.id, jobId));
+
 export async function runDatasetFill(db: Db, ws: number, jobId: number): Promise<FillOutcome> {
   const d1 = d1Of(db);
-  const job = await d1
-    .prepare(
-      `SELECT j.id, j.dataset_id, j.params, j.status, d.current_job_id, d.version_number
-       FROM dataset_jobs AS j JOIN datasets AS d ON d.id = j.dataset_id WHERE j.id = ? AND j.workspace_id = ?`,
-    )
-    .bind(jobId, ws)
-    .first<JobRow>();
+  const job = await db.get<JobRow>(
+    sql`SELECT j.id, j.dataset_id, j.params, j.status, d.current_job_id, d.version_number
+        FROM ${datasetJobs} AS j JOIN ${datasets} AS d ON d.id = j.dataset_id WHERE j.id = ${jobId} AND j.workspace_id = ${ws}`,
+  );
   if (!job || job.status === "COMPLETED" || job.status === "SUPERSEDED") return { state: "skipped" };
   if (job.current_job_id !== job.id || job.version_number !== DRAFT_VERSION) {
-    await d1.prepare(`UPDATE dataset_jobs SET status = 'SUPERSEDED', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id).run();
+    await jobStatus(db, job.id, "SUPERSEDED");
     return { state: "skipped" };
   }
   const p = JSON.parse(job.params) as FillParams;
   if (p.source_dataset_id != null) return copyRows(db, ws, job, p.source_dataset_id);
   // The draft holds one fill's result: rows of earlier fills go (this job's own survive a redelivery).
-  await runBatch(db, [
-    d1.prepare(`UPDATE dataset_jobs SET status = 'RUNNING', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id),
-    d1.prepare(`DELETE FROM dataset_rows WHERE dataset_id = ? AND job_id <> ?`).bind(job.dataset_id, job.id),
-  ]);
+  await runBatch(db, [jobStatus(db, job.id, "RUNNING"), db.delete(datasetRows).where(and(eq(datasetRows.datasetId, job.dataset_id), ne(datasetRows.jobId, job.id)))]);
 
   const ids = await selectIds(db, ws, p);
   for (let offset = 0; offset < ids.length; offset += CHUNK) {
+    // A compiled statement: its numbered parameters are shared, which drizzle's sql cannot express.
     const chunk = fillChunkSql(ws, job.dataset_id, job.id, offset, ids.slice(offset, offset + CHUNK), p.variables_to_parse);
-    // The job's heartbeat moves with each chunk, so the job sweeper leaves a live fill alone.
-    await runBatch(db, [d1.prepare(chunk.sql).bind(...chunk.params), heartbeat(d1, job.id)]);
+    await runBatch(db, [d1.prepare(chunk.sql).bind(...chunk.params), heartbeat(db, job.id)]);
   }
 
   const columns = await columnNames(db, job.dataset_id, p.variables_to_parse);
   const now = Date.now();
   const [, , count] = await runBatch(db, [
-    d1
-      .prepare(`UPDATE dataset_jobs SET status = CASE WHEN (SELECT current_job_id FROM datasets WHERE id = ?1) = ?2 THEN 'COMPLETED' ELSE 'SUPERSEDED' END, rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
-      .bind(job.dataset_id, job.id, now),
-    d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ? AND current_job_id = ?`).bind(JSON.stringify(columns), now, job.dataset_id, job.id),
-    d1.prepare(`SELECT rows_added AS n FROM dataset_jobs WHERE id = ?`).bind(job.id),
+    finishJob(db, job, now),
+    db
+      .update(datasets)
+      .set({ columnNames: columns, updatedAt: now })
+      .where(and(eq(datasets.id, job.dataset_id), eq(datasets.currentJobId, job.id))),
+    rowsAddedOf(db, job.id),
     // Written with the completion, once per job (its id is the job's), and only while the job is the draft's.
     eventPrepared(db, {
       workspaceId: ws,
@@ -180,7 +193,7 @@ export async function runDatasetFill(db: Db, ws: number, jobId: number): Promise
       when: sql`d.id = ${job.dataset_id} AND d.current_job_id = ${job.id}`,
     }),
   ]);
-  return { state: "completed", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { n: number }).n };
+  return { state: "completed", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { rows_added: number }).rows_added };
 }
 
 /**
@@ -189,42 +202,35 @@ export async function runDatasetFill(db: Db, ws: number, jobId: number): Promise
  * redelivered job resumes exactly where the previous attempt stopped.
  */
 async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Promise<FillOutcome> {
-  const d1 = d1Of(db);
-  await d1.prepare(`UPDATE dataset_jobs SET status = 'RUNNING', updated_at = ? WHERE id = ?`).bind(Date.now(), job.id).run();
+  await jobStatus(db, job.id, "RUNNING");
   for (;;) {
     const [res] = await runBatch(db, [
-      d1.prepare(
-        `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
-         SELECT ?1, ?2, ?3, s.k, s.request_log_id, s.v
-         FROM (SELECT row_number() OVER (ORDER BY job_id, position, id) - 1 AS k, request_log_id, "values" AS v FROM dataset_rows WHERE dataset_id = ?4 AND workspace_id = ?1
-               ORDER BY job_id, position, id LIMIT ?5 OFFSET (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?2 AND job_id = ?3)) AS s
-         WHERE (SELECT current_job_id FROM datasets WHERE id = ?2) = ?3
-         ORDER BY s.k`,
-      ).bind(ws, job.dataset_id, job.id, sourceId, COPY_CHUNK),
-      heartbeat(d1, job.id),
+      sql`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+          SELECT ${ws}, ${job.dataset_id}, ${job.id}, s.k, s.request_log_id, s.v
+          FROM (SELECT row_number() OVER (ORDER BY job_id, position, id) - 1 AS k, request_log_id, "values" AS v FROM dataset_rows WHERE dataset_id = ${sourceId} AND workspace_id = ${ws}
+                ORDER BY job_id, position, id LIMIT ${COPY_CHUNK} OFFSET (SELECT count(*) FROM dataset_rows WHERE dataset_id = ${job.dataset_id} AND job_id = ${job.id})) AS s
+          WHERE (SELECT current_job_id FROM datasets WHERE id = ${job.dataset_id}) = ${job.id}
+          ORDER BY s.k`,
+      heartbeat(db, job.id),
     ]);
     if ((res.meta.changes ?? 0) < COPY_CHUNK) break;
   }
   const now = Date.now();
   const [, , count] = await runBatch(db, [
-    d1
-      .prepare(`UPDATE dataset_jobs SET status = CASE WHEN (SELECT current_job_id FROM datasets WHERE id = ?1) = ?2 THEN 'COMPLETED' ELSE 'SUPERSEDED' END, rows_added = (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?1 AND job_id = ?2), updated_at = ?3 WHERE id = ?2`)
-      .bind(job.dataset_id, job.id, now),
-    d1
-      .prepare(`UPDATE datasets SET column_names = (SELECT column_names FROM datasets WHERE id = ?1 AND workspace_id = ?2), updated_at = ?3 WHERE id = ?4 AND current_job_id = ?5`)
-      .bind(sourceId, ws, now, job.dataset_id, job.id),
-    d1.prepare(`SELECT rows_added AS n FROM dataset_jobs WHERE id = ?`).bind(job.id),
+    finishJob(db, job, now),
+    db
+      .update(datasets)
+      .set({ columnNames: sql`(SELECT column_names FROM ${datasets} WHERE id = ${sourceId} AND workspace_id = ${ws})`, updatedAt: now })
+      .where(and(eq(datasets.id, job.dataset_id), eq(datasets.currentJobId, job.id))),
+    rowsAddedOf(db, job.id),
   ]);
-  return { state: "copied", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { n: number }).n };
+  return { state: "copied", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { rows_added: number }).rows_added };
 }
 
-const heartbeat = (d1: D1Database, jobId: number) => d1.prepare(`UPDATE dataset_jobs SET updated_at = ? WHERE id = ?`).bind(Date.now(), jobId);
-
-/** The dead-letter queue's verdict on a fill job: FAILED, unless it finished or was superseded meanwhile. */
+/** The dead-letter queue's (or the job sweeper's) verdict on a fill job: FAILED, unless it finished or was superseded meanwhile. */
 export async function markFillFailed(db: Db, ws: number, jobId: number): Promise<void> {
-  const d1 = d1Of(db);
-  await d1
-    .prepare(`UPDATE dataset_jobs SET status = 'FAILED', updated_at = ? WHERE id = ? AND workspace_id = ? AND status IN ('QUEUED', 'RUNNING')`)
-    .bind(Date.now(), jobId, ws)
-    .run();
+  await db
+    .update(datasetJobs)
+    .set({ status: "FAILED", updatedAt: Date.now() })
+    .where(and(eq(datasetJobs.id, jobId), eq(datasetJobs.workspaceId, ws), inArray(datasetJobs.status, ["QUEUED", "RUNNING"])));
 }
