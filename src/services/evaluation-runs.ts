@@ -4,10 +4,11 @@
 // ROWS_PER_BATCH rows, CELLS_PER_BATCH cells or BATCH_BUDGET_MS of wall time per delivery, then it
 // queues its continuation, so no invocation nears the Worker's limits. A row's cells are written once,
 // when all its columns are done: a redelivered job re-evaluates only rows not yet written, never twice.
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, ne, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../blocks";
-import { d1Of, type Db } from "../db/client";
-import { datasets, reportColumns, reports, type ReportCells, type ReportColumnRow } from "../db/schema";
+import type { Db } from "../db/client";
+import { inJsonList } from "../db/sql";
+import { datasetRows, datasets, reportColumns, reportRows, reports, type ReportCells, type ReportColumnRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
@@ -65,28 +66,28 @@ export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext,
   if (issues.length > 0) {
     throw new ApiError("validation_error", `dataset_id: the pipeline's columns cannot run on this dataset: ${issues.slice(0, 5).map((i) => `${i.field}: ${i.rule}`).join("; ")}`, { details: issues });
   }
-  const d1 = d1Of(db);
   // AUTOINCREMENT ids only grow and a batch is one transaction: the workspace's newest report is this run.
-  const runId = `(SELECT max(id) FROM reports WHERE workspace_id = ?1)`;
+  const runId = sql`(SELECT max(id) FROM ${reports} WHERE workspace_id = ${ws})`;
   const [inserted] = await runBatch(db, [
-    d1
-      .prepare(
-        `INSERT INTO reports (workspace_id, name, folder_id, is_blueprint, parent_report_id, dataset_group_id, dataset_id, status, row_count, user_id)
-         VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, 'RUNNING', (SELECT count(*) FROM dataset_rows WHERE dataset_id = ?6), ?7) RETURNING id`,
-      )
-      .bind(ws, body.name, pipeline.folderId, pipeline.id, dataset.datasetGroupId, dataset.id, auth.userId),
-    d1
-      .prepare(
-        `INSERT INTO report_columns (workspace_id, report_id, column_type, name, position, configuration, is_part_of_score)
-         SELECT ?1, ${runId}, column_type, name, position, configuration, is_part_of_score FROM report_columns WHERE report_id = ?2`,
-      )
-      .bind(ws, pipeline.id),
-    d1
-      .prepare(
-        `INSERT INTO report_rows (report_id, row_index, dataset_row_id)
-         SELECT ${runId}, row_number() OVER (ORDER BY job_id, position, id) - 1, id FROM dataset_rows WHERE dataset_id = ?2`,
-      )
-      .bind(ws, dataset.id),
+    db
+      .insert(reports)
+      .values({
+        workspaceId: ws,
+        name: body.name,
+        folderId: pipeline.folderId,
+        isBlueprint: false,
+        parentReportId: pipeline.id,
+        datasetGroupId: dataset.datasetGroupId,
+        datasetId: dataset.id,
+        status: "RUNNING",
+        rowCount: sql`(SELECT count(*) FROM ${datasetRows} WHERE dataset_id = ${dataset.id})`,
+        userId: auth.userId,
+      })
+      .returning({ id: reports.id }),
+    sql`INSERT INTO report_columns (workspace_id, report_id, column_type, name, position, configuration, is_part_of_score)
+        SELECT ${ws}, ${runId}, column_type, name, position, configuration, is_part_of_score FROM report_columns WHERE report_id = ${pipeline.id}`,
+    sql`INSERT INTO report_rows (report_id, row_index, dataset_row_id)
+        SELECT ${runId}, row_number() OVER (ORDER BY job_id, position, id) - 1, id FROM dataset_rows WHERE dataset_id = ${dataset.id}`,
   ]);
   const id = (inserted.results[0] as { id: number }).id;
   try {
@@ -124,23 +125,7 @@ function cutOffCells(columns: ReportColumnRow[]): ReportCells {
 
 /** The run's columns in position order. */
 async function runColumns(db: Db, reportId: number): Promise<ReportColumnRow[]> {
-  const d1 = d1Of(db);
-  const { results } = await d1
-    .prepare(`SELECT id, column_type, name, position, configuration, is_part_of_score FROM report_columns WHERE report_id = ? ORDER BY position, id`)
-    .bind(reportId)
-    .all<{ id: number; column_type: string; name: string; position: number; configuration: string; is_part_of_score: number }>();
-  return results.map((r) => ({
-    id: r.id,
-    workspaceId: 0,
-    reportId,
-    columnType: r.column_type,
-    name: r.name,
-    position: r.position,
-    configuration: JSON.parse(r.configuration) as Record<string, unknown>,
-    isPartOfScore: Boolean(r.is_part_of_score),
-    createdAt: 0,
-    updatedAt: 0,
-  }));
+  return db.select().from(reportColumns).where(eq(reportColumns.reportId, reportId)).orderBy(asc(reportColumns.position), asc(reportColumns.id));
 }
 
 /** Evaluates one row, column by column; a column whose input column failed fails without running. */
@@ -164,16 +149,13 @@ async function evaluateRow(columns: ReportColumnRow[], values: Record<string, un
 }
 
 async function writeRow(db: Db, rowId: number, cells: ReportCells): Promise<void> {
-  const d1 = d1Of(db);
-  const counts = (cs: ReportCells) => {
+  const write = (cs: ReportCells) => {
     const all = Object.values(cs);
-    return [all.filter((c) => c.status === "COMPLETED").length, all.filter((c) => c.status === "FAILED").length];
+    return db
+      .update(reportRows)
+      .set({ state: "DONE", cells: cs, completedCount: all.filter((c) => c.status === "COMPLETED").length, failedCount: all.filter((c) => c.status === "FAILED").length })
+      .where(and(eq(reportRows.id, rowId), ne(reportRows.state, "DONE")));
   };
-  const write = (cs: ReportCells) =>
-    d1
-      .prepare(`UPDATE report_rows SET state = 'DONE', cells = ?, completed_count = ?, failed_count = ? WHERE id = ? AND state <> 'DONE'`)
-      .bind(JSON.stringify(cs), ...counts(cs), rowId)
-      .run();
   try {
     await write(cells);
   } catch (err) {
@@ -197,14 +179,13 @@ export async function runEvaluationBatch(
   ctx: BlockContext,
   opts: { maxRows?: number; budgetMs?: number } = {},
 ): Promise<BatchOutcome> {
-  const d1 = d1Of(db);
-  const run = await d1
-    .prepare(`SELECT id, status, deleted FROM reports WHERE id = ? AND workspace_id = ? AND is_blueprint = 0`)
-    .bind(reportId, ws)
-    .first<{ id: number; status: string; deleted: number }>();
+  const [run] = await db
+    .select({ status: reports.status, deleted: reports.deleted })
+    .from(reports)
+    .where(and(eq(reports.id, reportId), eq(reports.workspaceId, ws), eq(reports.isBlueprint, false)));
   if (!run || run.deleted || run.status === "COMPLETED") return "skipped";
   // The run's heartbeat: each delivery touches it, so the job sweeper leaves a live run alone.
-  await d1.prepare(`UPDATE reports SET updated_at = ? WHERE id = ? AND status = 'RUNNING'`).bind(Date.now(), reportId).run();
+  await db.update(reports).set({ updatedAt: Date.now() }).where(and(eq(reports.id, reportId), eq(reports.status, "RUNNING")));
   const columns = await runColumns(db, reportId);
   const maxRows = opts.maxRows ?? Math.max(1, Math.min(ROWS_PER_BATCH, Math.floor(CELLS_PER_BATCH / Math.max(1, columns.length))));
   const deadline = Date.now() + (opts.budgetMs ?? BATCH_BUDGET_MS);
@@ -213,22 +194,18 @@ export async function runEvaluationBatch(
     // A row RUNNING under a live claim is another delivery's (a duplicated message): left to it. Rows whose
     // claim went stale (their delivery died; none outlives the queue's 15-minute limit) are taken over.
     const now = Date.now();
-    const { results: claimed } = await d1
-      .prepare(
-        `UPDATE report_rows SET state = 'RUNNING', claimed_at = ?4, claims = claims + 1
-         WHERE id IN (SELECT id FROM report_rows WHERE report_id = ?1
-                        AND (state = 'QUEUED' OR (state = 'RUNNING' AND coalesce(claimed_at, 0) < ?3))
-                      ORDER BY row_index LIMIT ?2)
-           AND (SELECT deleted FROM reports WHERE id = ?1) = 0
-         RETURNING id, dataset_row_id, claims`,
-      )
-      .bind(reportId, Math.min(ROW_CONCURRENCY, maxRows - done), now - ROW_CLAIM_LEASE_MS, now)
-      .all<ClaimedRow>();
+    const claimed = await db.all<ClaimedRow>(
+      sql`UPDATE report_rows SET state = 'RUNNING', claimed_at = ${now}, claims = claims + 1
+          WHERE id IN (SELECT id FROM report_rows WHERE report_id = ${reportId}
+                         AND (state = 'QUEUED' OR (state = 'RUNNING' AND coalesce(claimed_at, 0) < ${now - ROW_CLAIM_LEASE_MS}))
+                       ORDER BY row_index LIMIT ${Math.min(ROW_CONCURRENCY, maxRows - done)})
+            AND (SELECT deleted FROM reports WHERE id = ${reportId}) = 0
+          RETURNING id, dataset_row_id, claims`,
+    );
     if (claimed.length === 0) break;
-    const { results: values } = await d1
-      .prepare(`SELECT id, "values" AS v FROM dataset_rows WHERE id IN (SELECT value FROM json_each(?))`)
-      .bind(JSON.stringify(claimed.map((r) => r.dataset_row_id)))
-      .all<{ id: number; v: string }>();
+    const values = await db.all<{ id: number; v: string }>(
+      sql`SELECT id, "values" AS v FROM ${datasetRows} WHERE ${inJsonList(datasetRows.id, claimed.map((r) => r.dataset_row_id))}`,
+    );
     const byId = new Map(values.map((v) => [v.id, JSON.parse(v.v) as Record<string, unknown>]));
     await Promise.all(
       claimed.map(async (r) =>
@@ -237,9 +214,12 @@ export async function runEvaluationBatch(
     );
     done += claimed.length;
   }
-  const left = await d1.prepare(`SELECT count(*) AS n FROM report_rows WHERE report_id = ? AND state <> 'DONE'`).bind(reportId).first<{ n: number }>();
-  if (left!.n > 0) {
-    const stillLive = await d1.prepare(`SELECT deleted FROM reports WHERE id = ?`).bind(reportId).first<{ deleted: number }>();
+  const [left] = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(reportRows)
+    .where(and(eq(reportRows.reportId, reportId), ne(reportRows.state, "DONE")));
+  if (left.n > 0) {
+    const [stillLive] = await db.select({ deleted: reports.deleted }).from(reports).where(eq(reports.id, reportId));
     if (stillLive?.deleted) return "skipped";
     // Nothing claimable: the rows left are held by another delivery; look again later, not in a hot loop.
     return done > 0 ? "continue" : "wait";
@@ -253,7 +233,6 @@ export async function runEvaluationBatch(
  * before the update, so it exists only for the completion that commits; its id (the run's) keeps it once.
  */
 async function completeRun(db: Db, ws: number, reportId: number, columns: ReportColumnRow[]): Promise<void> {
-  const d1 = d1Of(db);
   const score = await computeScore(db, reportId, columns);
   await runBatch(db, [
     eventPrepared(db, {
@@ -266,9 +245,10 @@ async function completeRun(db: Db, ws: number, reportId: number, columns: Report
       details: sql`json_object('report_id', r.id, 'report_name', r.name, 'parent_report_id', r.parent_report_id, 'dataset_id', r.dataset_id,
         'row_count', r.row_count, 'score', ${score.overall_score})`,
     }),
-    d1
-      .prepare(`UPDATE reports SET status = 'COMPLETED', score = ?, updated_at = ? WHERE id = ? AND status = 'RUNNING'`)
-      .bind(JSON.stringify(score), Date.now(), reportId),
+    db
+      .update(reports)
+      .set({ status: "COMPLETED", score: score as unknown as Record<string, unknown>, updatedAt: Date.now() })
+      .where(and(eq(reports.id, reportId), eq(reports.status, "RUNNING"))),
   ]);
 }
 
@@ -280,21 +260,20 @@ const GIVE_UP_CHUNK = 1000;
  * cell FAILED with the reason, and the run completes (so it stops answering RUNNING).
  */
 export async function giveUpEvaluationRun(db: Db, ws: number, reportId: number, reason = "the evaluation job failed repeatedly and was given up"): Promise<void> {
-  const d1 = d1Of(db);
-  const run = await d1.prepare(`SELECT status FROM reports WHERE id = ? AND workspace_id = ? AND is_blueprint = 0`).bind(reportId, ws).first<{ status: string }>();
+  const [run] = await db
+    .select({ status: reports.status })
+    .from(reports)
+    .where(and(eq(reports.id, reportId), eq(reports.workspaceId, ws), eq(reports.isBlueprint, false)));
   if (!run || run.status === "COMPLETED") return;
   const columns = await runColumns(db, reportId);
   const cells: ReportCells = Object.fromEntries(columns.map((c) => [String(c.id), { status: "FAILED" as const, value: null, error_message: reason }]));
   // In chunks: one UPDATE writing every row of a 50,000-row run would outgrow a D1 statement, and the run
   // would then stay RUNNING for good. Each chunk is safe to repeat (it takes rows not yet DONE).
   for (;;) {
-    const res = await d1
-      .prepare(
-        `UPDATE report_rows SET state = 'DONE', cells = ?, completed_count = 0, failed_count = ?
-         WHERE id IN (SELECT id FROM report_rows WHERE report_id = ? AND state <> 'DONE' LIMIT ${GIVE_UP_CHUNK})`,
-      )
-      .bind(JSON.stringify(cells), columns.length, reportId)
-      .run();
+    const res = await db.run(
+      sql`UPDATE report_rows SET state = 'DONE', cells = ${JSON.stringify(cells)}, completed_count = 0, failed_count = ${columns.length}
+          WHERE id IN (SELECT id FROM report_rows WHERE report_id = ${reportId} AND state <> 'DONE' LIMIT ${GIVE_UP_CHUNK})`,
+    );
     if ((res.meta.changes ?? 0) < GIVE_UP_CHUNK) break;
   }
   await completeRun(db, ws, reportId, columns);
@@ -323,12 +302,10 @@ export interface ReportScore {
  * skipped. The overall score is that of the one column, or the mean of the columns' scores.
  */
 export async function computeScore(db: Db, reportId: number, columns: ReportColumnRow[]): Promise<ReportScore> {
-  const d1 = d1Of(db);
   const scored = columns.filter((c) => c.isPartOfScore);
   if (scored.length === 0) return { overall_score: null, score_type: "none", has_custom_scoring: false, details: { message: "no column is part of the score" } };
-  const { results } = await d1
-    .prepare(
-      `SELECT c.key AS col, count(*) AS n,
+  const results = await db.all<{ col: string; n: number; bools: number; nums: number; total: number | null }>(
+    sql`SELECT c.key AS col, count(*) AS n,
          sum(CASE WHEN json_extract(c.value, '$.status') = 'COMPLETED' AND json_type(c.value, '$.value') IN ('true', 'false') THEN 1 ELSE 0 END) AS bools,
          sum(CASE WHEN json_extract(c.value, '$.status') = 'COMPLETED' AND json_type(c.value, '$.value') IN ('integer', 'real') THEN 1 ELSE 0 END) AS nums,
          sum(CASE WHEN json_extract(c.value, '$.status') <> 'COMPLETED' THEN NULL
@@ -336,11 +313,9 @@ export async function computeScore(db: Db, reportId: number, columns: ReportColu
                   WHEN json_type(c.value, '$.value') = 'false' THEN 0.0
                   WHEN json_type(c.value, '$.value') IN ('integer', 'real') THEN json_extract(c.value, '$.value') END) AS total
        FROM report_rows AS r, json_each(r.cells) AS c
-       WHERE r.report_id = ?1 AND r.state = 'DONE' AND c.key IN (SELECT value FROM json_each(?2))
+       WHERE r.report_id = ${reportId} AND r.state = 'DONE' AND c.key IN (SELECT value FROM json_each(${JSON.stringify(scored.map((c) => String(c.id)))}))
        GROUP BY c.key`,
-    )
-    .bind(reportId, JSON.stringify(scored.map((c) => String(c.id))))
-    .all<{ col: string; n: number; bools: number; nums: number; total: number | null }>();
+  );
   const byCol = new Map(results.map((r) => [r.col, r]));
   const perColumn: ColumnScore[] = scored.map((c) => {
     const r = byCol.get(String(c.id));

@@ -487,7 +487,12 @@ describe("giving a run up", { timeout: 60_000 }, () => {
         return r;
       },
       first: (...args: [string?]) => st.first(...(args as [])),
-      all: () => st.all(),
+      all: async () => {
+        const r = await st.all();
+        changes.push(r.meta.changes ?? 0);
+        return r;
+      },
+      raw: () => st.raw(),
     });
     const spy = {
       prepare: (q: string) => wrap(env.DB.prepare(q)),
