@@ -11,7 +11,8 @@ import { chainForLog } from "../lib/error-text";
 import { pythonJsonDumps } from "../lib/py-json";
 import { toIso } from "../lib/time";
 import type { JobMessage } from "../queue/messages";
-import { d1Of } from "../db/client";
+import { and, eq, gte, lt, sql } from "drizzle-orm";
+import { webhookDeliveries, webhookDeliveryAttempts } from "../db/schema";
 import { runBatch } from "../db/batch";
 
 /** What delivery needs: the database, the jobs queue, and its settings. */
@@ -72,19 +73,17 @@ export async function dispatchEvents(deps: WebhookDeps, workspaceId: number): Pr
   for (let round = 0; round < DISPATCH_ROUNDS; round++) {
     const now = Date.now();
     // The same events in both statements: the INSERT does not change what the subquery selects.
-    const chunk = `SELECT id FROM webhook_events WHERE workspace_id = ?1 AND dispatched_at IS NULL ORDER BY created_at, id LIMIT ${DISPATCH_EVENTS_PER_ROUND}`;
+    const chunk = sql`SELECT id FROM webhook_events WHERE workspace_id = ${workspaceId} AND dispatched_at IS NULL ORDER BY created_at, id LIMIT ${DISPATCH_EVENTS_PER_ROUND}`;
     const [inserted, marked] = await runBatch(deps.db, [
-      d1Of(deps.db).prepare(
-        `INSERT INTO webhook_deliveries (id, workspace_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
-         SELECT 'msg_' || lower(hex(randomblob(16))), e.workspace_id, w.id, e.id, 'pending', 0, ?2, ?2, ?2
-         FROM webhook_events AS e
-         JOIN webhooks AS w ON w.workspace_id = e.workspace_id AND w.deleted_at IS NULL AND w.created_at <= e.created_at
-         WHERE e.id IN (${chunk})
-           AND (w.events IS NULL OR e.event_type IN (SELECT value FROM json_each(w.events)))
-         ON CONFLICT (event_id, webhook_id) DO NOTHING
-         RETURNING id, workspace_id`,
-      ).bind(workspaceId, now),
-      d1Of(deps.db).prepare(`UPDATE webhook_events SET dispatched_at = ?2 WHERE id IN (${chunk})`).bind(workspaceId, now),
+      sql`INSERT INTO webhook_deliveries (id, workspace_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
+          SELECT 'msg_' || lower(hex(randomblob(16))), e.workspace_id, w.id, e.id, 'pending', 0, ${now}, ${now}, ${now}
+          FROM webhook_events AS e
+          JOIN webhooks AS w ON w.workspace_id = e.workspace_id AND w.deleted_at IS NULL AND w.created_at <= e.created_at
+          WHERE e.id IN (${chunk})
+            AND (w.events IS NULL OR e.event_type IN (SELECT value FROM json_each(w.events)))
+          ON CONFLICT (event_id, webhook_id) DO NOTHING
+          RETURNING id, workspace_id`,
+      sql`UPDATE webhook_events SET dispatched_at = ${now} WHERE id IN (${chunk})`,
     ]);
     const rows = inserted.results as { id: string; workspace_id: number }[];
     await queueDeliveries(deps, rows);
@@ -194,42 +193,33 @@ export async function deliverWebhook(
 ): Promise<AttemptOutcome> {
   const s = { ...deliverySettings(deps.env), ...opts.settings };
   const db = deps.db;
-  const d1 = d1Of(db);
   const started = Date.now();
   // An attempt whose lease ran out without an outcome (the Worker died mid-send) was made all the same:
   // with no attempt left the delivery fails, or a delivery that keeps dying would be retried forever.
+  const d = webhookDeliveries;
   const [, claimedResult] = await runBatch(db, [
-    d1
-      .prepare(
-        `UPDATE webhook_deliveries SET status = 'failed', lease_until = NULL, last_error = ?4, updated_at = ?3
-         WHERE id = ?1 AND workspace_id = ?2 AND status = 'sending' AND lease_until < ?3 AND attempts >= ?5`,
-      )
-      .bind(deliveryId, workspaceId, started, "the last attempt gave no outcome (it was cut off) and no attempt is left", s.maxAttempts),
-    d1
-      .prepare(
-        `UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ?3, updated_at = ?4
-         WHERE id = ?1 AND workspace_id = ?2
-           AND ((status IN ('pending', 'retrying') AND next_attempt_at <= ?4 + 1000) OR (status = 'sending' AND lease_until < ?4))
-         RETURNING attempts, event_id, webhook_id`,
-      )
-      .bind(deliveryId, workspaceId, started + s.timeoutMs + 60_000, started),
+    db
+      .update(d)
+      .set({ status: "failed", leaseUntil: null, lastError: "the last attempt gave no outcome (it was cut off) and no attempt is left", updatedAt: started })
+      .where(and(eq(d.id, deliveryId), eq(d.workspaceId, workspaceId), eq(d.status, "sending"), lt(d.leaseUntil, started), gte(d.attempts, s.maxAttempts))),
+    sql`UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ${started + s.timeoutMs + 60_000}, updated_at = ${started}
+        WHERE id = ${deliveryId} AND workspace_id = ${workspaceId}
+          AND ((status IN ('pending', 'retrying') AND next_attempt_at <= ${started + 1000}) OR (status = 'sending' AND lease_until < ${started}))
+        RETURNING attempts, event_id, webhook_id`,
   ]);
   const claimed = (claimedResult.results[0] as Claimed | undefined) ?? null;
   if (!claimed) return { state: "skipped" };
 
-  const target = await d1
-    .prepare(
-      `SELECT e.event_type, e.details, e.user_id, e.created_at, w.url, w.secret, w.deleted_at
-       FROM webhook_events AS e LEFT JOIN webhooks AS w ON w.id = ?2 AND w.workspace_id = e.workspace_id
-       WHERE e.id = ?1 AND e.workspace_id = ?3`,
-    )
-    .bind(claimed.event_id, claimed.webhook_id, workspaceId)
-    .first<Target>();
+  const target = await db.get<Target>(
+    sql`SELECT e.event_type, e.details, e.user_id, e.created_at, w.url, w.secret, w.deleted_at
+        FROM webhook_events AS e LEFT JOIN webhooks AS w ON w.id = ${claimed.webhook_id} AND w.workspace_id = e.workspace_id
+        WHERE e.id = ${claimed.event_id} AND e.workspace_id = ${workspaceId}`,
+  );
   if (!target || target.url === null || target.secret === null || target.deleted_at !== null) {
-    await d1
-      .prepare(`UPDATE webhook_deliveries SET status = 'failed', attempts = attempts - 1, lease_until = NULL, last_error = ?2, updated_at = ?3 WHERE id = ?1`)
-      .bind(deliveryId, "the webhook was deleted before the event could be sent", Date.now())
-      .run();
+    await db
+      .update(d)
+      .set({ status: "failed", attempts: sql`${d.attempts} - 1`, leaseUntil: null, lastError: "the webhook was deleted before the event could be sent", updatedAt: Date.now() })
+      .where(eq(d.id, deliveryId));
     return { state: "skipped" };
   }
 
@@ -257,18 +247,14 @@ export async function deliverWebhook(
   const delay = state === "retrying" ? retryDelay(attempt, s.retryBaseSeconds) : 0;
   const error = result.error?.slice(0, ERROR_TEXT) ?? null;
   await runBatch(db, [
-    d1
-      .prepare(
-        `INSERT INTO webhook_delivery_attempts (workspace_id, delivery_id, attempt, attempted_at, status_code, error, duration_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
-      )
-      .bind(workspaceId, deliveryId, attempt, started, result.statusCode, error, finished - started),
-    d1
-      .prepare(
-        `UPDATE webhook_deliveries SET status = ?2, next_attempt_at = ?3, lease_until = NULL, last_status_code = ?4, last_error = ?5, updated_at = ?6
-         WHERE id = ?1 AND attempts = ?7`,
-      )
-      .bind(deliveryId, state, finished + delay * 1000, result.statusCode, error, finished, attempt),
+    db
+      .insert(webhookDeliveryAttempts)
+      .values({ workspaceId, deliveryId, attempt, attemptedAt: started, statusCode: result.statusCode, error, durationMs: finished - started })
+      .onConflictDoNothing({ target: [webhookDeliveryAttempts.deliveryId, webhookDeliveryAttempts.attempt] }),
+    db
+      .update(d)
+      .set({ status: state, nextAttemptAt: finished + delay * 1000, leaseUntil: null, lastStatusCode: result.statusCode, lastError: error, updatedAt: finished })
+      .where(and(eq(d.id, deliveryId), eq(d.attempts, attempt))),
   ]);
   if (state === "retrying") {
     await deps.jobs.send({ v: 1, kind: "webhook_delivery", workspace_id: workspaceId, delivery_id: deliveryId } satisfies JobMessage, {
@@ -288,34 +274,29 @@ const RETENTION_MS = 30 * 24 * 3600_000;
 const SWEEP_LIMIT = 500;
 
 /** Run by the cron trigger: dispatch what was missed, re-queue what was lost, forget what is old. */
-/** The retention pass's pick of closed deliveries older than ?1 (read through webhook_deliveries_closed). */
-export const closedDeliveriesBefore = `SELECT id FROM webhook_deliveries WHERE created_at < ?1 AND status IN ('delivered', 'failed') LIMIT ${SWEEP_LIMIT}`;
+/** The retention pass's pick of closed deliveries older than `cutoff` (read through webhook_deliveries_closed). */
+export const closedDeliveriesBefore = (cutoff: number) =>
+  sql`SELECT id FROM webhook_deliveries WHERE created_at < ${cutoff} AND status IN ('delivered', 'failed') LIMIT ${sql.raw(String(SWEEP_LIMIT))}`;
 
 export async function sweepWebhooks(deps: WebhookDeps, now = Date.now()): Promise<{ workspaces: number; requeued: number }> {
-  const { results: stale } = await d1Of(deps.db).prepare(
-    `SELECT DISTINCT workspace_id FROM webhook_events WHERE dispatched_at IS NULL AND created_at < ? LIMIT 100`,
-  )
-    .bind(now - SWEEP_GRACE_MS)
-    .all<{ workspace_id: number }>();
+  const stale = await deps.db.all<{ workspace_id: number }>(
+    sql`SELECT DISTINCT workspace_id FROM webhook_events WHERE dispatched_at IS NULL AND created_at < ${now - SWEEP_GRACE_MS} LIMIT 100`,
+  );
   await dispatchQuietly(deps, stale.map((r) => r.workspace_id));
 
-  const { results: overdue } = await d1Of(deps.db).prepare(
-    `SELECT id, workspace_id FROM webhook_deliveries
-     WHERE status IN ('pending', 'sending', 'retrying') AND next_attempt_at < ?1 AND (lease_until IS NULL OR lease_until < ?2)
-     ORDER BY next_attempt_at LIMIT ${SWEEP_LIMIT}`,
-  )
-    .bind(now - SWEEP_GRACE_MS, now)
-    .all<{ id: string; workspace_id: number }>();
+  const overdue = await deps.db.all<{ id: string; workspace_id: number }>(
+    sql`SELECT id, workspace_id FROM webhook_deliveries
+        WHERE status IN ('pending', 'sending', 'retrying') AND next_attempt_at < ${now - SWEEP_GRACE_MS} AND (lease_until IS NULL OR lease_until < ${now})
+        ORDER BY next_attempt_at LIMIT ${SWEEP_LIMIT}`,
+  );
   await queueDeliveries(deps, overdue);
 
   const cutoff = now - RETENTION_MS;
   await runBatch(deps.db, [
-    d1Of(deps.db).prepare(`DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (${closedDeliveriesBefore})`).bind(cutoff),
-    d1Of(deps.db).prepare(`DELETE FROM webhook_deliveries WHERE id IN (${closedDeliveriesBefore})`).bind(cutoff),
-    d1Of(deps.db).prepare(
-      `DELETE FROM webhook_events WHERE id IN (SELECT e.id FROM webhook_events AS e WHERE e.created_at < ?1 AND e.dispatched_at IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS d WHERE d.event_id = e.id) LIMIT ${SWEEP_LIMIT})`,
-    ).bind(cutoff),
+    sql`DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (${closedDeliveriesBefore(cutoff)})`,
+    sql`DELETE FROM webhook_deliveries WHERE id IN (${closedDeliveriesBefore(cutoff)})`,
+    sql`DELETE FROM webhook_events WHERE id IN (SELECT e.id FROM webhook_events AS e WHERE e.created_at < ${cutoff} AND e.dispatched_at IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS d WHERE d.event_id = e.id) LIMIT ${SWEEP_LIMIT})`,
   ]);
   return { workspaces: stale.length, requeued: overdue.length };
 }

@@ -4,6 +4,7 @@
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { getDb } from "../../src/db/client";
 import { runBatch } from "../../src/db/batch";
 import { EVENT_TYPES, eventStatement } from "../../src/services/events";
@@ -401,7 +402,8 @@ describe("delivery", () => {
   }, 30_000);
 
   it("the retention pass reads closed deliveries through their index, not a scan of every delivery", async () => {
-    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${closedDeliveriesBefore}`).bind(Date.now()).all<{ detail: string }>();
+    const q = new SQLiteAsyncDialect().sqlToQuery(closedDeliveriesBefore(Date.now()));
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).bind(...q.params).all<{ detail: string }>();
     const plan = results.map((r) => r.detail).join("\n");
     expect(plan).toMatch(/USING (COVERING )?INDEX webhook_deliveries_closed/);
     expect(plan).not.toMatch(/SCAN webhook_deliveries(?! USING)/);
