@@ -1,9 +1,9 @@
 // The draft endpoints beyond from-filter-params: create-draft (empty, or a queued copy of a saved
 // version), add-request-log (one log appended to the draft at once), and the no-write preview of a
 // from-filter-params call. Row values are built by the same SQL as the fill job (dataset-fill.ts).
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
-import { datasetJobs, datasets, requestLogs } from "../db/schema";
+import { datasetJobs, datasetRows, datasets, requestLogs } from "../db/schema";
 import type { AuthContext } from "../env";
 import { compileRequestLogQuery, parseFilterGroup, SqlParams } from "../filters";
 import { ApiError } from "../lib/errors";
@@ -35,25 +35,24 @@ export async function createDraft(db: Db, auth: AuthContext, input: { dataset_gr
     // The group has no draft past this point (else 409 below), so the source is a saved version.
     source = row;
   }
-  const d1 = d1Of(db);
-  const insertDraft = d1
-    .prepare(`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id) VALUES (?, ?, ?, '[]', ?) RETURNING id`)
-    .bind(ws, group.id, DRAFT_VERSION, auth.userId);
+  const insertDraft = db
+    .insert(datasets)
+    .values({ workspaceId: ws, datasetGroupId: group.id, versionNumber: DRAFT_VERSION, columnNames: [], userId: auth.userId })
+    .returning({ id: datasets.id });
   try {
     if (!source) {
-      const row = await insertDraft.first<{ id: number }>();
-      return { queued: false as const, draftDatasetId: row!.id, jobId: null };
+      const [row] = await insertDraft;
+      return { queued: false as const, draftDatasetId: row.id, jobId: null };
     }
     const params: FillParams = { source_dataset_id: source.id };
-    const draftSql = `SELECT id FROM datasets WHERE dataset_group_id = ?2 AND version_number = ${DRAFT_VERSION}`;
+    const draftSql = sql`SELECT id FROM ${datasets} WHERE dataset_group_id = ${group.id} AND version_number = ${DRAFT_VERSION}`;
     const [draft, job] = await runBatch(db, [
       insertDraft,
-      d1
-        .prepare(`INSERT INTO dataset_jobs (workspace_id, dataset_id, params, created_by) SELECT ?1, d.id, ?3, ?4 FROM (${draftSql}) AS d RETURNING id`)
-        .bind(ws, group.id, JSON.stringify(params), auth.userId),
-      d1
-        .prepare(`UPDATE datasets SET current_job_id = (SELECT max(id) FROM dataset_jobs WHERE dataset_id = datasets.id) WHERE dataset_group_id = ? AND version_number = ${DRAFT_VERSION}`)
-        .bind(group.id),
+      sql`INSERT INTO dataset_jobs (workspace_id, dataset_id, params, created_by) SELECT ${ws}, d.id, ${JSON.stringify(params)}, ${auth.userId} FROM (${draftSql}) AS d RETURNING id`,
+      db
+        .update(datasets)
+        .set({ currentJobId: sql`(SELECT max(id) FROM ${datasetJobs} WHERE dataset_id = ${datasets.id})` })
+        .where(and(eq(datasets.datasetGroupId, group.id), eq(datasets.versionNumber, DRAFT_VERSION))),
     ]);
     return { queued: true as const, draftDatasetId: (draft.results[0] as { id: number }).id, jobId: (job.results[0] as { id: number }).id };
   } catch (err) {
@@ -78,10 +77,10 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
     .limit(1);
   if (!log) throw new ApiError("not_found", `request_log_id: request log ${input.request_log_id} not found`);
   const d1 = d1Of(db);
-  await d1
-    .prepare(`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id) VALUES (?, ?, ?, '[]', ?) ON CONFLICT (dataset_group_id, version_number) DO NOTHING`)
-    .bind(ws, group.id, DRAFT_VERSION, auth.userId)
-    .run();
+  await db
+    .insert(datasets)
+    .values({ workspaceId: ws, datasetGroupId: group.id, versionNumber: DRAFT_VERSION, columnNames: [], userId: auth.userId })
+    .onConflictDoNothing({ target: [datasets.datasetGroupId, datasets.versionNumber] });
   const [draft] = await db
     .select({ id: datasets.id, columns: datasets.columnNames, jobId: datasets.currentJobId, jobStatus: datasetJobs.status, jobParams: datasetJobs.params })
     .from(datasets)
@@ -103,7 +102,8 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
   const ds = params.add(draft.id);
   const jb = params.add(jobId);
   const values = valuesSql(params, variables);
-  // The guard on current_job_id keeps a fill that started meanwhile from being mixed with this row.
+  // The guard on current_job_id keeps a fill that started meanwhile from being mixed with this row. A
+  // compiled statement: the row's values are built by the fill's own expression, with shared parameters.
   const inserted = await d1
     .prepare(
       `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
@@ -116,7 +116,11 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
     .bind(...params.values)
     .first<{ v: string }>();
   if (!inserted) {
-    const already = await d1.prepare(`SELECT 1 AS x FROM dataset_rows WHERE dataset_id = ? AND request_log_id = ?`).bind(draft.id, log.id).first();
+    const [already] = await db
+      .select({ id: datasetRows.id })
+      .from(datasetRows)
+      .where(and(eq(datasetRows.datasetId, draft.id), eq(datasetRows.requestLogId, log.id)))
+      .limit(1);
     if (!already) throw busy();
     return { draftDatasetId: draft.id, added: false };
   }
@@ -130,13 +134,13 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
  * update only applies to the text it was computed from, and is recomputed from the new text otherwise.
  */
 async function mergeColumns(db: Db, datasetId: number, next: (current: string[]) => string[]): Promise<void> {
-  const d1 = d1Of(db);
   for (let attempt = 0; attempt < 50; attempt++) {
-    const row = await d1.prepare(`SELECT column_names AS c FROM datasets WHERE id = ?`).bind(datasetId).first<{ c: string }>();
+    // Compared as stored text: the update applies only to the exact text it was computed from.
+    const row = await db.get<{ c: string }>(sql`SELECT column_names AS c FROM ${datasets} WHERE id = ${datasetId}`);
     if (!row) return;
     const text = JSON.stringify(next(JSON.parse(row.c) as string[]));
     if (text === row.c) return;
-    const res = await d1.prepare(`UPDATE datasets SET column_names = ?, updated_at = ? WHERE id = ? AND column_names = ?`).bind(text, Date.now(), datasetId, row.c).run();
+    const res = await db.run(sql`UPDATE ${datasets} SET column_names = ${text}, updated_at = ${Date.now()} WHERE id = ${datasetId} AND column_names = ${row.c}`);
     if ((res.meta.changes ?? 0) > 0) return;
   }
   throw new Error(`dataset ${datasetId}: column_names kept changing under 50 concurrent updates`);
@@ -171,6 +175,7 @@ const COUNT_CHUNK = 5000;
  */
 export async function previewFill(db: Db, ws: number, input: FromFilterParamsInput & { preview_rows: number }) {
   const group = await requireGroup(db, ws, input.dataset_group_id);
+  // The reads below are compiled statements (the fill's own id lists and filter), with shared parameters.
   const d1 = d1Of(db);
   const cap = Math.min(input.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
   const explicit = input.request_log_ids && input.request_log_ids.length > 0 ? [...new Set(input.request_log_ids)] : null;
