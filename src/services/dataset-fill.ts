@@ -7,7 +7,7 @@ import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-
 import { filterEstimates, SORT_COLUMNS } from "./request-search";
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { datasetJobs, datasetRows, datasets, type DatasetJobStatus } from "../db/schema";
-import { eventPrepared } from "./events";
+import { eventStatement } from "./events";
 import { d1Of, type Db } from "../db/client";
 import { runBatch } from "../db/batch";
 
@@ -183,7 +183,7 @@ export async function runDatasetFill(db: Db, ws: number, jobId: number): Promise
       .where(and(eq(datasets.id, job.dataset_id), eq(datasets.currentJobId, job.id))),
     rowsAddedOf(db, job.id),
     // Written with the completion, once per job (its id is the job's), and only while the job is the draft's.
-    eventPrepared(db, {
+    eventStatement({
       workspaceId: ws,
       type: "dataset_version_created_from_filter_params",
       id: `dataset_fill_${job.id}`,

@@ -14,7 +14,7 @@ import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { enqueue } from "../queue/messages";
 import { columnSources, validateColumns } from "./evaluation-columns";
-import { eventPrepared } from "./events";
+import { eventStatement } from "./events";
 import { runBatch } from "../db/batch";
 
 /**
@@ -235,7 +235,7 @@ export async function runEvaluationBatch(
 async function completeRun(db: Db, ws: number, reportId: number, columns: ReportColumnRow[]): Promise<void> {
   const score = await computeScore(db, reportId, columns);
   await runBatch(db, [
-    eventPrepared(db, {
+    eventStatement({
       workspaceId: ws,
       type: "report_finished",
       id: `report_finished_${reportId}`,

@@ -2,7 +2,7 @@
 // list, read with columns, stats and scores, edit columns, rename, archive, and page through a run's
 // rows. Runs themselves are evaluation-runs.ts.
 import { and, asc, desc, eq, lte, sql, type SQL } from "drizzle-orm";
-import { d1Of, type Db } from "../db/client";
+import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
 import { inJsonList, nowMs } from "../db/sql";
 import { datasets, reportColumns, reports, type ReportCells, type ReportColumnRow, type ReportRow } from "../db/schema";
@@ -154,18 +154,14 @@ export interface StatusCounts {
 
 /** Cell counts of runs, by report id: rows not yet written count every column as queued (or running). */
 async function statusCounts(db: Db, runIds: number[]): Promise<Map<number, StatusCounts>> {
-  const d1 = d1Of(db);
   const out = new Map<number, StatusCounts>();
   if (runIds.length === 0) return out;
-  const { results } = await d1
-    .prepare(
-      `SELECT r.report_id AS id, sum(r.completed_count) AS c, sum(r.failed_count) AS f,
-              sum(r.state = 'QUEUED') AS q, sum(r.state = 'RUNNING') AS running,
-              (SELECT count(*) FROM report_columns WHERE report_id = r.report_id) AS ncols
-       FROM report_rows AS r WHERE r.report_id IN (SELECT value FROM json_each(?)) GROUP BY r.report_id`,
-    )
-    .bind(JSON.stringify(runIds))
-    .all<{ id: number; c: number; f: number; q: number; running: number; ncols: number }>();
+  const results = await db.all<{ id: number; c: number; f: number; q: number; running: number; ncols: number }>(
+    sql`SELECT r.report_id AS id, sum(r.completed_count) AS c, sum(r.failed_count) AS f,
+               sum(r.state = 'QUEUED') AS q, sum(r.state = 'RUNNING') AS running,
+               (SELECT count(*) FROM report_columns WHERE report_id = r.report_id) AS ncols
+        FROM report_rows AS r WHERE r.report_id IN (SELECT value FROM json_each(${JSON.stringify(runIds)})) GROUP BY r.report_id`,
+  );
   for (const r of results) out.set(r.id, { COMPLETED: r.c, FAILED: r.f, QUEUED: r.q * r.ncols, RUNNING: r.running * r.ncols });
   return out;
 }
@@ -465,13 +461,10 @@ export async function evaluationRows(db: Db, ws: number, id: number, q: { page: 
   const empty = { columns: names, rows: [], page: q.page, per_page: q.per_page, total: 0, pages: 0 };
   if (r.isBlueprint) return empty;
   const total = r.rowCount ?? 0;
-  const { results } = await d1Of(db)
-    .prepare(
-      `SELECT rr.state, rr.cells, dr."values" AS v FROM report_rows AS rr JOIN dataset_rows AS dr ON dr.id = rr.dataset_row_id
-       WHERE rr.report_id = ? ORDER BY rr.row_index LIMIT ? OFFSET ?`,
-    )
-    .bind(r.id, q.per_page, (q.page - 1) * q.per_page)
-    .all<{ state: string; cells: string | null; v: string }>();
+  const results = await db.all<{ state: string; cells: string | null; v: string }>(
+    sql`SELECT rr.state, rr.cells, dr."values" AS v FROM report_rows AS rr JOIN dataset_rows AS dr ON dr.id = rr.dataset_row_id
+        WHERE rr.report_id = ${r.id} ORDER BY rr.row_index LIMIT ${q.per_page} OFFSET ${(q.page - 1) * q.per_page}`,
+  );
   const rows = results.map((row) => {
     const values = JSON.parse(row.v) as Record<string, unknown>;
     const cells = row.cells ? (JSON.parse(row.cells) as ReportCells) : {};

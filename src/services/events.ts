@@ -5,9 +5,7 @@
 // deliveries (webhook-delivery.ts). Whatever that misses, the scheduled sweeper picks up.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { sql, type SQL } from "drizzle-orm";
-import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { nowMs } from "../db/sql";
-import { d1Of, type Db } from "../db/client";
 
 /** Event types; PromptLayer's names where PromptLayer has the event. Details shapes: docs/webhooks.md. */
 export const EVENT_TYPES = [
@@ -62,14 +60,6 @@ export function eventStatement(e: EventSpec): SQL {
     ON CONFLICT (id) DO NOTHING`;
 }
 
-const dialect = new SQLiteAsyncDialect();
-
-/** eventStatement as a D1 prepared statement, for code that batches on the D1 binding directly. */
-export function eventPrepared(db: Db, e: EventSpec): D1PreparedStatement {
-  const d1 = d1Of(db);
-  const q = dialect.sqlToQuery(eventStatement(e));
-  return d1.prepare(q.sql).bind(...q.params);
-}
 
 function isSql(v: unknown): v is SQL {
   return typeof v === "object" && v !== null && "queryChunks" in v;

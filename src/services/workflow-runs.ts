@@ -2,9 +2,9 @@
 // executes the nodes level by level (a level's nodes concurrently), honouring conditional edges, and
 // records each node's status, value and error. A redelivered job resumes: finished nodes keep their
 // results (no LLM call is made twice for a node that finished), unfinished ones run again.
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../blocks";
-import { d1Of, type Db } from "../db/client";
+import type { Db } from "../db/client";
 import { workflowExecutionNodes, workflowExecutions, workflowVersions, type NodeStatus } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
@@ -23,7 +23,6 @@ export interface RunInput {
 }
 
 export async function startRun(db: Db, jobs: Queue, auth: AuthContext, workflowName: string, body: RunInput) {
-  const d1 = d1Of(db);
   if (body.workflow_label_name != null && body.workflow_version_number != null) {
     throw new ApiError("validation_error", "workflow_label_name, workflow_version_number: give one of them, not both", {
       details: [{ field: "workflow_version_number", rule: "mutually exclusive with workflow_label_name" }],
@@ -47,17 +46,18 @@ export async function startRun(db: Db, jobs: Queue, auth: AuthContext, workflowN
   const unused = Object.keys(body.input_variables).filter((k) => !required.includes(k));
   const nodeRows = v.nodes.map((n) => ({ name: n.name, out: n.is_output_node ? 1 : 0 }));
   const [, inserted] = await runBatch(db, [
-    d1
-      .prepare("INSERT INTO workflow_executions (workspace_id, workflow_id, workflow_version_id, input_variables, metadata, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
-      .bind(auth.workspaceId, wf.id, v.id, JSON.stringify(body.input_variables), body.metadata ? JSON.stringify(body.metadata) : null, auth.userId),
+    db.insert(workflowExecutions).values({
+      workspaceId: auth.workspaceId,
+      workflowId: wf.id,
+      workflowVersionId: v.id,
+      inputVariables: body.input_variables,
+      metadata: body.metadata ?? null,
+      createdBy: auth.userId,
+    }),
     // AUTOINCREMENT ids only grow and the batch is one transaction: the workspace's newest execution is ours.
-    d1
-      .prepare(
-        `INSERT INTO workflow_execution_nodes (execution_id, node_name, is_output_node)
-         SELECT (SELECT MAX(id) FROM workflow_executions WHERE workspace_id = ?1), json_extract(j.value, '$.name'), json_extract(j.value, '$.out')
-         FROM json_each(?2) j RETURNING execution_id`,
-      )
-      .bind(auth.workspaceId, JSON.stringify(nodeRows)),
+    sql`INSERT INTO workflow_execution_nodes (execution_id, node_name, is_output_node)
+        SELECT (SELECT MAX(id) FROM workflow_executions WHERE workspace_id = ${auth.workspaceId}), json_extract(j.value, '$.name'), json_extract(j.value, '$.out')
+        FROM json_each(${JSON.stringify(nodeRows)}) j RETURNING execution_id`,
   ]);
   const executionId = (inserted.results[0] as { execution_id: number }).execution_id;
   try {
