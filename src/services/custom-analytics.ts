@@ -48,6 +48,7 @@ const FIELD_SQL: Partial<Record<MetricField, string>> = {
 };
 
 export async function customAnalytics(db: Db, workspaceId: number, input: AnalyticsInput & { customCharts: ChartSpec[] }) {
+  // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
   const ids = new Set<string>();
   input.customCharts.forEach((chart, i) => {
     if (ids.has(chart.id)) throw new ApiError("validation_error", `customCharts.${i}.id: ${chart.id} is used twice`);

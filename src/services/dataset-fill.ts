@@ -94,6 +94,7 @@ async function selectIds(db: Db, ws: number, p: FillParams): Promise<number[]> {
   const group = p.filter_group ? parseFilterGroup(p.filter_group) : null;
   const estimate = await filterEstimates(db, ws, group?.ok ? group.group : null);
   const { sql, params } = fillQuery(ws, p, estimate);
+  // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
   const { results } = await d1.prepare(sql).bind(...params).all<{ id: number }>();
   return results.map((r) => r.id);
 }

@@ -103,6 +103,7 @@ export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan
 export const SUMS = "sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost) AS cost, sum(latency_ms) AS latency_ms";
 
 export async function requestAnalytics(db: Db, workspaceId: number, input: AnalyticsInput) {
+  // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
   const d1 = d1Of(db);
   const plan = planAnalytics(input);
   const estimate = await filterEstimates(db, workspaceId, input.filter_group);

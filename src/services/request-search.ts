@@ -2,6 +2,7 @@
 // SQL over D1 because the compiler emits numbered parameters (?N) that drizzle's builder cannot
 // carry; every value is bound. Suggestions without a filter_group read the facet counts kept by
 // POST /log-request (an index range, no GROUP BY over logs); with one they count the matching logs.
+import { sql as sqlOf } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { FACET_FIELDS, type FacetField } from "../db/schema";
 import { compileRequestLogQuery, facetLookupsOf, isGroup, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
@@ -86,6 +87,7 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
 }
 
 export async function searchRequestLogs(db: Db, workspaceId: number, input: SearchInput) {
+  // Compiled statements (src/filters/): their numbered parameters are shared, which drizzle's sql cannot express.
   const d1 = d1Of(db);
   const estimate = await filterEstimates(db, workspaceId, input.filter_group);
   const q = searchQueries(workspaceId, input, estimate);
@@ -242,6 +244,7 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput): { sql
 }
 
 export async function suggestRequestValues(db: Db, workspaceId: number, input: SuggestInput) {
+  // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
   const d1 = d1Of(db);
   const { sql, params } = suggestionQuery(workspaceId, input);
   const { results } = await d1.prepare(sql).bind(...params).all<{ suggestion: string; n: number }>();
@@ -256,7 +259,6 @@ export async function suggestRequestValues(db: Db, workspaceId: number, input: S
  * the most selective one. One query, and only when some AND has two or more such filters.
  */
 export async function filterEstimates(db: Db, workspaceId: number, group: FilterGroup | null | undefined): Promise<CompileContext["estimate"]> {
-  const d1 = d1Of(db);
   if (!group) return undefined;
   const wanted = new Map<Filter, [string, string, string][]>();
   const visit = (g: FilterGroup) => {
@@ -268,14 +270,11 @@ export async function filterEstimates(db: Db, workspaceId: number, group: Filter
   visit(group);
   if (wanted.size === 0) return undefined;
   const keys = [...new Set([...wanted.values()].flat().map((t) => JSON.stringify(t)))].slice(0, 5000);
-  const { results } = await d1
-    .prepare(
-      `SELECT j.key AS i, f.count AS n FROM json_each(?2) AS j
-       JOIN request_log_facets AS f ON f.workspace_id = ?1 AND f.field = json_extract(j.value, '$[0]')
-        AND f.key = json_extract(j.value, '$[1]') AND f.value = json_extract(j.value, '$[2]')`,
-    )
-    .bind(workspaceId, JSON.stringify(keys.map((k) => JSON.parse(k))))
-    .all<{ i: number; n: number }>();
+  const results = await db.all<{ i: number; n: number }>(
+    sqlOf`SELECT j.key AS i, f.count AS n FROM json_each(${JSON.stringify(keys.map((k) => JSON.parse(k)))}) AS j
+        JOIN request_log_facets AS f ON f.workspace_id = ${workspaceId} AND f.field = json_extract(j.value, '$[0]')
+         AND f.key = json_extract(j.value, '$[1]') AND f.value = json_extract(j.value, '$[2]')`,
+  );
   const counts = new Map(results.map((r) => [keys[r.i], r.n]));
   // A value no log carries counts 0: the best possible driver.
   return (f) => wanted.get(f)?.reduce((sum, t) => sum + (counts.get(JSON.stringify(t)) ?? 0), 0);

@@ -496,6 +496,7 @@ function fileSource(object: R2ObjectBody, format: ImportFormat): RowSource {
 }
 
 function requestLogSource(d1: D1Database, workspaceId: number, filter: FilterGroup): RowSource {
+  // Compiled statements (src/filters/): their numbered parameters are shared, which drizzle's sql cannot express.
   const params = new SqlParams();
   const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(workspaceId) });
   const after = params.add(-1);
