@@ -2,15 +2,13 @@
 // version), add-request-log (one log appended to the draft at once), and the no-write preview of a
 // from-filter-params call. Row values are built by the same SQL as the fill job (dataset-fill.ts).
 import { and, eq, sql } from "drizzle-orm";
-import { d1Of, type Db } from "../db/client";
-import { datasetJobs, datasetRows, datasets, requestLogs } from "../db/schema";
+import type { Db } from "../db/client";
+import { datasetJobs, datasetRows, datasets } from "../db/schema";
 import type { AuthContext } from "../env";
-import { compileRequestLogQuery, parseFilterGroup, SqlParams } from "../filters";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { fillQuery, LOGS_BY_IDS, valuesSql } from "./dataset-fill";
+import { appendLogToDataset, findLog, previewLogs } from "../logs";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, requireGroup, type FillParams, type FromFilterParamsInput } from "./datasets";
-import { filterEstimates } from "./request-search";
 import { runBatch } from "../db/batch";
 
 
@@ -70,13 +68,8 @@ export async function createDraft(db: Db, auth: AuthContext, input: { dataset_gr
 export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_group_id: number; request_log_id: number }) {
   const ws = auth.workspaceId;
   const group = await requireGroup(db, ws, input.dataset_group_id);
-  const [log] = await db
-    .select({ id: requestLogs.id })
-    .from(requestLogs)
-    .where(and(eq(requestLogs.workspaceId, ws), eq(requestLogs.id, input.request_log_id)))
-    .limit(1);
+  const log = await findLog(db, ws, input.request_log_id);
   if (!log) throw new ApiError("not_found", `request_log_id: request log ${input.request_log_id} not found`);
-  const d1 = d1Of(db);
   await db
     .insert(datasets)
     .values({ workspaceId: ws, datasetGroupId: group.id, versionNumber: DRAFT_VERSION, columnNames: [], userId: auth.userId })
@@ -97,24 +90,7 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
   const variables = copied ?? ((last?.variables_to_parse ?? null) || null);
   const jobId = draft.jobId ?? 0;
 
-  const params = new SqlParams();
-  const wsP = params.add(ws);
-  const ds = params.add(draft.id);
-  const jb = params.add(jobId);
-  const values = valuesSql(params, variables);
-  // The guard on current_job_id keeps a fill that started meanwhile from being mixed with this row. A
-  // compiled statement: the row's values are built by the fill's own expression, with shared parameters.
-  const inserted = await d1
-    .prepare(
-      `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
-       SELECT ${wsP}, ${ds}, ${jb}, (SELECT coalesce(max(position) + 1, 0) FROM dataset_rows WHERE dataset_id = ${ds} AND job_id = ${jb}), r.id, ${values}
-       FROM request_logs AS r
-       WHERE r.id = ${params.add(log.id)} AND r.workspace_id = ${wsP} AND (SELECT coalesce(current_job_id, 0) FROM datasets WHERE id = ${ds}) = ${jb}
-       ON CONFLICT (dataset_id, request_log_id) DO NOTHING
-       RETURNING "values" AS v`,
-    )
-    .bind(...params.values)
-    .first<{ v: string }>();
+  const inserted = await appendLogToDataset(db, ws, { datasetId: draft.id, jobId, logId: log.id, variables });
   if (!inserted) {
     const [already] = await db
       .select({ id: datasetRows.id })
@@ -166,58 +142,15 @@ function defaultColumns(existing: string[], keys: string[]): string[] {
   return [...[...vars].sort(), "input", "output"];
 }
 
-/** Explicit ids are counted in chunks: each chunk is one JSON parameter, well within D1's statement limits. */
-const COUNT_CHUNK = 5000;
-
 /**
  * What from-filter-params would do, without writing: how many logs match, how many a job would copy
  * (limit and the 50,000 bound applied), and the first `previewRows` rows with their columns.
  */
 export async function previewFill(db: Db, ws: number, input: FromFilterParamsInput & { preview_rows: number }) {
   const group = await requireGroup(db, ws, input.dataset_group_id);
-  // The reads below are compiled statements (the fill's own id lists and filter), with shared parameters.
-  const d1 = d1Of(db);
   const cap = Math.min(input.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
-  const explicit = input.request_log_ids && input.request_log_ids.length > 0 ? [...new Set(input.request_log_ids)] : null;
-  let matching = 0;
-  let ids: number[];
-  if (explicit) {
-    for (let i = 0; i < explicit.length; i += COUNT_CHUNK) {
-      const row = await d1
-        .prepare(`SELECT count(*) AS n FROM ${LOGS_BY_IDS("?1", "?2")}`)
-        .bind(JSON.stringify(explicit.slice(i, i + COUNT_CHUNK)), ws)
-        .first<{ n: number }>();
-      matching += row!.n;
-    }
-    const wanted = Math.min(cap, input.preview_rows);
-    const { results } = await d1
-      .prepare(`SELECT r.id FROM ${LOGS_BY_IDS("?1", "?2")} ORDER BY j.key LIMIT ?3`)
-      .bind(JSON.stringify(explicit.slice(0, cap)), ws, wanted)
-      .all<{ id: number }>();
-    ids = results.map((r) => r.id);
-  } else {
-    const parsed = input.filter_group ? parseFilterGroup(input.filter_group) : null;
-    const group0 = parsed && parsed.ok ? parsed.group : null;
-    const estimate = await filterEstimates(db, ws, group0);
-    const count = new SqlParams();
-    const where = compileRequestLogQuery({ filter_group: group0, q: input.q }, { params: count, workspace: count.add(ws), estimate });
-    matching = (await d1.prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`).bind(...count.values).first<{ n: number }>())!.n;
-    const q = fillQuery(ws, { ...input, limit: Math.min(cap, input.preview_rows) }, estimate);
-    ids = (await d1.prepare(q.sql).bind(...q.params).all<{ id: number }>()).results.map((r) => r.id);
-  }
   const variables = input.variables_to_parse && input.variables_to_parse.length > 0 ? input.variables_to_parse : null;
-  const params = new SqlParams();
-  const values = valuesSql(params, variables);
-  const rows = ids.length
-    ? (
-        await d1
-          .prepare(
-            `SELECT ${values} AS v FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws))} ORDER BY j.key`,
-          )
-          .bind(...params.values)
-          .all<{ v: string }>()
-      ).results.map((r) => JSON.parse(r.v) as Record<string, unknown>)
-    : [];
+  const { matching, rows } = await previewLogs(db, ws, input, { cap, rows: input.preview_rows, variables });
   const columns = variables ? [...new Set(variables)] : defaultColumns([], rows.flatMap((r) => Object.keys(r)));
   return {
     dataset_group_id: group.id,

@@ -2,9 +2,8 @@
 // values are built inside D1 (no log passes through Worker memory). Redelivery-safe: rows are unique
 // per (dataset, request log), a finished or superseded job does nothing, and a newer fill of the same
 // draft stops an older one (every chunk checks it is still the draft's current job).
-import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
-import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-params";
-import { filterEstimates, SORT_COLUMNS } from "./request-search";
+import { DRAFT_VERSION, type FillParams } from "./dataset-job-params";
+import { fillChunkSql, matchingLogIds } from "../logs";
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { datasetJobs, datasetRows, datasets, type DatasetJobStatus } from "../db/schema";
 import { eventStatement } from "./events";
@@ -16,50 +15,6 @@ const CHUNK = 500;
 /** Rows per statement when copying a version: values move inside D1, so only statement time bounds it. */
 const COPY_CHUNK = 2000;
 
-const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'unixepoch')`;
-
-/** Request fields variables_to_parse may name (they win over an input variable of the same name). */
-export const REQUEST_FIELDS: Record<string, string> = {
-  request_log_id: "r.id",
-  input: "json(r.input)",
-  output: "r.output_text",
-  input_text: "r.input_text",
-  output_blueprint: "json(r.output)",
-  engine: "r.model",
-  model: "r.model",
-  provider: "r.provider",
-  provider_type: "r.provider",
-  tags: "json(r.tags)",
-  metadata: "json(r.metadata)",
-  prompt_input_variables: "json(r.prompt_input_variables)",
-  prompt_name: "r.prompt_name",
-  prompt_id: "r.prompt_id",
-  prompt_version_number: "r.prompt_version_number",
-  input_tokens: "r.input_tokens",
-  output_tokens: "r.output_tokens",
-  price: "r.price",
-  score: "r.score",
-  status: "r.status",
-  latency_ms: "(r.request_end_time - r.request_start_time)",
-  request_start_time: iso("r.request_start_time"),
-  request_end_time: iso("r.request_end_time"),
-};
-
-/** The SQL of one row's values: the named columns, or every input variable plus input and output. */
-export function valuesSql(params: SqlParams, variables: string[] | null | undefined): string {
-  if (!variables || variables.length === 0) {
-    return `json_set(json(r.prompt_input_variables), '$.input', json(r.input), '$.output', r.output_text)`;
-  }
-  const pairs = variables.map((name) => {
-    const key = params.add(name);
-    const expr =
-      REQUEST_FIELDS[name] ??
-      `(SELECT CASE WHEN v.type IN ('object', 'array') THEN json(v.value) ELSE v.value END FROM json_each(r.prompt_input_variables) AS v WHERE v.key = ${key})`;
-    return `${key}, ${expr}`;
-  });
-  return `json_object(${pairs.join(", ")})`;
-}
-
 interface JobRow {
   id: number;
   dataset_id: number;
@@ -67,58 +22,6 @@ interface JobRow {
   status: string;
   current_job_id: number | null;
   version_number: number;
-}
-
-/** The query of a filter-based fill (pure): run by the job, and compiled once when the fill is asked for. */
-export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["estimate"]): { sql: string; params: Scalar[] } {
-  let group = null;
-  if (p.filter_group) {
-    const parsed = parseFilterGroup(p.filter_group);
-    // Validated when the request was accepted; a stored group that no longer parses is a bug, not bad input.
-    if (!parsed.ok) throw new Error(`stored filter_group no longer parses: ${parsed.issues.map((i) => i.rule).join("; ")}`);
-    group = parsed.group;
-  }
-  const params = new SqlParams();
-  const where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate });
-  const dir = p.sort_order === "asc" ? "ASC" : "DESC";
-  const order = `${SORT_COLUMNS[p.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
-  const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
-  return { sql: `SELECT r.id FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`, params: params.values };
-}
-
-/** The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort order. */
-async function selectIds(db: Db, ws: number, p: FillParams): Promise<number[]> {
-  const d1 = d1Of(db);
-  const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
-  if (p.request_log_ids && p.request_log_ids.length > 0) return p.request_log_ids.slice(0, cap);
-  const group = p.filter_group ? parseFilterGroup(p.filter_group) : null;
-  const estimate = await filterEstimates(db, ws, group?.ok ? group.group : null);
-  const { sql, params } = fillQuery(ws, p, estimate);
-  // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
-  const { results } = await d1.prepare(sql).bind(...params).all<{ id: number }>();
-  return results.map((r) => r.id);
-}
-
-/**
- * `FROM json_each(ids) CROSS JOIN request_logs`: the CROSS JOIN keeps the id list as the outer loop, so
- * each id is one primary-key lookup whatever statistics SQLite has (with a plain JOIN and no
- * sqlite_stat1 the planner may scan the workspace's logs once per chunk instead).
- */
-export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${ws}`;
-
-/** One chunk of a filter fill (pure): rows for `ids`, at positions offset + index, only while the job is the draft's. */
-export function fillChunkSql(ws: number, datasetId: number, jobId: number, offset: number, ids: number[], variables: string[] | null | undefined): { sql: string; params: Scalar[] } {
-  const params = new SqlParams();
-  const wsP = params.add(ws);
-  const ds = params.add(datasetId);
-  const jb = params.add(jobId);
-  const values = valuesSql(params, variables);
-  const sqlText = `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
-      SELECT ${wsP}, ${ds}, ${jb}, j.key + ${params.add(offset)}, r.id, ${values}
-      FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), wsP)}
-      WHERE (SELECT current_job_id FROM datasets WHERE id = ${ds}) = ${jb}
-      ON CONFLICT (dataset_id, request_log_id) DO NOTHING`;
-  return { sql: sqlText, params: params.values };
 }
 
 /** Column names of a filled draft: the requested ones in order, else input variables (sorted), input, output. */
@@ -167,7 +70,7 @@ export async function runDatasetFill(db: Db, ws: number, jobId: number): Promise
   // The draft holds one fill's result: rows of earlier fills go (this job's own survive a redelivery).
   await runBatch(db, [jobStatus(db, job.id, "RUNNING"), db.delete(datasetRows).where(and(eq(datasetRows.datasetId, job.dataset_id), ne(datasetRows.jobId, job.id)))]);
 
-  const ids = await selectIds(db, ws, p);
+  const ids = await matchingLogIds(db, ws, p);
   for (let offset = 0; offset < ids.length; offset += CHUNK) {
     // A compiled statement: its numbered parameters are shared, which drizzle's sql cannot express.
     const chunk = fillChunkSql(ws, job.dataset_id, job.id, offset, ids.slice(offset, offset + CHUNK), p.variables_to_parse);

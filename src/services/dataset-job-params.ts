@@ -1,6 +1,6 @@
 // What a dataset fill job is: its parameters and the bounds the draft flow and the fill share.
 import type { FilterGroup } from "../filters";
-import type { SortBy } from "./request-search";
+import type { SortBy } from "../logs/search";
 
 /** The interface's bound: one fill job copies at most this many request logs. */
 export const MAX_LOGS_PER_JOB = 50_000;

@@ -12,7 +12,7 @@ import { chainIncludes } from "../lib/error-text";
 import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
-import { fillQuery } from "./dataset-fill";
+import { datasetHoldsLogsOf, fillQuery } from "../logs";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-params";
 import { requireFolder } from "./folders";
 import { resourceConditions, resourceOrder, type ResourceListQuery } from "./resource-list";
@@ -216,8 +216,7 @@ export async function listDatasets(db: Db, ws: number, q: ListDatasetsQuery) {
  * names a version. An id the workspace does not own matches nothing (null: answer an empty list).
  */
 async function promptFilter(db: Db, ws: number, q: ListDatasetsQuery): Promise<SQL | null | undefined> {
-  const conds: SQL[] = [];
-  if (q.prompt_id !== undefined) conds.push(sql`r.prompt_id = ${q.prompt_id}`);
+  const versions: { promptId: number; version: number }[] = [];
   const versionIds: number[] = [];
   if (q.prompt_version_id !== undefined) versionIds.push(q.prompt_version_id);
   if (q.prompt_label_id !== undefined) {
@@ -236,11 +235,9 @@ async function promptFilter(db: Db, ws: number, q: ListDatasetsQuery): Promise<S
       .where(and(eq(promptVersions.id, id), eq(promptVersions.workspaceId, ws)))
       .limit(1);
     if (!pv) return null;
-    conds.push(sql`r.prompt_id = ${pv.promptId} AND r.prompt_version_number = ${pv.version}`);
+    versions.push(pv);
   }
-  if (conds.length === 0) return undefined;
-  return sql`EXISTS (SELECT 1 FROM dataset_rows AS dr CROSS JOIN request_logs AS r ON r.id = dr.request_log_id
-    WHERE dr.dataset_id = ${datasets.id} AND r.workspace_id = ${ws} AND ${sql.join(conds, sql` AND `)})`;
+  return datasetHoldsLogsOf(ws, datasets.id, { promptId: q.prompt_id, versions });
 }
 
 export async function datasetRowsPage(db: Db, ws: number, datasetId: number, q: { page: number; per_page: number; q?: string }) {

@@ -4,9 +4,8 @@
 // run resumes after the last committed batch.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { d1Of } from "../db/client";
-import { promptLabels, promptVersions, requestLogs, sheetOperations, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../db/schema";
-import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
+import { promptLabels, promptVersions, sheetOperations, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../db/schema";
+import type { Filter, FilterGroup } from "../filters";
 import type { AuthContext, Deps } from "../env";
 import { CsvError, CsvRowStream } from "../lib/csv-stream";
 import { ApiError } from "../lib/errors";
@@ -16,6 +15,7 @@ import { runBatch, statement } from "../db/batch";
 import { eventStatement } from "./events";
 import { findOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
 import { MAX_COLUMNS } from "../sheets/types";
+import { matchingLogPages, newestLogId } from "../logs";
 
 export type ImportFormat = "csv" | "json";
 
@@ -180,11 +180,7 @@ export async function requestLogFilter(db: Db, workspaceId: number, src: Request
     if (src.start_time != null) filters.push({ field: "request_start_time", operator: "gte", value: src.start_time });
     if (src.end_time != null) filters.push({ field: "request_start_time", operator: "lte", value: src.end_time });
   }
-  const [newest] = await db
-    .select({ id: sql<number | null>`max(${requestLogs.id})` })
-    .from(requestLogs)
-    .where(eq(requestLogs.workspaceId, workspaceId));
-  filters.push({ field: "pl_id", operator: "lte", value: newest?.id ?? 0 });
+  filters.push({ field: "pl_id", operator: "lte", value: await newestLogId(db, workspaceId) });
   return { logic: "AND", filters };
 }
 
@@ -495,33 +491,19 @@ function fileSource(object: R2ObjectBody, format: ImportFormat): RowSource {
   };
 }
 
-function requestLogSource(d1: D1Database, workspaceId: number, filter: FilterGroup): RowSource {
-  // Compiled statements (src/filters/): their numbered parameters are shared, which drizzle's sql cannot express.
-  const params = new SqlParams();
-  const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(workspaceId) });
-  const after = params.add(-1);
-  const afterIndex = params.values.length - 1;
-  const limit = params.add(LOG_PAGE);
-  const query = `SELECT r.* FROM request_logs AS r WHERE ${where} AND r.id > ${after} ORDER BY r.id LIMIT ${limit}`;
+function requestLogSource(db: Db, workspaceId: number, filter: FilterGroup): RowSource {
+  const logs = matchingLogPages<LogRow>(db, workspaceId, filter, LOG_PAGE);
   return {
     async run(batcher, drain, progress) {
-      const values = [...params.values];
-      const counted = await d1
-        .prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`)
-        .bind(...params.values.slice(0, afterIndex))
-        .first<{ n: number }>();
-      const total = counted?.n ?? 0;
+      const total = await logs.count();
       let done = 0;
-      for (;;) {
-        const { results } = await d1.prepare(query).bind(...values).all<LogRow>();
+      for await (const page of logs.pages()) {
         // Drained row by row: a log can be a megabyte, so a page never piles up in memory.
-        for (const row of results) {
+        for (const row of page) {
           batcher.jsonRow(logRecord(row));
           progress(++done / Math.max(1, total));
           await drain();
         }
-        if (results.length < LOG_PAGE) return;
-        values[afterIndex] = results[results.length - 1].id;
       }
     },
   };
@@ -566,7 +548,7 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
       await failOperation(db, op, "the import has no request-log filter");
       return;
     }
-    source = requestLogSource(d1Of(db), workspaceId, filter);
+    source = requestLogSource(db, workspaceId, filter);
   }
 
   const sheet = deps.sheet(op.sheetId);

@@ -9,8 +9,8 @@ import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { templateExists } from "./prompt-templates";
 import { findPromptVersion } from "./prompt-versions";
-import { createRequestLog, type RequestLogInput } from "./request-logs";
-import { requireGroup } from "./tracking";
+import { createRequestLog, type RequestLogInput } from "../logs";
+import { requireGroup } from "../logs";
 
 /** What the provider call gives a log (the fields of RequestLogInput a converter fills). */
 export type ConvertedFields = Pick<

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
-import { planAnalytics } from "../../src/services/request-analytics";
+import { planAnalytics } from "../../src/logs/analytics";
 
 const T0 = Date.parse("2026-03-01T00:00:00Z");
 const H = 3_600_000;

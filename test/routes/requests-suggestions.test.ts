@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { addKey, call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { LONG_VALUE, seedLogs } from "../helpers/logs";
-import { SUGGESTION_FIELDS, suggestionQuery, type SuggestInput } from "../../src/services/request-search";
+import { SUGGESTION_FIELDS, suggestionQuery, type SuggestInput } from "../../src/logs/search";
 import { parseFilterGroup, type FilterGroup } from "../../src/filters";
 
 let ws: TestKey;

@@ -3,7 +3,7 @@
 // a workspace-index scan per chunk makes a 50,000-log fill take minutes.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fillChunkSql, LOGS_BY_IDS } from "../../src/services/dataset-fill";
+import { fillChunkSql, LOGS_BY_IDS } from "../../src/logs";
 import { SqlParams } from "../../src/filters";
 
 type PlanRow = { detail: string };

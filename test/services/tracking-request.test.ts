@@ -6,8 +6,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import type { AuthContext } from "../../src/env";
 import { ApiError } from "../../src/lib/errors";
-import { getRequestLog } from "../../src/services/request-logs";
-import { createGroup } from "../../src/services/tracking";
+import { getRequestLog } from "../../src/logs/write";
+import { createGroup } from "../../src/logs/tracking";
 import { trackRequest, type ConvertProviderCall, type TrackRequestInput } from "../../src/services/tracking-request";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 

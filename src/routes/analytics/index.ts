@@ -4,8 +4,8 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../http/openapi";
-import { requestAnalytics } from "../../services/request-analytics";
-import { customAnalytics } from "../../services/custom-analytics";
+import { requestAnalytics } from "../../logs";
+import { customAnalytics } from "../../logs";
 import { GROUP_FIELDS, METRIC_FIELDS } from "../../analytics/custom-charts";
 
 const Series = z.array(z.tuple([z.string(), z.number().nullable()]));

@@ -2,7 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
-import { createRequestLog } from "../../services/request-logs";
+import { createRequestLog } from "../../logs";
 import { LogRequestBody, LogRequestResponse } from "./schemas";
 
 const logRequest = defineRoute({

@@ -1,7 +1,7 @@
 // Schemas of request-log search and suggestions (PromptLayer's shapes; per_page up to 100).
 import { z } from "@hono/zod-openapi";
 import { FilterGroupQuery, FilterGroupSchema } from "../../filters";
-import { SORT_COLUMNS, SUGGESTION_FIELDS, SUGGESTION_LIMIT, KEYED_FIELDS, type SortBy } from "../../services/request-search";
+import { SORT_COLUMNS, SUGGESTION_FIELDS, SUGGESTION_LIMIT, KEYED_FIELDS, type SortBy } from "../../logs";
 import { QueryInt } from "../../lib/query";
 
 export const SEARCH_PER_PAGE = { default: 10, max: 100 } as const;

@@ -6,7 +6,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
-import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "../../services/tracking";
+import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "../../logs";
 import { trackRequest } from "../../services/tracking-request";
 import { convertProviderCall } from "../../converters";
 import {

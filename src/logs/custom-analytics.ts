@@ -8,8 +8,8 @@ import { bucketSql } from "../analytics/latency-buckets";
 import { chartProblem, drawChart, needsOwnField, seriesOf, servedBySums, type ChartSpec, type GroupField, type MetricField, type Observation } from "../analytics/custom-charts";
 import type { Interval } from "../analytics/summarize";
 import { ApiError } from "../lib/errors";
-import { dimensionSource, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./request-analytics";
-import { filterEstimates } from "./request-search";
+import { dimensionSource, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./analytics";
+import { filterEstimates } from "./search";
 
 const HOUR = 3_600_000;
 const LATENCY = "max(r.request_end_time - r.request_start_time, 0)";

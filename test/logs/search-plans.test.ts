@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { facetsSql, logsSql, START_MS } from "../../scripts/lib/seed-logs.mjs";
 import { parseFilterGroup } from "../../src/filters";
-import { filterEstimates, SEARCH_COUNT_CAP, searchQueries, type SearchInput } from "../../src/services/request-search";
+import { filterEstimates, SEARCH_COUNT_CAP, searchQueries, type SearchInput } from "../../src/logs/search";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { getDb } from "../../src/db/client";
 

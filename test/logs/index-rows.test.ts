@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { indexRowsOf, jsonOutputOf, textOf, toolNamesOf, type IndexRow } from "../../src/services/request-log-index";
-import { chunkIndexRows } from "../../src/services/request-logs";
+import { indexRowsOf, jsonOutputOf, textOf, toolNamesOf, type IndexRow } from "../../src/logs/index-rows";
+import { chunkIndexRows } from "../../src/logs/write";
 
 const chat = (text: string, extra: Record<string, unknown> = {}) => ({
   type: "chat",

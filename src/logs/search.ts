@@ -7,7 +7,7 @@ import { d1Of, type Db } from "../db/client";
 import { FACET_FIELDS, type FacetField } from "../db/schema";
 import { compileRequestLogQuery, facetLookupsOf, isGroup, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { toIso } from "../lib/time";
-import { indexed } from "./request-log-index";
+import { indexed } from "./index-rows";
 import { runBatch } from "../db/batch";
 
 export const SORT_COLUMNS = {

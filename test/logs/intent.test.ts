@@ -1,6 +1,6 @@
 // The lexical intent classifier: the first category whose cue appears wins, in the documented order.
 import { describe, expect, it } from "vitest";
-import { agentIntentOf, userIntentOf } from "../../src/services/intent";
+import { agentIntentOf, userIntentOf } from "../../src/logs/intent";
 
 describe("userIntentOf", () => {
   it.each([

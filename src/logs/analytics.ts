@@ -10,7 +10,7 @@ import { promptTemplates } from "../db/schema";
 import { compileRequestLogQuery, isGroup, SqlParams, type CompileContext, type FilterGroup } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import { intervalOf, summarize, type Interval, type Views } from "../analytics/summarize";
-import { filterEstimates } from "./request-search";
+import { filterEstimates } from "./search";
 import { runBatch } from "../db/batch";
 
 const DAY = 86_400_000;

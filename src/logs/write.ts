@@ -8,9 +8,9 @@ import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "./auth";
-import { findPromptVersion, type PromptVersionView } from "./prompt-versions";
-import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow } from "./request-log-index";
+import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
+import { findPromptVersion, type PromptVersionView } from "../services/prompt-versions";
+import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { runBatch } from "../db/batch";
 
 /** A validated logged request (defaults applied, times in epoch milliseconds). */

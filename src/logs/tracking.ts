@@ -9,9 +9,9 @@ import { runBatch, type Statement as Stmt } from "../db/batch";
 import { promptTemplates, requestGroups, requestLogs, type IndexKind } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
-import { facetRowsOf, indexed, indexRowsOf, type FacetRow, type IndexRow } from "./request-log-index";
-import { addFacetCounts, insertIndexRows } from "./request-logs";
-import { resolveVersion } from "./prompt-templates";
+import { facetRowsOf, indexed, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
+import { addFacetCounts, insertIndexRows } from "./write";
+import { resolveVersion } from "../services/prompt-templates";
 
 /** The score name that is also the log's `score`. */
 export const DEFAULT_SCORE_NAME = "default";

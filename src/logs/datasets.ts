@@ -1,0 +1,198 @@
+// The log store's statements for datasets: which logs a fill copies, the SQL of a dataset row's values
+// built from a log inside D1, and the id-list join every fill, preview and append reads logs through.
+// Compiled statements: their numbered parameters are shared (src/filters/), which drizzle's sql cannot express.
+import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
+import { and, eq } from "drizzle-orm";
+import { d1Of, type Db } from "../db/client";
+import { requestLogs } from "../db/schema";
+import { MAX_LOGS_PER_JOB, type FillParams } from "../services/dataset-job-params";
+import { filterEstimates, SORT_COLUMNS } from "./search";
+
+const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'unixepoch')`;
+
+/** Request fields variables_to_parse may name (they win over an input variable of the same name). */
+export const REQUEST_FIELDS: Record<string, string> = {
+  request_log_id: "r.id",
+  input: "json(r.input)",
+  output: "r.output_text",
+  input_text: "r.input_text",
+  output_blueprint: "json(r.output)",
+  engine: "r.model",
+  model: "r.model",
+  provider: "r.provider",
+  provider_type: "r.provider",
+  tags: "json(r.tags)",
+  metadata: "json(r.metadata)",
+  prompt_input_variables: "json(r.prompt_input_variables)",
+  prompt_name: "r.prompt_name",
+  prompt_id: "r.prompt_id",
+  prompt_version_number: "r.prompt_version_number",
+  input_tokens: "r.input_tokens",
+  output_tokens: "r.output_tokens",
+  price: "r.price",
+  score: "r.score",
+  status: "r.status",
+  latency_ms: "(r.request_end_time - r.request_start_time)",
+  request_start_time: iso("r.request_start_time"),
+  request_end_time: iso("r.request_end_time"),
+};
+
+/** The SQL of one row's values: the named columns, or every input variable plus input and output. */
+export function valuesSql(params: SqlParams, variables: string[] | null | undefined): string {
+  if (!variables || variables.length === 0) {
+    return `json_set(json(r.prompt_input_variables), '$.input', json(r.input), '$.output', r.output_text)`;
+  }
+  const pairs = variables.map((name) => {
+    const key = params.add(name);
+    const expr =
+      REQUEST_FIELDS[name] ??
+      `(SELECT CASE WHEN v.type IN ('object', 'array') THEN json(v.value) ELSE v.value END FROM json_each(r.prompt_input_variables) AS v WHERE v.key = ${key})`;
+    return `${key}, ${expr}`;
+  });
+  return `json_object(${pairs.join(", ")})`;
+}
+
+/** The query of a filter-based fill (pure): run by the job, and compiled once when the fill is asked for. */
+export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["estimate"]): { sql: string; params: Scalar[] } {
+  let group = null;
+  if (p.filter_group) {
+    const parsed = parseFilterGroup(p.filter_group);
+    // Validated when the request was accepted; a stored group that no longer parses is a bug, not bad input.
+    if (!parsed.ok) throw new Error(`stored filter_group no longer parses: ${parsed.issues.map((i) => i.rule).join("; ")}`);
+    group = parsed.group;
+  }
+  const params = new SqlParams();
+  const where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate });
+  const dir = p.sort_order === "asc" ? "ASC" : "DESC";
+  const order = `${SORT_COLUMNS[p.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
+  const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
+  return { sql: `SELECT r.id FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`, params: params.values };
+}
+
+/** The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort order. */
+export async function matchingLogIds(db: Db, ws: number, p: FillParams): Promise<number[]> {
+  const d1 = d1Of(db);
+  const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
+  if (p.request_log_ids && p.request_log_ids.length > 0) return p.request_log_ids.slice(0, cap);
+  const group = p.filter_group ? parseFilterGroup(p.filter_group) : null;
+  const estimate = await filterEstimates(db, ws, group?.ok ? group.group : null);
+  const { sql, params } = fillQuery(ws, p, estimate);
+  // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
+  const { results } = await d1.prepare(sql).bind(...params).all<{ id: number }>();
+  return results.map((r) => r.id);
+}
+
+/**
+ * `FROM json_each(ids) CROSS JOIN request_logs`: the CROSS JOIN keeps the id list as the outer loop, so
+ * each id is one primary-key lookup whatever statistics SQLite has (with a plain JOIN and no
+ * sqlite_stat1 the planner may scan the workspace's logs once per chunk instead).
+ */
+export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${ws}`;
+
+/** One chunk of a filter fill (pure): rows for `ids`, at positions offset + index, only while the job is the draft's. */
+export function fillChunkSql(ws: number, datasetId: number, jobId: number, offset: number, ids: number[], variables: string[] | null | undefined): { sql: string; params: Scalar[] } {
+  const params = new SqlParams();
+  const wsP = params.add(ws);
+  const ds = params.add(datasetId);
+  const jb = params.add(jobId);
+  const values = valuesSql(params, variables);
+  const sqlText = `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+      SELECT ${wsP}, ${ds}, ${jb}, j.key + ${params.add(offset)}, r.id, ${values}
+      FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), wsP)}
+      WHERE (SELECT current_job_id FROM datasets WHERE id = ${ds}) = ${jb}
+      ON CONFLICT (dataset_id, request_log_id) DO NOTHING`;
+  return { sql: sqlText, params: params.values };
+}
+
+/** A log of the workspace by id, or null. */
+export async function findLog(db: Db, ws: number, id: number): Promise<{ id: number } | null> {
+  const [log] = await db
+    .select({ id: requestLogs.id })
+    .from(requestLogs)
+    .where(and(eq(requestLogs.workspaceId, ws), eq(requestLogs.id, id)))
+    .limit(1);
+  return log ?? null;
+}
+
+/**
+ * Appends one log as a dataset row after the rows of `jobId`, unless the log is already there; the
+ * guard on current_job_id keeps a fill that started meanwhile from being mixed with this row. The
+ * row's values (JSON text), or null when nothing was appended.
+ */
+export async function appendLogToDataset(
+  db: Db,
+  ws: number,
+  row: { datasetId: number; jobId: number; logId: number; variables: string[] | null },
+): Promise<{ v: string } | null> {
+  const params = new SqlParams();
+  const wsP = params.add(ws);
+  const ds = params.add(row.datasetId);
+  const jb = params.add(row.jobId);
+  const values = valuesSql(params, row.variables);
+  return d1Of(db)
+    .prepare(
+      `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+       SELECT ${wsP}, ${ds}, ${jb}, (SELECT coalesce(max(position) + 1, 0) FROM dataset_rows WHERE dataset_id = ${ds} AND job_id = ${jb}), r.id, ${values}
+       FROM request_logs AS r
+       WHERE r.id = ${params.add(row.logId)} AND r.workspace_id = ${wsP} AND (SELECT coalesce(current_job_id, 0) FROM datasets WHERE id = ${ds}) = ${jb}
+       ON CONFLICT (dataset_id, request_log_id) DO NOTHING
+       RETURNING "values" AS v`,
+    )
+    .bind(...params.values)
+    .first<{ v: string }>();
+}
+
+/** Explicit ids are counted in chunks: each chunk is one JSON parameter, well within D1's statement limits. */
+const COUNT_CHUNK = 5000;
+
+/**
+ * What a fill would copy, without writing: how many logs match (explicit ids or the filter), and the
+ * values of the first `rows` of them (limit and cap applied), as dataset rows.
+ */
+export async function previewLogs(
+  db: Db,
+  ws: number,
+  input: FillParams,
+  opts: { cap: number; rows: number; variables: string[] | null },
+): Promise<{ matching: number; rows: Record<string, unknown>[] }> {
+  const d1 = d1Of(db);
+  const { cap } = opts;
+  const explicit = input.request_log_ids && input.request_log_ids.length > 0 ? [...new Set(input.request_log_ids)] : null;
+  let matching = 0;
+  let ids: number[];
+  if (explicit) {
+    for (let i = 0; i < explicit.length; i += COUNT_CHUNK) {
+      const row = await d1
+        .prepare(`SELECT count(*) AS n FROM ${LOGS_BY_IDS("?1", "?2")}`)
+        .bind(JSON.stringify(explicit.slice(i, i + COUNT_CHUNK)), ws)
+        .first<{ n: number }>();
+      matching += row!.n;
+    }
+    const wanted = Math.min(cap, opts.rows);
+    const { results } = await d1
+      .prepare(`SELECT r.id FROM ${LOGS_BY_IDS("?1", "?2")} ORDER BY j.key LIMIT ?3`)
+      .bind(JSON.stringify(explicit.slice(0, cap)), ws, wanted)
+      .all<{ id: number }>();
+    ids = results.map((r) => r.id);
+  } else {
+    const parsed = input.filter_group ? parseFilterGroup(input.filter_group) : null;
+    const group0 = parsed && parsed.ok ? parsed.group : null;
+    const estimate = await filterEstimates(db, ws, group0);
+    const count = new SqlParams();
+    const where = compileRequestLogQuery({ filter_group: group0, q: input.q }, { params: count, workspace: count.add(ws), estimate });
+    matching = (await d1.prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`).bind(...count.values).first<{ n: number }>())!.n;
+    const q = fillQuery(ws, { ...input, limit: Math.min(cap, opts.rows) }, estimate);
+    ids = (await d1.prepare(q.sql).bind(...q.params).all<{ id: number }>()).results.map((r) => r.id);
+  }
+  const params = new SqlParams();
+  const values = valuesSql(params, opts.variables);
+  const rows = ids.length
+    ? (
+        await d1
+          .prepare(`SELECT ${values} AS v FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws))} ORDER BY j.key`)
+          .bind(...params.values)
+          .all<{ v: string }>()
+      ).results.map((r) => JSON.parse(r.v) as Record<string, unknown>)
+    : [];
+  return { matching, rows };
+}

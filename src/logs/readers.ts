@@ -1,0 +1,59 @@
+// The log store's readers for other features: a sheet import reads matching logs page by page, a
+// dataset list asks which datasets hold logs of a prompt (version). Compiled statements: their
+// numbered parameters are shared (src/filters/), which drizzle's sql cannot express.
+import { eq, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { d1Of, type Db } from "../db/client";
+import { requestLogs } from "../db/schema";
+import { compileRequestLogQuery, SqlParams, type FilterGroup } from "../filters";
+
+/** The workspace's newest log id (0 without logs): an import takes the logs that exist when it starts. */
+export async function newestLogId(db: Db, ws: number): Promise<number> {
+  const [newest] = await db
+    .select({ id: sql<number | null>`max(${requestLogs.id})` })
+    .from(requestLogs)
+    .where(eq(requestLogs.workspaceId, ws));
+  return newest?.id ?? 0;
+}
+
+/** The logs a filter matches, as stored rows, in id order: counted once, then read a page at a time. */
+export function matchingLogPages<Row extends { id: number }>(db: Db, ws: number, filter: FilterGroup, pageSize: number) {
+  const d1 = d1Of(db);
+  const params = new SqlParams();
+  const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(ws) });
+  const after = params.add(-1);
+  const afterIndex = params.values.length - 1;
+  const limit = params.add(pageSize);
+  const query = `SELECT r.* FROM request_logs AS r WHERE ${where} AND r.id > ${after} ORDER BY r.id LIMIT ${limit}`;
+  return {
+    async count(): Promise<number> {
+      const counted = await d1
+        .prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`)
+        .bind(...params.values.slice(0, afterIndex))
+        .first<{ n: number }>();
+      return counted?.n ?? 0;
+    },
+    async *pages(): AsyncGenerator<Row[]> {
+      const values = [...params.values];
+      for (;;) {
+        const { results } = await d1.prepare(query).bind(...values).all<Row>();
+        if (results.length > 0) yield results;
+        if (results.length < pageSize) return;
+        values[afterIndex] = results[results.length - 1].id;
+      }
+    },
+  };
+}
+
+/**
+ * Datasets (by their id column) holding a row copied from a log of the prompt `promptId`, or of one of
+ * the prompt versions given as (prompt id, version number); a log records a version that way.
+ */
+export function datasetHoldsLogsOf(ws: number, datasetId: SQLiteColumn, of: { promptId?: number; versions: { promptId: number; version: number }[] }): SQL | undefined {
+  const conds: SQL[] = [];
+  if (of.promptId !== undefined) conds.push(sql`r.prompt_id = ${of.promptId}`);
+  for (const v of of.versions) conds.push(sql`r.prompt_id = ${v.promptId} AND r.prompt_version_number = ${v.version}`);
+  if (conds.length === 0) return undefined;
+  return sql`EXISTS (SELECT 1 FROM dataset_rows AS dr CROSS JOIN request_logs AS r ON r.id = dr.request_log_id
+    WHERE dr.dataset_id = ${datasetId} AND r.workspace_id = ${ws} AND ${sql.join(conds, sql` AND `)})`;
+}
