@@ -180,6 +180,7 @@ const list = defineRoute({
   path: "/api/public/v2/datasets",
   tags,
   summary: "List datasets",
+  description: "Paged and sorted like the other lists. prompt_id, prompt_version_id and prompt_label_id keep the datasets holding a row copied from a log of that prompt (version); report_id the dataset an evaluation ran on.",
   errors: [404],
   request: {
     query: z.object({
@@ -203,6 +204,7 @@ const rows = defineRoute({
   path: "/api/public/v2/datasets/{dataset_id}/rows",
   tags,
   summary: "Get a page of a dataset's rows",
+  description: "Rows in dataset order; q keeps the rows whose values contain the text (case-insensitive).",
   errors: [404],
   request: {
     params: z.object({ dataset_id: IdParam("dataset_id") }),

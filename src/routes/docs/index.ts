@@ -20,6 +20,7 @@ const openapiJson = defineRoute({
   path: "/openapi.json",
   tags: ["meta"],
   summary: "This OpenAPI 3.1 document",
+  description: "Generated from the same schemas that validate every request.",
   public: true,
   responses: { 200: { description: "OpenAPI 3.1", content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } } },
 });
@@ -29,6 +30,7 @@ const docs = defineRoute({
   path: "/docs",
   tags: ["meta"],
   summary: "Rendered API reference",
+  description: "The API reference, rendered from /openapi.json.",
   public: true,
   responses: { 200: { description: "HTML", content: { "text/html": { schema: z.string() } } } },
 });

@@ -72,6 +72,7 @@ const rename = defineRoute({
   path: "/api/public/v2/folders/{folder_id}",
   tags,
   summary: "Rename a folder",
+  description: "A sibling folder with the same name is a 409.",
   errors: [404, 409],
   request: {
     params: z.object({ folder_id: IdParam("folder_id") }),

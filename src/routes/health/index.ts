@@ -9,6 +9,7 @@ const health = defineRoute({
   path: "/health",
   tags: ["meta"],
   summary: "Liveness check",
+  description: "No key needed. Also the baseline every benchmark compares with.",
   public: true,
   responses: {
     200: {

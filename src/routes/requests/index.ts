@@ -54,6 +54,7 @@ const getRequest = defineRoute({
   path: "/api/public/v2/requests/{request_id}",
   tags: ["request logs"],
   summary: "Get a logged request",
+  description: "PromptLayer's request-detail fields (prompt_blueprint, tokens, latency_ms, trace_id…) and every stored field with its defaults, including named scores and group_id. Another workspace's id is a 404.",
   errors: [404],
   request: { params: z.object({ request_id: IdParam("request_id") }) },
   responses: {

@@ -56,6 +56,7 @@ const get = defineRoute({
   path: "/api/public/v2/tables/{table_id}",
   tags,
   summary: "Get a table",
+  description: "The table, with each live sheet's row count.",
   errors: [404],
   request: { params: TableParams },
   responses: { 200: { description: "The table", content: { "application/json": { schema: TableAnswer } } } },

@@ -100,6 +100,7 @@ const list = defineRoute({
   path: "/api/public/v2/tool-registry",
   tags,
   summary: "List tools",
+  description: "Every tool of the workspace, with its latest version number, sorted by sort_by and sort_order; external_source with external_id finds the one tool mapped to that pair.",
   request: { query: z.object({ sort_by: SortBy, sort_order: SortOrder, ...ExternalIdLookupShape }) },
   responses: {
     200: json(z.object({ success: z.literal(true), tool_registries: z.array(Tool.extend({ latest_version_number: z.int().nullable() })) }), "The workspace's tools"),
@@ -134,6 +135,7 @@ const addVersion = defineRoute({
   path: "/api/public/v2/tool-registry/{identifier}/versions",
   tags,
   summary: "Create a tool version",
+  description: "Adds the next version; release_labels create or move labels to it. The answer is the version this call wrote.",
   errors: [404],
   request: { params: IdentifierParam, body: { required: true, content: { "application/json": { schema: z.object(VersionFields).openapi("CreateToolVersion") } } } },
   responses: { 201: json(z.object({ success: z.literal(true), version: ToolVersion }), "Created") },

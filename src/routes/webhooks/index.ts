@@ -31,6 +31,7 @@ const list = defineRoute({
   path: "/api/public/v2/webhooks",
   tags,
   summary: "List webhooks",
+  description: "The workspace's webhooks, oldest first; secrets are never answered.",
   responses: { 200: json(z.object({ success: z.literal(true), webhooks: z.array(WebhookSchema) }), "The workspace's webhooks, oldest first (no secrets)") },
 });
 

@@ -62,6 +62,7 @@ const listWorkflowsRoute = defineRoute({
   path: "/workflows",
   tags: ["workflows"],
   summary: "List workflows",
+  description: "Paged (page, per_page 1..100) and sorted like the other lists; items carry latest_version_number and their release label names. created_by_email matches without regard to case.",
   request: { query: ListWorkflowsQuery },
   responses: { 200: json(WorkflowListResponse, "A page of workflows") },
 });
@@ -71,6 +72,7 @@ const getWorkflow = defineRoute({
   path: "/workflows/{workflow_id_or_name}",
   tags: ["workflows"],
   summary: "Get a workflow version (latest, by version, or by label)",
+  description: "The latest version, or the one version or label names, with its nodes and edges.",
   errors: [404],
   request: { params: z.object({ workflow_id_or_name: IdOrNameParam("workflow_id_or_name") }), query: GetWorkflowQuery },
   responses: { 200: json(WorkflowDetail, "The version with its nodes and edges") },
@@ -81,6 +83,7 @@ const getLabels = defineRoute({
   path: "/workflows/{workflow_id_or_name}/labels",
   tags: ["workflows"],
   summary: "List a workflow's release labels",
+  description: "Every release label of the workflow, with the version it names.",
   errors: [404],
   request: { params: z.object({ workflow_id_or_name: IdOrNameParam("workflow_id_or_name") }) },
   responses: { 200: json(LabelsResponse, "Each label and the version it names") },
@@ -107,6 +110,7 @@ const getResults = defineRoute({
   path: "/workflow-version-execution-results",
   tags: ["workflows"],
   summary: "Get the results of a workflow run",
+  description: "202 with every node's state while any node is QUEUED or RUNNING. Finished: the value of the first output node that succeeded (or, when none did, the output nodes' results), or with return_all_outputs=true every node's status, value and error.",
   errors: [404],
   request: { query: ExecutionResultsQuery },
   responses: {
