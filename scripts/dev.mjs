@@ -8,31 +8,17 @@ import { join } from "node:path";
 import { createKey, isActiveKey } from "./lib/keys.mjs";
 import { applyMigrations, OFFLINE_ENV, ROOT } from "./lib/wrangler.mjs";
 import { spawn } from "node:child_process";
+import { portAndRest } from "./lib/dev-args.mjs";
 
 const KEY_FILE = join(ROOT, ".dev-api-key");
 const DEV_VARS = join(ROOT, ".dev.vars");
-/**
- * The port: `--port N` (or `--port=N`) after `npm run dev --`, else PORT, else 8787. The flag is taken
- * out of what goes on to wrangler, which would otherwise see two ports.
- */
-function portAndRest(argv) {
-  let port = process.env.PORT || "8787";
-  const rest = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--port" || a === "-p") {
-      port = argv[++i] ?? port;
-    } else if (a.startsWith("--port=")) {
-      port = a.slice("--port=".length);
-    } else rest.push(a);
-  }
-  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
-    console.error(`npm run dev: the port must be a number from 1 to 65535, not "${port}"`);
-    process.exit(2);
-  }
-  return { port, rest };
+let PORT, PASSED_ON;
+try {
+  ({ port: PORT, rest: PASSED_ON } = portAndRest(process.argv.slice(2), process.env.PORT));
+} catch (err) {
+  console.error(`npm run dev: ${err.message}`);
+  process.exit(2);
 }
-const { port: PORT, rest: PASSED_ON } = portAndRest(process.argv.slice(2));
 
 function ensureKey() {
   if (existsSync(KEY_FILE)) {
