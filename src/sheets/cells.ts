@@ -2,6 +2,7 @@
 // the API views of cells (a page of rows, one column, one cell).
 import { cellId, MAX_ROW_INDEX, parseCellId } from "./cell-id";
 import { columnRows } from "./columns";
+import { pendingStale, shownStatus, type PendingStale } from "./column-work";
 import type { SheetStore } from "./storage";
 import { ROWS_PAGE_BYTES, type CellStatus, type CellView, type JsonValue, type RowView, type SheetIdentity, type StoredCell } from "./types";
 
@@ -42,13 +43,17 @@ export function insertStaleCells(store: SheetStore, base: number, count: number,
   );
 }
 
-/** A cell as the API shows it; an absent one is an empty text cell or a STALE computed one. */
+/**
+ * A cell as the API shows it; an absent one is an empty text cell or a STALE computed one, and one a
+ * pending STALE marking (`marks`) has yet to reach is STALE.
+ */
 export function cellView(
   ident: SheetIdentity,
   col: { seq: number; id: string; type: string },
   rowIndex: number,
   stored: StoredCell | undefined,
   rowCreatedAt: number,
+  marks: PendingStale[] = [],
 ): CellView {
   if (!stored) {
     return {
@@ -71,7 +76,7 @@ export function cellView(
     sheet_id: ident.sheetId,
     column_id: col.id,
     row_index: rowIndex,
-    status: stored.status as CellStatus,
+    status: shownStatus(marks, rowIndex, col.seq, stored.status) as CellStatus,
     display_value: stored.display_value,
     value: stored.value === null ? stored.display_value : (JSON.parse(stored.value) as JsonValue),
     error: stored.error,
@@ -132,9 +137,10 @@ export function readRows(store: SheetStore, ident: SheetIdentity, opts: { after?
     for (const c of store.sql.exec<StoredCell>(`SELECT * FROM cells WHERE row_index BETWEEN ? AND ?`, lo, hi)) {
       stored.set(`${c.row_index}:${c.column_seq}`, c);
     }
+    const marks = pendingStale(store);
     for (const r of page) {
       const cells: Record<string, CellView> = {};
-      for (const col of cols) cells[col.id] = cellView(ident, col, r.row_index, stored.get(`${r.row_index}:${col.seq}`), r.created_at);
+      for (const col of cols) cells[col.id] = cellView(ident, col, r.row_index, stored.get(`${r.row_index}:${col.seq}`), r.created_at, marks);
       views.push({ row_index: r.row_index, cells });
     }
   }
@@ -155,7 +161,8 @@ export function columnCells(store: SheetStore, ident: SheetIdentity, columnId: s
   )) {
     stored.set(c.row_index, c);
   }
-  return rows.map((r) => cellView(ident, col, r.row_index, stored.get(r.row_index), r.created_at));
+  const marks = pendingStale(store);
+  return rows.map((r) => cellView(ident, col, r.row_index, stored.get(r.row_index), r.created_at, marks));
 }
 
 /** One cell by its id, or null when no column and row of this sheet match it. */
@@ -170,5 +177,5 @@ export function getCell(store: SheetStore, ident: SheetIdentity, id: string): Ce
   const row = store.sql.exec<{ created_at: number }>(`SELECT created_at FROM rows WHERE row_index = ?`, rowIndex).toArray()[0];
   if (!row) return null;
   const stored = store.sql.exec<StoredCell>(`SELECT * FROM cells WHERE row_index = ? AND column_seq = ?`, rowIndex, col.seq).toArray()[0];
-  return cellView(ident, col, rowIndex, stored, row.created_at);
+  return cellView(ident, col, rowIndex, stored, row.created_at, pendingStale(store));
 }

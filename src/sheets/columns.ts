@@ -1,6 +1,7 @@
 // The sheet's columns as stored: reading them, their API view, and inserting one (with the STALE
 // cells a computed column starts with). The column graph and config checks are the object's.
 import { columnPrefix } from "./cell-id";
+import { scheduleColumnWork } from "./column-work";
 import type { SheetStore } from "./storage";
 import { SOURCE_EDGE, type ColumnView, type JsonValue, type NewColumn, type SheetIdentity } from "./types";
 
@@ -46,7 +47,7 @@ export function uniqueTitle(wanted: string, taken: Set<string>): string {
   return title;
 }
 
-/** Inserts a column (in the caller's transaction) and the STALE cells a non-text column needs; the caller drops its cached column model. */
+/** Inserts a column (in the caller's transaction) and the STALE cells a non-text column needs (column-work.ts); the caller drops its cached column model and sets the alarm for work left pending. */
 export function insertColumn(store: SheetStore, col: NewColumn, now: number, taken?: Set<string>): { seq: number; id: string } {
   let id = crypto.randomUUID();
   // Cell ids keep the first 23 characters of the column id: they must differ between columns.
@@ -81,8 +82,7 @@ export function insertColumn(store: SheetStore, col: NewColumn, now: number, tak
       dep.config_key ?? null,
     );
   }
-  if (col.type !== "TEXT") {
-    store.sql.exec(`INSERT INTO cells (row_index, column_seq, status, updated_at) SELECT row_index, ?, 'STALE', ? FROM rows`, seq, now);
-  }
+  // A computed column's cells start STALE; on a large sheet they are created a range at a time.
+  if (col.type !== "TEXT") scheduleColumnWork(store, "insert", [seq], now);
   return { seq, id };
 }

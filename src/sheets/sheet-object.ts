@@ -16,6 +16,7 @@ import { replacePromptRefs, syncListing } from "./listing";
 import { promptRefsOf } from "./prompt-refs";
 import { appendRows, cellView, columnCells, getCell, insertStaleCells, readRows } from "./cells";
 import { columnRows, insertColumn, listColumns } from "./columns";
+import { COLUMN_WORK_ROWS, hasColumnWork, scheduleColumnWork, settleColumnWork, stepColumnWork } from "./column-work";
 import { getOperation, listOperations } from "./executions";
 import { ensureImportColumns, importProgress } from "./imports";
 import { computeCell } from "./recalculation";
@@ -73,7 +74,8 @@ export class SheetObject extends DurableObject<BaseEnv> {
     this.deps = buildBaseDeps(env);
     // Recalculation survives eviction: queued work found on wake-up gets its alarm back if it was lost.
     void ctx.blockConcurrencyWhile(async () => {
-      if (this.meta("deleted") === 0 && this.hasPendingCells() && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
+      const work = this.hasPendingCells() || hasColumnWork(this.store);
+      if (this.meta("deleted") === 0 && work && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
     });
   }
 
@@ -198,6 +200,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
       const { id } = this.addColumnRow(col, now);
       return { id, version: this.bumpVersion() };
     });
+    await this.armForColumnWork();
     await this.syncPromptRefs(ident, id, col.type, col.config ?? {});
     await this.syncListing();
     return { column: this.listColumns().find((c) => c.id === id)!, version };
@@ -310,19 +313,28 @@ export class SheetObject extends DurableObject<BaseEnv> {
     }
   }
 
+  /** Column work left pending by a change is done by the alarm (column-work.ts). */
+  private async armForColumnWork(): Promise<void> {
+    if (hasColumnWork(this.store)) await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /** Finishes pending STALE and insert work before reading or changing cell statuses. */
+  private settleColumnWork(): void {
+    if (hasColumnWork(this.store)) this.ctx.storage.transactionSync(() => settleColumnWork(this.store, Date.now()));
+  }
+
   private changes(): number {
     return this.sql.exec<{ n: number }>(`SELECT changes() AS n`).one().n;
   }
 
-  /** Marks the cells of `columns` STALE (in one row, or in all rows); returns how many were not stale before. */
+  /**
+   * Marks the cells of `columns` STALE (in one row, or in all rows: column-wide work, which on a large
+   * sheet goes on in the alarm); returns how many were not stale before.
+   */
   private markStale(columns: number[], now: number, rowIndex?: number): number {
     if (columns.length === 0) return 0;
     if (rowIndex === undefined) {
-      this.sql.exec(
-        `UPDATE cells SET status = 'STALE', updated_at = ? WHERE column_seq IN (SELECT value FROM json_each(?)) AND status <> 'STALE'`,
-        now,
-        JSON.stringify(columns),
-      );
+      return scheduleColumnWork(this.store, "stale", columns, now).changed;
     } else {
       this.sql.exec(
         `UPDATE cells SET status = 'STALE', updated_at = ? WHERE row_index = ? AND column_seq IN (SELECT value FROM json_each(?)) AND status <> 'STALE'`,
@@ -394,12 +406,16 @@ export class SheetObject extends DurableObject<BaseEnv> {
   }
 
   operationsFor(access: SheetAccess): Result<SheetOperationsSummary> {
-    return this.admit(access) ?? { ok: true, ...this.listOperations() };
+    const bad = this.admit(access);
+    if (bad) return bad;
+    this.settleColumnWork();
+    return { ok: true, ...this.listOperations() };
   }
 
   operationFor(access: SheetAccess, id: string): Result<{ operation: SheetOperationView }> {
     const bad = this.admit(access);
     if (bad) return bad;
+    this.settleColumnWork();
     const operation = this.getOperation(id);
     return operation ? { ok: true, operation } : fail("not_found", "operation not found");
   }
@@ -426,6 +442,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
       return { id, version: this.bumpVersion(), staleCount };
     });
     this.modelCache = null;
+    await this.armForColumnWork();
     await this.syncPromptRefs(ident, id, input.type, plan.config);
     await this.syncListing();
     return { ok: true, column: this.columnView(id), version, cells: columnCells(this.store, this.requireIdentity(), id, 100), stale_count: staleCount };
@@ -507,6 +524,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
       return { version: this.bumpVersion(), staleCount };
     });
     this.modelCache = null;
+    await this.armForColumnWork();
     if (plan) await this.syncPromptRefs(ident, col.id, col.type, plan.config);
     await this.syncListing();
     return {
@@ -530,13 +548,15 @@ export class SheetObject extends DurableObject<BaseEnv> {
     const downstream = m.graph.downstream([col.seq]);
     const now = Date.now();
     const { version, staleCount } = this.ctx.storage.transactionSync(() => {
-      this.sql.exec(`DELETE FROM cells WHERE column_seq = ?`, col.seq);
       this.sql.exec(`DELETE FROM column_dependencies WHERE column_seq = ? OR depends_on_seq = ?`, col.seq, col.seq);
       this.sql.exec(`DELETE FROM columns WHERE seq = ?`, col.seq);
+      // Column seqs are never reused, so cells left to delete belong to no column and show nowhere.
+      scheduleColumnWork(this.store, "delete", [col.seq], now);
       const staleCount = this.markStale(downstream, now);
       return { version: this.bumpVersion(), staleCount };
     });
     this.modelCache = null;
+    await this.armForColumnWork();
     await this.syncPromptRefs(ident, col.id, "TEXT", {});
     await this.syncListing();
     return { ok: true, version, stale_count: staleCount };
@@ -654,6 +674,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
   async recalculate(access: SheetAccess, sel: RecalcSelection): Promise<Result<RecalcStarted>> {
     const bad = this.admit(access);
     if (bad) return bad;
+    this.settleColumnWork();
     const m = this.model();
     const targets: { col: ModelColumn; row: number }[] = [];
     let filter: { cols: number[]; rows: number[] | null; statuses: string[] } | null = null;
@@ -682,64 +703,39 @@ export class SheetObject extends DurableObject<BaseEnv> {
     }
     const executionId = crypto.randomUUID();
     const now = Date.now();
-    const out = this.ctx.storage.transactionSync(() => {
-      const selectedCols = new Set<number>();
-      if (filter) {
-        if (filter.cols.length > 0 && filter.statuses.length > 0) {
+    // Every column of a large sheet is queued a range of rows at a time, each range its own
+    // transaction with requests served between them; the answer still counts every cell queued.
+    const rowEnd = this.meta("next_row_index");
+    const ranged = filter !== null && filter.rows === null && rowEnd > COLUMN_WORK_ROWS;
+    const out = { cellCount: 0, selected: 0, version: this.meta("version") };
+    for (let lo = 0; lo < (ranged ? rowEnd : 1); lo += COLUMN_WORK_ROWS) {
+      const range = ranged ? { lo, hi: Math.min(lo + COLUMN_WORK_ROWS, rowEnd) } : null;
+      const stop = this.ctx.storage.transactionSync(() => {
+        // A range of a run that was cancelled (or whose sheet was deleted) meanwhile queues nothing more.
+        if (out.cellCount > 0 && (this.meta("deleted") === 1 || this.sql.exec(`SELECT 1 FROM executions WHERE id = ? AND cancelled_at IS NULL`, executionId).toArray().length === 0)) return true;
+        // The model is read again for each range: a column may have changed while requests were served.
+        const got = this.queueCells(range ? this.model() : m, executionId, now, filter, targets, range);
+        out.selected += got.selected;
+        if (got.queued === 0) return false;
+        if (out.cellCount === 0) {
+          out.version = this.bumpVersion();
           this.sql.exec(
-            `UPDATE cells SET status = 'QUEUED', execution_id = ?1, updated_at = ?2
-             WHERE column_seq IN (SELECT value FROM json_each(?3))
-               AND (?4 IS NULL OR row_index IN (SELECT value FROM json_each(?4)))
-               AND status IN (SELECT value FROM json_each(?5))`,
+            `INSERT INTO executions (id, operation, cell_count, version, created_at, updated_at) VALUES (?, 'recalculate', ?, ?, ?, ?)`,
             executionId,
+            got.queued,
+            out.version,
             now,
-            JSON.stringify(filter.cols),
-            filter.rows ? JSON.stringify(filter.rows) : null,
-            JSON.stringify(filter.statuses),
-          );
-          for (const c of filter.cols) selectedCols.add(c);
-        }
-      } else {
-        for (const t of targets) {
-          this.sql.exec(
-            `UPDATE cells SET status = 'QUEUED', execution_id = ?, updated_at = ? WHERE row_index = ? AND column_seq = ? AND status NOT IN ('QUEUED', 'RUNNING')`,
-            executionId,
             now,
-            t.row,
-            t.col.seq,
           );
-          selectedCols.add(t.col.seq);
+        } else {
+          this.sql.exec(`UPDATE executions SET cell_count = cell_count + ? WHERE id = ?`, got.queued, executionId);
         }
-      }
-      const selected = this.countQueued(executionId);
-      // The STALE cells a queued cell reads (transitively, same row) are computed first.
-      for (const c of m.graph.order().filter((s) => selectedCols.has(s)).reverse()) {
-        for (const u of m.graph.upstream(c)) {
-          if (!m.bySeq.get(u)?.computed) continue;
-          this.sql.exec(
-            `UPDATE cells SET status = 'QUEUED', execution_id = ?1, updated_at = ?2
-             WHERE column_seq = ?3 AND status = 'STALE'
-               AND row_index IN (SELECT row_index FROM cells WHERE status = 'QUEUED' AND column_seq = ?4 AND execution_id = ?1)`,
-            executionId,
-            now,
-            u,
-            c,
-          );
-        }
-      }
-      const cellCount = this.countQueued(executionId);
-      if (cellCount === 0) return { cellCount, selected, version: this.meta("version") };
-      const version = this.bumpVersion();
-      this.sql.exec(
-        `INSERT INTO executions (id, operation, cell_count, version, created_at, updated_at) VALUES (?, 'recalculate', ?, ?, ?, ?)`,
-        executionId,
-        cellCount,
-        version,
-        now,
-        now,
-      );
-      return { cellCount, selected, version };
-    });
+        out.cellCount += got.queued;
+        return false;
+      });
+      if (stop) break;
+      if (range && range.hi < rowEnd) await new Promise((resolve) => setTimeout(resolve, 0));
+    }
     if (out.cellCount === 0) return { ok: true, execution_id: null, cell_count: 0, selected_cell_count: out.selected, version: out.version, cells: [] };
     await this.ctx.storage.setAlarm(Date.now());
     await this.syncListing();
@@ -753,8 +749,77 @@ export class SheetObject extends DurableObject<BaseEnv> {
     };
   }
 
-  private countQueued(executionId: string): number {
-    return this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM cells WHERE status = 'QUEUED' AND execution_id = ?`, executionId).one().n;
+  /**
+   * Marks the selected cells QUEUED under `executionId` (in rows [lo, hi) when `range` is given), then
+   * the STALE cells they read, transitively, in the same rows; answers how many were selected and
+   * how many were queued in all. Runs in the caller's transaction.
+   */
+  private queueCells(
+    m: SheetModel,
+    executionId: string,
+    now: number,
+    filter: { cols: number[]; rows: number[] | null; statuses: string[] } | null,
+    targets: { col: ModelColumn; row: number }[],
+    range: { lo: number; hi: number } | null,
+  ): { selected: number; queued: number } {
+    // In a range, `+status` keeps SQLite on the primary key's row range rather than the status index.
+    const status = range ? "+status" : "status";
+    const lo = range?.lo ?? 0;
+    const hi = range?.hi ?? MAX_ROW_INDEX + 1;
+    const countQueued = () =>
+      this.sql
+        .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM cells WHERE row_index >= ? AND row_index < ? AND ${status} = 'QUEUED' AND execution_id = ?`, lo, hi, executionId)
+        .one().n;
+    const selectedCols = new Set<number>();
+    if (filter) {
+      if (filter.cols.length > 0 && filter.statuses.length > 0) {
+        this.sql.exec(
+          `UPDATE cells SET status = 'QUEUED', execution_id = ?1, updated_at = ?2
+           WHERE row_index >= ?6 AND row_index < ?7
+             AND column_seq IN (SELECT value FROM json_each(?3)) AND column_seq IN (SELECT seq FROM columns)
+             AND (?4 IS NULL OR row_index IN (SELECT value FROM json_each(?4)))
+             AND ${status} IN (SELECT value FROM json_each(?5))`,
+          executionId,
+          now,
+          JSON.stringify(filter.cols),
+          filter.rows ? JSON.stringify(filter.rows) : null,
+          JSON.stringify(filter.statuses),
+          lo,
+          hi,
+        );
+        for (const c of filter.cols) selectedCols.add(c);
+      }
+    } else {
+      for (const t of targets) {
+        this.sql.exec(
+          `UPDATE cells SET status = 'QUEUED', execution_id = ?, updated_at = ? WHERE row_index = ? AND column_seq = ? AND status NOT IN ('QUEUED', 'RUNNING')`,
+          executionId,
+          now,
+          t.row,
+          t.col.seq,
+        );
+        selectedCols.add(t.col.seq);
+      }
+    }
+    const selected = countQueued();
+    // The STALE cells a queued cell reads (transitively, same row) are computed first.
+    for (const c of m.graph.order().filter((s) => selectedCols.has(s)).reverse()) {
+      for (const u of m.graph.upstream(c)) {
+        if (!m.bySeq.get(u)?.computed) continue;
+        this.sql.exec(
+          `UPDATE cells SET status = 'QUEUED', execution_id = ?1, updated_at = ?2
+           WHERE column_seq = ?3 AND ${status} = 'STALE' AND row_index >= ?5 AND row_index < ?6
+             AND row_index IN (SELECT row_index FROM cells WHERE row_index >= ?5 AND row_index < ?6 AND ${status} = 'QUEUED' AND column_seq = ?4 AND execution_id = ?1)`,
+          executionId,
+          now,
+          u,
+          c,
+          lo,
+          hi,
+        );
+      }
+    }
+    return { selected, queued: countQueued() };
   }
 
   private executionCells(executionId: string, limit: number): CellView[] {
@@ -775,6 +840,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     if (bad) return bad;
     const e = this.sql.exec<ExecutionRow>(`SELECT * FROM executions WHERE id = ?`, id).toArray()[0];
     if (!e) return fail("not_found", "operation not found");
+    this.settleColumnWork();
     const now = Date.now();
     const out = this.ctx.storage.transactionSync(() => {
       this.sql.exec(`UPDATE cells SET status = 'STALE', updated_at = ? WHERE status = 'QUEUED' AND execution_id = ?`, now, id);
@@ -802,6 +868,13 @@ export class SheetObject extends DurableObject<BaseEnv> {
   async alarm(): Promise<void> {
     // A deleted sheet computes nothing more (its queued LLM or ENDPOINT calls would cost for nothing).
     if (!this.identity() || this.meta("deleted") === 1) return;
+    // Column work first, one range per run so requests are served between runs; cells are computed
+    // once it is done (a cell computed before a pending STALE marking reached it would be marked anyway).
+    if (hasColumnWork(this.store)) {
+      const more = this.ctx.storage.transactionSync(() => stepColumnWork(this.store, Date.now()));
+      if (more || this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
+      return;
+    }
     // Only the alarm sets RUNNING and alarms never overlap: a RUNNING cell now is left from an evicted run.
     this.sql.exec(`UPDATE cells SET status = 'QUEUED' WHERE status = 'RUNNING'`);
     let budget = ALARM_BATCH_CELLS;

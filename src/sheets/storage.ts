@@ -82,6 +82,16 @@ export const MIGRATIONS: string[][] = [
        created_at INTEGER NOT NULL,
        updated_at INTEGER NOT NULL)`,
   ],
+  [
+    // Column-wide work on a large sheet, done a range of rows at a time (column-work.ts).
+    `CREATE TABLE IF NOT EXISTS column_work (
+       id INTEGER PRIMARY KEY AUTOINCREMENT,
+       kind TEXT NOT NULL,
+       column_seqs TEXT NOT NULL,
+       next_row INTEGER NOT NULL,
+       end_row INTEGER NOT NULL,
+       created_at INTEGER NOT NULL)`,
+  ],
 ];
 
 /** Import cells: a string, or [display_value, value_json] for structured values; nulls are skipped. */
