@@ -32,15 +32,29 @@ function guessNewline(sample: string): "\n" | "\r\n" | "\r" {
   return withN >= (r.length - 1) / 2 ? "\r\n" : "\r";
 }
 
+/** Line breaks inside a row's fields (a quoted field may hold some): \r\n, \n or \r, as editors count them. */
+function breaksIn(fields: string[]): number {
+  let n = 0;
+  for (const f of fields) {
+    if (f.indexOf("\n") === -1 && f.indexOf("\r") === -1) continue;
+    const m = f.match(/\r\n|\r|\n/g);
+    if (m) n += m.length;
+  }
+  return n;
+}
+
 export class CsvRowStream {
   private buf = "";
   private partial = "";
   private parser: CoreParser | null = null;
   private first = true;
-  /** Rows emitted so far (1-based line numbers in messages count these plus the header). */
+  /** Rows emitted so far (the header included). */
   rows = 0;
+  /** The 1-based line of the file the next row starts on. */
+  private line = 1;
 
-  constructor(private readonly onRow: (fields: string[]) => void) {}
+  /** onRow gets each row's fields and the 1-based line of the file the row starts on. */
+  constructor(private readonly onRow: (fields: string[], line: number) => void) {}
 
   write(text: string): void {
     this.buf += text;
@@ -78,17 +92,23 @@ export class CsvRowStream {
     const res = this.parser!.parse(input, 0, !final);
     if (final) {
       const unclosed = res.errors.find((e) => e.code === "MissingQuotes");
-      if (unclosed) throw new CsvError(`unclosed quoted field in row ${this.rows + (unclosed.row ?? 0) + 1}`);
+      if (unclosed) {
+        let line = this.line;
+        for (let i = 0; i < (unclosed.row ?? 0) && i < res.data.length; i++) line += 1 + breaksIn(res.data[i]);
+        throw new CsvError(`unclosed quoted field starting on line ${line}`);
+      }
     }
     for (const row of res.data) {
+      const line = this.line;
+      this.line += 1 + breaksIn(row);
       // A blank line (one empty or all-space field) is no row.
       if (row.length === 1 && row[0].trim() === "") continue;
       this.rows++;
-      this.onRow(row);
+      this.onRow(row, line);
     }
     if (!final) {
       this.partial = input.slice(res.meta.cursor);
-      if (this.partial.length > MAX_ROW_CHARS) throw new CsvError(`row ${this.rows + 1} is longer than ${MAX_ROW_CHARS} characters (an unclosed quote?)`);
+      if (this.partial.length > MAX_ROW_CHARS) throw new CsvError(`the row starting on line ${this.line} is longer than ${MAX_ROW_CHARS} characters (an unclosed quote?)`);
     }
   }
 }

@@ -93,6 +93,11 @@ export class JsonStreamReader {
     return this.offset;
   }
 
+  /** Where the value being handed to onValue (or captured now) starts, in characters from the start. */
+  get valueStart(): number {
+    return this.capStart;
+  }
+
   /** Raw characters of the streamed strings read so far, escapes counted as written (\\n is 2). */
   get streamedChars(): number {
     return this.streamed;

@@ -36,7 +36,8 @@ const handlers: Handlers = {
     if (await runExecution(deps.db, job.workspace_id, job.execution_id, deps.blocks(job.workspace_id))) await announceRunDone(env, job.execution_id);
   },
   dataset_fill: async (job, env) => {
-    await runDatasetFill(buildDeps(env).db, job.workspace_id, job.job_id);
+    const deps = buildDeps(env);
+    await runDatasetFill(deps.db, job.workspace_id, job.job_id, deps.blobs);
   },
   sheet_import: (job, env) => runImport(buildDeps(env), job.workspace_id, job.operation_id),
   webhook_delivery: async (job, env) => {
@@ -57,7 +58,7 @@ const handlers: Handlers = {
  * the job's state says it failed, instead of staying RUNNING forever. Kinds without an entry need nothing.
  */
 const deadLetterHandlers: { [K in JobMessage["kind"]]?: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> } = {
-  dataset_fill: (job, env) => markFillFailed(buildDeps(env).db, job.workspace_id, job.job_id),
+  dataset_fill: (job, env) => markFillFailed(buildDeps(env).db, job.workspace_id, job.job_id, env.BLOBS),
   workflow_run: async (job, env) => {
     await giveUpExecution(buildDeps(env).db, job.workspace_id, job.execution_id);
     await announceRunDone(env, job.execution_id);

@@ -12,7 +12,7 @@ export const PingJob = envelope("ping", { token: z.string().max(200) });
 /** Runs (or resumes) one workflow execution; the rows it works on say what is left to do. */
 export const WorkflowRunJob = envelope("workflow_run", { execution_id: z.int().positive() });
 
-/** Fills a dataset draft from request logs (from-filter-params); the job row holds the parameters. */
+/** Fills a dataset draft (from-filter-params, create-draft from a version, from-file); the job row holds the parameters. */
 export const DatasetFillJob = envelope("dataset_fill", { job_id: z.int().positive() });
 
 /** Runs (or resumes) a sheet import; everything else it needs is on the operation row. */

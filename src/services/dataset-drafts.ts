@@ -83,10 +83,12 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
   const busy = () => new ApiError("conflict", "dataset_group_id: the draft is being filled; add the request log when its job has completed");
   if (draft.jobStatus === "QUEUED" || draft.jobStatus === "RUNNING") throw busy();
   const last = draft.jobParams as FillParams | null;
-  // A draft copied from a version holds that version's columns: a new row takes the same ones (a column
-  // named input or output is the request field, as in the default row, so the values match too), unless
-  // they are the default columns, which grow by the new row's variables as after a default fill.
-  const copied = last?.source_dataset_id != null && draft.columns.length > 0 && !isDefaultColumns(draft.columns) ? draft.columns : null;
+  // A draft copied from a version (or loaded from a file) holds that version's (file's) columns: a new
+  // row takes the same ones (a column named input or output is the request field, as in the default
+  // row, so the values match too), unless they are the default columns, which grow by the new row's
+  // variables as after a default fill.
+  const fixed = last?.source_dataset_id != null || last?.file != null;
+  const copied = fixed && draft.columns.length > 0 && !isDefaultColumns(draft.columns) ? draft.columns : null;
   const variables = copied ?? ((last?.variables_to_parse ?? null) || null);
   const jobId = draft.jobId ?? 0;
 

@@ -1,8 +1,10 @@
 // The dataset_fill job: copies request logs into a draft dataset, in chunks of INSERT … SELECT so row
-// values are built inside D1 (no log passes through Worker memory). Redelivery-safe: rows are unique
-// per (dataset, request log), a finished or superseded job does nothing, and a newer fill of the same
-// draft stops an older one (every chunk checks it is still the draft's current job).
-import { DRAFT_VERSION, type FillParams } from "./dataset-job-params";
+// values are built inside D1 (no log passes through Worker memory); or copies a saved version; or
+// loads a stored file's rows (from-file). Redelivery-safe: rows are unique per (dataset, request log)
+// or resume after the last row the job wrote, a finished or superseded job does nothing, and a newer
+// fill of the same draft stops an older one (every chunk checks it is still the draft's current job).
+import { DRAFT_VERSION, type FileFillParams, type FillParams } from "./dataset-job-params";
+import { DatasetFileError, readDatasetFile } from "./dataset-file";
 import { fillChunkSql, matchingLogIds } from "../logs";
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { datasetJobs, datasetRows, datasets, type DatasetJobStatus } from "../db/schema";
@@ -14,6 +16,9 @@ import { runBatch } from "../db/batch";
 const CHUNK = 500;
 /** Rows per statement when copying a version: values move inside D1, so only statement time bounds it. */
 const COPY_CHUNK = 2000;
+/** Rows of a file per statement, and characters of their JSON: one parameter, under D1's 2 MB value. */
+const FILE_CHUNK_ROWS = 1000;
+const FILE_CHUNK_CHARS = 512 * 1024;
 
 interface JobRow {
   id: number;
@@ -33,7 +38,12 @@ export async function columnNames(db: Db, datasetId: number, variables: string[]
   return [...keys.map((r) => r.k), "input", "output"];
 }
 
-export type FillOutcome = { state: "skipped" } | { state: "completed"; datasetId: number; rowsAdded: number } | { state: "copied"; datasetId: number; rowsAdded: number };
+export type FillOutcome =
+  | { state: "skipped" }
+  | { state: "failed" }
+  | { state: "completed"; datasetId: number; rowsAdded: number }
+  | { state: "copied"; datasetId: number; rowsAdded: number }
+  | { state: "loaded"; datasetId: number; rowsAdded: number };
 
 /** Sets a job's status (and heartbeat). */
 const jobStatus = (db: Db, jobId: number, status: DatasetJobStatus) => db.update(datasetJobs).set({ status, updatedAt: Date.now() }).where(eq(datasetJobs.id, jobId));
@@ -54,19 +64,32 @@ const finishJob = (db: Db, job: JobRow, now: number) =>
 
 const rowsAddedOf = (db: Db, jobId: number) => db.select({ n: datasetJobs.rowsAdded }).from(datasetJobs).where(eq(datasetJobs.id, jobId));
 
-export async function runDatasetFill(db: Db, ws: number, jobId: number): Promise<FillOutcome> {
+/** `blobs` holds the files of from-file jobs (the queue consumer passes it; fills from logs need none). */
+export async function runDatasetFill(db: Db, ws: number, jobId: number, blobs?: R2Bucket): Promise<FillOutcome> {
   const d1 = d1Of(db);
   const job = await db.get<JobRow>(
     sql`SELECT j.id, j.dataset_id, j.params, j.status, d.current_job_id, d.version_number
         FROM ${datasetJobs} AS j JOIN ${datasets} AS d ON d.id = j.dataset_id WHERE j.id = ${jobId} AND j.workspace_id = ${ws}`,
   );
-  if (!job || job.status === "COMPLETED" || job.status === "SUPERSEDED") return { state: "skipped" };
-  if (job.current_job_id !== job.id || job.version_number !== DRAFT_VERSION) {
-    await jobStatus(db, job.id, "SUPERSEDED");
+  if (!job) return { state: "skipped" };
+  const p = JSON.parse(job.params) as FillParams;
+  const dropFile = async () => {
+    if (p.file && blobs) await blobs.delete(p.file.blob_key);
+  };
+  if (job.status === "COMPLETED" || job.status === "SUPERSEDED") {
+    await dropFile();
     return { state: "skipped" };
   }
-  const p = JSON.parse(job.params) as FillParams;
+  if (job.current_job_id !== job.id || job.version_number !== DRAFT_VERSION) {
+    await jobStatus(db, job.id, "SUPERSEDED");
+    await dropFile();
+    return { state: "skipped" };
+  }
   if (p.source_dataset_id != null) return copyRows(db, ws, job, p.source_dataset_id);
+  if (p.file) {
+    if (!blobs) throw new Error(`dataset job ${job.id} loads a file, and no bucket was given`);
+    return loadFile(db, blobs, ws, job, p.file);
+  }
   // The draft holds one fill's result: rows of earlier fills go (this job's own survive a redelivery).
   await runBatch(db, [jobStatus(db, job.id, "RUNNING"), db.delete(datasetRows).where(and(eq(datasetRows.datasetId, job.dataset_id), ne(datasetRows.jobId, job.id)))]);
 
@@ -131,10 +154,92 @@ async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Prom
   return { state: "copied", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { rows_added: number }).rows_added };
 }
 
-/** The dead-letter queue's (or the job sweeper's) verdict on a fill job: FAILED, unless it finished or was superseded meanwhile. */
-export async function markFillFailed(db: Db, ws: number, jobId: number): Promise<void> {
-  await db
+/**
+ * from-file: the stored file's rows into the draft, in statements of up to FILE_CHUNK_ROWS rows that
+ * each carry their values as one JSON parameter. A redelivered job counts the rows it already wrote
+ * and skips as many rows of the file (each statement is atomic, so the count is a statement boundary).
+ * The request read the same file through the same reader, so a content error here is a bug or a
+ * change of limits since: the job fails rather than retrying for ever.
+ */
+async function loadFile(db: Db, blobs: R2Bucket, ws: number, job: JobRow, file: FileFillParams): Promise<FillOutcome> {
+  await runBatch(db, [jobStatus(db, job.id, "RUNNING"), db.delete(datasetRows).where(and(eq(datasetRows.datasetId, job.dataset_id), ne(datasetRows.jobId, job.id)))]);
+  const [{ done }] = await db
+    .select({ done: sql<number>`count(*)` })
+    .from(datasetRows)
+    .where(and(eq(datasetRows.datasetId, job.dataset_id), eq(datasetRows.jobId, job.id)));
+  const fail = async () => {
+    await markFillFailed(db, ws, job.id);
+    await blobs.delete(file.blob_key);
+    return { state: "failed" as const };
+  };
+  const object = await blobs.get(file.blob_key);
+  if (!object) return fail();
+
+  let seen = 0;
+  let position = done;
+  let superseded = false;
+  let rows: string[] = [];
+  let chars = 0;
+  const write = async (final: boolean) => {
+    while (!superseded && rows.length > 0 && (final || rows.length >= FILE_CHUNK_ROWS || chars >= FILE_CHUNK_CHARS)) {
+      let n = 0;
+      let size = 0;
+      while (n < rows.length && n < FILE_CHUNK_ROWS && (n === 0 || size + rows[n].length <= FILE_CHUNK_CHARS)) size += rows[n++].length;
+      const chunk = rows.slice(0, n);
+      rows = rows.slice(n);
+      chars -= size;
+      const [res] = await runBatch(db, [
+        sql`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+            SELECT ${ws}, ${job.dataset_id}, ${job.id}, ${position} + j.key, NULL, j.value FROM json_each(${`[${chunk.join(",")}]`}) AS j
+            WHERE (SELECT current_job_id FROM datasets WHERE id = ${job.dataset_id}) = ${job.id}`,
+        heartbeat(db, job.id),
+      ]);
+      // Nothing written: a newer fill of the draft took over; finishJob marks this one SUPERSEDED.
+      if ((res.meta.changes ?? 0) === 0) superseded = true;
+      position += n;
+    }
+    return !superseded;
+  };
+  try {
+    await readDatasetFile(
+      object,
+      file.format,
+      (values) => {
+        if (seen++ < done) return;
+        rows.push(values);
+        chars += values.length;
+      },
+      () => write(false),
+    );
+    await write(true);
+  } catch (err) {
+    if (err instanceof DatasetFileError) return fail();
+    throw err;
+  }
+
+  const now = Date.now();
+  const [, , count] = await runBatch(db, [
+    finishJob(db, job, now),
+    db
+      .update(datasets)
+      .set({ columnNames: file.columns, updatedAt: now })
+      .where(and(eq(datasets.id, job.dataset_id), eq(datasets.currentJobId, job.id))),
+    rowsAddedOf(db, job.id),
+  ]);
+  await blobs.delete(file.blob_key);
+  return { state: "loaded", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { rows_added: number }).rows_added };
+}
+
+/**
+ * The dead-letter queue's (or the job sweeper's) verdict on a fill job: FAILED, unless it finished or
+ * was superseded meanwhile. With `blobs`, a from-file job's stored file goes too.
+ */
+export async function markFillFailed(db: Db, ws: number, jobId: number, blobs?: R2Bucket): Promise<void> {
+  const [job] = await db
     .update(datasetJobs)
     .set({ status: "FAILED", updatedAt: Date.now() })
-    .where(and(eq(datasetJobs.id, jobId), eq(datasetJobs.workspaceId, ws), inArray(datasetJobs.status, ["QUEUED", "RUNNING"])));
+    .where(and(eq(datasetJobs.id, jobId), eq(datasetJobs.workspaceId, ws), inArray(datasetJobs.status, ["QUEUED", "RUNNING"])))
+    .returning({ params: datasetJobs.params });
+  const file = (job?.params as FillParams | undefined)?.file;
+  if (file && blobs) await blobs.delete(file.blob_key);
 }

@@ -17,4 +17,16 @@ export interface FillParams {
   limit?: number | null;
   /** create-draft from an existing version: the job copies that version's rows instead of querying logs. */
   source_dataset_id?: number | null;
+  /** from-file: the job loads the rows of this stored file instead of querying logs. */
+  file?: FileFillParams | null;
+}
+
+/** A stored file a from-file job loads, and what the request found in it when it read it whole. */
+export interface FileFillParams {
+  blob_key: string;
+  file_name: string;
+  format: "csv" | "json";
+  bytes: number;
+  rows: number;
+  columns: string[];
 }

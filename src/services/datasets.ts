@@ -13,11 +13,11 @@ import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { datasetHoldsLogsOf, fillQuery } from "../logs";
-import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-params";
+import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./dataset-job-params";
 import { requireFolder } from "./folders";
 import { resourceConditions, resourceOrder, type ResourceListQuery } from "./resource-list";
 
-export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FillParams };
+export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams };
 
 
 export function groupView(g: DatasetGroupRow) {
@@ -115,17 +115,26 @@ export async function queueDraftFill(db: Db, auth: AuthContext, input: FromFilte
   const filterParams = explicit ? null : params;
   // Compiled now, so a group too large for one D1 statement is a 400 here, not a job that cannot run.
   if (!explicit) fillQuery(ws, params);
-  const draftSql = sql`SELECT id FROM datasets WHERE dataset_group_id = ${group.id} AND version_number = ${DRAFT_VERSION}`;
+  return queueDraftJob(db, auth, group.id, params, filterParams);
+}
+
+/**
+ * One batch: the group's draft (created when missing), a new job with `params`, and the draft pointed
+ * at it (which supersedes any earlier job of the draft). The job id is the caller's to queue.
+ */
+export async function queueDraftJob(db: Db, auth: AuthContext, groupId: number, params: FillParams, filterParams: FillParams | null) {
+  const ws = auth.workspaceId;
+  const draftSql = sql`SELECT id FROM datasets WHERE dataset_group_id = ${groupId} AND version_number = ${DRAFT_VERSION}`;
   const results = await runBatch(db, [
     sql`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id)
-        VALUES (${ws}, ${group.id}, ${DRAFT_VERSION}, '[]', ${auth.userId}) ON CONFLICT (dataset_group_id, version_number) DO NOTHING`,
+        VALUES (${ws}, ${groupId}, ${DRAFT_VERSION}, '[]', ${auth.userId}) ON CONFLICT (dataset_group_id, version_number) DO NOTHING`,
     sql`INSERT INTO dataset_jobs (workspace_id, dataset_id, params, created_by) SELECT ${ws}, d.id, ${JSON.stringify(params)}, ${auth.userId} FROM (${draftSql}) AS d RETURNING id, dataset_id`,
     sql`UPDATE datasets SET current_job_id = (SELECT max(id) FROM dataset_jobs WHERE dataset_id = datasets.id),
         filter_params = ${filterParams ? JSON.stringify(filterParams) : null}, updated_at = ${nowMs}
         WHERE id = (${draftSql})`,
   ]);
   const job = results[1].results[0] as { id: number; dataset_id: number };
-  return { jobId: job.id, datasetId: job.dataset_id, datasetGroupId: group.id };
+  return { jobId: job.id, datasetId: job.dataset_id, datasetGroupId: groupId };
 }
 
 /** The draft becomes the group's next numbered version; refused while a fill is still writing it. */

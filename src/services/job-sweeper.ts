@@ -95,7 +95,7 @@ const fills: JobKind<Stopped & { id: number }> = {
         .returning({ id: datasetJobs.id }),
     ),
   message: (j) => ({ v: 1, kind: "dataset_fill", workspace_id: j.workspaceId, job_id: j.id }),
-  giveUp: ({ db }, j) => markFillFailed(db, j.workspaceId, j.id),
+  giveUp: ({ db, env }, j) => markFillFailed(db, j.workspaceId, j.id, env.BLOBS),
 };
 
 const evaluationRuns: JobKind<Stopped & { id: number }> = {

@@ -113,6 +113,24 @@ describe("CsvRowStream", () => {
     expect(() => rows('a,b\n"open,1\n', 4)).toThrow(CsvError);
     expect(() => rows("a\u0000b", 4)).toThrow(/binary/);
   });
+  it("gives each row the line it starts on: blank lines and line breaks inside quoted fields count, across parses", () => {
+    const lines = (text: string, size: number) => {
+      const out: number[] = [];
+      const s = new CsvRowStream((_r, line) => out.push(line));
+      for (const p of pieces(text, size)) s.write(p);
+      s.end();
+      return out;
+    };
+    for (const size of [1, 5, 1 << 21]) expect(lines(awkward, size)).toEqual([1, 2, 5]);
+    expect(lines('a\r"b\rc"\rd', 3)).toEqual([1, 2, 4]);
+    // More than one parse (1 MiB each): rows of 2 lines, then a row after them.
+    const many = Array.from({ length: 40_000 }, (_, i) => `${i},"x\ny"`).join("\n");
+    const got = lines(`${many}\nlast,1\n`, 64 * 1024);
+    expect(got).toHaveLength(40_001);
+    expect(got[39_999]).toBe(79_999);
+    expect(got[40_000]).toBe(80_001);
+    expect(() => lines(`${many}\n"open,1\n`, 64 * 1024)).toThrow(/unclosed quoted field starting on line 80001$/);
+  });
 });
 
 describe("cursors", () => {

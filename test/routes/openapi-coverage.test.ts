@@ -14,7 +14,6 @@ const NOT_YET: Record<string, string> = {
   "post /api/public/v2/dataset-versions/add-trace": "traces",
   "post /api/public/v2/traces/analytics/custom-analytics": "traces analytics (needs stored traces)",
   // Not built yet.
-  "post /api/public/v2/dataset-versions/from-file": "dataset versions from a file",
   "post /api/public/v2/tables/{}/sheets/{}/imports/file": "imports into an existing sheet",
   "post /api/public/v2/tables/{}/sheets/{}/imports/request-logs": "imports into an existing sheet",
   "get /api/public/v2/tables/{}/sheets/{}/versions": "sheet versions",

@@ -1,6 +1,10 @@
-// Datasets: groups, drafts filled from request logs on the queue, saved versions, listing and rows.
+// Datasets: groups, drafts filled on the queue (from request logs or a file), saved versions, listing and rows.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Deps } from "../../env";
+import { receiveUpload } from "../../http/file-upload";
+import { validationError } from "../../lib/validation";
+import { MAX_COLUMN_NAME_CHARS, MAX_FILE_COLUMNS, MAX_ROW_BYTES, queueFileFill } from "../../services/dataset-file";
 import { DATASET_JOB_STATUSES } from "../../db/schema";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../http/openapi";
@@ -96,6 +100,55 @@ const fromFilterParams = defineRoute({
   responses: {
     201: json(
       z.object({ success: z.literal(true), message: z.string(), dataset_id: z.int(), dataset_group_id: z.int(), version_number: z.int() }).openapi("CreateDatasetVersionFromFilterParamsResponse"),
+      "Queued",
+    ),
+  },
+});
+
+const FromFileBody = z
+  .object({
+    dataset_group_id: PositiveId.openapi({ description: "The group whose draft receives the file's rows (another workspace's is a 404)." }),
+    file_name: z
+      .string()
+      .min(1, "must not be empty")
+      .max(255, "must be at most 255 characters")
+      // Spelled without the i flag, so the pattern reads the same in /openapi.json.
+      .regex(/\.([cC][sS][vV]|[jJ][sS][oO][nN])$/, "must end in .csv or .json")
+      .openapi({ description: "Its extension (.csv or .json, any case) says how the file is read." }),
+    file_content_base64: z.string().min(1, "must not be empty").openapi({ description: "The file, base64-encoded; at most IMPORT_MAX_FILE_BYTES (100 MiB) decoded, streamed, never buffered." }),
+  })
+  .openapi("CreateDatasetVersionFromFileRequest");
+
+/** What the streamed body holds once read: the file field is "" (its bytes are in R2). */
+const FromFileFields = FromFileBody.extend({ file_content_base64: z.string() });
+
+const fromFile = defineRoute({
+  method: "post",
+  path: "/api/public/v2/dataset-versions/from-file",
+  tags,
+  summary: "Fill the group's draft from a CSV or JSON file",
+  description:
+    "The file is streamed to storage and read whole before the answer, so a bad one is refused with nothing queued: bad base64, " +
+    "an empty file or one without rows, text that is not UTF-8, or a CSV/JSON error (the message names the line) is a 400; a file over " +
+    `IMPORT_MAX_FILE_BYTES, or a row over ${MAX_ROW_BYTES} bytes as JSON, a 413. A CSV's first row names the columns (each named, ` +
+    `unique, at most ${MAX_COLUMN_NAME_CHARS} characters, at most ${MAX_FILE_COLUMNS}); a row with more fields than the header is a 400, ` +
+    "one with fewer leaves the rest null; cells are text. A JSON file is an array of objects: the columns are the keys in the order they " +
+    "first appear, values are kept as they are. Then, as from-filter-params, the draft (created when missing) gets a queued job that " +
+    "replaces its rows with the file's, in file order; dataset_id is the draft, version_number -1.",
+  bodyLimit: false,
+  errors: [404],
+  request: { body: body(FromFileBody) },
+  responses: {
+    201: json(
+      z
+        .object({
+          success: z.literal(true),
+          message: z.string(),
+          dataset_id: z.int().openapi({ description: "The draft the queued job fills." }),
+          dataset_group_id: z.int(),
+          version_number: z.int().openapi({ description: "-1: the draft" }),
+        })
+        .openapi("CreateDatasetVersionFromFileResponse"),
       "Queued",
     ),
   },
@@ -242,7 +295,7 @@ async function enqueueFill(deps: Deps, workspaceId: number, jobId: number): Prom
   try {
     await enqueue(deps.jobs, { v: 1, kind: "dataset_fill", workspace_id: workspaceId, job_id: jobId });
   } catch (err) {
-    await markFillFailed(deps.db, workspaceId, jobId).catch(() => {});
+    await markFillFailed(deps.db, workspaceId, jobId, deps.blobs).catch(() => {});
     throw err;
   }
 }
@@ -260,6 +313,27 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
     await enqueueFill(c.var.deps, auth.workspaceId, queued.jobId);
     return c.json(
       { success: true as const, message: "Dataset version creation queued", dataset_id: queued.datasetId, dataset_group_id: queued.datasetGroupId, version_number: -1 },
+      201,
+    );
+  });
+
+  // The body is read as a stream (a 100 MiB file must never be held whole), so this route is
+  // documented from its schema but validated by hand after streaming, not by the JSON validator.
+  const { middleware: fromFileMiddleware, ...fromFileDoc } = fromFile as typeof fromFile & { middleware: MiddlewareHandler<AppEnv>[] };
+  app.openAPIRegistry.registerPath(fromFileDoc);
+  app.on(["POST"], ["/api/public/v2/dataset-versions/from-file"], ...fromFileMiddleware, async (c) => {
+    const auth = c.get("auth");
+    const { deps } = c.var;
+    const received = await receiveUpload(c, `dataset-files/${auth.workspaceId}/${crypto.randomUUID()}`, ["file_content_base64"]);
+    const parsed = FromFileFields.safeParse(received.fields);
+    if (!parsed.success) {
+      if (received.file?.blobKey) await deps.blobs.delete(received.file.blobKey);
+      throw validationError(parsed.error.issues, { target: "json", data: received.fields });
+    }
+    const queued = await queueFileFill(deps.db, deps.blobs, auth, { ...parsed.data, file: received.file });
+    await enqueueFill(deps, auth.workspaceId, queued.jobId);
+    return c.json(
+      { success: true as const, message: "Dataset version creation job queued", dataset_id: queued.datasetId, dataset_group_id: queued.datasetGroupId, version_number: -1 },
       201,
     );
   });

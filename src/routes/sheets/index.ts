@@ -1,15 +1,14 @@
 // /api/public/v2/tables/{table_id}/sheets: create (blank 201, or import 202 with the file streamed
 // to R2), list, get, update, delete; and the import operation polling endpoint.
-import { maxBytesOf } from "../../http/middleware";
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv, Env } from "../../env";
+import type { AppEnv } from "../../env";
+import { receiveUpload } from "../../http/file-upload";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../http/openapi";
 import { UuidParam } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
 import { createFileImport, createRequestLogImport } from "../../services/sheet-imports";
-import { maxBodyBytes, receiveSheetBody, type UploadLimits } from "../../services/sheet-upload";
 import {
   createBlankSheet,
   deleteSheet,
@@ -30,20 +29,6 @@ const OperationParams = z.object({
   table_id: UuidParam("table_id"),
   operation_id: z.string().min(1).max(255).openapi({ param: { name: "operation_id", in: "path" } }),
 });
-
-const MIB = 1024 * 1024;
-
-function uploadLimits(env: Env): UploadLimits {
-  const num = (v: string | undefined, dflt: number, min: number) => {
-    const n = Number(v);
-    return Number.isSafeInteger(n) && n >= min ? n : dflt;
-  };
-  return {
-    maxFileBytes: num(env.IMPORT_MAX_FILE_BYTES, 100 * MIB, 1),
-    maxFieldChars: maxBytesOf(env, "JSON_MAX_BYTES"),
-    partBytes: num(env.IMPORT_PART_BYTES, 8 * MIB, 5 * MIB),
-  };
-}
 
 const ImportAnswer = z.object({
   success: z.literal(true),
@@ -143,10 +128,6 @@ const operationRoute = defineRoute({
   },
 });
 
-function isJson(contentType: string): boolean {
-  return /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType.trim());
-}
-
 export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
   // Registered first: "operations" must not be read as a sheet id.
   app.openapi(operationRoute, async (c) => {
@@ -171,19 +152,9 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
     const auth = c.get("auth");
     await requireTable(db, auth.workspaceId, tableId);
 
-    const contentType = c.req.header("content-type");
-    if (contentType ? !isJson(contentType) : c.req.raw.body !== null) {
-      throw new ApiError("unsupported_media_type", "the body must be application/json");
-    }
-    const limits = uploadLimits(c.var.deps.env);
-    const declared = Number(c.req.header("content-length"));
-    if (Number.isFinite(declared) && declared > maxBodyBytes(limits)) {
-      throw new ApiError("payload_too_large", `source.file_content_base64: the file is larger than ${limits.maxFileBytes} bytes`);
-    }
-    const blobKey = `imports/${auth.workspaceId}/${crypto.randomUUID()}`;
-    const received = await receiveSheetBody(c.req.raw.body, c.var.deps.blobs, blobKey, limits);
+    const received = await receiveUpload(c, `imports/${auth.workspaceId}/${crypto.randomUUID()}`, ["source", "file_content_base64"]);
     const dropBlob = () => (received.file?.blobKey ? c.var.deps.blobs.delete(received.file.blobKey) : Promise.resolve());
-    const input = { ...received.fields, ...(received.source !== undefined ? { source: received.source } : {}) };
+    const input = received.fields;
     const parsed = CreateSheetBody.safeParse(input);
     if (!parsed.success) {
       await dropBlob();
