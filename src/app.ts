@@ -31,6 +31,7 @@ import { registerEnvVarRoutes } from "./routes/env-vars";
 import { registerAnalyticsRoutes } from "./routes/analytics";
 import { registerTrackingRoutes } from "./routes/tracking";
 import { registerRealtimeRoutes } from "./routes/realtime";
+import { registerTraceRoutes } from "./routes/traces";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string, bodyTypes?: string[]): ApiError {
@@ -112,6 +113,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerEnvVarRoutes(app);
   registerAnalyticsRoutes(app);
   registerTrackingRoutes(app);
+  registerTraceRoutes(app);
   registerRealtimeRoutes(app);
   registerDocsRoutes(app);
   return app;

@@ -14,6 +14,8 @@ export interface Env extends BlockSettings {
   REALTIME: DurableObjectNamespace<RealtimeHub>;
   SUGGESTIONS_LIMITER: RateLimit;
   LOG_REQUEST_MAX_BYTES?: string;
+  /** Largest trace export (OTLP, before and after gunzip) or spans-bulk body. */
+  TRACES_MAX_BYTES?: string;
   JSON_MAX_BYTES?: string;
   AUTH_CACHE_TTL_MS?: string;
   AUTH_KEY_CACHE_MS?: string;

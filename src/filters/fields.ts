@@ -32,6 +32,9 @@ export const FILTER_OPERATORS = [
 ] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
+/** The name of the span a log was made from (a correlated lookup by its primary key). */
+export const SPAN_NAME = "(SELECT s.name FROM spans AS s WHERE s.workspace_id = r.workspace_id AND s.trace_id = r.trace_id AND s.span_id = r.span_id)";
+
 export type FieldType = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "nested" | "score";
 
 /** A column of request_logs (alias r), as SQL built from constants only. */
@@ -85,6 +88,9 @@ export const FILTER_FIELDS = {
   // Not in PromptLayer's list: the request group and the named scores the tracking calls add.
   group_id: { type: "numeric", integer: true, column: "r.group_id", nullable: true },
   scores: { type: "score", json: "r.scores" },
+  // Logs made from spans: the trace, and the name of the span that made the log.
+  trace_id: { type: "string", column: "r.trace_id", nullable: true },
+  span_name: { type: "string", column: SPAN_NAME, nullable: true },
 } as const satisfies Record<string, FieldSpec>;
 
 export type FilterField = keyof typeof FILTER_FIELDS;

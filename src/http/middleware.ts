@@ -107,7 +107,7 @@ export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
 const DEFAULT_MAX_BYTES = 1_048_576;
 
 /** The env vars that name a body size in bytes. */
-export type BodyLimitVar = "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES" | "SKILL_JSON_MAX_BYTES" | "SKILL_UPLOAD_MAX_BYTES";
+export type BodyLimitVar = "LOG_REQUEST_MAX_BYTES" | "JSON_MAX_BYTES" | "SKILL_JSON_MAX_BYTES" | "SKILL_UPLOAD_MAX_BYTES" | "TRACES_MAX_BYTES";
 
 function bytesFrom(value: string | undefined): number {
   const n = Number(value);

@@ -188,6 +188,9 @@ export interface FacetScalars {
   status: string;
   promptId: number | null;
   promptName: string | null;
+  /** A log made from a span: its trace and the span's name. */
+  traceId?: string | null;
+  spanName?: string | null;
 }
 
 const KEY_FIELDS: Partial<Record<IndexKind, [keys: FacetField, values: FacetField]>> = {
@@ -212,6 +215,8 @@ export function facetRowsOf(scalars: FacetScalars, rows: IndexRow[]): FacetRow[]
   add("status", "", scalars.status);
   if (scalars.promptId !== null) add("prompt_id", "", String(scalars.promptId));
   if (scalars.promptName) add("prompt", scalars.promptId === null ? "" : String(scalars.promptId), scalars.promptName);
+  if (scalars.traceId) add("trace_id", "", scalars.traceId);
+  if (scalars.spanName) add("span_name", "", scalars.spanName);
   for (const [kind, key, value] of rows) {
     if (kind === "tag") add("tags", "", value);
     else if (kind === "tool") add("tool_names", "", value);

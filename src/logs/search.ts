@@ -5,7 +5,7 @@
 import { sql as sqlOf } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { FACET_FIELDS, type FacetField } from "../db/schema";
-import { compileRequestLogQuery, facetLookupsOf, isGroup, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
+import { compileRequestLogQuery, facetLookupsOf, isGroup, SPAN_NAME, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { toIso } from "../lib/time";
 import { indexed } from "./index-rows";
 import { runBatch } from "../db/batch";
@@ -181,6 +181,8 @@ const SOURCES: Record<SuggestionField, { column: string } | { kind: string; on: 
   metadata_values: { kind: "metadata", on: "value" },
   output_values: { kind: "output", on: "value" },
   input_variable_values: { kind: "input_variable", on: "value" },
+  trace_id: { column: "r.trace_id" },
+  span_name: { column: SPAN_NAME },
 };
 
 export const SUGGESTION_LIMIT = { default: 50, max: 1000 } as const;

@@ -40,6 +40,8 @@ export interface RequestLogInput {
   error_message?: string | null;
   request_start_time: number;
   request_end_time: number;
+  /** The span the call ran in (track-request's span_id); the log learns its trace when the span arrives. */
+  span_id?: string | null;
 }
 
 export interface LoggedRequest {
@@ -113,6 +115,7 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
       requestEndTime: input.request_end_time,
       createdBy: auth.userId,
       apiKeyId: auth.apiKeyId,
+      spanId: input.span_id ?? null,
       ...searchColumnsOf(input),
     })
     .returning({ id: requestLogs.id });
@@ -217,7 +220,8 @@ export function requestLogView(r: RequestLogRow) {
     request_start_time: toIso(r.requestStartTime),
     request_end_time: toIso(r.requestEndTime),
     latency_ms: latency,
-    trace_id: null,
+    trace_id: r.traceId,
+    span_id: r.spanId,
     created_at: toIso(r.createdAt),
   };
 }

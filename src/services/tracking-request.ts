@@ -33,6 +33,8 @@ export interface TrackRequestInput {
   provider_type?: string | null;
   args?: unknown[] | null;
   kwargs: Record<string, unknown>;
+  /** The span the call ran in (the SDK's run()); the log links to its trace when the span arrives. */
+  span_id?: string | null;
   request_response?: unknown;
   request_start_time: number;
   request_end_time: number;
@@ -119,6 +121,7 @@ export async function trackRequest(db: Db, auth: AuthContext, body: TrackRequest
     group_id: body.group_id ?? null,
     request_start_time: body.request_start_time,
     request_end_time: Math.max(body.request_end_time, body.request_start_time),
+    span_id: body.span_id ?? null,
   };
   const logged = await createRequestLog(db, auth, input);
   return {

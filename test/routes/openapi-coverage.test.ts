@@ -6,13 +6,7 @@ import { call, json } from "../helpers/api";
 
 /** Operations not served yet, with what they wait for. Remove a line when it lands. */
 const NOT_YET: Record<string, string> = {
-  // Tracing: spans and traces are not stored yet.
-  "post /spans-bulk": "traces",
-  "post /v1/traces": "traces",
-  "get /api/public/v2/traces/{}": "traces",
-  "post /api/public/v2/traces/{}/close": "traces",
-  "post /api/public/v2/dataset-versions/add-trace": "traces",
-  "post /api/public/v2/traces/analytics/custom-analytics": "traces analytics (needs stored traces)",
+  "post /api/public/v2/traces/analytics/custom-analytics": "traces analytics",
   // Not built yet.
   "post /api/public/v2/tables/{}/sheets/{}/imports/file": "imports into an existing sheet",
   "post /api/public/v2/tables/{}/sheets/{}/imports/request-logs": "imports into an existing sheet",

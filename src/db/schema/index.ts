@@ -9,3 +9,4 @@ export * from "./skills";
 export * from "./tables";
 export * from "./webhooks";
 export * from "./evaluations";
+export * from "./traces";

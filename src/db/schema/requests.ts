@@ -8,6 +8,21 @@ export const REQUEST_STATUSES = ["SUCCESS", "WARNING", "ERROR"] as const;
 
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
 
+/** error_type → the statuses it may be logged with (the interface's table). */
+export const ERROR_TYPE_STATUSES = {
+  PROVIDER_RATE_LIMIT: ["WARNING", "ERROR"],
+  PROVIDER_QUOTA_LIMIT: ["WARNING", "ERROR"],
+  PROVIDER_PARTIAL_RESPONSE: ["WARNING"],
+  VARIABLE_MISSING_OR_EMPTY: ["WARNING"],
+  PROVIDER_TIMEOUT: ["ERROR"],
+  PROVIDER_AUTH_ERROR: ["ERROR"],
+  PROVIDER_ERROR: ["ERROR"],
+  TEMPLATE_RENDER_ERROR: ["ERROR"],
+  UNKNOWN_ERROR: ["WARNING", "ERROR"],
+} as const satisfies Record<string, readonly (typeof REQUEST_STATUSES)[number][]>;
+
+export type ErrorType = keyof typeof ERROR_TYPE_STATUSES;
+
 /** Kinds of rows in the search side table; tag and tool rows have key ''. */
 export const INDEX_KINDS = ["tag", "tool", "metadata", "input_variable", "output"] as const;
 
@@ -38,6 +53,8 @@ export const FACET_FIELDS = [
   "metadata_values",
   "output_values",
   "input_variable_values",
+  "trace_id",
+  "span_name",
 ] as const;
 
 export type FacetField = (typeof FACET_FIELDS)[number];
@@ -86,6 +103,9 @@ export const requestLogs = sqliteTable(
     outputFormat: text("output_format", { enum: OUTPUT_FORMATS }).notNull().default("empty"),
     userIntent: text("user_intent", { enum: USER_INTENTS }),
     agentIntent: text("agent_intent", { enum: AGENT_INTENTS }),
+    /** The span the log was made from or for (spans-bulk, OTLP, or track-request's span_id). */
+    traceId: text("trace_id"),
+    spanId: text("span_id"),
   },
   (t) => [
     // Newest-first listing and a covering scan for filters on the scalar fields: counting matches
@@ -112,6 +132,9 @@ export const requestLogs = sqliteTable(
     index("request_logs_workspace_provider_latency").on(t.workspaceId, t.provider, sql`(${t.requestEndTime} - ${t.requestStartTime})`),
     index("request_logs_workspace_price_start").on(t.workspaceId, t.price, t.requestStartTime),
     index("request_logs_workspace_group").on(t.workspaceId, t.groupId),
+    // One log per span (NULLs are distinct, so logs without a span are not constrained); also the
+    // trace_id filter's index.
+    uniqueIndex("request_logs_workspace_trace_span").on(t.workspaceId, t.traceId, t.spanId),
   ],
 );
 

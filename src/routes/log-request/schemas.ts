@@ -2,24 +2,11 @@
 import { z } from "@hono/zod-openapi";
 import { PromptBlueprint, PromptVersionSchema, Timestamp } from "../../lib/schemas";
 
-import { REQUEST_STATUSES as STATUSES } from "../../db/schema";
+import { ERROR_TYPE_STATUSES, REQUEST_STATUSES as STATUSES, type ErrorType } from "../../db/schema";
 
 export { STATUSES };
 
-/** error_type → the statuses it may be logged with (the interface's table). */
-export const ERROR_TYPE_STATUSES = {
-  PROVIDER_RATE_LIMIT: ["WARNING", "ERROR"],
-  PROVIDER_QUOTA_LIMIT: ["WARNING", "ERROR"],
-  PROVIDER_PARTIAL_RESPONSE: ["WARNING"],
-  VARIABLE_MISSING_OR_EMPTY: ["WARNING"],
-  PROVIDER_TIMEOUT: ["ERROR"],
-  PROVIDER_AUTH_ERROR: ["ERROR"],
-  PROVIDER_ERROR: ["ERROR"],
-  TEMPLATE_RENDER_ERROR: ["ERROR"],
-  UNKNOWN_ERROR: ["WARNING", "ERROR"],
-} as const satisfies Record<string, readonly (typeof STATUSES)[number][]>;
-
-export type ErrorType = keyof typeof ERROR_TYPE_STATUSES;
+export { ERROR_TYPE_STATUSES, type ErrorType };
 const ERROR_TYPES = Object.keys(ERROR_TYPE_STATUSES) as [ErrorType, ...ErrorType[]];
 
 const wholeNumber = (iss: { input?: unknown }) =>

@@ -45,6 +45,7 @@ const RequestLogDetail = z
     request_end_time: z.string(),
     latency_ms: z.number(),
     trace_id: z.string().nullable(),
+    span_id: z.string().nullable(),
     created_at: z.string(),
   })
   .openapi("RequestLogDetail");

@@ -1,0 +1,49 @@
+// Traces: spans as received (OTLP or spans-bulk), one row per (workspace, trace id, span id), and the
+// traces closed to further spans.
+import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { nowMs as now } from "../sql";
+
+export const spans = sqliteTable(
+  "spans",
+  {
+    workspaceId: integer("workspace_id").notNull(),
+    /** 32 lowercase hex digits. */
+    traceId: text("trace_id").notNull(),
+    /** 16 lowercase hex digits. */
+    spanId: text("span_id").notNull(),
+    parentSpanId: text("parent_span_id"),
+    name: text("name").notNull(),
+    /** OTLP SpanKind: 0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
+    kind: integer("kind").notNull().default(0),
+    /** Epoch milliseconds (fractional: span times are nanoseconds). */
+    startTime: real("start_time").notNull(),
+    endTime: real("end_time").notNull(),
+    /** OTLP StatusCode: 0 unset, 1 ok, 2 error. */
+    statusCode: integer("status_code").notNull().default(0),
+    statusMessage: text("status_message"),
+    attributes: text("attributes", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    events: text("events", { mode: "json" }).notNull().$type<unknown[]>(),
+    links: text("links", { mode: "json" }).notNull().$type<unknown[]>(),
+    resource: text("resource", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    scope: text("scope", { mode: "json" }).$type<{ name: string; version: string | null } | null>(),
+    /** The request log the span made (an LLM span, or a span sent with log_request). */
+    requestLogId: integer("request_log_id"),
+    /** The ingestion that stored the span (an id per request): a span sent again keeps its first one. */
+    ingestId: text("ingest_id").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.traceId, t.spanId] }), index("spans_workspace_start").on(t.workspaceId, t.startTime)],
+);
+
+export type SpanRow = typeof spans.$inferSelect;
+
+export const traceClosures = sqliteTable(
+  "trace_closures",
+  {
+    id: text("id").notNull(),
+    workspaceId: integer("workspace_id").notNull(),
+    traceId: text("trace_id").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.traceId] })],
+);

@@ -1,0 +1,344 @@
+// Spans and the request logs they make, written in one D1 batch per ingestion whatever the number of
+// spans: each kind of row travels as JSON in one bound parameter per statement (json_each), chunked by
+// size. A span is keyed by (workspace, trace id, span id): sent again it is stored once and makes one
+// log. Spans of a closed trace are refused, and the insert itself checks the closure too.
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { runBatch } from "../db/batch";
+import { requestLogFacets, requestLogs, requestLogValues, spans, traceClosures, type SpanRow } from "../db/schema";
+import type { AuthContext } from "../env";
+import { ApiError } from "../lib/errors";
+import { chainIncludes } from "../lib/error-text";
+import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
+import { findTemplate, resolveVersion } from "../services/prompt-templates";
+import type { SpanExtras, SpanInput } from "../traces/span-input";
+import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow } from "./index-rows";
+import { chunkIndexRows, type RequestLogInput } from "./write";
+
+/** What a span says about the prompt its log used: by name or id, with a version number or a label. */
+export interface SpanPromptRef {
+  name: string | null;
+  id: number | null;
+  version: number | null;
+  label: string | null;
+}
+
+export interface SpanToStore {
+  span: SpanInput;
+  extras: SpanExtras;
+  /** The log the span makes, if any. */
+  log: Omit<RequestLogInput, "group_id"> | null;
+  prompt: SpanPromptRef | null;
+}
+
+export interface StoredSpans {
+  /** Spans taken (new ones and ones stored before), in the order given. */
+  spans: { id: string; name: string; span_id: string; trace_id: string; created: boolean }[];
+  /** The logs of the spans taken (made now or before). */
+  requestLogs: { id: number; span_id: string; trace_id: string }[];
+  /** Spans refused because their trace is closed. */
+  rejected: { span_id: string; trace_id: string }[];
+  closedTraceIds: string[];
+}
+
+const key = (traceId: string, spanId: string) => `${traceId}:${spanId}`;
+
+/** The trace ids among `traceIds` that are closed in the workspace. */
+export async function closedTraces(db: Db, workspaceId: number, traceIds: string[]): Promise<Set<string>> {
+  if (traceIds.length === 0) return new Set();
+  const rows = await db
+    .select({ traceId: traceClosures.traceId })
+    .from(traceClosures)
+    .where(and(eq(traceClosures.workspaceId, workspaceId), sql`${traceClosures.traceId} IN (SELECT value FROM json_each(${JSON.stringify(traceIds)}))`));
+  return new Set(rows.map((r) => r.traceId));
+}
+
+/** Resolves each distinct prompt reference once; an unknown prompt, version or label links nothing. */
+async function resolvePrompts(db: Db, workspaceId: number, refs: SpanPromptRef[]) {
+  const out = new Map<string, { promptId: number; promptName: string; version: number; versionId: number } | null>();
+  for (const ref of refs) {
+    const id = JSON.stringify(ref);
+    if (out.has(id)) continue;
+    const template = await findTemplate(db, workspaceId, ref.id != null ? String(ref.id) : (ref.name ?? ""));
+    if (!template || (ref.id != null && template.id !== ref.id)) {
+      out.set(id, null);
+      continue;
+    }
+    const version = await resolveVersion(db, template.id, { version: ref.version, label: ref.version != null ? null : ref.label }).catch(() => null);
+    out.set(id, version ? { promptId: template.id, promptName: template.name, version: version.version, versionId: version.id } : null);
+  }
+  return out;
+}
+
+const LOG_COLUMNS = [
+  "workspace_id",
+  "provider",
+  "model",
+  "api_type",
+  "input",
+  "output",
+  "parameters",
+  "tags",
+  "metadata",
+  "prompt_name",
+  "prompt_id",
+  "prompt_version_number",
+  "prompt_version_id",
+  "prompt_input_variables",
+  "input_tokens",
+  "output_tokens",
+  "price",
+  "function_name",
+  "score",
+  "score_name",
+  "scores",
+  "status",
+  "error_type",
+  "error_message",
+  "request_start_time",
+  "request_end_time",
+  "created_by",
+  "api_key_id",
+  "input_text",
+  "output_text",
+  "output_format",
+  "user_intent",
+  "agent_intent",
+  "trace_id",
+  "span_id",
+] as const;
+const JSON_COLUMNS = new Set(["input", "output", "parameters", "tags", "metadata", "prompt_input_variables", "scores"]);
+
+/**
+ * Stores the spans not stored before and the logs of the new ones, refusing spans of closed traces;
+ * with `closeAfter`, closes every trace of the batch afterwards. One batch, so a failure leaves nothing.
+ */
+export async function storeSpans(db: Db, auth: AuthContext, items: SpanToStore[], opts: { ingestId: string; closeAfter: boolean }): Promise<StoredSpans> {
+  const ws = auth.workspaceId;
+  const traceIds = [...new Set(items.map((i) => i.span.traceId))];
+  const closed = await closedTraces(db, ws, traceIds);
+  const rejected = items.filter((i) => closed.has(i.span.traceId)).map((i) => ({ span_id: i.span.spanId, trace_id: i.span.traceId }));
+  // A span twice in one batch is taken once (the first).
+  const seen = new Set<string>();
+  const open = items.filter((i) => {
+    const k = key(i.span.traceId, i.span.spanId);
+    if (closed.has(i.span.traceId) || seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+  const before = await existingSpans(db, ws, open.map((i) => i.span));
+  const fresh = open.filter((i) => !before.has(key(i.span.traceId, i.span.spanId)));
+  const withLogs = fresh.filter((i) => i.log !== null);
+  const prompts = await resolvePrompts(db, ws, withLogs.map((i) => i.prompt).filter((p): p is SpanPromptRef => p !== null));
+  const now = Date.now();
+
+  const spanRows = fresh.map((i) => ({
+    t: i.span.traceId,
+    s: i.span.spanId,
+    p: i.span.parentSpanId,
+    n: i.span.name,
+    k: i.span.kind,
+    st: i.span.startTimeMs,
+    et: i.span.endTimeMs,
+    sc: i.span.status.code,
+    sm: i.span.status.message,
+    a: i.span.attributes,
+    e: i.span.events,
+    l: i.extras.links,
+    r: i.span.resource,
+    o: i.extras.scope,
+  }));
+  const statements = [];
+  for (const json of chunkIndexRows(spanRows, 512 * 1024)) {
+    statements.push(sql`
+      INSERT INTO spans (workspace_id, trace_id, span_id, parent_span_id, name, kind, start_time, end_time, status_code, status_message,
+                         attributes, events, links, resource, scope, ingest_id, created_at)
+      SELECT ${ws}, j.value ->> 't', j.value ->> 's', j.value ->> 'p', j.value ->> 'n', j.value ->> 'k', j.value ->> 'st', j.value ->> 'et',
+             j.value ->> 'sc', j.value ->> 'sm', j.value -> 'a', j.value -> 'e', j.value -> 'l', j.value -> 'r', j.value -> 'o', ${opts.ingestId}, ${now}
+      FROM json_each(${json}) AS j
+      WHERE NOT EXISTS (SELECT 1 FROM trace_closures c WHERE c.workspace_id = ${ws} AND c.trace_id = j.value ->> 't')
+      ON CONFLICT DO NOTHING`);
+  }
+
+  const logRows: Record<string, unknown>[] = [];
+  const indexRows: unknown[] = [];
+  const facetCounts = new Map<string, { row: FacetRow; n: number }>();
+  for (const i of withLogs) {
+    const log = i.log!;
+    const link = i.prompt ? prompts.get(JSON.stringify(i.prompt)) : null;
+    const promptName = link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null;
+    const promptId = link?.promptId ?? null;
+    const rows = indexRowsOf(log);
+    const search = searchColumnsOf(log);
+    logRows.push({
+      workspace_id: ws,
+      provider: log.provider,
+      model: log.model,
+      api_type: log.api_type ?? null,
+      input: log.input,
+      output: log.output,
+      parameters: log.parameters,
+      tags: log.tags,
+      metadata: log.metadata,
+      prompt_name: promptName,
+      prompt_id: promptId,
+      prompt_version_number: link?.version ?? null,
+      prompt_version_id: link?.versionId ?? null,
+      prompt_input_variables: log.prompt_input_variables,
+      input_tokens: log.input_tokens,
+      output_tokens: log.output_tokens,
+      price: log.price,
+      function_name: log.function_name,
+      score: log.score,
+      score_name: log.score_name ?? null,
+      scores: log.score_name ? { [log.score_name]: log.score } : log.score !== 0 ? { default: log.score } : {},
+      status: log.status,
+      error_type: log.error_type ?? null,
+      error_message: log.error_message ?? null,
+      request_start_time: Math.round(log.request_start_time),
+      request_end_time: Math.round(log.request_end_time),
+      created_by: auth.userId,
+      api_key_id: auth.apiKeyId,
+      input_text: search.inputText,
+      output_text: search.outputText,
+      output_format: search.outputFormat,
+      user_intent: search.userIntent,
+      agent_intent: search.agentIntent,
+      trace_id: i.span.traceId,
+      span_id: i.span.spanId,
+    });
+    for (const r of rows) indexRows.push([i.span.traceId, i.span.spanId, ...r]);
+    for (const f of facetRowsOf({ model: log.model, provider: log.provider, status: log.status, promptId, promptName, traceId: i.span.traceId, spanName: i.span.name || null }, rows)) {
+      const id = JSON.stringify(f);
+      const c = facetCounts.get(id);
+      if (c) c.n += 1;
+      else facetCounts.set(id, { row: f, n: 1 });
+    }
+  }
+  const columns = sql.raw(LOG_COLUMNS.join(", "));
+  const values = sql.raw(LOG_COLUMNS.map((c) => (JSON_COLUMNS.has(c) ? `j.value -> '${c}'` : `j.value ->> '${c}'`)).join(", "));
+  for (const json of chunkIndexRows(logRows, 512 * 1024)) {
+    // Only for spans this batch stored: a span another ingestion stored meanwhile makes no second log.
+    statements.push(sql`
+      INSERT INTO request_logs (${columns})
+      SELECT ${values} FROM json_each(${json}) AS j
+      WHERE EXISTS (SELECT 1 FROM spans s WHERE s.workspace_id = ${ws} AND s.trace_id = j.value ->> 'trace_id' AND s.span_id = j.value ->> 'span_id' AND s.ingest_id = ${opts.ingestId})`);
+  }
+  for (const json of chunkIndexRows(indexRows)) {
+    statements.push(
+      db.insert(requestLogValues).select(sql`
+        SELECT NULL, ${ws}, r.id, j.value ->> 2, j.value ->> 3, j.value ->> 4
+        FROM json_each(${json}) AS j
+        JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
+        JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1`),
+    );
+  }
+  // Suggestion counts: one increment per (field, key, value) with the number of new logs carrying it.
+  // Counted in the batch only when every span of it is new here (else the logs above were not all made).
+  for (const json of chunkIndexRows([...facetCounts.values()].map((c) => [...c.row, c.n]))) {
+    statements.push(
+      db
+        .insert(requestLogFacets)
+        .select(sql`
+          SELECT NULL, ${ws}, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4
+          FROM json_each(${json}) AS j
+          WHERE (SELECT COUNT(*) FROM spans s WHERE s.workspace_id = ${ws} AND s.ingest_id = ${opts.ingestId}) = ${fresh.length}`)
+        .onConflictDoUpdate({
+          target: [requestLogFacets.workspaceId, requestLogFacets.field, requestLogFacets.key, requestLogFacets.value],
+          set: { count: sql`${requestLogFacets.count} + excluded.count` },
+        }),
+    );
+  }
+  if (fresh.length > 0) {
+    // Each new span points at its log: the one made above, or one logged earlier for the span id
+    // alone (track-request's span_id), which then learns its trace.
+    statements.push(sql`
+      UPDATE request_logs SET trace_id = (SELECT s.trace_id FROM spans s WHERE s.workspace_id = ${ws} AND s.span_id = request_logs.span_id AND s.ingest_id = ${opts.ingestId} LIMIT 1)
+      WHERE workspace_id = ${ws} AND trace_id IS NULL
+        AND span_id IN (SELECT s.span_id FROM spans s WHERE s.workspace_id = ${ws} AND s.ingest_id = ${opts.ingestId})
+        AND NOT EXISTS (SELECT 1 FROM request_logs r2 JOIN spans s2 ON s2.workspace_id = r2.workspace_id AND s2.trace_id = r2.trace_id AND s2.span_id = r2.span_id
+                        WHERE r2.workspace_id = ${ws} AND r2.span_id = request_logs.span_id AND s2.ingest_id = ${opts.ingestId})`);
+    statements.push(sql`
+      UPDATE spans SET request_log_id = (SELECT r.id FROM request_logs r WHERE r.workspace_id = ${ws} AND r.trace_id = spans.trace_id AND r.span_id = spans.span_id)
+      WHERE workspace_id = ${ws} AND ingest_id = ${opts.ingestId} AND request_log_id IS NULL`);
+  }
+  if (opts.closeAfter && traceIds.length > 0) {
+    const closures = traceIds.filter((t) => !closed.has(t)).map((t) => [crypto.randomUUID(), t]);
+    if (closures.length > 0) {
+      statements.push(sql`
+        INSERT INTO trace_closures (id, workspace_id, trace_id, created_at)
+        SELECT j.value ->> 0, ${ws}, j.value ->> 1, ${now} FROM json_each(${JSON.stringify(closures)}) AS j
+        WHERE true ON CONFLICT DO NOTHING`);
+    }
+  }
+  try {
+    await runBatch(db, statements);
+  } catch (err) {
+    if (chainIncludes(err, REVOKED_KEY_ABORT)) throw new ApiError("unauthorized", UNKNOWN_KEY);
+    throw err;
+  }
+
+  const kept = await spansByKey(db, ws, open.map((i) => i.span));
+  const out: StoredSpans = { spans: [], requestLogs: [], rejected, closedTraceIds: [...closed].filter((t) => rejected.some((r) => r.trace_id === t)) };
+  for (const i of open) {
+    const row = kept.get(key(i.span.traceId, i.span.spanId));
+    if (!row) {
+      // Closed between the check and the write: refused like the others.
+      out.rejected.push({ span_id: i.span.spanId, trace_id: i.span.traceId });
+      if (!out.closedTraceIds.includes(i.span.traceId)) out.closedTraceIds.push(i.span.traceId);
+      continue;
+    }
+    out.spans.push({ id: `${row.traceId}-${row.spanId}`, name: row.name, span_id: row.spanId, trace_id: row.traceId, created: row.ingestId === opts.ingestId });
+    if (row.requestLogId !== null) out.requestLogs.push({ id: row.requestLogId, span_id: row.spanId, trace_id: row.traceId });
+  }
+  return out;
+}
+
+async function existingSpans(db: Db, ws: number, list: SpanInput[]): Promise<Set<string>> {
+  const rows = await spansByKey(db, ws, list);
+  return new Set(rows.keys());
+}
+
+/** The stored spans among `list`, by trace and span id. */
+async function spansByKey(db: Db, ws: number, list: SpanInput[]): Promise<Map<string, Pick<SpanRow, "traceId" | "spanId" | "name" | "requestLogId" | "ingestId">>> {
+  const out = new Map<string, Pick<SpanRow, "traceId" | "spanId" | "name" | "requestLogId" | "ingestId">>();
+  for (const json of chunkIndexRows(list.map((s) => [s.traceId, s.spanId]))) {
+    const rows = await db
+      .select({ traceId: spans.traceId, spanId: spans.spanId, name: spans.name, requestLogId: spans.requestLogId, ingestId: spans.ingestId })
+      .from(spans)
+      .where(sql`${spans.workspaceId} = ${ws} AND (${spans.traceId}, ${spans.spanId}) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${json}))`);
+    for (const r of rows) out.set(key(r.traceId, r.spanId), r);
+  }
+  return out;
+}
+
+/** Every span of a trace, by start time; empty when the workspace has none. */
+export async function traceSpans(db: Db, workspaceId: number, traceId: string): Promise<SpanRow[]> {
+  return db
+    .select()
+    .from(spans)
+    .where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)))
+    .orderBy(asc(spans.startTime), asc(spans.spanId));
+}
+
+/** Closes a trace; false when it was closed already. */
+export async function closeTrace(db: Db, workspaceId: number, traceId: string): Promise<{ id: string; createdAt: number } | null> {
+  const id = crypto.randomUUID();
+  const rows = await db
+    .insert(traceClosures)
+    .values({ id, workspaceId, traceId, createdAt: Date.now() })
+    .onConflictDoNothing()
+    .returning({ id: traceClosures.id, createdAt: traceClosures.createdAt });
+  return rows[0] ?? null;
+}
+
+/** The request log ids of a trace's spans (or of one span and its direct children), oldest first. */
+export async function traceLogIds(db: Db, workspaceId: number, traceId: string, spanId: string | null): Promise<number[]> {
+  const where = [eq(requestLogs.workspaceId, workspaceId), eq(requestLogs.traceId, traceId)];
+  if (spanId) {
+    const children = db.select({ id: spans.spanId }).from(spans).where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId), eq(spans.parentSpanId, spanId)));
+    where.push(sql`(${requestLogs.spanId} = ${spanId} OR ${inArray(requestLogs.spanId, children)})`);
+  }
+  const rows = await db.select({ id: requestLogs.id }).from(requestLogs).where(and(...where)).orderBy(asc(requestLogs.requestStartTime), asc(requestLogs.id));
+  return rows.map((r) => r.id);
+}

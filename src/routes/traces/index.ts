@@ -1,0 +1,190 @@
+// Traces: OTLP/HTTP ingestion (POST /v1/traces), the SDK's spans (POST /spans-bulk), a trace read back
+// whole, closing a trace, and a trace's request logs into a draft dataset.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../env";
+import { defineRoute } from "../../http/openapi";
+import { maxBytesOf } from "../../http/middleware";
+import { drainBody } from "../../lib/drain";
+import { ApiError } from "../../lib/errors";
+import { readBodyCapped } from "../../lib/read-body";
+import { validationError } from "../../lib/validation";
+import { addRequestLog } from "../../services/dataset-drafts";
+import { closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, traceRequestLogIds, type MappedLog } from "../../services/traces";
+import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError, type OtlpEncoding } from "../../traces/otlp";
+import { LogRequestBody } from "../log-request/schemas";
+import { AddTraceBody, AddTraceResponse, CloseResponse, SPANS_PER_REQUEST, SpansBulkBody, SpansBulkResponse, TraceIdParam, TraceResponse } from "./schemas";
+
+const tags = ["traces"];
+
+const OtlpResponse = z
+  .object({ partialSuccess: z.object({ rejectedSpans: z.string(), errorMessage: z.string() }).nullable() })
+  .openapi("OtlpExportTraceServiceResponse");
+
+const otlpRoute = defineRoute({
+  method: "post",
+  path: "/v1/traces",
+  tags,
+  summary: "Ingest traces (OTLP/HTTP)",
+  description:
+    "An OTLP `ExportTraceServiceRequest`, as `application/x-protobuf` or `application/json` (OTLP's JSON mapping: hex ids, enums as " +
+    "integers, 64-bit integers as strings), optionally `Content-Encoding: gzip`; the key in `X-API-KEY`. Point an OpenTelemetry " +
+    "exporter's traces endpoint here. The answer is an `ExportTraceServiceResponse` in the request's encoding; `partialSuccess` " +
+    "counts the spans refused and says why (a malformed id, an end before the start, attributes nested deeper than " +
+    `${MAX_ATTRIBUTE_DEPTH} levels or over ${MAX_SPAN_BYTES} bytes, a closed trace), the rest being stored. A span sent again ` +
+    "(same trace and span id) is stored once. Spans with GenAI attributes (gen_ai.*, OpenLLMetry, OpenInference, the Vercel AI SDK) " +
+    "each make one request log, linked to its trace (docs/traces.md). `close_after=true` closes every trace of the export once " +
+    "stored. The body may be at most TRACES_MAX_BYTES (5 MiB) as received and again once gunzipped: 413. Another content type: 415; " +
+    "a body that is not an export (truncated protobuf, invalid JSON, bad gzip): 400, nothing stored.",
+  bodyLimit: false,
+  request: {
+    query: z.object({ close_after: z.enum(["true", "false"]).optional().openapi({ description: "Close every trace of the export after storing it." }) }),
+    body: {
+      required: true,
+      content: {
+        "application/x-protobuf": { schema: z.string().openapi({ format: "binary", description: "A protobuf ExportTraceServiceRequest." }) },
+        "application/json": { schema: z.record(z.string(), z.unknown()).openapi({ description: "An ExportTraceServiceRequest in OTLP's JSON mapping." }) },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "Stored (in the request's encoding)",
+      content: { "application/json": { schema: OtlpResponse }, "application/x-protobuf": { schema: z.string().openapi({ format: "binary" }) } },
+    },
+  },
+});
+
+const bulkRoute = defineRoute({
+  method: "post",
+  path: "/spans-bulk",
+  tags,
+  summary: "Create spans in bulk",
+  description:
+    `Up to ${SPANS_PER_REQUEST} spans in the shape the SDK's tracing (enableTracing) sends: ids in \`context\`, times in nanoseconds ` +
+    "(integers or decimal strings), kind and status as `SpanKind.*` / `StatusCode.*` (or their integers). A span with `log_request` " +
+    "makes that request log (the fields of POST /log-request; its times default to the span's; an invalid one is a 400 naming the " +
+    "span); one without makes a log when its attributes describe an LLM call, as on /v1/traces. A span sent again is stored once " +
+    "(`created: false`). Spans of a closed trace are not stored: `rejected_span_ids`, `rejected_trace_ids` and `rejection_reason: " +
+    "trace_closed` say so. `close_after: true` closes every trace of the batch once stored. Body at most TRACES_MAX_BYTES (5 MiB).",
+  bodyLimit: "TRACES_MAX_BYTES",
+  request: { body: { required: true, content: { "application/json": { schema: SpansBulkBody } } } },
+  responses: { 201: { description: "Stored", content: { "application/json": { schema: SpansBulkResponse } } } },
+});
+
+const getRoute = defineRoute({
+  method: "get",
+  path: "/api/public/v2/traces/{trace_id}",
+  tags,
+  summary: "Get a trace",
+  description:
+    "Every span of the trace, by start time: parent link (`parent_id`), times (ISO and epoch ms), duration, status, attributes, events, " +
+    "links, resource and scope, and `request_log_id` for spans that made a request log. A trace with no span in the workspace: 404.",
+  errors: [404],
+  request: { params: TraceIdParam },
+  responses: { 200: { description: "The trace", content: { "application/json": { schema: TraceResponse } } } },
+});
+
+const closeRoute = defineRoute({
+  method: "post",
+  path: "/api/public/v2/traces/{trace_id}/close",
+  tags,
+  summary: "Close a trace",
+  description:
+    "Closes a trace of the workspace to further spans: later spans of it are refused on /v1/traces (counted in partialSuccess) and " +
+    "/spans-bulk (`rejection_reason: trace_closed`). 201 with the closure; closed already: 409; no span of it in the workspace: 404.",
+  errors: [404, 409],
+  request: { params: TraceIdParam },
+  responses: { 201: { description: "Closed", content: { "application/json": { schema: CloseResponse } } } },
+});
+
+const addTraceRoute = defineRoute({
+  method: "post",
+  path: "/api/public/v2/dataset-versions/add-trace",
+  tags: ["datasets"],
+  summary: "Add a trace's request logs to a draft dataset",
+  description:
+    "Adds each request log of the trace (with `span_id`: of that span and its direct children) to the group's draft, as " +
+    "add-request-log does for one log, oldest first; a log already in the draft is not added twice. `mode` is `trace` or `span`. " +
+    "Another workspace's group, an unknown trace or span: 404; a trace whose spans made no log: 400; a draft being filled: 409.",
+  errors: [404, 409],
+  request: { body: { required: true, content: { "application/json": { schema: AddTraceBody } } } },
+  responses: { 201: { description: "Added", content: { "application/json": { schema: AddTraceResponse } } } },
+});
+
+/** The encoding a Content-Type names, or null (then 415). */
+function encodingOf(contentType: string | undefined): OtlpEncoding | null {
+  const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
+  if (type === "application/x-protobuf" || type === "application/protobuf") return "protobuf";
+  if (type === "application/json") return "json";
+  return null;
+}
+
+export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
+  // The body is read by hand (gzip, protobuf, a cap on both sides of the gunzip), so this route is
+  // documented from its definition and validated after reading, not by the JSON validator.
+  const { middleware, ...otlpDoc } = otlpRoute as typeof otlpRoute & { middleware: MiddlewareHandler<AppEnv>[] };
+  app.openAPIRegistry.registerPath(otlpDoc);
+  app.on(["POST"], ["/v1/traces"], ...middleware, async (c) => {
+    const encoding = encodingOf(c.req.header("content-type"));
+    if (!encoding) {
+      if (c.req.raw.body) await drainBody(c.req.raw.body.getReader());
+      throw new ApiError("unsupported_media_type", "send the body as application/x-protobuf or application/json (with that Content-Type header)");
+    }
+    const contentEncoding = (c.req.header("content-encoding") ?? "identity").trim().toLowerCase();
+    if (contentEncoding !== "gzip" && contentEncoding !== "identity") {
+      if (c.req.raw.body) await drainBody(c.req.raw.body.getReader());
+      throw new ApiError("unsupported_media_type", `Content-Encoding: only gzip (or none) is taken, not ${contentEncoding}`);
+    }
+    const closeAfter = c.req.query("close_after");
+    if (closeAfter !== undefined && closeAfter !== "true" && closeAfter !== "false") throw new ApiError("validation_error", "close_after: must be true or false");
+    const body = await readBodyCapped(c.req.raw.body, maxBytesOf(c.env, "TRACES_MAX_BYTES"), contentEncoding === "gzip");
+    let decoded;
+    try {
+      decoded = decodeExport(body, encoding);
+    } catch (err) {
+      if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
+      throw err;
+    }
+    const outcome = await ingestOtlp(c.var.deps.db, c.get("auth"), decoded, closeAfter === "true");
+    const answer = encodeResponse(encoding, outcome.rejectedSpans, outcome.errorMessage);
+    if (answer instanceof Uint8Array) return new Response(answer, { status: 200, headers: { "Content-Type": "application/x-protobuf" } });
+    return c.json(answer, 200);
+  });
+
+  app.openapi(bulkRoute, async (c) => {
+    const body = c.req.valid("json");
+    // Each span's log_request is a POST /log-request body whose times default to the span's.
+    const logs: (MappedLog | null)[] = body.spans.map((s, i) => {
+      if (s.log_request == null) return null;
+      const given = s.log_request;
+      const parsed = LogRequestBody.safeParse({ ...given, request_start_time: given.request_start_time ?? s.start_time, request_end_time: given.request_end_time ?? s.end_time });
+      if (!parsed.success) throw validationError(parsed.error.issues.map((iss) => ({ ...iss, path: ["spans", i, "log_request", ...iss.path] })), { target: "json" });
+      return parsed.data as MappedLog;
+    });
+    const out = await ingestSpansBulk(c.var.deps.db, c.get("auth"), { spans: body.spans, logs, close_after: body.close_after });
+    return c.json(out, 201);
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const { trace_id } = c.req.valid("param");
+    return c.json(await getTrace(c.var.deps.db, c.get("auth").workspaceId, trace_id), 200);
+  });
+
+  app.openapi(closeRoute, async (c) => {
+    const { trace_id } = c.req.valid("param");
+    return c.json(await closeTraceOf(c.var.deps.db, c.get("auth").workspaceId, trace_id), 201);
+  });
+
+  app.openapi(addTraceRoute, async (c) => {
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    const db = c.var.deps.db;
+    const spanId = body.span_id ?? null;
+    const ids = await traceRequestLogIds(db, auth.workspaceId, body.trace_id, spanId);
+    let draftId = 0;
+    for (const id of ids) draftId = (await addRequestLog(db, auth, { dataset_group_id: body.dataset_group_id, request_log_id: id })).draftDatasetId;
+    return c.json({ success: true as const, draft_dataset_id: draftId, mode: spanId ? ("span" as const) : ("trace" as const), request_log_ids: ids }, 201);
+  });
+}

@@ -1,0 +1,169 @@
+// Traces: spans in from OTLP exports and from spans-bulk (the SDK's tracing), each LLM span (or span
+// sent with a log_request) making one request log; a trace read back whole; traces closed to more
+// spans; a trace's logs into a draft dataset.
+import type { Db } from "../db/client";
+import type { SpanRow } from "../db/schema";
+import type { AuthContext } from "../env";
+import { ApiError } from "../lib/errors";
+import { toIso } from "../lib/time";
+import { closeTrace, storeSpans, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "../logs";
+import type { RequestLogInput } from "../logs";
+import { ERROR_TYPE_STATUSES } from "../db/schema";
+import type { DecodedExport } from "../traces/otlp";
+import { spanToLog } from "../traces/span-mapping";
+import type { AttrValue, RejectedSpan, SpanInput } from "../traces/span-input";
+
+export type MappedLog = Omit<RequestLogInput, "group_id">;
+
+/** The prompt a log names, as a reference to resolve (a label only through the span's attributes). */
+function promptRefOf(log: MappedLog, label: string | null): SpanPromptRef | null {
+  const ref = { name: log.prompt_name ?? null, id: log.prompt_id ?? null, version: log.prompt_version_number ?? null, label };
+  return ref.name !== null || ref.id !== null ? ref : null;
+}
+
+/** The mapped log's error_type, kept to the values logs take (an unknown one becomes UNKNOWN_ERROR). */
+function fitErrorType(log: MappedLog): MappedLog {
+  if (!log.error_type) return log;
+  const allowed = (ERROR_TYPE_STATUSES as Record<string, readonly string[]>)[log.error_type];
+  if (allowed && allowed.includes(log.status)) return log;
+  return { ...log, error_type: "UNKNOWN_ERROR" };
+}
+
+function fromSpan(span: SpanInput): { log: MappedLog | null; prompt: SpanPromptRef | null } {
+  const mapped = spanToLog(span);
+  if (!mapped) return { log: null, prompt: null };
+  const log = fitErrorType(mapped.log);
+  return { log, prompt: promptRefOf(log, mapped.promptLabel) };
+}
+
+export interface OtlpOutcome {
+  rejectedSpans: number;
+  errorMessage: string | null;
+}
+
+/** Takes an OTLP export's spans; the answer counts every span refused, saying why. */
+export async function ingestOtlp(db: Db, auth: AuthContext, decoded: DecodedExport, closeAfter: boolean): Promise<OtlpOutcome> {
+  const items: SpanToStore[] = decoded.spans.map(({ span, extras }) => ({ span, extras, ...fromSpan(span) }));
+  const stored = items.length > 0 ? await storeSpans(db, auth, items, { ingestId: crypto.randomUUID(), closeAfter }) : null;
+  const rejected: RejectedSpan[] = [...decoded.rejected, ...(stored?.rejected ?? []).map((r) => ({ traceId: r.trace_id, spanId: r.span_id, reason: `trace ${r.trace_id} is closed` }))];
+  return { rejectedSpans: rejected.length, errorMessage: rejected.length > 0 ? describeRejections(rejected) : null };
+}
+
+/** One message for OTLP's partialSuccess: the count, then each distinct reason with the spans it hit (a few named). */
+function describeRejections(rejected: RejectedSpan[]): string {
+  const byReason = new Map<string, string[]>();
+  for (const r of rejected) {
+    const ids = byReason.get(r.reason) ?? [];
+    if (r.spanId) ids.push(r.spanId);
+    byReason.set(r.reason, ids);
+  }
+  const parts = [...byReason].slice(0, 5).map(([reason, ids]) => (ids.length > 0 ? `${reason} (span ${ids.slice(0, 3).join(", ")}${ids.length > 3 ? `, +${ids.length - 3}` : ""})` : reason));
+  if (byReason.size > 5) parts.push(`and ${byReason.size - 5} more reasons`);
+  return `${rejected.length} span${rejected.length === 1 ? "" : "s"} rejected: ${parts.join("; ")}`;
+}
+
+// ---- spans-bulk ----
+
+export interface BulkSpan {
+  name: string;
+  context: { trace_id: string; span_id: string; trace_state?: string | null };
+  kind: number;
+  parent_id?: string | null;
+  start_time: number;
+  end_time: number;
+  status: { status_code: number; description?: string | null };
+  attributes: Record<string, AttrValue>;
+  events: { name: string; timestamp?: number | null; attributes: Record<string, AttrValue> }[];
+  links: unknown[];
+  resource: { attributes: Record<string, AttrValue>; schema_url?: string | null };
+}
+
+/**
+ * Takes the SDK's spans. A span sent with its log (`logs[i]`, validated by the route, its times
+ * defaulting to the span's) makes that log; one without makes a log when its attributes describe an
+ * LLM call, as an OTLP span does.
+ */
+export async function ingestSpansBulk(db: Db, auth: AuthContext, body: { spans: BulkSpan[]; logs: (MappedLog | null)[]; close_after: boolean }) {
+  const items: SpanToStore[] = body.spans.map((s, i) => {
+    const span: SpanInput = {
+      traceId: s.context.trace_id,
+      spanId: s.context.span_id,
+      parentSpanId: s.parent_id ?? null,
+      name: s.name,
+      kind: s.kind,
+      startTimeMs: s.start_time,
+      endTimeMs: s.end_time,
+      status: { code: s.status.status_code, message: s.status.description ?? null },
+      attributes: s.attributes,
+      events: s.events.map((e) => ({ name: e.name, timeMs: e.timestamp ?? s.start_time, attributes: e.attributes })),
+      resource: s.resource.attributes,
+    };
+    const extras = { links: s.links, scope: null };
+    const log = body.logs[i];
+    if (!log) return { span, extras, ...fromSpan(span) };
+    return { span, extras, log, prompt: promptRefOf(log, null) };
+  });
+  const stored = await storeSpans(db, auth, items, { ingestId: crypto.randomUUID(), closeAfter: body.close_after });
+  return bulkAnswer(stored);
+}
+
+function bulkAnswer(stored: StoredSpans) {
+  const rejectedIds = stored.rejected.map((r) => r.span_id);
+  return {
+    success: true as const,
+    spans: stored.spans.map((s) => ({ id: s.id, name: s.name, span_id: s.span_id, trace_id: s.trace_id, created: s.created })),
+    request_logs: stored.requestLogs,
+    ...(rejectedIds.length > 0 ? { rejected_span_ids: rejectedIds, rejected_trace_ids: stored.closedTraceIds, rejection_reason: "trace_closed" as const } : {}),
+  };
+}
+
+// ---- reading and closing ----
+
+function spanView(s: SpanRow) {
+  return {
+    id: `${s.traceId}-${s.spanId}`,
+    trace_id: s.traceId,
+    span_id: s.spanId,
+    parent_id: s.parentSpanId,
+    name: s.name,
+    kind: s.kind,
+    start_time: toIso(Math.floor(s.startTime)),
+    end_time: toIso(Math.floor(s.endTime)),
+    start_time_unix_ms: s.startTime,
+    end_time_unix_ms: s.endTime,
+    duration_ms: Math.max(0, s.endTime - s.startTime),
+    status: { code: s.statusCode, message: s.statusMessage },
+    attributes: s.attributes,
+    events: s.events,
+    links: s.links,
+    resource: s.resource,
+    scope: s.scope ?? null,
+    request_log_id: s.requestLogId,
+  };
+}
+
+export async function getTrace(db: Db, workspaceId: number, traceId: string) {
+  const rows = await traceSpans(db, workspaceId, traceId);
+  if (rows.length === 0) throw ApiError.notFound("trace");
+  return { success: true as const, trace_id: traceId, spans: rows.map(spanView) };
+}
+
+/** Closes a trace of the workspace (one with at least one span); 409 when it is closed already. */
+export async function closeTraceOf(db: Db, workspaceId: number, traceId: string) {
+  const rows = await traceSpans(db, workspaceId, traceId);
+  if (rows.length === 0) throw ApiError.notFound("trace");
+  const closed = await closeTrace(db, workspaceId, traceId);
+  if (!closed) throw new ApiError("conflict", "trace is already closed");
+  const at = toIso(closed.createdAt);
+  return { success: true as const, closure: { id: closed.id, workspace_id: workspaceId, trace_id: traceId, status: "closed" as const, created_at: at, updated_at: at } };
+}
+
+/** The request logs of a trace (or of a span and its direct children): none is a 404. */
+export async function traceRequestLogIds(db: Db, workspaceId: number, traceId: string, spanId: string | null): Promise<number[]> {
+  const rows = await traceSpans(db, workspaceId, traceId);
+  if (rows.length === 0) throw ApiError.notFound("trace");
+  if (spanId && !rows.some((r) => r.spanId === spanId)) throw ApiError.notFound("span");
+  const ids = await traceLogIds(db, workspaceId, traceId, spanId);
+  if (ids.length === 0) throw new ApiError("validation_error", spanId ? "span_id: the span and its children made no request logs" : "trace_id: the trace made no request logs");
+  return ids;
+}

@@ -1,0 +1,246 @@
+// OTLP/HTTP trace exports, both encodings: protobuf is decoded by the OpenTelemetry project's own code
+// generated from the official OTLP .proto files (protobufjs, static code: no eval, which Workers
+// forbid); JSON follows OTLP's JSON mapping (hex ids, enums as integers, 64-bit integers as strings).
+// Both become the same SpanInput list; a span that breaks a rule is set aside with its reason and the
+// rest are taken, as OTLP's partial success has it.
+import * as otlp from "@opentelemetry/otlp-transformer/build/src/generated/root";
+import type { AttrValue, RejectedSpan, SpanExtras, SpanInput } from "./span-input";
+
+// The generated module's typings name only protobufjs's Root; these are the two messages used here.
+interface Codec {
+  decode(body: Uint8Array): unknown;
+  encode(message: unknown): { finish(): Uint8Array };
+  fromObject(object: unknown): unknown;
+}
+type TraceCollector = { ExportTraceServiceRequest: Codec; ExportTraceServiceResponse: Codec };
+const collector = (otlp as unknown as { opentelemetry: { proto: { collector: { trace: { v1: TraceCollector } } } } }).opentelemetry.proto.collector.trace.v1;
+
+export type OtlpEncoding = "protobuf" | "json";
+
+/** The whole body is not an export (it is answered 400; nothing is stored). */
+export class OtlpFormatError extends Error {}
+
+export interface DecodedSpan {
+  span: SpanInput;
+  extras: SpanExtras;
+}
+
+export interface DecodedExport {
+  spans: DecodedSpan[];
+  rejected: RejectedSpan[];
+}
+
+/** Attribute values nest at most this deep (a kvlist in an array in a kvlist…); deeper, the span is refused. */
+export const MAX_ATTRIBUTE_DEPTH = 16;
+/** One span's attributes, events and links, as stored JSON, at most this many bytes. */
+export const MAX_SPAN_BYTES = 512 * 1024;
+
+const KINDS: Record<string, number> = {
+  SPAN_KIND_UNSPECIFIED: 0,
+  SPAN_KIND_INTERNAL: 1,
+  SPAN_KIND_SERVER: 2,
+  SPAN_KIND_CLIENT: 3,
+  SPAN_KIND_PRODUCER: 4,
+  SPAN_KIND_CONSUMER: 5,
+};
+const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const own = (o: Obj, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+
+class SpanRejection extends Error {}
+
+function hex(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += b.toString(16).padStart(2, "0");
+  return s;
+}
+
+function base64(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s);
+}
+
+/** An id of `size` bytes: bytes (protobuf) or hex digits (JSON); all zeros is no id. */
+function idOf(value: unknown, size: number, field: string, required: boolean): string | null {
+  let id: string | null = null;
+  if (value instanceof Uint8Array) {
+    if (value.length === 0) id = null;
+    else if (value.length !== size) throw new SpanRejection(`${field} must be ${size} bytes, not ${value.length}`);
+    else id = hex(value);
+  } else if (typeof value === "string") {
+    if (value === "") id = null;
+    else if (!new RegExp(`^[0-9a-fA-F]{${size * 2}}$`).test(value)) throw new SpanRejection(`${field} must be ${size * 2} hex digits`);
+    else id = value.toLowerCase();
+  } else if (value !== undefined && value !== null) {
+    throw new SpanRejection(`${field} must be ${size * 2} hex digits`);
+  }
+  if (id !== null && /^0+$/.test(id)) id = null;
+  if (required && id === null) throw new SpanRejection(`${field} is missing or all zeros`);
+  return id;
+}
+
+/** Nanoseconds since the epoch (a number, a Long-like object, or a decimal string) as epoch milliseconds. */
+function msOf(value: unknown, field: string): number {
+  if (typeof value === "string" && /^\d{1,20}$/.test(value)) {
+    const ns = BigInt(value);
+    return Number(ns / 1000n) / 1000;
+  }
+  if (typeof value === "number" && Number.isFinite(value) && value >= 0) return value / 1e6;
+  if (isObj(value) && typeof value.low === "number" && typeof value.high === "number") {
+    return ((value.high >>> 0) * 4294967296 + (value.low >>> 0)) / 1e6;
+  }
+  throw new SpanRejection(`${field} must be a count of nanoseconds since the epoch`);
+}
+
+/** An integer attribute: a number while it is exact, else its decimal digits. */
+function intOf(value: unknown): AttrValue {
+  if (typeof value === "number") return value;
+  if (typeof value === "string" && /^-?\d+$/.test(value)) {
+    const n = Number(value);
+    return Number.isSafeInteger(n) ? n : value;
+  }
+  if (isObj(value) && typeof value.low === "number" && typeof value.high === "number") {
+    const big = (BigInt(value.high >>> 0) << 32n) | BigInt(value.low >>> 0);
+    const signed = value.unsigned === true ? big : BigInt.asIntN(64, big);
+    const n = Number(signed);
+    return Number.isSafeInteger(n) ? n : signed.toString();
+  }
+  return null;
+}
+
+/** OTLP's AnyValue, unwrapped. */
+function valueOf(v: unknown, depth: number): AttrValue {
+  if (depth > MAX_ATTRIBUTE_DEPTH) throw new SpanRejection(`an attribute value nests deeper than ${MAX_ATTRIBUTE_DEPTH} levels`);
+  if (!isObj(v)) return null;
+  if (own(v, "stringValue")) return typeof v.stringValue === "string" ? v.stringValue : String(v.stringValue);
+  if (own(v, "boolValue")) return Boolean(v.boolValue);
+  if (own(v, "intValue")) return intOf(v.intValue);
+  if (own(v, "doubleValue")) {
+    const d = typeof v.doubleValue === "string" ? Number(v.doubleValue) : v.doubleValue;
+    // JSON has no NaN or Infinity; OTLP's JSON mapping writes them as strings.
+    return typeof d === "number" && Number.isFinite(d) ? d : String(v.doubleValue);
+  }
+  if (own(v, "arrayValue")) return list(isObj(v.arrayValue) ? v.arrayValue.values : null).map((x) => valueOf(x, depth + 1));
+  if (own(v, "kvlistValue")) return attributesOf(isObj(v.kvlistValue) ? v.kvlistValue.values : null, depth + 1);
+  if (own(v, "bytesValue")) return v.bytesValue instanceof Uint8Array ? base64(v.bytesValue) : typeof v.bytesValue === "string" ? v.bytesValue : null;
+  return null;
+}
+
+function attributesOf(kvs: unknown, depth = 0): Record<string, AttrValue> {
+  const out: Record<string, AttrValue> = {};
+  for (const kv of list(kvs)) {
+    if (!isObj(kv) || typeof kv.key !== "string") continue;
+    out[kv.key] = valueOf(kv.value, depth);
+  }
+  return out;
+}
+
+function enumOf(value: unknown, names: Record<string, number>, max: number): number {
+  if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= max) return value;
+  if (typeof value === "string" && value in names) return names[value];
+  return 0;
+}
+
+function spanOf(s: Obj, resource: Record<string, AttrValue>, scope: SpanExtras["scope"]): DecodedSpan {
+  const traceId = idOf(s.traceId, 16, "traceId", true)!;
+  const spanId = idOf(s.spanId, 8, "spanId", true)!;
+  const parentSpanId = idOf(s.parentSpanId, 8, "parentSpanId", false);
+  if (parentSpanId === spanId) throw new SpanRejection("parentSpanId is the span's own id");
+  const startTimeMs = msOf(s.startTimeUnixNano, "startTimeUnixNano");
+  const endTimeMs = msOf(s.endTimeUnixNano, "endTimeUnixNano");
+  if (endTimeMs < startTimeMs) throw new SpanRejection("endTimeUnixNano is before startTimeUnixNano");
+  const status = isObj(s.status) ? s.status : {};
+  const span: SpanInput = {
+    traceId,
+    spanId,
+    parentSpanId,
+    name: typeof s.name === "string" ? s.name : "",
+    kind: enumOf(s.kind, KINDS, 5),
+    startTimeMs,
+    endTimeMs,
+    status: { code: enumOf(status.code, STATUS_CODES, 2), message: typeof status.message === "string" && status.message !== "" ? status.message : null },
+    attributes: attributesOf(s.attributes),
+    events: list(s.events)
+      .filter(isObj)
+      .map((e) => ({ name: typeof e.name === "string" ? e.name : "", timeMs: msOf(e.timeUnixNano ?? "0", "events.timeUnixNano"), attributes: attributesOf(e.attributes) })),
+    resource,
+  };
+  const links = list(s.links)
+    .filter(isObj)
+    .map((l) => ({ trace_id: idOf(l.traceId, 16, "links.traceId", false), span_id: idOf(l.spanId, 8, "links.spanId", false), attributes: attributesOf(l.attributes) }));
+  const size = JSON.stringify(span.attributes).length + JSON.stringify(span.events).length + JSON.stringify(links).length;
+  if (size > MAX_SPAN_BYTES) throw new SpanRejection(`the span's attributes, events and links take ${size} bytes, over the ${MAX_SPAN_BYTES} a span may hold`);
+  return { span, extras: { links, scope } };
+}
+
+/** Every span of an export (decoded protobuf or parsed JSON; the field names are the same). */
+function spansOf(request: unknown): DecodedExport {
+  if (!isObj(request)) throw new OtlpFormatError("the body is not an ExportTraceServiceRequest object");
+  const out: DecodedExport = { spans: [], rejected: [] };
+  for (const rs of list(request.resourceSpans)) {
+    if (!isObj(rs)) continue;
+    let resource: Record<string, AttrValue>;
+    try {
+      resource = attributesOf(isObj(rs.resource) ? rs.resource.attributes : null);
+    } catch (err) {
+      if (!(err instanceof SpanRejection)) throw err;
+      for (const ss of list(rs.scopeSpans)) for (const _ of list(isObj(ss) ? ss.spans : null)) out.rejected.push({ traceId: null, spanId: null, reason: `resource: ${err.message}` });
+      continue;
+    }
+    for (const ss of list(rs.scopeSpans)) {
+      if (!isObj(ss)) continue;
+      const sc = isObj(ss.scope) ? ss.scope : null;
+      const scope = sc && typeof sc.name === "string" ? { name: sc.name, version: typeof sc.version === "string" && sc.version !== "" ? sc.version : null } : null;
+      for (const s of list(ss.spans)) {
+        if (!isObj(s)) {
+          out.rejected.push({ traceId: null, spanId: null, reason: "a span is not an object" });
+          continue;
+        }
+        try {
+          out.spans.push(spanOf(s, resource, scope));
+        } catch (err) {
+          if (!(err instanceof SpanRejection)) throw err;
+          const hexOr = (v: unknown) => (typeof v === "string" ? v : v instanceof Uint8Array ? hex(v) : null);
+          out.rejected.push({ traceId: hexOr(s.traceId), spanId: hexOr(s.spanId), reason: err.message });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Decodes an export body (already decompressed). Throws OtlpFormatError when the body is not one. */
+export function decodeExport(body: Uint8Array, encoding: OtlpEncoding): DecodedExport {
+  if (encoding === "protobuf") {
+    let message: unknown;
+    try {
+      message = collector.ExportTraceServiceRequest.decode(body);
+    } catch (err) {
+      throw new OtlpFormatError(`the body is not a protobuf ExportTraceServiceRequest: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return spansOf(message);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+  } catch (err) {
+    throw new OtlpFormatError(`the body is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return spansOf(parsed);
+}
+
+/** The ExportTraceServiceResponse: partialSuccess only when spans were rejected. */
+export function encodeResponse(encoding: OtlpEncoding, rejectedSpans: number, errorMessage: string | null): Uint8Array | Obj {
+  const partialSuccess = rejectedSpans > 0 ? { rejectedSpans, errorMessage: errorMessage ?? "" } : null;
+  if (encoding === "json") return { partialSuccess: partialSuccess ? { rejectedSpans: String(rejectedSpans), errorMessage: partialSuccess.errorMessage } : null };
+  return collector.ExportTraceServiceResponse.encode(partialSuccess ? { partialSuccess } : {}).finish();
+}
+
+/** Encodes a request (for tests and the bench: what an exporter sends). */
+export function encodeRequest(request: Obj): Uint8Array {
+  return collector.ExportTraceServiceRequest.encode(collector.ExportTraceServiceRequest.fromObject(request)).finish();
+}

@@ -1,0 +1,41 @@
+// A span as both ingestion paths (OTLP and spans-bulk) hand it on: ids in lowercase hex, times in
+// epoch milliseconds, attribute values unwrapped from OTLP's AnyValue.
+export type AttrValue = string | number | boolean | null | AttrValue[] | { [k: string]: AttrValue };
+
+export interface SpanEvent {
+  name: string;
+  timeMs: number;
+  attributes: Record<string, AttrValue>;
+}
+
+export interface SpanInput {
+  /** 32 lowercase hex digits. */
+  traceId: string;
+  /** 16 lowercase hex digits. */
+  spanId: string;
+  parentSpanId: string | null;
+  name: string;
+  /** OTLP SpanKind: 0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
+  kind: number;
+  startTimeMs: number;
+  endTimeMs: number;
+  /** 0 unset, 1 ok, 2 error. */
+  status: { code: number; message: string | null };
+  attributes: Record<string, AttrValue>;
+  events: SpanEvent[];
+  /** Resource attributes of the export the span came in. */
+  resource: Record<string, AttrValue>;
+}
+
+/** Stored beside a span, not read by the mapping to logs. */
+export interface SpanExtras {
+  links: unknown[];
+  scope: { name: string; version: string | null } | null;
+}
+
+/** A span that could not be taken, and why (said per span in the answers). */
+export interface RejectedSpan {
+  traceId: string | null;
+  spanId: string | null;
+  reason: string;
+}

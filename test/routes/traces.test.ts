@@ -1,0 +1,329 @@
+// Traces over HTTP: OTLP exports (JSON and protobuf, gzip or not), the SDK's spans-bulk, reading a
+// trace back, closing it, a trace's logs into a draft dataset, and the bad inputs of each.
+import { env } from "cloudflare:workers";
+import { gzipSync, strToU8 } from "fflate";
+import { describe, expect, it } from "vitest";
+import { encodeRequest } from "../../src/traces/otlp";
+import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+
+const MAX = Number(env.TRACES_MAX_BYTES);
+let seq = 0;
+const hexOf = (n: number, len: number) => (n.toString(16) + Date.now().toString(16) + Math.random().toString(16).slice(2)).padEnd(len, "a").slice(0, len);
+const newTrace = () => hexOf(++seq, 32);
+const newSpan = () => hexOf(++seq, 16);
+const bytes = (h: string) => Uint8Array.from(h.match(/../g)!.map((x) => parseInt(x, 16)));
+
+const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
+const int = (key: string, v: number) => ({ key, value: { intValue: String(v) } });
+
+/** An LLM span in current gen_ai attributes, and a plain parent span, of one trace. */
+function spansOf(traceId: string, llmSpan: string, parentSpan: string, extra: Record<string, unknown>[] = []) {
+  return [
+    { traceId, spanId: parentSpan, name: "handle request", kind: 2, startTimeUnixNano: "1700000000000000000", endTimeUnixNano: "1700000003000000000", status: { code: 1 } },
+    {
+      traceId,
+      spanId: llmSpan,
+      parentSpanId: parentSpan,
+      name: "chat gpt-4o",
+      kind: 3,
+      startTimeUnixNano: "1700000001000000000",
+      endTimeUnixNano: "1700000002250000000",
+      attributes: [str("gen_ai.request.model", "gpt-4o"), str("gen_ai.provider.name", "openai"), int("gen_ai.usage.input_tokens", 25), int("gen_ai.usage.output_tokens", 120), ...extra],
+      status: { code: 0 },
+    },
+  ];
+}
+
+const exportOf = (spans: unknown[]) => ({ resourceSpans: [{ resource: { attributes: [str("service.name", "svc")] }, scopeSpans: [{ scope: { name: "test" }, spans }] }] });
+
+function postOtlp(ws: TestKey, body: BodyInit, headers: Record<string, string>, query = "") {
+  return call(`/v1/traces${query}`, { method: "POST", key: ws.key, body, headers });
+}
+
+const postJson = (ws: TestKey, exp: unknown, query = "") => postOtlp(ws, JSON.stringify(exp), { "Content-Type": "application/json" }, query);
+
+async function trace(ws: TestKey, traceId: string) {
+  return call(`/api/public/v2/traces/${traceId}`, { key: ws.key });
+}
+
+async function log(ws: TestKey, id: number) {
+  const res = await call(`/api/public/v2/requests/${id}`, { key: ws.key });
+  expect(res.status).toBe(200);
+  return json(res);
+}
+
+async function search(ws: TestKey, filters: unknown[]) {
+  const res = await call("/api/public/v2/requests/search", { method: "POST", key: ws.key, json: { filter_group: { logic: "AND", filters } } });
+  const b = await json(res);
+  expect(res.status, JSON.stringify(b)).toBe(200);
+  return b;
+}
+
+describe("POST /v1/traces", () => {
+  it("stores an OTLP JSON export: every span readable as a trace, the LLM span making one linked request log", async () => {
+    const ws = await createWorkspace();
+    const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
+    const res = await postJson(ws, exportOf(spansOf(t, llm, parent)));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(await json(res)).toEqual({ partialSuccess: null });
+
+    const got = await json(await trace(ws, t));
+    expect(got.trace_id).toBe(t);
+    expect(got.spans.map((s: any) => [s.span_id, s.parent_id, s.name])).toEqual([
+      [parent, null, "handle request"],
+      [llm, parent, "chat gpt-4o"],
+    ]);
+    const [p, l] = got.spans;
+    expect(p.request_log_id).toBeNull();
+    expect(l).toMatchObject({ start_time: "2023-11-14T22:13:21.000Z", duration_ms: 1250, kind: 3, resource: { "service.name": "svc" }, scope: { name: "test", version: null } });
+    expect(l.request_log_id).toEqual(expect.any(Number));
+    const stored = await log(ws, l.request_log_id);
+    expect(stored).toMatchObject({ model: "gpt-4o", provider: "openai", input_tokens: 25, output_tokens: 120, latency_ms: 1250, trace_id: t, span_id: llm, status: "SUCCESS" });
+  });
+
+  it("takes protobuf, gzip or not, and answers in protobuf", async () => {
+    const ws = await createWorkspace();
+    for (const gzip of [false, true]) {
+      const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
+      const spans = spansOf(t, llm, parent).map((s) => ({ ...s, traceId: bytes(s.traceId), spanId: bytes(s.spanId), ...(s.parentSpanId ? { parentSpanId: bytes(s.parentSpanId) } : {}) }));
+      const proto = encodeRequest(exportOf(spans));
+      const res = await postOtlp(ws, gzip ? gzipSync(proto) : proto, { "Content-Type": "application/x-protobuf", ...(gzip ? { "Content-Encoding": "gzip" } : {}) });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("application/x-protobuf");
+      expect(new Uint8Array(await res.arrayBuffer()).length).toBe(0);
+      const got = await json(await trace(ws, t));
+      expect(got.spans).toHaveLength(2);
+      expect(got.spans[1].request_log_id).toEqual(expect.any(Number));
+    }
+  });
+
+  it("is idempotent: an export sent twice stores each span once and makes one log", async () => {
+    const ws = await createWorkspace();
+    const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
+    const exp = exportOf(spansOf(t, llm, parent));
+    await postJson(ws, exp);
+    const again = await postJson(ws, exp);
+    expect(await json(again)).toEqual({ partialSuccess: null });
+    // Also a span twice within one export.
+    await postJson(ws, exportOf([...spansOf(t, llm, parent), ...spansOf(t, llm, parent)]));
+    const got = await json(await trace(ws, t));
+    expect(got.spans).toHaveLength(2);
+    const found = await search(ws, [{ field: "trace_id", operator: "is", value: t }]);
+    expect(found.items.map((i: any) => i.id)).toEqual([got.spans[1].request_log_id]);
+  });
+
+  it("refuses bad spans one by one in partialSuccess, storing the rest", async () => {
+    const ws = await createWorkspace();
+    const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
+    const spans = [...spansOf(t, llm, parent), { traceId: "xyz", spanId: newSpan(), name: "bad", startTimeUnixNano: "1", endTimeUnixNano: "2" }, { traceId: t, spanId: newSpan(), name: "backwards", startTimeUnixNano: "1700000005000000000", endTimeUnixNano: "1700000002000000000" }];
+    const res = await postJson(ws, exportOf(spans));
+    const body = await json(res);
+    expect(res.status).toBe(200);
+    expect(body.partialSuccess.rejectedSpans).toBe("2");
+    expect(body.partialSuccess.errorMessage).toContain("traceId must be 32 hex digits");
+    expect(body.partialSuccess.errorMessage).toContain("endTimeUnixNano is before startTimeUnixNano");
+    expect((await json(await trace(ws, t))).spans).toHaveLength(2);
+  });
+
+  it("answers 415 for another content type or encoding, 400 for a body that is not an export, storing nothing", async () => {
+    const ws = await createWorkspace();
+    const t = newTrace();
+    const good = JSON.stringify(exportOf(spansOf(t, newSpan(), newSpan())));
+    expect((await postOtlp(ws, good, { "Content-Type": "text/plain" })).status).toBe(415);
+    expect((await postOtlp(ws, good, { "Content-Type": "application/json", "Content-Encoding": "br" })).status).toBe(415);
+    const truncated = encodeRequest(exportOf(spansOf(t, newSpan(), newSpan()).map((s) => ({ ...s, traceId: bytes(s.traceId), spanId: bytes(s.spanId), ...(s.parentSpanId ? { parentSpanId: bytes(s.parentSpanId) } : {}) }))));
+    const cut = await postOtlp(ws, truncated.subarray(0, truncated.length - 9), { "Content-Type": "application/x-protobuf" });
+    expect(cut.status).toBe(400);
+    expect((await json(cut)).message).toContain("not a protobuf ExportTraceServiceRequest");
+    expect((await postOtlp(ws, "{nope", { "Content-Type": "application/json" })).status).toBe(400);
+    const notGzip = await postOtlp(ws, good, { "Content-Type": "application/json", "Content-Encoding": "gzip" });
+    expect(notGzip.status).toBe(400);
+    expect((await json(notGzip)).message).toContain("gzip");
+    expect((await trace(ws, t)).status).toBe(404);
+    expect((await call("/v1/traces", { method: "POST", body: good, headers: { "Content-Type": "application/json" } })).status).toBe(401);
+  });
+
+  it("caps the body as received and once gunzipped: at the cap it is read, one byte more is a 413 (a gzip bomb is not inflated)", async () => {
+    const ws = await createWorkspace();
+    const exact = '{"resourceSpans":[]}'.padEnd(MAX, " ");
+    expect(exact.length).toBe(MAX);
+    const atCap = await postOtlp(ws, gzipSync(strToU8(exact)), { "Content-Type": "application/json", "Content-Encoding": "gzip" });
+    expect(atCap.status).toBe(200);
+    const bomb = await postOtlp(ws, gzipSync(strToU8(exact + " ")), { "Content-Type": "application/json", "Content-Encoding": "gzip" });
+    expect(bomb.status).toBe(413);
+    expect((await json(bomb)).message).toContain("once decompressed");
+    expect((await postOtlp(ws, exact, { "Content-Type": "application/json" })).status).toBe(200);
+    expect((await postOtlp(ws, exact + " ", { "Content-Type": "application/json" })).status).toBe(413);
+  }, 120_000);
+});
+
+describe("closing a trace", () => {
+  it("201 with the closure, 409 again; later spans are refused on both paths; close_after closes on ingestion", async () => {
+    const ws = await createWorkspace();
+    const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
+    await postJson(ws, exportOf(spansOf(t, llm, parent)));
+    const closed = await call(`/api/public/v2/traces/${t}/close`, { method: "POST", key: ws.key });
+    expect(closed.status).toBe(201);
+    expect((await json(closed)).closure).toMatchObject({ trace_id: t, status: "closed", workspace_id: expect.any(Number) });
+    expect((await call(`/api/public/v2/traces/${t}/close`, { method: "POST", key: ws.key })).status).toBe(409);
+
+    const late = await postJson(ws, exportOf([{ traceId: t, spanId: newSpan(), name: "late", startTimeUnixNano: "1", endTimeUnixNano: "2" }]));
+    const lateBody = await json(late);
+    expect(lateBody.partialSuccess.rejectedSpans).toBe("1");
+    expect(lateBody.partialSuccess.errorMessage).toContain(`trace ${t} is closed`);
+    const bulk = await call("/spans-bulk", { method: "POST", key: ws.key, json: { spans: [bulkSpan(t, newSpan())] } });
+    expect(bulk.status).toBe(201);
+    expect(await json(bulk)).toMatchObject({ spans: [], rejected_trace_ids: [t], rejection_reason: "trace_closed" });
+    expect((await json(await trace(ws, t))).spans).toHaveLength(2);
+
+    const t2 = newTrace();
+    await postJson(ws, exportOf(spansOf(t2, newSpan(), newSpan())), "?close_after=true");
+    expect((await call(`/api/public/v2/traces/${t2}/close`, { method: "POST", key: ws.key })).status).toBe(409);
+    expect((await call(`/api/public/v2/traces/${newTrace()}/close`, { method: "POST", key: ws.key })).status).toBe(404);
+  });
+});
+
+function bulkSpan(traceId: string, spanId: string, over: Record<string, unknown> = {}) {
+  return {
+    name: "PromptLayer Run",
+    context: { trace_id: traceId, span_id: spanId, trace_state: "" },
+    kind: "SpanKind.INTERNAL",
+    parent_id: null,
+    start_time: "1700000000000000000",
+    end_time: "1700000002000000000",
+    status: { status_code: "StatusCode.OK", description: null },
+    attributes: { function_input: "{}" },
+    events: [],
+    links: [],
+    resource: { attributes: { "service.name": "prompt-layer-js" }, schema_url: "" },
+    ...over,
+  };
+}
+
+const chat = (role: string, text: string) => ({ type: "chat", messages: [{ role, content: [{ type: "text", text }] }] });
+
+describe("POST /spans-bulk", () => {
+  it("stores the SDK's spans; one with log_request makes that log, its times from the span", async () => {
+    const ws = await createWorkspace();
+    const [t, a, b] = [newTrace(), newSpan(), newSpan()];
+    const res = await call("/spans-bulk", {
+      method: "POST",
+      key: ws.key,
+      json: { spans: [bulkSpan(t, a), bulkSpan(t, b, { parent_id: a, name: "llm_call", log_request: { provider: "openai", model: "gpt-4o-mini", input: chat("user", "Hello!"), output: chat("assistant", "Hi"), tags: ["prod"] } })] },
+    });
+    const body = await json(res);
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    expect(body.spans.map((s: any) => [s.span_id, s.created])).toEqual([
+      [a, true],
+      [b, true],
+    ]);
+    expect(body.request_logs).toEqual([{ id: expect.any(Number), span_id: b, trace_id: t }]);
+    const stored = await log(ws, body.request_logs[0].id);
+    expect(stored).toMatchObject({ model: "gpt-4o-mini", tags: ["prod"], request_start_time: "2023-11-14T22:13:20.000Z", latency_ms: 2000, trace_id: t });
+    const again = await json(await call("/spans-bulk", { method: "POST", key: ws.key, json: { spans: [bulkSpan(t, a)] } }));
+    expect(again.spans[0].created).toBe(false);
+    const byName = await search(ws, [{ field: "span_name", operator: "is", value: "llm_call" }]);
+    expect(byName.items.map((i: any) => i.id)).toEqual([body.request_logs[0].id]);
+  });
+
+  it("links a log made by track-request with the span id once the span arrives", async () => {
+    const ws = await createWorkspace();
+    const [t, s] = [newTrace(), newSpan()];
+    const tracked = await call("/track-request", {
+      method: "POST",
+      key: ws.key,
+      json: {
+        function_name: "openai.chat.completions.create",
+        provider_type: "openai",
+        kwargs: { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] },
+        request_response: { id: "x", object: "chat.completion", created: 1, model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: "yo" }, finish_reason: "stop" }] },
+        request_start_time: 1700000000,
+        request_end_time: 1700000001,
+        span_id: s,
+      },
+    });
+    expect(tracked.status).toBe(200);
+    const id = (await json(tracked)).request_id;
+    await call("/spans-bulk", { method: "POST", key: ws.key, json: { spans: [bulkSpan(t, s)] } });
+    expect((await log(ws, id)).trace_id).toBe(t);
+    expect((await json(await trace(ws, t))).spans[0].request_log_id).toBe(id);
+  });
+
+  it("refuses a bad body with a 400 naming the field, storing nothing; limits on both sides", async () => {
+    const ws = await createWorkspace();
+    const t = newTrace();
+    const bad = async (spans: unknown[], field: string) => {
+      const res = await call("/spans-bulk", { method: "POST", key: ws.key, json: { spans } });
+      const b = await json(res);
+      expect(res.status, JSON.stringify(b)).toBe(400);
+      expect(b.message).toContain(field);
+    };
+    await bad([bulkSpan(t, newSpan(), { log_request: { provider: "openai", input: chat("user", "x"), output: chat("assistant", "y") } })], "spans[0].log_request.model");
+    await bad([bulkSpan(t, newSpan(), { end_time: "1600000000000000000" })], "spans[0].end_time");
+    await bad([bulkSpan(t, newSpan(), { kind: "SpanKind.WHATEVER" })], "spans[0].kind");
+    await bad([bulkSpan(t, "has space")], "spans[0].context.span_id");
+    await bad([], "spans");
+    expect((await trace(ws, t)).status).toBe(404);
+    const many = Array.from({ length: 1001 }, () => bulkSpan(t, newSpan(), { attributes: {} }));
+    await bad(many, "spans");
+    const ok = await call("/spans-bulk", { method: "POST", key: ws.key, json: { spans: many.slice(0, 1000) } });
+    expect(ok.status).toBe(201);
+    expect((await json(await trace(ws, t))).spans).toHaveLength(1000);
+  }, 120_000);
+});
+
+describe("traces are the workspace's own", () => {
+  it("another workspace reads, closes and adds nothing of a trace; the same ids there are its own trace", async () => {
+    const [a, b] = [await createWorkspace(), await createWorkspace()];
+    const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
+    await postJson(a, exportOf(spansOf(t, llm, parent)));
+    expect((await trace(b, t)).status).toBe(404);
+    expect((await call(`/api/public/v2/traces/${t}/close`, { method: "POST", key: b.key })).status).toBe(404);
+    const g = await json(await call("/api/public/v2/dataset-groups", { method: "POST", key: b.key, json: { name: `g-${t}` } }));
+    expect((await call("/api/public/v2/dataset-versions/add-trace", { method: "POST", key: b.key, json: { dataset_group_id: g.dataset_group.id, trace_id: t } })).status).toBe(404);
+    expect((await search(b, [{ field: "trace_id", operator: "is", value: t }])).items).toEqual([]);
+    await postJson(b, exportOf(spansOf(t, llm, parent)));
+    const ours = await json(await trace(a, t));
+    const theirs = await json(await trace(b, t));
+    expect(theirs.spans[1].request_log_id).not.toBe(ours.spans[1].request_log_id);
+    expect((await call(`/api/public/v2/traces/${t}/close`, { method: "POST", key: b.key })).status).toBe(201);
+    // Closing it there leaves it open here.
+    expect((await json(await postJson(a, exportOf([{ traceId: t, spanId: newSpan(), name: "more", startTimeUnixNano: "1", endTimeUnixNano: "2" }])))).partialSuccess).toBeNull();
+  });
+});
+
+describe("POST /api/public/v2/dataset-versions/add-trace", () => {
+  it("adds each request log of a trace (or of a span and its children) to the group's draft", async () => {
+    const ws = await createWorkspace();
+    const t = newTrace();
+    const [root, one, two] = [newSpan(), newSpan(), newSpan()];
+    const llm = (spanId: string, parentSpanId: string, model: string) => ({
+      traceId: t,
+      spanId,
+      parentSpanId,
+      name: `chat ${model}`,
+      startTimeUnixNano: "1700000001000000000",
+      endTimeUnixNano: "1700000002000000000",
+      attributes: [str("gen_ai.request.model", model), str("gen_ai.provider.name", "openai")],
+    });
+    await postJson(ws, exportOf([{ traceId: t, spanId: root, name: "root", startTimeUnixNano: "1", endTimeUnixNano: "1700000009000000000" }, llm(one, root, "m1"), llm(two, one, "m2")]));
+    const g = await json(await call("/api/public/v2/dataset-groups", { method: "POST", key: ws.key, json: { name: `g-${t}` } }));
+    const groupId = g.dataset_group.id;
+    const add = (body: Record<string, unknown>) => call("/api/public/v2/dataset-versions/add-trace", { method: "POST", key: ws.key, json: { dataset_group_id: groupId, trace_id: t, ...body } });
+    const whole = await add({});
+    const w = await json(whole);
+    expect(whole.status, JSON.stringify(w)).toBe(201);
+    expect(w).toMatchObject({ success: true, mode: "trace", draft_dataset_id: expect.any(Number) });
+    expect(w.request_log_ids).toHaveLength(2);
+    const rows = await json(await call(`/api/public/v2/datasets/${w.draft_dataset_id}/rows?per_page=100`, { key: ws.key }));
+    expect(rows.items ?? rows.rows ?? rows.data).toHaveLength(2);
+    const sub = await json(await add({ span_id: two }));
+    expect(sub).toMatchObject({ mode: "span", request_log_ids: [w.request_log_ids[1]] });
+    expect((await add({ span_id: newSpan() })).status).toBe(404);
+    expect((await add({ span_id: root, trace_id: newTrace() })).status).toBe(404);
+    const noLogs = await add({ span_id: root });
+    // The root span made no log, but its direct child did.
+    expect(noLogs.status).toBe(201);
+  });
+});
