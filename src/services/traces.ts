@@ -21,12 +21,17 @@ function promptRefOf(log: MappedLog, label: string | null): SpanPromptRef | null
   return ref.name !== null || ref.id !== null ? ref : null;
 }
 
-/** The mapped log's error_type, kept to the values logs take (an unknown one becomes UNKNOWN_ERROR). */
+/**
+ * The mapped log's error_type, kept to the values logs take: a span's own error type (an exception
+ * class, an HTTP status) becomes UNKNOWN_ERROR, and leads the error message so it is not lost.
+ */
 function fitErrorType(log: MappedLog): MappedLog {
   if (!log.error_type) return log;
   const allowed = (ERROR_TYPE_STATUSES as Record<string, readonly string[]>)[log.error_type];
   if (allowed && allowed.includes(log.status)) return log;
-  return { ...log, error_type: "UNKNOWN_ERROR" };
+  const raw = log.error_type;
+  const message = log.error_message && log.error_message.includes(raw) ? log.error_message : `${raw}${log.error_message ? `: ${log.error_message}` : ""}`;
+  return { ...log, error_type: "UNKNOWN_ERROR", error_message: message.slice(0, 1024) };
 }
 
 function fromSpan(span: SpanInput): { log: MappedLog | null; prompt: SpanPromptRef | null } {
