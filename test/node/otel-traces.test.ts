@@ -1,0 +1,270 @@
+// Real OpenTelemetry clients against a real `wrangler dev`: the OpenTelemetry JS SDK's own OTLP/HTTP
+// exporters (protobuf and JSON, gzip on and off), and the Vercel AI SDK's telemetry calling a fake
+// OpenAI-compatible provider served here, and the official promptlayer SDK with enableTracing (its
+// exporter posts each finished span to /spans-bulk). Each trace is read back through the API with its logs.
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText } from "ai";
+import { createServer } from "node:http";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain ES module of the repo's scripts
+import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+
+const require = createRequire(import.meta.url);
+const { PromptLayer } = require("promptlayer") as typeof import("promptlayer");
+
+let api: { url: string; key: string; stop: () => Promise<void>; logs: () => string };
+beforeAll(async () => {
+  api = await startLocalApi({ workspace: "otel-traces" });
+  // What an instrumented app sets up: the active span follows async calls, so nested spans share a trace.
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+});
+afterAll(async () => {
+  if (process.env.SHOW_API_LOGS) console.log(api?.logs());
+  await api?.stop();
+});
+
+async function getApi(path: string) {
+  const res = await fetch(`${api.url}${path}`, { headers: { "X-API-KEY": api.key } });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+/** Polls until the trace has `count` spans (exports are asynchronous even after forceFlush resolves on some paths). */
+async function traceWith(traceId: string, count: number) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const { status, body } = await getApi(`/api/public/v2/traces/${traceId}`);
+    if (status === 200 && body.spans.length >= count) return body;
+    if (Date.now() > deadline) throw new Error(`trace ${traceId}: ${status} ${JSON.stringify(body).slice(0, 300)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function providerWith(exporter: SpanExporter) {
+  return new BasicTracerProvider({
+    resource: resourceFromAttributes({ "service.name": "otel-test", "user.id": "resource-user" }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+}
+
+const exporters = {
+  "protobuf": (gzip: boolean) => new ProtoExporter({ url: `${api.url}/v1/traces`, headers: { "X-API-KEY": api.key }, compression: (gzip ? "gzip" : "none") as never }),
+  "JSON": (gzip: boolean) => new JsonExporter({ url: `${api.url}/v1/traces`, headers: { "x-api-key": api.key }, compression: (gzip ? "gzip" : "none") as never }),
+};
+
+describe("the OpenTelemetry JS SDK's OTLP/HTTP exporters", () => {
+  for (const [encoding, make] of Object.entries(exporters)) {
+    for (const gzip of [false, true]) {
+      it(`${encoding}${gzip ? " with gzip" : ""}: a trace of two spans, the GenAI one a request log`, async () => {
+        const provider = providerWith(make(gzip));
+        const tracer = provider.getTracer("otel-test", "1.0.0");
+        const parent = tracer.startSpan("handle request", { kind: SpanKind.SERVER });
+        const child = tracer.startSpan(
+          "chat gpt-4o-mini",
+          {
+            kind: SpanKind.CLIENT,
+            attributes: {
+              "gen_ai.operation.name": "chat",
+              "gen_ai.provider.name": "openai",
+              "gen_ai.request.model": "gpt-4o-mini",
+              "gen_ai.request.temperature": 0.2,
+              "gen_ai.usage.input_tokens": 11,
+              "gen_ai.usage.output_tokens": 7,
+              "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: `hello over ${encoding}` }] }]),
+              "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hi there" }], finish_reason: "stop" }]),
+              "gen_ai.conversation.id": "conv-1",
+              "promptlayer.metadata.team": "search",
+            },
+          },
+          trace.setSpan(ROOT_CONTEXT, parent),
+        );
+        child.setStatus({ code: SpanStatusCode.OK });
+        child.end();
+        parent.end();
+        await provider.forceFlush();
+        const traceId = parent.spanContext().traceId;
+        const got = await traceWith(traceId, 2);
+        const byName = Object.fromEntries(got.spans.map((s: any) => [s.name, s]));
+        expect(byName["chat gpt-4o-mini"].parent_id).toBe(parent.spanContext().spanId);
+        expect(byName["handle request"].request_log_id).toBeNull();
+        expect(byName["chat gpt-4o-mini"].resource).toMatchObject({ "service.name": "otel-test" });
+        const logId = byName["chat gpt-4o-mini"].request_log_id;
+        expect(logId).toEqual(expect.any(Number));
+        const { body: log } = await getApi(`/api/public/v2/requests/${logId}`);
+        expect(log).toMatchObject({
+          provider: "openai",
+          model: "gpt-4o-mini",
+          input_tokens: 11,
+          output_tokens: 7,
+          trace_id: traceId,
+          metadata: { conversation_id: "conv-1", team: "search", user_id: "resource-user" },
+        });
+        expect(JSON.stringify(log.input)).toContain(`hello over ${encoding}`);
+        expect(JSON.stringify(log.output)).toContain("hi there");
+        await provider.shutdown();
+      });
+    }
+  }
+
+  it("a span sent again by a retrying exporter makes no second log", async () => {
+    const exporter = exporters.protobuf(false);
+    const provider = providerWith(exporter);
+    const span = provider.getTracer("t").startSpan("chat m", { attributes: { "gen_ai.request.model": "m", "gen_ai.provider.name": "openai" } });
+    span.end();
+    await provider.forceFlush();
+    const traceId = span.spanContext().traceId;
+    await traceWith(traceId, 1);
+    // The same finished span exported again, as a retry would.
+    const second = exporters.protobuf(true);
+    await new Promise<void>((resolve) => second.export([span as never], () => resolve()));
+    const { body } = await getApi(`/api/public/v2/traces/${traceId}`);
+    expect(body.spans).toHaveLength(1);
+    const res = await fetch(`${api.url}/api/public/v2/requests/search`, {
+      method: "POST",
+      headers: { "X-API-KEY": api.key, "Content-Type": "application/json" },
+      body: JSON.stringify({ filter_group: { logic: "AND", filters: [{ field: "trace_id", operator: "is", value: traceId }] } }),
+    });
+    expect(((await res.json()) as any).items).toHaveLength(1);
+    await provider.shutdown();
+  });
+});
+
+/** An OpenAI-compatible chat completions endpoint. */
+async function startFakeOpenAI() {
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (d) => (raw += d));
+    req.on("end", () => {
+      const body = raw ? JSON.parse(raw) : {};
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(
+        JSON.stringify({
+          id: "chatcmpl-fake",
+          object: "chat.completion",
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content: "Otters hold hands.", refusal: null }, finish_reason: "stop", logprobs: null }],
+          usage: { prompt_tokens: 13, completion_tokens: 4, total_tokens: 17 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe("the Vercel AI SDK's telemetry", () => {
+  it("generateText against a fake provider: its doGenerate span becomes the request log, the outer span does not", async () => {
+    const fake = await startFakeOpenAI();
+    const provider = providerWith(exporters.protobuf(true));
+    try {
+      const openai = createOpenAI({ baseURL: `${fake.url}/v1`, apiKey: "sk-fake" });
+      const result = await generateText({
+        model: openai.chat("gpt-4o-mini"),
+        prompt: "Tell me about otters",
+        experimental_telemetry: { isEnabled: true, tracer: provider.getTracer("ai"), functionId: "otter-facts", metadata: { plan: "pro" } },
+      });
+      expect(result.text).toBe("Otters hold hands.");
+      await provider.forceFlush();
+      // Find the trace through a log's search: the AI SDK makes its own trace id.
+      const deadline = Date.now() + 20_000;
+      let items: any[] = [];
+      while (Date.now() < deadline) {
+        const res = await fetch(`${api.url}/api/public/v2/requests/search`, {
+          method: "POST",
+          headers: { "X-API-KEY": api.key, "Content-Type": "application/json" },
+          body: JSON.stringify({ filter_group: { logic: "AND", filters: [{ field: "output_text", operator: "contains", value: "Otters hold hands" }] } }),
+        });
+        items = ((await res.json()) as any).items;
+        if (items.length > 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(items).toHaveLength(1);
+      const { body: log } = await getApi(`/api/public/v2/requests/${items[0].id}`);
+      expect(log).toMatchObject({ provider: "openai", model: "gpt-4o-mini", input_tokens: 13, output_tokens: 4 });
+      expect(JSON.stringify(log.input)).toContain("Tell me about otters");
+      const tr = await traceWith(log.trace_id, 2);
+      const names = tr.spans.map((s: any) => s.name);
+      expect(names).toEqual(expect.arrayContaining(["ai.generateText", "ai.generateText.doGenerate"]));
+      const withLogs = tr.spans.filter((s: any) => s.request_log_id !== null);
+      expect(withLogs.map((s: any) => s.name)).toEqual(["ai.generateText.doGenerate"]);
+    } finally {
+      await provider.shutdown();
+      await fake.close();
+    }
+  });
+});
+
+/** Polls a trace until one of its spans matches (the SDK exports spans without waiting for the answer). */
+async function findSpans(filter: (s: any) => boolean, traceId: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { status, body } = await getApi(`/api/public/v2/traces/${traceId}`);
+    if (status === 200 && body.spans.some(filter)) return body;
+    if (Date.now() > deadline) throw new Error(`trace ${traceId}: ${status} ${JSON.stringify(body).slice(0, 300)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("the promptlayer SDK with enableTracing", () => {
+  let fake: { url: string; close: () => Promise<void> };
+  const saved: Record<string, string | undefined> = {};
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    for (const [k, v] of Object.entries({ OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-fake" })) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+  });
+  afterAll(async () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    await fake?.close();
+  });
+
+  it("wrapWithSpan's span reaches /spans-bulk with its input and output; run() is linked to its trace", async () => {
+    const pl = new PromptLayer({ apiKey: api.key, baseURL: api.url, enableTracing: true });
+    let traceId = "";
+    const double = pl.wrapWithSpan("double", async (n: number) => {
+      traceId = trace.getActiveSpan()!.spanContext().traceId;
+      return n * 2;
+    });
+    expect(await double(21)).toBe(42);
+    const got = await findSpans((s) => s.name === "double", traceId);
+    const span = got.spans.find((s: any) => s.name === "double");
+    expect(span.attributes).toMatchObject({ function_input: "[21]", function_output: "42" });
+    expect(span.status.code).toBe(1);
+    expect(span.resource).toMatchObject({ "service.name": "prompt-layer-js" });
+
+    await pl.templates.publish({
+      prompt_name: "traced-run",
+      prompt_template: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: "Tell me about {animal}" }] }], input_variables: ["animal"] },
+      metadata: { model: { provider: "openai", name: "gpt-4o-mini", parameters: {}, api_type: "chat-completions" } },
+    } as never);
+    const res = (await pl.run({ promptName: "traced-run", inputVariables: { animal: "otters" } } as never)) as any;
+    expect(res.request_id).toEqual(expect.any(Number));
+    // The run's log learns its trace when the "PromptLayer Run" span arrives.
+    const deadline = Date.now() + 20_000;
+    let log: any;
+    for (;;) {
+      log = (await getApi(`/api/public/v2/requests/${res.request_id}`)).body;
+      if (log.trace_id || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(log.trace_id).toEqual(expect.stringMatching(/^[0-9a-f]{32}$/));
+    const runTrace = await findSpans((s) => s.name === "PromptLayer Run", log.trace_id);
+    const runSpan = runTrace.spans.find((s: any) => s.name === "PromptLayer Run");
+    expect(runSpan.request_log_id).toBe(res.request_id);
+    expect(log.span_id).toBe(runSpan.span_id);
+  });
+});
