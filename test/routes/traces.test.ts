@@ -4,6 +4,14 @@ import { env } from "cloudflare:workers";
 import { gzipSync, strToU8 } from "fflate";
 import { describe, expect, it } from "vitest";
 import { encodeRequest } from "../../src/traces/otlp";
+import { spanToLog, type AttrValue, type SpanInput } from "../../src/traces/span-mapping";
+import genaiAttributesOnly from "../fixtures/spans/genai-attributes-only.json";
+import genaiEvents from "../fixtures/spans/genai-events.json";
+import genaiMessages from "../fixtures/spans/genai-messages.json";
+import openinference from "../fixtures/spans/openinference.json";
+import openllmetry from "../fixtures/spans/openllmetry-indexed.json";
+import vercelV4 from "../fixtures/spans/vercel-ai-v4.json";
+import vercel from "../fixtures/spans/vercel-ai.json";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 
 const MAX = Number(env.TRACES_MAX_BYTES);
@@ -325,5 +333,126 @@ describe("POST /api/public/v2/dataset-versions/add-trace", () => {
     const noLogs = await add({ span_id: root });
     // The root span made no log, but its direct child did.
     expect(noLogs.status).toBe(201);
+  });
+});
+
+// ---- every recorded dialect, end to end ----
+
+
+const fixtures: Record<string, { spans: Record<string, SpanInput> }> = {
+  "genai-attributes-only.json": genaiAttributesOnly as never,
+  "genai-events.json": genaiEvents as never,
+  "genai-messages.json": genaiMessages as never,
+  "openinference.json": openinference as never,
+  "openllmetry-indexed.json": openllmetry as never,
+  "vercel-ai-v4.json": vercelV4 as never,
+  "vercel-ai.json": vercel as never,
+};
+
+function anyValue(v: AttrValue): Record<string, unknown> {
+  if (v === null) return {};
+  if (typeof v === "string") return { stringValue: v };
+  if (typeof v === "boolean") return { boolValue: v };
+  if (typeof v === "number") return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
+  if (Array.isArray(v)) return { arrayValue: { values: v.map(anyValue) } };
+  return { kvlistValue: { values: Object.entries(v).map(([key, x]) => ({ key, value: anyValue(x) })) } };
+}
+const kvs = (o: Record<string, AttrValue>) => Object.entries(o).map(([key, v]) => ({ key, value: anyValue(v) }));
+const nanos = (ms: number) => (BigInt(Math.round(ms * 1000)) * 1000n).toString();
+
+describe("every recorded GenAI dialect through /v1/traces", () => {
+  for (const [file, fixture] of Object.entries(fixtures)) {
+    it(`${file}: each LLM span makes the log the mapping says, the others none`, async () => {
+      const ws = await createWorkspace();
+      const spans = Object.values(fixture.spans);
+      const byResource = new Map<string, SpanInput[]>();
+      for (const s of spans) byResource.set(JSON.stringify(s.resource), [...(byResource.get(JSON.stringify(s.resource)) ?? []), s]);
+      const exp = {
+        resourceSpans: [...byResource].map(([resource, list]) => ({
+          resource: { attributes: kvs(JSON.parse(resource)) },
+          scopeSpans: [
+            {
+              scope: { name: "fixture" },
+              spans: list.map((s) => ({
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId ?? "",
+                name: s.name,
+                kind: s.kind,
+                startTimeUnixNano: nanos(s.startTimeMs),
+                endTimeUnixNano: nanos(s.endTimeMs),
+                attributes: kvs(s.attributes),
+                events: s.events.map((e) => ({ name: e.name, timeUnixNano: nanos(e.timeMs), attributes: kvs(e.attributes) })),
+                status: { code: s.status.code, ...(s.status.message ? { message: s.status.message } : {}) },
+              })),
+            },
+          ],
+        })),
+      };
+      const res = await postJson(ws, exp);
+      expect(await json(res)).toEqual({ partialSuccess: null });
+      for (const s of spans) {
+        const got = await json(await trace(ws, s.traceId));
+        const stored = got.spans.find((x: any) => x.span_id === s.spanId);
+        const expected = spanToLog(s);
+        if (!expected) {
+          expect(stored.request_log_id, s.name).toBeNull();
+          continue;
+        }
+        const l = await log(ws, stored.request_log_id);
+        expect(l, s.name).toMatchObject({
+          provider: expected.log.provider,
+          model: expected.log.model,
+          input: expected.log.input,
+          output: expected.log.output,
+          input_tokens: expected.log.input_tokens,
+          output_tokens: expected.log.output_tokens,
+          status: expected.log.status,
+          tags: expected.log.tags,
+        });
+        expect(l.metadata).toEqual(expected.log.metadata);
+      }
+    });
+  }
+});
+
+describe("prompt links from span attributes", () => {
+  it("promptlayer.prompt.name with a version or a label links the log to that version; an unknown one links nothing", async () => {
+    const ws = await createWorkspace();
+    const name = `traced-${newSpan()}`;
+    const publish = (text: string, labels: string[] = []) =>
+      call("/rest/prompt-templates", {
+        method: "POST",
+        key: ws.key,
+        json: { prompt_template: { prompt_name: name }, prompt_version: { prompt_template: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text }] }], input_variables: [] } }, release_labels: labels },
+      });
+    expect((await publish("one", ["prod"])).status).toBeLessThan(300);
+    expect((await publish("two")).status).toBeLessThan(300);
+    const linked = async (extra: Record<string, unknown>[]) => {
+      const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
+      await postJson(ws, exportOf(spansOf(t, llm, parent, extra)));
+      const got = await json(await trace(ws, t));
+      return log(ws, got.spans[1].request_log_id);
+    };
+    expect(await linked([str("promptlayer.prompt.name", name), str("promptlayer.prompt.label", "prod")])).toMatchObject({ prompt_name: name, prompt_version_number: 1 });
+    expect(await linked([str("promptlayer.prompt.name", name), int("promptlayer.prompt.version", 2)])).toMatchObject({ prompt_name: name, prompt_version_number: 2 });
+    const unknown = await linked([str("promptlayer.prompt.name", name), str("promptlayer.prompt.label", "nope")]);
+    expect(unknown).toMatchObject({ prompt_id: null, prompt_version_number: null });
+  });
+});
+
+describe("trace fields in suggestions", () => {
+  it("suggests trace ids and span names of logs made from spans", async () => {
+    const ws = await createWorkspace();
+    const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
+    await postJson(ws, exportOf(spansOf(t, llm, parent)));
+    const suggest = async (field: string, prefix: string) => {
+      const res = await call(`/api/public/v2/requests/suggestions?field=${field}&prefix=${encodeURIComponent(prefix)}`, { key: ws.key });
+      const b = await json(res);
+      expect(res.status, JSON.stringify(b)).toBe(200);
+      return b;
+    };
+    expect(JSON.stringify(await suggest("trace_id", t.slice(0, 6)))).toContain(t);
+    expect(JSON.stringify(await suggest("span_name", "chat"))).toContain("chat gpt-4o");
   });
 });
