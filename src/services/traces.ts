@@ -23,7 +23,8 @@ function promptRefOf(log: MappedLog, label: string | null): SpanPromptRef | null
 
 /**
  * The mapped log's error_type, kept to the values logs take: a span's own error type (an exception
- * class, an HTTP status) becomes UNKNOWN_ERROR, and leads the error message so it is not lost.
+ * class, an HTTP status) becomes the fitting one (a rate limit, quota, timeout or auth failure, else
+ * PROVIDER_ERROR for a failed call), and leads the error message so it is not lost.
  */
 function fitErrorType(log: MappedLog): MappedLog {
   if (!log.error_type) return log;
@@ -31,8 +32,17 @@ function fitErrorType(log: MappedLog): MappedLog {
   if (allowed && allowed.includes(log.status)) return log;
   const raw = log.error_type;
   const message = log.error_message && log.error_message.includes(raw) ? log.error_message : `${raw}${log.error_message ? `: ${log.error_message}` : ""}`;
-  return { ...log, error_type: "UNKNOWN_ERROR", error_message: message.slice(0, 1024) };
+  const fitting = ERROR_KINDS.find(([re]) => re.test(`${raw} ${log.error_message ?? ""}`))?.[1] ?? (log.status === "ERROR" ? "PROVIDER_ERROR" : "UNKNOWN_ERROR");
+  return { ...log, error_type: fitting, error_message: message.slice(0, 1024) };
 }
+
+/** What a span's own error type or message says, in the error types logs take (first match wins). */
+const ERROR_KINDS: [RegExp, string][] = [
+  [/rate.?limit|\b429\b|too many requests/i, "PROVIDER_RATE_LIMIT"],
+  [/quota|insufficient.?credit/i, "PROVIDER_QUOTA_LIMIT"],
+  [/time.?out|timed out|deadline/i, "PROVIDER_TIMEOUT"],
+  [/auth|\b401\b|\b403\b|api.?key|permission/i, "PROVIDER_AUTH_ERROR"],
+];
 
 function fromSpan(span: SpanInput): { log: MappedLog | null; prompt: SpanPromptRef | null } {
   const mapped = spanToLog(span);

@@ -456,3 +456,25 @@ describe("trace fields in suggestions", () => {
     expect(JSON.stringify(await suggest("span_name", "chat"))).toContain("chat gpt-4o");
   });
 });
+
+describe("failed LLM spans", () => {
+  it("an ERROR span makes an ERROR log whose error_type is the fitting one, its own type kept in the message", async () => {
+    const ws = await createWorkspace();
+    const cases: [string, string, string][] = [
+      ["RateLimitError", "429 Rate limit reached", "PROVIDER_RATE_LIMIT"],
+      ["APITimeoutError", "Request timed out.", "PROVIDER_TIMEOUT"],
+      ["ValueError", "bad things", "PROVIDER_ERROR"],
+    ];
+    for (const [type, message, expected] of cases) {
+      const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
+      const spans = spansOf(t, llm, parent, [str("error.type", type)]);
+      (spans[1] as Record<string, unknown>).status = { code: 2, message };
+      await postJson(ws, exportOf(spans));
+      const got = await json(await trace(ws, t));
+      const l = await log(ws, got.spans[1].request_log_id);
+      expect(l).toMatchObject({ status: "ERROR", error_type: expected });
+      expect(l.error_message).toContain(type);
+      expect(l.error_message).toContain(message);
+    }
+  });
+});
