@@ -4,6 +4,7 @@ import type { AppEnv } from "../env";
 import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
 import { ApiError } from "../lib/errors";
 import { drainBody } from "../lib/drain";
+import { capStream } from "../lib/read-body";
 import { presentedKey } from "./body-key";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -145,29 +146,10 @@ export function limitBody(envVar: BodyLimitVar, multipartVar?: BodyLimitVar): Mi
     }
     // The body is read through a counter: past the cap it stops, the rest is drained, and the
     // answer is a 413 whatever the handler made of the cut body.
-    const source = body.getReader();
-    let total = 0;
-    let exceeded = false;
-    const counted = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const { done, value } = await source.read();
-        if (done) return controller.close();
-        total += value.byteLength;
-        if (total > maxSize) {
-          exceeded = true;
-          await drainBody(source);
-          controller.error(tooLarge());
-          return;
-        }
-        controller.enqueue(value);
-      },
-      cancel(reason) {
-        return source.cancel(reason);
-      },
-    });
-    c.req.raw = new Request(c.req.raw, { body: counted, duplex: "half" } as RequestInit);
+    const counted = capStream(body, maxSize, tooLarge);
+    c.req.raw = new Request(c.req.raw, { body: counted.stream, duplex: "half" } as RequestInit);
     await next();
-    if (exceeded) throw tooLarge();
+    if (counted.exceeded()) throw tooLarge();
   };
 }
 

@@ -4,6 +4,7 @@
 // entry by entry into a ReadableStream, one file's bytes in memory at a time.
 import { Unzip, UnzipInflate, Zip, ZipDeflate } from "fflate";
 import { ApiError } from "./errors";
+import { joinBytes } from "./bytes";
 
 export interface UnzipLimits {
   maxFiles: number;
@@ -110,7 +111,7 @@ export class ZipCollector {
           this.count(data.length);
           chunks.push(data);
         }
-        if (final) this.files.push({ name, data: join(chunks, size) });
+        if (final) this.files.push({ name, data: joinBytes(chunks, size) });
       };
       file.start();
     });
@@ -172,7 +173,7 @@ export class ZipCollector {
    */
   private verifyDirectory(): void {
     const broken = (why: string) => new ApiError("validation_error", `${this.field}: is not a complete ZIP archive (${why})`);
-    const buf = join(this.tail, this.tailBytes);
+    const buf = joinBytes(this.tail, this.tailBytes);
     const base = this.total - buf.length; // absolute offset of buf[0]
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     let eocd = -1;
@@ -223,17 +224,6 @@ export class ZipCollector {
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function join(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
 
 /** Inflates a whole archive held in memory (tests, small inputs) with the same limits. */
