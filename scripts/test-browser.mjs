@@ -4,7 +4,7 @@
 // the system Chromium (playwright-core, no browser download) through the console: find the requests
 // by a filter, open one and read its messages (markup in a log stays text), diff two prompt versions,
 // see a sheet's stale cells and watch them recalculate, a dataset's rows, an evaluation run's status,
-// the analytics charts, and /docs rendered. Every request the browser makes to a host other than this
+// the analytics charts, and /docs rendered, its "try it" sending the key as X-API-KEY. Every request the browser makes to a host other than this
 // machine is blocked and fails the test, as does any Content-Security-Policy violation.
 // Screenshots go to .browser-test/ (git-ignored). Ends with "N passed, N failed".
 import { spawn } from "node:child_process";
@@ -264,6 +264,22 @@ async function main() {
       await page.getByText("request logs", { exact: true }).first().waitFor({ timeout: 60_000 });
       await page.getByText("Interactive API reference").first().waitFor();
       await shot("docs");
+    });
+
+    await check('sends the key entered in the reference as X-API-KEY from "try it"', async () => {
+      // Scalar's own placeholder for an API key's value (its version is pinned in package.json).
+      await page.locator('input[placeholder="QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT"]').first().fill(key);
+      await page.getByRole("button", { name: "Open Group - prompt templates" }).click();
+      await page.getByText("List prompt templates", { exact: true }).first().click();
+      await page.locator("button", { hasText: "Test Request(get /prompt-templates)" }).first().click();
+      const [request] = await Promise.all([
+        page.waitForRequest((r) => new URL(r.url()).pathname === "/prompt-templates"),
+        page.locator("button:visible", { hasText: "Send get request to" }).first().click(),
+      ]);
+      assert(request.headers()["x-api-key"] === key, "the request did not carry the key as X-API-KEY");
+      const response = await request.response();
+      assert(response?.status() === 200, `try it answered ${response?.status()}`);
+      await shot("docs-try-it");
     });
 
     await check("no request left this machine and no Content-Security-Policy violation", async () => {
