@@ -159,12 +159,15 @@ async function main() {
       await page.getByRole("link", { name: "Requests" }).waitFor();
     });
 
-    await check("finds the logged requests by a tag filter", async () => {
+    await check("suggests tags and finds the logged requests by a tag filter", async () => {
       await page.goto(`${base}/console#/requests`);
       await page.getByRole("button", { name: "+ Add filter" }).click();
       const row = page.getByTestId("filter-row").first();
       await row.getByLabel("Field").selectOption("tags");
       await row.getByLabel("Operator").selectOption("contains");
+      await row.getByLabel("Value").focus();
+      // The value box offers the workspace's tags (the suggestions endpoint).
+      await page.locator(`datalist option[value="${seeded.tag}"]`).waitFor({ state: "attached" });
       await row.getByLabel("Value").fill(seeded.tag);
       await page.getByRole("button", { name: "Search" }).click();
       const results = page.getByTestId("request-results");
