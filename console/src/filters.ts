@@ -101,3 +101,19 @@ export function hint(row: FilterRow): string {
   if (FIELDS[row.field]?.kind === "datetime") return "2024-01-31T00:00:00Z";
   return "value";
 }
+
+/** A group of rows and groups, as the API nests them (at most 5 levels, 30 filters in all). */
+export interface FilterGroupDraft {
+  logic: "AND" | "OR";
+  items: (FilterRow | FilterGroupDraft)[];
+}
+
+export const MAX_DEPTH = 5;
+
+export const isGroup = (n: FilterRow | FilterGroupDraft): n is FilterGroupDraft => "items" in n;
+
+/** The API's filter group, leaving out incomplete rows and empty groups; null when nothing is left. */
+export function toGroup(g: FilterGroupDraft): { logic: "AND" | "OR"; filters: unknown[] } | null {
+  const filters = g.items.map((n) => (isGroup(n) ? toGroup(n) : toFilter(n))).filter((f) => f !== null);
+  return filters.length ? { logic: g.logic, filters } : null;
+}

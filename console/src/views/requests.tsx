@@ -1,14 +1,13 @@
 // Requests: search (filter builder, free text, sort, paging) and one request's detail.
 import { useEffect, useState } from "preact/hooks";
 import { get, post } from "../api";
-import { FIELDS, hint, needsKey, newRow, OPERATORS, takesValue, toFilter, type FilterRow } from "../filters";
+import { FIELDS, hint, isGroup, MAX_DEPTH, needsKey, newRow, OPERATORS, takesValue, toGroup, type FilterGroupDraft, type FilterRow } from "../filters";
 import { href } from "../router";
 import { ErrorBox, fmt, Json, Loading, Pager, Section, Status, Tag, useAsync } from "../ui";
 import { Conversation } from "./conversation";
 
 interface SearchState {
-  logic: "AND" | "OR";
-  rows: FilterRow[];
+  group: FilterGroupDraft;
   q: string;
   sortBy: string;
   sortOrder: "asc" | "desc";
@@ -17,7 +16,7 @@ interface SearchState {
 }
 
 // Kept while the tab lives, so going back from a request's detail finds the same search.
-let remembered: SearchState = { logic: "AND", rows: [], q: "", sortBy: "request_start_time", sortOrder: "desc", perPage: 25, page: 1 };
+let remembered: SearchState = { group: { logic: "AND", items: [] }, q: "", sortBy: "request_start_time", sortOrder: "desc", perPage: 25, page: 1 };
 
 const SORTS: Record<string, string> = {
   request_start_time: "Time",
@@ -65,11 +64,13 @@ function Suggest({ id, field, metadataKey, active }: { id: string; field?: strin
   );
 }
 
-function FilterRowEditor({ row, index, onChange, onRemove }: { row: FilterRow; index: number; onChange: (r: FilterRow) => void; onRemove: () => void }) {
+let nextListId = 0;
+
+function FilterRowEditor({ row, onChange, onRemove }: { row: FilterRow; onChange: (r: FilterRow) => void; onRemove: () => void }) {
   const spec = FIELDS[row.field];
   const [focused, setFocused] = useState<"key" | "value" | null>(null);
-  const listId = `sugg-${index}`;
-  const keyListId = `sugg-key-${index}`;
+  const [listId] = useState(() => `sugg-${++nextListId}`);
+  const keyListId = `${listId}-key`;
   return (
     <div class="filter-row" data-testid="filter-row">
       <select
@@ -140,9 +141,8 @@ function FilterRowEditor({ row, index, onChange, onRemove }: { row: FilterRow; i
 }
 
 function searchBody(s: SearchState) {
-  const filters = s.rows.map(toFilter).filter((f): f is Record<string, unknown> => f !== null);
   return {
-    filter_group: filters.length ? { logic: s.logic, filters } : undefined,
+    filter_group: toGroup(s.group) ?? undefined,
     q: s.q.trim() || undefined,
     sort_by: s.sortBy,
     sort_order: s.sortOrder,
@@ -150,6 +150,53 @@ function searchBody(s: SearchState) {
     per_page: s.perPage,
     include_prompt_name: true,
   };
+}
+
+/** A group's rows and subgroups, with its AND/OR; subgroups nest down to the API's limit of 5 levels. */
+function GroupEditor(props: { group: FilterGroupDraft; depth: number; onChange: (g: FilterGroupDraft) => void; onRemove?: () => void }) {
+  const { group, depth, onChange } = props;
+  const setItems = (items: FilterGroupDraft["items"]) => onChange({ ...group, items });
+  const replace = (i: number, n: FilterRow | FilterGroupDraft) => setItems(group.items.map((x, j) => (j === i ? n : x)));
+  const remove = (i: number) => setItems(group.items.filter((_, j) => j !== i));
+  return (
+    <div class={depth > 1 ? "filter-group nested" : "filter-group"} data-testid="filter-group">
+      {group.items.length > 1 || depth > 1 ? (
+        <label class="logic">
+          Match
+          <select aria-label="Match" value={group.logic} onChange={(e) => onChange({ ...group, logic: (e.target as HTMLSelectElement).value as "AND" | "OR" })}>
+            <option value="AND">all of these</option>
+            <option value="OR">any of these</option>
+          </select>
+        </label>
+      ) : null}
+      {group.items.map((n, i) =>
+        isGroup(n) ? (
+          <GroupEditor key={i} group={n} depth={depth + 1} onChange={(g) => replace(i, g)} onRemove={() => remove(i)} />
+        ) : (
+          <FilterRowEditor key={i} row={n} onChange={(r) => replace(i, r)} onRemove={() => remove(i)} />
+        ),
+      )}
+      <div class="filter-actions">
+        <button type="button" onClick={() => setItems([...group.items, newRow()])}>
+          + Add filter
+        </button>
+        {depth < MAX_DEPTH ? (
+          <button type="button" onClick={() => setItems([...group.items, { logic: "OR", items: [newRow()] }])}>
+            + Add group
+          </button>
+        ) : null}
+        {props.onRemove ? (
+          <button type="button" onClick={props.onRemove}>
+            Remove group
+          </button>
+        ) : group.items.length ? (
+          <button type="button" onClick={() => setItems([])}>
+            Clear filters
+          </button>
+        ) : null}
+      </div>
+    </div>
+  );
 }
 
 export function RequestsView() {
@@ -160,7 +207,6 @@ export function RequestsView() {
   }, [applied]);
   const result = useAsync(() => post("/api/public/v2/requests/search", searchBody(applied)), [JSON.stringify(applied)]);
   const run = (next: Partial<SearchState> = {}) => setApplied({ ...draft, page: 1, ...next });
-  const setRows = (rows: FilterRow[]) => setDraft({ ...draft, rows });
 
   return (
     <div>
@@ -211,34 +257,7 @@ export function RequestsView() {
             </button>
           </div>
           <div class="filters">
-            {draft.rows.length > 1 ? (
-              <label class="logic">
-                Match
-                <select value={draft.logic} onChange={(e) => setDraft({ ...draft, logic: (e.target as HTMLSelectElement).value as "AND" | "OR" })}>
-                  <option value="AND">all filters</option>
-                  <option value="OR">any filter</option>
-                </select>
-              </label>
-            ) : null}
-            {draft.rows.map((row, i) => (
-              <FilterRowEditor
-                key={i}
-                index={i}
-                row={row}
-                onChange={(r) => setRows(draft.rows.map((x, j) => (j === i ? r : x)))}
-                onRemove={() => setRows(draft.rows.filter((_, j) => j !== i))}
-              />
-            ))}
-            <div class="filter-actions">
-              <button type="button" onClick={() => setRows([...draft.rows, newRow()])}>
-                + Add filter
-              </button>
-              {draft.rows.length ? (
-                <button type="button" onClick={() => setDraft({ ...draft, rows: [] })}>
-                  Clear filters
-                </button>
-              ) : null}
-            </div>
+            <GroupEditor group={draft.group} depth={1} onChange={(group) => setDraft({ ...draft, group })} />
           </div>
         </form>
       </Section>

@@ -132,11 +132,13 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
     <div data-testid="sheet">
       <div class="sheet-bar">
         <span data-testid="status-counts">
-          {["STALE", "QUEUED", "RUNNING", "COMPLETED", "FAILED"].map((s) => (
-            <span key={s} class={`count status-${s.toLowerCase()}`}>
-              {s.toLowerCase()} {counts[s] ?? 0}
-            </span>
-          ))}
+          {ops.data
+            ? ["STALE", "QUEUED", "RUNNING", "COMPLETED", "FAILED"].map((s) => (
+                <span key={s} class={`count status-${s.toLowerCase()}`}>
+                  {s.toLowerCase()} {counts[s] ?? 0}
+                </span>
+              ))
+            : "counting…"}
         </span>
         <span class="muted">
           {rows.data.row_count} rows · version {rows.data.version}
