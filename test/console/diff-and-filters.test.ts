@@ -2,7 +2,7 @@
 // into the search API's filters.
 import { describe, expect, it } from "vitest";
 import { diffLines, versionLines } from "../../console/src/diff";
-import { newRow, toFilter } from "../../console/src/filters";
+import { newRow, toFilter, toGroup } from "../../console/src/filters";
 
 describe("diffLines", () => {
   it("pairs unchanged lines, and shows a replaced line as changed on both sides", () => {
@@ -82,5 +82,30 @@ describe("toFilter", () => {
     expect(toFilter(newRow("tags"))).toBeNull();
     expect(toFilter({ field: "metadata", operator: "key_equals", value: "x", nested_key: " " })).toBeNull();
     expect(toFilter({ field: "nope", operator: "is", value: "x", nested_key: "" })).toBeNull();
+  });
+});
+
+describe("toGroup", () => {
+  it("nests groups as the API does, leaving out incomplete rows and groups left empty", () => {
+    const group = toGroup({
+      logic: "AND",
+      items: [
+        { ...newRow("tags"), value: "prod" },
+        newRow("engine"),
+        { logic: "OR", items: [{ field: "status", operator: "is", value: "ERROR", nested_key: "" }, { logic: "AND", items: [newRow("tags")] }] },
+      ],
+    });
+    expect(group).toEqual({
+      logic: "AND",
+      filters: [
+        { field: "tags", operator: "contains", value: "prod" },
+        { logic: "OR", filters: [{ field: "status", operator: "is", value: "ERROR" }] },
+      ],
+    });
+  });
+
+  it("is null when nothing is complete", () => {
+    expect(toGroup({ logic: "AND", items: [] })).toBeNull();
+    expect(toGroup({ logic: "OR", items: [newRow("tags"), { logic: "AND", items: [] }] })).toBeNull();
   });
 });
