@@ -21,7 +21,6 @@ export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
       (data) => mine === seq.current && setState({ data, error: null, loading: false }),
       (err: unknown) => mine === seq.current && setState({ data: null, error: err instanceof Error ? err.message : String(err), loading: false }),
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
