@@ -2,10 +2,17 @@
 // Queues, Durable Objects, rate limiting); "node" drives a real `wrangler dev` from Node, for what
 // only a Node client can do (the official promptlayer SDK).
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { fakeUpstream } from "./test/fake-upstream.mjs";
+import { buildConsole, copyScalarBundle } from "./scripts/lib/assets.mjs";
+
+// The static assets the Worker serves (/docs, /console) must exist before its configuration is read:
+// the Scalar bundle is copied (cheap), the console built only when it never was (npm run build:assets
+// rebuilds it).
+copyScalarBundle();
+if (!existsSync(fileURLToPath(new URL("./public/console/index.html", import.meta.url)))) await buildConsole({ quiet: true });
 
 const migrationsDir = fileURLToPath(new URL("./migrations", import.meta.url));
 // PromptLayer's operations (method, path, success codes), taken from its OpenAPI document into the

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run dev: the local API on http://127.0.0.1:8787 with local D1, R2, Queues and Durable Objects.
-// Applies the local migrations, makes sure a local workspace and API key exist, prints the key, and
-// runs `wrangler dev` offline. The key is kept in .dev-api-key (git-ignored) so it survives restarts.
+// Builds the static assets (the API reference's bundle, the console), applies the local migrations,
+// makes sure a local workspace and API key exist, prints the key, and runs `wrangler dev` offline.
+// The key is kept in .dev-api-key (git-ignored) so it survives restarts.
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +10,7 @@ import { createKey, isActiveKey } from "./lib/keys.mjs";
 import { applyMigrations, OFFLINE_ENV, ROOT } from "./lib/wrangler.mjs";
 import { spawn } from "node:child_process";
 import { portAndRest } from "./lib/dev-args.mjs";
+import { buildConsole, copyScalarBundle } from "./lib/assets.mjs";
 
 const KEY_FILE = join(ROOT, ".dev-api-key");
 const DEV_VARS = join(ROOT, ".dev.vars");
@@ -42,13 +44,16 @@ function banner(key) {
   return [
     "",
     "  PromptEdge API (local)",
-    `  URL:      http://127.0.0.1:${PORT}   (docs: /docs, OpenAPI: /openapi.json)`,
+    `  URL:      http://127.0.0.1:${PORT}   (docs: /docs, console: /console, OpenAPI: /openapi.json)`,
     `  API key:  ${key}`,
     `  Try:      curl -s http://127.0.0.1:${PORT}/health`,
     "",
   ].join("\n");
 }
 
+console.log("Building the static assets (API reference, console)…");
+copyScalarBundle();
+await buildConsole({ quiet: true });
 console.log("Applying local D1 migrations…");
 applyMigrations();
 const key = ensureKey();

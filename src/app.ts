@@ -1,5 +1,5 @@
 // The Hono app: request id and log line, the one error handler and validation hook, route mounting,
-// /openapi.json and /docs.
+// /openapi.json, /docs and /console.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -13,6 +13,7 @@ import { dispatchEmittedEvents } from "./http/event-dispatch";
 import { validationHook } from "./lib/validation";
 import { allowedMethodsLookup } from "./lib/allowed-methods";
 import { registerDocsRoutes } from "./routes/docs";
+import { registerConsoleRoutes } from "./routes/console";
 import { registerHealthRoutes } from "./routes/health";
 import { registerLogRequestRoutes } from "./routes/log-request";
 import { registerRequestRoutes } from "./routes/requests";
@@ -116,5 +117,6 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTraceRoutes(app);
   registerRealtimeRoutes(app);
   registerDocsRoutes(app);
+  registerConsoleRoutes(app);
   return app;
 }

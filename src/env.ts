@@ -13,6 +13,8 @@ export interface Env extends BlockSettings {
   /** The realtime channels of workflow runs (runWorkflow's WebSocket). */
   REALTIME: DurableObjectNamespace<RealtimeHub>;
   SUGGESTIONS_LIMITER: RateLimit;
+  /** The static assets (wrangler.toml [assets]): the reference's script and the console's build. */
+  ASSETS?: Fetcher;
   LOG_REQUEST_MAX_BYTES?: string;
   /** Largest trace export (OTLP, before and after gunzip) or spans-bulk body. */
   TRACES_MAX_BYTES?: string;

@@ -1,8 +1,10 @@
-// GET /openapi.json (generated from the same zod schemas that validate) and GET /docs (rendered).
+// GET /openapi.json (generated from the same zod schemas that validate) and GET /docs: the Scalar API
+// reference, its script served from the Worker's static assets (public/docs/, filled by
+// `npm run build:assets`), reading /openapi.json from this origin; no request leaves for another host.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
-import { renderDocs } from "./render";
+import { assetFiles, DOCS_CSP, securePage } from "../../http/static-assets";
 
 export const API_INFO = {
   title: "PromptEdge API",
@@ -29,8 +31,11 @@ const docs = defineRoute({
   method: "get",
   path: "/docs",
   tags: ["meta"],
-  summary: "Rendered API reference",
-  description: "The API reference, rendered from /openapi.json.",
+  summary: "Interactive API reference",
+  description:
+    "The API reference (Scalar), rendered in the browser from /openapi.json; its \"try it\" sends the key entered there as " +
+    "X-API-KEY. Every script comes from this origin (/docs/scalar.js, /docs/init.js) under a Content-Security-Policy " +
+    "that allows no inline script and no other host.",
   public: true,
   responses: { 200: { description: "HTML", content: { "text/html": { schema: z.string() } } } },
 });
@@ -44,10 +49,24 @@ export function registerDocsRoutes(app: OpenAPIHono<AppEnv>) {
     >;
     return cached;
   };
-  let html: string | null = null;
   app.openapi(openapiJson, (c) => c.json(document(), 200));
-  app.openapi(docs, (c) => {
-    html ??= renderDocs(document() as Parameters<typeof renderDocs>[0]);
-    return c.html(html, 200);
-  });
+  app.openapi(docs, (c) => securePage(c.html(DOCS_PAGE, 200), DOCS_CSP) as never);
+  app.use("/docs/*", assetFiles("/docs/", DOCS_CSP, "the API reference's files are missing: run `npm run build:assets`"));
 }
+
+/** The page: a mount point and two same-origin scripts (the Scalar bundle, then its settings). */
+export const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${API_INFO.title} reference</title>
+<link rel="icon" href="data:,">
+</head>
+<body>
+<div id="app"></div>
+<script src="/docs/scalar.js"></script>
+<script src="/docs/init.js"></script>
+</body>
+</html>
+`;

@@ -1,0 +1,119 @@
+// The filter fields of request search (the service's filter group: docs/logging-and-search.md), the
+// operators each takes, and which suggestions field lists its values.
+
+export type FieldKind = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "score" | "nested";
+
+export interface FieldSpec {
+  kind: FieldKind;
+  label: string;
+  /** The suggestions endpoint's field for values (and for nested keys, `keys`). */
+  suggest?: string;
+  keys?: string;
+  values?: string[];
+}
+
+export const FIELDS: Record<string, FieldSpec> = {
+  tags: { kind: "array", label: "Tags", suggest: "tags" },
+  engine: { kind: "string", label: "Model", suggest: "engine" },
+  provider_type: { kind: "string", label: "Provider", suggest: "provider_type" },
+  status: { kind: "enum", label: "Status", values: ["SUCCESS", "WARNING", "ERROR"] },
+  metadata: { kind: "nested", label: "Metadata", suggest: "metadata_values", keys: "metadata_keys" },
+  metadata_keys: { kind: "array", label: "Metadata keys", suggest: "metadata_keys" },
+  prompt_id: { kind: "numeric", label: "Prompt id", suggest: "prompt_id" },
+  prompt_version_number: { kind: "numeric", label: "Prompt version" },
+  input_text: { kind: "text", label: "Input text" },
+  output_text: { kind: "text", label: "Output text" },
+  tool_names: { kind: "array", label: "Tool names", suggest: "tool_names" },
+  input_tokens: { kind: "numeric", label: "Input tokens" },
+  output_tokens: { kind: "numeric", label: "Output tokens" },
+  cost: { kind: "numeric", label: "Cost" },
+  latency_ms: { kind: "numeric", label: "Latency (ms)" },
+  request_start_time: { kind: "datetime", label: "Start time" },
+  scores: { kind: "score", label: "Score" },
+  input_variables: { kind: "nested", label: "Input variable", suggest: "input_variable_values", keys: "input_variable_keys" },
+  output: { kind: "nested", label: "Output key", suggest: "output_values", keys: "output_keys" },
+  is_tool_call: { kind: "boolean", label: "Calls a tool" },
+  is_json: { kind: "boolean", label: "JSON answer" },
+  user_intent: { kind: "enum", label: "User intent", values: ["frustrated", "satisfied", "curious"] },
+  agent_intent: { kind: "enum", label: "Agent intent", values: ["apologetic", "refusal", "uncertain"] },
+  pl_id: { kind: "numeric", label: "Request id" },
+  group_id: { kind: "numeric", label: "Group id" },
+};
+
+export const OPERATORS: Record<FieldKind, string[]> = {
+  string: ["is", "is_not", "contains", "not_contains", "starts_with", "ends_with", "in", "not_in"],
+  enum: ["is", "is_not", "in", "not_in"],
+  text: ["contains", "not_contains", "is", "is_not", "starts_with", "ends_with", "is_empty", "is_not_empty"],
+  numeric: ["is", "is_not", "gt", "gte", "lt", "lte", "between", "in", "not_in"],
+  datetime: ["after", "before", "between", "is"],
+  boolean: ["is_true", "is_false"],
+  array: ["contains", "not_contains", "in", "not_in", "starts_with", "is_empty", "is_not_empty"],
+  score: ["gte", "gt", "lte", "lt", "is", "is_not", "between", "is_null", "is_not_null"],
+  nested: ["key_equals", "key_not_equals", "key_contains", "is_null", "is_not_null"],
+};
+
+const NO_VALUE = new Set(["is_empty", "is_not_empty", "is_null", "is_not_null", "is_true", "is_false"]);
+const LIST = new Set(["in", "not_in"]);
+
+export interface FilterRow {
+  field: string;
+  operator: string;
+  value: string;
+  nested_key: string;
+}
+
+export const takesValue = (operator: string) => !NO_VALUE.has(operator);
+export const needsKey = (field: string) => FIELDS[field]?.kind === "nested" || FIELDS[field]?.kind === "score";
+
+export function newRow(field = "tags"): FilterRow {
+  return { field, operator: OPERATORS[FIELDS[field].kind][0], value: "", nested_key: FIELDS[field].kind === "score" ? "default" : "" };
+}
+
+function typed(kind: FieldKind, raw: string): unknown {
+  const s = raw.trim();
+  if (kind === "numeric" || kind === "score") {
+    const n = Number(s);
+    return s !== "" && Number.isFinite(n) ? n : s;
+  }
+  return s;
+}
+
+/** One row as the API's filter, or null while it is incomplete (an empty value, a missing key). */
+export function toFilter(row: FilterRow): Record<string, unknown> | null {
+  const spec = FIELDS[row.field];
+  if (!spec) return null;
+  const out: Record<string, unknown> = { field: row.field, operator: row.operator };
+  if (needsKey(row.field)) {
+    if (!row.nested_key.trim()) return null;
+    out.nested_key = row.nested_key.trim();
+  }
+  if (!takesValue(row.operator)) return out;
+  if (row.value.trim() === "") return null;
+  if (LIST.has(row.operator)) out.value = row.value.split(",").map((v) => typed(spec.kind, v)).filter((v) => v !== "");
+  else if (row.operator === "between") out.value = row.value.split(",").slice(0, 2).map((v) => typed(spec.kind, v));
+  else out.value = typed(spec.kind, row.value);
+  return out;
+}
+
+export function hint(row: FilterRow): string {
+  if (LIST.has(row.operator)) return "a, b, c";
+  if (row.operator === "between") return "low, high";
+  if (FIELDS[row.field]?.kind === "datetime") return "2024-01-31T00:00:00Z";
+  return "value";
+}
+
+/** A group of rows and groups, as the API nests them (at most 5 levels, 30 filters in all). */
+export interface FilterGroupDraft {
+  logic: "AND" | "OR";
+  items: (FilterRow | FilterGroupDraft)[];
+}
+
+export const MAX_DEPTH = 5;
+
+export const isGroup = (n: FilterRow | FilterGroupDraft): n is FilterGroupDraft => "items" in n;
+
+/** The API's filter group, leaving out incomplete rows and empty groups; null when nothing is left. */
+export function toGroup(g: FilterGroupDraft): { logic: "AND" | "OR"; filters: unknown[] } | null {
+  const filters = g.items.map((n) => (isGroup(n) ? toGroup(n) : toFilter(n))).filter((f) => f !== null);
+  return filters.length ? { logic: g.logic, filters } : null;
+}

@@ -1,0 +1,116 @@
+// Small pieces every view uses. Text is always rendered as text (Preact escapes it); no view sets HTML.
+import type { ComponentChildren } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+
+export interface Async<T> {
+  data: T | null;
+  error: string | null;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` when `deps` change (and on reload); a stale answer never overwrites a newer one. */
+export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
+  const [state, setState] = useState<{ data: T | null; error: string | null; loading: boolean }>({ data: null, error: null, loading: true });
+  const [tick, setTick] = useState(0);
+  const seq = useRef(0);
+  useEffect(() => {
+    const mine = ++seq.current;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => mine === seq.current && setState({ data, error: null, loading: false }),
+      (err: unknown) => mine === seq.current && setState({ data: null, error: err instanceof Error ? err.message : String(err), loading: false }),
+    );
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { ...state, reload };
+}
+
+/** Calls `fn` every `ms` while `active`. */
+export function useInterval(fn: () => void, ms: number, active: boolean) {
+  const saved = useRef(fn);
+  saved.current = fn;
+  useEffect(() => {
+    if (!active) return;
+    const id = setInterval(() => saved.current(), ms);
+    return () => clearInterval(id);
+  }, [ms, active]);
+}
+
+export function Loading({ what = "Loading" }: { what?: string }) {
+  return <p class="muted">{what}…</p>;
+}
+
+export function ErrorBox({ error }: { error: string | null }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+export function Status({ value }: { value: string | null | undefined }) {
+  if (!value) return null;
+  return <span class={`badge status-${value.toLowerCase()}`}>{value}</span>;
+}
+
+export function Tag({ children }: { children: ComponentChildren }) {
+  return <span class="tag">{children}</span>;
+}
+
+export function Json({ value }: { value: unknown }) {
+  return <pre class="json">{JSON.stringify(value, null, 2)}</pre>;
+}
+
+export function Pager(props: { page: number; pages: number; total?: number; onPage: (p: number) => void; estimate?: boolean }) {
+  const { page, pages, total, onPage } = props;
+  return (
+    <div class="pager">
+      <button type="button" disabled={page <= 1} onClick={() => onPage(page - 1)}>
+        ‹ Prev
+      </button>
+      <span>
+        page {page} of {Math.max(pages, 1)}
+        {total !== undefined ? ` · ${total}${props.estimate ? "+" : ""} in all` : ""}
+      </span>
+      <button type="button" disabled={page >= pages} onClick={() => onPage(page + 1)}>
+        Next ›
+      </button>
+    </div>
+  );
+}
+
+export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+  return (
+    <section class="card">
+      <header class="card-head">
+        <h2>{title}</h2>
+        {actions}
+      </header>
+      {children}
+    </section>
+  );
+}
+
+export const fmt = {
+  time(iso: string | null | undefined): string {
+    if (!iso) return "";
+    const d = new Date(iso);
+    return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+  },
+  cost(v: number | null | undefined): string {
+    return v === null || v === undefined ? "" : `$${v.toFixed(v < 0.01 ? 5 : 3)}`;
+  },
+  ms(v: number | null | undefined): string {
+    if (v === null || v === undefined) return "";
+    return v < 1000 ? `${Math.round(v)} ms` : `${(v / 1000).toFixed(2)} s`;
+  },
+  num(v: number | null | undefined): string {
+    return v === null || v === undefined ? "" : v.toLocaleString();
+  },
+  /** A cell's or value's text: strings as they are, anything else as JSON. */
+  value(v: unknown): string {
+    if (v === null || v === undefined) return "";
+    return typeof v === "string" ? v : JSON.stringify(v);
+  },
+};

@@ -1,0 +1,198 @@
+// Datasets (versions with their fill status and rows) and evaluations (pipelines, their runs, a run's
+// status and rows with each evaluated cell's status).
+import { useState } from "preact/hooks";
+import { get } from "../api";
+import { href } from "../router";
+import { ErrorBox, fmt, Loading, Pager, Section, Status, useAsync, useInterval } from "../ui";
+
+export function DatasetsView() {
+  const [page, setPage] = useState(1);
+  const list = useAsync(() => get("/api/public/v2/datasets", { page, per_page: 25 }), [page]);
+  return (
+    <Section title="Datasets">
+      <ErrorBox error={list.error} />
+      {list.data ? (
+        <>
+          <table class="grid">
+            <thead>
+              <tr>
+                <th>dataset</th>
+                <th class="num">version</th>
+                <th>columns</th>
+                <th>fill</th>
+                <th>updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.datasets.map((d: any) => (
+                <tr key={d.id}>
+                  <td>
+                    <a href={href("datasets", d.id)}>{d.dataset_group?.name ?? `#${d.dataset_group_id}`}</a>
+                  </td>
+                  <td class="num">{d.version_number === -1 ? "draft" : `v${d.version_number}`}</td>
+                  <td>{(d.column_names ?? []).join(", ")}</td>
+                  <td>
+                    <Status value={d.job_status} />
+                  </td>
+                  <td>{fmt.time(d.updated_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {list.data.datasets.length === 0 ? <p class="muted">No dataset.</p> : null}
+          <Pager page={list.data.page} pages={list.data.pages} total={list.data.total} onPage={setPage} />
+        </>
+      ) : list.loading ? (
+        <Loading />
+      ) : null}
+    </Section>
+  );
+}
+
+function RowsGrid({ columns, rows }: { columns: string[]; rows: any[][] }) {
+  return (
+    <div class="scroll">
+      <table class="grid sheet-grid">
+        <thead>
+          <tr>
+            {columns.map((c, i) => (
+              <th key={i}>{c}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row, i) => (
+            <tr key={i}>
+              {row.map((cell: any, j: number) => (
+                <td key={j} class={cell?.type === "eval" ? `cell cell-${String(cell.status ?? "").toLowerCase()}` : "cell"} data-status={cell?.status}>
+                  <span class="cell-value">{fmt.value(cell?.value)}</span>
+                  {cell?.type === "eval" && cell.status !== "COMPLETED" ? <Status value={cell.status} /> : null}
+                  {cell?.error_message ? <span class="cell-error">{cell.error_message}</span> : null}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function DatasetDetail({ id }: { id: string }) {
+  const [page, setPage] = useState(1);
+  const rows = useAsync(() => get(`/api/public/v2/datasets/${encodeURIComponent(id)}/rows`, { page, per_page: 50 }), [id, page]);
+  return (
+    <div class="detail">
+      <p>
+        <a href={href("datasets")}>‹ All datasets</a>
+      </p>
+      <Section title={`Dataset #${id}`}>
+        <ErrorBox error={rows.error} />
+        {rows.data ? (
+          <>
+            <RowsGrid columns={rows.data.columns} rows={rows.data.rows} />
+            <Pager page={rows.data.page} pages={rows.data.pages} total={rows.data.total} onPage={setPage} />
+          </>
+        ) : (
+          <Loading />
+        )}
+      </Section>
+    </div>
+  );
+}
+
+export function EvaluationsView() {
+  const [page, setPage] = useState(1);
+  const list = useAsync(() => get("/api/public/v2/evaluations", { page, per_page: 25, include_runs: true }), [page]);
+  return (
+    <Section title="Evaluations">
+      <ErrorBox error={list.error} />
+      {list.data ? (
+        <>
+          <table class="grid">
+            <thead>
+              <tr>
+                <th>name</th>
+                <th>kind</th>
+                <th>dataset</th>
+                <th>created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.evaluations.map((e: any) => (
+                <tr key={e.id}>
+                  <td>
+                    <a href={href("evaluations", e.id)}>{e.name}</a>
+                  </td>
+                  <td>{e.is_blueprint ? "pipeline" : `run of #${e.parent_report_id}`}</td>
+                  <td>
+                    <a href={href("datasets", e.dataset_id)}>#{e.dataset_id}</a>
+                  </td>
+                  <td>{fmt.time(e.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {list.data.evaluations.length === 0 ? <p class="muted">No evaluation.</p> : null}
+          <Pager page={list.data.page} pages={list.data.pages} total={list.data.total} onPage={setPage} />
+        </>
+      ) : list.loading ? (
+        <Loading />
+      ) : null}
+    </Section>
+  );
+}
+
+export function EvaluationDetail({ id }: { id: string }) {
+  const [page, setPage] = useState(1);
+  const report = useAsync(() => get(`/reports/${encodeURIComponent(id)}`), [id]);
+  const rows = useAsync(() => get(`/api/public/v2/evaluations/${encodeURIComponent(id)}/rows`, { page, per_page: 50 }), [id, page]);
+  const status: string | undefined = report.data?.status;
+  const running = status !== undefined && !["COMPLETED", "FAILED", "CANCELED", "CANCELLED"].includes(status) && !report.data?.report?.is_blueprint;
+  useInterval(
+    () => {
+      report.reload();
+      rows.reload();
+    },
+    1500,
+    running,
+  );
+  if (report.error) return <ErrorBox error={report.error} />;
+  if (!report.data) return <Loading />;
+  const r = report.data.report;
+  const counts: Record<string, number> = report.data.stats?.status_counts ?? {};
+  return (
+    <div class="detail">
+      <p>
+        <a href={href("evaluations")}>‹ All evaluations</a>
+      </p>
+      <Section title={r.name} actions={<Status value={status} />}>
+        <p data-testid="run-status">
+          {r.is_blueprint ? "Pipeline" : `Run of pipeline #${r.parent_report_id}`} over dataset <a href={href("datasets", r.dataset_id)}>#{r.dataset_id}</a>
+          {Object.keys(counts).length ? " · " : ""}
+          {Object.entries(counts).map(([k, v]) => (
+            <span key={k} class={`count status-${k.toLowerCase()}`}>
+              {k.toLowerCase()} {v}
+            </span>
+          ))}
+          {r.score?.overall_score !== null && r.score?.overall_score !== undefined ? ` · score ${r.score.overall_score}` : ""}
+        </p>
+        <p class="muted">
+          Columns:{" "}
+          {(report.data.report_columns ?? []).map((c: any) => (
+            <span key={c.id} class="tag">
+              {c.name} ({c.column_type})
+            </span>
+          ))}
+        </p>
+        <ErrorBox error={rows.error} />
+        {rows.data ? (
+          <>
+            <RowsGrid columns={rows.data.columns} rows={rows.data.rows} />
+            <Pager page={rows.data.page} pages={rows.data.pages} total={rows.data.total} onPage={setPage} />
+          </>
+        ) : null}
+      </Section>
+    </div>
+  );
+}

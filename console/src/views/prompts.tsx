@@ -1,0 +1,267 @@
+// Prompts: the templates, one template's versions, a side-by-side diff of two versions, and its
+// release labels (add, move, delete).
+import { useState } from "preact/hooks";
+import { del, get, patch, post } from "../api";
+import { diffLines, versionLines } from "../diff";
+import { href } from "../router";
+import { ErrorBox, fmt, Loading, Pager, Section, Tag, useAsync } from "../ui";
+
+export function PromptsView() {
+  const [name, setName] = useState("");
+  const [query, setQuery] = useState({ name: "", page: 1 });
+  const list = useAsync(() => get("/prompt-templates", { name: query.name, page: query.page, per_page: 25, sort_by: "updated_at" }), [query.name, query.page]);
+  return (
+    <Section title="Prompt templates">
+      <form
+        class="search-line"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setQuery({ name, page: 1 });
+        }}
+      >
+        <input type="search" aria-label="Name" placeholder="Name contains" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <button type="submit" class="primary">
+          Find
+        </button>
+      </form>
+      <ErrorBox error={list.error} />
+      {list.data ? (
+        <>
+          <table class="grid">
+            <thead>
+              <tr>
+                <th>name</th>
+                <th class="num">latest version</th>
+                <th>last change</th>
+                <th>tags</th>
+                <th>updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.items.map((p: any) => (
+                <tr key={p.id}>
+                  <td>
+                    <a href={href("prompts", p.id)}>{p.prompt_name}</a>
+                  </td>
+                  <td class="num">v{p.version}</td>
+                  <td>{p.commit_message ?? ""}</td>
+                  <td>
+                    {(p.tags ?? []).map((t: string) => (
+                      <Tag key={t}>{t}</Tag>
+                    ))}
+                  </td>
+                  <td>{fmt.time(p.updated_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {list.data.items.length === 0 ? <p class="muted">No template.</p> : null}
+          <Pager page={list.data.page} pages={list.data.pages} total={list.data.total} onPage={(page) => setQuery({ ...query, page })} />
+        </>
+      ) : list.loading ? (
+        <Loading />
+      ) : null}
+    </Section>
+  );
+}
+
+const versionCache = new Map<string, Promise<any>>();
+function fetchVersion(id: string, version: number) {
+  const k = `${id}@${version}`;
+  let hit = versionCache.get(k);
+  if (!hit) {
+    hit = get(`/prompt-templates/${encodeURIComponent(id)}`, { version });
+    hit.catch(() => versionCache.delete(k));
+    versionCache.set(k, hit);
+  }
+  return hit;
+}
+
+function Diff({ id, left, right }: { id: string; left: number; right: number }) {
+  const pair = useAsync(() => Promise.all([fetchVersion(id, left), fetchVersion(id, right)]), [id, left, right]);
+  if (pair.error) return <ErrorBox error={pair.error} />;
+  if (!pair.data) return <Loading />;
+  const rows = diffLines(versionLines(pair.data[0]), versionLines(pair.data[1]));
+  const changes = rows.filter((r) => r.kind !== "same").length;
+  return (
+    <div>
+      <p class="muted">
+        v{left} ({pair.data[0].commit_message ?? "no message"}) → v{right} ({pair.data[1].commit_message ?? "no message"}): {changes} line
+        {changes === 1 ? "" : "s"} differ
+      </p>
+      <table class="diff" data-testid="prompt-diff">
+        <colgroup>
+          <col class="ln" />
+          <col />
+          <col class="ln" />
+          <col />
+        </colgroup>
+        <thead>
+          <tr>
+            <th colSpan={2}>v{left}</th>
+            <th colSpan={2}>v{right}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r, i) => (
+            <tr key={i} class={`diff-${r.kind}`}>
+              <td class="ln">{r.left?.n ?? ""}</td>
+              <td class={`side ${r.left && r.kind !== "same" ? "del" : ""}`}>{r.left?.text ?? ""}</td>
+              <td class="ln">{r.right?.n ?? ""}</td>
+              <td class={`side ${r.right && r.kind !== "same" ? "add" : ""}`}>{r.right?.text ?? ""}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Labels({ id, promptId, latest, onChange }: { id: string; promptId: number; latest: number; onChange: () => void }) {
+  const labels = useAsync(() => get(`/prompt-templates/${encodeURIComponent(id)}/labels`), [id]);
+  const [name, setName] = useState("");
+  const [version, setVersion] = useState(String(latest));
+  const [error, setError] = useState<string | null>(null);
+  const act = (p: Promise<unknown>) =>
+    p.then(
+      () => {
+        setError(null);
+        labels.reload();
+        onChange();
+      },
+      (e: Error) => setError(e.message),
+    );
+  const versions = Array.from({ length: latest }, (_, i) => latest - i);
+  return (
+    <div data-testid="release-labels">
+      <ErrorBox error={error ?? labels.error} />
+      <table class="grid">
+        <thead>
+          <tr>
+            <th>label</th>
+            <th>version</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {(labels.data?.release_labels ?? []).map((l: any) => (
+            <tr key={l.release_label_id}>
+              <td>
+                <Tag>{l.release_label}</Tag>
+              </td>
+              <td>
+                <select
+                  aria-label={`Version of ${l.release_label}`}
+                  value={String(l.prompt_version_number)}
+                  onChange={(e) => act(patch(`/prompt-labels/${l.release_label_id}`, { prompt_version_number: Number((e.target as HTMLSelectElement).value) }))}
+                >
+                  {versions.map((v) => (
+                    <option value={String(v)} key={v}>
+                      v{v}
+                    </option>
+                  ))}
+                </select>
+              </td>
+              <td>
+                <button type="button" onClick={() => act(del(`/prompt-labels/${l.release_label_id}`))}>
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form
+        class="search-line"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!name.trim()) return;
+          act(post(`/prompts/${promptId}/label`, { name: name.trim(), prompt_version_number: Number(version) })).then(() => setName(""));
+        }}
+      >
+        <input aria-label="New label" placeholder="new label, e.g. prod" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <select aria-label="On version" value={version} onChange={(e) => setVersion((e.target as HTMLSelectElement).value)}>
+          {versions.map((v) => (
+            <option value={String(v)} key={v}>
+              v{v}
+            </option>
+          ))}
+        </select>
+        <button type="submit">Add label</button>
+      </form>
+    </div>
+  );
+}
+
+export function PromptDetail({ id, version }: { id: string; version: number | null }) {
+  const latest = useAsync(() => get(`/prompt-templates/${encodeURIComponent(id)}`), [id]);
+  const [pair, setPair] = useState<{ left: number; right: number } | null>(null);
+  if (latest.error) return <ErrorBox error={latest.error} />;
+  if (!latest.data) return <Loading />;
+  const t = latest.data;
+  const n: number = t.version;
+  const shown = pair ?? { left: Math.max(1, (version ?? n) - 1), right: version ?? n };
+  const versions = Array.from({ length: n }, (_, i) => n - i);
+  const pick = (side: "left" | "right") => (
+    <select aria-label={side === "left" ? "Left version" : "Right version"} value={String(shown[side])} onChange={(e) => setPair({ ...shown, [side]: Number((e.target as HTMLSelectElement).value) })}>
+      {versions.map((v) => (
+        <option value={String(v)} key={v}>
+          v{v}
+        </option>
+      ))}
+    </select>
+  );
+  return (
+    <div class="detail">
+      <p>
+        <a href={href("prompts")}>‹ All templates</a>
+      </p>
+      <Section title={t.prompt_name} actions={<span class="muted">id {t.id} · {n} version{n === 1 ? "" : "s"}</span>}>
+        <p>
+          {(t.tags ?? []).map((x: string) => (
+            <Tag key={x}>{x}</Tag>
+          ))}
+        </p>
+        <div class="search-line">
+          Compare {pick("left")} with {pick("right")}
+        </div>
+        <Diff id={id} left={shown.left} right={shown.right} />
+      </Section>
+      <Section title="Release labels">
+        <Labels id={id} promptId={t.id} latest={n} onChange={latest.reload} />
+      </Section>
+      <Section title="Versions">
+        <VersionList id={id} latest={n} onPick={(v) => setPair({ left: Math.max(1, v - 1), right: v })} />
+      </Section>
+    </div>
+  );
+}
+
+function VersionRow({ id, v, onPick }: { id: string; v: number; onPick: (v: number) => void }) {
+  const one = useAsync(() => fetchVersion(id, v), [id, v]);
+  return (
+    <tr>
+      <td>v{v}</td>
+      <td>{one.data?.commit_message ?? ""}</td>
+      <td>
+        <button type="button" onClick={() => onPick(v)} disabled={v === 1}>
+          Diff with v{Math.max(1, v - 1)}
+        </button>
+      </td>
+    </tr>
+  );
+}
+
+function VersionList({ id, latest, onPick }: { id: string; latest: number; onPick: (v: number) => void }) {
+  // The newest 20 versions; each is fetched once and kept for the diff.
+  const versions = Array.from({ length: Math.min(latest, 20) }, (_, i) => latest - i);
+  return (
+    <table class="grid">
+      <tbody>
+        {versions.map((v) => (
+          <VersionRow id={id} v={v} key={v} onPick={onPick} />
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,207 @@
+// Tables: the tables, one table's sheets, and a sheet as a grid whose cells show their status
+// (STALE, QUEUED, RUNNING, COMPLETED, FAILED); refreshed every second while an operation runs.
+import { useState } from "preact/hooks";
+import { get, post } from "../api";
+import { href } from "../router";
+import { ErrorBox, fmt, Loading, Section, Status, useAsync, useInterval } from "../ui";
+
+const T = "/api/public/v2/tables";
+
+export function TablesView() {
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [name, setName] = useState("");
+  const [query, setQuery] = useState("");
+  const list = useAsync(() => get(T, { limit: 50, cursor, name: query }), [cursor, query]);
+  return (
+    <Section title="Tables">
+      <form
+        class="search-line"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setCursor(null);
+          setQuery(name);
+        }}
+      >
+        <input type="search" aria-label="Title" placeholder="Title contains" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <button type="submit" class="primary">
+          Find
+        </button>
+      </form>
+      <ErrorBox error={list.error} />
+      {list.data ? (
+        <>
+          <table class="grid">
+            <thead>
+              <tr>
+                <th>title</th>
+                <th class="num">sheets</th>
+                <th>created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((t: any) => (
+                <tr key={t.id}>
+                  <td>
+                    <a href={href("tables", t.id)}>{t.title}</a>
+                  </td>
+                  <td class="num">{t.sheet_count}</td>
+                  <td>{fmt.time(t.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {list.data.data.length === 0 ? <p class="muted">No table.</p> : null}
+          <div class="pager">
+            {cursor ? (
+              <button type="button" onClick={() => setCursor(null)}>
+                « First page
+              </button>
+            ) : null}
+            {list.data.has_more ? (
+              <button type="button" onClick={() => setCursor(list.data.next_cursor)}>
+                Next ›
+              </button>
+            ) : null}
+          </div>
+        </>
+      ) : list.loading ? (
+        <Loading />
+      ) : null}
+    </Section>
+  );
+}
+
+export function TableDetail({ tableId, sheetId }: { tableId: string; sheetId: string | null }) {
+  const table = useAsync(() => get(`${T}/${encodeURIComponent(tableId)}`), [tableId]);
+  const sheets = useAsync(() => get(`${T}/${encodeURIComponent(tableId)}/sheets`, { limit: 100 }), [tableId]);
+  if (table.error || sheets.error) return <ErrorBox error={table.error ?? sheets.error} />;
+  if (!table.data || !sheets.data) return <Loading />;
+  const list: any[] = sheets.data.data;
+  const current = sheetId ?? list[0]?.id ?? null;
+  const t = table.data.table ?? table.data;
+  return (
+    <div class="detail">
+      <p>
+        <a href={href("tables")}>‹ All tables</a>
+      </p>
+      <Section title={t.title}>
+        <nav class="tabs">
+          {list.map((s) => (
+            <a key={s.id} href={href("tables", tableId, s.id)} class={s.id === current ? "active" : ""}>
+              {s.title}
+            </a>
+          ))}
+        </nav>
+        {current ? <SheetGrid key={current} tableId={tableId} sheetId={current} /> : <p class="muted">No sheet.</p>}
+      </Section>
+    </div>
+  );
+}
+
+const ACTIVE = new Set(["QUEUED", "RUNNING"]);
+
+function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
+  const base = `${T}/${encodeURIComponent(tableId)}/sheets/${encodeURIComponent(sheetId)}`;
+  const [cursor, setCursor] = useState<string | null>(null);
+  const rows = useAsync(() => get(`${base}/rows`, { include_columns: true, limit: 100, cursor }), [base, cursor]);
+  const ops = useAsync(() => get(`${base}/operations`), [base]);
+  const [error, setError] = useState<string | null>(null);
+  const counts: Record<string, number> = ops.data?.status_counts ?? {};
+  const running = (ops.data?.active_operations?.length ?? 0) > 0 || (counts.QUEUED ?? 0) + (counts.RUNNING ?? 0) > 0;
+  useInterval(
+    () => {
+      rows.reload();
+      ops.reload();
+    },
+    1000,
+    running,
+  );
+  const recalc = (statuses?: string[]) =>
+    post(`${base}/operations`, { operation: "recalculate", ...(statuses ? { statuses } : {}) }).then(
+      () => {
+        setError(null);
+        ops.reload();
+        rows.reload();
+      },
+      (e: Error) => setError(e.message),
+    );
+  if (rows.error) return <ErrorBox error={rows.error} />;
+  if (!rows.data) return <Loading />;
+  const columns: any[] = rows.data.columns ?? [];
+  return (
+    <div data-testid="sheet">
+      <div class="sheet-bar">
+        <span data-testid="status-counts">
+          {ops.data
+            ? ["STALE", "QUEUED", "RUNNING", "COMPLETED", "FAILED"].map((s) => (
+                <span key={s} class={`count status-${s.toLowerCase()}`}>
+                  {s.toLowerCase()} {counts[s] ?? 0}
+                </span>
+              ))
+            : "counting…"}
+        </span>
+        <span class="muted">
+          {rows.data.row_count} rows · version {rows.data.version}
+          {running ? " · running, refreshing" : ""}
+        </span>
+        <button type="button" disabled={!counts.STALE} onClick={() => recalc(["STALE"])}>
+          Recalculate stale
+        </button>
+        <button type="button" onClick={() => recalc()}>
+          Recalculate all
+        </button>
+      </div>
+      <ErrorBox error={error} />
+      <div class="scroll">
+        <table class="grid sheet-grid">
+          <thead>
+            <tr>
+              <th class="num">#</th>
+              {columns.map((c) => (
+                <th key={c.id}>
+                  {c.title} <span class="muted">{c.type}</span>
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.data.data.map((r: any) => (
+              <tr key={r.row_index}>
+                <td class="num muted">{r.row_index}</td>
+                {columns.map((c) => {
+                  const cell = r.cells?.[c.id];
+                  const status: string = cell?.status ?? "";
+                  const computed = c.type !== "TEXT";
+                  return (
+                    <td
+                      key={c.id}
+                      class={`cell ${computed ? `cell-${status.toLowerCase()}` : ""} ${ACTIVE.has(status) ? "busy" : ""}`}
+                      data-status={computed ? status : undefined}
+                      title={cell?.error ?? (computed ? status : undefined)}
+                    >
+                      <span class="cell-value">{fmt.value(cell?.display_value ?? cell?.value)}</span>
+                      {computed && status && status !== "COMPLETED" ? <Status value={status} /> : null}
+                      {cell?.error ? <span class="cell-error">{cell.error}</span> : null}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div class="pager">
+        {cursor ? (
+          <button type="button" onClick={() => setCursor(null)}>
+            « First rows
+          </button>
+        ) : null}
+        {rows.data.has_more ? (
+          <button type="button" onClick={() => setCursor(rows.data.next_cursor)}>
+            Next rows ›
+          </button>
+        ) : null}
+      </div>
+    </div>
+  );
+}

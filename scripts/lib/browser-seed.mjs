@@ -1,0 +1,155 @@
+// What the browser test puts into a local API before it opens the console: request logs (one whose
+// text is markup, one that calls a tool), a prompt with two versions and a release label, a table
+// whose computed cells went stale after an edit, and a dataset with an evaluation run. Everything goes
+// through the public API, as any client would send it.
+
+/** A client for one base URL and key; every call that does not answer `ok` throws with its body. */
+export function apiClient(base, key) {
+  return async function api(method, path, body) {
+    const res = await fetch(base + path, {
+      method,
+      headers: { "X-API-KEY": key, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 500)}`);
+    return text ? JSON.parse(text) : null;
+  };
+}
+
+const text = (t) => [{ type: "text", text: t }];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what, probe, timeoutMs = 30_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+/** Seeds everything under names carrying `run` (so runs against one local state do not collide). */
+export async function seed(api, run) {
+  const tag = `browser-${run}`;
+  const now = Date.now();
+  const iso = (ms) => new Date(ms).toISOString();
+  const log = (i, input, output, extra = {}) =>
+    api("POST", "/log-request", {
+      provider: "openai",
+      model: i % 2 ? "gpt-4o-mini" : "gpt-4o",
+      input: { type: "chat", messages: input },
+      output: { type: "chat", messages: output },
+      request_start_time: iso(now - 60_000 * (10 - i)),
+      request_end_time: iso(now - 60_000 * (10 - i) + 800 + 100 * i),
+      input_tokens: 20 + i,
+      output_tokens: 40 + i,
+      price: 0.001 * (i + 1),
+      tags: [tag, i % 2 ? "odd" : "even"],
+      metadata: { session_id: `${tag}-s${i}`, user: `user-${i}` },
+      prompt_name: promptName,
+      prompt_version_number: i < 3 ? 1 : 2,
+      prompt_input_variables: { question: `question ${i}` },
+      ...extra,
+    });
+  // A prompt with two versions and a release label on the first.
+  const promptName = `${tag}-support`;
+  const blueprint = (system, user) => ({
+    type: "chat",
+    messages: [
+      { role: "system", content: text(system) },
+      { role: "user", content: text(user) },
+    ],
+    input_variables: ["question"],
+  });
+  const v1 = await api("POST", "/rest/prompt-templates", {
+    prompt_template: { prompt_name: promptName, tags: [tag] },
+    prompt_version: { prompt_template: blueprint("You answer support questions.", "Question: {question}"), commit_message: "first" },
+  });
+  const v2 = await api("POST", "/rest/prompt-templates", {
+    prompt_template: { prompt_name: promptName },
+    prompt_version: {
+      prompt_template: blueprint("You answer support questions politely and briefly.", "Question: {question}"),
+      commit_message: "politer",
+    },
+  });
+  await api("POST", `/prompts/${v1.id}/label`, { prompt_version_number: 1, name: "prod" });
+
+  const markup = "<script>window.__pwned = true</script><img src=x onerror=alert(1)>";
+  const logs = [];
+  logs.push(
+    await log(
+      0,
+      [
+        { role: "system", content: text("You are a helpful assistant.") },
+        { role: "user", content: text(`Please echo this ${markup}`) },
+      ],
+      [{ role: "assistant", content: text(`Echo: ${markup}`) }],
+      { score: 80 },
+    ),
+  );
+  logs.push(
+    await log(
+      1,
+      [{ role: "user", content: text("What is the weather in Paris?") }],
+      [
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+        },
+      ],
+    ),
+  );
+  for (let i = 2; i < 6; i++) {
+    logs.push(
+      await log(i, [{ role: "user", content: text(`Question number ${i} about ${run}`) }], [{ role: "assistant", content: text(`Answer number ${i}`) }], {
+        status: i === 5 ? "ERROR" : "SUCCESS",
+        ...(i === 5 ? { error_type: "PROVIDER_TIMEOUT", error_message: "timed out" } : {}),
+      }),
+    );
+  }
+
+  // A table: a text column, a computed word count, computed once, then the text edited (stale).
+  const table = await api("POST", "/api/public/v2/tables", { title: `${tag} table` });
+  const tableId = table.table.id;
+  const sheetId = table.default_sheet.id;
+  const sheetPath = `/api/public/v2/tables/${tableId}/sheets/${sheetId}`;
+  const columns = await api("GET", `${sheetPath}/columns`);
+  const textColumn = (columns.columns ?? columns.data)[0];
+  await api("POST", `${sheetPath}/rows`, { count: 2, values: [{ [textColumn.id]: "one two three" }, { [textColumn.id]: "four five" }] });
+  await api("POST", `${sheetPath}/columns`, { title: "Words", type: "COUNT", config: { source: textColumn.title, type: "words" } });
+  const op = await api("POST", `${sheetPath}/operations`, { operation: "recalculate" });
+  if (op.operation_id) {
+    await until("the recalculation", async () => {
+      const o = await api("GET", `${sheetPath}/operations/${op.operation_id}`);
+      return ["completed", "cancelled"].includes(o.operation.status);
+    });
+  }
+  const rows = await api("GET", `${sheetPath}/rows?include_columns=true`);
+  const firstTextCell = rows.data.map((r) => r.cells[textColumn.id]).find((c) => c && c.display_value);
+  await api("PATCH", `${sheetPath}/cells/${firstTextCell.id}`, { display_value: "one two three four" });
+
+  // A dataset from these logs (saved as version 1) and an evaluation pipeline with one run over it.
+  const group = await api("POST", "/api/public/v2/dataset-groups", { name: `${tag} dataset` });
+  const groupId = group.dataset_group?.id ?? group.id;
+  await api("POST", "/api/public/v2/dataset-versions/from-filter-params", {
+    dataset_group_id: groupId,
+    filter_group: { logic: "AND", filters: [{ field: "tags", operator: "contains", value: tag }] },
+    variables_to_parse: ["question", "output"],
+  });
+  await until("the dataset fill", async () => {
+    const list = await api("GET", `/api/public/v2/datasets?dataset_group_id=${groupId}&per_page=10`);
+    return list.datasets.some((d) => d.version_number === -1 && d.job_status === "COMPLETED");
+  });
+  await api("POST", "/api/public/v2/dataset-versions/save-draft", { dataset_group_id: groupId });
+  const pipeline = await api("POST", "/reports", {
+    dataset_group_id: groupId,
+    name: `${tag} eval`,
+    columns: [{ column_type: "COUNT", name: "answer words", configuration: { source: "output", type: "words" } }],
+  });
+  const evalRun = await api("POST", `/reports/${pipeline.report_id}/run`, { name: `${tag} run 1` });
+
+  return { groupId, pipelineId: pipeline.report_id, runId: evalRun.report_id, tag, logs, promptName, promptId: v1.id, versions: [v1, v2], tableId, sheetId, tableTitle: `${tag} table` };
+}

@@ -1,0 +1,318 @@
+#!/usr/bin/env node
+// npm run test:browser: the console and /docs in a real browser. Starts `npm run dev` on a free port,
+// logs requests and makes a prompt, a table, a dataset and an evaluation through the API, then drives
+// the system Chromium (playwright-core, no browser download) through the console: find the requests
+// by a filter, open one and read its messages (markup in a log stays text), diff two prompt versions,
+// see a sheet's stale cells and watch them recalculate, a dataset's rows, an evaluation run's status,
+// the analytics charts, and /docs rendered, its "try it" sending the key as X-API-KEY. Every request the browser makes to a host other than this
+// machine is blocked and fails the test, as does any Content-Security-Policy violation.
+// Screenshots go to .browser-test/ (git-ignored). Ends with "N passed, N failed".
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { apiClient, seed } from "./lib/browser-seed.mjs";
+import { ROOT } from "./lib/wrangler.mjs";
+
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const SHOTS = join(ROOT, ".browser-test");
+const LOCAL_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** `npm run dev` on `port`: resolves with its API key once /health answers. */
+function startDev(port) {
+  const child = spawn(process.execPath, [join(ROOT, "scripts", "dev.mjs"), "--port", String(port)], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  const collect = (chunk) => {
+    out += chunk;
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+  const ready = (async () => {
+    const deadline = Date.now() + 180_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`npm run dev exited (${child.exitCode}):\n${out.slice(-3000)}`);
+      const key = out.match(/API key:\s+(\S+)/)?.[1];
+      if (key) {
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/health`);
+          if (res.ok) return key;
+        } catch {
+          /* not listening yet */
+        }
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`npm run dev did not answer within 180 s:\n${out.slice(-3000)}`);
+  })();
+  const stop = () => {
+    if (child.exitCode !== null) return;
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      /* already gone */
+    }
+  };
+  return { ready, stop, output: () => out };
+}
+
+const results = [];
+async function check(name, fn) {
+  const started = Date.now();
+  try {
+    await fn();
+    results.push({ name, ok: true });
+    console.log(`  ✓ ${name} (${Date.now() - started} ms)`);
+  } catch (err) {
+    results.push({ name, ok: false });
+    console.log(`  ✗ ${name}\n    ${String(err?.stack ?? err).split("\n").slice(0, 6).join("\n    ")}`);
+  }
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+async function main() {
+  if (!existsSync(CHROMIUM)) {
+    console.error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    process.exit(2);
+  }
+  rmSync(SHOTS, { recursive: true, force: true });
+  mkdirSync(SHOTS, { recursive: true });
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  console.log(`Starting npm run dev on ${base}…`);
+  const dev = startDev(port);
+  const profile = mkdtempSync(join(tmpdir(), "promptedge-chromium-"));
+  let context;
+  const cleanup = async () => {
+    await context?.close().catch(() => {});
+    dev.stop();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => cleanup().then(() => process.exit(130)));
+  try {
+    const key = await dev.ready;
+    const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    console.log("Seeding through the API…");
+    const seeded = await seed(apiClient(base, key), run);
+
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1360, height: 900 },
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    const outside = [];
+    await context.route("**/*", (route) => {
+      const url = new URL(route.request().url());
+      if (LOCAL_HOSTS.has(url.hostname)) return route.continue();
+      outside.push(url.href);
+      return route.abort("blockedbyclient");
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    const problems = [];
+    page.on("console", (m) => {
+      const text = m.text();
+      if (/Content Security Policy|Refused to/i.test(text)) problems.push(`CSP: ${text.slice(0, 300)}`);
+    });
+    page.on("pageerror", (e) => problems.push(`page error: ${e.message.slice(0, 300)}`));
+    page.setDefaultTimeout(20_000);
+    const shot = (name, clip) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false, clip });
+
+    console.log("Console:");
+    await check("asks for the API key once and keeps it out of the URL", async () => {
+      await page.goto(`${base}/console`);
+      await page.getByLabel("API key").fill(key);
+      await page.getByRole("button", { name: "Open" }).click();
+      await page.getByRole("link", { name: "Requests" }).waitFor();
+      assert(!page.url().includes(key), "the key is in the URL");
+      assert((await page.evaluate(() => Object.keys(localStorage).length)) === 0, "something was written to localStorage");
+      await page.reload();
+      await page.getByRole("link", { name: "Requests" }).waitFor();
+    });
+
+    await check("suggests tags and finds the logged requests by a tag filter", async () => {
+      await page.goto(`${base}/console#/requests`);
+      await page.getByRole("button", { name: "+ Add filter" }).click();
+      const row = page.getByTestId("filter-row").first();
+      await row.getByLabel("Field").selectOption("tags");
+      await row.getByLabel("Operator").selectOption("contains");
+      await row.getByLabel("Value").focus();
+      // The value box offers the workspace's tags (the suggestions endpoint).
+      await page.locator(`datalist option[value="${seeded.tag}"]`).waitFor({ state: "attached" });
+      await row.getByLabel("Value").fill(seeded.tag);
+      await page.getByRole("button", { name: "Search" }).click();
+      const results = page.getByTestId("request-results");
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('[data-testid="request-results"] tbody tr').length === n,
+        seeded.logs.length,
+      );
+      for (const l of seeded.logs) await results.getByRole("link", { name: `#${l.id}`, exact: true }).waitFor();
+      await shot("requests");
+    });
+
+    await check("narrows by a nested OR group, then by free text", async () => {
+      const rowCount = (n) => page.waitForFunction((k) => document.querySelectorAll('[data-testid="request-results"] tbody tr').length === k, n);
+      // tags contains <tag> AND (status is ERROR OR input tokens < 21): the first and the last log.
+      await page.getByRole("button", { name: "+ Add group" }).click();
+      const group = page.getByTestId("filter-group").nth(1);
+      const first = group.getByTestId("filter-row").first();
+      await first.getByLabel("Field").selectOption("status");
+      await first.getByLabel("Value").selectOption("ERROR");
+      await group.getByRole("button", { name: "+ Add filter" }).click();
+      const second = group.getByTestId("filter-row").nth(1);
+      await second.getByLabel("Field").selectOption("input_tokens");
+      await second.getByLabel("Operator").selectOption("lt");
+      await second.getByLabel("Value").fill("21");
+      await page.getByRole("button", { name: "Search" }).click();
+      await rowCount(2);
+      const results = page.getByTestId("request-results");
+      for (const l of [seeded.logs[0], seeded.logs[5]]) await results.getByRole("link", { name: `#${l.id}`, exact: true }).waitFor();
+      // The README's picture (docs/console.png) is this one, compressed.
+      await shot("requests-nested", { x: 0, y: 0, width: 1360, height: 620 });
+      await page.getByLabel("Free text").fill("question number");
+      await page.getByRole("button", { name: "Search" }).click();
+      await rowCount(1);
+      await results.getByRole("link", { name: `#${seeded.logs[5].id}`, exact: true }).waitFor();
+    });
+
+    await check("opens a request and shows its messages, with markup as text", async () => {
+      await page.goto(`${base}/console#/requests/${seeded.logs[0].id}`);
+      const detail = page.getByTestId("request-detail");
+      await detail.waitFor();
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid="message"]').length === 3);
+      const text = await detail.innerText();
+      assert(text.includes("You are a helpful assistant."), "the system message is missing");
+      assert(text.includes("<script>window.__pwned = true</script>"), "the markup is not shown as text");
+      assert(/system/i.test(text) && /user/i.test(text) && /assistant/i.test(text), "roles are missing");
+      assert(text.includes(seeded.promptName), "the prompt link is missing");
+      assert(!(await page.evaluate(() => "__pwned" in window)), "a logged <script> ran");
+      assert((await detail.locator("script, img").count()) === 0, "logged markup became elements");
+      await shot("request-detail");
+    });
+
+    await check("shows a tool call of an answer", async () => {
+      await page.goto(`${base}/console#/requests/${seeded.logs[1].id}`);
+      const call = page.getByTestId("tool-call");
+      await call.waitFor();
+      const text = await call.innerText();
+      assert(text.includes("get_weather") && text.includes("Paris"), `tool call shown as ${text}`);
+    });
+
+    await check("diffs two prompt versions side by side and lists the release label", async () => {
+      await page.goto(`${base}/console#/prompts/${seeded.promptId}`);
+      const diff = page.getByTestId("prompt-diff");
+      await diff.waitFor();
+      await diff.locator("tr.diff-changed").first().waitFor();
+      const changed = await diff.locator("tr.diff-changed").first().innerText();
+      assert(changed.includes("You answer support questions.") && changed.includes("politely and briefly"), `changed line: ${changed}`);
+      await page.getByTestId("release-labels").getByText("prod", { exact: true }).waitFor();
+      await shot("prompt-diff");
+    });
+
+    await check("shows a sheet's stale cells, and refreshes them while they recalculate", async () => {
+      await page.goto(`${base}/console#/tables/${seeded.tableId}`);
+      await page.getByTestId("sheet").waitFor();
+      await page.locator('td[data-status="STALE"]').first().waitFor();
+      await page.getByTestId("status-counts").locator(".status-stale", { hasText: /^stale 1$/ }).waitFor();
+      await shot("sheet-stale");
+      await page.getByRole("button", { name: "Recalculate stale" }).click();
+      await page.waitForFunction(() => document.querySelectorAll('td[data-status="STALE"], td[data-status="QUEUED"], td[data-status="RUNNING"]').length === 0);
+      await page.getByText("4", { exact: true }).first().waitFor();
+    });
+
+    await check("lists the dataset and shows its rows", async () => {
+      await page.goto(`${base}/console#/datasets`);
+      await page.getByRole("link", { name: `${seeded.tag} dataset` }).first().click();
+      await page.locator("table.sheet-grid tbody tr").first().waitFor();
+      const rows = await page.locator("table.sheet-grid tbody tr").count();
+      assert(rows === seeded.logs.length, `${rows} dataset rows`);
+    });
+
+    await check("shows an evaluation run's status and evaluated cells", async () => {
+      await page.goto(`${base}/console#/evaluations/${seeded.runId}`);
+      await page.getByTestId("run-status").waitFor();
+      await page.waitForFunction(() => /completed \d/.test(document.querySelector('[data-testid="run-status"]')?.textContent ?? ""), undefined, {
+        timeout: 60_000,
+      });
+      await page.locator('td[data-status="COMPLETED"]').first().waitFor();
+      await shot("evaluation");
+    });
+
+    await check("draws the analytics charts", async () => {
+      await page.goto(`${base}/console#/analytics`);
+      await page.locator('[data-testid="chart"] canvas').first().waitFor();
+      await shot("analytics");
+    });
+
+    console.log("/docs:");
+    await check("renders the reference from /openapi.json with its own files only", async () => {
+      await page.goto(`${base}/docs`);
+      await page.getByText("PromptEdge API", { exact: true }).first().waitFor({ timeout: 60_000 });
+      await page.getByText("request logs", { exact: true }).first().waitFor({ timeout: 60_000 });
+      await page.getByText("Interactive API reference").first().waitFor();
+      await shot("docs");
+    });
+
+    await check('sends the key entered in the reference as X-API-KEY from "try it"', async () => {
+      // Scalar's own placeholder for an API key's value (its version is pinned in package.json).
+      await page.locator('input[placeholder="QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT"]').first().fill(key);
+      await page.getByRole("button", { name: "Open Group - prompt templates" }).click();
+      await page.getByText("List prompt templates", { exact: true }).first().click();
+      await page.locator("button", { hasText: "Test Request(get /prompt-templates)" }).first().click();
+      const [request] = await Promise.all([
+        page.waitForRequest((r) => new URL(r.url()).pathname === "/prompt-templates"),
+        page.locator("button:visible", { hasText: "Send get request to" }).first().click(),
+      ]);
+      assert(request.headers()["x-api-key"] === key, "the request did not carry the key as X-API-KEY");
+      const response = await request.response();
+      assert(response?.status() === 200, `try it answered ${response?.status()}`);
+      await shot("docs-try-it");
+    });
+
+    await check("no request left this machine and no Content-Security-Policy violation", async () => {
+      assert(outside.length === 0, `requests to other hosts: ${outside.slice(0, 10).join(", ")}`);
+      assert(problems.length === 0, problems.slice(0, 10).join("\n"));
+    });
+  } catch (err) {
+    results.push({ name: "setup", ok: false });
+    console.error(String(err?.stack ?? err));
+  } finally {
+    await cleanup();
+  }
+  const passed = results.filter((r) => r.ok).length;
+  const failed = results.length - passed;
+  console.log(`Screenshots: ${SHOTS}`);
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+await main();
