@@ -62,7 +62,8 @@ export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["
     group = parsed.group;
   }
   const params = new SqlParams();
-  const where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate });
+  let where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate });
+  if (p.max_log_id != null) where = `(${where}) AND r.id <= ${params.add(p.max_log_id)}`;
   const dir = p.sort_order === "asc" ? "ASC" : "DESC";
   const order = `${SORT_COLUMNS[p.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
   const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);

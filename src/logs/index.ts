@@ -7,5 +7,5 @@ export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trac
 export { requestAnalytics } from "./analytics";
 export { customAnalytics } from "./custom-analytics";
 export { appendLogToDataset, fillChunkSql, fillQuery, findLog, LOGS_BY_IDS, matchingLogIds, previewLogs, REQUEST_FIELDS, valuesSql } from "./datasets";
-export { datasetHoldsLogsOf, matchingLogPages, newestLogId } from "./readers";
+export { datasetHoldsLogsOf, logsInOrder, matchingLogPages, newestLogId } from "./readers";
 export { closedTraces, closeTrace, storeSpans, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";

@@ -6,6 +6,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { compileRequestLogQuery, SqlParams, type FilterGroup } from "../filters";
+import { LOGS_BY_IDS } from "./datasets";
 
 /** The workspace's newest log id (0 without logs): an import takes the logs that exist when it starts. */
 export async function newestLogId(db: Db, ws: number): Promise<number> {
@@ -43,6 +44,19 @@ export function matchingLogPages<Row extends { id: number }>(db: Db, ws: number,
       }
     },
   };
+}
+
+/**
+ * The workspace's logs among `ids` with an id of at most `maxId`, as stored rows in the order of `ids`,
+ * `pageSize` ids at a time (another workspace's ids, or unknown ones, are skipped).
+ */
+export async function* logsInOrder<Row extends { id: number }>(db: Db, ws: number, ids: readonly number[], maxId: number, pageSize: number): AsyncGenerator<Row[]> {
+  const d1 = d1Of(db);
+  const query = `SELECT r.* FROM ${LOGS_BY_IDS("?1", "?2")} WHERE r.id <= ?3 ORDER BY j.key`;
+  for (let at = 0; at < ids.length; at += pageSize) {
+    const { results } = await d1.prepare(query).bind(JSON.stringify(ids.slice(at, at + pageSize)), ws, maxId).all<Row>();
+    yield results;
+  }
 }
 
 /**

@@ -15,6 +15,8 @@ export interface FillParams {
   sort_order?: "asc" | "desc" | null;
   variables_to_parse?: string[] | null;
   limit?: number | null;
+  /** Logs with a larger id are left out: a job that reads the filter again (a redelivery) sees the same logs. */
+  max_log_id?: number | null;
   /** create-draft from an existing version: the job copies that version's rows instead of querying logs. */
   source_dataset_id?: number | null;
   /** from-file: the job loads the rows of this stored file instead of querying logs. */

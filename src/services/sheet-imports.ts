@@ -15,7 +15,9 @@ import { runBatch, statement } from "../db/batch";
 import { eventStatement } from "./events";
 import { findOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
 import { MAX_COLUMNS } from "../sheets/types";
-import { matchingLogPages, newestLogId } from "../logs";
+import { columnLetters } from "../sheets/imports";
+import { fillQuery, logsInOrder, matchingLogIds, matchingLogPages, newestLogId } from "../logs";
+import { MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-params";
 
 export type ImportFormat = "csv" | "json";
 
@@ -210,6 +212,198 @@ export async function createRequestLogImport(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Importing into a sheet that exists (POST …/sheets/{sheet_id}/imports/file and …/imports/request-logs):
+// the same operation and run, appending after the sheet's rows; a column of the file or of the logs
+// goes to the sheet's column of the same title (case-insensitive), and only titles the sheet lacks
+// become TEXT columns. A title naming a computed column takes no values: that column's cells of the
+// new rows are STALE, as for rows added by hand (sheets/imports.ts).
+
+/** The request-log fields an import makes columns of, in the order an import without include_fields makes them. */
+export const LOG_FIELDS = [
+  "request_id",
+  "prompt_name",
+  "prompt_id",
+  "prompt_version_number",
+  "provider",
+  "model",
+  "input",
+  "output",
+  "input_tokens",
+  "output_tokens",
+  "price",
+  "latency_ms",
+  "status",
+  "tags",
+  "metadata",
+  "request_start_time",
+] as const;
+export type LogField = (typeof LOG_FIELDS)[number];
+
+/** The most logs one import into an existing sheet reads (the bound of request_log_ids and limit). */
+export const MAX_IMPORT_LOGS = MAX_LOGS_PER_JOB;
+
+/** An operation's params when it imports into a sheet that existed before it. */
+interface IntoSheetParams {
+  into: "existing_sheet";
+  /** request_logs: which logs and in which order (the query dataset fills run), the newest log id included. */
+  query?: FillParams;
+  /** Input variables made columns: the named ones, or null for every variable a log has. */
+  variables?: string[] | null;
+  /** Log fields made columns: the named ones, or null for all of LOG_FIELDS. */
+  fields?: LogField[] | null;
+}
+
+/** True for an import into a sheet that existed before it (no sheet_created_* event announces it). */
+export function intoExistingSheet(op: Pick<SheetOperationRow, "params">): boolean {
+  return (op.params as { into?: unknown } | null)?.into === "existing_sheet";
+}
+
+export interface SheetImport {
+  operation: SheetOperationRow;
+  /** True when operation_id named an import made before: nothing new was created. */
+  replay: boolean;
+}
+
+interface IntoSheetInput {
+  operationId: string | null;
+  source: SheetImportSource;
+  fileName: string | null;
+  fileBytes: number | null;
+  blobKey: string | null;
+  params: IntoSheetParams;
+}
+
+function replayIntoSheet(op: SheetOperationRow, sheet: SheetRow): SheetImport {
+  if (op.tableId !== sheet.tableId || op.sheetId !== sheet.id) {
+    throw new ApiError("conflict", "operation_id: is already the id of an import into another sheet");
+  }
+  return { operation: op, replay: true };
+}
+
+const sheetAlive = (workspaceId: number, tableId: string, sheetId: string) =>
+  sql`EXISTS (SELECT 1 FROM sheets WHERE id = ${sheetId} AND table_id = ${tableId} AND workspace_id = ${workspaceId} AND deleted_at IS NULL)
+      AND ${tableAlive(workspaceId, tableId)}`;
+
+/**
+ * Creates the import operation for a live sheet (the caller found it in the key's workspace and
+ * table) and queues the job. The same operation_id again returns the first import when it was into
+ * this sheet, and is a 409 otherwise; whatever this request stored is then dropped.
+ */
+async function createImportIntoSheet(deps: Deps, auth: AuthContext, sheet: SheetRow, input: IntoSheetInput): Promise<SheetImport> {
+  const { db } = deps;
+  const dropBlob = () => (input.blobKey ? deps.blobs.delete(input.blobKey) : Promise.resolve());
+  const replay = async (op: SheetOperationRow): Promise<SheetImport> => {
+    await dropBlob();
+    return replayIntoSheet(op, sheet);
+  };
+  const opId = input.operationId ?? crypto.randomUUID();
+  if (input.operationId) {
+    const existing = await findOperation(db, auth.workspaceId, opId);
+    if (existing) return replay(existing);
+  }
+  const now = Date.now();
+  const format = input.fileName ? formatOf(input.fileName) : null;
+  const [inserted] = await runBatch(db, [
+    sql`
+      INSERT INTO sheet_operations (workspace_id, id, table_id, sheet_id, source, status, progress, message, file_name, format,
+                                    file_bytes, blob_key, params, created_by, created_at, updated_at)
+      SELECT ${auth.workspaceId}, ${opId}, ${sheet.tableId}, ${sheet.id}, ${input.source}, 'pending', 0, 'Import queued', ${input.fileName},
+             ${format}, ${input.fileBytes}, ${input.blobKey}, ${JSON.stringify(input.params)}, ${auth.userId}, ${now}, ${now}
+      WHERE ${sheetAlive(auth.workspaceId, sheet.tableId, sheet.id)}
+      ON CONFLICT (workspace_id, id) DO NOTHING
+      RETURNING seq`,
+  ]);
+  const op = await findOperation(db, auth.workspaceId, opId);
+  if (!op) {
+    // The sheet or its table was deleted since the caller found it.
+    await dropBlob();
+    throw ApiError.notFound("sheet");
+  }
+  // A concurrent request with the same operation_id won the insert.
+  if (inserted.results.length === 0) return replay(op);
+  try {
+    await enqueue(deps.jobs, { v: 1, kind: "sheet_import", workspace_id: auth.workspaceId, operation_id: opId });
+  } catch (err) {
+    await failOperation(db, op, "the import could not be queued; create it again");
+    throw err;
+  }
+  return { operation: op, replay: false };
+}
+
+/** A file already received into R2 (the route refuses an empty or undecodable one with a 400). */
+export function createFileImportIntoSheet(
+  deps: Deps,
+  auth: AuthContext,
+  sheet: SheetRow,
+  input: { operationId: string | null; fileName: string; file: { blobKey: string; bytes: number } },
+): Promise<SheetImport> {
+  return createImportIntoSheet(deps, auth, sheet, {
+    operationId: input.operationId,
+    source: "file",
+    fileName: input.fileName,
+    fileBytes: input.file.bytes,
+    blobKey: input.file.blobKey,
+    params: { into: "existing_sheet" },
+  });
+}
+
+export interface RequestLogQuery {
+  request_log_ids?: number[] | null;
+  filter_group?: FilterGroup | null;
+  q?: string | null;
+  sort_by?: FillParams["sort_by"];
+  sort_order?: "asc" | "desc" | null;
+  limit?: number | null;
+  variables_to_parse?: string[] | null;
+  include_fields?: LogField[] | null;
+}
+
+/**
+ * Explicit ids (deduplicated, in the order given) win over the filter; without sort_by the logs come
+ * oldest first. The logs are fixed at creation: only those up to the newest id at that moment are
+ * read, so a resumed run sees the same logs in the same order.
+ */
+export async function createRequestLogImportIntoSheet(
+  deps: Deps,
+  auth: AuthContext,
+  sheet: SheetRow,
+  input: { operationId: string | null; query: RequestLogQuery },
+): Promise<SheetImport> {
+  const { db } = deps;
+  const ws = auth.workspaceId;
+  const q = input.query;
+  if (input.operationId) {
+    const existing = await findOperation(db, ws, input.operationId);
+    if (existing) return replayIntoSheet(existing, sheet);
+  }
+  const explicit = q.request_log_ids && q.request_log_ids.length > 0 ? [...new Set(q.request_log_ids)] : null;
+  const limit = q.limit ?? null;
+  const maxLogId = await newestLogId(db, ws);
+  const query: FillParams = explicit
+    ? { request_log_ids: explicit, limit, max_log_id: maxLogId }
+    : {
+        filter_group: q.filter_group ?? null,
+        q: q.q ?? null,
+        sort_by: q.sort_by ?? "request_start_time",
+        sort_order: q.sort_by ? (q.sort_order ?? null) : "asc",
+        limit,
+        max_log_id: maxLogId,
+      };
+  // Compiled now, so a filter too large for one D1 statement is a 400 here, not a job that cannot run.
+  if (!explicit) fillQuery(ws, query);
+  const variables = q.variables_to_parse && q.variables_to_parse.length > 0 ? [...new Set(q.variables_to_parse)] : null;
+  const fields = q.include_fields ? [...new Set(q.include_fields)] : null;
+  return createImportIntoSheet(deps, auth, sheet, {
+    operationId: input.operationId,
+    source: "request_logs",
+    fileName: null,
+    fileBytes: null,
+    blobKey: null,
+    params: { into: "existing_sheet", query, variables, fields },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Running an import (the queue consumer)
 
 /** A problem with the file's content: the import fails with this message (no retry can help). */
@@ -253,13 +447,18 @@ function importEvent(workspaceId: number, operationId: string, source: SheetImpo
   });
 }
 
+/** The end event of an import that created its sheet; an import into an existing sheet has none. */
+function endEvents(op: SheetOperationRow, outcome: "completed" | "failed"): SQL[] {
+  return intoExistingSheet(op) ? [] : [importEvent(op.workspaceId, op.id, op.source, outcome)];
+}
+
 export async function failOperation(db: Db, op: SheetOperationRow, errorMessage: string): Promise<void> {
   await runBatch(db, [
     db
       .update(sheetOperations)
       .set({ status: "failed", message: "Import failed", errorMessage, blobKey: null, updatedAt: Date.now() })
       .where(and(eq(sheetOperations.seq, op.seq), sql`${sheetOperations.status} IN ('pending', 'running')`)),
-    importEvent(op.workspaceId, op.id, op.source, "failed"),
+    ...endEvents(op, "failed"),
   ]);
 }
 
@@ -436,8 +635,12 @@ interface LogRow {
 /** One sheet row per log: its input variables first (the inputs computed columns read), then its fields. */
 function logRecord(r: LogRow): Record<string, unknown> {
   const vars = JSON.parse(r.prompt_input_variables) as Record<string, unknown>;
+  return { ...vars, ...logFields(r) };
+}
+
+/** A log's fields as an import stores them (LOG_FIELDS, in that order). */
+function logFields(r: LogRow): Record<LogField, unknown> {
   return {
-    ...vars,
     request_id: r.id,
     prompt_name: r.prompt_name,
     prompt_id: r.prompt_id,
@@ -455,6 +658,21 @@ function logRecord(r: LogRow): Record<string, unknown> {
     metadata: JSON.parse(r.metadata) as unknown,
     request_start_time: new Date(r.request_start_time).toISOString(),
   };
+}
+
+/**
+ * One sheet row per log with the columns an import into an existing sheet asked for: the named input
+ * variables (null where a log lacks one) or all of them, then the named fields or all of them.
+ */
+function pickedLogRecord(r: LogRow, variables: string[] | null, fields: readonly LogField[] | null): Record<string, unknown> {
+  const vars = JSON.parse(r.prompt_input_variables) as Record<string, unknown>;
+  // No prototype: a variable named "__proto__" is a column like any other.
+  const out: Record<string, unknown> = Object.create(null);
+  if (variables === null) Object.assign(out, vars);
+  else for (const name of variables) out[name] = Object.hasOwn(vars, name) ? vars[name] : null;
+  const f = logFields(r);
+  for (const name of fields ?? LOG_FIELDS) out[name] = f[name];
+  return out;
 }
 
 interface RowSource {
@@ -509,6 +727,30 @@ function requestLogSource(db: Db, workspaceId: number, filter: FilterGroup): Row
   };
 }
 
+/** The sheet's computed columns among an import's titles (their values were not imported), for the final message. */
+async function computedTitles(sheet: ReturnType<Deps["sheet"]>, titles: string[]): Promise<string[]> {
+  // Named as the sheet object names them: an empty title by its place.
+  const wanted = new Set(titles.map((t, i) => (t.trim() === "" ? `Column ${columnLetters(i + 1)}` : t).trim().toLowerCase()));
+  return (await sheet.listColumns()).filter((c) => c.type !== "TEXT" && wanted.has(c.title.trim().toLowerCase())).map((c) => c.title);
+}
+
+/** The logs an import into an existing sheet asked for, in its order (at most MAX_IMPORT_LOGS). */
+function logQuerySource(db: Db, workspaceId: number, p: IntoSheetParams & { query: FillParams }): RowSource {
+  return {
+    async run(batcher, drain, progress) {
+      const ids = await matchingLogIds(db, workspaceId, p.query);
+      let done = 0;
+      for await (const page of logsInOrder<LogRow>(db, workspaceId, ids, p.query.max_log_id ?? 0, LOG_PAGE)) {
+        for (const row of page) {
+          batcher.jsonRow(pickedLogRecord(row, p.variables ?? null, p.fields ?? null));
+          progress(++done / Math.max(1, ids.length));
+          await drain();
+        }
+      }
+    },
+  };
+}
+
 /**
  * Runs (or resumes) an import. Throws on an infrastructure failure so the queue redelivers;
  * a content problem ends the operation as failed with its error_message.
@@ -535,6 +777,7 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
   }
 
   let source: RowSource;
+  const intoParams = op.params as IntoSheetParams | null;
   if (op.source === "file") {
     const object = await deps.blobs.get(op.blobKey!);
     if (!object) {
@@ -542,6 +785,8 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
       return;
     }
     source = fileSource(object, format!);
+  } else if (intoParams?.query) {
+    source = logQuerySource(db, workspaceId, { ...intoParams, query: intoParams.query });
   } else {
     const filter = (op.params as { filter_group?: FilterGroup } | null)?.filter_group;
     if (!filter) {
@@ -552,6 +797,7 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
   }
 
   const sheet = deps.sheet(op.sheetId);
+  const mapByTitle = intoExistingSheet(op);
   const progress = await sheet.importProgress(op.id);
   const batchRows = opts.batchRows ?? DEFAULT_BATCH_ROWS;
   const batchChars = opts.batchChars ?? DEFAULT_BATCH_CHARS;
@@ -562,10 +808,13 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
   let fraction = 0;
 
   const commit = async (rows: Cell[][]) => {
-    const res = await sheet.appendImportBatch({ operationId: op.id, batch, firstRow: rowsImported, columns: batcher.columns, rowsJson: JSON.stringify(rows) });
+    const res = await sheet.appendImportBatch({ operationId: op.id, batch, firstRow: rowsImported, columns: batcher.columns, rowsJson: JSON.stringify(rows), mapByTitle });
     if (!res.ok) {
       if (res.reason === "deleted") throw new ImportContentError("the sheet was deleted during the import");
       if (res.reason === "too_many_rows") throw new ImportContentError("the sheet cannot hold more rows");
+      if (res.reason === "too_many_columns") {
+        throw new ImportContentError(`the sheet cannot take the import's new columns: a sheet holds at most ${MAX_IMPORT_COLUMNS} columns, and titles the sheet lacks become new columns`);
+      }
       throw new Error(`sheet refused import batch ${batch}: ${res.reason} (expected ${res.expectedBatch})`);
     }
     batch++;
@@ -598,12 +847,16 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
     return;
   }
   await sheet.syncListing();
+  const skipped = mapByTitle ? await computedTitles(sheet, batcher.columns) : [];
+  const names = skipped.map((t) => JSON.stringify(t)).join(", ");
+  const note = skipped.length === 1 ? `; ${names} is a computed column: not imported, its new cells are STALE` : `; ${names} are computed columns: not imported, their new cells are STALE`;
+  const message = `Imported ${rowsImported} rows${skipped.length > 0 ? note : ""}`;
   await runBatch(db, [
     db
       .update(sheetOperations)
-      .set({ status: "completed", progress: 100, rowsAdded: rowsImported, rowCount, message: `Imported ${rowsImported} rows`, blobKey: null, updatedAt: Date.now() })
+      .set({ status: "completed", progress: 100, rowsAdded: rowsImported, rowCount, message, blobKey: null, updatedAt: Date.now() })
       .where(and(eq(sheetOperations.seq, op.seq), eq(sheetOperations.status, "running"))),
-    importEvent(op.workspaceId, op.id, op.source, "completed"),
+    ...endEvents(op, "completed"),
   ]);
   await dropBlob();
 }

@@ -1,8 +1,10 @@
 // Imports into a sheet, as the object stores them: how far an import got (its committed batches),
-// and the TEXT columns an import's column positions map to.
+// and which columns an import's column positions map to (TEXT columns it creates, or, for an import
+// into a sheet that already had columns, the sheet's columns of the same titles). A sheet holds at
+// most MAX_COLUMNS columns, imports included.
 import { insertColumn } from "./columns";
 import type { SheetStore } from "./storage";
-import type { ImportProgress } from "./types";
+import { MAX_COLUMNS, type ImportBatchInput, type ImportProgress } from "./types";
 
 /** 1 → "A", 27 → "AA": spreadsheet-style names for columns without a title. */
 export function columnLetters(n: number): string {
@@ -21,16 +23,71 @@ export function importProgress(store: SheetStore, operationId: string): ImportPr
   return { batchesCommitted: r.n, rowsImported: r.rows, rowCount: store.meta("row_count"), version: store.meta("version") };
 }
 
-/** Creates TEXT columns for import positions not mapped yet (a JSON import finds keys as it goes). */
-export function ensureImportColumns(store: SheetStore, operationId: string, titles: string[], now: number): void {
+/**
+ * One position not mapped yet: `seq` is the column it goes to, null for a TEXT column to create, or
+ * the negated seq of a computed column whose title it has. A negative seq joins no column, so the
+ * position's values are dropped and the computed column gets STALE cells for the new rows; it still
+ * counts as mapped, so a redelivered batch maps the same way.
+ */
+interface PositionPlan {
+  position: number;
+  title: string;
+  seq: number | null;
+}
+
+const titleKey = (title: string) => title.trim().toLowerCase();
+
+function planImportColumns(store: SheetStore, operationId: string, titles: string[], mapByTitle: boolean): PositionPlan[] {
   const known = store.sql
     .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM import_columns WHERE operation_id = ?`, operationId)
     .one().n;
-  if (known >= titles.length) return;
-  const taken = new Set(store.sql.exec<{ t: string }>(`SELECT lower(title) AS t FROM columns`).toArray().map((r) => r.t));
-  for (let pos = known; pos < titles.length; pos++) {
-    const wanted = titles[pos].trim() === "" ? `Column ${columnLetters(pos + 1)}` : titles[pos];
-    const { seq } = insertColumn(store, { title: wanted, type: "TEXT" }, now, taken);
-    store.sql.exec(`INSERT INTO import_columns (operation_id, position, column_seq) VALUES (?, ?, ?)`, operationId, pos, seq);
+  if (known >= titles.length) return [];
+  // The sheet's columns this import has not mapped a position to (nor created), first by place.
+  const free = new Map<string, { seq: number; type: string }>();
+  if (mapByTitle) {
+    const cols = store.sql
+      .exec<{ seq: number; title: string; type: string }>(
+        `SELECT seq, title, type FROM columns
+         WHERE seq NOT IN (SELECT abs(column_seq) FROM import_columns WHERE operation_id = ?)
+         ORDER BY position_rank, seq`,
+        operationId,
+      )
+      .toArray();
+    for (const c of cols) if (!free.has(titleKey(c.title))) free.set(titleKey(c.title), { seq: c.seq, type: c.type });
   }
+  const plan: PositionPlan[] = [];
+  for (let position = known; position < titles.length; position++) {
+    const title = titles[position].trim() === "" ? `Column ${columnLetters(position + 1)}` : titles[position];
+    const hit = free.get(titleKey(title));
+    if (hit) free.delete(titleKey(title));
+    plan.push({ position, title, seq: hit ? (hit.type === "TEXT" ? hit.seq : -hit.seq) : null });
+  }
+  return plan;
+}
+
+/** Whether the columns a batch would create still fit in the sheet (checked before its transaction). */
+export function importColumnsFit(store: SheetStore, input: ImportBatchInput): boolean {
+  const creates = planImportColumns(store, input.operationId, input.columns, input.mapByTitle === true).filter((p) => p.seq === null).length;
+  if (creates === 0) return true;
+  return store.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM columns`).one().n + creates <= MAX_COLUMNS;
+}
+
+/**
+ * Maps the import positions not mapped yet (a JSON import finds keys as it goes), creating TEXT
+ * columns where needed; answers how many columns it created.
+ */
+export function ensureImportColumns(store: SheetStore, operationId: string, titles: string[], now: number, mapByTitle = false): number {
+  const plan = planImportColumns(store, operationId, titles, mapByTitle);
+  if (plan.length === 0) return 0;
+  const taken = new Set(store.sql.exec<{ t: string }>(`SELECT lower(title) AS t FROM columns`).toArray().map((r) => r.t));
+  let created = 0;
+  for (const p of plan) {
+    let seq = p.seq;
+    if (seq === null) {
+      seq = insertColumn(store, { title: p.title, type: "TEXT" }, now, taken).seq;
+      created++;
+    }
+    store.sql.exec(`INSERT INTO import_columns (operation_id, position, column_seq) VALUES (?, ?, ?)`, operationId, p.position, seq);
+  }
+  return created;
 }

@@ -18,7 +18,7 @@ import { appendRows, cellView, columnCells, getCell, insertStaleCells, readRows 
 import { columnRows, insertColumn, listColumns } from "./columns";
 import { COLUMN_WORK_ROWS, hasColumnWork, scheduleColumnWork, settleColumnWork, stepColumnWork } from "./column-work";
 import { getOperation, listOperations } from "./executions";
-import { ensureImportColumns, importProgress } from "./imports";
+import { ensureImportColumns, importColumnsFit, importProgress } from "./imports";
 import { computeCell } from "./recalculation";
 import { ColumnGraph } from "./stale-graph";
 import { INSERT_IMPORT_CELLS, SheetStore } from "./storage";
@@ -1039,10 +1039,11 @@ export class SheetObject extends DurableObject<BaseEnv> {
     }
     const count = this.sql.exec<{ n: number }>(`SELECT json_array_length(?) AS n`, input.rowsJson).one().n;
     if (this.meta("next_row_index") + count > MAX_ROW_INDEX) return { ok: false, reason: "too_many_rows" };
+    if (!importColumnsFit(this.store, input)) return { ok: false, reason: "too_many_columns" };
 
     const now = Date.now();
     const version = this.ctx.storage.transactionSync(() => {
-      ensureImportColumns(this.store, input.operationId, input.columns, now);
+      if (ensureImportColumns(this.store, input.operationId, input.columns, now, input.mapByTitle) > 0) this.modelCache = null;
       const base = this.meta("next_row_index");
       this.sql.exec(
         `INSERT INTO rows (row_index, source_operation, created_at) SELECT ? + key, ?, ? FROM json_each(?)`,

@@ -11,7 +11,8 @@
 //                  Text cells are stored only when they hold a value; non-text cells always (they
 //                  carry a status). `value` is JSON; NULL means "the same as display_value".
 //   import_batches (operation_id, batch) → the rows that batch appended: what makes a redelivered
-//                  import batch a no-op. import_columns maps an import's column positions to columns.
+//                  import batch a no-op. import_columns maps an import's column positions to columns
+//                  (a negated seq: a computed column whose values the import drops, imports.ts).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import type { SheetIdentity } from "./types";
 

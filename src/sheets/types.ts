@@ -77,6 +77,11 @@ export interface ImportBatchInput {
   /** Titles of every column the import has seen so far, by position; only ever grows. */
   columns: string[];
   /**
+   * An import into a sheet that existed before it: a position goes to the sheet's column of that title
+   * (case-insensitive; a computed one takes no values), and only titles the sheet lacks make TEXT columns.
+   */
+  mapByTitle?: boolean;
+  /**
    * JSON array of rows; each row an array aligned with `columns` (shorter rows leave the rest empty),
    * each cell null (empty), a string (a text value), or [display_value, value_json].
    */
@@ -85,7 +90,7 @@ export interface ImportBatchInput {
 
 export type ImportBatchResult =
   | { ok: true; duplicate: boolean; rowsAdded: number; rowsImported: number; batchesCommitted: number; rowCount: number; version: number }
-  | { ok: false; reason: "deleted" | "out_of_order" | "not_initialized" | "too_many_rows"; expectedBatch?: number };
+  | { ok: false; reason: "deleted" | "out_of_order" | "not_initialized" | "too_many_rows" | "too_many_columns"; expectedBatch?: number };
 
 export interface ImportProgress {
   batchesCommitted: number;

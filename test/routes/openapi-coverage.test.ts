@@ -8,8 +8,6 @@ import { call, json } from "../helpers/api";
 const NOT_YET: Record<string, string> = {
   "post /api/public/v2/traces/analytics/custom-analytics": "traces analytics",
   // Not built yet.
-  "post /api/public/v2/tables/{}/sheets/{}/imports/file": "imports into an existing sheet",
-  "post /api/public/v2/tables/{}/sheets/{}/imports/request-logs": "imports into an existing sheet",
   "get /api/public/v2/tables/{}/sheets/{}/versions": "sheet versions",
   "post /api/public/v2/tables/{}/sheets/{}/versions": "sheet versions",
   "get /api/public/v2/tables/{}/sheets/{}/versions/{}": "sheet versions",

@@ -1,5 +1,5 @@
 // /api/public/v2/tables/{table_id}/sheets: create (blank 201, or import 202 with the file streamed
-// to R2), list, get, update, delete; and the import operation polling endpoint.
+// to R2), list, get, update, delete; the import operation polling endpoint; imports into a sheet (imports.ts).
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
@@ -21,6 +21,7 @@ import {
 } from "../../services/sheets";
 import { requireTable } from "../../services/tables";
 import { CreateSheetBody, ListSheetsQuery, OperationSchema, SheetSchema, UpdateSheetBody } from "../tables/schemas";
+import { registerSheetImportRoutes } from "./imports";
 
 const tags = ["smart tables"];
 const TableParams = z.object({ table_id: UuidParam("table_id") });
@@ -230,4 +231,6 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
     await c.var.deps.sheet(sheet_id).markDeleted();
     return c.json({ success: true as const, message: "Sheet deleted" }, 200);
   });
+
+  registerSheetImportRoutes(app);
 }
