@@ -8,4 +8,4 @@ export { requestAnalytics } from "./analytics";
 export { customAnalytics } from "./custom-analytics";
 export { appendLogToDataset, fillChunkSql, fillQuery, findLog, LOGS_BY_IDS, matchingLogIds, previewLogs, REQUEST_FIELDS, valuesSql } from "./datasets";
 export { datasetHoldsLogsOf, logsInOrder, matchingLogPages, newestLogId } from "./readers";
-export { closedTraces, closeTrace, storeSpans, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";
+export { closedTraces, closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";

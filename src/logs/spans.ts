@@ -312,13 +312,22 @@ async function spansByKey(db: Db, ws: number, list: SpanInput[]): Promise<Map<st
   return out;
 }
 
-/** Every span of a trace, by start time; empty when the workspace has none. */
-export async function traceSpans(db: Db, workspaceId: number, traceId: string): Promise<SpanRow[]> {
+/** The first `limit` spans of a trace, by start time; empty when the workspace has none. */
+export async function traceSpans(db: Db, workspaceId: number, traceId: string, limit: number): Promise<SpanRow[]> {
   return db
     .select()
     .from(spans)
     .where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)))
-    .orderBy(asc(spans.startTime), asc(spans.spanId));
+    .orderBy(asc(spans.startTime), asc(spans.spanId))
+    .limit(limit);
+}
+
+/** Whether the workspace holds the trace (with `spanId`: that span of it). */
+export async function traceHasSpan(db: Db, workspaceId: number, traceId: string, spanId: string | null = null): Promise<boolean> {
+  const where = [eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)];
+  if (spanId) where.push(eq(spans.spanId, spanId));
+  const rows = await db.select({ one: sql`1` }).from(spans).where(and(...where)).limit(1);
+  return rows.length > 0;
 }
 
 /** Closes a trace; false when it was closed already. */

@@ -6,7 +6,7 @@ import type { SpanRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
-import { closeTrace, storeSpans, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "../logs";
+import { closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "../logs";
 import type { RequestLogInput } from "../logs";
 import { ERROR_TYPE_STATUSES } from "../db/schema";
 import type { DecodedExport } from "../traces/otlp";
@@ -157,16 +157,18 @@ function spanView(s: SpanRow) {
   };
 }
 
+/** A trace answers at most this many spans (the earliest); `truncated` says when it holds more. */
+export const TRACE_MAX_SPANS = 5000;
+
 export async function getTrace(db: Db, workspaceId: number, traceId: string) {
-  const rows = await traceSpans(db, workspaceId, traceId);
+  const rows = await traceSpans(db, workspaceId, traceId, TRACE_MAX_SPANS + 1);
   if (rows.length === 0) throw ApiError.notFound("trace");
-  return { success: true as const, trace_id: traceId, spans: rows.map(spanView) };
+  return { success: true as const, trace_id: traceId, spans: rows.slice(0, TRACE_MAX_SPANS).map(spanView), truncated: rows.length > TRACE_MAX_SPANS };
 }
 
 /** Closes a trace of the workspace (one with at least one span); 409 when it is closed already. */
 export async function closeTraceOf(db: Db, workspaceId: number, traceId: string) {
-  const rows = await traceSpans(db, workspaceId, traceId);
-  if (rows.length === 0) throw ApiError.notFound("trace");
+  if (!(await traceHasSpan(db, workspaceId, traceId))) throw ApiError.notFound("trace");
   const closed = await closeTrace(db, workspaceId, traceId);
   if (!closed) throw new ApiError("conflict", "trace is already closed");
   const at = toIso(closed.createdAt);
@@ -175,9 +177,8 @@ export async function closeTraceOf(db: Db, workspaceId: number, traceId: string)
 
 /** The request logs of a trace (or of a span and its direct children): none is a 404. */
 export async function traceRequestLogIds(db: Db, workspaceId: number, traceId: string, spanId: string | null): Promise<number[]> {
-  const rows = await traceSpans(db, workspaceId, traceId);
-  if (rows.length === 0) throw ApiError.notFound("trace");
-  if (spanId && !rows.some((r) => r.spanId === spanId)) throw ApiError.notFound("span");
+  if (!(await traceHasSpan(db, workspaceId, traceId))) throw ApiError.notFound("trace");
+  if (spanId && !(await traceHasSpan(db, workspaceId, traceId, spanId))) throw ApiError.notFound("span");
   const ids = await traceLogIds(db, workspaceId, traceId, spanId);
   if (ids.length === 0) throw new ApiError("validation_error", spanId ? "span_id: the span and its children made no request logs" : "trace_id: the trace made no request logs");
   return ids;

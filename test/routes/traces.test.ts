@@ -478,3 +478,23 @@ describe("failed LLM spans", () => {
     }
   });
 });
+
+describe("a large trace", () => {
+  it("answers its first 5,000 spans: at 5,000 all of them, one more and truncated says so", async () => {
+    const ws = await createWorkspace();
+    const t = newTrace();
+    const send = async (n: number, offset: number) => {
+      const spans = Array.from({ length: n }, (_, i) => bulkSpan(t, newSpan(), { attributes: {}, start_time: String(1700000000000000000n + BigInt(offset + i) * 1000000n), end_time: "1800000000000000000" }));
+      expect((await call("/spans-bulk", { method: "POST", key: ws.key, json: { spans } })).status).toBe(201);
+    };
+    for (let i = 0; i < 5; i++) await send(1000, i * 1000);
+    const full = await json(await trace(ws, t));
+    expect(full.spans).toHaveLength(5000);
+    expect(full.truncated).toBe(false);
+    await send(1, 5000);
+    const over = await json(await trace(ws, t));
+    expect(over.spans).toHaveLength(5000);
+    expect(over.truncated).toBe(true);
+    expect(over.spans[4999].start_time_unix_ms).toBe(1700000000000 + 4999);
+  }, 120_000);
+});

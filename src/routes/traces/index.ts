@@ -11,7 +11,7 @@ import { ApiError } from "../../lib/errors";
 import { readBodyCapped } from "../../lib/read-body";
 import { validationError } from "../../lib/validation";
 import { addRequestLog } from "../../services/dataset-drafts";
-import { closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, traceRequestLogIds, type MappedLog } from "../../services/traces";
+import { closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/traces";
 import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError, type OtlpEncoding } from "../../traces/otlp";
 import { LogRequestBody } from "../log-request/schemas";
 import { AddTraceBody, AddTraceResponse, CloseResponse, SPANS_PER_REQUEST, SpansBulkBody, SpansBulkResponse, TraceIdParam, TraceResponse } from "./schemas";
@@ -80,7 +80,8 @@ const getRoute = defineRoute({
   summary: "Get a trace",
   description:
     "Every span of the trace, by start time: parent link (`parent_id`), times (ISO and epoch ms), duration, status, attributes, events, " +
-    "links, resource and scope, and `request_log_id` for spans that made a request log. A trace with no span in the workspace: 404.",
+    "links, resource and scope, and `request_log_id` for spans that made a request log. At most the first " +
+    `${TRACE_MAX_SPANS} spans (by start time); \`truncated\` is true when the trace holds more. A trace with no span in the workspace: 404.`,
   errors: [404],
   request: { params: TraceIdParam },
   responses: { 200: { description: "The trace", content: { "application/json": { schema: TraceResponse } } } },

@@ -100,7 +100,9 @@ export const SpanView = z
   })
   .openapi("TraceSpan");
 
-export const TraceResponse = z.object({ success: z.literal(true), trace_id: z.string(), spans: z.array(SpanView) }).openapi("TraceDetailResponse");
+export const TraceResponse = z
+  .object({ success: z.literal(true), trace_id: z.string(), spans: z.array(SpanView), truncated: z.boolean() })
+  .openapi("TraceDetailResponse");
 
 export const CloseResponse = z
   .object({
