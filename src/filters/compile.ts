@@ -90,70 +90,80 @@ export function compileFilterGroup(group: FilterGroup, ctx: CompileContext): str
   return parts.length === 1 ? parts[0] : `(${parts.join(group.logic === "OR" ? " OR " : " AND ")})`;
 }
 
+/** A text match: LIKE while its pattern fits D1's limit, instr/substr past it (same case rule). */
+function textMatch(col: string, value: string, how: TextMatch, p: SqlParams): string {
+  const pattern = likePattern(value, how);
+  return pattern !== null ? `${col} LIKE ${p.add(pattern)} ESCAPE '\\'` : longTextMatch(col, p.add(value), how);
+}
+
+/**
+ * A condition on one value (a column or an expression built from constants) for the operators of the
+ * scalar field types (string, enum, text, numeric, datetime, and their is_null / is_not_null): the
+ * one meaning of each operator, shared by every filter language. A nullable value's negations keep
+ * the rows where it is NULL ("prompt_id is not 5" includes logs without a prompt).
+ */
+export function valueCondition(col: string, nullable: boolean, f: Pick<Filter<string>, "operator" | "value">, p: SqlParams): string {
+  const one = () => p.add(f.value as Scalar);
+  const not = (cond: string) => (nullable ? `(${col} IS NULL OR NOT ${cond})` : `NOT ${cond}`);
+  switch (f.operator) {
+    case "is":
+    case "eq":
+      return `${col} = ${one()}`;
+    case "is_not":
+    case "neq":
+      return `${col} IS NOT ${one()}`;
+    case "in":
+      return `${col} IN ${p.list(f.value as Scalar[])}`;
+    case "not_in":
+      return not(`${col} IN ${p.list(f.value as Scalar[])}`);
+    case "gt":
+    case "after":
+      return `${col} > ${one()}`;
+    case "gte":
+      return `${col} >= ${one()}`;
+    case "lt":
+    case "before":
+      return `${col} < ${one()}`;
+    case "lte":
+      return `${col} <= ${one()}`;
+    case "between": {
+      const [low, high] = f.value as Scalar[];
+      return `${col} BETWEEN ${p.add(low)} AND ${p.add(high)}`;
+    }
+    case "contains":
+      return textMatch(col, String(f.value), "contains", p);
+    case "not_contains":
+      return not(textMatch(col, String(f.value), "contains", p));
+    case "starts_with":
+      return textMatch(col, String(f.value), "starts_with", p);
+    case "ends_with":
+      return textMatch(col, String(f.value), "ends_with", p);
+    case "is_empty":
+      return `${col} = ''`;
+    case "is_not_empty":
+      return `${col} <> ''`;
+    case "is_null":
+      return `${col} IS NULL`;
+    case "is_not_null":
+      return `${col} IS NOT NULL`;
+  }
+  // parse.ts only lets through operators listed for the field's type.
+  throw new Error(`unreachable: ${f.operator} on a value`);
+}
+
 function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
   const spec: FieldSpec = FILTER_FIELDS[f.field];
   const p = ctx.params;
   const one = () => p.add(f.value as Scalar);
-  // A text match: LIKE while its pattern fits D1's limit, instr/substr past it (same case rule).
-  const match = (col: string, how: TextMatch) => {
-    const pattern = likePattern(String(f.value), how);
-    return pattern !== null ? `${col} LIKE ${p.add(pattern)} ESCAPE '\\'` : longTextMatch(col, p.add(String(f.value)), how);
-  };
+  const match = (col: string, how: TextMatch) => textMatch(col, String(f.value), how, p);
 
   switch (spec.type) {
     case "string":
     case "enum":
     case "text":
     case "numeric":
-    case "datetime": {
-      const col = spec.column;
-      const nullable = "nullable" in spec && spec.nullable === true;
-      // Negations keep rows where the column is NULL: "prompt_id is not 5" includes logs without a prompt.
-      const not = (cond: string) => (nullable ? `(${col} IS NULL OR NOT ${cond})` : `NOT ${cond}`);
-      switch (f.operator) {
-        case "is":
-        case "eq":
-          return `${col} = ${one()}`;
-        case "is_not":
-        case "neq":
-          return `${col} IS NOT ${one()}`;
-        case "in":
-          return `${col} IN ${p.list(f.value as Scalar[])}`;
-        case "not_in":
-          return not(`${col} IN ${p.list(f.value as Scalar[])}`);
-        case "gt":
-        case "after":
-          return `${col} > ${one()}`;
-        case "gte":
-          return `${col} >= ${one()}`;
-        case "lt":
-        case "before":
-          return `${col} < ${one()}`;
-        case "lte":
-          return `${col} <= ${one()}`;
-        case "between": {
-          const [low, high] = f.value as Scalar[];
-          return `${col} BETWEEN ${p.add(low)} AND ${p.add(high)}`;
-        }
-        case "contains":
-          return match(col, "contains");
-        case "not_contains":
-          return not(match(col, "contains"));
-        case "starts_with":
-          return match(col, "starts_with");
-        case "ends_with":
-          return match(col, "ends_with");
-        case "is_empty":
-          return `${col} = ''`;
-        case "is_not_empty":
-          return `${col} <> ''`;
-        case "is_null":
-          return `${col} IS NULL`;
-        case "is_not_null":
-          return `${col} IS NOT NULL`;
-      }
-      break;
-    }
+    case "datetime":
+      return valueCondition(spec.column, "nullable" in spec && spec.nullable === true, f, p);
     case "boolean": {
       const wanted = f.operator === "is_true" || (f.operator === "is" && f.value === true) || (f.operator === "is_not" && f.value === false);
       return `r.output_format ${wanted ? "=" : "<>"} '${spec.format}'`;

@@ -111,14 +111,25 @@ export const OPERATORS_BY_TYPE: Record<FieldType, readonly FilterOperator[]> = {
   score: ["is", "is_not", "eq", "neq", "gt", "gte", "lt", "lte", "between", "in", "not_in", "is_null", "is_not_null"],
 };
 
-export function operatorsFor(spec: FieldSpec): readonly FilterOperator[] {
+/**
+ * What the parser needs of a field in any filter language: its type, an enum's values, whether a
+ * number is whole, whether it may be null. Every FieldSpec is one; the trace fields are others.
+ */
+export type FieldShape =
+  | { type: "string" | "text" | "datetime" | "boolean" | "array" | "nested" | "score"; nullable?: boolean }
+  | { type: "enum"; values: readonly string[]; nullable?: boolean }
+  | { type: "numeric"; integer: boolean; nullable?: boolean };
+
+export function operatorsFor(spec: FieldShape): readonly FilterOperator[] {
   const base = OPERATORS_BY_TYPE[spec.type];
   return "nullable" in spec && spec.nullable ? [...base, ...NULL_OPS] : base;
 }
 
 /** Each field and the operators it takes, one line per field: the reference shows it beside the filter's schema. */
-export function operatorsByFieldText(): string {
-  return FILTER_FIELD_NAMES.map((f) => `${f}: ${operatorsFor(FILTER_FIELDS[f]).join(", ")}`).join("; ");
+export function operatorsByFieldText(fields: Record<string, FieldShape> = FILTER_FIELDS): string {
+  return Object.entries(fields)
+    .map(([f, spec]) => `${f}: ${operatorsFor(spec).join(", ")}`)
+    .join("; ");
 }
 
 /** Operators that take no value (a value sent with them is ignored). */

@@ -1,23 +1,24 @@
 // Pure: validates a structured filter group (any JSON value) against the fields, operators and value
 // types of fields.ts, returning the typed group or every problem with its path and rule. Nothing here
-// touches SQL; compile.ts only ever sees a group this function accepted.
+// touches SQL; compile.ts only ever sees a group this function accepted. The same rules serve other
+// filter languages over their own field tables and logics (trace analytics: src/filters/traces.ts).
 import { parseTimestamp } from "../lib/time";
-import { FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS, operatorsFor, UNARY_OPERATORS, type FieldSpec, type FilterField, type FilterOperator } from "./fields";
+import { FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS, operatorsFor, UNARY_OPERATORS, type FieldShape, type FilterField, type FilterOperator } from "./fields";
 
 export type Scalar = string | number;
 
 /** A filter after validation: values normalized (timestamps to epoch ms, nested values to strings). */
-export interface Filter {
-  field: FilterField;
+export interface Filter<F extends string = FilterField> {
+  field: F;
   operator: FilterOperator;
   /** Absent for unary operators; a list for in/not_in; [low, high] for between. */
   value?: Scalar | boolean | Scalar[];
   nested_key?: string;
 }
 
-export interface FilterGroup {
-  logic: "AND" | "OR";
-  filters: (Filter | FilterGroup)[];
+export interface FilterGroup<F extends string = FilterField, L extends string = "AND" | "OR"> {
+  logic: L;
+  filters: (Filter<F> | FilterGroup<F, L>)[];
 }
 
 export interface FilterIssue {
@@ -25,9 +26,15 @@ export interface FilterIssue {
   rule: string;
 }
 
-export type ParseResult = { ok: true; group: FilterGroup } | { ok: false; issues: FilterIssue[] };
+export type ParseResult<F extends string = FilterField, L extends string = "AND" | "OR"> = { ok: true; group: FilterGroup<F, L> } | { ok: false; issues: FilterIssue[] };
 
-export function isGroup(f: Filter | FilterGroup): f is FilterGroup {
+/** A filter language: its fields and the logics its groups take (the first is the default). */
+export interface FilterLanguage<F extends string, L extends string> {
+  fields: Record<F, FieldShape>;
+  logics: readonly [L, ...L[]];
+}
+
+export function isGroup<F extends string, L extends string>(f: Filter<F> | FilterGroup<F, L>): f is FilterGroup<F, L> {
   return "filters" in f;
 }
 
@@ -35,11 +42,24 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 
 const describe = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
 
+/** "a, b and c" (or "a, b or c") */
+const listText = (items: readonly string[], conjunction = "and") =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} ${conjunction} ${items[items.length - 1]}`;
+
+const REQUEST_LOG_FILTERS: FilterLanguage<FilterField, "AND" | "OR"> = { fields: FILTER_FIELDS, logics: ["AND", "OR"] };
+
 export function parseFilterGroup(input: unknown): ParseResult {
+  return parseFilterGroupOf(input, REQUEST_LOG_FILTERS);
+}
+
+/** The same rules over another language's fields and logics. */
+export function parseFilterGroupOf<F extends string, L extends string>(input: unknown, language: FilterLanguage<F, L>): ParseResult<F, L> {
+  const FIELDS: Record<string, FieldShape> = language.fields;
+  const nestedFields = Object.keys(FIELDS).filter((f) => FIELDS[f].type === "nested" || FIELDS[f].type === "score");
   const issues: FilterIssue[] = [];
   let leaves = 0;
 
-  const group = (raw: unknown, path: (string | number)[], depth: number): FilterGroup | null => {
+  const group = (raw: unknown, path: (string | number)[], depth: number): FilterGroup<F, L> | null => {
     if (!isObject(raw)) {
       issues.push({ path, rule: `must be a filter group object, got ${describe(raw)}` });
       return null;
@@ -50,16 +70,16 @@ export function parseFilterGroup(input: unknown): ParseResult {
     }
     const unknownKeys = Object.keys(raw).filter((k) => k !== "logic" && k !== "filters");
     if (unknownKeys.length > 0) issues.push({ path, rule: `has unknown keys: ${unknownKeys.join(", ")}` });
-    let logic: "AND" | "OR" = "AND";
+    let logic: L = language.logics[0];
     if (raw.logic !== undefined && raw.logic !== null) {
-      if (raw.logic === "AND" || raw.logic === "OR") logic = raw.logic;
-      else issues.push({ path: [...path, "logic"], rule: "must be AND or OR" });
+      if ((language.logics as readonly unknown[]).includes(raw.logic)) logic = raw.logic as L;
+      else issues.push({ path: [...path, "logic"], rule: `must be ${listText(language.logics, "or")}` });
     }
     if (!Array.isArray(raw.filters)) {
       issues.push({ path: [...path, "filters"], rule: raw.filters === undefined ? "is required" : "must be an array" });
       return null;
     }
-    const filters: (Filter | FilterGroup)[] = [];
+    const filters: (Filter<F> | FilterGroup<F, L>)[] = [];
     raw.filters.forEach((item, i) => {
       const at = [...path, "filters", i];
       const parsed = isObject(item) && "filters" in item && !("field" in item) ? group(item, at, depth + 1) : filter(item, at);
@@ -68,7 +88,7 @@ export function parseFilterGroup(input: unknown): ParseResult {
     return { logic, filters };
   };
 
-  const filter = (raw: unknown, path: (string | number)[]): Filter | null => {
+  const filter = (raw: unknown, path: (string | number)[]): Filter<F> | null => {
     if (!isObject(raw)) {
       issues.push({ path, rule: `must be a filter object or a filter group, got ${describe(raw)}` });
       return null;
@@ -79,12 +99,12 @@ export function parseFilterGroup(input: unknown): ParseResult {
     }
     const unknownKeys = Object.keys(raw).filter((k) => !["field", "operator", "value", "nested_key"].includes(k));
     if (unknownKeys.length > 0) issues.push({ path, rule: `has unknown keys: ${unknownKeys.join(", ")}` });
-    if (typeof raw.field !== "string" || !(raw.field in FILTER_FIELDS)) {
-      issues.push({ path: [...path, "field"], rule: raw.field === undefined ? "is required" : `must be one of ${Object.keys(FILTER_FIELDS).join(", ")}` });
+    if (typeof raw.field !== "string" || !Object.hasOwn(FIELDS, raw.field)) {
+      issues.push({ path: [...path, "field"], rule: raw.field === undefined ? "is required" : `must be one of ${Object.keys(FIELDS).join(", ")}` });
       return null;
     }
-    const field = raw.field as FilterField;
-    const spec: FieldSpec = FILTER_FIELDS[field];
+    const field = raw.field as F;
+    const spec = FIELDS[field];
     if (typeof raw.operator !== "string" || !(FILTER_OPERATORS as readonly string[]).includes(raw.operator)) {
       issues.push({ path: [...path, "operator"], rule: raw.operator === undefined ? "is required" : `must be one of ${FILTER_OPERATORS.join(", ")}` });
       return null;
@@ -96,7 +116,7 @@ export function parseFilterGroup(input: unknown): ParseResult {
       return null;
     }
 
-    const out: Filter = { field, operator };
+    const out: Filter<F> = { field, operator };
     const nestedKey = raw.nested_key;
     if (spec.type === "nested" || spec.type === "score") {
       if (typeof nestedKey !== "string" || nestedKey.length === 0) {
@@ -109,7 +129,7 @@ export function parseFilterGroup(input: unknown): ParseResult {
       }
       out.nested_key = nestedKey;
     } else if (nestedKey !== undefined && nestedKey !== null) {
-      issues.push({ path: [...path, "nested_key"], rule: `only applies to metadata, output, input_variables and scores, not ${field}` });
+      issues.push({ path: [...path, "nested_key"], rule: `only applies to ${listText(nestedFields)}, not ${field}` });
       return null;
     }
 
@@ -120,7 +140,7 @@ export function parseFilterGroup(input: unknown): ParseResult {
     return out;
   };
 
-  const valueFor = (spec: FieldSpec, field: FilterField, op: FilterOperator, v: unknown, path: (string | number)[]): Filter["value"] | undefined => {
+  const valueFor = (spec: FieldShape, field: F, op: FilterOperator, v: unknown, path: (string | number)[]): Filter["value"] | undefined => {
     const fail = (rule: string) => {
       issues.push({ path, rule });
       return undefined;

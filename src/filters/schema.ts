@@ -2,7 +2,7 @@
 // JSON-encoded query parameter (suggestions). Both run parse.ts, so the rules and messages are one.
 import { z } from "@hono/zod-openapi";
 import { FILTER_FIELD_NAMES, FILTER_LIMITS, FILTER_OPERATORS, operatorsByFieldText } from "./fields";
-import { parseFilterGroup, type FilterGroup } from "./parse";
+import { parseFilterGroup, type FilterGroup, type FilterIssue } from "./parse";
 
 const GROUP_REF = "#/components/schemas/StructuredFilterGroup";
 
@@ -31,14 +31,19 @@ const groupDoc = {
   },
 };
 
-function toGroup(value: unknown, ctx: z.core.$RefinementCtx): FilterGroup {
-  const parsed = parseFilterGroup(value);
-  if (!parsed.ok) {
-    for (const issue of parsed.issues) ctx.addIssue({ code: "custom", message: issue.rule, path: issue.path, input: value });
-    return z.NEVER;
-  }
-  return parsed.group;
+/** A zod transform running a filter language's parser: its issues become zod issues at their paths. */
+export function groupTransform<G>(parse: (value: unknown) => { ok: true; group: G } | { ok: false; issues: FilterIssue[] }) {
+  return (value: unknown, ctx: z.core.$RefinementCtx): G => {
+    const parsed = parse(value);
+    if (!parsed.ok) {
+      for (const issue of parsed.issues) ctx.addIssue({ code: "custom", message: issue.rule, path: issue.path, input: value });
+      return z.NEVER;
+    }
+    return parsed.group;
+  };
 }
+
+const toGroup: (value: unknown, ctx: z.core.$RefinementCtx) => FilterGroup = groupTransform(parseFilterGroup);
 
 /** A filter group in a JSON body. */
 export const FilterGroupSchema = z.unknown().transform(toGroup).openapi("StructuredFilterGroup", groupDoc);

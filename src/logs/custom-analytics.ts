@@ -5,7 +5,19 @@
 import { d1Of, type Db } from "../db/client";
 import { compileRequestLogQuery, SqlParams } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
-import { chartProblem, drawChart, needsOwnField, seriesOf, servedBySums, type ChartSpec, type GroupField, type MetricField, type Observation } from "../analytics/custom-charts";
+import {
+  chartProblem,
+  drawChart,
+  logObservation,
+  needsOwnField,
+  REQUEST_LOG_CHART_FIELDS,
+  seriesOf,
+  servedBySums,
+  type ChartSpec,
+  type GroupField,
+  type MetricField,
+  type Observation,
+} from "../analytics/custom-charts";
 import type { Interval } from "../analytics/summarize";
 import { ApiError } from "../lib/errors";
 import { dimensionSource, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./analytics";
@@ -47,13 +59,16 @@ const FIELD_SQL: Partial<Record<MetricField, string>> = {
   prompt_version_number: "r.prompt_version_number",
 };
 
-export async function customAnalytics(db: Db, workspaceId: number, input: AnalyticsInput & { customCharts: ChartSpec[] }) {
+/** The request-log charts: bars, lines and areas. */
+type RequestLogChart = ChartSpec & { chartType: "bar" | "line" | "area" };
+
+export async function customAnalytics(db: Db, workspaceId: number, input: AnalyticsInput & { customCharts: RequestLogChart[] }) {
   // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
   const ids = new Set<string>();
   input.customCharts.forEach((chart, i) => {
     if (ids.has(chart.id)) throw new ApiError("validation_error", `customCharts.${i}.id: ${chart.id} is used twice`);
     ids.add(chart.id);
-    const problem = chartProblem(chart);
+    const problem = chartProblem(chart, REQUEST_LOG_CHART_FIELDS);
     if (problem) throw new ApiError("validation_error", `customCharts.${i}.${problem}`);
   });
 
@@ -65,7 +80,7 @@ export async function customAnalytics(db: Db, workspaceId: number, input: Analyt
       servedBySums(chart) ? sourceObservations(db, workspaceId, input, plan, estimate, chart) : logObservations(db, workspaceId, input, chart, interval, estimate),
     ),
   );
-  return { success: true as const, customCharts: input.customCharts.map((chart, i) => drawChart(chart, observations[i], interval)) };
+  return { success: true as const, customCharts: input.customCharts.map((chart, i) => drawChart(chart, observations[i], interval, REQUEST_LOG_CHART_FIELDS)) };
 }
 
 /** Counts, sums and latency histograms by group and period, aggregated in the database. */
@@ -78,8 +93,8 @@ async function sourceObservations(db: Db, workspaceId: number, input: AnalyticsI
   const { results } = await d1
     .prepare(`WITH src AS (${source}) SELECT ${by.group} AS grp, ${period} AS hour, bucket, ${SUMS} FROM src GROUP BY 1, 2, 3`)
     .bind(...params.values)
-    .all<Observation & { grp: string | null }>();
-  return results.map((r) => ({ ...r, group: r.grp }));
+    .all<Parameters<typeof logObservation>[0]>();
+  return results.map((r) => logObservation(r));
 }
 
 /** The same, read from the logs, with the chart's own field's min, max and sum (and side-table groupings). */
@@ -100,7 +115,7 @@ async function logObservations(db: Db, workspaceId: number, input: AnalyticsInpu
   } else if (chart.groupByField) {
     group = COLUMN_GROUP[chart.groupByField]!;
   }
-  const field = seriesOf(chart).find((s) => needsOwnField(s))?.metricField;
+  const field = seriesOf(chart).find((s) => needsOwnField(s, REQUEST_LOG_CHART_FIELDS))?.metricField;
   const v = field ? FIELD_SQL[field]! : "NULL";
   const hour = `(r.request_start_time - (r.request_start_time % ${HOUR}))`;
   const period = chart.timeSeries ? (interval === "day" ? `(r.request_start_time - (r.request_start_time % ${24 * HOUR}))` : hour) : "0";
@@ -108,6 +123,6 @@ async function logObservations(db: Db, workspaceId: number, input: AnalyticsInpu
       sum(r.input_tokens) AS input_tokens, sum(r.output_tokens) AS output_tokens, sum(r.price) AS cost, sum(${LATENCY}) AS latency_ms,
       min(${v}) AS vmin, max(${v}) AS vmax, sum(${v}) AS vsum, count(${v}) AS vcount
     FROM request_logs AS r ${join} WHERE ${where} GROUP BY grp, hour, bucket`;
-  const { results } = await d1.prepare(sql).bind(...params.values).all<Observation & { grp: string | null }>();
-  return results.map((r) => ({ ...r, group: r.grp }));
+  const { results } = await d1.prepare(sql).bind(...params.values).all<Parameters<typeof logObservation>[0]>();
+  return results.map((r) => logObservation(r, field));
 }

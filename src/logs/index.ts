@@ -6,6 +6,7 @@ export { filterEstimates, KEYED_FIELDS, searchRequestLogs, SORT_COLUMNS, suggest
 export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "./tracking";
 export { requestAnalytics } from "./analytics";
 export { customAnalytics } from "./custom-analytics";
+export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics, type TraceAnalyticsLimits } from "./trace-analytics";
 export { appendLogToDataset, fillChunkSql, fillQuery, findLog, LOGS_BY_IDS, matchingLogIds, previewLogs, REQUEST_FIELDS, valuesSql } from "./datasets";
 export { datasetHoldsLogsOf, logsInOrder, matchingLogPages, newestLogId } from "./readers";
 export { closedTraces, closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";

@@ -6,7 +6,6 @@ import { call, json } from "../helpers/api";
 
 /** Operations not served yet, with what they wait for. Remove a line when it lands. */
 const NOT_YET: Record<string, string> = {
-  "post /api/public/v2/traces/analytics/custom-analytics": "traces analytics",
   // Not built yet.
   "get /api/public/v2/tables/{}/sheets/{}/versions": "sheet versions",
   "post /api/public/v2/tables/{}/sheets/{}/versions": "sheet versions",

@@ -32,7 +32,13 @@ export const spans = sqliteTable(
     ingestId: text("ingest_id").notNull(),
     createdAt: integer("created_at").notNull().default(now),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.traceId, t.spanId] }), index("spans_workspace_start").on(t.workspaceId, t.startTime)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.traceId, t.spanId] }),
+    index("spans_workspace_start").on(t.workspaceId, t.startTime),
+    // A span's children as one index seek: trace analytics walks parent chains (a trace's depth) one
+    // level at a time, and add-trace reads a span's direct children.
+    index("spans_workspace_parent").on(t.workspaceId, t.traceId, t.parentSpanId),
+  ],
 );
 
 export type SpanRow = typeof spans.$inferSelect;

@@ -7,6 +7,7 @@ import { defineRoute } from "../../http/openapi";
 import { requestAnalytics } from "../../logs";
 import { customAnalytics } from "../../logs";
 import { GROUP_FIELDS, METRIC_FIELDS } from "../../analytics/custom-charts";
+import { ChartKey, ChartLimit, ChartTitle, chartResultSchema, DerivedInsights, Metric, Percentile, seriesSchema } from "./chart-schemas";
 
 const Series = z.array(z.tuple([z.string(), z.number().nullable()]));
 const DimensionLatency = z.record(z.string(), z.object({ average_latency: Series, p50_latency: Series, p90_latency: Series, p95_latency: Series }));
@@ -86,37 +87,20 @@ const analytics = defineRoute({
   responses: { 200: { description: "The analytics", content: { "application/json": { schema: AnalyticsResponse } } } },
 });
 
-const ChartKey = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, hyphens or underscores");
-const Metric = z.enum(["count", "sum", "avg", "min", "max", "percentile"]);
-const Percentile = z.number().min(0, "must be from 0 to 100").max(100, "must be from 0 to 100");
 const ChartSpec = z
   .object({
     id: ChartKey,
-    title: z.string().max(200, "must be at most 200 characters").nullish(),
+    title: ChartTitle,
     chartType: z.enum(["bar", "line", "area"]),
     metric: Metric.nullish(),
     metricField: z.enum(METRIC_FIELDS).nullish(),
     percentile: Percentile.nullish(),
-    series: z
-      .array(
-        z.object({
-          key: ChartKey,
-          label: z.string().min(1, "must be 1 to 120 characters").max(120, "must be 1 to 120 characters"),
-          metric: Metric.exclude(["count"]),
-          metricField: z.enum(METRIC_FIELDS),
-          percentile: Percentile.nullish(),
-        }),
-      )
-      .max(10, "at most 10 series")
-      .nullish(),
-    derivedInsights: z
-      .array(z.object({ type: z.literal("ratio").optional(), label: z.string().max(200, "must be at most 200 characters"), numeratorSeriesKey: ChartKey, denominatorSeriesKey: ChartKey }))
-      .max(10, "at most 10 insights")
-      .nullish(),
+    series: seriesSchema(METRIC_FIELDS),
+    derivedInsights: DerivedInsights,
     groupByField: z.enum(GROUP_FIELDS).nullish(),
     groupByMetadataKey: z.string().min(1, "must be 1 to 1000 characters").max(1000, "must be 1 to 1000 characters").nullish(),
     timeSeries: z.boolean().default(false),
-    limit: z.int().min(1, "must be from 1 to 100").max(100, "must be from 1 to 100").default(25),
+    limit: ChartLimit,
   })
   .openapi("CustomAnalyticsSpec");
 
@@ -125,21 +109,7 @@ const CustomBody = AnalyticsBody.omit({ metadata_cost_breakdown_key: true })
   .openapi("RequestAnalyticsCustomAnalyticsQuery");
 
 const CustomResponse = z
-  .object({
-    success: z.literal(true),
-    customCharts: z.array(
-      z.object({
-        id: z.string(),
-        title: z.string(),
-        chartType: z.enum(["bar", "line", "area"]),
-        series: z.array(z.object({ key: z.string(), label: z.string(), unit: z.enum(["count", "tokens", "currency", "duration_seconds", "number"]) })),
-        data: z.array(z.record(z.string(), z.unknown())),
-        derivedInsights: z
-          .array(z.object({ type: z.literal("ratio"), label: z.string(), numeratorSeriesKey: z.string(), denominatorSeriesKey: z.string(), value: z.number().nullable() }))
-          .nullable(),
-      }),
-    ),
-  })
+  .object({ success: z.literal(true), customCharts: z.array(chartResultSchema(["bar", "line", "area"])) })
   .openapi("RequestAnalyticsCustomAnalyticsResponse");
 
 const custom = defineRoute({

@@ -1,0 +1,1 @@
+CREATE INDEX `spans_workspace_parent` ON `spans` (`workspace_id`,`trace_id`,`parent_span_id`);
