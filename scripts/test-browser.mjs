@@ -2,7 +2,8 @@
 // npm run test:browser: the console and /docs in a real browser. Starts `npm run dev` on a free port,
 // logs requests and makes a prompt, a table, a dataset and an evaluation through the API, then drives
 // the system Chromium (playwright-core, no browser download) through the console: find the requests
-// by a filter, open one and read its messages (markup in a log stays text), diff two prompt versions,
+// by a filter, open one and read its messages (markup in a log stays text), open a trace's span tree
+// and waterfall and go between a span and its request log both ways, diff two prompt versions,
 // see a sheet's stale cells and watch them recalculate, a dataset's rows, an evaluation run's status,
 // the analytics charts, and /docs rendered, its "try it" sending the key as X-API-KEY. Every request the browser makes to a host other than this
 // machine is blocked and fails the test, as does any Content-Security-Policy violation.
@@ -225,6 +226,91 @@ async function main() {
       await call.waitFor();
       const text = await call.innerText();
       assert(text.includes("get_weather") && text.includes("Paris"), `tool call shown as ${text}`);
+    });
+
+    await check("opens a trace by id and shows its span tree in order, the failed span visible and its markup as text", async () => {
+      const t = seeded.trace;
+      await page.goto(`${base}/console#/traces`);
+      // An id the API could not take is refused before any request.
+      await page.getByLabel("Trace id").fill("not/an id");
+      await page.getByRole("button", { name: "Open trace" }).click();
+      await page.getByText("A trace id is 1 to 64 letters").waitFor();
+      await page.getByLabel("Trace id").fill(t.traceId.toUpperCase());
+      await page.getByRole("button", { name: "Open trace" }).click();
+      await page.getByTestId("span-tree").waitFor();
+      assert(page.url().endsWith(`#/traces/${t.traceId}`), `opened ${page.url()}`);
+      const rows = await page
+        .getByTestId("span-row")
+        .evaluateAll((trs) => trs.map((tr) => [tr.getAttribute("data-span-id"), Number(tr.getAttribute("data-depth"))]));
+      const want = [
+        [t.spans.root.id, 0],
+        [t.spans.llm.id, 1],
+        [t.spans.failed.id, 2],
+        [t.spans.format.id, 1],
+      ];
+      assert(JSON.stringify(rows) === JSON.stringify(want), `tree rows ${JSON.stringify(rows)}, want ${JSON.stringify(want)}`);
+      const failed = page.locator(`[data-testid="span-row"][data-span-id="${t.spans.failed.id}"]`);
+      const failedText = await failed.innerText();
+      assert(failedText.includes(t.spans.failed.name), `the failed span's name is not shown as text: ${failedText}`);
+      assert(failedText.includes("ERROR") && failedText.includes("upstream reset the connection"), `the error is not visible: ${failedText}`);
+      assert((await page.getByTestId("trace-errors").innerText()) === "1 error", "the summary does not count the error");
+      assert((await page.getByTestId("trace-detail").locator("script, img").count()) === 0, "span markup became elements");
+      assert(!(await page.evaluate(() => "__pwnedSpan" in window)), "a span's <script> ran");
+      // Bars sit on one time scale: the LLM span starts 100 ms into a 1.2 s trace and lasts 800 ms.
+      const bar = page.locator(`[data-testid="span-row"][data-span-id="${t.spans.llm.id}"] svg`);
+      const [left, width] = [Number(await bar.getAttribute("data-left")), Number(await bar.getAttribute("data-width"))];
+      assert(Math.abs(left - 8.333) < 0.01 && Math.abs(width - 66.667) < 0.01, `LLM bar at ${left}% width ${width}%`);
+      // Folding the LLM span hides its failed child and says an error is inside.
+      await page.getByRole("button", { name: `Collapse ${t.spans.llm.name}`, exact: true }).click();
+      await failed.waitFor({ state: "detached" });
+      await page.getByText("1 error inside").waitFor();
+      await page.getByRole("button", { name: `Expand ${t.spans.llm.name}`, exact: true }).click();
+      await failed.waitFor();
+      await shot("trace");
+    });
+
+    await check("shows the selected span's attributes, events and times, and the LLM span links to its request", async () => {
+      const t = seeded.trace;
+      await page.getByTestId("span-tree").getByRole("link", { name: t.spans.failed.name, exact: true }).click();
+      const detail = page.getByTestId("span-detail");
+      await detail.getByTestId("span-error").getByText("upstream reset the connection").waitFor();
+      const failedText = await detail.innerText();
+      assert(failedText.includes("ConnectionResetError") && failedText.includes("<img src=x onerror=alert(1)>"), "the failed span's event or attribute is missing");
+      await page.getByTestId("span-tree").getByRole("link", { name: t.spans.llm.name, exact: true }).click();
+      await page.waitForFunction((id) => location.hash.endsWith(`?span=${id}`), t.spans.llm.id);
+      await detail.getByText("gen_ai.request.model").waitFor();
+      const text = await detail.innerText();
+      for (const want of ["gpt-4o", "openai", t.question, "first token", "+350 ms into the trace", "800 ms", "+100 ms into the trace"])
+        assert(text.includes(want), `the span detail lacks ${JSON.stringify(want)}`);
+      await shot("trace-span");
+      await detail.getByTestId("span-request-link").click();
+      const request = page.getByTestId("request-detail");
+      await request.waitFor();
+      assert(page.url().endsWith(`#/requests/${t.requestLogId}`), `the link went to ${page.url()}`);
+      await request.getByText(t.question).waitFor();
+      await request.getByText("A span is one timed operation in a trace.").waitFor();
+    });
+
+    await check("a request made from a span links back to its trace, with that span selected", async () => {
+      const t = seeded.trace;
+      await page.goto(`${base}/console#/requests/${t.requestLogId}`);
+      const link = page.getByTestId("request-trace-link");
+      await link.waitFor();
+      assert((await link.innerText()) === t.traceId, "the trace link does not name the trace");
+      await link.click();
+      await page.getByTestId("span-tree").waitFor();
+      assert(page.url().endsWith(`#/traces/${t.traceId}?span=${t.spans.llm.id}`), `the link went to ${page.url()}`);
+      await page.locator(`[data-testid="span-row"].selected[data-span-id="${t.spans.llm.id}"]`).waitFor();
+      await page.getByTestId("span-detail").getByRole("heading", { name: t.spans.llm.name, exact: true }).waitFor();
+      // A request logged directly has no trace, so no link.
+      await page.goto(`${base}/console#/requests/${seeded.logs[2].id}`);
+      await page.getByTestId("request-detail").waitFor();
+      assert((await page.getByTestId("request-trace-link").count()) === 0, "a request without a trace links to one");
+    });
+
+    await check("says so when a trace id has no span in the workspace", async () => {
+      await page.goto(`${base}/console#/traces/${"0".repeat(31)}1`);
+      await page.getByRole("alert").getByText(/not found/i).waitFor();
     });
 
     await check("diffs two prompt versions side by side and lists the release label", async () => {

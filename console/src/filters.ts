@@ -10,6 +10,8 @@ export interface FieldSpec {
   suggest?: string;
   keys?: string;
   values?: string[];
+  /** A column a log may lack (a request not made from a span has no trace id): it also takes is_null / is_not_null. */
+  nullable?: boolean;
 }
 
 export const FIELDS: Record<string, FieldSpec> = {
@@ -19,8 +21,8 @@ export const FIELDS: Record<string, FieldSpec> = {
   status: { kind: "enum", label: "Status", values: ["SUCCESS", "WARNING", "ERROR"] },
   metadata: { kind: "nested", label: "Metadata", suggest: "metadata_values", keys: "metadata_keys" },
   metadata_keys: { kind: "array", label: "Metadata keys", suggest: "metadata_keys" },
-  prompt_id: { kind: "numeric", label: "Prompt id", suggest: "prompt_id" },
-  prompt_version_number: { kind: "numeric", label: "Prompt version" },
+  prompt_id: { kind: "numeric", label: "Prompt id", suggest: "prompt_id", nullable: true },
+  prompt_version_number: { kind: "numeric", label: "Prompt version", nullable: true },
   input_text: { kind: "text", label: "Input text" },
   output_text: { kind: "text", label: "Output text" },
   tool_names: { kind: "array", label: "Tool names", suggest: "tool_names" },
@@ -34,10 +36,12 @@ export const FIELDS: Record<string, FieldSpec> = {
   output: { kind: "nested", label: "Output key", suggest: "output_values", keys: "output_keys" },
   is_tool_call: { kind: "boolean", label: "Calls a tool" },
   is_json: { kind: "boolean", label: "JSON answer" },
-  user_intent: { kind: "enum", label: "User intent", values: ["frustrated", "satisfied", "curious"] },
-  agent_intent: { kind: "enum", label: "Agent intent", values: ["apologetic", "refusal", "uncertain"] },
+  user_intent: { kind: "enum", label: "User intent", values: ["frustrated", "satisfied", "curious"], nullable: true },
+  agent_intent: { kind: "enum", label: "Agent intent", values: ["apologetic", "refusal", "uncertain"], nullable: true },
   pl_id: { kind: "numeric", label: "Request id" },
-  group_id: { kind: "numeric", label: "Group id" },
+  group_id: { kind: "numeric", label: "Group id", nullable: true },
+  trace_id: { kind: "string", label: "Trace id", suggest: "trace_id", nullable: true },
+  span_name: { kind: "string", label: "Span name", suggest: "span_name", nullable: true },
 };
 
 export const OPERATORS: Record<FieldKind, string[]> = {
@@ -51,6 +55,14 @@ export const OPERATORS: Record<FieldKind, string[]> = {
   score: ["gte", "gt", "lte", "lt", "is", "is_not", "between", "is_null", "is_not_null"],
   nested: ["key_equals", "key_not_equals", "key_contains", "is_null", "is_not_null"],
 };
+
+/** The operators a field takes: its kind's, and is_null / is_not_null when the column may be empty. */
+export function operatorsOf(field: string): string[] {
+  const spec = FIELDS[field];
+  if (!spec) return [];
+  const base = OPERATORS[spec.kind];
+  return spec.nullable && !base.includes("is_null") ? [...base, "is_null", "is_not_null"] : base;
+}
 
 const NO_VALUE = new Set(["is_empty", "is_not_empty", "is_null", "is_not_null", "is_true", "is_false"]);
 const LIST = new Set(["in", "not_in"]);
@@ -66,7 +78,7 @@ export const takesValue = (operator: string) => !NO_VALUE.has(operator);
 export const needsKey = (field: string) => FIELDS[field]?.kind === "nested" || FIELDS[field]?.kind === "score";
 
 export function newRow(field = "tags"): FilterRow {
-  return { field, operator: OPERATORS[FIELDS[field].kind][0], value: "", nested_key: FIELDS[field].kind === "score" ? "default" : "" };
+  return { field, operator: operatorsOf(field)[0], value: "", nested_key: FIELDS[field].kind === "score" ? "default" : "" };
 }
 
 function typed(kind: FieldKind, raw: string): unknown {

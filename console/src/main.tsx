@@ -9,9 +9,11 @@ import { DatasetDetail, DatasetsView, EvaluationDetail, EvaluationsView } from "
 import { PromptDetail, PromptsView } from "./views/prompts";
 import { RequestDetail, RequestsView } from "./views/requests";
 import { TableDetail, TablesView } from "./views/tables";
+import { TraceDetail, TracesView } from "./views/traces";
 
 const VIEWS: [string, string][] = [
   ["requests", "Requests"],
+  ["traces", "Traces"],
   ["prompts", "Prompts"],
   ["tables", "Tables"],
   ["datasets", "Datasets"],
@@ -63,6 +65,8 @@ function View() {
   switch (view ?? "requests") {
     case "requests":
       return id ? <RequestDetail id={id} /> : <RequestsView />;
+    case "traces":
+      return id ? <TraceDetail traceId={id} spanId={params.get("span")} /> : <TracesView />;
     case "prompts":
       return id ? <PromptDetail id={id} version={params.get("v") ? Number(params.get("v")) || null : null} /> : <PromptsView />;
     case "tables":

@@ -1,7 +1,8 @@
 // What the browser test puts into a local API before it opens the console: request logs (one whose
 // text is markup, one that calls a tool), a prompt with two versions and a release label, a table
-// whose computed cells went stale after an edit, and a dataset with an evaluation run. Everything goes
-// through the public API, as any client would send it.
+// whose computed cells went stale after an edit, a dataset with an evaluation run, and an OTLP trace
+// whose LLM span becomes a request log. Everything goes through the public API, as any client would
+// send it.
 
 /** A client for one base URL and key; every call that does not answer `ok` throws with its body. */
 export function apiClient(base, key) {
@@ -18,6 +19,102 @@ export function apiClient(base, key) {
 }
 
 const text = (t) => [{ type: "text", text: t }];
+const hex = (bytes) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
+
+/** OTLP JSON's attribute list from a plain object (strings, numbers, lists of them). */
+function otlpAttributes(obj) {
+  const value = (v) =>
+    Array.isArray(v)
+      ? { arrayValue: { values: v.map(value) } }
+      : Number.isInteger(v)
+        ? { intValue: String(v) }
+        : typeof v === "number"
+          ? { doubleValue: v }
+          : { stringValue: String(v) };
+  return Object.entries(obj).map(([key, v]) => ({ key, value: value(v) }));
+}
+
+/**
+ * A small trace sent as OTLP JSON to POST /v1/traces: a root span, a child LLM span with gen_ai.*
+ * attributes (which becomes a request log), a grandchild that failed (its name is markup), and a
+ * second child that starts before the grandchild (so the tree's order differs from the start-time
+ * order). Sent out of order, as exporters may.
+ */
+export async function seedTrace(api, run, now = Date.now()) {
+  const traceId = hex(16);
+  const t0 = now - 5_000;
+  const nanos = (ms) => (BigInt(Math.round(ms)) * 1_000_000n).toString();
+  const spans = {
+    root: { id: hex(8), name: `answer question ${run}` },
+    llm: { id: hex(8), name: "chat gpt-4o" },
+    failed: { id: hex(8), name: "POST /v1/chat/completions <script>window.__pwnedSpan = true</script>" },
+    format: { id: hex(8), name: "format answer" },
+  };
+  const question = `What is a span? (${run})`;
+  const otlpSpan = (s, parent, kind, from, to, attributes, extra = {}) => ({
+    traceId,
+    spanId: s.id,
+    ...(parent ? { parentSpanId: parent.id } : {}),
+    name: s.name,
+    kind,
+    startTimeUnixNano: nanos(t0 + from),
+    endTimeUnixNano: nanos(t0 + to),
+    attributes: otlpAttributes(attributes),
+    ...extra,
+  });
+  const body = {
+    resourceSpans: [
+      {
+        resource: { attributes: otlpAttributes({ "service.name": "browser-seed" }) },
+        scopeSpans: [
+          {
+            scope: { name: "browser-seed", version: "1.0.0" },
+            spans: [
+              otlpSpan(spans.failed, spans.llm, 3, 150, 400, { "http.request.method": "POST", "http.response.body": "<img src=x onerror=alert(1)>" }, {
+                status: { code: 2, message: "upstream reset the connection" },
+                events: [
+                  {
+                    name: "exception",
+                    timeUnixNano: nanos(t0 + 390),
+                    attributes: otlpAttributes({ "exception.type": "ConnectionResetError", "exception.message": "upstream reset the connection" }),
+                  },
+                ],
+              }),
+              otlpSpan(spans.format, spans.root, 1, 120, 1150, { "app.step": "format" }),
+              otlpSpan(spans.root, null, 2, 0, 1200, { "http.route": "/ask", "app.run": run }, { status: { code: 1 } }),
+              otlpSpan(
+                spans.llm,
+                spans.root,
+                3,
+                100,
+                900,
+                {
+                  "gen_ai.operation.name": "chat",
+                  "gen_ai.provider.name": "openai",
+                  "gen_ai.request.model": "gpt-4o",
+                  "gen_ai.request.temperature": 0.2,
+                  "gen_ai.usage.input_tokens": 12,
+                  "gen_ai.usage.output_tokens": 9,
+                  "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: question }] }]),
+                  "gen_ai.output.messages": JSON.stringify([
+                    { role: "assistant", parts: [{ type: "text", content: "A span is one timed operation in a trace." }], finish_reason: "stop" },
+                  ]),
+                },
+                { events: [{ name: "first token", timeUnixNano: nanos(t0 + 350), attributes: [] }] },
+              ),
+            ],
+          },
+        ],
+      },
+    ],
+  };
+  const answer = await api("POST", "/v1/traces", body);
+  if (answer?.partialSuccess?.rejectedSpans) throw new Error(`POST /v1/traces refused spans: ${JSON.stringify(answer.partialSuccess)}`);
+  const trace = await api("GET", `/api/public/v2/traces/${traceId}`);
+  const requestLogId = trace.spans.find((s) => s.span_id === spans.llm.id)?.request_log_id;
+  if (!requestLogId) throw new Error(`the LLM span made no request log: ${JSON.stringify(trace.spans.map((s) => [s.name, s.request_log_id]))}`);
+  return { traceId, spans, requestLogId, question };
+}
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function until(what, probe, timeoutMs = 30_000) {
@@ -151,5 +248,7 @@ export async function seed(api, run) {
   });
   const evalRun = await api("POST", `/reports/${pipeline.report_id}/run`, { name: `${tag} run 1` });
 
-  return { groupId, pipelineId: pipeline.report_id, runId: evalRun.report_id, tag, logs, promptName, promptId: v1.id, versions: [v1, v2], tableId, sheetId, tableTitle: `${tag} table` };
+  const trace = await seedTrace(api, run, now);
+
+  return { trace, groupId, pipelineId: pipeline.report_id, runId: evalRun.report_id, tag, logs, promptName, promptId: v1.id, versions: [v1, v2], tableId, sheetId, tableTitle: `${tag} table` };
 }

@@ -2,7 +2,7 @@
 // into the search API's filters.
 import { describe, expect, it } from "vitest";
 import { diffLines, versionLines } from "../../console/src/diff";
-import { newRow, toFilter, toGroup } from "../../console/src/filters";
+import { newRow, OPERATORS, operatorsOf, toFilter, toGroup } from "../../console/src/filters";
 
 describe("diffLines", () => {
   it("pairs unchanged lines, and shows a replaced line as changed on both sides", () => {
@@ -76,6 +76,20 @@ describe("toFilter", () => {
       nested_key: "user",
     });
     expect(newRow("scores").nested_key).toBe("default");
+  });
+
+  it("filters by trace id and span name, which also take is_null / is_not_null (a log not made from a span has neither)", () => {
+    expect(toFilter({ ...newRow("trace_id"), value: " 4bf92f3577b34da6a3ce929d0e0e4736 " })).toEqual({
+      field: "trace_id",
+      operator: "is",
+      value: "4bf92f3577b34da6a3ce929d0e0e4736",
+    });
+    expect(toFilter({ field: "span_name", operator: "starts_with", value: "chat", nested_key: "" })).toEqual({ field: "span_name", operator: "starts_with", value: "chat" });
+    expect(toFilter({ field: "trace_id", operator: "is_not_null", value: "", nested_key: "" })).toEqual({ field: "trace_id", operator: "is_not_null" });
+    expect(operatorsOf("trace_id")).toEqual([...OPERATORS.string, "is_null", "is_not_null"]);
+    expect(operatorsOf("engine")).toEqual(OPERATORS.string);
+    expect(operatorsOf("scores")).toEqual(OPERATORS.score);
+    expect(operatorsOf("nope")).toEqual([]);
   });
 
   it("leaves out a row still being written (no value, no key, unknown field)", () => {

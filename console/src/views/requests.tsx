@@ -1,10 +1,12 @@
 // Requests: search (filter builder, free text, sort, paging) and one request's detail.
 import { useEffect, useState } from "preact/hooks";
 import { get, post } from "../api";
-import { FIELDS, hint, isGroup, MAX_DEPTH, needsKey, newRow, OPERATORS, takesValue, toGroup, type FilterGroupDraft, type FilterRow } from "../filters";
+import { suggestions } from "../suggestions";
+import { FIELDS, hint, isGroup, MAX_DEPTH, needsKey, newRow, operatorsOf, takesValue, toGroup, type FilterGroupDraft, type FilterRow } from "../filters";
 import { href } from "../router";
 import { ErrorBox, fmt, Json, Loading, Pager, Section, Status, Tag, useAsync } from "../ui";
 import { Conversation } from "./conversation";
+import { traceHref } from "./traces";
 
 interface SearchState {
   group: FilterGroupDraft;
@@ -26,24 +28,6 @@ const SORTS: Record<string, string> = {
   output_tokens: "Output tokens",
   status: "Status",
 };
-
-// Suggestions are rate limited (10 a minute per key): each list is asked for once per tab.
-const suggestionCache = new Map<string, Promise<string[]>>();
-function suggestions(field: string, metadataKey?: string): Promise<string[]> {
-  const id = `${field}\u0000${metadataKey ?? ""}`;
-  let hit = suggestionCache.get(id);
-  if (!hit) {
-    hit = get<{ values: string[] }>("/api/public/v2/requests/suggestions", { field, metadata_key: metadataKey, limit: 100 }).then(
-      (r) => r.values ?? [],
-      () => {
-        suggestionCache.delete(id);
-        return [];
-      },
-    );
-    suggestionCache.set(id, hit);
-  }
-  return hit;
-}
 
 function Suggest({ id, field, metadataKey, active }: { id: string; field?: string; metadataKey?: string; active: boolean }) {
   const [values, setValues] = useState<string[]>([]);
@@ -98,7 +82,7 @@ function FilterRowEditor({ row, onChange, onRemove }: { row: FilterRow; onChange
         </>
       ) : null}
       <select aria-label="Operator" value={row.operator} onChange={(e) => onChange({ ...row, operator: (e.target as HTMLSelectElement).value })}>
-        {OPERATORS[spec.kind].map((op) => (
+        {operatorsOf(row.field).map((op) => (
           <option value={op} key={op}>
             {op.replace(/_/g, " ")}
           </option>
@@ -366,7 +350,14 @@ export function RequestDetail({ id }: { id: string }) {
             </Field>
           ) : null}
           {d.group_id ? <Field name="Group">{d.group_id}</Field> : null}
-          {d.trace_id ? <Field name="Trace">{d.trace_id}</Field> : null}
+          {d.trace_id ? (
+            <Field name="Trace">
+              <a href={traceHref(d.trace_id, d.span_id)} data-testid="request-trace-link">
+                {d.trace_id}
+              </a>
+              {d.span_id ? <span class="muted"> · span {d.span_id}</span> : null}
+            </Field>
+          ) : null}
           <Field name="Tags">
             {(d.tags ?? []).length ? (d.tags as string[]).map((t) => <Tag key={t}>{t}</Tag>) : <span class="muted">none</span>}
           </Field>
