@@ -53,6 +53,7 @@ interface SearchRow {
   prompt_version_id: number | null;
   prompt_name: string | null;
   created_at: number;
+  trace_id: string | null;
 }
 
 /** The page and the bounded count of a search, as SQL and bound values: pure, so tests can EXPLAIN them. */
@@ -77,7 +78,7 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   return {
     pageSql: `SELECT r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
                 r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.scores, r.group_id, r.status, r.error_type, r.prompt_id,
-                r.prompt_version_number, r.prompt_version_id, ${promptName} AS prompt_name, r.created_at
+                r.prompt_version_number, r.prompt_version_id, ${promptName} AS prompt_name, r.created_at, r.trace_id
          FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
     pageParams: params.values,
     countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM request_logs AS r WHERE ${where} LIMIT ${bound})`,
@@ -153,6 +154,7 @@ function searchItem(r: SearchRow, withPromptName: boolean) {
     prompt_version_number: r.prompt_version_number,
     prompt_version_id: r.prompt_version_id,
     created_at: toIso(r.created_at),
+    trace_id: r.trace_id,
     ...(withPromptName ? { prompt_name: r.prompt_name } : {}),
   };
 }

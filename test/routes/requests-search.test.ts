@@ -279,6 +279,7 @@ describe("search: q, sorting, pages and the response", () => {
       prompt_version_number: 2,
       prompt_version_id: null,
       created_at: expect.any(String),
+      trace_id: null,
       prompt_name: "support",
     });
     const without = await json(await search({ filter_group: { filters: [{ field: "pl_id", operator: "is", value: L[0] }] } }));

@@ -118,7 +118,7 @@ describe("POST /v1/traces", () => {
     const got = await json(await trace(ws, t));
     expect(got.spans).toHaveLength(2);
     const found = await search(ws, [{ field: "trace_id", operator: "is", value: t }]);
-    expect(found.items.map((i: any) => i.id)).toEqual([got.spans[1].request_log_id]);
+    expect(found.items.map((i: any) => [i.id, i.trace_id])).toEqual([[got.spans[1].request_log_id, t]]);
   });
 
   it("refuses bad spans one by one in partialSuccess, storing the rest", async () => {

@@ -39,6 +39,7 @@ export const SearchResult = z
     metadata: z.array(z.record(z.string(), z.string())),
     scores: z.array(z.object({ name: z.string(), score: z.number() })).openapi({ description: "Every named score of the log, by name." }),
     group_id: z.int().nullable(),
+    trace_id: z.string().nullable().openapi({ description: "The trace of a log made from a span (GET /api/public/v2/traces/{trace_id})." }),
     prompt_name: z.string().nullable().optional().openapi({ description: "With include_prompt_name." }),
   })
   .passthrough()
