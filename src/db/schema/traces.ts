@@ -32,7 +32,13 @@ export const spans = sqliteTable(
     ingestId: text("ingest_id").notNull(),
     createdAt: integer("created_at").notNull().default(now),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.traceId, t.spanId] }), index("spans_workspace_start").on(t.workspaceId, t.startTime)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.traceId, t.spanId] }),
+    index("spans_workspace_start").on(t.workspaceId, t.startTime),
+    // An ingestion's write finds its own spans by ingest id (the log links, the facet guard): without
+    // this index each of those statements read every span of the workspace.
+    index("spans_workspace_ingest").on(t.workspaceId, t.ingestId),
+  ],
 );
 
 export type SpanRow = typeof spans.$inferSelect;
