@@ -38,7 +38,7 @@ const SAMPLE_TRACES = 5;
 
 const USAGE = `usage: npm run bench:traces [-- --duration S | --count N] [--concurrency N] [--warmup N] [--rounds N] [--json]
   --duration     seconds of exports, split over the rounds (default 20; env BENCH_DURATION)
-  --count        measured exports instead of a duration (env BENCH_COUNT)
+  --count        measured exports, instead of a duration (default 0: the duration; env BENCH_COUNT)
   --concurrency  requests in flight at once (default ${TARGET_CONCURRENCY}; env BENCH_CONCURRENCY)
   --warmup       unmeasured exports and health requests first (default 20; env BENCH_WARMUP)
   --rounds       alternating export / health rounds (default 4; env BENCH_ROUNDS)
@@ -281,7 +281,10 @@ async function main() {
       const h = await drive({ send: health, concurrency, cpu, durationMs: t.elapsedMs });
       parts.traces.push(t);
       parts.health.push(h);
-      log(`Round ${r + 1}/${rounds}: ${t.latencies.length} exports in ${(t.elapsedMs / 1000).toFixed(1)} s (${Math.round((t.latencies.length * SPANS * 1000) / t.elapsedMs)} spans/s); health ${Math.round((h.latencies.length * 1000) / h.elapsedMs)} req/s`);
+      log(
+        `Round ${r + 1}/${rounds}: ${t.latencies.length} exports in ${(t.elapsedMs / 1000).toFixed(1)} s (${Math.round((t.latencies.length * SPANS * 1000) / t.elapsedMs)} spans/s, ` +
+          `${(t.cpuMs / t.latencies.length).toFixed(1)} ms CPU/export); health ${Math.round((h.latencies.length * 1000) / h.elapsedMs)} req/s; load ${load()[0]}`,
+      );
     }
     const loadAfter = load();
     const traces = summarise(parts.traces);
