@@ -11,7 +11,7 @@
 // Exit code: 0 when every request got 200 (targets met or not; they are reported), 1 otherwise,
 // 2 on a usage or startup error.
 import { performance } from "node:perf_hooks";
-import { load, machine, optionsOrExit, percentile } from "./lib/bench.mjs";
+import { load, machine, optionsOrExit, parseArgs, percentile } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
 import { START_MS } from "./lib/seed-logs.mjs";
 import { BENCH_KEYS, BENCH_WORKSPACE, seededState } from "./lib/seeded-state.mjs";
@@ -20,15 +20,11 @@ const TARGET_P95_MS = 250;
 const DAY = 86_400_000;
 
 function parseOptions(argv, env) {
-  const opts = { logs: Number(env.BENCH_LOGS ?? 1_000_000), samples: Number(env.BENCH_SAMPLES ?? 30), json: /^(1|true)$/i.test(env.BENCH_JSON ?? "") };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--json") opts.json = true;
-    else if (a === "--logs" || a === "--samples") opts[a.slice(2)] = Number(argv[++i]);
-    else throw new Error(`unknown argument ${JSON.stringify(a)}; usage: npm run bench:analytics [-- --logs N --samples N --json]`);
-  }
-  for (const k of ["logs", "samples"]) if (!Number.isInteger(opts[k]) || opts[k] < 1) throw new Error(`--${k} must be a whole number >= 1`);
-  return opts;
+  return parseArgs(argv, env, {
+    usage: "usage: npm run bench:analytics [-- --logs N --samples N --json]",
+    numbers: { logs: { env: "BENCH_LOGS", default: 1_000_000 }, samples: { env: "BENCH_SAMPLES", default: 30 } },
+    flags: { json: "BENCH_JSON" },
+  });
 }
 
 /** A 30-day window ending at the newest seeded log, bounds not on hour boundaries (so the edges are read too). */

@@ -17,21 +17,18 @@
 // machine's noise. Exit code 0 when every request succeeded (targets met or not; they are printed),
 // 1 otherwise, 2 on a usage or startup error.
 import { performance } from "node:perf_hooks";
-import { cellId, machine, optionsOrExit, percentile } from "./lib/bench.mjs";
+import { cellId, machine, optionsOrExit, parseArgs, percentile } from "./lib/bench.mjs";
 import { startBenchApi } from "./lib/bench-server.mjs";
 
 const TARGET_EDIT_P95_MS = 15;
 const CHAIN = 10;
 
 function parseOptions(argv, env) {
-  const o = { rows: Number(env.BENCH_ROWS ?? 10_000), samples: Number(env.BENCH_SAMPLES ?? 200), json: /^(1|true)$/i.test(env.BENCH_JSON ?? "") };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--json") o.json = true;
-    else if (a === "--rows" || a === "--samples") o[a.slice(2)] = Number(argv[++i]);
-    else throw new Error(`unknown argument ${JSON.stringify(a)}; usage: npm run bench:cells [-- --rows 10000 --samples 200 --json]`);
-  }
-  for (const k of ["rows", "samples"]) if (!Number.isInteger(o[k]) || o[k] < 1) throw new Error(`--${k} must be a whole number >= 1`);
+  const o = parseArgs(argv, env, {
+    usage: "usage: npm run bench:cells [-- --rows 10000 --samples 200 --json]",
+    numbers: { rows: { env: "BENCH_ROWS", default: 10_000 }, samples: { env: "BENCH_SAMPLES", default: 200 } },
+    flags: { json: "BENCH_JSON" },
+  });
   if (o.samples > o.rows) throw new Error("--samples must be at most --rows (each chain edit uses a fresh row)");
   return o;
 }

@@ -20,7 +20,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { machine, optionsOrExit, percentile } from "./lib/bench.mjs";
+import { machine, optionsOrExit, parseArgs, percentile } from "./lib/bench.mjs";
 import { startBenchApi } from "./lib/bench-server.mjs";
 import { CHUNK, logsSql, START_MS } from "./lib/seed-logs.mjs";
 import { d1Execute, d1ExecuteFile } from "./lib/wrangler.mjs";
@@ -30,21 +30,11 @@ const WORKSPACE = "bench-dataset";
 const STEP_MS = 30_000; // seed-logs: log i starts at START_MS + i × 30 s
 
 function parseOptions(argv, env) {
-  const opts = {
-    logs: Number(env.BENCH_LOGS ?? 60_000),
-    match: Number(env.BENCH_MATCH ?? 50_000),
-    runs: Number(env.BENCH_RUNS ?? 3),
-    json: /^(1|true)$/i.test(env.BENCH_JSON ?? ""),
-    analyze: /^(1|true)$/i.test(env.BENCH_ANALYZE ?? ""),
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--json") opts.json = true;
-    else if (a === "--analyze") opts.analyze = true;
-    else if (a === "--logs" || a === "--match" || a === "--runs") opts[a.slice(2)] = Number(argv[++i]);
-    else throw new Error(`unknown argument ${JSON.stringify(a)}; usage: npm run bench:dataset [-- --logs N --match N --runs N --json --analyze]`);
-  }
-  for (const k of ["logs", "match", "runs"]) if (!Number.isInteger(opts[k]) || opts[k] < 1) throw new Error(`--${k} must be a whole number >= 1`);
+  const opts = parseArgs(argv, env, {
+    usage: "usage: npm run bench:dataset [-- --logs N --match N --runs N --json --analyze]",
+    numbers: { logs: { env: "BENCH_LOGS", default: 60_000 }, match: { env: "BENCH_MATCH", default: 50_000 }, runs: { env: "BENCH_RUNS", default: 3 } },
+    flags: { json: "BENCH_JSON", analyze: "BENCH_ANALYZE" },
+  });
   if (opts.match > opts.logs) throw new Error("--match cannot exceed --logs");
   if (opts.match > 50_000) throw new Error("--match is at most 50000 (one fill job copies at most 50,000 logs)");
   return opts;

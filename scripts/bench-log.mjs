@@ -17,7 +17,7 @@
 // 1 when any request failed, 2 on a usage or startup error.
 import { performance } from "node:perf_hooks";
 import { readdirSync, readFileSync } from "node:fs";
-import { load, machine, percentile } from "./lib/bench.mjs";
+import { drive, load, machine, optionsOrExit, parseArgs, summarise } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
 import { logBody } from "./lib/bench-requests.mjs";
 import { startLocalApi } from "./lib/local-api.mjs";
@@ -30,36 +30,16 @@ const TARGET_CONCURRENCY = 16; // the concurrency the targets are stated for
 // Options
 
 function parseOptions(argv, env) {
-  const opts = {
-    concurrency: env.BENCH_CONCURRENCY ?? "16",
-    count: env.BENCH_COUNT ?? "2000",
-    warmup: env.BENCH_WARMUP ?? "200",
-    rounds: env.BENCH_ROUNDS ?? "4",
-    json: /^(1|true|yes)$/i.test(env.BENCH_JSON ?? ""),
-  };
-  const numeric = new Set(["concurrency", "count", "warmup", "rounds"]);
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === "--json") {
-      opts.json = true;
-      continue;
-    }
-    if (arg === "--help" || arg === "-h") {
-      opts.help = true;
-      continue;
-    }
-    const m = /^--([a-z]+)(?:=(.*))?$/.exec(arg);
-    if (!m || !numeric.has(m[1])) throw new Error(`unknown argument ${JSON.stringify(arg)} (try --help)`);
-    const value = m[2] ?? argv[++i];
-    if (value === undefined) throw new Error(`--${m[1]} needs a value`);
-    opts[m[1]] = value;
-  }
-  for (const name of numeric) {
-    const n = Number(opts[name]);
-    const min = name === "warmup" ? 0 : 1;
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got ${JSON.stringify(opts[name])}`);
-    opts[name] = n;
-  }
+  const opts = parseArgs(argv, env, {
+    usage: USAGE,
+    numbers: {
+      concurrency: { env: "BENCH_CONCURRENCY", default: 16 },
+      count: { env: "BENCH_COUNT", default: 2000 },
+      warmup: { env: "BENCH_WARMUP", default: 200, min: 0 },
+      rounds: { env: "BENCH_ROUNDS", default: 4 },
+    },
+    flags: { json: "BENCH_JSON" },
+  });
   opts.rounds = Math.min(opts.rounds, opts.count);
   return opts;
 }
@@ -70,9 +50,6 @@ const USAGE = `usage: npm run bench:log [-- --concurrency N] [--count N] [--warm
   --warmup       unmeasured requests per endpoint first (default 200; env BENCH_WARMUP)
   --rounds       alternating health/log-request rounds the count is split into (default 4; env BENCH_ROUNDS)
   --json         print the results as one JSON object (env BENCH_JSON=1)`;
-
-// ---------------------------------------------------------------------------------------------
-// Machine
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -95,67 +72,39 @@ function endpoints(url, key) {
   };
 }
 
-/**
- * Sends `count` requests with `concurrency` in flight; index i runs from `first`. Latency is measured
- * client-side from just before fetch() to the end of the response body.
- */
 let cpuPids = [];
 const cpuNow = () => cpuPids.reduce((sum, pid) => sum + cpuMs(pid), 0);
 
-async function drive(endpoint, { first, count, concurrency }, errors) {
-  const latencies = new Float64Array(count);
-  const cpu0 = cpuNow();
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const n = next++;
-      const [target, init] = endpoint.request(first + n);
-      const t0 = performance.now();
-      let status = 0;
-      let text = "";
-      try {
-        const res = await fetch(target, init);
-        status = res.status;
-        text = await res.text();
-      } catch (err) {
-        text = err?.cause?.message ?? err?.message ?? String(err);
-      }
-      latencies[n] = performance.now() - t0;
-      if (status !== endpoint.expect) errors.push({ endpoint: endpoint.name, status, body: text.slice(0, 300) });
+/** Sends `count` requests with `concurrency` in flight; index i runs from `first`. Latency runs to the end of the body. */
+function run(endpoint, { first, count, concurrency }, errors) {
+  const send = async (i) => {
+    const [target, init] = endpoint.request(i);
+    let status = 0;
+    let text = "";
+    try {
+      const res = await fetch(target, init);
+      status = res.status;
+      text = await res.text();
+    } catch (err) {
+      text = err?.cause?.message ?? err?.message ?? String(err);
     }
+    if (status !== endpoint.expect) errors.push({ endpoint: endpoint.name, status, body: text.slice(0, 300) });
   };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-  return { latencies, elapsedMs: performance.now() - t0, cpuMs: cpuNow() - cpu0 };
+  return drive({ send, first, count, concurrency, cpu: cpuNow });
 }
 
-function summarise(name, concurrency, parts, errors) {
-  const total = parts.reduce((s, p) => s + p.latencies.length, 0);
-  const all = new Float64Array(total);
-  let at = 0;
-  for (const p of parts) {
-    all.set(p.latencies, at);
-    at += p.latencies.length;
-  }
-  all.sort();
-  const elapsedMs = parts.reduce((s, p) => s + p.elapsedMs, 0);
-  const cpu = parts.reduce((s, p) => s + p.cpuMs, 0);
-  const r2 = (v) => Math.round(v * 100) / 100;
+function summary(name, concurrency, parts, errors) {
+  const s = summarise(parts);
   return {
     endpoint: name,
-    requests: total,
+    requests: s.requests,
     concurrency,
-    elapsed_ms: r2(elapsedMs),
-    throughput_rps: r2((total / elapsedMs) * 1000),
-    cpu_ms_per_request: r2(cpu / total),
-    latency_ms: {
-      p50: r2(percentile(all, 50)),
-      p95: r2(percentile(all, 95)),
-      p99: r2(percentile(all, 99)),
-      max: r2(all[all.length - 1]),
-    },
+    elapsed_ms: s.elapsed_ms,
+    throughput_rps: s.rps,
+    cpu_ms_per_request: s.cpu_ms_per_request,
+    latency_ms: { p50: s.p50_ms, p95: s.p95_ms, p99: s.p99_ms, max: s.max_ms },
     errors: errors.filter((e) => e.endpoint === name).length,
-    rounds_rps: parts.map((p) => Math.round((p.latencies.length / p.elapsedMs) * 1000)),
+    rounds_rps: s.rounds_rps,
   };
 }
 
@@ -212,17 +161,7 @@ function report(result) {
 // Main
 
 async function main() {
-  let opts;
-  try {
-    opts = parseOptions(process.argv.slice(2), process.env);
-  } catch (err) {
-    console.error(`${err.message}\n${USAGE}`);
-    return 2;
-  }
-  if (opts.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const opts = optionsOrExit(parseOptions);
   const log = opts.json ? (...a) => console.error(...a) : (...a) => console.log(...a);
 
   const underWrangler = process.env.BENCH_SERVER === "wrangler";
@@ -259,8 +198,8 @@ async function main() {
     if (warmup > 0) {
       log(`Warm-up: ${warmup} requests per endpoint…`);
       const warmErrors = [];
-      await drive(ep.health, { first: 0, count: warmup, concurrency }, warmErrors);
-      await drive(ep.log, { first: 0, count: warmup, concurrency }, warmErrors);
+      await run(ep.health, { first: 0, count: warmup, concurrency }, warmErrors);
+      await run(ep.log, { first: 0, count: warmup, concurrency }, warmErrors);
       if (warmErrors.length > 0) {
         errors.push(...warmErrors.map((e) => ({ ...e, endpoint: `${e.endpoint} (warm-up)` })));
         log(`warm-up: ${warmErrors.length} error(s), e.g. ${warmErrors[0].endpoint} status ${warmErrors[0].status} ${warmErrors[0].body}`);
@@ -272,13 +211,13 @@ async function main() {
     for (let r = 0; r < rounds; r++) {
       const n = Math.floor(count / rounds) + (r < count % rounds ? 1 : 0);
       log(`Round ${r + 1}/${rounds}: ${n} × GET /health, then ${n} × POST /log-request, concurrency ${concurrency}…`);
-      parts.health.push(await drive(ep.health, { first, count: n, concurrency }, errors));
-      parts.log.push(await drive(ep.log, { first, count: n, concurrency }, errors));
+      parts.health.push(await run(ep.health, { first, count: n, concurrency }, errors));
+      parts.log.push(await run(ep.log, { first, count: n, concurrency }, errors));
       first += n;
     }
 
-    const health = summarise(ep.health.name, concurrency, parts.health, errors);
-    const logRes = summarise(ep.log.name, concurrency, parts.log, errors);
+    const health = summary(ep.health.name, concurrency, parts.health, errors);
+    const logRes = summary(ep.log.name, concurrency, parts.log, errors);
     const ratio = logRes.throughput_rps / health.throughput_rps;
     const result = {
       benchmark: "log-request",

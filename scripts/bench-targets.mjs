@@ -14,27 +14,25 @@
 // cell edit p95 ≤ 2 × health's p95. Exit 0 when every request succeeded (targets met or not), 1
 // otherwise, 2 on a usage or startup error. A measured run, never a timed test.
 import { performance } from "node:perf_hooks";
-import { cellId, load, machine, optionsOrExit, percentile } from "./lib/bench.mjs";
+import { cellId, drive, load, machine, optionsOrExit, parseArgs, percentile, summarise } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
 import { BENCH_KEYS, BENCH_WORKSPACE, seededState } from "./lib/seeded-state.mjs";
 import { LOG_BODY, searchesFor, SUGGESTIONS } from "./lib/bench-requests.mjs";
 
+const USAGE = "usage: npm run bench:targets [-- --logs N --samples N --count N --concurrency N --rounds N --json]";
+
 function parseOptions(argv, env) {
-  const o = {
-    logs: Number(env.BENCH_LOGS ?? 1_000_000),
-    samples: Number(env.BENCH_SAMPLES ?? 40),
-    count: Number(env.BENCH_COUNT ?? 2000),
-    concurrency: Number(env.BENCH_CONCURRENCY ?? 16),
-    rounds: 4,
-    json: /^(1|true)$/i.test(env.BENCH_JSON ?? ""),
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--json") o.json = true;
-    else if (["--logs", "--samples", "--count", "--concurrency", "--rounds"].includes(a)) o[a.slice(2)] = Number(argv[++i]);
-    else throw new Error(`unknown argument ${JSON.stringify(a)}; usage: npm run bench:targets [-- --logs N --samples N --count N --concurrency N --rounds N --json]`);
-  }
-  for (const k of ["logs", "samples", "count", "concurrency", "rounds"]) if (!Number.isInteger(o[k]) || o[k] < 1) throw new Error(`--${k} must be a whole number >= 1`);
+  const o = parseArgs(argv, env, {
+    usage: USAGE,
+    numbers: {
+      logs: { env: "BENCH_LOGS", default: 1_000_000 },
+      samples: { env: "BENCH_SAMPLES", default: 40 },
+      count: { env: "BENCH_COUNT", default: 2000 },
+      concurrency: { env: "BENCH_CONCURRENCY", default: 16 },
+      rounds: { default: 4 },
+    },
+    flags: { json: "BENCH_JSON" },
+  });
   if (Math.ceil((SUGGESTIONS.length * (o.samples + 2)) / 10) > BENCH_KEYS) throw new Error(`--samples too large for the ${BENCH_KEYS} seeded keys`);
   return o;
 }
@@ -87,47 +85,34 @@ async function main() {
     const note = (await req("GET", `${base}/columns`)).data.find((c) => c.title === "note").id;
 
     // ---- 1. throughput at concurrency 16, alternating rounds, with workerd's CPU per request
-    const drive = async (n, first, request, expect) => {
-      let next = 0;
-      const cpu0 = cpuMs(api.pid);
-      const t0 = performance.now();
-      const lat = [];
-      await Promise.all(
-        Array.from({ length: Math.min(opts.concurrency, n) }, async () => {
-          while (next < n) {
-            const i = first + next++;
-            const [url, init] = request(i);
-            const s = performance.now();
-            const res = await fetch(url, init);
-            const text = await res.text();
-            lat.push(performance.now() - s);
-            if (res.status !== expect) fail(url, res.status, text);
-          }
-        }),
-      );
-      return { ms: performance.now() - t0, cpu: cpuMs(api.pid) - cpu0, lat };
-    };
+    const cpuNow = () => cpuMs(api.pid);
+    const run = (count, first, request, expect) =>
+      drive({
+        count,
+        first,
+        concurrency: opts.concurrency,
+        cpu: cpuNow,
+        send: async (i) => {
+          const [url, init] = request(i);
+          const res = await fetch(url, init);
+          const text = await res.text();
+          if (res.status !== expect) fail(url, res.status, text);
+        },
+      });
     const healthReq = () => [`${api.url}/health`, {}];
     const logReq = (i) => [`${api.url}/log-request`, { method: "POST", headers, body: LOG_BODY(i) }];
-    await drive(200, 0, healthReq, 200);
-    await drive(200, 0, logReq, 201);
+    await run(200, 0, healthReq, 200);
+    await run(200, 0, logReq, 201);
     const load0 = load();
     const tp = { health: [], log: [] };
     let first = 200;
     for (let r = 0; r < opts.rounds; r++) {
       const n = Math.floor(opts.count / opts.rounds);
-      tp.health.push(await drive(n, first, healthReq, 200));
-      tp.log.push(await drive(n, first, logReq, 201));
+      tp.health.push(await run(n, first, healthReq, 200));
+      tp.log.push(await run(n, first, logReq, 201));
       first += n;
     }
-    const sum = (parts) => {
-      const n = parts.reduce((s, p) => s + p.lat.length, 0);
-      const ms = parts.reduce((s, p) => s + p.ms, 0);
-      const cpu = parts.reduce((s, p) => s + p.cpu, 0);
-      const lat = parts.flatMap((p) => p.lat).sort((a, b) => a - b);
-      return { requests: n, rps: r2((n / ms) * 1000), p50_ms: r2(percentile(lat, 50)), p95_ms: r2(percentile(lat, 95)), p99_ms: r2(percentile(lat, 99)), cpu_ms_per_request: r2(cpu / n) };
-    };
-    const throughput = { health: sum(tp.health), log_request: sum(tp.log), load: [load0, load()] };
+    const throughput = { health: summarise(tp.health), log_request: summarise(tp.log), load: [load0, load()] };
     throughput.ratio_pct = r2((throughput.log_request.rps / throughput.health.rps) * 100);
     throughput.cpu_ratio_pct = r2((throughput.health.cpu_ms_per_request / throughput.log_request.cpu_ms_per_request) * 100);
     log(`throughput (c=${opts.concurrency}): health ${throughput.health.rps} req/s (${throughput.health.cpu_ms_per_request} ms CPU/req), log-request ${throughput.log_request.rps} req/s (${throughput.log_request.cpu_ms_per_request} ms CPU/req): ${throughput.ratio_pct} % (CPU ${throughput.cpu_ratio_pct} %), load ${throughput.load.map((l) => l.join(" ")).join(" → ")}`);

@@ -225,12 +225,14 @@ export async function storeSpans(db: Db, auth: AuthContext, items: SpanToStore[]
       WHERE EXISTS (SELECT 1 FROM spans s WHERE s.workspace_id = ${ws} AND s.trace_id = j.value ->> 'trace_id' AND s.span_id = j.value ->> 'span_id' AND s.ingest_id = ${opts.ingestId})`);
   }
   for (const json of chunkIndexRows(indexRows)) {
+    // CROSS JOIN keeps the rows given as the outer loop, each finding its span and its log by key; left
+    // to choose, SQLite ran the list inside a loop over the workspace's logs, a cost that grew with them.
     statements.push(
       db.insert(requestLogValues).select(sql`
         SELECT NULL, ${ws}, r.id, j.value ->> 2, j.value ->> 3, j.value ->> 4
         FROM json_each(${json}) AS j
-        JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
-        JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1`),
+        CROSS JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
+        CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1`),
     );
   }
   // Suggestion counts: one increment per (field, key, value) with the number of new logs carrying it.
@@ -256,8 +258,8 @@ export async function storeSpans(db: Db, auth: AuthContext, items: SpanToStore[]
       UPDATE request_logs SET trace_id = (SELECT s.trace_id FROM spans s WHERE s.workspace_id = ${ws} AND s.span_id = request_logs.span_id AND s.ingest_id = ${opts.ingestId} LIMIT 1)
       WHERE workspace_id = ${ws} AND trace_id IS NULL
         AND span_id IN (SELECT s.span_id FROM spans s WHERE s.workspace_id = ${ws} AND s.ingest_id = ${opts.ingestId})
-        AND NOT EXISTS (SELECT 1 FROM request_logs r2 JOIN spans s2 ON s2.workspace_id = r2.workspace_id AND s2.trace_id = r2.trace_id AND s2.span_id = r2.span_id
-                        WHERE r2.workspace_id = ${ws} AND r2.span_id = request_logs.span_id AND s2.ingest_id = ${opts.ingestId})`);
+        AND NOT EXISTS (SELECT 1 FROM spans s2 CROSS JOIN request_logs r2 ON r2.workspace_id = s2.workspace_id AND r2.trace_id = s2.trace_id AND r2.span_id = s2.span_id
+                        WHERE s2.workspace_id = ${ws} AND s2.ingest_id = ${opts.ingestId} AND s2.span_id = request_logs.span_id)`);
     statements.push(sql`
       UPDATE spans SET request_log_id = (SELECT r.id FROM request_logs r WHERE r.workspace_id = ${ws} AND r.trace_id = spans.trace_id AND r.span_id = spans.span_id)
       WHERE workspace_id = ${ws} AND ingest_id = ${opts.ingestId} AND request_log_id IS NULL`);

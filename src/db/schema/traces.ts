@@ -38,6 +38,9 @@ export const spans = sqliteTable(
     // A span's children as one index seek: trace analytics walks parent chains (a trace's depth) one
     // level at a time, and add-trace reads a span's direct children.
     index("spans_workspace_parent").on(t.workspaceId, t.traceId, t.parentSpanId),
+    // An ingestion's write finds its own spans by ingest id (the log links, the facet guard): without
+    // this index each of those statements read every span of the workspace.
+    index("spans_workspace_ingest").on(t.workspaceId, t.ingestId),
   ],
 );
 

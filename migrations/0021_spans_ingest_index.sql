@@ -1,0 +1,1 @@
+CREATE INDEX `spans_workspace_ingest` ON `spans` (`workspace_id`,`ingest_id`);
