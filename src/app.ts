@@ -25,6 +25,7 @@ import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 import { registerSheetRoutes } from "./routes/sheets";
 import { registerTableRoutes } from "./routes/tables";
 import { registerSheetDataRoutes } from "./routes/sheet-data";
+import { registerSheetVersionRoutes } from "./routes/sheet-data/versions";
 import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerEvaluationRoutes } from "./routes/evaluations";
 import { registerEnvVarRoutes } from "./routes/env-vars";
@@ -108,6 +109,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTableRoutes(app);
   registerSheetRoutes(app);
   registerSheetDataRoutes(app);
+  registerSheetVersionRoutes(app);
   registerWebhookRoutes(app);
   registerEvaluationRoutes(app);
   registerEnvVarRoutes(app);

@@ -5,7 +5,7 @@
 // schema, counters, identity), columns.ts and cells.ts (what is stored and how the API shows it),
 // executions.ts (recalculation operations), imports.ts (import progress and columns),
 // recalculation.ts (what one cell computes to), listing.ts (what it writes back to D1), types.ts
-// (what its methods take and answer), stale-graph.ts (the column graph).
+// (what its methods take and answer), stale-graph.ts (the column graph), versions.ts (saved versions).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import { DurableObject } from "cloudflare:workers";
 import { blockSources, COMPUTING_BLOCK_TYPES, validateBlockConfig } from "../blocks";
@@ -21,6 +21,21 @@ import { getOperation, listOperations } from "./executions";
 import { ensureImportColumns, importProgress } from "./imports";
 import { computeCell } from "./recalculation";
 import { ColumnGraph } from "./stale-graph";
+import {
+  findVersion,
+  insertVersion,
+  listVersions,
+  liveCellCount,
+  restoreContent,
+  snapshot,
+  snapshotView,
+  tooLarge,
+  versionCount,
+  versionView,
+  type SnapshotView,
+  type VersionMetadata,
+  type VersionView,
+} from "./versions";
 import { INSERT_IMPORT_CELLS, SheetStore } from "./storage";
 import {
   ALARM_BATCH_CELLS,
@@ -862,6 +877,87 @@ export class SheetObject extends DurableObject<BaseEnv> {
       version: out.version,
       message: out.queued + out.running > 0 ? "Operation cancelled" : "Operation had no cells left to cancel",
     };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Saved versions (versions.ts): named snapshots, and restoring one as a new version.
+
+  versionsFor(access: SheetAccess, opts: { after: number | null; limit: number; order: "asc" | "desc" }): Result<{ versions: VersionView[]; has_more: boolean }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const ident = this.requireIdentity();
+    const page = listVersions(this.store, opts);
+    return { ok: true, versions: page.rows.map((v) => versionView(ident, v, {})), has_more: page.hasMore };
+  }
+
+  versionFor(access: SheetAccess, id: string, rows: { after: number | null; limit: number }): Result<{ version: VersionView; snapshot: SnapshotView }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const ident = this.requireIdentity();
+    const v = findVersion(this.store, id);
+    if (!v) return fail("not_found", "version not found");
+    return { ok: true, version: versionView(ident, v, {}), snapshot: snapshotView(this.store, ident, v, rows) };
+  }
+
+  /**
+   * Saves the sheet as a new version named `name`; with `sourceVersionId`, first replaces the sheet's
+   * columns, rows and cells by that version's (one new sheet version), then saves the result.
+   */
+  async createVersion(
+    access: SheetAccess,
+    input: { name: string | null; sourceVersionId: string | null; createdBy: string | null },
+  ): Promise<Result<{ version: VersionView; snapshot: SnapshotView }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const ident = this.requireIdentity();
+    const source = input.sourceVersionId ? findVersion(this.store, input.sourceVersionId) : undefined;
+    if (input.sourceVersionId && !source) return fail("not_found", "source_version_id: version not found");
+    if (!source && !input.name) return fail("validation_error", "name: is required unless source_version_id is given");
+    const big = source
+      ? tooLarge((JSON.parse(source.metadata) as VersionMetadata).cell_count, `version ${source.number}`)
+      : tooLarge(liveCellCount(this.store), "the sheet");
+    if (big) return big;
+    if (!source) this.settleColumnWork();
+    const before = source ? this.model().list : [];
+    const now = Date.now();
+    const id = crypto.randomUUID();
+    this.ctx.storage.transactionSync(() => {
+      const number = versionCount(this.store) + 1;
+      if (source) {
+        restoreContent(this.store, source, now);
+        this.bumpVersion();
+      }
+      const snap = snapshot(this.store, number);
+      insertVersion(this.store, {
+        number,
+        id,
+        name: input.name ?? (source ? `Restored from version ${source.number}` : null),
+        createdBy: input.createdBy,
+        now,
+        deltas: snap.deltas,
+        scoreConfiguration: null,
+        metadata: {
+          sheet_version: this.meta("version"),
+          row_count: snap.rowCount,
+          column_count: snap.columnCount,
+          cell_count: snap.cellCount,
+          next_row_index: this.meta("next_row_index"),
+          restored_from: source ? { version_id: source.id, version_number: source.number } : null,
+        },
+      });
+    });
+    if (source) {
+      this.modelCache = null;
+      // The prompts the columns use, as D1 lists them: the columns gone lose theirs, the restored ones get theirs.
+      const after = this.model().list;
+      const afterIds = new Set(after.map((c) => c.id));
+      const hadRefs = new Set(before.filter((c) => promptRefsOf(c.type, c.config).length > 0).map((c) => c.id));
+      for (const c of before) if (!afterIds.has(c.id) && hadRefs.has(c.id)) await this.syncPromptRefs(ident, c.id, "TEXT", {});
+      for (const c of after) if (hadRefs.has(c.id) || promptRefsOf(c.type, c.config).length > 0) await this.syncPromptRefs(ident, c.id, c.type, c.config);
+      await this.syncListing();
+    }
+    const v = findVersion(this.store, id)!;
+    return { ok: true, version: versionView(ident, v, {}), snapshot: snapshotView(this.store, ident, v, { after: null, limit: 100 }) };
   }
 
   /** Runs one batch of queued cells, then re-arms itself while work remains. */

@@ -12,6 +12,8 @@
 //                  carry a status). `value` is JSON; NULL means "the same as display_value".
 //   import_batches (operation_id, batch) → the rows that batch appended: what makes a redelivered
 //                  import batch a no-op. import_columns maps an import's column positions to columns.
+//   saved_versions, snap_columns, snap_dependencies, snap_rows, snap_cells: named snapshots
+//                  (versions.ts); a snap_ record belongs to saved versions [from_v, to_v).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import type { SheetIdentity } from "./types";
 
@@ -91,6 +93,64 @@ export const MIGRATIONS: string[][] = [
        next_row INTEGER NOT NULL,
        end_row INTEGER NOT NULL,
        created_at INTEGER NOT NULL)`,
+  ],
+  [
+    // Saved versions (versions.ts). A snapshot record belongs to saved versions [from_v, to_v); an
+    // open one (to_v NULL) is still the sheet's as of the latest saved version.
+    `CREATE TABLE IF NOT EXISTS saved_versions (
+       number INTEGER PRIMARY KEY,
+       id TEXT NOT NULL UNIQUE,
+       name TEXT,
+       created_by TEXT,
+       created_at INTEGER NOT NULL,
+       sheet_version INTEGER NOT NULL,
+       metadata TEXT NOT NULL,
+       deltas TEXT NOT NULL,
+       score_configuration TEXT)`,
+    `CREATE INDEX IF NOT EXISTS saved_versions_sheet_version ON saved_versions (sheet_version)`,
+    `CREATE TABLE IF NOT EXISTS snap_columns (
+       seq INTEGER NOT NULL,
+       id TEXT NOT NULL,
+       title TEXT NOT NULL,
+       type TEXT NOT NULL,
+       config TEXT NOT NULL,
+       position_rank REAL NOT NULL,
+       is_output_column INTEGER NOT NULL,
+       created_at INTEGER NOT NULL,
+       from_v INTEGER NOT NULL,
+       to_v INTEGER,
+       PRIMARY KEY (seq, from_v))`,
+    `CREATE TABLE IF NOT EXISTS snap_dependencies (
+       column_seq INTEGER NOT NULL,
+       depends_on_seq INTEGER NOT NULL,
+       reference_type TEXT NOT NULL,
+       config_key TEXT,
+       from_v INTEGER NOT NULL,
+       to_v INTEGER,
+       PRIMARY KEY (column_seq, depends_on_seq, reference_type, from_v)) WITHOUT ROWID`,
+    `CREATE TABLE IF NOT EXISTS snap_rows (
+       row_index INTEGER NOT NULL,
+       source_operation TEXT,
+       created_at INTEGER NOT NULL,
+       from_v INTEGER NOT NULL,
+       to_v INTEGER,
+       PRIMARY KEY (row_index, from_v)) WITHOUT ROWID`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS snap_rows_open ON snap_rows (row_index) WHERE to_v IS NULL`,
+    `CREATE TABLE IF NOT EXISTS snap_cells (
+       row_index INTEGER NOT NULL,
+       column_seq INTEGER NOT NULL,
+       status TEXT NOT NULL,
+       display_value TEXT,
+       value TEXT,
+       error TEXT,
+       input_hash TEXT,
+       last_computed_version INTEGER,
+       updated_at INTEGER NOT NULL,
+       from_v INTEGER NOT NULL,
+       to_v INTEGER)`,
+    `CREATE INDEX IF NOT EXISTS snap_cells_at ON snap_cells (row_index, column_seq, from_v)`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS snap_cells_open ON snap_cells (row_index, column_seq) WHERE to_v IS NULL`,
+    `CREATE INDEX IF NOT EXISTS snap_cells_closed ON snap_cells (to_v) WHERE to_v IS NOT NULL`,
   ],
 ];
 
