@@ -25,6 +25,7 @@ import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 import { registerSheetRoutes } from "./routes/sheets";
 import { registerTableRoutes } from "./routes/tables";
 import { registerSheetDataRoutes } from "./routes/sheet-data";
+import { registerSheetScoreRoutes } from "./routes/sheet-data/score";
 import { registerSheetVersionRoutes } from "./routes/sheet-data/versions";
 import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerEvaluationRoutes } from "./routes/evaluations";
@@ -109,6 +110,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTableRoutes(app);
   registerSheetRoutes(app);
   registerSheetDataRoutes(app);
+  // Score first: its /versions/score-history must not be read as a version id.
+  registerSheetScoreRoutes(app);
   registerSheetVersionRoutes(app);
   registerWebhookRoutes(app);
   registerEvaluationRoutes(app);

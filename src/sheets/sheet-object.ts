@@ -5,7 +5,8 @@
 // schema, counters, identity), columns.ts and cells.ts (what is stored and how the API shows it),
 // executions.ts (recalculation operations), imports.ts (import progress and columns),
 // recalculation.ts (what one cell computes to), listing.ts (what it writes back to D1), types.ts
-// (what its methods take and answer), stale-graph.ts (the column graph), versions.ts (saved versions).
+// (what its methods take and answer), stale-graph.ts (the column graph), versions.ts (saved versions),
+// score.ts (the sheet's score).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import { DurableObject } from "cloudflare:workers";
 import { blockSources, COMPUTING_BLOCK_TYPES, validateBlockConfig } from "../blocks";
@@ -20,6 +21,24 @@ import { COLUMN_WORK_ROWS, hasColumnWork, scheduleColumnWork, settleColumnWork, 
 import { getOperation, listOperations } from "./executions";
 import { ensureImportColumns, importProgress } from "./imports";
 import { computeCell } from "./recalculation";
+import {
+  configure,
+  hasScoreWork,
+  planSettings,
+  queueCalculation,
+  readSettings,
+  restoreSettings,
+  scoreAt,
+  scoreHistory,
+  scorePayload,
+  settingsView,
+  stepScore,
+  type HistoryRange,
+  type HistoryResolution,
+  type ScoreConfigInput,
+  type ScorePayload,
+  type SettingsView,
+} from "./score";
 import { ColumnGraph } from "./stale-graph";
 import {
   findVersion,
@@ -89,7 +108,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     this.deps = buildBaseDeps(env);
     // Recalculation survives eviction: queued work found on wake-up gets its alarm back if it was lost.
     void ctx.blockConcurrencyWhile(async () => {
-      const work = this.hasPendingCells() || hasColumnWork(this.store);
+      const work = this.hasPendingCells() || hasColumnWork(this.store) || hasScoreWork(this.store);
       if (this.meta("deleted") === 0 && work && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
     });
   }
@@ -887,7 +906,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     if (bad) return bad;
     const ident = this.requireIdentity();
     const page = listVersions(this.store, opts);
-    return { ok: true, versions: page.rows.map((v) => versionView(ident, v, {})), has_more: page.hasMore };
+    return { ok: true, versions: page.rows.map((v) => versionView(ident, v, scoreAt(this.store, v.sheet_version))), has_more: page.hasMore };
   }
 
   versionFor(access: SheetAccess, id: string, rows: { after: number | null; limit: number }): Result<{ version: VersionView; snapshot: SnapshotView }> {
@@ -896,7 +915,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     const ident = this.requireIdentity();
     const v = findVersion(this.store, id);
     if (!v) return fail("not_found", "version not found");
-    return { ok: true, version: versionView(ident, v, {}), snapshot: snapshotView(this.store, ident, v, rows) };
+    return { ok: true, version: versionView(ident, v, scoreAt(this.store, v.sheet_version)), snapshot: snapshotView(this.store, ident, v, rows) };
   }
 
   /**
@@ -925,6 +944,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
       const number = versionCount(this.store) + 1;
       if (source) {
         restoreContent(this.store, source, now);
+        restoreSettings(this.store, source.score_configuration === null ? null : (JSON.parse(source.score_configuration) as SettingsView), now);
         this.bumpVersion();
       }
       const snap = snapshot(this.store, number);
@@ -935,7 +955,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
         createdBy: input.createdBy,
         now,
         deltas: snap.deltas,
-        scoreConfiguration: null,
+        scoreConfiguration: settingsView(readSettings(this.store)),
         metadata: {
           sheet_version: this.meta("version"),
           row_count: snap.rowCount,
@@ -957,7 +977,46 @@ export class SheetObject extends DurableObject<BaseEnv> {
       await this.syncListing();
     }
     const v = findVersion(this.store, id)!;
-    return { ok: true, version: versionView(ident, v, {}), snapshot: snapshotView(this.store, ident, v, { after: null, limit: 100 }) };
+    return { ok: true, version: versionView(ident, v, scoreAt(this.store, v.sheet_version)), snapshot: snapshotView(this.store, ident, v, { after: null, limit: 100 }) };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The score (score.ts): a configuration of columns to score, calculated on the alarm.
+
+  scoreFor(access: SheetAccess): Result<{ score: ScorePayload }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return { ok: true, score: scorePayload(this.store, this.requireIdentity()) };
+  }
+
+  /** Stores a score configuration (one new sheet version); queues nothing. */
+  async configureScore(access: SheetAccess, input: ScoreConfigInput): Promise<Result<{ score_configuration_id: string; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const plan = planSettings(this.model().list, input);
+    if ("ok" in plan) return plan;
+    const version = this.ctx.storage.transactionSync(() => {
+      configure(this.store, plan, Date.now());
+      return this.bumpVersion();
+    });
+    await this.syncListing();
+    return { ok: true, score_configuration_id: plan.id, version };
+  }
+
+  /** Queues a calculation of the configured score (restarting one still open). */
+  async recalculateScore(access: SheetAccess): Promise<Result<{ score_configuration_id: string; status: "queued" }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const q = this.ctx.storage.transactionSync(() => queueCalculation(this.store, Date.now()));
+    if (!q.ok) return q;
+    await this.ctx.storage.setAlarm(Date.now());
+    return { ok: true, score_configuration_id: q.configId, status: "queued" };
+  }
+
+  scoreHistoryFor(access: SheetAccess, q: { range: HistoryRange; resolution: HistoryResolution; maxPoints: number }): Result<{ score_history: ReturnType<typeof scoreHistory> }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return { ok: true, score_history: scoreHistory(this.store, q) };
   }
 
   /** Runs one batch of queued cells, then re-arms itself while work remains. */
@@ -968,7 +1027,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     // once it is done (a cell computed before a pending STALE marking reached it would be marked anyway).
     if (hasColumnWork(this.store)) {
       const more = this.ctx.storage.transactionSync(() => stepColumnWork(this.store, Date.now()));
-      if (more || this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
+      if (more || this.hasPendingCells() || hasScoreWork(this.store)) await this.ctx.storage.setAlarm(Date.now());
       return;
     }
     // Only the alarm sets RUNNING and alarms never overlap: a RUNNING cell now is left from an evicted run.
@@ -992,6 +1051,8 @@ export class SheetObject extends DurableObject<BaseEnv> {
       break;
     }
     if (this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
+    // A score is calculated once no cell is pending, so it scores the results of what was asked before it.
+    else if (hasScoreWork(this.store) && this.ctx.storage.transactionSync(() => stepScore(this.store, Date.now()))) await this.ctx.storage.setAlarm(Date.now());
   }
 
   private hasPendingCells(): boolean {

@@ -14,6 +14,7 @@
 //                  import batch a no-op. import_columns maps an import's column positions to columns.
 //   saved_versions, snap_columns, snap_dependencies, snap_rows, snap_cells: named snapshots
 //                  (versions.ts); a snap_ record belongs to saved versions [from_v, to_v).
+//   score_settings, score_calculations: the sheet's score configuration and its calculations (score.ts).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import type { SheetIdentity } from "./types";
 
@@ -151,6 +152,27 @@ export const MIGRATIONS: string[][] = [
     `CREATE INDEX IF NOT EXISTS snap_cells_at ON snap_cells (row_index, column_seq, from_v)`,
     `CREATE UNIQUE INDEX IF NOT EXISTS snap_cells_open ON snap_cells (row_index, column_seq) WHERE to_v IS NULL`,
     `CREATE INDEX IF NOT EXISTS snap_cells_closed ON snap_cells (to_v) WHERE to_v IS NOT NULL`,
+  ],
+  [
+    // The sheet's score (score.ts): its configuration (one row, key 'current') and its calculations,
+    // the completed ones being the score history.
+    `CREATE TABLE IF NOT EXISTS score_settings (key TEXT PRIMARY KEY, config TEXT NOT NULL, updated_at INTEGER NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS score_calculations (
+       id TEXT PRIMARY KEY,
+       config_id TEXT NOT NULL,
+       status TEXT NOT NULL,
+       sheet_version INTEGER NOT NULL,
+       next_row INTEGER NOT NULL,
+       end_row INTEGER NOT NULL,
+       state TEXT,
+       result TEXT,
+       error TEXT,
+       created_at INTEGER NOT NULL,
+       started_at INTEGER,
+       completed_at INTEGER)`,
+    `CREATE INDEX IF NOT EXISTS score_calculations_open ON score_calculations (created_at) WHERE status IN ('queued', 'running')`,
+    `CREATE INDEX IF NOT EXISTS score_calculations_done ON score_calculations (sheet_version, completed_at) WHERE status = 'completed'`,
+    `CREATE INDEX IF NOT EXISTS score_calculations_config ON score_calculations (config_id, created_at)`,
   ],
 ];
 

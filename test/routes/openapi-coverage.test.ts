@@ -10,10 +10,6 @@ const NOT_YET: Record<string, string> = {
   // Not built yet.
   "post /api/public/v2/tables/{}/sheets/{}/imports/file": "imports into an existing sheet",
   "post /api/public/v2/tables/{}/sheets/{}/imports/request-logs": "imports into an existing sheet",
-  "get /api/public/v2/tables/{}/sheets/{}/versions/score-history": "sheet score column",
-  "get /api/public/v2/tables/{}/sheets/{}/score": "sheet score column",
-  "post /api/public/v2/tables/{}/sheets/{}/score": "sheet score column",
-  "patch /api/public/v2/tables/{}/sheets/{}/score": "sheet score column",
   "get /api/public/v2/tables/{}/sheets/{}/scorecard": "sheet scorecards",
   "patch /api/public/v2/tables/{}/sheets/{}/scorecard": "sheet scorecards",
   "delete /api/public/v2/tables/{}/sheets/{}/scorecard": "sheet scorecards",
