@@ -6,7 +6,7 @@
 // executions.ts (recalculation operations), imports.ts (import progress and columns),
 // recalculation.ts (what one cell computes to), listing.ts (what it writes back to D1), types.ts
 // (what its methods take and answer), stale-graph.ts (the column graph), versions.ts (saved versions),
-// score.ts (the sheet's score).
+// score.ts (the sheet's score), scorecard.ts (its scorecard).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import { DurableObject } from "cloudflare:workers";
 import { blockSources, COMPUTING_BLOCK_TYPES, validateBlockConfig } from "../blocks";
@@ -39,6 +39,25 @@ import {
   type ScorePayload,
   type SettingsView,
 } from "./score";
+import {
+  activeScorecard,
+  calculationView,
+  cancelScorecard,
+  deleteScorecard,
+  findCalculation,
+  hasScorecardWork,
+  listRowResults,
+  migrateLegacyScore,
+  planScorecard,
+  queueScorecardCalculation,
+  rowResult,
+  saveScorecard,
+  scorecardPayload,
+  scorecardView,
+  stepScorecard,
+  type ScorecardInput,
+  type Verdict,
+} from "./scorecard";
 import { ColumnGraph } from "./stale-graph";
 import {
   findVersion,
@@ -108,7 +127,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     this.deps = buildBaseDeps(env);
     // Recalculation survives eviction: queued work found on wake-up gets its alarm back if it was lost.
     void ctx.blockConcurrencyWhile(async () => {
-      const work = this.hasPendingCells() || hasColumnWork(this.store) || hasScoreWork(this.store);
+      const work = this.hasPendingCells() || hasColumnWork(this.store) || hasScoreWork(this.store) || hasScorecardWork(this.store);
       if (this.meta("deleted") === 0 && work && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
     });
   }
@@ -1019,6 +1038,109 @@ export class SheetObject extends DurableObject<BaseEnv> {
     return { ok: true, score_history: scoreHistory(this.store, q) };
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // The scorecard (scorecard.ts): steps judging each row, calculated on the alarm.
+
+  scorecardFor(access: SheetAccess): Result<ReturnType<typeof scorecardPayload>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return { ok: true, ...scorecardPayload(this.store, this.requireIdentity()) };
+  }
+
+  /** Creates or replaces the active scorecard's configuration (one new sheet version). */
+  async configureScorecard(access: SheetAccess, input: ScorecardInput): Promise<Result<{ scorecard: ReturnType<typeof scorecardView>; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const now = Date.now();
+    const existing = activeScorecard(this.store);
+    const plan = planScorecard(this.model().list, input, existing, now);
+    if (!plan.ok) return plan;
+    const version = this.ctx.storage.transactionSync(() => {
+      saveScorecard(this.store, input, plan, existing, now);
+      return this.bumpVersion();
+    });
+    await this.syncListing();
+    return { ok: true, scorecard: scorecardView(this.store, this.requireIdentity(), activeScorecard(this.store)!), version };
+  }
+
+  async deleteScorecard(access: SheetAccess): Promise<Result<{ version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const sc = activeScorecard(this.store);
+    if (!sc) return fail("not_found", "the sheet has no scorecard");
+    const version = this.ctx.storage.transactionSync(() => {
+      deleteScorecard(this.store, sc, Date.now());
+      return this.bumpVersion();
+    });
+    await this.syncListing();
+    return { ok: true, version };
+  }
+
+  /** Queues a calculation of the scorecard (one under way is cancelled): all rows and steps, or those named. */
+  async recalculateScorecard(access: SheetAccess, filter: { rows: number[] | null; steps: string[] | null }): Promise<Result<{ calculation_id: string; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const sc = activeScorecard(this.store);
+    if (!sc) return fail("validation_error", "scorecard: the sheet has none; configure one first (PATCH /scorecard)");
+    const q = this.ctx.storage.transactionSync(() => queueScorecardCalculation(this.store, sc, filter, Date.now()));
+    if (!q.ok) return q;
+    await this.ctx.storage.setAlarm(Date.now());
+    return { ok: true, calculation_id: q.id, version: this.meta("version") };
+  }
+
+  cancelScorecard(access: SheetAccess): Result<{ scorecard_id: string; calculation_ids: string[] }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const sc = activeScorecard(this.store);
+    if (!sc) return fail("not_found", "the sheet has no scorecard");
+    const ids = this.ctx.storage.transactionSync(() => cancelScorecard(this.store, sc, Date.now()));
+    return { ok: true, scorecard_id: sc.id, calculation_ids: ids };
+  }
+
+  scorecardCalculationFor(access: SheetAccess, id: string): Result<{ calculation: ReturnType<typeof calculationView> }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const c = findCalculation(this.store, id);
+    return c ? { ok: true, calculation: calculationView(this.requireIdentity(), c) } : fail("not_found", "calculation not found");
+  }
+
+  scorecardRowsFor(access: SheetAccess, q: { calculationId: string | null; verdict: Verdict | null; cursor: number; limit: number }) {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return listRowResults(this.store, q);
+  }
+
+  scorecardRowFor(access: SheetAccess, row: number, calculationId: string | null) {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return rowResult(this.store, this.requireIdentity(), row, calculationId);
+  }
+
+  /** Turns the sheet's score configuration into scorecard steps (and, asked to, removes it). */
+  async migrateLegacyScore(
+    access: SheetAccess,
+    deleteLegacy: boolean,
+  ): Promise<Result<{ scorecard: ReturnType<typeof scorecardView> | null; converted_count: number; skipped: { reason: string; score_type: string | null }[]; legacy_score_deleted: boolean; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const cols = this.model().list;
+    const out = this.ctx.storage.transactionSync(() => {
+      const r = migrateLegacyScore(this.store, cols, deleteLegacy, Date.now());
+      return r.ok ? { ...r, version: r.changed ? this.bumpVersion() : this.meta("version") } : r;
+    });
+    if (!out.ok) return out;
+    if (out.changed) await this.syncListing();
+    const sc = activeScorecard(this.store);
+    return {
+      ok: true,
+      scorecard: sc ? scorecardView(this.store, this.requireIdentity(), sc) : null,
+      converted_count: out.converted,
+      skipped: out.skipped,
+      legacy_score_deleted: out.deleted,
+      version: out.version,
+    };
+  }
+
   /** Runs one batch of queued cells, then re-arms itself while work remains. */
   async alarm(): Promise<void> {
     // A deleted sheet computes nothing more (its queued LLM or ENDPOINT calls would cost for nothing).
@@ -1027,7 +1149,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     // once it is done (a cell computed before a pending STALE marking reached it would be marked anyway).
     if (hasColumnWork(this.store)) {
       const more = this.ctx.storage.transactionSync(() => stepColumnWork(this.store, Date.now()));
-      if (more || this.hasPendingCells() || hasScoreWork(this.store)) await this.ctx.storage.setAlarm(Date.now());
+      if (more || this.hasPendingCells() || hasScoreWork(this.store) || hasScorecardWork(this.store)) await this.ctx.storage.setAlarm(Date.now());
       return;
     }
     // Only the alarm sets RUNNING and alarms never overlap: a RUNNING cell now is left from an evicted run.
@@ -1050,9 +1172,18 @@ export class SheetObject extends DurableObject<BaseEnv> {
       }
       break;
     }
-    if (this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
-    // A score is calculated once no cell is pending, so it scores the results of what was asked before it.
-    else if (hasScoreWork(this.store) && this.ctx.storage.transactionSync(() => stepScore(this.store, Date.now()))) await this.ctx.storage.setAlarm(Date.now());
+    if (this.hasPendingCells()) {
+      await this.ctx.storage.setAlarm(Date.now());
+      return;
+    }
+    // Scores and scorecards are calculated once no cell is pending, so they judge the results of what was asked before them.
+    let more = false;
+    if (hasScoreWork(this.store)) more = this.ctx.storage.transactionSync(() => stepScore(this.store, Date.now()));
+    if (hasScorecardWork(this.store)) {
+      const ctx = this.deps.blocks(this.requireIdentity().workspaceId);
+      more = (await stepScorecard(this.store, ctx, Date.now, (fn) => this.ctx.storage.transactionSync(fn))) || more;
+    }
+    if (more) await this.ctx.storage.setAlarm(Date.now());
   }
 
   private hasPendingCells(): boolean {

@@ -15,6 +15,8 @@
 //   saved_versions, snap_columns, snap_dependencies, snap_rows, snap_cells: named snapshots
 //                  (versions.ts); a snap_ record belongs to saved versions [from_v, to_v).
 //   score_settings, score_calculations: the sheet's score configuration and its calculations (score.ts).
+//   scorecards, scorecard_calculations, scorecard_rows: the scorecard, its calculations and their
+//                  per-row results (scorecard.ts).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import type { SheetIdentity } from "./types";
 
@@ -173,6 +175,48 @@ export const MIGRATIONS: string[][] = [
     `CREATE INDEX IF NOT EXISTS score_calculations_open ON score_calculations (created_at) WHERE status IN ('queued', 'running')`,
     `CREATE INDEX IF NOT EXISTS score_calculations_done ON score_calculations (sheet_version, completed_at) WHERE status = 'completed'`,
     `CREATE INDEX IF NOT EXISTS score_calculations_config ON score_calculations (config_id, created_at)`,
+  ],
+  [
+    // Scorecards (scorecard.ts): the active one has deleted_at NULL; its steps and aggregation are JSON.
+    `CREATE TABLE IF NOT EXISTS scorecards (
+       id TEXT PRIMARY KEY,
+       name TEXT NOT NULL,
+       evaluated_column_ids TEXT NOT NULL,
+       aggregation TEXT NOT NULL,
+       display_config TEXT,
+       baseline_config TEXT,
+       steps TEXT NOT NULL,
+       config_hash TEXT NOT NULL,
+       created_at INTEGER NOT NULL,
+       updated_at INTEGER NOT NULL,
+       deleted_at INTEGER)`,
+    `CREATE TABLE IF NOT EXISTS scorecard_calculations (
+       id TEXT PRIMARY KEY,
+       scorecard_id TEXT NOT NULL,
+       status TEXT NOT NULL,
+       sheet_revision INTEGER NOT NULL,
+       config_hash TEXT NOT NULL,
+       rows_filter TEXT,
+       steps_filter TEXT,
+       previous_id TEXT,
+       next_row INTEGER NOT NULL,
+       state TEXT,
+       summary TEXT,
+       error_summary TEXT,
+       created_at INTEGER NOT NULL,
+       started_at INTEGER,
+       completed_at INTEGER)`,
+    `CREATE INDEX IF NOT EXISTS scorecard_calculations_open ON scorecard_calculations (created_at) WHERE status IN ('queued', 'running')`,
+    `CREATE INDEX IF NOT EXISTS scorecard_calculations_of ON scorecard_calculations (scorecard_id, created_at)`,
+    `CREATE TABLE IF NOT EXISTS scorecard_rows (
+       calculation_id TEXT NOT NULL,
+       row_index INTEGER NOT NULL,
+       aggregate_score REAL,
+       verdict TEXT NOT NULL,
+       result TEXT NOT NULL,
+       computed_at INTEGER NOT NULL,
+       PRIMARY KEY (calculation_id, row_index))`,
+    `CREATE INDEX IF NOT EXISTS scorecard_rows_verdict ON scorecard_rows (calculation_id, verdict, row_index)`,
   ],
 ];
 

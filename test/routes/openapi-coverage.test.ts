@@ -10,15 +10,6 @@ const NOT_YET: Record<string, string> = {
   // Not built yet.
   "post /api/public/v2/tables/{}/sheets/{}/imports/file": "imports into an existing sheet",
   "post /api/public/v2/tables/{}/sheets/{}/imports/request-logs": "imports into an existing sheet",
-  "get /api/public/v2/tables/{}/sheets/{}/scorecard": "sheet scorecards",
-  "patch /api/public/v2/tables/{}/sheets/{}/scorecard": "sheet scorecards",
-  "delete /api/public/v2/tables/{}/sheets/{}/scorecard": "sheet scorecards",
-  "get /api/public/v2/tables/{}/sheets/{}/scorecard/rows": "sheet scorecards",
-  "get /api/public/v2/tables/{}/sheets/{}/scorecard/rows/{}": "sheet scorecards",
-  "post /api/public/v2/tables/{}/sheets/{}/scorecard/recalculate": "sheet scorecards",
-  "post /api/public/v2/tables/{}/sheets/{}/scorecard/cancel": "sheet scorecards",
-  "get /api/public/v2/tables/{}/sheets/{}/scorecard/calculations/{}": "sheet scorecards",
-  "post /api/public/v2/tables/{}/sheets/{}/scorecard/migrate-legacy-score": "sheet scorecards",
 };
 
 const shape = (method: string, path: string) => `${method} ${path.replace(/\{[^}]+\}/g, "{}")}`;
