@@ -26,6 +26,9 @@ import { registerSkillCollectionRoutes } from "./routes/skill-collections";
 import { registerSheetRoutes } from "./routes/sheets";
 import { registerTableRoutes } from "./routes/tables";
 import { registerSheetDataRoutes } from "./routes/sheet-data";
+import { registerSheetScoreRoutes } from "./routes/sheet-data/score";
+import { registerSheetScorecardRoutes } from "./routes/sheet-data/scorecard";
+import { registerSheetVersionRoutes } from "./routes/sheet-data/versions";
 import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerEvaluationRoutes } from "./routes/evaluations";
 import { registerEnvVarRoutes } from "./routes/env-vars";
@@ -109,6 +112,10 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTableRoutes(app);
   registerSheetRoutes(app);
   registerSheetDataRoutes(app);
+  // Score first: its /versions/score-history must not be read as a version id.
+  registerSheetScoreRoutes(app);
+  registerSheetVersionRoutes(app);
+  registerSheetScorecardRoutes(app);
   registerWebhookRoutes(app);
   registerEvaluationRoutes(app);
   registerEnvVarRoutes(app);

@@ -5,7 +5,8 @@
 // schema, counters, identity), columns.ts and cells.ts (what is stored and how the API shows it),
 // executions.ts (recalculation operations), imports.ts (import progress and columns),
 // recalculation.ts (what one cell computes to), listing.ts (what it writes back to D1), types.ts
-// (what its methods take and answer), stale-graph.ts (the column graph).
+// (what its methods take and answer), stale-graph.ts (the column graph), versions.ts (saved versions),
+// score.ts (the sheet's score), scorecard.ts (its scorecard).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import { DurableObject } from "cloudflare:workers";
 import { blockSources, COMPUTING_BLOCK_TYPES, validateBlockConfig } from "../blocks";
@@ -20,7 +21,59 @@ import { COLUMN_WORK_ROWS, hasColumnWork, scheduleColumnWork, settleColumnWork, 
 import { getOperation, listOperations } from "./executions";
 import { ensureImportColumns, importColumnsFit, importProgress } from "./imports";
 import { computeCell } from "./recalculation";
+import {
+  configure,
+  hasScoreWork,
+  planSettings,
+  queueCalculation,
+  readSettings,
+  restoreSettings,
+  scoreAt,
+  scoreHistory,
+  scorePayload,
+  settingsView,
+  stepScore,
+  type HistoryRange,
+  type HistoryResolution,
+  type ScoreConfigInput,
+  type ScorePayload,
+  type SettingsView,
+} from "./score";
+import {
+  activeScorecard,
+  calculationView,
+  cancelScorecard,
+  deleteScorecard,
+  findCalculation,
+  hasScorecardWork,
+  listRowResults,
+  migrateLegacyScore,
+  planScorecard,
+  queueScorecardCalculation,
+  rowResult,
+  saveScorecard,
+  scorecardPayload,
+  scorecardView,
+  stepScorecard,
+  type ScorecardInput,
+  type Verdict,
+} from "./scorecard";
 import { ColumnGraph } from "./stale-graph";
+import {
+  findVersion,
+  insertVersion,
+  listVersions,
+  liveCellCount,
+  restoreContent,
+  snapshot,
+  snapshotView,
+  tooLarge,
+  versionCount,
+  versionView,
+  type SnapshotView,
+  type VersionMetadata,
+  type VersionView,
+} from "./versions";
 import { INSERT_IMPORT_CELLS, SheetStore } from "./storage";
 import {
   ALARM_BATCH_CELLS,
@@ -74,7 +127,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     this.deps = buildBaseDeps(env);
     // Recalculation survives eviction: queued work found on wake-up gets its alarm back if it was lost.
     void ctx.blockConcurrencyWhile(async () => {
-      const work = this.hasPendingCells() || hasColumnWork(this.store);
+      const work = this.hasPendingCells() || hasColumnWork(this.store) || hasScoreWork(this.store) || hasScorecardWork(this.store);
       if (this.meta("deleted") === 0 && work && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
     });
   }
@@ -864,6 +917,230 @@ export class SheetObject extends DurableObject<BaseEnv> {
     };
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Saved versions (versions.ts): named snapshots, and restoring one as a new version.
+
+  versionsFor(access: SheetAccess, opts: { after: number | null; limit: number; order: "asc" | "desc" }): Result<{ versions: VersionView[]; has_more: boolean }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const ident = this.requireIdentity();
+    const page = listVersions(this.store, opts);
+    return { ok: true, versions: page.rows.map((v) => versionView(ident, v, scoreAt(this.store, v.sheet_version))), has_more: page.hasMore };
+  }
+
+  versionFor(access: SheetAccess, id: string, rows: { after: number | null; limit: number }): Result<{ version: VersionView; snapshot: SnapshotView }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const ident = this.requireIdentity();
+    const v = findVersion(this.store, id);
+    if (!v) return fail("not_found", "version not found");
+    return { ok: true, version: versionView(ident, v, scoreAt(this.store, v.sheet_version)), snapshot: snapshotView(this.store, ident, v, rows) };
+  }
+
+  /**
+   * Saves the sheet as a new version named `name`; with `sourceVersionId`, first replaces the sheet's
+   * columns, rows and cells by that version's (one new sheet version), then saves the result.
+   */
+  async createVersion(
+    access: SheetAccess,
+    input: { name: string | null; sourceVersionId: string | null; createdBy: string | null },
+  ): Promise<Result<{ version: VersionView; snapshot: SnapshotView }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const ident = this.requireIdentity();
+    const source = input.sourceVersionId ? findVersion(this.store, input.sourceVersionId) : undefined;
+    if (input.sourceVersionId && !source) return fail("not_found", "source_version_id: version not found");
+    if (!source && !input.name) return fail("validation_error", "name: is required unless source_version_id is given");
+    const big = source
+      ? tooLarge((JSON.parse(source.metadata) as VersionMetadata).cell_count, `version ${source.number}`)
+      : tooLarge(liveCellCount(this.store), "the sheet");
+    if (big) return big;
+    if (!source) this.settleColumnWork();
+    const before = source ? this.model().list : [];
+    const now = Date.now();
+    const id = crypto.randomUUID();
+    this.ctx.storage.transactionSync(() => {
+      const number = versionCount(this.store) + 1;
+      if (source) {
+        restoreContent(this.store, source, now);
+        restoreSettings(this.store, source.score_configuration === null ? null : (JSON.parse(source.score_configuration) as SettingsView), now);
+        this.bumpVersion();
+      }
+      const snap = snapshot(this.store, number);
+      insertVersion(this.store, {
+        number,
+        id,
+        name: input.name ?? (source ? `Restored from version ${source.number}` : null),
+        createdBy: input.createdBy,
+        now,
+        deltas: snap.deltas,
+        scoreConfiguration: settingsView(readSettings(this.store)),
+        metadata: {
+          sheet_version: this.meta("version"),
+          row_count: snap.rowCount,
+          column_count: snap.columnCount,
+          cell_count: snap.cellCount,
+          next_row_index: this.meta("next_row_index"),
+          restored_from: source ? { version_id: source.id, version_number: source.number } : null,
+        },
+      });
+    });
+    if (source) {
+      this.modelCache = null;
+      // The prompts the columns use, as D1 lists them: the columns gone lose theirs, the restored ones get theirs.
+      const after = this.model().list;
+      const afterIds = new Set(after.map((c) => c.id));
+      const hadRefs = new Set(before.filter((c) => promptRefsOf(c.type, c.config).length > 0).map((c) => c.id));
+      for (const c of before) if (!afterIds.has(c.id) && hadRefs.has(c.id)) await this.syncPromptRefs(ident, c.id, "TEXT", {});
+      for (const c of after) if (hadRefs.has(c.id) || promptRefsOf(c.type, c.config).length > 0) await this.syncPromptRefs(ident, c.id, c.type, c.config);
+      await this.syncListing();
+    }
+    const v = findVersion(this.store, id)!;
+    return { ok: true, version: versionView(ident, v, scoreAt(this.store, v.sheet_version)), snapshot: snapshotView(this.store, ident, v, { after: null, limit: 100 }) };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The score (score.ts): a configuration of columns to score, calculated on the alarm.
+
+  scoreFor(access: SheetAccess): Result<{ score: ScorePayload }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return { ok: true, score: scorePayload(this.store, this.requireIdentity()) };
+  }
+
+  /** Stores a score configuration (one new sheet version); queues nothing. */
+  async configureScore(access: SheetAccess, input: ScoreConfigInput): Promise<Result<{ score_configuration_id: string; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const plan = planSettings(this.model().list, input);
+    if ("ok" in plan) return plan;
+    const version = this.ctx.storage.transactionSync(() => {
+      configure(this.store, plan, Date.now());
+      return this.bumpVersion();
+    });
+    await this.syncListing();
+    return { ok: true, score_configuration_id: plan.id, version };
+  }
+
+  /** Queues a calculation of the configured score (restarting one still open). */
+  async recalculateScore(access: SheetAccess): Promise<Result<{ score_configuration_id: string; status: "queued" }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const q = this.ctx.storage.transactionSync(() => queueCalculation(this.store, Date.now()));
+    if (!q.ok) return q;
+    await this.ctx.storage.setAlarm(Date.now());
+    return { ok: true, score_configuration_id: q.configId, status: "queued" };
+  }
+
+  scoreHistoryFor(access: SheetAccess, q: { range: HistoryRange; resolution: HistoryResolution; maxPoints: number }): Result<{ score_history: ReturnType<typeof scoreHistory> }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return { ok: true, score_history: scoreHistory(this.store, q) };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The scorecard (scorecard.ts): steps judging each row, calculated on the alarm.
+
+  scorecardFor(access: SheetAccess): Result<ReturnType<typeof scorecardPayload>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return { ok: true, ...scorecardPayload(this.store, this.requireIdentity()) };
+  }
+
+  /** Creates or replaces the active scorecard's configuration (one new sheet version). */
+  async configureScorecard(access: SheetAccess, input: ScorecardInput): Promise<Result<{ scorecard: ReturnType<typeof scorecardView>; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const now = Date.now();
+    const existing = activeScorecard(this.store);
+    const plan = planScorecard(this.model().list, input, existing, now);
+    if (!plan.ok) return plan;
+    const version = this.ctx.storage.transactionSync(() => {
+      saveScorecard(this.store, input, plan, existing, now);
+      return this.bumpVersion();
+    });
+    await this.syncListing();
+    return { ok: true, scorecard: scorecardView(this.store, this.requireIdentity(), activeScorecard(this.store)!), version };
+  }
+
+  async deleteScorecard(access: SheetAccess): Promise<Result<{ version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const sc = activeScorecard(this.store);
+    if (!sc) return fail("not_found", "the sheet has no scorecard");
+    const version = this.ctx.storage.transactionSync(() => {
+      deleteScorecard(this.store, sc, Date.now());
+      return this.bumpVersion();
+    });
+    await this.syncListing();
+    return { ok: true, version };
+  }
+
+  /** Queues a calculation of the scorecard (one under way is cancelled): all rows and steps, or those named. */
+  async recalculateScorecard(access: SheetAccess, filter: { rows: number[] | null; steps: string[] | null }): Promise<Result<{ calculation_id: string; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const sc = activeScorecard(this.store);
+    if (!sc) return fail("validation_error", "scorecard: the sheet has none; configure one first (PATCH /scorecard)");
+    const q = this.ctx.storage.transactionSync(() => queueScorecardCalculation(this.store, sc, filter, Date.now()));
+    if (!q.ok) return q;
+    await this.ctx.storage.setAlarm(Date.now());
+    return { ok: true, calculation_id: q.id, version: this.meta("version") };
+  }
+
+  cancelScorecard(access: SheetAccess): Result<{ scorecard_id: string; calculation_ids: string[] }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const sc = activeScorecard(this.store);
+    if (!sc) return fail("not_found", "the sheet has no scorecard");
+    const ids = this.ctx.storage.transactionSync(() => cancelScorecard(this.store, sc, Date.now()));
+    return { ok: true, scorecard_id: sc.id, calculation_ids: ids };
+  }
+
+  scorecardCalculationFor(access: SheetAccess, id: string): Result<{ calculation: ReturnType<typeof calculationView> }> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const c = findCalculation(this.store, id);
+    return c ? { ok: true, calculation: calculationView(this.requireIdentity(), c) } : fail("not_found", "calculation not found");
+  }
+
+  scorecardRowsFor(access: SheetAccess, q: { calculationId: string | null; verdict: Verdict | null; cursor: number; limit: number }) {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return listRowResults(this.store, q);
+  }
+
+  scorecardRowFor(access: SheetAccess, row: number, calculationId: string | null) {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    return rowResult(this.store, this.requireIdentity(), row, calculationId);
+  }
+
+  /** Turns the sheet's score configuration into scorecard steps (and, asked to, removes it). */
+  async migrateLegacyScore(
+    access: SheetAccess,
+    deleteLegacy: boolean,
+  ): Promise<Result<{ scorecard: ReturnType<typeof scorecardView> | null; converted_count: number; skipped: { reason: string; score_type: string | null }[]; legacy_score_deleted: boolean; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const cols = this.model().list;
+    const out = this.ctx.storage.transactionSync(() => {
+      const r = migrateLegacyScore(this.store, cols, deleteLegacy, Date.now());
+      return r.ok ? { ...r, version: r.changed ? this.bumpVersion() : this.meta("version") } : r;
+    });
+    if (!out.ok) return out;
+    if (out.changed) await this.syncListing();
+    const sc = activeScorecard(this.store);
+    return {
+      ok: true,
+      scorecard: sc ? scorecardView(this.store, this.requireIdentity(), sc) : null,
+      converted_count: out.converted,
+      skipped: out.skipped,
+      legacy_score_deleted: out.deleted,
+      version: out.version,
+    };
+  }
+
   /** Runs one batch of queued cells, then re-arms itself while work remains. */
   async alarm(): Promise<void> {
     // A deleted sheet computes nothing more (its queued LLM or ENDPOINT calls would cost for nothing).
@@ -872,7 +1149,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
     // once it is done (a cell computed before a pending STALE marking reached it would be marked anyway).
     if (hasColumnWork(this.store)) {
       const more = this.ctx.storage.transactionSync(() => stepColumnWork(this.store, Date.now()));
-      if (more || this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
+      if (more || this.hasPendingCells() || hasScoreWork(this.store) || hasScorecardWork(this.store)) await this.ctx.storage.setAlarm(Date.now());
       return;
     }
     // Only the alarm sets RUNNING and alarms never overlap: a RUNNING cell now is left from an evicted run.
@@ -895,7 +1172,18 @@ export class SheetObject extends DurableObject<BaseEnv> {
       }
       break;
     }
-    if (this.hasPendingCells()) await this.ctx.storage.setAlarm(Date.now());
+    if (this.hasPendingCells()) {
+      await this.ctx.storage.setAlarm(Date.now());
+      return;
+    }
+    // Scores and scorecards are calculated once no cell is pending, so they judge the results of what was asked before them.
+    let more = false;
+    if (hasScoreWork(this.store)) more = this.ctx.storage.transactionSync(() => stepScore(this.store, Date.now()));
+    if (hasScorecardWork(this.store)) {
+      const ctx = this.deps.blocks(this.requireIdentity().workspaceId);
+      more = (await stepScorecard(this.store, ctx, Date.now, (fn) => this.ctx.storage.transactionSync(fn))) || more;
+    }
+    if (more) await this.ctx.storage.setAlarm(Date.now());
   }
 
   private hasPendingCells(): boolean {

@@ -13,6 +13,12 @@
 //   import_batches (operation_id, batch) → the rows that batch appended: what makes a redelivered
 //                  import batch a no-op. import_columns maps an import's column positions to columns
 //                  (a negated seq: a computed column whose values the import drops, imports.ts).
+//   column_work: column-wide work left for the alarm on a large sheet (column-work.ts).
+//   saved_versions, snap_columns, snap_dependencies, snap_rows, snap_cells: named snapshots
+//                  (versions.ts); a snap_ record belongs to saved versions [from_v, to_v).
+//   score_settings, score_calculations: the sheet's score configuration and its calculations (score.ts).
+//   scorecards, scorecard_calculations, scorecard_rows: the scorecard, its calculations and their
+//                  per-row results (scorecard.ts).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import type { SheetIdentity } from "./types";
 
@@ -92,6 +98,127 @@ export const MIGRATIONS: string[][] = [
        next_row INTEGER NOT NULL,
        end_row INTEGER NOT NULL,
        created_at INTEGER NOT NULL)`,
+  ],
+  [
+    // Saved versions (versions.ts). A snapshot record belongs to saved versions [from_v, to_v); an
+    // open one (to_v NULL) is still the sheet's as of the latest saved version.
+    `CREATE TABLE IF NOT EXISTS saved_versions (
+       number INTEGER PRIMARY KEY,
+       id TEXT NOT NULL UNIQUE,
+       name TEXT,
+       created_by TEXT,
+       created_at INTEGER NOT NULL,
+       sheet_version INTEGER NOT NULL,
+       metadata TEXT NOT NULL,
+       deltas TEXT NOT NULL,
+       score_configuration TEXT)`,
+    `CREATE INDEX IF NOT EXISTS saved_versions_sheet_version ON saved_versions (sheet_version)`,
+    `CREATE TABLE IF NOT EXISTS snap_columns (
+       seq INTEGER NOT NULL,
+       id TEXT NOT NULL,
+       title TEXT NOT NULL,
+       type TEXT NOT NULL,
+       config TEXT NOT NULL,
+       position_rank REAL NOT NULL,
+       is_output_column INTEGER NOT NULL,
+       created_at INTEGER NOT NULL,
+       from_v INTEGER NOT NULL,
+       to_v INTEGER,
+       PRIMARY KEY (seq, from_v))`,
+    `CREATE TABLE IF NOT EXISTS snap_dependencies (
+       column_seq INTEGER NOT NULL,
+       depends_on_seq INTEGER NOT NULL,
+       reference_type TEXT NOT NULL,
+       config_key TEXT,
+       from_v INTEGER NOT NULL,
+       to_v INTEGER,
+       PRIMARY KEY (column_seq, depends_on_seq, reference_type, from_v)) WITHOUT ROWID`,
+    `CREATE TABLE IF NOT EXISTS snap_rows (
+       row_index INTEGER NOT NULL,
+       source_operation TEXT,
+       created_at INTEGER NOT NULL,
+       from_v INTEGER NOT NULL,
+       to_v INTEGER,
+       PRIMARY KEY (row_index, from_v)) WITHOUT ROWID`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS snap_rows_open ON snap_rows (row_index) WHERE to_v IS NULL`,
+    `CREATE TABLE IF NOT EXISTS snap_cells (
+       row_index INTEGER NOT NULL,
+       column_seq INTEGER NOT NULL,
+       status TEXT NOT NULL,
+       display_value TEXT,
+       value TEXT,
+       error TEXT,
+       input_hash TEXT,
+       last_computed_version INTEGER,
+       updated_at INTEGER NOT NULL,
+       from_v INTEGER NOT NULL,
+       to_v INTEGER)`,
+    `CREATE INDEX IF NOT EXISTS snap_cells_at ON snap_cells (row_index, column_seq, from_v)`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS snap_cells_open ON snap_cells (row_index, column_seq) WHERE to_v IS NULL`,
+    `CREATE INDEX IF NOT EXISTS snap_cells_closed ON snap_cells (to_v) WHERE to_v IS NOT NULL`,
+  ],
+  [
+    // The sheet's score (score.ts): its configuration (one row, key 'current') and its calculations,
+    // the completed ones being the score history.
+    `CREATE TABLE IF NOT EXISTS score_settings (key TEXT PRIMARY KEY, config TEXT NOT NULL, updated_at INTEGER NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS score_calculations (
+       id TEXT PRIMARY KEY,
+       config_id TEXT NOT NULL,
+       status TEXT NOT NULL,
+       sheet_version INTEGER NOT NULL,
+       next_row INTEGER NOT NULL,
+       end_row INTEGER NOT NULL,
+       state TEXT,
+       result TEXT,
+       error TEXT,
+       created_at INTEGER NOT NULL,
+       started_at INTEGER,
+       completed_at INTEGER)`,
+    `CREATE INDEX IF NOT EXISTS score_calculations_open ON score_calculations (created_at) WHERE status IN ('queued', 'running')`,
+    `CREATE INDEX IF NOT EXISTS score_calculations_done ON score_calculations (sheet_version, completed_at) WHERE status = 'completed'`,
+    `CREATE INDEX IF NOT EXISTS score_calculations_config ON score_calculations (config_id, created_at)`,
+  ],
+  [
+    // Scorecards (scorecard.ts): the active one has deleted_at NULL; its steps and aggregation are JSON.
+    `CREATE TABLE IF NOT EXISTS scorecards (
+       id TEXT PRIMARY KEY,
+       name TEXT NOT NULL,
+       evaluated_column_ids TEXT NOT NULL,
+       aggregation TEXT NOT NULL,
+       display_config TEXT,
+       baseline_config TEXT,
+       steps TEXT NOT NULL,
+       config_hash TEXT NOT NULL,
+       created_at INTEGER NOT NULL,
+       updated_at INTEGER NOT NULL,
+       deleted_at INTEGER)`,
+    `CREATE TABLE IF NOT EXISTS scorecard_calculations (
+       id TEXT PRIMARY KEY,
+       scorecard_id TEXT NOT NULL,
+       status TEXT NOT NULL,
+       sheet_revision INTEGER NOT NULL,
+       config_hash TEXT NOT NULL,
+       rows_filter TEXT,
+       steps_filter TEXT,
+       previous_id TEXT,
+       next_row INTEGER NOT NULL,
+       state TEXT,
+       summary TEXT,
+       error_summary TEXT,
+       created_at INTEGER NOT NULL,
+       started_at INTEGER,
+       completed_at INTEGER)`,
+    `CREATE INDEX IF NOT EXISTS scorecard_calculations_open ON scorecard_calculations (created_at) WHERE status IN ('queued', 'running')`,
+    `CREATE INDEX IF NOT EXISTS scorecard_calculations_of ON scorecard_calculations (scorecard_id, created_at)`,
+    `CREATE TABLE IF NOT EXISTS scorecard_rows (
+       calculation_id TEXT NOT NULL,
+       row_index INTEGER NOT NULL,
+       aggregate_score REAL,
+       verdict TEXT NOT NULL,
+       result TEXT NOT NULL,
+       computed_at INTEGER NOT NULL,
+       PRIMARY KEY (calculation_id, row_index))`,
+    `CREATE INDEX IF NOT EXISTS scorecard_rows_verdict ON scorecard_rows (calculation_id, verdict, row_index)`,
   ],
 ];
 
