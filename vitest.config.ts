@@ -19,45 +19,71 @@ const migrationsDir = fileURLToPath(new URL("./migrations", import.meta.url));
 // repository (test/fixtures/promptlayer-operations.json), for the test that holds /openapi.json to them.
 const referenceOperations = readFileSync(fileURLToPath(new URL("./test/fixtures/promptlayer-operations.json", import.meta.url)), "utf8");
 
+// Pure modules' tests: they read no binding, so they skip the per-file D1 migrations (about 4 s of
+// CPU a file), which is most of what a file of the workers project costs.
+const UNIT_TESTS = [
+  "test/blocks/**/*.test.ts",
+  "test/console/**/*.test.ts",
+  "test/converters/**/*.test.ts",
+  "test/filters/**/*.test.ts",
+  "test/lib/**/*.test.ts",
+  "test/prompts/**/*.test.ts",
+  "test/traces/**/*.test.ts",
+  "test/realtime/protocol.test.ts",
+  "test/logs/index-rows.test.ts",
+  "test/logs/intent.test.ts",
+  "test/services/{auth,dataset-file,evaluation-columns,prompt-patch,skill-manifest,workflow-graph}.test.ts",
+  "test/sheets/{cell-values,recalculation,stale-graph}.test.ts",
+];
+
+/** The Worker in workerd with its real bindings, for the workers and unit projects. */
+const workerdPool = () =>
+  cloudflareTest(async () => ({
+    main: "./src/index.ts",
+    wrangler: { configPath: "./wrangler.toml" },
+    miniflare: {
+      bindings: {
+        TEST_MIGRATIONS: await readD1Migrations(migrationsDir),
+        REFERENCE_OPERATIONS: referenceOperations,
+        OPENAI_API_KEY: "test-key",
+        OPENAI_BASE_URL: "http://fake-llm.test/v1",
+        // Webhook retries 1 s, 2 s, 4 s … so the retry tests run in seconds, not minutes.
+        WEBHOOK_RETRY_BASE_SECONDS: "1",
+        TOOL_EXECUTION_TIMEOUT_MS: "2000",
+        ENV_VARS_KEY: "test-env-vars-key-0123456789abcdef0123456789",
+        // Verified keys are trusted for 0.2 s instead of 5 s, so the revocation tests wait that long.
+        AUTH_KEY_CACHE_MS: "200",
+      },
+      // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.
+      outboundService: fakeUpstream,
+      // The consumers of wrangler.toml, but a batch is delivered at once instead of after up to
+      // a second: queue-driven tests (imports, fills, runs, webhooks) wait on every hop.
+      queueConsumers: {
+        "promptedge-jobs": { maxBatchSize: 10, maxBatchTimeout: 0, maxRetries: 5, deadLetterQueue: "promptedge-jobs-dlq" },
+        "promptedge-jobs-dlq": { maxBatchSize: 10, maxBatchTimeout: 0 },
+      },
+    },
+  }));
+
 export default defineConfig({
   test: {
     // The app logs one JSON line per request; show logs only for tests that fail.
     silent: "passed-only",
+    // Two test files at a time: the node project's files mostly wait on their own `wrangler dev`,
+    // so they run beside the workerd projects' instead of before them.
+    maxWorkers: 2,
     reporters: ["default", "./scripts/vitest-summary.mjs"],
     projects: [
       {
-        plugins: [
-          cloudflareTest(async () => ({
-            main: "./src/index.ts",
-            wrangler: { configPath: "./wrangler.toml" },
-            miniflare: {
-              bindings: {
-                TEST_MIGRATIONS: await readD1Migrations(migrationsDir),
-                REFERENCE_OPERATIONS: referenceOperations,
-                OPENAI_API_KEY: "test-key",
-                OPENAI_BASE_URL: "http://fake-llm.test/v1",
-                // Webhook retries 1 s, 2 s, 4 s … so the retry tests run in seconds, not minutes.
-                WEBHOOK_RETRY_BASE_SECONDS: "1",
-                TOOL_EXECUTION_TIMEOUT_MS: "2000",
-                ENV_VARS_KEY: "test-env-vars-key-0123456789abcdef0123456789",
-                // Verified keys are trusted for 0.2 s instead of 5 s, so the revocation tests wait that long.
-                AUTH_KEY_CACHE_MS: "200",
-              },
-              // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.
-              outboundService: fakeUpstream,
-              // The consumers of wrangler.toml, but a batch is delivered at once instead of after up to
-              // a second: queue-driven tests (imports, fills, runs, webhooks) wait on every hop.
-              queueConsumers: {
-                "promptedge-jobs": { maxBatchSize: 10, maxBatchTimeout: 0, maxRetries: 5, deadLetterQueue: "promptedge-jobs-dlq" },
-                "promptedge-jobs-dlq": { maxBatchSize: 10, maxBatchTimeout: 0 },
-              },
-            },
-          })),
-        ],
+        plugins: [workerdPool()],
+        test: { name: "unit", include: UNIT_TESTS, testTimeout: 60_000 },
+      },
+      {
+        plugins: [workerdPool()],
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/node/**"],
+          exclude: ["test/node/**", ...UNIT_TESTS],
           setupFiles: ["./test/setup.ts"],
           // A shared 2-core machine can be slow for a while: room for any test, so load never fails
           // one (the heaviest say their own, longer, limit).

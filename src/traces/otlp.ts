@@ -3,7 +3,6 @@
 // forbid); JSON follows OTLP's JSON mapping (hex ids, enums as integers, 64-bit integers as strings).
 // Both become the same SpanInput list; a span that breaks a rule is set aside with its reason and the
 // rest are taken, as OTLP's partial success has it.
-import * as otlp from "@opentelemetry/otlp-transformer/build/src/generated/root";
 import type { AttrValue, RejectedSpan, SpanExtras, SpanInput } from "./span-input";
 
 // The generated module's typings name only protobufjs's Root; these are the two messages used here.
@@ -13,7 +12,18 @@ interface Codec {
   fromObject(object: unknown): unknown;
 }
 type TraceCollector = { ExportTraceServiceRequest: Codec; ExportTraceServiceResponse: Codec };
-const collector = (otlp as unknown as { opentelemetry: { proto: { collector: { trace: { v1: TraceCollector } } } } }).opentelemetry.proto.collector.trace.v1;
+type GeneratedRoot = { opentelemetry: { proto: { collector: { trace: { v1: TraceCollector } } } } };
+
+let collector: TraceCollector | null = null;
+
+/** The generated code (about 700 KB) is loaded on first use: nothing but a protobuf export needs it. */
+async function protobuf(): Promise<TraceCollector> {
+  if (!collector) {
+    const mod = (await import("@opentelemetry/otlp-transformer/build/src/generated/root")) as unknown as GeneratedRoot & { default?: GeneratedRoot };
+    collector = (mod.default ?? mod).opentelemetry.proto.collector.trace.v1;
+  }
+  return collector;
+}
 
 export type OtlpEncoding = "protobuf" | "json";
 
@@ -214,11 +224,12 @@ function spansOf(request: unknown): DecodedExport {
 }
 
 /** Decodes an export body (already decompressed). Throws OtlpFormatError when the body is not one. */
-export function decodeExport(body: Uint8Array, encoding: OtlpEncoding): DecodedExport {
+export async function decodeExport(body: Uint8Array, encoding: OtlpEncoding): Promise<DecodedExport> {
   if (encoding === "protobuf") {
+    const codec = await protobuf();
     let message: unknown;
     try {
-      message = collector.ExportTraceServiceRequest.decode(body);
+      message = codec.ExportTraceServiceRequest.decode(body);
     } catch (err) {
       throw new OtlpFormatError(`the body is not a protobuf ExportTraceServiceRequest: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -234,13 +245,14 @@ export function decodeExport(body: Uint8Array, encoding: OtlpEncoding): DecodedE
 }
 
 /** The ExportTraceServiceResponse: partialSuccess only when spans were rejected. */
-export function encodeResponse(encoding: OtlpEncoding, rejectedSpans: number, errorMessage: string | null): Uint8Array | Obj {
+export async function encodeResponse(encoding: OtlpEncoding, rejectedSpans: number, errorMessage: string | null): Promise<Uint8Array | Obj> {
   const partialSuccess = rejectedSpans > 0 ? { rejectedSpans, errorMessage: errorMessage ?? "" } : null;
   if (encoding === "json") return { partialSuccess: partialSuccess ? { rejectedSpans: String(rejectedSpans), errorMessage: partialSuccess.errorMessage } : null };
-  return collector.ExportTraceServiceResponse.encode(partialSuccess ? { partialSuccess } : {}).finish();
+  return (await protobuf()).ExportTraceServiceResponse.encode(partialSuccess ? { partialSuccess } : {}).finish();
 }
 
 /** Encodes a request (for tests and the bench: what an exporter sends). */
-export function encodeRequest(request: Obj): Uint8Array {
-  return collector.ExportTraceServiceRequest.encode(collector.ExportTraceServiceRequest.fromObject(request)).finish();
+export async function encodeRequest(request: Obj): Promise<Uint8Array> {
+  const codec = await protobuf();
+  return codec.ExportTraceServiceRequest.encode(codec.ExportTraceServiceRequest.fromObject(request)).finish();
 }

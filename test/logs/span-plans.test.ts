@@ -51,7 +51,7 @@ const hex = (len: number) => Array.from(crypto.getRandomValues(new Uint8Array(le
 const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
 
 /** An export of one trace: a plain parent and an LLM child with metadata (so the log has search rows and facets). */
-function exportBody() {
+async function exportBody() {
   const [traceId, parent, llm] = [hex(32), hex(16), hex(16)];
   const spans = [
     { traceId, spanId: parent, name: "handle", startTimeUnixNano: "1700000000000000000", endTimeUnixNano: "1700000003000000000" },
@@ -82,7 +82,7 @@ describe("span ingestion plans", () => {
     const auth = { workspaceId: ws.workspaceId, userId: ws.userId, userEmail: ws.email, apiKeyId: key!.id };
     const recorded: Recorded[] = [];
     const db = getDb(recording(env.DB, recorded));
-    const outcome = await ingestOtlp(db, auth, exportBody(), false);
+    const outcome = await ingestOtlp(db, auth, await exportBody(), false);
     expect(outcome.rejectedSpans).toBe(0);
     // The write batch ran whole: the log, its search rows and facets, both link updates.
     const sqlText = recorded.map((r) => r.sql).join("\n");

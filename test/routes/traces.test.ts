@@ -95,7 +95,7 @@ describe("POST /v1/traces", () => {
     for (const gzip of [false, true]) {
       const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
       const spans = spansOf(t, llm, parent).map((s) => ({ ...s, traceId: bytes(s.traceId), spanId: bytes(s.spanId), ...(s.parentSpanId ? { parentSpanId: bytes(s.parentSpanId) } : {}) }));
-      const proto = encodeRequest(exportOf(spans));
+      const proto = await encodeRequest(exportOf(spans));
       const res = await postOtlp(ws, gzip ? gzipSync(proto) : proto, { "Content-Type": "application/x-protobuf", ...(gzip ? { "Content-Encoding": "gzip" } : {}) });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("application/x-protobuf");
@@ -140,7 +140,7 @@ describe("POST /v1/traces", () => {
     const good = JSON.stringify(exportOf(spansOf(t, newSpan(), newSpan())));
     expect((await postOtlp(ws, good, { "Content-Type": "text/plain" })).status).toBe(415);
     expect((await postOtlp(ws, good, { "Content-Type": "application/json", "Content-Encoding": "br" })).status).toBe(415);
-    const truncated = encodeRequest(exportOf(spansOf(t, newSpan(), newSpan()).map((s) => ({ ...s, traceId: bytes(s.traceId), spanId: bytes(s.spanId), ...(s.parentSpanId ? { parentSpanId: bytes(s.parentSpanId) } : {}) }))));
+    const truncated = await encodeRequest(exportOf(spansOf(t, newSpan(), newSpan()).map((s) => ({ ...s, traceId: bytes(s.traceId), spanId: bytes(s.spanId), ...(s.parentSpanId ? { parentSpanId: bytes(s.parentSpanId) } : {}) }))));
     const cut = await postOtlp(ws, truncated.subarray(0, truncated.length - 9), { "Content-Type": "application/x-protobuf" });
     expect(cut.status).toBe(400);
     expect((await json(cut)).message).toContain("not a protobuf ExportTraceServiceRequest");

@@ -37,8 +37,8 @@ const jsonSpan = (over: Record<string, unknown> = {}) => ({
 const enc = (s: unknown) => new TextEncoder().encode(JSON.stringify(s));
 
 describe("OTLP trace exports", () => {
-  it("JSON: ids, times, kinds, status, every attribute type, events and the resource", () => {
-    const out = decodeExport(enc(jsonExport([jsonSpan()])), "json");
+  it("JSON: ids, times, kinds, status, every attribute type, events and the resource", async () => {
+    const out = await decodeExport(enc(jsonExport([jsonSpan()])), "json");
     expect(out.rejected).toEqual([]);
     expect(out.spans).toHaveLength(1);
     const { span, extras } = out.spans[0];
@@ -50,8 +50,8 @@ describe("OTLP trace exports", () => {
     expect(extras.scope).toEqual({ name: "lib", version: "1.2.3" });
   });
 
-  it("protobuf decodes to the same spans as JSON", () => {
-    const proto = encodeRequest(
+  it("protobuf decodes to the same spans as JSON", async () => {
+    const proto = await encodeRequest(
       jsonExport([
         {
           ...jsonSpan(),
@@ -61,19 +61,19 @@ describe("OTLP trace exports", () => {
         },
       ]),
     );
-    const fromProto = decodeExport(proto, "protobuf");
-    const fromJson = decodeExport(enc(jsonExport([jsonSpan()])), "json");
+    const fromProto = await decodeExport(proto, "protobuf");
+    const fromJson = await decodeExport(enc(jsonExport([jsonSpan()])), "json");
     expect(fromProto).toEqual(fromJson);
   });
 
-  it("a truncated protobuf body, or a body that is not JSON, is not an export", () => {
-    const proto = encodeRequest(jsonExport([{ ...jsonSpan(), traceId: bytes(TRACE), spanId: bytes(SPAN), parentSpanId: bytes(PARENT) }]));
-    expect(() => decodeExport(proto.subarray(0, proto.length - 7), "protobuf")).toThrow(OtlpFormatError);
-    expect(() => decodeExport(new TextEncoder().encode("{not json"), "json")).toThrow(OtlpFormatError);
-    expect(() => decodeExport(enc([1, 2]), "json")).toThrow(OtlpFormatError);
+  it("a truncated protobuf body, or a body that is not JSON, is not an export", async () => {
+    const proto = await encodeRequest(jsonExport([{ ...jsonSpan(), traceId: bytes(TRACE), spanId: bytes(SPAN), parentSpanId: bytes(PARENT) }]));
+    await expect(decodeExport(proto.subarray(0, proto.length - 7), "protobuf")).rejects.toThrow(OtlpFormatError);
+    await expect(decodeExport(new TextEncoder().encode("{not json"), "json")).rejects.toThrow(OtlpFormatError);
+    await expect(decodeExport(enc([1, 2]), "json")).rejects.toThrow(OtlpFormatError);
   });
 
-  it("sets aside each bad span with its reason and keeps the others", () => {
+  it("sets aside each bad span with its reason and keeps the others", async () => {
     let deep: Record<string, unknown> = { stringValue: "x" };
     for (let i = 0; i <= MAX_ATTRIBUTE_DEPTH; i++) deep = { arrayValue: { values: [deep] } };
     const bad = [
@@ -85,7 +85,7 @@ describe("OTLP trace exports", () => {
       jsonSpan({ parentSpanId: SPAN }),
     ];
     const good = jsonSpan({ spanId: "1111111111111111" });
-    const out = decodeExport(enc(jsonExport([...bad, good])), "json");
+    const out = await decodeExport(enc(jsonExport([...bad, good])), "json");
     expect(out.spans.map((s) => s.span.spanId)).toEqual(["1111111111111111"]);
     expect(out.rejected.map((r) => r.reason)).toEqual([
       "traceId must be 32 hex digits",
@@ -98,18 +98,18 @@ describe("OTLP trace exports", () => {
     // At the depth limit itself the value is taken.
     let ok: Record<string, unknown> = { stringValue: "x" };
     for (let i = 0; i < MAX_ATTRIBUTE_DEPTH; i++) ok = { arrayValue: { values: [ok] } };
-    expect(decodeExport(enc(jsonExport([jsonSpan({ attributes: [{ key: "deep", value: ok }] })])), "json").rejected).toEqual([]);
+    expect((await decodeExport(enc(jsonExport([jsonSpan({ attributes: [{ key: "deep", value: ok }] })])), "json")).rejected).toEqual([]);
   });
 
-  it("attributes of unexpected shapes are unwrapped or dropped, never thrown", () => {
-    const out = decodeExport(enc(jsonExport([jsonSpan({ attributes: [{ key: "a" }, { value: { stringValue: "no key" } }, { key: "b", value: { doubleValue: "NaN" } }, "junk"] })])), "json");
+  it("attributes of unexpected shapes are unwrapped or dropped, never thrown", async () => {
+    const out = await decodeExport(enc(jsonExport([jsonSpan({ attributes: [{ key: "a" }, { value: { stringValue: "no key" } }, { key: "b", value: { doubleValue: "NaN" } }, "junk"] })])), "json");
     expect(out.spans[0].span.attributes).toEqual({ a: null, b: "NaN" });
   });
 
-  it("answers in the request's encoding, with partialSuccess only when spans were rejected", () => {
-    expect(encodeResponse("json", 0, null)).toEqual({ partialSuccess: null });
-    expect(encodeResponse("json", 2, "why")).toEqual({ partialSuccess: { rejectedSpans: "2", errorMessage: "why" } });
-    expect((encodeResponse("protobuf", 0, null) as Uint8Array).length).toBe(0);
-    expect((encodeResponse("protobuf", 2, "why") as Uint8Array).length).toBeGreaterThan(0);
+  it("answers in the request's encoding, with partialSuccess only when spans were rejected", async () => {
+    expect(await encodeResponse("json", 0, null)).toEqual({ partialSuccess: null });
+    expect(await encodeResponse("json", 2, "why")).toEqual({ partialSuccess: { rejectedSpans: "2", errorMessage: "why" } });
+    expect(((await encodeResponse("protobuf", 0, null)) as Uint8Array).length).toBe(0);
+    expect(((await encodeResponse("protobuf", 2, "why")) as Uint8Array).length).toBeGreaterThan(0);
   });
 });

@@ -145,13 +145,13 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
     const body = await readBodyCapped(c.req.raw.body, maxBytesOf(c.env, "TRACES_MAX_BYTES"), contentEncoding === "gzip");
     let decoded;
     try {
-      decoded = decodeExport(body, encoding);
+      decoded = await decodeExport(body, encoding);
     } catch (err) {
       if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
       throw err;
     }
     const outcome = await ingestOtlp(c.var.deps.db, c.get("auth"), decoded, closeAfter === "true");
-    const answer = encodeResponse(encoding, outcome.rejectedSpans, outcome.errorMessage);
+    const answer = await encodeResponse(encoding, outcome.rejectedSpans, outcome.errorMessage);
     if (answer instanceof Uint8Array) return new Response(answer, { status: 200, headers: { "Content-Type": "application/x-protobuf" } });
     return c.json(answer, 200);
   });
