@@ -19,8 +19,8 @@ const migrationsDir = fileURLToPath(new URL("./migrations", import.meta.url));
 // repository (test/fixtures/promptlayer-operations.json), for the test that holds /openapi.json to them.
 const referenceOperations = readFileSync(fileURLToPath(new URL("./test/fixtures/promptlayer-operations.json", import.meta.url)), "utf8");
 
-// Pure modules' tests: they read no binding, so they skip the per-file D1 migrations (about 4 s of
-// CPU a file), which is most of what a file of the workers project costs.
+// Pure modules' tests: they read no binding, so they skip the per-file setup (loading the whole Worker
+// to migrate its database: a few seconds of CPU a file, most of what a workers-project file costs).
 const UNIT_TESTS = [
   "test/blocks/**/*.test.ts",
   "test/console/**/*.test.ts",
