@@ -3,12 +3,11 @@
 // asks the sheet's Durable Object, the single writer of its contents.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import type { Context } from "hono";
 import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../http/openapi";
 import { ErrorSchema } from "../../lib/schemas";
-import { liveSheet, unwrap } from "../../services/sheet-engine";
+import { unwrap } from "../../services/sheet-engine";
 import {
   AddRowsBody,
   CellParams,
@@ -27,6 +26,7 @@ import {
   UpdateCellBody,
   UpdateColumnBody,
 } from "./schemas";
+import { sheetOf } from "./access";
 
 const tags = ["smart tables"];
 const base = "/api/public/v2/tables/{table_id}/sheets/{sheet_id}";
@@ -298,10 +298,6 @@ const cancelOperation = defineRoute({
     ),
   },
 });
-
-function sheetOf(c: Context<AppEnv>, p: { table_id: string; sheet_id: string }) {
-  return liveSheet(c.var.deps, c.get("auth").workspaceId, p.table_id, p.sheet_id);
-}
 
 export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(listColumns, async (c) => {

@@ -2,14 +2,14 @@
 // calculation) and /versions/score-history. The sheet's object keeps and calculates it
 // (sheets/score.ts); each handler finds the sheet in D1 for the key's workspace first.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
 import { QueryInt } from "../../lib/query";
-import { liveSheet, unwrap } from "../../services/sheet-engine";
+import { unwrap } from "../../services/sheet-engine";
 import { DEFAULT_FALSE_VALUES, DEFAULT_TRUE_VALUES, MAX_SCORE_COLUMNS, SCORE_RANGE_ROWS } from "../../sheets/score";
 import { SheetParams } from "./schemas";
+import { sheetOf } from "./access";
 
 const tags = ["smart tables"];
 const base = "/api/public/v2/tables/{table_id}/sheets/{sheet_id}";
@@ -193,10 +193,6 @@ const scoreHistory = defineRoute({
     ),
   },
 });
-
-function sheetOf(c: Context<AppEnv>, p: { table_id: string; sheet_id: string }) {
-  return liveSheet(c.var.deps, c.get("auth").workspaceId, p.table_id, p.sheet_id);
-}
 
 /** Registered before the version routes: "score-history" must not be read as a version id. */
 export function registerSheetScoreRoutes(app: OpenAPIHono<AppEnv>) {

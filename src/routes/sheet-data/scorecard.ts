@@ -3,13 +3,12 @@
 // the sheet's score into scorecard steps. The sheet's object keeps and calculates it
 // (sheets/scorecard.ts); each handler finds the sheet in D1 for the key's workspace first.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
 import { QueryInt } from "../../lib/query";
 import { NameText, UuidParam } from "../../lib/schemas";
-import { liveSheet, unwrap } from "../../services/sheet-engine";
+import { unwrap } from "../../services/sheet-engine";
 import { MAX_ROW_INDEX } from "../../sheets/cell-id";
 import { jsonDepth, MAX_JSON_DEPTH } from "../../sheets/cell-values";
 import {
@@ -23,6 +22,7 @@ import {
   VERDICTS,
 } from "../../sheets/scorecard";
 import { SheetParams } from "./schemas";
+import { sheetOf } from "./access";
 
 const tags = ["smart tables"];
 const base = "/api/public/v2/tables/{table_id}/sheets/{sheet_id}/scorecard";
@@ -377,10 +377,6 @@ const migrate = defineRoute({
     ),
   },
 });
-
-function sheetOf(c: Context<AppEnv>, p: { table_id: string; sheet_id: string }) {
-  return liveSheet(c.var.deps, c.get("auth").workspaceId, p.table_id, p.sheet_id);
-}
 
 export function registerSheetScorecardRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(getScorecard, async (c) => {

@@ -2,15 +2,15 @@
 // with its snapshot, save a named version or restore one as a new version. The sheet's object keeps
 // them (sheets/versions.ts); each handler finds the sheet in D1 for the key's workspace first.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { NameText, UuidParam } from "../../lib/schemas";
 import { QueryInt } from "../../lib/query";
-import { liveSheet, unwrap } from "../../services/sheet-engine";
+import { unwrap } from "../../services/sheet-engine";
 import { MAX_VERSION_CELLS } from "../../sheets/versions";
 import { ColumnSchema, RowSchema, SheetParams } from "./schemas";
+import { sheetOf } from "./access";
 
 const tags = ["smart tables"];
 const base = "/api/public/v2/tables/{table_id}/sheets/{sheet_id}/versions";
@@ -131,10 +131,6 @@ const createVersion = defineRoute({
   request: { params: SheetParams, body: { required: true, content: { "application/json": { schema: CreateVersionBody } } } },
   responses: { 201: json(z.object({ success: z.literal(true), version: VersionWithSnapshot }), "Version created") },
 });
-
-function sheetOf(c: Context<AppEnv>, p: { table_id: string; sheet_id: string }) {
-  return liveSheet(c.var.deps, c.get("auth").workspaceId, p.table_id, p.sheet_id);
-}
 
 function snapshotOut<S extends { has_more_rows: boolean; last_row_index: number | null }>(s: S) {
   const { last_row_index, ...rest } = s;
