@@ -15,6 +15,7 @@ copyScalarBundle();
 if (!existsSync(fileURLToPath(new URL("./public/console/index.html", import.meta.url)))) await buildConsole({ quiet: true });
 
 const migrationsDir = fileURLToPath(new URL("./migrations", import.meta.url));
+const logMigrationsDir = fileURLToPath(new URL("./migrations-logs", import.meta.url));
 // PromptLayer's operations (method, path, success codes), taken from its OpenAPI document into the
 // repository (test/fixtures/promptlayer-operations.json), for the test that holds /openapi.json to them.
 const referenceOperations = readFileSync(fileURLToPath(new URL("./test/fixtures/promptlayer-operations.json", import.meta.url)), "utf8");
@@ -27,6 +28,7 @@ const UNIT_TESTS = [
   "test/converters/**/*.test.ts",
   "test/filters/**/*.test.ts",
   "test/lib/**/*.test.ts",
+  "test/db/sessions.test.ts",
   "test/prompts/**/*.test.ts",
   "test/traces/**/*.test.ts",
   "test/realtime/protocol.test.ts",
@@ -44,6 +46,7 @@ const workerdPool = () =>
     miniflare: {
       bindings: {
         TEST_MIGRATIONS: await readD1Migrations(migrationsDir),
+        TEST_LOG_MIGRATIONS: await readD1Migrations(logMigrationsDir),
         REFERENCE_OPERATIONS: referenceOperations,
         OPENAI_API_KEY: "test-key",
         OPENAI_BASE_URL: "http://fake-llm.test/v1",

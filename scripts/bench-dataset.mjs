@@ -23,7 +23,7 @@ import { performance } from "node:perf_hooks";
 import { machine, optionsOrExit, parseArgs, percentile } from "./lib/bench.mjs";
 import { startBenchApi } from "./lib/bench-server.mjs";
 import { CHUNK, logsSql, START_MS } from "./lib/seed-logs.mjs";
-import { d1Execute, d1ExecuteFile } from "./lib/wrangler.mjs";
+import { d1Execute, d1ExecuteFile, logDatabaseOf } from "./lib/wrangler.mjs";
 
 const TARGET_MS = 10_000;
 const WORKSPACE = "bench-dataset";
@@ -42,6 +42,7 @@ function parseOptions(argv, env) {
 
 function seed(persistTo, opts, log) {
   const [[{ id: ws }]] = d1Execute(`SELECT id FROM workspaces WHERE name = '${WORKSPACE}'`, { persistTo });
+  const binding = logDatabaseOf(ws, { persistTo });
   const dir = mkdtempSync(join(tmpdir(), "bench-dataset-sql-"));
   try {
     const t0 = performance.now();
@@ -49,7 +50,7 @@ function seed(persistTo, opts, log) {
       const to = Math.min(opts.logs, from + CHUNK - 1);
       const file = join(dir, `logs-${from}.sql`);
       writeFileSync(file, `${logsSql(ws, from, to)}\n${to === opts.logs && opts.analyze ? "ANALYZE;" : ""}`);
-      d1ExecuteFile(file, { persistTo });
+      d1ExecuteFile(file, { persistTo, binding });
       log(`  seeded ${to.toLocaleString("en-US")} logs (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     }
   } finally {

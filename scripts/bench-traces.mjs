@@ -22,7 +22,7 @@ import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { drive, load, machine, optionsOrExit, parseArgs, summarise } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
-import { d1Execute } from "./lib/wrangler.mjs";
+import { d1Execute, logDatabaseOf } from "./lib/wrangler.mjs";
 
 // The OpenTelemetry project's generated OTLP codec, the one the service decodes with (src/traces/otlp.ts).
 const otlp = createRequire(import.meta.url)("@opentelemetry/otlp-transformer/build/src/generated/root");
@@ -202,10 +202,11 @@ async function verify(api, sent, failures) {
     check(logRes.status === 200 && same, `log ${logIds[0]}: ${logRes.status}, expected ${JSON.stringify(expected)}, got ${JSON.stringify(log).slice(0, 300)}`);
     sampled.push(traceId);
   }
+  const benchWorkspaceId = ({ persistTo }) => d1Execute("SELECT min(id) AS id FROM workspaces", { persistTo })[0][0].id;
   // Every export, counted in the database itself (no API count is exact past 10,000 logs).
   const [[{ spans }], [{ logs }], [{ linked }]] = d1Execute(
     "SELECT COUNT(*) AS spans FROM spans; SELECT COUNT(*) AS logs FROM request_logs; SELECT COUNT(*) AS linked FROM spans WHERE request_log_id IS NOT NULL;",
-    { persistTo: api.persistTo },
+    { persistTo: api.persistTo, binding: logDatabaseOf(benchWorkspaceId(api), { persistTo: api.persistTo }) },
   );
   check(spans === sent.length * SPANS, `spans stored ${spans}, expected ${sent.length * SPANS}`);
   check(logs === sent.length * LLM_SPANS, `request logs stored ${logs}, expected ${sent.length * LLM_SPANS}`);

@@ -6,6 +6,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
 import { buildDeps } from "./deps";
+import { BOOKMARK_HEADER, parseBookmarks, RequestSessions } from "./db/sessions";
 import { ApiError, codeForStatus, errorBody } from "./lib/errors";
 import { chainForLog, chainIncludes } from "./lib/error-text";
 import { requestContext } from "./http/middleware";
@@ -77,8 +78,15 @@ export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", requestContext);
   app.use("*", async (c, next) => {
-    c.set("deps", buildDeps(c.env));
+    // Reads may come from a read replica, as new as the bookmarks the client sends; writes start at
+    // the primary. The response hands back the bookmarks, advanced (src/db/sessions.ts).
+    const sent = parseBookmarks(c.req.header(BOOKMARK_HEADER));
+    if (typeof sent === "string") throw new ApiError("validation_error", `${BOOKMARK_HEADER}: ${sent}`);
+    const sessions = new RequestSessions(c.req.method === "GET" || c.req.method === "HEAD" ? "first-unconstrained" : "first-primary", sent);
+    c.set("deps", buildDeps(c.env, sessions));
     await next();
+    const bookmarks = sessions.header();
+    if (bookmarks) c.res.headers.set(BOOKMARK_HEADER, bookmarks);
   });
   app.use("*", dispatchEmittedEvents);
   app.onError(respondWithError);

@@ -2,15 +2,19 @@
 // handlers and jobs take their database, blobs, queue and sheet objects from it, and nothing else
 // reads bindings.
 import { buildBaseDeps } from "./base-deps";
+import type { RequestSessions } from "./db/sessions";
 import type { Deps, Env } from "./env";
 
-export function buildDeps(env: Env): Deps {
-  const base = buildBaseDeps(env);
+/** `sessions`: the request's D1 sessions (src/db/sessions.ts); queue jobs and the cron pass none. */
+export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
+  const base = buildBaseDeps(env, sessions);
   return {
     env,
     get db() {
       return base.db;
     },
+    logs: base.logs,
+    knowShard: base.knowShard,
     blocks: base.blocks,
     now: base.now,
     blobs: env.BLOBS,

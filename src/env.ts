@@ -21,6 +21,9 @@ export interface Env extends BlockSettings {
   JSON_MAX_BYTES?: string;
   AUTH_CACHE_TTL_MS?: string;
   AUTH_KEY_CACHE_MS?: string;
+  /** The log databases (src/logs/shards.ts): bindings in placement order, and a shard's size when full. */
+  LOG_SHARDS?: string;
+  LOG_SHARD_MAX_BYTES?: string;
   SKILL_JSON_MAX_BYTES?: string;
   SKILL_UPLOAD_MAX_BYTES?: string;
   SKILL_VERSION_MAX_BYTES?: string;
@@ -60,6 +63,8 @@ export interface AuthContext {
   userId: number;
   userEmail: string;
   apiKeyId: number;
+  /** The workspace's log database when the key lookup found it placed (src/logs/shards.ts). */
+  logShard?: string | null;
 }
 
 export type AppEnv = {

@@ -2,7 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { createApp, toApiError } from "../src/app";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { call, createWorkspace, json, type TestKey } from "./helpers/api";
+import { call, createWorkspace, json, logInControlDb, logsDb, type TestKey } from "./helpers/api";
 import { logBody } from "./helpers/fixtures";
 
 let ws: TestKey;
@@ -53,8 +53,10 @@ describe("authentication", () => {
     expect(get.status).toBe(401);
   });
 
-  it("401 at once after a key is revoked on (cached) log writes, and on reads once the key cache's time is up", async () => {
+  it("401 at once after a key is revoked on (cached) log writes into the control database, and on reads once the key cache's time is up", async () => {
     const a = await createWorkspace();
+    // A workspace that logs into the control database, whose trigger refuses a revoked key's logs.
+    await logInControlDb(a);
     const first = await call("/log-request", { method: "POST", key: a.key, json: logBody() });
     expect(first.status).toBe(201);
     const id = (await json(first)).id;
@@ -62,6 +64,7 @@ describe("authentication", () => {
     await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE workspace_id = ?").bind(a.workspaceId).run();
     const count = () => env.DB.prepare("SELECT count(*) AS n FROM request_logs WHERE workspace_id = ?").bind(a.workspaceId).first<{ n: number }>();
     const before = await count();
+    expect(before!.n).toBe(1);
     for (let i = 0; i < 2; i++) {
       const res = await call("/log-request", { method: "POST", key: a.key, json: logBody({ tags: ["after-revoke"] }) });
       expect(res.status).toBe(401);
@@ -69,6 +72,31 @@ describe("authentication", () => {
     }
     expect(await count()).toEqual(before);
     await sleep(KEY_CACHE_MS);
+    expect((await call(`/api/public/v2/requests/${id}`, { key: a.key })).status).toBe(401);
+  });
+
+  it("log writes into a log database refuse a revoked key within AUTH_KEY_CACHE_MS of the revocation, though it was cached", async () => {
+    const a = await createWorkspace();
+    const first = await call("/log-request", { method: "POST", key: a.key, json: logBody() });
+    expect(first.status).toBe(201);
+    const id = (await json(first)).id;
+    const shard = await env.DB.prepare("SELECT log_shard FROM workspaces WHERE id = ?").bind(a.workspaceId).first<{ log_shard: string }>();
+    expect(shard!.log_shard).toMatch(/^LOGS_/);
+    // The key is cached now (verified by the log write just made).
+    expect((await call("/log-request", { method: "POST", key: a.key, json: logBody() })).status).toBe(201);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE workspace_id = ?").bind(a.workspaceId).run();
+    const revokedAt = Date.now();
+    await sleep(KEY_CACHE_MS);
+    const logs = await logsDb(a);
+    const count = () => logs.prepare("SELECT count(*) AS n FROM request_logs WHERE workspace_id = ?").bind(a.workspaceId).first<{ n: number }>();
+    const before = await count();
+    for (let i = 0; i < 2; i++) {
+      const res = await call("/log-request", { method: "POST", key: a.key, json: logBody({ tags: ["after-revoke"] }) });
+      expect(res.status).toBe(401);
+      expect(await json(res)).toMatchObject({ error: "unauthorized", message: "X-API-KEY is unknown or revoked" });
+    }
+    expect(await count()).toEqual(before);
+    expect(Date.now() - revokedAt).toBeLessThan(KEY_CACHE_MS + 5_000);
     expect((await call(`/api/public/v2/requests/${id}`, { key: a.key })).status).toBe(401);
   });
 
@@ -108,6 +136,8 @@ describe("authentication", () => {
 
   it("401, never 5xx or 400, for a cached key revoked since: a log without side rows, and an invalid body", async () => {
     const a = await createWorkspace();
+    // The log without side rows is refused by the control database's trigger (a log database has none).
+    await logInControlDb(a);
     expect((await call("/log-request", { method: "POST", key: a.key, json: logBody() })).status).toBe(201);
     await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE workspace_id = ?").bind(a.workspaceId).run();
     const bare = await call("/log-request", { method: "POST", key: a.key, json: logBody() });
@@ -120,8 +150,9 @@ describe("authentication", () => {
     expect(invalid.status).toBe(401);
   });
 
-  it("refuses, in the database, any log written under a revoked key", async () => {
+  it("refuses, in the control database, any log written under a revoked key", async () => {
     const a = await createWorkspace();
+    await logInControlDb(a);
     const key = await env.DB.prepare("SELECT id FROM api_keys WHERE workspace_id = ?").bind(a.workspaceId).first<{ id: number }>();
     await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").bind(key!.id).run();
     const insert = env.DB.prepare(

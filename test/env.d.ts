@@ -5,6 +5,10 @@ declare global {
   namespace Cloudflare {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
+      TEST_LOG_MIGRATIONS: D1Migration[];
+      /** The log databases wrangler.toml binds (LOG_SHARDS). */
+      LOGS_0: D1Database;
+      LOGS_1: D1Database;
       /** PromptLayer's operations: JSON of {method, path, success}[] (vitest.config.ts). */
       REFERENCE_OPERATIONS: string;
     }

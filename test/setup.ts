@@ -1,5 +1,8 @@
-// Applies the D1 migrations (the same files wrangler applies) before the tests of each file.
+// Applies the D1 migrations (the same files wrangler applies) before the tests of each file: the
+// control database's, and the log databases' to each shard.
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+await applyD1Migrations(env.LOGS_0, env.TEST_LOG_MIGRATIONS);
+await applyD1Migrations(env.LOGS_1, env.TEST_LOG_MIGRATIONS);

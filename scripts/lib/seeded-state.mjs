@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createKey } from "./keys.mjs";
 import { CHUNK, facetsSql, logsSql } from "./seed-logs.mjs";
-import { applyMigrations, d1Execute, d1ExecuteFile, ROOT } from "./wrangler.mjs";
+import { applyMigrations, d1Execute, d1ExecuteFile, logDatabaseOf, ROOT } from "./wrangler.mjs";
 
 // ---------------------------------------------------------------------------------------------
 // A seeded state, whole: N logs of one workspace with their side rows, facet counts and ANALYZE,
@@ -26,6 +26,7 @@ function keysSql(ws, count) {
 export function seedLogs(persistTo, { workspace, logs, keyCount = 0, log = () => {} }) {
   const key = createKey({ workspace, email: "bench@localhost", persistTo });
   const [[{ id: ws }]] = d1Execute(`SELECT id FROM workspaces WHERE name = '${workspace}'`, { persistTo });
+  const binding = logDatabaseOf(ws, { persistTo });
   const dir = mkdtempSync(join(tmpdir(), "bench-seed-sql-"));
   try {
     const t0 = performance.now();
@@ -33,13 +34,14 @@ export function seedLogs(persistTo, { workspace, logs, keyCount = 0, log = () =>
       const to = Math.min(logs, from + CHUNK - 1);
       const file = join(dir, `logs-${from}.sql`);
       writeFileSync(file, logsSql(ws, from, to));
-      d1ExecuteFile(file, { persistTo });
+      d1ExecuteFile(file, { persistTo, binding });
       log(`  seeded ${to.toLocaleString("en-US")} logs (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     }
     const { keys, sql } = keysSql(ws, keyCount);
     const file = join(dir, "facets.sql");
-    writeFileSync(file, `${facetsSql(ws)}\n${keyCount > 0 ? sql : ""}`);
-    d1ExecuteFile(file, { persistTo });
+    writeFileSync(file, facetsSql(ws));
+    d1ExecuteFile(file, { persistTo, binding });
+    if (keyCount > 0) d1Execute(sql, { persistTo });
     log(`  facets, keys and ANALYZE done (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     return { key, keys, workspaceId: ws };
   } finally {
@@ -52,8 +54,10 @@ function stateId(opts) {
   h.update(JSON.stringify({ logs: opts.logs, keyCount: opts.keyCount, workspace: opts.workspace }));
   h.update(readFileSync(new URL(import.meta.url)));
   h.update(readFileSync(new URL("./seed-logs.mjs", import.meta.url)));
-  const migrations = join(ROOT, "migrations");
-  for (const f of readdirSync(migrations).filter((f) => f.endsWith(".sql")).sort()) h.update(f).update(readFileSync(join(migrations, f)));
+  for (const dir of ["migrations", "migrations-logs"]) {
+    const migrations = join(ROOT, dir);
+    for (const f of readdirSync(migrations).filter((f) => f.endsWith(".sql")).sort()) h.update(f).update(readFileSync(join(migrations, f)));
+  }
   return h.digest("hex").slice(0, 16);
 }
 

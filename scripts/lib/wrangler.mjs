@@ -1,7 +1,7 @@
 // Node-side helpers around the wrangler CLI: run it offline, execute SQL on the local or deployed D1,
 // apply migrations. Used by the keys CLI, `npm run dev`, the SDK test and the benchmarks.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -40,13 +40,22 @@ function target({ remote = false, persistTo } = {}) {
   return persistTo ? ["--local", "--persist-to", persistTo] : ["--local"];
 }
 
-export function applyMigrations(opts = {}) {
-  return wrangler(["d1", "migrations", "apply", "DB", ...target(opts)]);
+/** The log databases' bindings, as wrangler.toml's LOG_SHARDS lists them. */
+export function logShardBindings() {
+  const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const listed = /^LOG_SHARDS\s*=\s*"([^"]*)"/m.exec(toml);
+  return listed ? listed[1].split(",").map((s) => s.trim()).filter(Boolean) : [];
 }
 
-/** Executes SQL (one or more statements) and returns the rows of each statement. */
+/** Applies the control database's migrations, then the log databases' to each shard. */
+export function applyMigrations(opts = {}) {
+  wrangler(["d1", "migrations", "apply", "DB", ...target(opts)]);
+  for (const binding of logShardBindings()) wrangler(["d1", "migrations", "apply", binding, ...target(opts)]);
+}
+
+/** Executes SQL (one or more statements) on `binding` (the control database by default) and returns the rows of each statement. */
 export function d1Execute(sqlText, opts = {}) {
-  const out = wrangler(["d1", "execute", "DB", ...target(opts), "--json", "--command", sqlText]);
+  const out = wrangler(["d1", "execute", opts.binding ?? "DB", ...target(opts), "--json", "--command", sqlText]);
   const start = out.indexOf("[");
   const parsed = JSON.parse(out.slice(start));
   return parsed.map((r) => r.results ?? []);
@@ -54,7 +63,7 @@ export function d1Execute(sqlText, opts = {}) {
 
 /** Executes a SQL file against the local (or remote) D1; for seeding benchmarks. */
 export function d1ExecuteFile(file, opts = {}) {
-  return wrangler(["d1", "execute", "DB", ...target(opts), "--file", file, "--yes"]);
+  return wrangler(["d1", "execute", opts.binding ?? "DB", ...target(opts), "--file", file, "--yes"]);
 }
 
 /** A SQL string literal. Keys CLI values come from the operator's own command line. */
@@ -64,4 +73,14 @@ export function lit(value) {
   const s = String(value);
   if (s.includes("\u0000")) throw new Error("values may not contain NUL characters");
   return `'${s.replace(/'/g, "''")}'`;
+}
+
+/**
+ * The log database of workspace `ws` (its binding): where it is placed, or, when it is not yet, the
+ * first log database, where it is placed now (seeders write its logs there directly).
+ */
+export function logDatabaseOf(ws, opts = {}) {
+  const first = logShardBindings()[0] ?? "DB";
+  const [, [row]] = d1Execute(`UPDATE workspaces SET log_shard = ${lit(first)} WHERE id = ${Number(ws)} AND log_shard IS NULL; SELECT log_shard FROM workspaces WHERE id = ${Number(ws)};`, opts);
+  return row.log_shard;
 }

@@ -1,6 +1,7 @@
 // Middleware every request passes: a request id and one structured log line; API-key auth; body limits.
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv, AuthContext } from "../env";
+import { CONTROL_SHARD } from "../logs/shards";
 import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
 import { ApiError } from "../lib/errors";
 import { drainBody } from "../lib/drain";
@@ -45,7 +46,11 @@ interface Verified {
 const authCache = new AuthCache();
 /** How long every route trusts a verified key (AUTH_KEY_CACHE_MS): the most a revocation waits. */
 const DEFAULT_AUTH_KEY_CACHE_MS = 5_000;
-/** How long POST /log-request trusts one (AUTH_CACHE_TTL_MS): the database refuses its writes at once. */
+/**
+ * How long POST /log-request trusts one (AUTH_CACHE_TTL_MS) for a workspace logging into the control
+ * database, whose trigger refuses a revoked key's writes at once. Log databases have no keys to check
+ * against: there it trusts a key as long as every route does.
+ */
 const DEFAULT_AUTH_CACHE_TTL_MS = 60_000;
 
 function msFrom(value: string | undefined, fallback: number): number {
@@ -54,13 +59,13 @@ function msFrom(value: string | undefined, fallback: number): number {
 }
 
 /** The key's context from the isolate's cache when verified less than `maxAgeMs` ago, else from D1. */
-async function verifyKey(c: Context<AppEnv>, maxAgeMs: number): Promise<Verified> {
+async function verifyKey(c: Context<AppEnv>, maxAgeMs: number | ((auth: AuthContext) => number)): Promise<Verified> {
   const key = presentedKey(c);
   if (!plausibleKey(key)) throw new ApiError("unauthorized", UNKNOWN_KEY);
   const keyHash = await hashKey(key);
   const cached = authCache.get(keyHash, maxAgeMs);
   if (cached) {
-    c.set("auth", cached);
+    useAuth(c, cached);
     return { keyHash, fromCache: true };
   }
   const auth = await authenticateHash(c.var.deps.db, keyHash);
@@ -71,8 +76,19 @@ async function verifyKey(c: Context<AppEnv>, maxAgeMs: number): Promise<Verified
   // Kept as long as the longest reader wants it; each reader checks its own age.
   const keep = Math.max(msFrom(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS), msFrom(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS));
   authCache.set(keyHash, auth, keep);
-  c.set("auth", auth);
+  useAuth(c, auth);
   return { keyHash, fromCache: false };
+}
+
+/**
+ * The request's caller, and its workspace's log database as the lookup found it. A workspace placed
+ * by this request updates the cached context too, so later requests skip the placement's read.
+ */
+function useAuth(c: Context<AppEnv>, auth: AuthContext): void {
+  c.set("auth", auth);
+  c.var.deps.knowShard(auth.workspaceId, auth.logShard ?? null, (shard) => {
+    auth.logShard = shard;
+  });
 }
 
 /**
@@ -89,12 +105,15 @@ export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /**
  * ONLY for routes whose every write is refused by the database for a revoked key (today
- * POST /log-request, guarded by the request_logs_key_guard trigger): a verified key is trusted for
- * AUTH_CACHE_TTL_MS (60 s), so the success path costs no key lookup. Any other answer given on
+ * POST /log-request, guarded by the request_logs_key_guard trigger of the control database): a
+ * verified key of a workspace logging there is trusted for AUTH_CACHE_TTL_MS (60 s), so the success
+ * path costs no key lookup; one logging into a log database, for AUTH_KEY_CACHE_MS like every route. Any other answer given on
  * a cached key (a 400, say) is re-checked against D1 first, so a revoked key always sees 401.
  */
 export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const { keyHash, fromCache } = await verifyKey(c, msFrom(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS));
+  const guarded = msFrom(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS);
+  const everyRoute = msFrom(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS);
+  const { keyHash, fromCache } = await verifyKey(c, (auth) => (auth.logShard === CONTROL_SHARD ? guarded : everyRoute));
   await next();
   if (fromCache && c.res.status >= 400 && c.res.status !== 401) {
     if (!(await authenticateHash(c.var.deps.db, keyHash))) {

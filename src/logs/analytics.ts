@@ -4,12 +4,11 @@
 // ranges drawn by the hour, and queries with other filters or free text read the matching logs.
 // Either way every count and sum is exact, computed inside the database; only percentiles come from
 // latency histograms.
-import { and, eq, inArray } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
-import { promptTemplates } from "../db/schema";
 import { compileRequestLogQuery, isGroup, SqlParams, type CompileContext, type FilterGroup } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import { intervalOf, summarize, type Interval, type Views } from "../analytics/summarize";
+import { promptNames } from "./prompt-names";
 import { filterEstimates } from "./search";
 import { runBatch } from "../db/batch";
 
@@ -102,11 +101,12 @@ export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan
 
 export const SUMS = "sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost) AS cost, sum(latency_ms) AS latency_ms";
 
-export async function requestAnalytics(db: Db, workspaceId: number, input: AnalyticsInput) {
+/** `db` is the control database (prompt names), `logs` the workspace's log database. */
+export async function requestAnalytics(db: Db, logs: Db, workspaceId: number, input: AnalyticsInput) {
   // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
-  const d1 = d1Of(db);
+  const d1 = d1Of(logs);
   const plan = planAnalytics(input);
-  const estimate = await filterEstimates(db, workspaceId, input.filter_group);
+  const estimate = await filterEstimates(logs, workspaceId, input.filter_group);
   const statement = (dim: Dim, query: string) => {
     const params = new SqlParams();
     const source = dimensionSource(workspaceId, input, plan, dim, params, estimate);
@@ -121,16 +121,8 @@ export async function requestAnalytics(db: Db, workspaceId: number, input: Analy
       [`${dim}Series`, dim, `SELECT period, key, bucket, ${SUMS} FROM src WHERE ${busiest} GROUP BY 1, 2, 3`],
     ]),
   ];
-  const results = await runBatch(db, queries.map(([, dim, q]) => statement(dim, q)));
+  const results = await runBatch(logs, queries.map(([, dim, q]) => statement(dim, q)));
   const views = Object.fromEntries(queries.map(([name], i) => [name, results[i].results])) as unknown as Views;
-  const promptIds = [...new Set(views.promptTotals.map((r) => Number(r.key)))];
-  const names = new Map<number, string>();
-  for (let i = 0; i < promptIds.length; i += 90) {
-    const found = await db
-      .select({ id: promptTemplates.id, name: promptTemplates.name })
-      .from(promptTemplates)
-      .where(and(eq(promptTemplates.workspaceId, workspaceId), inArray(promptTemplates.id, promptIds.slice(i, i + 90))));
-    for (const f of found) names.set(f.id, f.name);
-  }
+  const names = await promptNames(db, workspaceId, views.promptTotals.map((r) => Number(r.key)));
   return summarize(views, plan.interval, names);
 }

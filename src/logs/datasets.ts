@@ -1,5 +1,6 @@
-// The log store's statements for datasets: which logs a fill copies, the SQL of a dataset row's values
-// built from a log inside D1, and the id-list join every fill, preview and append reads logs through.
+// The log store's reads for datasets: which logs a fill copies, a dataset row's values built from a log
+// inside the log database, and the id-list join every fill, preview and append reads logs through.
+// The rows themselves are written by the dataset services, in the control database.
 // Compiled statements: their numbered parameters are shared (src/filters/), which drizzle's sql cannot express.
 import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
 import { and, eq } from "drizzle-orm";
@@ -90,19 +91,34 @@ export async function matchingLogIds(db: Db, ws: number, p: FillParams): Promise
  */
 export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${ws}`;
 
-/** One chunk of a filter fill (pure): rows for `ids`, at positions offset + index, only while the job is the draft's. */
-export function fillChunkSql(ws: number, datasetId: number, jobId: number, offset: number, ids: number[], variables: string[] | null | undefined): { sql: string; params: Scalar[] } {
+/** A log's values as a dataset row holds them, and the prompt (version) the log records. */
+export interface LogValues {
+  /** The log's index in the ids asked for (the first, when an id is listed twice). */
+  at: number;
+  id: number;
+  /** The row's values, as JSON text. */
+  v: string;
+  promptId: number | null;
+  promptVersion: number | null;
+}
+
+/**
+ * The values dataset rows copy from the workspace's logs among `ids`, in the order of `ids` (ids that
+ * are not the workspace's logs are skipped). The rows are written in the control database, which the
+ * logs are not in: values cross over as text.
+ */
+export async function logValues(logs: Db, ws: number, ids: readonly number[], variables: string[] | null | undefined): Promise<LogValues[]> {
+  if (ids.length === 0) return [];
   const params = new SqlParams();
-  const wsP = params.add(ws);
-  const ds = params.add(datasetId);
-  const jb = params.add(jobId);
   const values = valuesSql(params, variables);
-  const sqlText = `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
-      SELECT ${wsP}, ${ds}, ${jb}, j.key + ${params.add(offset)}, r.id, ${values}
-      FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), wsP)}
-      WHERE (SELECT current_job_id FROM datasets WHERE id = ${ds}) = ${jb}
-      ON CONFLICT (dataset_id, request_log_id) DO NOTHING`;
-  return { sql: sqlText, params: params.values };
+  const { results } = await d1Of(logs)
+    .prepare(
+      `SELECT min(j.key) AS at, r.id, ${values} AS v, r.prompt_id AS promptId, r.prompt_version_number AS promptVersion
+       FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws))} GROUP BY r.id ORDER BY at`,
+    )
+    .bind(...params.values)
+    .all<LogValues>();
+  return results;
 }
 
 /** A log of the workspace by id, or null. */
@@ -113,34 +129,6 @@ export async function findLog(db: Db, ws: number, id: number): Promise<{ id: num
     .where(and(eq(requestLogs.workspaceId, ws), eq(requestLogs.id, id)))
     .limit(1);
   return log ?? null;
-}
-
-/**
- * Appends one log as a dataset row after the rows of `jobId`, unless the log is already there; the
- * guard on current_job_id keeps a fill that started meanwhile from being mixed with this row. The
- * row's values (JSON text), or null when nothing was appended.
- */
-export async function appendLogToDataset(
-  db: Db,
-  ws: number,
-  row: { datasetId: number; jobId: number; logId: number; variables: string[] | null },
-): Promise<{ v: string } | null> {
-  const params = new SqlParams();
-  const wsP = params.add(ws);
-  const ds = params.add(row.datasetId);
-  const jb = params.add(row.jobId);
-  const values = valuesSql(params, row.variables);
-  return d1Of(db)
-    .prepare(
-      `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
-       SELECT ${wsP}, ${ds}, ${jb}, (SELECT coalesce(max(position) + 1, 0) FROM dataset_rows WHERE dataset_id = ${ds} AND job_id = ${jb}), r.id, ${values}
-       FROM request_logs AS r
-       WHERE r.id = ${params.add(row.logId)} AND r.workspace_id = ${wsP} AND (SELECT coalesce(current_job_id, 0) FROM datasets WHERE id = ${ds}) = ${jb}
-       ON CONFLICT (dataset_id, request_log_id) DO NOTHING
-       RETURNING "values" AS v`,
-    )
-    .bind(...params.values)
-    .first<{ v: string }>();
 }
 
 /** Explicit ids are counted in chunks: each chunk is one JSON parameter, well within D1's statement limits. */
@@ -185,15 +173,6 @@ export async function previewLogs(
     const q = fillQuery(ws, { ...input, limit: Math.min(cap, opts.rows) }, estimate);
     ids = (await d1.prepare(q.sql).bind(...q.params).all<{ id: number }>()).results.map((r) => r.id);
   }
-  const params = new SqlParams();
-  const values = valuesSql(params, opts.variables);
-  const rows = ids.length
-    ? (
-        await d1
-          .prepare(`SELECT ${values} AS v FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws))} ORDER BY j.key`)
-          .bind(...params.values)
-          .all<{ v: string }>()
-      ).results.map((r) => JSON.parse(r.v) as Record<string, unknown>)
-    : [];
+  const rows = (await logValues(db, ws, ids, opts.variables)).map((r) => JSON.parse(r.v) as Record<string, unknown>);
   return { matching, rows };
 }

@@ -1,8 +1,6 @@
-// The log store's readers for other features: a sheet import reads matching logs page by page, a
-// dataset list asks which datasets hold logs of a prompt (version). Compiled statements: their
-// numbered parameters are shared (src/filters/), which drizzle's sql cannot express.
-import { eq, sql, type SQL } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+// The log store's readers for other features: a sheet import reads matching logs page by page.
+// Compiled statements: their numbered parameters are shared (src/filters/), which drizzle's sql cannot express.
+import { eq, sql } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { compileRequestLogQuery, SqlParams, type FilterGroup } from "../filters";
@@ -57,17 +55,4 @@ export async function* logsInOrder<Row extends { id: number }>(db: Db, ws: numbe
     const { results } = await d1.prepare(query).bind(JSON.stringify(ids.slice(at, at + pageSize)), ws, maxId).all<Row>();
     yield results;
   }
-}
-
-/**
- * Datasets (by their id column) holding a row copied from a log of the prompt `promptId`, or of one of
- * the prompt versions given as (prompt id, version number); a log records a version that way.
- */
-export function datasetHoldsLogsOf(ws: number, datasetId: SQLiteColumn, of: { promptId?: number; versions: { promptId: number; version: number }[] }): SQL | undefined {
-  const conds: SQL[] = [];
-  if (of.promptId !== undefined) conds.push(sql`r.prompt_id = ${of.promptId}`);
-  for (const v of of.versions) conds.push(sql`r.prompt_id = ${v.promptId} AND r.prompt_version_number = ${v.version}`);
-  if (conds.length === 0) return undefined;
-  return sql`EXISTS (SELECT 1 FROM dataset_rows AS dr CROSS JOIN request_logs AS r ON r.id = dr.request_log_id
-    WHERE dr.dataset_id = ${datasetId} AND r.workspace_id = ${ws} AND ${sql.join(conds, sql` AND `)})`;
 }

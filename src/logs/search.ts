@@ -8,6 +8,7 @@ import { FACET_FIELDS, type FacetField } from "../db/schema";
 import { compileRequestLogQuery, facetLookupsOf, isGroup, SPAN_NAME, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { toIso } from "../lib/time";
 import { indexed } from "./index-rows";
+import { promptNames } from "./prompt-names";
 import { runBatch } from "../db/batch";
 
 export const SORT_COLUMNS = {
@@ -63,10 +64,6 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   const where = compileRequestLogQuery(input, { params, workspace: ws, estimate });
   const dir = input.sort_order === "asc" ? "ASC" : "DESC";
   const order = `${SORT_COLUMNS[input.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
-  // The template's current name when the log links one; the logged name otherwise.
-  const promptName = input.include_prompt_name
-    ? "coalesce((SELECT pt.name FROM prompt_templates AS pt WHERE pt.id = r.prompt_id AND pt.workspace_id = r.workspace_id), r.prompt_name)"
-    : "NULL";
   // The count binds exactly the parameters of the condition (a statement must use all it is given).
   const countParams = [...params.values];
   const limit = params.add(input.per_page);
@@ -78,7 +75,7 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   return {
     pageSql: `SELECT r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
                 r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.scores, r.group_id, r.status, r.error_type, r.prompt_id,
-                r.prompt_version_number, r.prompt_version_id, ${promptName} AS prompt_name, r.created_at, r.trace_id
+                r.prompt_version_number, r.prompt_version_id, r.prompt_name, r.created_at, r.trace_id
          FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
     pageParams: params.values,
     countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM request_logs AS r WHERE ${where} LIMIT ${bound})`,
@@ -87,15 +84,16 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   };
 }
 
-export async function searchRequestLogs(db: Db, workspaceId: number, input: SearchInput) {
+/** `db` is the control database (current prompt names, with include_prompt_name), `logs` the workspace's log database. */
+export async function searchRequestLogs(db: Db, logs: Db, workspaceId: number, input: SearchInput) {
   // Compiled statements (src/filters/): their numbered parameters are shared, which drizzle's sql cannot express.
-  const d1 = d1Of(db);
-  const estimate = await filterEstimates(db, workspaceId, input.filter_group);
+  const d1 = d1Of(logs);
+  const estimate = await filterEstimates(logs, workspaceId, input.filter_group);
   const q = searchQueries(workspaceId, input, estimate);
   // Page and count travel in one batch: one round trip. (One statement for both, the matches
   // materialized once and counted and paged from there, measured slower: it copies every match up
   // to the cap, where the two statements each stop early on their index.)
-  const [rows, count] = await runBatch(db, [d1.prepare(q.pageSql).bind(...q.pageParams), d1.prepare(q.countSql).bind(...q.countParams)]);
+  const [rows, count] = await runBatch(logs, [d1.prepare(q.pageSql).bind(...q.pageParams), d1.prepare(q.countSql).bind(...q.countParams)]);
   const bound = q.bound;
   const counted = (count.results[0] as { n: number }).n;
   const capped = counted >= bound;
@@ -104,9 +102,12 @@ export async function searchRequestLogs(db: Db, workspaceId: number, input: Sear
   const pages = Math.ceil(counted / input.per_page);
   const hasNext = input.page < pages;
   const hasPrev = input.page > 1;
+  const page = rows.results as unknown as SearchRow[];
+  // The template's current name when the log links one; the logged name otherwise.
+  const names = input.include_prompt_name ? await promptNames(db, workspaceId, page.map((r) => r.prompt_id)) : null;
   return {
     success: true as const,
-    items: (rows.results as unknown as SearchRow[]).map((r) => searchItem(r, Boolean(input.include_prompt_name))),
+    items: page.map((r) => searchItem(r, names)),
     page: input.page,
     pages,
     per_page: input.per_page,
@@ -125,7 +126,7 @@ export async function searchRequestLogs(db: Db, workspaceId: number, input: Sear
  */
 export const SEARCH_COUNT_CAP = 10_000;
 
-function searchItem(r: SearchRow, withPromptName: boolean) {
+function searchItem(r: SearchRow, names: Map<number, string> | null) {
   const metadata = JSON.parse(r.metadata) as Record<string, string>;
   const latencyMs = r.request_end_time - r.request_start_time;
   return {
@@ -155,7 +156,7 @@ function searchItem(r: SearchRow, withPromptName: boolean) {
     prompt_version_id: r.prompt_version_id,
     created_at: toIso(r.created_at),
     trace_id: r.trace_id,
-    ...(withPromptName ? { prompt_name: r.prompt_name } : {}),
+    ...(names ? { prompt_name: (r.prompt_id !== null ? names.get(r.prompt_id) : undefined) ?? r.prompt_name } : {}),
   };
 }
 

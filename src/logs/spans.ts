@@ -112,11 +112,12 @@ const JSON_COLUMNS = new Set(["input", "output", "parameters", "tags", "metadata
 /**
  * Stores the spans not stored before and the logs of the new ones, refusing spans of closed traces;
  * with `closeAfter`, closes every trace of the batch afterwards. One batch, so a failure leaves nothing.
+ * `db` is the control database (the prompts spans name), `logs` the workspace's log database.
  */
-export async function storeSpans(db: Db, auth: AuthContext, items: SpanToStore[], opts: { ingestId: string; closeAfter: boolean }): Promise<StoredSpans> {
+export async function storeSpans(db: Db, logs: Db, auth: AuthContext, items: SpanToStore[], opts: { ingestId: string; closeAfter: boolean }): Promise<StoredSpans> {
   const ws = auth.workspaceId;
   const traceIds = [...new Set(items.map((i) => i.span.traceId))];
-  const closed = await closedTraces(db, ws, traceIds);
+  const closed = await closedTraces(logs, ws, traceIds);
   const rejected = items.filter((i) => closed.has(i.span.traceId)).map((i) => ({ span_id: i.span.spanId, trace_id: i.span.traceId }));
   // A span twice in one batch is taken once (the first).
   const seen = new Set<string>();
@@ -126,7 +127,7 @@ export async function storeSpans(db: Db, auth: AuthContext, items: SpanToStore[]
     seen.add(k);
     return true;
   });
-  const before = await existingSpans(db, ws, open.map((i) => i.span));
+  const before = await existingSpans(logs, ws, open.map((i) => i.span));
   const fresh = open.filter((i) => !before.has(key(i.span.traceId, i.span.spanId)));
   const withLogs = fresh.filter((i) => i.log !== null);
   const prompts = await resolvePrompts(db, ws, withLogs.map((i) => i.prompt).filter((p): p is SpanPromptRef => p !== null));
@@ -228,7 +229,7 @@ export async function storeSpans(db: Db, auth: AuthContext, items: SpanToStore[]
     // CROSS JOIN keeps the rows given as the outer loop, each finding its span and its log by key; left
     // to choose, SQLite ran the list inside a loop over the workspace's logs, a cost that grew with them.
     statements.push(
-      db.insert(requestLogValues).select(sql`
+      logs.insert(requestLogValues).select(sql`
         SELECT NULL, ${ws}, r.id, j.value ->> 2, j.value ->> 3, j.value ->> 4
         FROM json_each(${json}) AS j
         CROSS JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
@@ -239,7 +240,7 @@ export async function storeSpans(db: Db, auth: AuthContext, items: SpanToStore[]
   // Counted in the batch only when every span of it is new here (else the logs above were not all made).
   for (const json of chunkIndexRows([...facetCounts.values()].map((c) => [...c.row, c.n]))) {
     statements.push(
-      db
+      logs
         .insert(requestLogFacets)
         .select(sql`
           SELECT NULL, ${ws}, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4
@@ -274,13 +275,13 @@ export async function storeSpans(db: Db, auth: AuthContext, items: SpanToStore[]
     }
   }
   try {
-    await runBatch(db, statements);
+    await runBatch(logs, statements);
   } catch (err) {
     if (chainIncludes(err, REVOKED_KEY_ABORT)) throw new ApiError("unauthorized", UNKNOWN_KEY);
     throw err;
   }
 
-  const kept = await spansByKey(db, ws, open.map((i) => i.span));
+  const kept = await spansByKey(logs, ws, open.map((i) => i.span));
   const out: StoredSpans = { spans: [], requestLogs: [], rejected, closedTraceIds: [...closed].filter((t) => rejected.some((r) => r.trace_id === t)) };
   for (const i of open) {
     const row = kept.get(key(i.span.traceId, i.span.spanId));

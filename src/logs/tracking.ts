@@ -136,9 +136,10 @@ export interface TrackedPrompt {
 
 /**
  * Links the log to a prompt version of this workspace, by template name and version number or release
- * label (neither: the latest version). Input variables, when given, replace the log's.
+ * label (neither: the latest version). Input variables, when given, replace the log's. `db` is the
+ * control database (the prompt), `logs` the workspace's log database.
  */
-export async function trackPrompt(db: Db, auth: AuthContext, input: TrackPromptInput): Promise<TrackedPrompt> {
+export async function trackPrompt(db: Db, logs: Db, auth: AuthContext, input: TrackPromptInput): Promise<TrackedPrompt> {
   const ws = auth.workspaceId;
   if (input.version != null && input.label != null) throw new ApiError("validation_error", "version: give either version or label, not both");
   const [template] = await db
@@ -148,7 +149,7 @@ export async function trackPrompt(db: Db, auth: AuthContext, input: TrackPromptI
     .limit(1);
   if (!template) throw ApiError.notFound("prompt template");
   const version = await resolveVersion(db, template.id, { version: input.version, label: input.label });
-  await requireLog(db, ws, input.request_id);
+  await requireLog(logs, ws, input.request_id);
 
   const id = input.request_id;
   const current = sql`(SELECT CAST(r.prompt_id AS TEXT) AS pid, r.prompt_name AS pname FROM request_logs AS r WHERE r.id = ${id} AND r.workspace_id = ${ws})`;
@@ -161,9 +162,9 @@ export async function trackPrompt(db: Db, auth: AuthContext, input: TrackPromptI
     statements.push(sql`DELETE FROM request_log_facets WHERE workspace_id = ${ws} AND ${match} AND count <= 0`);
   }
   const variables = input.prompt_input_variables ?? null;
-  if (variables) statements.push(...retireSideRows(db, ws, id, "input_variable", null));
+  if (variables) statements.push(...retireSideRows(logs, ws, id, "input_variable", null));
   statements.push(
-    db
+    logs
       .update(requestLogs)
       .set({
         promptId: template.id,
@@ -177,9 +178,9 @@ export async function trackPrompt(db: Db, auth: AuthContext, input: TrackPromptI
   const promptFacets = facetRowsOf({ model: "", provider: "", status: "", promptId: template.id, promptName: template.name }, []).filter(
     ([field]) => field === "prompt_id" || field === "prompt",
   );
-  statements.push(...addFacetCounts(db, ws, promptFacets));
-  if (variables) statements.push(...addSideRows(db, ws, id, indexRowsOf({ ...EMPTY_LOG, prompt_input_variables: variables })));
-  await runBatch(db, statements);
+  statements.push(...addFacetCounts(logs, ws, promptFacets));
+  if (variables) statements.push(...addSideRows(logs, ws, id, indexRowsOf({ ...EMPTY_LOG, prompt_input_variables: variables })));
+  await runBatch(logs, statements);
   return { prompt_id: template.id, prompt_version_id: version.id, version: version.version };
 }
 

@@ -73,7 +73,8 @@ export function chunkIndexRows(rows: readonly unknown[], maxBytes = INDEX_CHUNK_
   return chunks;
 }
 
-export async function createRequestLog(db: Db, auth: AuthContext, input: RequestLogInput): Promise<LoggedRequest> {
+/** `db` is the control database (the prompt the log names), `logs` the workspace's log database. */
+export async function createRequestLog(db: Db, logs: Db, auth: AuthContext, input: RequestLogInput): Promise<LoggedRequest> {
   const promptVersion = await findPromptVersion(db, auth.workspaceId, {
     promptId: input.prompt_id,
     promptName: input.prompt_name,
@@ -83,7 +84,7 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
   const promptName = input.prompt_name ?? promptVersion?.prompt_name ?? null;
   const promptId = input.prompt_id ?? promptVersion?.prompt_id ?? null;
   const indexRows = indexRowsOf(input);
-  const insertLog = db
+  const insertLog = logs
     .insert(requestLogs)
     .values({
       workspaceId: auth.workspaceId,
@@ -122,11 +123,11 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
 
   // Inside the batch's transaction the row just inserted is max(id): D1 runs a batch as one
   // transaction on a single writer, and AUTOINCREMENT never reuses ids.
-  const insertIndex = insertIndexRows(db, auth.workspaceId, sql`(SELECT max(id) FROM request_logs)`, indexRows);
+  const insertIndex = insertIndexRows(logs, auth.workspaceId, sql`(SELECT max(id) FROM request_logs)`, indexRows);
   // Autocomplete counts move in the same transaction as the log, so they never drift from it.
   const facets = facetRowsOf({ model: input.model, provider: input.provider, status: input.status, promptId, promptName }, indexRows);
-  const countFacets = addFacetCounts(db, auth.workspaceId, facets);
-  const [inserted] = await guardRevoked(runBatch(db, [insertLog, ...insertIndex, ...countFacets]));
+  const countFacets = addFacetCounts(logs, auth.workspaceId, facets);
+  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, ...insertIndex, ...countFacets]));
   return { id: (inserted.results[0] as { id: number }).id, promptVersion };
 }
 
@@ -162,7 +163,7 @@ export function addFacetCounts(db: Db, workspaceId: number, facets: readonly Fac
   );
 }
 
-/** The request_logs_key_guard trigger refuses a log written under a revoked key (see auth cache). */
+/** The control database's request_logs_key_guard trigger refuses a log written under a revoked key (see auth cache). */
 async function guardRevoked<T>(write: Promise<T>): Promise<T> {
   try {
     return await write;

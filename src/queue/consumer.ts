@@ -37,7 +37,7 @@ const handlers: Handlers = {
   },
   dataset_fill: async (job, env) => {
     const deps = buildDeps(env);
-    await runDatasetFill(deps.db, job.workspace_id, job.job_id, deps.blobs);
+    await runDatasetFill(deps.db, deps.logs, job.workspace_id, job.job_id, deps.blobs);
   },
   sheet_import: (job, env) => runImport(buildDeps(env), job.workspace_id, job.operation_id),
   webhook_delivery: async (job, env) => {

@@ -1,11 +1,11 @@
 // Resolves an API key to its workspace and user. Only SHA-256 hashes of keys are stored.
 // A small per-isolate cache of verified keys saves the key lookup's database round trip: every route
 // trusts a verified key for a few seconds (AUTH_KEY_CACHE_MS), and POST /log-request for longer
-// (AUTH_CACHE_TTL_MS), because what it writes is guarded in the database by a trigger that refuses
-// a revoked key, so a cached key never outlives its revocation for those writes.
+// (AUTH_CACHE_TTL_MS) when the workspace logs into the control database, where a trigger refuses a
+// revoked key's writes, so a cached key never outlives its revocation for those writes.
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { apiKeys, users } from "../db/schema";
+import { apiKeys, users, workspaces } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
 import type { AuthContext } from "../env";
 
@@ -33,9 +33,11 @@ export async function authenticateHash(db: Db, keyHash: string): Promise<AuthCon
       workspaceId: apiKeys.workspaceId,
       userId: apiKeys.userId,
       userEmail: users.email,
+      logShard: workspaces.logShard,
     })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
+    .innerJoin(workspaces, eq(workspaces.id, apiKeys.workspaceId))
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
   return rows[0] ?? null;
@@ -54,8 +56,8 @@ export class AuthCache {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The key's context when it was verified less than `maxAgeMs` ago (and is still kept). */
-  get(keyHash: string, maxAgeMs = Number.POSITIVE_INFINITY): AuthContext | null {
+  /** The key's context when it was verified less than `maxAgeMs` (of that context) ago, and is still kept. */
+  get(keyHash: string, maxAgeMs: number | ((auth: AuthContext) => number) = Number.POSITIVE_INFINITY): AuthContext | null {
     const hit = this.entries.get(keyHash);
     if (!hit) return null;
     const now = this.now();
@@ -63,7 +65,8 @@ export class AuthCache {
       this.entries.delete(keyHash);
       return null;
     }
-    return now - hit.verified < maxAgeMs ? hit.auth : null;
+    const age = typeof maxAgeMs === "function" ? maxAgeMs(hit.auth) : maxAgeMs;
+    return now - hit.verified < age ? hit.auth : null;
   }
 
   set(keyHash: string, auth: AuthContext, ttlMs: number): void {

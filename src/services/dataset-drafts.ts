@@ -7,9 +7,10 @@ import { datasetJobs, datasetRows, datasets } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { appendLogToDataset, findLog, previewLogs } from "../logs";
+import { findLog, logValues, previewLogs } from "../logs";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, requireGroup, type FillParams, type FromFilterParamsInput } from "./datasets";
 import { runBatch } from "../db/batch";
+import { insertLogRows } from "./dataset-fill";
 
 
 const draftExists = () => new ApiError("conflict", "dataset_group_id: the dataset group already has a draft; save it or fill it with from-filter-params");
@@ -65,10 +66,10 @@ export async function createDraft(db: Db, auth: AuthContext, input: { dataset_gr
  * already in the draft changes nothing; a draft whose fill is queued or running is a 409 (the fill
  * replaces the draft's rows).
  */
-export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_group_id: number; request_log_id: number }) {
+export async function addRequestLog(db: Db, logs: Db, auth: AuthContext, input: { dataset_group_id: number; request_log_id: number }) {
   const ws = auth.workspaceId;
   const group = await requireGroup(db, ws, input.dataset_group_id);
-  const log = await findLog(db, ws, input.request_log_id);
+  const log = await findLog(logs, ws, input.request_log_id);
   if (!log) throw new ApiError("not_found", `request_log_id: request log ${input.request_log_id} not found`);
   await db
     .insert(datasets)
@@ -92,8 +93,13 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
   const variables = copied ?? ((last?.variables_to_parse ?? null) || null);
   const jobId = draft.jobId ?? 0;
 
-  const inserted = await appendLogToDataset(db, ws, { datasetId: draft.id, jobId, logId: log.id, variables });
-  if (!inserted) {
+  // The log's values come from its log database; the row goes after the job's rows, unless the log is
+  // there already or a fill started meanwhile (the guard on current_job_id keeps the two apart).
+  const [values] = await logValues(logs, ws, [log.id], variables);
+  if (!values) throw new ApiError("not_found", `request_log_id: request log ${input.request_log_id} not found`);
+  const position = sql`(SELECT coalesce(max(position) + 1, 0) FROM dataset_rows WHERE dataset_id = ${draft.id} AND job_id = ${jobId})`;
+  const written = await runBatch(db, insertLogRows(ws, { datasetId: draft.id, jobId, offset: position }, [values]));
+  if (!written.some((r) => (r.meta.changes ?? 0) > 0)) {
     const [already] = await db
       .select({ id: datasetRows.id })
       .from(datasetRows)
@@ -102,7 +108,7 @@ export async function addRequestLog(db: Db, auth: AuthContext, input: { dataset_
     if (!already) throw busy();
     return { draftDatasetId: draft.id, added: false };
   }
-  const keys = Object.keys(JSON.parse(inserted.v) as Record<string, unknown>);
+  const keys = Object.keys(JSON.parse(values.v) as Record<string, unknown>);
   await mergeColumns(db, draft.id, (current) => (variables ? [...new Set(variables)] : defaultColumns(current, keys)));
   return { draftDatasetId: draft.id, added: true };
 }
@@ -148,11 +154,11 @@ function defaultColumns(existing: string[], keys: string[]): string[] {
  * What from-filter-params would do, without writing: how many logs match, how many a job would copy
  * (limit and the 50,000 bound applied), and the first `previewRows` rows with their columns.
  */
-export async function previewFill(db: Db, ws: number, input: FromFilterParamsInput & { preview_rows: number }) {
+export async function previewFill(db: Db, logs: Db, ws: number, input: FromFilterParamsInput & { preview_rows: number }) {
   const group = await requireGroup(db, ws, input.dataset_group_id);
   const cap = Math.min(input.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
   const variables = input.variables_to_parse && input.variables_to_parse.length > 0 ? input.variables_to_parse : null;
-  const { matching, rows } = await previewLogs(db, ws, input, { cap, rows: input.preview_rows, variables });
+  const { matching, rows } = await previewLogs(logs, ws, input, { cap, rows: input.preview_rows, variables });
   const columns = variables ? [...new Set(variables)] : defaultColumns([], rows.flatMap((r) => Object.keys(r)));
   return {
     dataset_group_id: group.id,

@@ -1,19 +1,24 @@
-// The dataset_fill job: copies request logs into a draft dataset, in chunks of INSERT … SELECT so row
-// values are built inside D1 (no log passes through Worker memory); or copies a saved version; or
+// The dataset_fill job: copies request logs into a draft dataset, in chunks: each chunk's row values
+// are built inside the log database and written to the control database as one JSON parameter per
+// statement (a chunk of logs, never the whole fill, passes through Worker memory); or copies a saved version; or
 // loads a stored file's rows (from-file). Redelivery-safe: rows are unique per (dataset, request log)
 // or resume after the last row the job wrote, a finished or superseded job does nothing, and a newer
 // fill of the same draft stops an older one (every chunk checks it is still the draft's current job).
 import { DRAFT_VERSION, type FileFillParams, type FillParams } from "./dataset-job-params";
 import { DatasetFileError, readDatasetFile } from "./dataset-file";
-import { fillChunkSql, matchingLogIds } from "../logs";
+import { logValues, matchingLogIds, type LogValues } from "../logs";
+import { chunkIndexRows } from "../logs/write";
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { datasetJobs, datasetRows, datasets, type DatasetJobStatus } from "../db/schema";
 import { eventStatement } from "./events";
-import { d1Of, type Db } from "../db/client";
+import type { SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
 
-/** Ids per INSERT statement: one JSON parameter, so only D1's statement time bounds it. */
+/** Logs per chunk: read from the log database in one statement, written in as few as their size allows. */
 const CHUNK = 500;
+/** Characters of row values per INSERT: one JSON parameter, under D1's 2 MB value. */
+const LOG_ROWS_CHARS = 512 * 1024;
 /** Rows per statement when copying a version: values move inside D1, so only statement time bounds it. */
 const COPY_CHUNK = 2000;
 /** Rows of a file per statement, and characters of their JSON: one parameter, under D1's 2 MB value. */
@@ -65,8 +70,7 @@ const finishJob = (db: Db, job: JobRow, now: number) =>
 const rowsAddedOf = (db: Db, jobId: number) => db.select({ n: datasetJobs.rowsAdded }).from(datasetJobs).where(eq(datasetJobs.id, jobId));
 
 /** `blobs` holds the files of from-file jobs (the queue consumer passes it; fills from logs need none). */
-export async function runDatasetFill(db: Db, ws: number, jobId: number, blobs?: R2Bucket): Promise<FillOutcome> {
-  const d1 = d1Of(db);
+export async function runDatasetFill(db: Db, logsOf: (ws: number) => Promise<Db>, ws: number, jobId: number, blobs?: R2Bucket): Promise<FillOutcome> {
   const job = await db.get<JobRow>(
     sql`SELECT j.id, j.dataset_id, j.params, j.status, d.current_job_id, d.version_number
         FROM ${datasetJobs} AS j JOIN ${datasets} AS d ON d.id = j.dataset_id WHERE j.id = ${jobId} AND j.workspace_id = ${ws}`,
@@ -93,11 +97,11 @@ export async function runDatasetFill(db: Db, ws: number, jobId: number, blobs?: 
   // The draft holds one fill's result: rows of earlier fills go (this job's own survive a redelivery).
   await runBatch(db, [jobStatus(db, job.id, "RUNNING"), db.delete(datasetRows).where(and(eq(datasetRows.datasetId, job.dataset_id), ne(datasetRows.jobId, job.id)))]);
 
-  const ids = await matchingLogIds(db, ws, p);
+  const logs = await logsOf(ws);
+  const ids = await matchingLogIds(logs, ws, p);
   for (let offset = 0; offset < ids.length; offset += CHUNK) {
-    // A compiled statement: its numbered parameters are shared, which drizzle's sql cannot express.
-    const chunk = fillChunkSql(ws, job.dataset_id, job.id, offset, ids.slice(offset, offset + CHUNK), p.variables_to_parse);
-    await runBatch(db, [d1.prepare(chunk.sql).bind(...chunk.params), heartbeat(db, job.id)]);
+    const values = await logValues(logs, ws, ids.slice(offset, offset + CHUNK), p.variables_to_parse);
+    await runBatch(db, [...insertLogRows(ws, { datasetId: job.dataset_id, jobId: job.id, offset }, values), heartbeat(db, job.id)]);
   }
 
   const columns = await columnNames(db, job.dataset_id, p.variables_to_parse);
@@ -124,6 +128,20 @@ export async function runDatasetFill(db: Db, ws: number, jobId: number, blobs?: 
 }
 
 /**
+ * Statements writing logs' values as rows of a draft at positions offset + at, while `jobId` is the
+ * draft's current job (a newer fill stops an older one); a log already in the draft is skipped.
+ */
+export function insertLogRows(ws: number, to: { datasetId: number; jobId: number; offset: number | SQL }, values: readonly LogValues[]) {
+  const rows = values.map((r) => [r.at, r.id, r.v, r.promptId, r.promptVersion]);
+  return chunkIndexRows(rows, LOG_ROWS_CHARS).map(
+    (json) => sql`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values", log_prompt_id, log_prompt_version)
+        SELECT ${ws}, ${to.datasetId}, ${to.jobId}, ${to.offset} + (j.value ->> 0), j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(${json}) AS j
+        WHERE (SELECT coalesce(current_job_id, 0) FROM datasets WHERE id = ${to.datasetId}) = ${to.jobId}
+        ON CONFLICT (dataset_id, request_log_id) DO NOTHING`,
+  );
+}
+
+/**
  * create-draft from a source version: copies its rows (values and columns as they are) in chunks of
  * INSERT … SELECT. Each chunk is one statement and starts after the last position this job wrote, so a
  * redelivered job resumes exactly where the previous attempt stopped.
@@ -132,9 +150,9 @@ async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Prom
   await jobStatus(db, job.id, "RUNNING");
   for (;;) {
     const [res] = await runBatch(db, [
-      sql`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
-          SELECT ${ws}, ${job.dataset_id}, ${job.id}, s.k, s.request_log_id, s.v
-          FROM (SELECT row_number() OVER (ORDER BY job_id, position, id) - 1 AS k, request_log_id, "values" AS v FROM dataset_rows WHERE dataset_id = ${sourceId} AND workspace_id = ${ws}
+      sql`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values", log_prompt_id, log_prompt_version)
+          SELECT ${ws}, ${job.dataset_id}, ${job.id}, s.k, s.request_log_id, s.v, s.log_prompt_id, s.log_prompt_version
+          FROM (SELECT row_number() OVER (ORDER BY job_id, position, id) - 1 AS k, request_log_id, "values" AS v, log_prompt_id, log_prompt_version FROM dataset_rows WHERE dataset_id = ${sourceId} AND workspace_id = ${ws}
                 ORDER BY job_id, position, id LIMIT ${COPY_CHUNK} OFFSET (SELECT count(*) FROM dataset_rows WHERE dataset_id = ${job.dataset_id} AND job_id = ${job.id})) AS s
           WHERE (SELECT current_job_id FROM datasets WHERE id = ${job.dataset_id}) = ${job.id}
           ORDER BY s.k`,

@@ -12,7 +12,7 @@ import { chainIncludes } from "../lib/error-text";
 import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
-import { datasetHoldsLogsOf, fillQuery } from "../logs";
+import { fillQuery } from "../logs";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./dataset-job-params";
 import { requireFolder } from "./folders";
 import { resourceConditions, resourceOrder, type ResourceListQuery } from "./resource-list";
@@ -246,7 +246,19 @@ async function promptFilter(db: Db, ws: number, q: ListDatasetsQuery): Promise<S
     if (!pv) return null;
     versions.push(pv);
   }
-  return datasetHoldsLogsOf(ws, datasets.id, { promptId: q.prompt_id, versions });
+  return holdsLogsOf(ws, { promptId: q.prompt_id, versions });
+}
+
+/**
+ * Datasets holding a row copied from a log of the prompt `promptId`, or of one of the prompt versions
+ * given as (prompt id, version number): the prompt a log records is kept with each row copied from it.
+ */
+function holdsLogsOf(ws: number, of: { promptId?: number; versions: { promptId: number; version: number }[] }): SQL | undefined {
+  const conds: SQL[] = [];
+  if (of.promptId !== undefined) conds.push(sql`dr.log_prompt_id = ${of.promptId}`);
+  for (const v of of.versions) conds.push(sql`dr.log_prompt_id = ${v.promptId} AND dr.log_prompt_version = ${v.version}`);
+  if (conds.length === 0) return undefined;
+  return sql`EXISTS (SELECT 1 FROM dataset_rows AS dr WHERE dr.dataset_id = ${datasets.id} AND dr.workspace_id = ${ws} AND ${sql.join(conds, sql` AND `)})`;
 }
 
 export async function datasetRowsPage(db: Db, ws: number, datasetId: number, q: { page: number; per_page: number; q?: string }) {

@@ -151,7 +151,7 @@ export interface RequestLogSource {
  * log records); the date range bounds request_start_time. The logs are fixed when the import is
  * created: only logs up to the newest id at that moment are read, so a resumed run sees the same set.
  */
-export async function requestLogFilter(db: Db, workspaceId: number, src: RequestLogSource): Promise<FilterGroup> {
+export async function requestLogFilter(db: Db, logs: Db, workspaceId: number, src: RequestLogSource): Promise<FilterGroup> {
   const filters: Filter[] = [];
   if (src.request_log_ids && src.request_log_ids.length > 0) {
     filters.push({ field: "pl_id", operator: "in", value: [...new Set(src.request_log_ids)] });
@@ -182,7 +182,7 @@ export async function requestLogFilter(db: Db, workspaceId: number, src: Request
     if (src.start_time != null) filters.push({ field: "request_start_time", operator: "gte", value: src.start_time });
     if (src.end_time != null) filters.push({ field: "request_start_time", operator: "lte", value: src.end_time });
   }
-  filters.push({ field: "pl_id", operator: "lte", value: await newestLogId(db, workspaceId) });
+  filters.push({ field: "pl_id", operator: "lte", value: await newestLogId(logs, workspaceId) });
   return { logic: "AND", filters };
 }
 
@@ -197,7 +197,7 @@ export async function createRequestLogImport(
     const existing = await findOperation(db, auth.workspaceId, input.operationId);
     if (existing) return replayOf(db, existing, tableId);
   }
-  const filter = await requestLogFilter(db, auth.workspaceId, input.source);
+  const filter = await requestLogFilter(db, await deps.logs(auth.workspaceId), auth.workspaceId, input.source);
   return createImport(deps, auth, tableId, {
     title: input.title ?? "Request Logs",
     index: input.index,
@@ -378,7 +378,7 @@ export async function createRequestLogImportIntoSheet(
   }
   const explicit = q.request_log_ids && q.request_log_ids.length > 0 ? [...new Set(q.request_log_ids)] : null;
   const limit = q.limit ?? null;
-  const maxLogId = await newestLogId(db, ws);
+  const maxLogId = await newestLogId(await deps.logs(ws), ws);
   const query: FillParams = explicit
     ? { request_log_ids: explicit, limit, max_log_id: maxLogId }
     : {
@@ -786,14 +786,14 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
     }
     source = fileSource(object, format!);
   } else if (intoParams?.query) {
-    source = logQuerySource(db, workspaceId, { ...intoParams, query: intoParams.query });
+    source = logQuerySource(await deps.logs(workspaceId), workspaceId, { ...intoParams, query: intoParams.query });
   } else {
     const filter = (op.params as { filter_group?: FilterGroup } | null)?.filter_group;
     if (!filter) {
       await failOperation(db, op, "the import has no request-log filter");
       return;
     }
-    source = requestLogSource(db, workspaceId, filter);
+    source = requestLogSource(await deps.logs(workspaceId), workspaceId, filter);
   }
 
   const sheet = deps.sheet(op.sheetId);

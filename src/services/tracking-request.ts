@@ -61,10 +61,10 @@ export interface TrackedRequest {
 
 const EMPTY_CHAT = { type: "chat", messages: [] };
 
-export async function trackRequest(db: Db, auth: AuthContext, body: TrackRequestInput, convertProviderCall: ConvertProviderCall): Promise<TrackedRequest> {
+export async function trackRequest(db: Db, logs: Db, auth: AuthContext, body: TrackRequestInput, convertProviderCall: ConvertProviderCall): Promise<TrackedRequest> {
   const ws = auth.workspaceId;
   // Every id names something of this workspace, or nothing is written.
-  if (body.group_id != null) await requireGroup(db, ws, body.group_id);
+  if (body.group_id != null) await requireGroup(logs, ws, body.group_id);
   if (body.prompt_id != null) {
     if (!(await templateExists(db, ws, body.prompt_id))) throw ApiError.notFound("prompt template");
     if (body.prompt_version != null) {
@@ -123,7 +123,7 @@ export async function trackRequest(db: Db, auth: AuthContext, body: TrackRequest
     request_end_time: Math.max(body.request_end_time, body.request_start_time),
     span_id: body.span_id ?? null,
   };
-  const logged = await createRequestLog(db, auth, input);
+  const logged = await createRequestLog(db, logs, auth, input);
   return {
     request_id: logged.id,
     prompt_blueprint: {

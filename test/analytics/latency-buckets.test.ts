@@ -29,8 +29,11 @@ describe("latency buckets", () => {
     const sql = `SELECT j.value AS v, ${bucketSql("j.value")} AS b FROM json_each(?) AS j`;
     const { results } = await env.DB.prepare(sql).bind(JSON.stringify(values)).all<{ v: number; b: number }>();
     for (const r of results) expect(r.b, `latency ${r.v}`).toBe(bucketOf(r.v));
-    const trigger = await env.DB.prepare("SELECT sql FROM sqlite_master WHERE name = 'request_log_daily_count'").first<{ sql: string }>();
-    expect(trigger!.sql).toContain(bucketSql("max(NEW.request_end_time - NEW.request_start_time, 0)"));
+    // The control database (workspaces that logged before log databases existed) and every log database.
+    for (const [name, d1] of [["DB", env.DB], ["LOGS_0", env.LOGS_0], ["LOGS_1", env.LOGS_1]] as const) {
+      const trigger = await d1.prepare("SELECT sql FROM sqlite_master WHERE name = 'request_log_daily_count'").first<{ sql: string }>();
+      expect(trigger?.sql, name).toContain(bucketSql("max(NEW.request_end_time - NEW.request_start_time, 0)"));
+    }
   });
 
   it("reads percentiles from counts", () => {

@@ -1,6 +1,8 @@
 // Test helpers: workspaces with keys, and calls into the Worker through its real fetch handler.
 import { env, exports } from "cloudflare:workers";
+import { getDb } from "../../src/db/client";
 import { sha256Hex, toHex } from "../../src/lib/crypto";
+import { CONTROL_SHARD, placeWorkspace, shardBinding } from "../../src/logs/shards";
 
 let counter = 0;
 
@@ -24,6 +26,38 @@ export async function createWorkspace(name = `ws-${Date.now()}-${++counter}-${Ma
     .run();
   return { key, workspaceId: ws!.id, userId: user!.id, email };
 }
+
+/** The log database holding the workspace's request logs and spans (placing the workspace now when it was not yet). */
+export async function logsDb(ws: TestKey | number): Promise<D1Database> {
+  const shard = await placeWorkspace(getDb(env.DB), env, typeof ws === "number" ? ws : ws.workspaceId);
+  return shard === CONTROL_SHARD ? env.DB : shardBinding(env, shard);
+}
+
+/**
+ * Keeps the workspace's logs in the control database, as for a workspace that logged before log
+ * databases existed (log_shard 'DB'): for the tests of that path. Before the workspace's first log.
+ */
+export function logInControlDb(ws: TestKey): Promise<void> {
+  return placeOn(ws, CONTROL_SHARD);
+}
+
+/**
+ * Places `ws` on the log database `peer` is on (before ws's first log). Ids of logs, groups and spans
+ * are counted per log database, so two workspaces on different ones have logs of the same ids: an
+ * isolation test whose foreign id must be kept out by the workspace condition (not by the ids being
+ * different numbers) puts both workspaces on one database.
+ */
+export async function shareLogsDb(ws: TestKey, peer: TestKey): Promise<void> {
+  await placeOn(ws, await placeWorkspace(getDb(env.DB), env, peer.workspaceId));
+}
+
+async function placeOn(ws: TestKey, shard: string): Promise<void> {
+  const res = await env.DB.prepare("UPDATE workspaces SET log_shard = ? WHERE id = ? AND log_shard IS NULL").bind(shard, ws.workspaceId).run();
+  if (res.meta.changes !== 1) throw new Error(`workspace ${ws.workspaceId} is already placed`);
+}
+
+/** The log database of a workspace as the services take it (runDatasetFill's `logsOf`). */
+export const logsOf = (ws: TestKey | number) => logsDb(ws).then(getDb);
 
 export function call(path: string, init: RequestInit & { key?: string; json?: unknown } = {}): Promise<Response> {
   const headers = new Headers(init.headers);

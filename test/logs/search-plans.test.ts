@@ -1,25 +1,27 @@
 // Search plans and bounded totals on a workspace of logs with the benchmark's shape (the seeding SQL
 // of bench:search, analyzed): no search statement scans request_logs, every count is bounded, and
 // the searches the benchmark measures each read an index range narrower than the workspace.
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { facetsSql, logsSql, START_MS } from "../../scripts/lib/seed-logs.mjs";
 import { parseFilterGroup } from "../../src/filters";
 import { filterEstimates, SEARCH_COUNT_CAP, searchQueries, type SearchInput } from "../../src/logs/search";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
 import { getDb } from "../../src/db/client";
 
 const LOGS = 12_000;
 let ws: TestKey;
+/** The workspace's log database: where its logs are seeded and its search statements planned. */
+let logs: D1Database;
 
 async function run(sqlText: string) {
   // One statement per prepare: the seeding SQL is statements ending in ";" at a line end.
   const statements = sqlText.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean);
-  for (const s of statements) await env.DB.prepare(s).run();
+  for (const s of statements) await logs.prepare(s).run();
 }
 
 beforeAll(async () => {
   ws = await createWorkspace();
+  logs = await logsDb(ws);
   await run(`${logsSql(ws.workspaceId, 1, LOGS)}\n${facetsSql(ws.workspaceId)}\n`);
 }, 120_000);
 
@@ -59,7 +61,7 @@ const SHAPES: Record<string, Omit<SearchInput, "page" | "per_page"> & { page?: n
 };
 
 async function plan(sqlText: string, params: unknown[]): Promise<string[]> {
-  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`).bind(...params).all<{ detail: string }>();
+  const { results } = await logs.prepare(`EXPLAIN QUERY PLAN ${sqlText}`).bind(...params).all<{ detail: string }>();
   return results.map((r) => r.detail);
 }
 
@@ -78,7 +80,7 @@ describe("search query plans (ANALYZEd logs of the benchmark's shape)", () => {
   for (const [name, shape] of Object.entries(SHAPES)) {
     it(`${name}: no statement scans request_logs, and the count is bounded`, async () => {
       const input = await inputOf(shape);
-      const q = searchQueries(ws.workspaceId, input, await filterEstimates(getDb(env.DB), ws.workspaceId, input.filter_group));
+      const q = searchQueries(ws.workspaceId, input, await filterEstimates(getDb(logs), ws.workspaceId, input.filter_group));
       const page = await plan(q.pageSql, q.pageParams);
       const count = await plan(q.countSql, q.countParams);
       const label = `page:\n${page.join("\n")}\ncount:\n${count.join("\n")}`;

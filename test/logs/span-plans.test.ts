@@ -8,11 +8,13 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { ingestOtlp } from "../../src/services/traces";
 import { decodeExport } from "../../src/traces/otlp";
-import { createWorkspace } from "../helpers/api";
+import { createWorkspace, logsDb } from "../helpers/api";
 
 interface Recorded {
   sql: string;
   params: unknown[];
+  /** The database the statement ran on (its plan is that database's). */
+  d1: D1Database;
 }
 
 /** The D1 binding, recording every statement bound through it. */
@@ -30,7 +32,7 @@ function recording(d1: D1Database, out: Recorded[]): D1Database {
           get(s, p) {
             if (p !== "bind") return pass(s, p);
             return (...params: unknown[]) => {
-              out.push({ sql: sqlText, params });
+              out.push({ sql: sqlText, params, d1 });
               return s.bind(...params);
             };
           },
@@ -41,7 +43,7 @@ function recording(d1: D1Database, out: Recorded[]): D1Database {
 }
 
 async function plan(r: Recorded): Promise<string[]> {
-  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${r.sql}`)
+  const { results } = await r.d1.prepare(`EXPLAIN QUERY PLAN ${r.sql}`)
     .bind(...r.params)
     .all<{ detail: string }>();
   return results.map((x) => x.detail);
@@ -81,12 +83,17 @@ describe("span ingestion plans", () => {
     const key = await env.DB.prepare("SELECT id FROM api_keys WHERE workspace_id = ?").bind(ws.workspaceId).first<{ id: number }>();
     const auth = { workspaceId: ws.workspaceId, userId: ws.userId, userEmail: ws.email, apiKeyId: key!.id };
     const recorded: Recorded[] = [];
+    const logsD1 = await logsDb(ws);
+    expect(logsD1).not.toBe(env.DB);
     const db = getDb(recording(env.DB, recorded));
-    const outcome = await ingestOtlp(db, auth, await exportBody(), false);
+    const logs = getDb(recording(logsD1, recorded));
+    const outcome = await ingestOtlp(db, logs, auth, await exportBody(), false);
     expect(outcome.rejectedSpans).toBe(0);
     // The write batch ran whole: the log, its search rows and facets, both link updates.
     const sqlText = recorded.map((r) => r.sql).join("\n");
     for (const what of ["INSERT INTO spans", "INSERT INTO request_logs", '"request_log_values"', '"request_log_facets"', "UPDATE request_logs", "UPDATE spans"]) expect(sqlText).toContain(what);
+    // Spans, logs and their side rows are the workspace's log database's.
+    for (const r of recorded) if (/\b(spans|request_logs|request_log_\w+|trace_closures)\b/.test(r.sql)) expect(r.d1 === logsD1, r.sql.slice(0, 120)).toBe(true);
 
     const bad: string[] = [];
     for (const r of recorded) {

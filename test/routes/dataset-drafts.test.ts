@@ -7,7 +7,7 @@ import worker from "../../src/index";
 import { getDb } from "../../src/db/client";
 import { runDatasetFill } from "../../src/services/dataset-fill";
 import { createDraft } from "../../src/services/dataset-drafts";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsOf, shareLogsDb, type TestKey } from "../helpers/api";
 import { logBody, text } from "../helpers/fixtures";
 import { seedLogs } from "../helpers/logs";
 
@@ -121,8 +121,8 @@ describe("POST /api/public/v2/dataset-versions/create-draft", { timeout: 30_000 
     await env.DB.prepare(`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values") SELECT workspace_id, ?, ?, 0, request_log_id, "values" FROM dataset_rows WHERE dataset_id = ? AND position = 0`)
       .bind(draft.draftDatasetId, draft.jobId, datasetId)
       .run();
-    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, draft.jobId!)).toEqual({ state: "copied", datasetId: draft.draftDatasetId, rowsAdded: 4 });
-    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, draft.jobId!)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, ws.workspaceId, draft.jobId!)).toEqual({ state: "copied", datasetId: draft.draftDatasetId, rowsAdded: 4 });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, ws.workspaceId, draft.jobId!)).toEqual({ state: "skipped" });
     const rows = await rowsOf(ws, draft.draftDatasetId);
     expect(rows.rows.map((r: any[]) => r[0].value)).toEqual(ids);
   });
@@ -254,6 +254,8 @@ describe("POST /api/public/v2/dataset-versions/add-request-log", { timeout: 30_0
   it("is a 409 while the draft's fill is queued; 404 for another workspace's log or group", async () => {
     const a = await createWorkspace();
     const b = await createWorkspace();
+    // One log database: the other workspace's log ids are then not this one's, and only the workspace condition keeps them out.
+    await shareLogsDb(b, a);
     const idsA = await seedLogs(a.key);
     const idsB = await seedLogs(b.key);
     const g = await createGroup(a);
@@ -296,6 +298,8 @@ describe("POST /api/public/v2/dataset-versions/from-filter-params/preview", { ti
   it("applies limit to rows_to_add, default columns, and explicit ids in order (other workspaces' skipped)", async () => {
     const a = await createWorkspace();
     const b = await createWorkspace();
+    // One log database: the other workspace's log ids are then not this one's, and only the workspace condition keeps them out.
+    await shareLogsDb(b, a);
     const ids = await seedLogs(a.key);
     const idsB = await seedLogs(b.key);
     const g = await createGroup(a);

@@ -8,7 +8,7 @@ import worker from "../../src/index";
 import { createApp } from "../../src/app";
 import { getDb } from "../../src/db/client";
 import { runDatasetFill } from "../../src/services/dataset-fill";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsOf, type TestKey } from "../helpers/api";
 import { seedLogs } from "../helpers/logs";
 import { b64 } from "../helpers/tables";
 
@@ -343,8 +343,8 @@ describe("from-file: the job", { timeout: 60_000 }, () => {
     await env.DB.prepare(`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, "values") VALUES (?, ?, ?, 0, '{"n":0}')`).bind(ws.workspaceId, datasetId, jobId).run();
     await env.DB.prepare("UPDATE dataset_jobs SET status = 'RUNNING' WHERE id = ?").bind(jobId).run();
     const db = getDb(env.DB);
-    expect(await runDatasetFill(db, ws.workspaceId, jobId, env.BLOBS)).toEqual({ state: "loaded", datasetId, rowsAdded: 3 });
-    expect(await runDatasetFill(db, ws.workspaceId, jobId, env.BLOBS)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(db, logsOf, ws.workspaceId, jobId, env.BLOBS)).toEqual({ state: "loaded", datasetId, rowsAdded: 3 });
+    expect(await runDatasetFill(db, logsOf, ws.workspaceId, jobId, env.BLOBS)).toEqual({ state: "skipped" });
     expect(values(await rowsOf(ws, datasetId))).toEqual([[0], [1], [2]]);
     expect(await storedFiles(ws)).toEqual([]);
   });
@@ -355,11 +355,11 @@ describe("from-file: the job", { timeout: 60_000 }, () => {
     const older = await queuedJob(ws, groupId, "a.csv", "a\nold\n");
     const newer = await queuedJob(ws, groupId, "b.csv", "b\nnew\n");
     const db = getDb(env.DB);
-    expect(await runDatasetFill(db, ws.workspaceId, older.jobId, env.BLOBS)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(db, logsOf, ws.workspaceId, older.jobId, env.BLOBS)).toEqual({ state: "skipped" });
     expect(await env.BLOBS.head(older.blobKey)).toBeNull();
     expect(await env.BLOBS.head(newer.blobKey)).not.toBeNull();
     await env.BLOBS.delete(newer.blobKey);
-    expect(await runDatasetFill(db, ws.workspaceId, newer.jobId, env.BLOBS)).toEqual({ state: "failed" });
+    expect(await runDatasetFill(db, logsOf, ws.workspaceId, newer.jobId, env.BLOBS)).toEqual({ state: "failed" });
     expect((await jobsOf(newer.datasetId)).map((j) => j.status)).toEqual(["SUPERSEDED", "FAILED"]);
   });
 

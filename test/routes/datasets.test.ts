@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { runDatasetFill } from "../../src/services/dataset-fill";
 import { queueDraftFill } from "../../src/services/datasets";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsOf, shareLogsDb, type TestKey } from "../helpers/api";
 import { seedLogs } from "../helpers/logs";
 
 const uniq = (p: string) => `${p}-${crypto.randomUUID().slice(0, 8)}`;
@@ -239,6 +239,8 @@ describe("POST /api/public/v2/dataset-versions/from-filter-params", { timeout: 3
   it("unknown group or another workspace's group is a 404; another workspace's logs are never copied", async () => {
     const a = await createWorkspace();
     const b = await createWorkspace();
+    // One log database: b's log ids are then not a's, and only the workspace condition keeps them out.
+    await shareLogsDb(a, b);
     const idsB = await seedLogs(b.key);
     const gB = await createGroup(b);
     expect((await fill(a, { dataset_group_id: gB.dataset_group.id })).status).toBe(404);
@@ -270,9 +272,9 @@ describe("the dataset_fill job", { timeout: 30_000 }, () => {
     await env.DB.prepare(`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values") VALUES (?, ?, ?, 0, ?, '{}')`)
       .bind(ws.workspaceId, q.datasetId, q.jobId, ids[0])
       .run();
-    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, q.jobId)).toEqual({ state: "completed", datasetId: q.datasetId, rowsAdded: 4 });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, ws.workspaceId, q.jobId)).toEqual({ state: "completed", datasetId: q.datasetId, rowsAdded: 4 });
     expect(await count(q.datasetId)).toBe(4);
-    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, q.jobId)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, ws.workspaceId, q.jobId)).toEqual({ state: "skipped" });
     expect(await count(q.datasetId)).toBe(4);
   });
 
@@ -283,9 +285,9 @@ describe("the dataset_fill job", { timeout: 30_000 }, () => {
     const older = await queueDraftFill(getDb(env.DB), auth(ws), { dataset_group_id: g.dataset_group.id, request_log_ids: [ids[0]] });
     const newer = await queueDraftFill(getDb(env.DB), auth(ws), { dataset_group_id: g.dataset_group.id, request_log_ids: [ids[1], ids[2]] });
     const other = await createWorkspace();
-    expect(await runDatasetFill(getDb(env.DB), other.workspaceId, newer.jobId)).toEqual({ state: "skipped" });
-    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, newer.jobId)).toMatchObject({ state: "completed", rowsAdded: 2 });
-    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, older.jobId)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, other.workspaceId, newer.jobId)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, ws.workspaceId, newer.jobId)).toMatchObject({ state: "completed", rowsAdded: 2 });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, ws.workspaceId, older.jobId)).toEqual({ state: "skipped" });
     expect(await count(newer.datasetId)).toBe(2);
     const job = await env.DB.prepare("SELECT status FROM dataset_jobs WHERE id = ?").bind(older.jobId).first();
     expect(job).toEqual({ status: "SUPERSEDED" });
@@ -311,13 +313,13 @@ describe("the dataset_fill job", { timeout: 30_000 }, () => {
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
-    await runDatasetFill(getDb(d1), ws.workspaceId, older.jobId);
+    await runDatasetFill(getDb(d1), logsOf, ws.workspaceId, older.jobId);
     expect(newer).toBeDefined();
     const status = (id: number) => env.DB.prepare("SELECT status FROM dataset_jobs WHERE id = ?").bind(id).first<{ status: string }>();
     expect(await status(older.jobId)).toEqual({ status: "SUPERSEDED" });
     const events = await env.DB.prepare("SELECT count(*) AS n FROM webhook_events WHERE workspace_id = ?").bind(ws.workspaceId).first<{ n: number }>();
     expect(events!.n).toBe(0);
-    expect(await runDatasetFill(getDb(env.DB), ws.workspaceId, newer!.jobId)).toMatchObject({ state: "completed", rowsAdded: 2 });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, ws.workspaceId, newer!.jobId)).toMatchObject({ state: "completed", rowsAdded: 2 });
     expect(await status(newer!.jobId)).toEqual({ status: "COMPLETED" });
     expect(await count(newer!.datasetId)).toBe(2);
   });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ERROR_TYPE_STATUSES, STATUSES } from "../../src/routes/log-request/schemas";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
 import { logBody, text } from "../helpers/fixtures";
 
 let ws: TestKey;
@@ -344,7 +344,7 @@ describe("POST /log-request: the search side table", () => {
         output: { type: "chat", messages: [{ role: "assistant", content: text('{"label": "positive", "confidence": 0.8}') }] },
       }),
     );
-    const { results } = await env.DB.prepare("SELECT workspace_id, kind, key, value FROM request_log_values WHERE request_id = ? ORDER BY id").bind(b.id).all();
+    const { results } = await (await logsDb(ws)).prepare("SELECT workspace_id, kind, key, value FROM request_log_values WHERE request_id = ? ORDER BY id").bind(b.id).all();
     expect(results).toEqual(
       [
         ["tag", "", "prod"],
@@ -363,7 +363,7 @@ describe("POST /log-request: the search side table", () => {
     const tags = Array.from({ length: 300 }, (_, i) => `tag-${i}`);
     const metadata = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`key-${i}`, `value-${i}`]));
     const b = await expect201(logBody({ tags, metadata }));
-    const row = await env.DB.prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
+    const row = await (await logsDb(ws)).prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
     expect(row!.n).toBe(600);
   });
 
@@ -372,14 +372,14 @@ describe("POST /log-request: the search side table", () => {
     const body = logBody({ tags });
     expect(JSON.stringify(body).length).toBeLessThan(Number(env.LOG_REQUEST_MAX_BYTES));
     const b = await expect201(body);
-    const row = await env.DB.prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
+    const row = await (await logsDb(ws)).prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
     expect(row!.n).toBe(150_000);
   }, 180_000);
 
   it("writes nothing when the log is refused", async () => {
-    const before = await env.DB.prepare("SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals").first();
+    const before = await (await logsDb(ws)).prepare("SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals").first();
     await expect400(logBody({ tags: ["a"], score: 101 }), /score/);
-    const after = await env.DB.prepare("SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals").first();
+    const after = await (await logsDb(ws)).prepare("SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals").first();
     expect(after).toEqual(before);
   });
 });

@@ -1,8 +1,7 @@
 // POST /api/public/v2/requests/analytics: exact counts whichever way a query is answered (daily
 // totals for whole days, the logs for edges and other filters), percentiles within 10 %.
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { planAnalytics } from "../../src/logs/analytics";
 
@@ -67,7 +66,7 @@ beforeAll(async () => {
 
 describe("POST /api/public/v2/requests/analytics", () => {
   it("keeps the daily totals of every dimension equal to the logs as they are written", async () => {
-    const { results } = await env.DB.prepare("SELECT dim, sum(requests) AS n, sum(latency_ms) AS l FROM request_log_daily WHERE workspace_id = ? GROUP BY dim ORDER BY dim")
+    const { results } = await (await logsDb(ws)).prepare("SELECT dim, sum(requests) AS n, sum(latency_ms) AS l FROM request_log_daily WHERE workspace_id = ? GROUP BY dim ORDER BY dim")
       .bind(ws.workspaceId)
       .all<{ dim: string; n: number; l: number }>();
     const l = specs.reduce((a, s) => a + s.latency, 0);
@@ -97,10 +96,10 @@ describe("POST /api/public/v2/requests/analytics", () => {
     expect(planAnalytics({ filter_group: { logic: "AND", filters: [{ field: "request_start_time", operator: "between", value: [from, to] }] } as never }).inner).toEqual({ from: T0 + D, to: T0 + 3 * D });
     const before = (await analytics(body)).totalRequests;
     // A day's row inside the range counts; one outside it does not.
-    const bump = (delta: number, day: number) =>
-      env.DB.prepare("UPDATE request_log_daily SET requests = requests + ? WHERE workspace_id = ? AND dim = 'all' AND day = ?").bind(delta, ws.workspaceId, day).run();
+    const bump = async (delta: number, day: number) =>
+      (await logsDb(ws)).prepare("UPDATE request_log_daily SET requests = requests + ? WHERE workspace_id = ? AND dim = 'all' AND day = ?").bind(delta, ws.workspaceId, day).run();
     const rowsOn = async (day: number) =>
-      (await env.DB.prepare("SELECT count(*) AS n FROM request_log_daily WHERE workspace_id = ? AND dim = 'all' AND day = ?").bind(ws.workspaceId, day).first<{ n: number }>())!.n;
+      (await (await logsDb(ws)).prepare("SELECT count(*) AS n FROM request_log_daily WHERE workspace_id = ? AND dim = 'all' AND day = ?").bind(ws.workspaceId, day).first<{ n: number }>())!.n;
     await bump(1000, T0 + D);
     await bump(1000, T0 + 4 * D);
     try {

@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
 import { LONG_VALUE, seedLogs } from "../helpers/logs";
 
 let ws: TestKey;
@@ -11,6 +10,8 @@ let otherIds: number[];
 beforeAll(async () => {
   ws = await createWorkspace();
   other = await createWorkspace();
+  // One log database: other's log ids are then not ws's, and only the workspace condition keeps them out.
+  await shareLogsDb(other, ws);
   L = await seedLogs(ws.key);
   otherIds = await seedLogs(other.key);
 });
@@ -208,7 +209,7 @@ describe("search: every operator of every field type against D1", () => {
       expect(await where("metadata", "is_not_null", undefined, value)).toEqual([]);
     }
     expect(await matches({ filters: [] })).toEqual([0, 1, 2, 3]);
-    const tables = await env.DB.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'request_logs'").first<{ n: number }>();
+    const tables = await (await logsDb(ws)).prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'request_logs'").first<{ n: number }>();
     expect(tables!.n).toBe(1);
   });
 });

@@ -1,6 +1,5 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addKey, call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { addKey, call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { LONG_VALUE, seedLogs } from "../helpers/logs";
 import { SUGGESTION_FIELDS, suggestionQuery, type SuggestInput } from "../../src/logs/search";
@@ -12,6 +11,8 @@ let other: TestKey;
 beforeAll(async () => {
   ws = await createWorkspace();
   other = await createWorkspace();
+  // One log database: only the workspace condition keeps other's values and counts out of ws's.
+  await shareLogsDb(other, ws);
   await seedLogs(ws.key);
   // Another workspace with values of its own, and more of the shared ones than ws has.
   for (let i = 0; i < 3; i++) {
@@ -191,7 +192,7 @@ describe("suggestion queries never scan request_logs", () => {
         for (const prefix of [undefined, "a"]) {
           const input: SuggestInput = { field, prefix, metadata_key: "user_id", prompt_id: field === "prompt" ? 11 : undefined, filter_group, limit: 50 };
           const { sql, params } = suggestionQuery(ws.workspaceId, input);
-          const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
+          const { results } = await (await logsDb(ws)).prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
           const plan = results.map((r) => r.detail);
           const label = `${JSON.stringify({ filter_group, prefix })}\n${plan.join("\n")}`;
           expect(plan.filter((d) => /^SCAN (r|request_logs|v|request_log_values|f|request_log_facets)\b/.test(d)), label).toEqual([]);

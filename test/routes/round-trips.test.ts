@@ -9,8 +9,11 @@ import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { newSheet } from "../helpers/sheet-data";
 
-/** The real D1 binding, counting the calls that reach the database (each is one round trip). */
-function countingD1(db: D1Database) {
+/**
+ * The real D1 bindings (the control database and the log databases), counting the calls that reach
+ * any of them (each is one round trip): logs are read from the workspace's log database.
+ */
+function countingD1s(bindings: Record<string, D1Database>) {
   let calls = 0;
   const real = new WeakMap<object, D1PreparedStatement>();
   const wrap = (stmt: D1PreparedStatement): D1PreparedStatement => {
@@ -24,14 +27,20 @@ function countingD1(db: D1Database) {
     real.set(w, stmt);
     return w;
   };
-  const counted = {
-    prepare: (q: string) => wrap(db.prepare(q)),
-    batch: (stmts: D1PreparedStatement[]) => (calls++, db.batch(stmts.map((s) => real.get(s) ?? s))),
-    exec: (q: string) => (calls++, db.exec(q)),
-    withSession: () => counted,
-    dump: () => db.dump(),
-  } as unknown as D1Database;
-  return { db: counted, calls: () => calls, reset: () => (calls = 0) };
+  const counting = (db: D1Database): D1Database => {
+    const counted = {
+      prepare: (q: string) => wrap(db.prepare(q)),
+      batch: (stmts: D1PreparedStatement[]) => (calls++, db.batch(stmts.map((s) => real.get(s) ?? s))),
+      exec: (q: string) => (calls++, db.exec(q)),
+      // The request path opens each database as a session: the same counted calls, and no bookmark.
+      withSession: () => counted,
+      getBookmark: () => null,
+      dump: () => db.dump(),
+    } as unknown as D1Database;
+    return counted;
+  };
+  const dbs = Object.fromEntries(Object.entries(bindings).map(([name, db]) => [name, counting(db)]));
+  return { dbs, calls: () => calls, reset: () => (calls = 0) };
 }
 
 let ws: TestKey;
@@ -43,9 +52,9 @@ beforeAll(async () => {
 
 describe("one D1 round trip per authenticated read", () => {
   const app = createApp();
-  const d1 = countingD1(env.DB);
+  const d1 = countingD1s({ DB: env.DB, LOGS_0: env.LOGS_0, LOGS_1: env.LOGS_1 });
   // The documented 5 s rather than the pool's 0.2 s, so a busy machine cannot expire the key mid-test.
-  const testEnv = { ...env, DB: d1.db, AUTH_KEY_CACHE_MS: "5000" };
+  const testEnv = { ...env, ...d1.dbs, AUTH_KEY_CACHE_MS: "5000" };
   const send = async (path: string, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
     headers.set("X-API-KEY", ws.key);

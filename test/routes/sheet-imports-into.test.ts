@@ -12,7 +12,7 @@ import { createFileImportIntoSheet, createRequestLogImportIntoSheet, runImport }
 import { findOperation, requireSheet } from "../../src/services/sheets";
 import { MAX_ROW_INDEX } from "../../src/sheets/cell-id";
 import type { CellView, RowView } from "../../src/sheets/types";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, shareLogsDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { addColumn, newSheet, type SheetRef } from "../helpers/sheet-data";
 import { b64, importAndWait, newTable, pollOperation } from "../helpers/tables";
@@ -353,6 +353,8 @@ describe("imports/request-logs into an existing sheet", () => {
     const w = await createWorkspace();
     const ids = await logs(w, 4, (i) => ({ name: `n${i}`, city: `c${i}`, skip: "x" }));
     const o = await createWorkspace();
+    // One log database: the other workspace's log ids are then not this one's, and only the workspace condition keeps them out.
+    await shareLogsDb(o, w);
     const [foreign] = await logs(o, 1, () => ({ name: "theirs" }));
     const s = await newSheet(w);
     const byIds = await finished(s, await importLogsInto(s, { request_log_ids: [ids[2], foreign, ids[0], ids[2], 999_999_999], variables_to_parse: ["city", "missing"], include_fields: ["output", "latency_ms"] }));

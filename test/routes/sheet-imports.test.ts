@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import type { CellView, RowView } from "../../src/sheets/types";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, shareLogsDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { b64, importAndWait, importFile, newTable, pollOperation } from "../helpers/tables";
 
@@ -334,6 +334,8 @@ describe("request-log imports", () => {
     expect((await post({ start_time: "yesterday" })).status).toBe(400);
     // Another workspace's logs are never imported.
     const o = await createWorkspace();
+    // One log database: the other workspace's log ids are then not this one's, and only the workspace condition keeps them out.
+    await shareLogsDb(o, w);
     const ot = await newTable(o);
     const theirs = await json(await call(sheetsOf(ot.id), { method: "POST", key: o.key, json: { source: { type: "request_logs", request_log_ids: ids } } }));
     expect(await pollOperation(o, ot.id, theirs.operation_id)).toMatchObject({ status: "completed", rows_added: 0 });

@@ -1,13 +1,12 @@
 // Trace analytics over HTTP: traces seeded through POST /v1/traces (OTLP JSON), then custom charts of
 // trace-level and span-level values: every chart type and metric, the groupings, the filter group (AND /
 // OR across spans, SPAN_AND / SPAN_OR within one span), the bounded window, bad specs, isolation.
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { priceOf } from "../../src/converters/pricing";
 import { getDb } from "../../src/db/client";
 import { parseTraceFilterGroup } from "../../src/filters/traces";
 import { chartQuery, traceCustomAnalytics, windowQuery } from "../../src/logs/trace-analytics";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
 
 const PATH = "/api/public/v2/traces/analytics/custom-analytics";
 const T0 = Date.UTC(2026, 6, 1); // Wednesday 2026-07-01
@@ -488,6 +487,8 @@ describe("refusals", () => {
 describe("isolation and bounds", () => {
   it("reads only the caller's spans, even under the same trace id", async () => {
     const other = await createWorkspace();
+    // One log database: only the workspace condition keeps the same trace id's spans apart.
+    await shareLogsDb(other, ws);
     await send(other, ids.A, T0 + H, [{ id: hexOf(16), name: "other-turn", start: 0, end: 100 }]);
     const theirs = await charts([{ id: "n", chartType: "bar", metric: "count", groupByField: "trace_name" }], undefined, other.key);
     expect(theirs.customCharts[0].data).toEqual([{ label: "other-turn", value: 1 }]);
@@ -512,7 +513,7 @@ describe("isolation and bounds", () => {
   });
 
   it("reads the newest traces within both caps, saying when older ones were left out", async () => {
-    const db = getDb(env.DB);
+    const db = getDb(await logsDb(ws));
     const input = { customCharts: [{ id: "n", chartType: "bar" as const, metric: "count" as const, groupByField: "trace_name" as const }] };
     const run = (maxTraces: number, maxSpans: number) => traceCustomAnalytics(db, ws.workspaceId, input, { maxTraces, maxSpans });
     // Newest first: D (1 span), C (1), B (3), A (4).
@@ -551,7 +552,7 @@ describe("the reference", () => {
 
 describe("query plans", () => {
   const explain = async (q: { sql: string; params: (string | number)[] }) =>
-    ((await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).bind(...q.params).all()).results as { detail: string }[]).map((r) => r.detail);
+    ((await (await logsDb(ws)).prepare(`EXPLAIN QUERY PLAN ${q.sql}`).bind(...q.params).all()).results as { detail: string }[]).map((r) => r.detail);
 
   it("reads spans only by seeks on the window's traces and their children, and the window by a start-time range", async () => {
     const parsed = parseTraceFilterGroup({

@@ -12,7 +12,7 @@ import openinference from "../fixtures/spans/openinference.json";
 import openllmetry from "../fixtures/spans/openllmetry-indexed.json";
 import vercelV4 from "../fixtures/spans/vercel-ai-v4.json";
 import vercel from "../fixtures/spans/vercel-ai.json";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, shareLogsDb, type TestKey } from "../helpers/api";
 
 const MAX = Number(env.TRACES_MAX_BYTES);
 let seq = 0;
@@ -284,6 +284,8 @@ describe("POST /spans-bulk", () => {
 describe("traces are the workspace's own", () => {
   it("another workspace reads, closes and adds nothing of a trace; the same ids there are its own trace", async () => {
     const [a, b] = [await createWorkspace(), await createWorkspace()];
+    // One log database: both workspaces' spans of one trace id, and their logs, side by side.
+    await shareLogsDb(b, a);
     const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
     await postJson(a, exportOf(spansOf(t, llm, parent)));
     expect((await trace(b, t)).status).toBe(404);

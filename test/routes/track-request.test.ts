@@ -1,6 +1,6 @@
 // POST /track-request: the provider's own call (run() and the SDK's provider wrappers) becomes a log.
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, shareLogsDb, type TestKey } from "../helpers/api";
 
 let ws: TestKey;
 let other: TestKey;
@@ -8,6 +8,8 @@ let other: TestKey;
 beforeAll(async () => {
   ws = await createWorkspace();
   other = await createWorkspace();
+  // One log database: other's group ids are then not ws's, and only the workspace condition keeps them out.
+  await shareLogsDb(other, ws);
 });
 
 const openaiCall = (extra: Record<string, unknown> = {}) => ({

@@ -1,8 +1,7 @@
 // The tracking calls: the SDK's /library-track-*, /create-group, /track-group (key in the body) and
 // the REST twins /rest/track-*: what a log gains, bad bodies, missing and foreign ids, key rules.
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addKey, call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { addKey, call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 
 let ws: TestKey;
@@ -13,6 +12,8 @@ const uniq = (p: string) => `${p}-${Date.now()}-${++n}`;
 beforeAll(async () => {
   ws = await createWorkspace();
   other = await createWorkspace();
+  // One log database: other's log and group ids are then not ws's, and only the workspace condition keeps them out.
+  await shareLogsDb(other, ws);
 });
 
 async function logOne(key: string, overrides: Record<string, unknown> = {}): Promise<number> {
@@ -190,7 +191,7 @@ describe("metadata", () => {
     // The same value again changes no count.
     expect((await restPost("/rest/track-metadata", { request_id: String(id), metadata: { [key]: "pro" } })).status).toBe(200);
     expect(await suggest({ field: "metadata_values", metadata_key: key })).toEqual({ pro: 1 });
-    const rows = await env.DB.prepare("SELECT key, value FROM request_log_values WHERE request_id = ? AND kind = 'metadata' ORDER BY key").bind(id).all();
+    const rows = await (await logsDb(ws)).prepare("SELECT key, value FROM request_log_values WHERE request_id = ? AND kind = 'metadata' ORDER BY key").bind(id).all();
     expect(rows.results).toEqual([
       { key: "env", value: "prod" },
       { key, value: "pro" },

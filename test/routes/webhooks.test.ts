@@ -10,7 +10,7 @@ import { runBatch } from "../../src/db/batch";
 import { EVENT_TYPES, eventStatement } from "../../src/services/events";
 import { closedDeliveriesBefore, deliverWebhook, dispatchEvents, retryDelay, sweepWebhooks } from "../../src/services/webhook-delivery";
 import { MAX_WEBHOOKS_PER_WORKSPACE } from "../../src/services/webhooks";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsOf, type TestKey } from "../helpers/api";
 import { seedLogs } from "../helpers/logs";
 import { b64, newTable, pollOperation } from "../helpers/tables";
 import { eventsAt, hookKey, hookUrl, inbox, register, verify, waitForInbox } from "../helpers/webhooks";
@@ -524,11 +524,11 @@ describe("events: one per change, at its site, in the change's batch", () => {
     const { queueDraftFill } = await import("../../src/services/datasets");
     const auth = { workspaceId: w.workspaceId, userId: w.userId, userEmail: w.email, apiKeyId: 0 };
     const job = await queueDraftFill(getDb(env.DB), auth, { dataset_group_id: g.dataset_group.id, request_log_ids: ids.slice(0, 3) });
-    expect(await runDatasetFill(getDb(env.DB), w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
     // As if the message came back after the completion batch but the job had to run again.
     await env.DB.prepare(`UPDATE dataset_jobs SET status = 'RUNNING' WHERE id = ?`).bind(job.jobId).run();
-    expect(await runDatasetFill(getDb(env.DB), w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
-    expect(await runDatasetFill(getDb(env.DB), w.workspaceId, job.jobId)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });
+    expect(await runDatasetFill(getDb(env.DB), logsOf, w.workspaceId, job.jobId)).toEqual({ state: "skipped" });
     expect((await outbox(w)).filter((e) => e.type === "dataset_version_created_from_filter_params")).toEqual([
       { type: "dataset_version_created_from_filter_params", details: { dataset_id: job.datasetId, rows_added: 3, dataset_version_number: -1 } },
     ]);

@@ -1,15 +1,20 @@
 // The request-log joins of dataset fills, previews and drafts must be planned as one primary-key
 // lookup per id even when SQLite has no statistics (no ANALYZE ever ran, as on a fresh database):
-// a workspace-index scan per chunk makes a 50,000-log fill take minutes.
+// a workspace-index scan per chunk makes a 50,000-log fill take minutes. Request logs live in the log
+// databases, so that is where the plans are asked for.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fillChunkSql, LOGS_BY_IDS } from "../../src/logs";
+import { getDb } from "../../src/db/client";
+import { LOGS_BY_IDS, logValues } from "../../src/logs";
 import { SqlParams } from "../../src/filters";
 
 type PlanRow = { detail: string };
 
+/** A log database (each shard has the same schema, from migrations-logs/). */
+const logs = () => env.LOGS_0;
+
 async function plan(sqlText: string, params: unknown[]): Promise<string[]> {
-  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sqlText}`)
+  const { results } = await logs().prepare(`EXPLAIN QUERY PLAN ${sqlText}`)
     .bind(...params)
     .all<PlanRow>();
   return results.map((r) => r.detail);
@@ -25,15 +30,41 @@ function expectKeyLookups(details: string[]) {
 
 describe("dataset request-log joins without statistics", () => {
   it("the database has no sqlite_stat1 (the case the plans must survive)", async () => {
-    const stat = await env.DB.prepare(`SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'`).first();
+    const stat = await logs().prepare(`SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'`).first();
     expect(stat).toBeNull();
   });
 
-  it("a fill chunk looks each id up by primary key (default and named columns)", async () => {
+  it("a fill chunk's values (and a draft's appended log's) look each id up by primary key (default and named columns)", async () => {
     const ids = Array.from({ length: 500 }, (_, i) => i + 1);
     for (const vars of [null, ["input", "model", "topic"]]) {
-      const chunk = fillChunkSql(1, 2, 3, 500, ids, vars);
-      expectKeyLookups(await plan(chunk.sql, chunk.params));
+      // The statement logValues runs, as it binds it.
+      const recorded: { sql: string; params: unknown[] }[] = [];
+      const d1 = logs();
+      const spy = new Proxy(d1, {
+        get(target, prop) {
+          if (prop !== "prepare") {
+            const v = Reflect.get(target, prop);
+            return typeof v === "function" ? v.bind(target) : v;
+          }
+          return (sqlText: string) => {
+            const stmt = target.prepare(sqlText);
+            return new Proxy(stmt, {
+              get(st, p) {
+                const v = Reflect.get(st, p);
+                if (p !== "bind") return typeof v === "function" ? v.bind(st) : v;
+                return (...params: unknown[]) => {
+                  recorded.push({ sql: sqlText, params });
+                  return st.bind(...params);
+                };
+              },
+            });
+          };
+        },
+      });
+      await logValues(getDb(spy), 1, ids, vars);
+      expect(recorded).toHaveLength(1);
+      expect(recorded[0].sql).toContain("request_logs");
+      expectKeyLookups(await plan(recorded[0].sql, recorded[0].params));
     }
   });
 

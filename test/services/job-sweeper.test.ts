@@ -16,7 +16,7 @@ import { sweepJobs, type SweepSettings } from "../../src/services/job-sweeper";
 import { createFileImport, runImport } from "../../src/services/sheet-imports";
 import { findOperation } from "../../src/services/sheets";
 import { runExecution, startRun } from "../../src/services/workflow-runs";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsOf, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { newTable } from "../helpers/tables";
 
@@ -109,9 +109,9 @@ describe("dataset fills", () => {
     expect((await sweepAt(deps, before.updated_at, 0)).requeued).toEqual({});
     expect((await sweepAt(deps, before.updated_at, 1)).requeued).toEqual({ dataset_fill: 1 });
     expect(sent).toEqual([{ v: 1, kind: "dataset_fill", workspace_id: ws.workspaceId, job_id: jobId }]);
-    expect(await runDatasetFill(db, ws.workspaceId, jobId)).toMatchObject({ state: "completed", rowsAdded: 4 });
+    expect(await runDatasetFill(db, logsOf, ws.workspaceId, jobId)).toMatchObject({ state: "completed", rowsAdded: 4 });
     // A duplicate delivery of the re-queued message changes nothing.
-    expect(await runDatasetFill(db, ws.workspaceId, jobId)).toEqual({ state: "skipped" });
+    expect(await runDatasetFill(db, logsOf, ws.workspaceId, jobId)).toEqual({ state: "skipped" });
     expect((await job(jobId))!).toMatchObject({ status: "COMPLETED", rows_added: 4 });
   });
 
@@ -119,7 +119,7 @@ describe("dataset fills", () => {
     const { deps, sent } = recordingDeps();
     const ws = await createWorkspace();
     const { jobId } = await draftWithLostFill(ws);
-    await runDatasetFill(db, ws.workspaceId, jobId);
+    await runDatasetFill(db, logsOf, ws.workspaceId, jobId);
     const groupId = (await env.DB.prepare("SELECT d.dataset_group_id AS g FROM dataset_jobs j JOIN datasets d ON d.id = j.dataset_id WHERE j.id = ?").bind(jobId).first<{ g: number }>())!.g;
     const saved = await json(await call("/api/public/v2/dataset-versions/save-draft", { method: "POST", key: ws.key, json: { dataset_group_id: groupId } }));
     const copy = await createDraft(db, auth(ws), { dataset_group_id: groupId, source_dataset_id: saved.draft_dataset_id });
@@ -128,7 +128,7 @@ describe("dataset fills", () => {
     sent.length = 0;
     expect((await sweepAt(deps, before.updated_at, 1)).requeued).toEqual({ dataset_fill: 1 });
     expect(sent).toEqual([{ v: 1, kind: "dataset_fill", workspace_id: ws.workspaceId, job_id: copy.jobId }]);
-    expect(await runDatasetFill(db, ws.workspaceId, copy.jobId!)).toEqual({ state: "copied", datasetId: copy.draftDatasetId, rowsAdded: 4 });
+    expect(await runDatasetFill(db, logsOf, ws.workspaceId, copy.jobId!)).toEqual({ state: "copied", datasetId: copy.draftDatasetId, rowsAdded: 4 });
   });
 
   it("after the last re-queue the fill is FAILED, so the draft is not busy for good", async () => {

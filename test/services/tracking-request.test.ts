@@ -9,7 +9,7 @@ import { ApiError } from "../../src/lib/errors";
 import { getRequestLog } from "../../src/logs/write";
 import { createGroup } from "../../src/logs/tracking";
 import { trackRequest, type ConvertProviderCall, type TrackRequestInput } from "../../src/services/tracking-request";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
 
 let ws: TestKey;
 let other: TestKey;
@@ -18,6 +18,8 @@ const authOf = (k: TestKey): AuthContext => ({ workspaceId: k.workspaceId, userI
 beforeAll(async () => {
   ws = await createWorkspace();
   other = await createWorkspace();
+  // One log database: other's group ids are then not ws's, and only the workspace condition keeps them out.
+  await shareLogsDb(other, ws);
   // A key id the log-key trigger accepts (the log names the key that wrote it).
   const key = await env.DB.prepare("SELECT id FROM api_keys WHERE workspace_id = ?").bind(ws.workspaceId).first<{ id: number }>();
   wsAuth = { ...authOf(ws), apiKeyId: key!.id };
@@ -74,15 +76,17 @@ async function publish(key: string, name: string): Promise<number> {
 }
 
 const count = async (workspaceId: number) =>
-  (await env.DB.prepare("SELECT count(*) AS n FROM request_logs WHERE workspace_id = ?").bind(workspaceId).first<{ n: number }>())!.n;
+  (await (await logsDb(workspaceId)).prepare("SELECT count(*) AS n FROM request_logs WHERE workspace_id = ?").bind(workspaceId).first<{ n: number }>())!.n;
 
 describe("trackRequest", () => {
   it("writes the converted call with the times, tags, metadata, score, prompt link and group, and answers its blueprint", async () => {
     const db = getDb(env.DB);
+    const logs = getDb(await logsDb(ws));
     const promptId = await publish(ws.key, `trs-${Date.now()}`);
-    const { id: groupId } = await createGroup(db, wsAuth);
+    const { id: groupId } = await createGroup(logs, wsAuth);
     const tracked = await trackRequest(
       db,
+      logs,
       wsAuth,
       body({ tags: ["a"], metadata: { user: "u1" }, score: 60, prompt_id: promptId, prompt_version: 1, prompt_input_variables: { x: "you" }, group_id: groupId }),
       convert,
@@ -92,7 +96,7 @@ describe("trackRequest", () => {
       metadata: { model: { provider: "fake", name: "fake-1", parameters: { temperature: 0.1 } } },
       inference_client_name: null,
     });
-    const row = await getRequestLog(db, ws.workspaceId, tracked.request_id);
+    const row = await getRequestLog(logs, ws.workspaceId, tracked.request_id);
     expect(row).toMatchObject({
       provider: "fake",
       model: "fake-1",
@@ -117,8 +121,9 @@ describe("trackRequest", () => {
 
   it("logs a failed call reported with status ERROR and an empty response", async () => {
     const db = getDb(env.DB);
-    const tracked = await trackRequest(db, wsAuth, body({ request_response: {}, status: "ERROR", error_type: "PROVIDER_TIMEOUT", error_message: "timed out" }), convert);
-    expect(await getRequestLog(db, ws.workspaceId, tracked.request_id)).toMatchObject({
+    const logs = getDb(await logsDb(ws));
+    const tracked = await trackRequest(db, logs, wsAuth, body({ request_response: {}, status: "ERROR", error_type: "PROVIDER_TIMEOUT", error_message: "timed out" }), convert);
+    expect(await getRequestLog(logs, ws.workspaceId, tracked.request_id)).toMatchObject({
       provider: "fake",
       model: "fake-1",
       status: "ERROR",
@@ -128,25 +133,27 @@ describe("trackRequest", () => {
   });
 
   it("a call the converter cannot read is a 400 naming request_response; nothing is written", async () => {
+    const logs = getDb(await logsDb(ws));
     const before = await count(ws.workspaceId);
-    await expect(trackRequest(getDb(env.DB), wsAuth, body({ request_response: { nope: 1 } }), convert)).rejects.toMatchObject({
+    await expect(trackRequest(getDb(env.DB), logs, wsAuth, body({ request_response: { nope: 1 } }), convert)).rejects.toMatchObject({
       status: 400,
       message: "request_response: no text in the response",
     });
-    await expect(trackRequest(getDb(env.DB), wsAuth, body({ function_name: "other.create" }), convert)).rejects.toBeInstanceOf(ApiError);
+    await expect(trackRequest(getDb(env.DB), logs, wsAuth, body({ function_name: "other.create" }), convert)).rejects.toBeInstanceOf(ApiError);
     expect(await count(ws.workspaceId)).toBe(before);
   });
 
   it("another workspace's prompt or group, or a missing version, is a 404 and writes nothing", async () => {
     const db = getDb(env.DB);
+    const logs = getDb(await logsDb(ws));
     const foreignPrompt = await publish(other.key, `trs-other-${Date.now()}`);
-    const { id: foreignGroup } = await createGroup(db, otherAuth);
+    const { id: foreignGroup } = await createGroup(getDb(await logsDb(other)), otherAuth);
     const mine = await publish(ws.key, `trs-mine-${Date.now()}`);
     const before = await count(ws.workspaceId);
     for (const extra of [{ prompt_id: foreignPrompt }, { group_id: foreignGroup }, { prompt_id: mine, prompt_version: 5 }]) {
-      await expect(trackRequest(db, wsAuth, body(extra), convert), JSON.stringify(extra)).rejects.toMatchObject({ status: 404 });
+      await expect(trackRequest(db, logs, wsAuth, body(extra), convert), JSON.stringify(extra)).rejects.toMatchObject({ status: 404 });
     }
-    await expect(trackRequest(db, wsAuth, body({ prompt_version: 1 }), convert)).rejects.toMatchObject({ status: 400 });
+    await expect(trackRequest(db, logs, wsAuth, body({ prompt_version: 1 }), convert)).rejects.toMatchObject({ status: 400 });
     expect(await count(ws.workspaceId)).toBe(before);
   });
 });

@@ -6,6 +6,25 @@ export const workspaces = sqliteTable("workspaces", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull().unique(),
   createdAt: integer("created_at").notNull().default(now),
+  /**
+   * The log database (a D1 binding's name, src/logs/shards.ts) holding the workspace's request logs
+   * and spans: set once, on first use, and never changed. "DB" is this control database itself (the
+   * workspaces that logged before log databases existed).
+   */
+  logShard: text("log_shard"),
+});
+
+/**
+ * The shard map's databases: every log database binding the deployment has listed (LOG_SHARDS), and
+ * whether it takes new workspaces. A full or closed shard keeps serving the workspaces it holds.
+ */
+export const logShards = sqliteTable("log_shards", {
+  binding: text("binding").primaryKey(),
+  open: integer("open", { mode: "boolean" }).notNull().default(true),
+  /** The database's size when last measured (bytes), and when. */
+  sizeBytes: integer("size_bytes").notNull().default(0),
+  measuredAt: integer("measured_at").notNull().default(0),
+  createdAt: integer("created_at").notNull().default(now),
 });
 
 export const users = sqliteTable(

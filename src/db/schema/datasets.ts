@@ -78,6 +78,12 @@ export const datasetRows = sqliteTable(
     jobId: integer("job_id").notNull().default(0),
     position: integer("position").notNull(),
     requestLogId: integer("request_log_id"),
+    /**
+     * The prompt (id, version number) the copied log records, kept with the row: the logs live in a
+     * log database, and the dataset list's prompt filters read these instead.
+     */
+    logPromptId: integer("log_prompt_id"),
+    logPromptVersion: integer("log_prompt_version"),
     values: text("values", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     createdAt: integer("created_at").notNull().default(now),
   },

@@ -1,8 +1,9 @@
 // Request logs and what search, suggestions and analytics read beside them: index rows, facet counts, daily rollups, groups.
+// These tables (and traces.ts's) live in the log databases (migrations-logs/, one per shard), apart
+// from the control database that holds the workspaces: so no foreign key names a workspace.
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { nowMs as now } from "../sql";
-import { workspaces } from "./accounts";
 
 export const REQUEST_STATUSES = ["SUCCESS", "WARNING", "ERROR"] as const;
 
@@ -64,7 +65,7 @@ export const requestLogs = sqliteTable(
   {
     // AUTOINCREMENT: ids are never reused, so the newest row of a write batch is max(id).
     id: integer("id").primaryKey({ autoIncrement: true }),
-    workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+    workspaceId: integer("workspace_id").notNull(),
     provider: text("provider").notNull(),
     model: text("model").notNull(),
     apiType: text("api_type"),
@@ -173,7 +174,7 @@ export const requestLogDaily = sqliteTable(
 /** Request groups (the SDK's group.create / track.group): ids that tie logs of one flow together. */
 export const requestGroups = sqliteTable("request_groups", {
   id: integer("id").primaryKey({ autoIncrement: true }),
-  workspaceId: integer("workspace_id").notNull().references(() => workspaces.id),
+  workspaceId: integer("workspace_id").notNull(),
   createdBy: integer("created_by"),
   createdAt: integer("created_at").notNull().default(now),
 });

@@ -130,10 +130,10 @@ const custom = defineRoute({
 export function registerAnalyticsRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(analytics, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await requestAnalytics(c.var.deps.db, c.get("auth").workspaceId, body), 200);
+    return c.json(await requestAnalytics(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, body), 200);
   });
 
   app.openapi(custom, async (c) => {
-    return c.json(await customAnalytics(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("json")), 200);
+    return c.json(await customAnalytics(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, c.req.valid("json")), 200);
   });
 }

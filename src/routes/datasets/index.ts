@@ -352,13 +352,13 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(addRequestLogRoute, async (c) => {
-    const added = await addRequestLog(c.var.deps.db, c.get("auth"), c.req.valid("json"));
+    const added = await addRequestLog(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), c.req.valid("json"));
     const message = added.added ? "Request log added to draft dataset" : "Request log already in the draft dataset";
     return c.json({ success: true as const, message, draft_dataset_id: added.draftDatasetId }, 201);
   });
 
   app.openapi(previewRoute, async (c) =>
-    c.json({ success: true as const, message: "Preview of the dataset version", ...(await previewFill(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("json"))) }, 200),
+    c.json({ success: true as const, message: "Preview of the dataset version", ...(await previewFill(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, c.req.valid("json"))) }, 200),
   );
 
   app.openapi(list, async (c) => {

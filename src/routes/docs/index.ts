@@ -14,7 +14,10 @@ export const API_INFO = {
     "Send the API key in the X-API-KEY header on every endpoint except /, /health, /openapi.json, /docs and the realtime " +
     "WebSocket (whose token is its credential); an Authorization: Bearer header is not read (401). " +
     'Every error is JSON {"success": false, "message", "error"} with an X-Request-Id header; a known path asked with ' +
-    "another method is a 405 with an Allow header.",
+    "another method is a 405 with an Allow header. " +
+    "Responses that read or wrote a database carry X-PromptEdge-Bookmark (database=bookmark pairs, D1 sessions): send it back " +
+    "on later requests to read your own writes from any read replica; without it, reads may come from a replica a moment " +
+    "behind. A malformed bookmark header is a 400.",
 };
 
 const openapiJson = defineRoute({

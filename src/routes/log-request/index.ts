@@ -24,7 +24,7 @@ const logRequest = defineRoute({
 export function registerLogRequestRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(logRequest, async (c) => {
     const body = c.req.valid("json");
-    const logged = await createRequestLog(c.var.deps.db, c.get("auth"), body);
+    const logged = await createRequestLog(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), body);
     return c.json(
       {
         id: logged.id,

@@ -98,7 +98,7 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(searchRequests, async (c) => {
     const body = c.req.valid("json");
-    const result = await searchRequestLogs(c.var.deps.db, c.get("auth").workspaceId, {
+    const result = await searchRequestLogs(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, {
       ...body,
       page: body.page ?? 1,
       per_page: body.per_page ?? SEARCH_PER_PAGE.default,
@@ -108,7 +108,7 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(suggestions, async (c) => {
     const q = c.req.valid("query");
-    const { values, counts } = await suggestRequestValues(c.var.deps.db, c.get("auth").workspaceId, {
+    const { values, counts } = await suggestRequestValues(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, {
       field: q.field,
       prefix: q.prefix,
       metadata_key: q.metadata_key,
@@ -121,7 +121,7 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getRequest, async (c) => {
     const { request_id } = c.req.valid("param");
-    const row = await getRequestLog(c.var.deps.db, c.get("auth").workspaceId, request_id);
+    const row = await getRequestLog(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, request_id);
     if (!row) throw ApiError.notFound("request log");
     return c.json(requestLogView(row), 200);
   });

@@ -128,5 +128,5 @@ const route = defineRoute({
 
 export function registerTraceAnalyticsRoutes(app: OpenAPIHono<AppEnv>) {
   app.openAPIRegistry.register("TraceStructuredFilter", TraceFilterDoc);
-  app.openapi(route, async (c) => c.json(await traceCustomAnalytics(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("json")), 200));
+  app.openapi(route, async (c) => c.json(await traceCustomAnalytics(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, c.req.valid("json")), 200));
 }

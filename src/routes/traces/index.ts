@@ -150,7 +150,7 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
       if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
       throw err;
     }
-    const outcome = await ingestOtlp(c.var.deps.db, c.get("auth"), decoded, closeAfter === "true");
+    const outcome = await ingestOtlp(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), decoded, closeAfter === "true");
     const answer = await encodeResponse(encoding, outcome.rejectedSpans, outcome.errorMessage);
     if (answer instanceof Uint8Array) return new Response(answer, { status: 200, headers: { "Content-Type": "application/x-protobuf" } });
     return c.json(answer, 200);
@@ -166,28 +166,27 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
       if (!parsed.success) throw validationError(parsed.error.issues.map((iss) => ({ ...iss, path: ["spans", i, "log_request", ...iss.path] })), { target: "json" });
       return parsed.data as MappedLog;
     });
-    const out = await ingestSpansBulk(c.var.deps.db, c.get("auth"), { spans: body.spans, logs, close_after: body.close_after });
+    const out = await ingestSpansBulk(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), { spans: body.spans, logs, close_after: body.close_after });
     return c.json(out, 201);
   });
 
   app.openapi(getRoute, async (c) => {
     const { trace_id } = c.req.valid("param");
-    return c.json(await getTrace(c.var.deps.db, c.get("auth").workspaceId, trace_id), 200);
+    return c.json(await getTrace(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, trace_id), 200);
   });
 
   app.openapi(closeRoute, async (c) => {
     const { trace_id } = c.req.valid("param");
-    return c.json(await closeTraceOf(c.var.deps.db, c.get("auth").workspaceId, trace_id), 201);
+    return c.json(await closeTraceOf(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, trace_id), 201);
   });
 
   app.openapi(addTraceRoute, async (c) => {
     const body = c.req.valid("json");
     const auth = c.get("auth");
-    const db = c.var.deps.db;
     const spanId = body.span_id ?? null;
-    const ids = await traceRequestLogIds(db, auth.workspaceId, body.trace_id, spanId);
+    const ids = await traceRequestLogIds(await c.var.deps.logs(auth.workspaceId), auth.workspaceId, body.trace_id, spanId);
     let draftId = 0;
-    for (const id of ids) draftId = (await addRequestLog(db, auth, { dataset_group_id: body.dataset_group_id, request_log_id: id })).draftDatasetId;
+    for (const id of ids) draftId = (await addRequestLog(c.var.deps.db, await c.var.deps.logs(auth.workspaceId), auth, { dataset_group_id: body.dataset_group_id, request_log_id: id })).draftDatasetId;
     return c.json({ success: true as const, draft_dataset_id: draftId, mode: spanId ? ("span" as const) : ("trace" as const), request_log_ids: ids }, 201);
   });
 }

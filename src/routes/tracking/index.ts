@@ -112,7 +112,7 @@ export function registerTrackingRoutes(app: OpenAPIHono<AppEnv>) {
     const { request_start_time, request_end_time, ...body } = c.req.valid("json");
     const now = Date.now();
     const end = request_end_time ?? now;
-    const tracked = await trackRequest(c.var.deps.db, c.get("auth"), {
+    const tracked = await trackRequest(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), {
       ...body,
       request_start_time: request_start_time ?? end,
       request_end_time: end,
@@ -123,33 +123,33 @@ export function registerTrackingRoutes(app: OpenAPIHono<AppEnv>) {
   for (const r of [score.rest, score.library] as const) {
     app.openapi(r, async (c) => {
       const body = c.req.valid("json");
-      await trackScore(c.var.deps.db, c.get("auth"), body);
+      await trackScore(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), body);
       return c.json({ success: true as const, message: "Score tracked successfully" }, 200);
     });
   }
   for (const r of [metadata.rest, metadata.library] as const) {
     app.openapi(r, async (c) => {
       const body = c.req.valid("json");
-      await trackMetadata(c.var.deps.db, c.get("auth"), body);
+      await trackMetadata(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), body);
       return c.json({ success: true as const, message: "Metadata tracked successfully" }, 200);
     });
   }
   for (const r of [prompt.rest, prompt.library] as const) {
     app.openapi(r, async (c) => {
       const body = c.req.valid("json");
-      await trackPrompt(c.var.deps.db, c.get("auth"), body);
+      await trackPrompt(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), body);
       return c.json({ success: true as const, message: "Prompt tracked successfully" }, 200);
     });
   }
   for (const r of [group.rest, group.library] as const) {
     app.openapi(r, async (c) => {
       const body = c.req.valid("json");
-      await trackGroup(c.var.deps.db, c.get("auth"), body);
+      await trackGroup(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), body);
       return c.json({ success: true as const, message: "Group tracked successfully" }, 200);
     });
   }
   app.openapi(createGroupRoute, async (c) => {
-    const { id } = await createGroup(c.var.deps.db, c.get("auth"));
+    const { id } = await createGroup(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"));
     return c.json({ success: true as const, id }, 200);
   });
 }

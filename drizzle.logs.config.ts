@@ -1,0 +1,10 @@
+// The log databases' schema (request logs, their side tables, spans): drizzle-kit writes
+// migrations-logs/, which wrangler applies to every binding in LOG_SHARDS (src/logs/shards.ts).
+// drizzle.config.ts covers the control database.
+import { defineConfig } from "drizzle-kit";
+
+export default defineConfig({
+  dialect: "sqlite",
+  schema: ["./src/db/schema/requests.ts", "./src/db/schema/traces.ts"],
+  out: "./migrations-logs",
+});
