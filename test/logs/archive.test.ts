@@ -9,7 +9,6 @@ import {
   archiveKey,
   archiveNextFile,
   archiveOldLogs,
-  DAY_MS,
   exportLogs,
   pickArchiveBatch,
   uploadArchiveFile,
