@@ -37,6 +37,7 @@ import { registerAnalyticsRoutes } from "./routes/analytics";
 import { registerTrackingRoutes } from "./routes/tracking";
 import { registerRealtimeRoutes } from "./routes/realtime";
 import { registerTraceRoutes } from "./routes/traces";
+import { registerWorkspaceRoutes } from "./routes/workspace";
 
 /** Any thrown value → ApiError. Unknown errors are bugs: logged with the request id, answered generically. */
 export function toApiError(err: unknown, requestId: string, bodyTypes?: string[]): ApiError {
@@ -130,6 +131,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerAnalyticsRoutes(app);
   registerTrackingRoutes(app);
   registerTraceRoutes(app);
+  registerWorkspaceRoutes(app);
   registerRealtimeRoutes(app);
   registerDocsRoutes(app);
   registerConsoleRoutes(app);

@@ -36,6 +36,10 @@ export interface Env extends BlockSettings {
   /** The job sweeper: how old a running job's heartbeat may get (ms), and re-queues before it fails. */
   JOB_LEASE_MS?: string;
   JOB_MAX_REDRIVES?: string;
+  /** The log archive job (src/logs/archive.ts): logs and NDJSON bytes per file at most, files per cron run. */
+  ARCHIVE_FILE_MAX_LOGS?: string;
+  ARCHIVE_FILE_MAX_BYTES?: string;
+  ARCHIVE_RUN_MAX_FILES?: string;
   /** Secret (32+ characters) that encrypts environment variables at rest. */
   ENV_VARS_KEY?: string;
   /** Sandbox for tool code (test-execute) and its limits. */

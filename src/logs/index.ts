@@ -1,7 +1,7 @@
 // The log store: every module that reads or writes request logs (and their index rows, facet counts,
 // daily totals, groups) goes through here, so where logs live can change without touching its callers.
 // The filter compiler (src/filters/) is its query language.
-export { createRequestLog, getRequestLog, requestLogView, type RequestLogInput } from "./write";
+export { createRequestLog, getRequestLog, getRequestLogs, requestLogView, type RequestLogInput } from "./write";
 export { filterEstimates, KEYED_FIELDS, searchRequestLogs, SORT_COLUMNS, suggestRequestValues, SUGGESTION_FIELDS, SUGGESTION_LIMIT, type SortBy } from "./search";
 export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "./tracking";
 export { requestAnalytics } from "./analytics";
@@ -11,3 +11,4 @@ export { fillQuery, findLog, logValues, LOGS_BY_IDS, matchingLogIds, previewLogs
 export { logsInOrder, matchingLogPages, newestLogId } from "./readers";
 export { CONTROL_SHARD, configuredShards, placeWorkspace } from "./shards";
 export { closedTraces, closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";
+export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";

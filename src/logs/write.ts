@@ -12,6 +12,7 @@ import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
 import { findPromptVersion, type PromptVersionView } from "../services/prompt-versions";
 import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { runBatch } from "../db/batch";
+import { inJsonList } from "../db/sql";
 
 /** A validated logged request (defaults applied, times in epoch milliseconds). */
 export interface RequestLogInput {
@@ -180,6 +181,20 @@ export async function getRequestLog(db: Db, workspaceId: number, id: number): Pr
     .where(and(eq(requestLogs.id, id), eq(requestLogs.workspaceId, workspaceId)))
     .limit(1);
   return rows[0] ?? null;
+}
+
+/**
+ * The workspace's stored logs among `ids` (another workspace's or unknown ids are skipped), in id
+ * order: the rows getRequestLog reads, many at once, for the archive job and the export. Keep the two
+ * readers alike: whatever getRequestLog does to a row, this does too.
+ */
+export async function getRequestLogs(logs: Db, workspaceId: number, ids: readonly number[]): Promise<RequestLogRow[]> {
+  if (ids.length === 0) return [];
+  return logs
+    .select()
+    .from(requestLogs)
+    .where(and(inJsonList(requestLogs.id, ids), eq(requestLogs.workspaceId, workspaceId)))
+    .orderBy(requestLogs.id);
 }
 
 /** The stored log as the API shows it: PromptLayer's request detail fields plus every logged field. */

@@ -1,7 +1,8 @@
-// What the cron trigger runs every minute: the webhook sweep and the job sweep. Events a given-up job
-// writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
+// What the cron trigger runs every minute: the webhook sweep, the job sweep and the log archive job.
+// Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
 import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
+import { archiveOldLogs, archiveSettings } from "../logs";
 import { inEventScope } from "../services/events";
 import { sweepJobs } from "../services/job-sweeper";
 import { dispatchQuietly, sweepWebhooks } from "../services/webhook-delivery";
@@ -21,4 +22,15 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
     if (emitted.size > 0) await dispatchQuietly(deps, [...emitted]);
   }
   await sweepWebhooks(deps);
+  await archiveQuietly(deps, now);
+}
+
+/** Moves logs past their workspace's retention window to R2; a failure waits for the next minute (nothing is lost). */
+async function archiveQuietly(deps: Deps, now: number): Promise<void> {
+  try {
+    const run = await archiveOldLogs(deps.db, deps.logs, deps.blobs, archiveSettings(deps.env), now);
+    if (run.files > 0) console.log(JSON.stringify({ level: "info", msg: "log archive", files: run.files, logs: run.logs }));
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "log archive failed", error: chainForLog(err) }));
+  }
 }

@@ -6,6 +6,8 @@ export const workspaces = sqliteTable("workspaces", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull().unique(),
   createdAt: integer("created_at").notNull().default(now),
+  /** Days request logs stay in D1 before the archive job moves them to R2; null keeps them all there. */
+  logRetentionDays: integer("log_retention_days"),
   /**
    * The log database (a D1 binding's name, src/logs/shards.ts) holding the workspace's request logs
    * and spans: set once, on first use, and never changed. "DB" is this control database itself (the

@@ -228,4 +228,36 @@ export const requestLogFacets = sqliteTable(
   ],
 );
 
+/**
+ * The manifest of archived request logs (src/logs/archive.ts): one row per gzip NDJSON object in R2,
+ * holding every log of one workspace and UTC day whose id is in [first_id, last_id]. A log-side table:
+ * it lives beside request_logs, and the row is written in the same batch that deletes those logs, so a
+ * log is either covered by a row here or still in request_logs. An R2 object without a row is the
+ * leftover of a crash and is never read.
+ */
+export const requestLogArchives = sqliteTable(
+  "request_log_archives",
+  {
+    // AUTOINCREMENT: an export orders manifest rows by when they were written (see exportLogs).
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull(),
+    /** Start of the UTC day of the logs' request_start_time, epoch ms. */
+    day: integer("day").notNull(),
+    objectKey: text("object_key").notNull(),
+    firstId: integer("first_id").notNull(),
+    lastId: integer("last_id").notNull(),
+    logCount: integer("log_count").notNull(),
+    /** Size of the gzip object. */
+    bytes: integer("bytes").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [
+    uniqueIndex("request_log_archives_object_key").on(t.objectKey),
+    // An export reads a workspace's files day by day; a live log is checked against its day's ranges.
+    index("request_log_archives_workspace_day").on(t.workspaceId, t.day, t.firstId, t.lastId),
+    // GET by id: the files whose range may hold an id.
+    index("request_log_archives_workspace_range").on(t.workspaceId, t.firstId, t.lastId),
+  ],
+);
+
 export type RequestLogRow = typeof requestLogs.$inferSelect;

@@ -4,8 +4,8 @@ import type { AppEnv } from "../../env";
 import { REQUEST_STATUSES } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../http/openapi";
-import { IdParam } from "../../lib/schemas";
-import { getRequestLog, requestLogView } from "../../logs";
+import { IdParam, Timestamp } from "../../lib/schemas";
+import { exportLogs, readRequestLog } from "../../logs";
 import { searchRequestLogs, suggestRequestValues, SUGGESTION_LIMIT } from "../../logs";
 import { SUGGESTIONS_RATE_LIMIT } from "../../http/rate-limit";
 import { StructuredFilterDoc } from "../../filters";
@@ -55,13 +55,66 @@ const getRequest = defineRoute({
   path: "/api/public/v2/requests/{request_id}",
   tags: ["request logs"],
   summary: "Get a logged request",
-  description: "PromptLayer's request-detail fields (prompt_blueprint, tokens, latency_ms, trace_id…) and every stored field with its defaults, including named scores and group_id. Another workspace's id is a 404.",
+  description:
+    "PromptLayer's request-detail fields (prompt_blueprint, tokens, latency_ms, trace_id…) and every stored field with its defaults, including named scores and group_id. " +
+    "A log the archive job moved to R2 (PUT /api/public/v2/workspace/log-retention) is answered the same, from its archive file. Another workspace's id is a 404.",
   errors: [404],
   request: { params: z.object({ request_id: IdParam("request_id") }) },
   responses: {
     200: { description: "The stored log", content: { "application/json": { schema: RequestLogDetail } } },
   },
 });
+
+const TIME_IN = "ISO 8601 (Z, an offset, or none meaning UTC) or an epoch number (seconds below 1e11, milliseconds otherwise).";
+
+const ExportQuery = z
+  .object({
+    from: Timestamp.openapi({ param: { name: "from", in: "query" }, description: `The first request_start_time included: ${TIME_IN}` }),
+    to: Timestamp.openapi({ param: { name: "to", in: "query" }, description: `The first request_start_time no longer included, after from: ${TIME_IN}` }),
+  })
+  .superRefine((q, ctx) => {
+    if (q.to <= q.from) ctx.addIssue({ code: "custom", path: ["to"], message: "must be after from", input: q.to });
+  });
+
+const exportRequests = defineRoute({
+  method: "get",
+  path: "/api/public/v2/requests/export",
+  tags: ["request logs"],
+  summary: "Export request logs as NDJSON",
+  description:
+    "Every log of the workspace whose request_start_time is in [from, to), streamed as NDJSON (one log a line, each exactly as GET /api/public/v2/requests/{request_id} answers it), " +
+    "from both tiers: first the logs the archive job moved to R2, day by day, then the logs still in the database in request_start_time order. " +
+    "Each log appears once, also while the archive job runs. from and to take ISO 8601 (Z, an offset, or none meaning UTC) or epoch numbers " +
+    "(seconds below 1e11, milliseconds otherwise); to must be after from. The answer is streamed: any range fits.",
+  request: { query: ExportQuery },
+  responses: {
+    200: {
+      description: "NDJSON: one RequestLogDetail per line",
+      content: { "application/x-ndjson": { schema: z.string().openapi({ description: "Lines of RequestLogDetail JSON, each ending in a newline." }) } },
+    },
+  },
+});
+
+/** An NDJSON body pulled line by line from the log store, so an export of any size streams. */
+function ndjsonBody(lines: AsyncGenerator<string>, requestId: string): ReadableStream<Uint8Array> {
+  const utf8 = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await lines.next();
+        if (next.done) controller.close();
+        else controller.enqueue(utf8.encode(next.value));
+      } catch (err) {
+        // The status is sent already: the body ends short, and the log says why.
+        console.error(JSON.stringify({ level: "error", msg: "export failed", request_id: requestId, error: err instanceof Error ? err.message : String(err) }));
+        controller.error(err);
+      }
+    },
+    async cancel() {
+      await lines.return(undefined);
+    },
+  });
+}
 
 const searchRequests = defineRoute({
   method: "post",
@@ -119,10 +172,20 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(q.include_counts ? { success: true as const, values, counts } : { success: true as const, values }, 200);
   });
 
+  // Before /{request_id}, which would take "export" for an id.
+  app.openapi(exportRequests, async (c) => {
+    const { from, to } = c.req.valid("query");
+    const { blobs } = c.var.deps;
+    const ws = c.get("auth").workspaceId;
+    const lines = exportLogs(await c.var.deps.logs(ws), blobs, ws, from, to);
+    return c.body(ndjsonBody(lines, c.get("requestId")), 200, { "Content-Type": "application/x-ndjson; charset=utf-8" }) as never;
+  });
+
   app.openapi(getRequest, async (c) => {
     const { request_id } = c.req.valid("param");
-    const row = await getRequestLog(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, request_id);
-    if (!row) throw ApiError.notFound("request log");
-    return c.json(requestLogView(row), 200);
+    const ws = c.get("auth").workspaceId;
+    const log = await readRequestLog(await c.var.deps.logs(ws), c.var.deps.blobs, ws, request_id);
+    if (!log) throw ApiError.notFound("request log");
+    return c.json(log, 200);
   });
 }
