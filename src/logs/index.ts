@@ -11,4 +11,4 @@ export { fillQuery, findLog, logValues, LOGS_BY_IDS, matchingLogIds, previewLogs
 export { logsInOrder, matchingLogPages, newestLogId } from "./readers";
 export { CONTROL_SHARD, configuredShards, placeWorkspace } from "./shards";
 export { closedTraces, closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";
-export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";
+export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchivedLogLine, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";

@@ -7,7 +7,7 @@ import { datasetJobs, datasetRows, datasets } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { findLog, logValues, previewLogs } from "../logs";
+import { findArchivedLogLine, findLog, logValues, previewLogs } from "../logs";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, requireGroup, type FillParams, type FromFilterParamsInput } from "./datasets";
 import { runBatch } from "../db/batch";
 import { insertLogRows } from "./dataset-fill";
@@ -64,13 +64,21 @@ export async function createDraft(db: Db, auth: AuthContext, input: { dataset_gr
  * Appends one request log to the group's draft (created when missing), at once. The row's columns follow
  * the draft's last fill (its variables_to_parse, else every input variable plus input and output). A log
  * already in the draft changes nothing; a draft whose fill is queued or running is a 409 (the fill
- * replaces the draft's rows).
+ * replaces the draft's rows). With `blobs`, a log moved to the archive is named as such in the 404.
  */
-export async function addRequestLog(db: Db, logs: Db, auth: AuthContext, input: { dataset_group_id: number; request_log_id: number }) {
+export async function addRequestLog(db: Db, logs: Db, auth: AuthContext, input: { dataset_group_id: number; request_log_id: number }, blobs?: R2Bucket) {
   const ws = auth.workspaceId;
   const group = await requireGroup(db, ws, input.dataset_group_id);
   const log = await findLog(logs, ws, input.request_log_id);
-  if (!log) throw new ApiError("not_found", `request_log_id: request log ${input.request_log_id} not found`);
+  if (!log) {
+    if (blobs && (await findArchivedLogLine(logs, blobs, ws, input.request_log_id))) {
+      throw new ApiError(
+        "not_found",
+        `request_log_id: request log ${input.request_log_id} is archived (past the workspace's log retention window): it can be read by id or exported, not added to a dataset`,
+      );
+    }
+    throw new ApiError("not_found", `request_log_id: request log ${input.request_log_id} not found`);
+  }
   await db
     .insert(datasets)
     .values({ workspaceId: ws, datasetGroupId: group.id, versionNumber: DRAFT_VERSION, columnNames: [], userId: auth.userId })

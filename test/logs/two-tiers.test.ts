@@ -363,13 +363,13 @@ describe("two shards and two tiers", () => {
     expect(sorted(await filledIds(b, { request_log_ids: idsB }))).toEqual(sorted(liveB));
     expect(sorted(await filledIds(a, {}))).toEqual(sorted(idsA));
 
-    // 4h. add-request-log (live tier): a live log is added, an archived one is a 404 (GET still finds it).
+    // 4h. add-request-log (live tier): a live log is added, an archived one is a 404 saying so (GET still finds it).
     const group = await createGroup(b);
     for (const id of liveB) expect((await datasetPost(b, "add-request-log", { dataset_group_id: group.dataset_group.id, request_log_id: id })).status).toBe(201);
     for (const id of archivedB) {
       const res = await datasetPost(b, "add-request-log", { dataset_group_id: group.dataset_group.id, request_log_id: id });
       expect(res.status).toBe(404);
-      expect((await json(res)).message).toBe(`request_log_id: request log ${id} not found`);
+      expect((await json(res)).message).toMatch(new RegExp(`^request_log_id: request log ${id} is archived \\(past the workspace's log retention window\\)`));
     }
     const rows = await json(await call(`/api/public/v2/datasets/${group.dataset.id}/rows?per_page=100`, { key: b.key }));
     expect(rows.total).toBe(liveB.length);

@@ -352,7 +352,7 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(addRequestLogRoute, async (c) => {
-    const added = await addRequestLog(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), c.req.valid("json"));
+    const added = await addRequestLog(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), c.req.valid("json"), c.var.deps.blobs);
     const message = added.added ? "Request log added to draft dataset" : "Request log already in the draft dataset";
     return c.json({ success: true as const, message, draft_dataset_id: added.draftDatasetId }, 201);
   });
