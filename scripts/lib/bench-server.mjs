@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKey } from "./keys.mjs";
 import { freePort } from "./local-api.mjs";
-import { applyMigrations, OFFLINE_ENV, ROOT } from "./wrangler.mjs";
+import { migratedState, OFFLINE_ENV, ROOT } from "./wrangler.mjs";
 
 /** Bundles src/ the way `wrangler deploy` would (offline, nothing uploaded). */
 function bundle() {
@@ -70,10 +70,9 @@ export function rssBytes(pid) {
 export async function startBenchApi({ workspace = "bench", email = "dev@localhost", vars = {}, prepare, inspector = false, persistTo: given, key: givenKey } = {}) {
   const { Miniflare } = await import("miniflare");
   const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
-  const persistTo = given ?? mkdtempSync(join(tmpdir(), "promptedge-"));
+  const persistTo = given ?? migratedState();
   let key = givenKey;
   if (!given) {
-    applyMigrations({ persistTo });
     key = createKey({ workspace, email, persistTo });
     if (prepare) await prepare(persistTo);
   }

@@ -1,12 +1,10 @@
 // Starts the Worker with `wrangler dev` on a free loopback port against its own local state
 // (migrations applied, one workspace and key created), for the SDK test and the benchmarks.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createKey } from "./keys.mjs";
-import { applyMigrations, spawnWrangler } from "./wrangler.mjs";
+import { migratedState, spawnWrangler } from "./wrangler.mjs";
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -37,8 +35,7 @@ async function waitForHealth(url, child, timeoutMs) {
 
 /** @returns {Promise<{url: string, key: string, persistTo: string, logs: () => string, stop: () => Promise<void>}>} */
 export async function startLocalApi({ workspace = "local-test", email = "dev@localhost", vars = {}, wranglerArgs = [], timeoutMs = 90_000, prepare } = {}) {
-  const persistTo = mkdtempSync(join(tmpdir(), "promptedge-"));
-  applyMigrations({ persistTo });
+  const persistTo = migratedState();
   const key = createKey({ workspace, email, persistTo });
   // Seeding (benchmarks) happens before the Worker opens the database.
   if (prepare) await prepare(persistTo);

@@ -1,7 +1,9 @@
 // Node-side helpers around the wrangler CLI: run it offline, execute SQL on the local or deployed D1,
 // apply migrations. Used by the keys CLI, `npm run dev`, the SDK test and the benchmarks.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -51,6 +53,37 @@ export function logShardBindings() {
 export function applyMigrations(opts = {}) {
   wrangler(["d1", "migrations", "apply", "DB", ...target(opts)]);
   for (const binding of logShardBindings()) wrangler(["d1", "migrations", "apply", binding, ...target(opts)]);
+}
+
+/**
+ * A fresh local state with every migration applied, in a new temporary directory. Applying them takes
+ * one wrangler run per database (tens of seconds on a busy machine), so the migrated state is made
+ * once per set of migrations (kept under .bench/) and copied: each test server and benchmark then
+ * starts from its own copy in a moment. Concurrent first callers may each build one; one is kept.
+ */
+export function migratedState() {
+  const h = createHash("sha256");
+  for (const dir of ["migrations", "migrations-logs"]) {
+    for (const f of readdirSync(join(ROOT, dir)).filter((f) => f.endsWith(".sql")).sort()) h.update(f).update(readFileSync(join(ROOT, dir, f)));
+  }
+  h.update(logShardBindings().join(","));
+  const cacheRoot = join(ROOT, ".bench");
+  const cached = join(cacheRoot, `migrated-${h.digest("hex").slice(0, 16)}`);
+  if (!existsSync(join(cached, "ready"))) {
+    mkdirSync(cacheRoot, { recursive: true });
+    const building = mkdtempSync(join(cacheRoot, "building-"));
+    applyMigrations({ persistTo: building });
+    writeFileSync(join(building, "ready"), "");
+    try {
+      renameSync(building, cached);
+    } catch {
+      // Another caller kept its copy first: the same migrations, so either will do.
+      rmSync(building, { recursive: true, force: true });
+    }
+  }
+  const persistTo = mkdtempSync(join(tmpdir(), "promptedge-"));
+  cpSync(cached, persistTo, { recursive: true });
+  return persistTo;
 }
 
 /** Executes SQL (one or more statements) on `binding` (the control database by default) and returns the rows of each statement. */
