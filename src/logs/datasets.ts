@@ -1,5 +1,6 @@
-// The log store's statements for datasets: which logs a fill copies, the SQL of a dataset row's values
-// built from a log inside D1, and the id-list join every fill, preview and append reads logs through.
+// The log store's statements for datasets: which logs a fill copies, a dataset row's values read from
+// a log (scalars built in SQL, blueprints decoded here), and the id-list join every fill, preview and
+// append reads logs through.
 // Compiled statements: their numbered parameters are shared (src/filters/), which drizzle's sql cannot express.
 import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
 import { and, eq } from "drizzle-orm";
@@ -7,16 +8,22 @@ import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { MAX_LOGS_PER_JOB, type FillParams } from "../services/dataset-job-params";
 import { filterEstimates, SORT_COLUMNS } from "./search";
+import { decodeBlueprints, type StoredLogParts } from "./row-codec";
+import { chunkIndexRows } from "./write";
 
 const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'unixepoch')`;
 
-/** Request fields variables_to_parse may name (they win over an input variable of the same name). */
+/**
+ * Request fields variables_to_parse may name (they win over an input variable of the same name), as
+ * SQL over the log row. `input` and `output_blueprint` are the blueprints, which may be stored
+ * compressed (row-codec.ts): SQL leaves them null and logValues puts the decoded JSON in their place.
+ */
 export const REQUEST_FIELDS: Record<string, string> = {
   request_log_id: "r.id",
-  input: "json(r.input)",
+  input: "NULL",
   output: "r.output_text",
   input_text: "r.input_text",
-  output_blueprint: "json(r.output)",
+  output_blueprint: "NULL",
   engine: "r.model",
   model: "r.model",
   provider: "r.provider",
@@ -37,10 +44,16 @@ export const REQUEST_FIELDS: Record<string, string> = {
   request_end_time: iso("r.request_end_time"),
 };
 
-/** The SQL of one row's values: the named columns, or every input variable plus input and output. */
+/** Fields of REQUEST_FIELDS that are blueprints, each with the blueprint that goes in its place. */
+const BLUEPRINT_FIELDS = { input: "input", output_blueprint: "output" } as const;
+
+/**
+ * The SQL of one row's values, except the blueprints (null there, see REQUEST_FIELDS): the named
+ * columns, or every input variable plus input and output.
+ */
 export function valuesSql(params: SqlParams, variables: string[] | null | undefined): string {
   if (!variables || variables.length === 0) {
-    return `json_set(json(r.prompt_input_variables), '$.input', json(r.input), '$.output', r.output_text)`;
+    return `json_set(json(r.prompt_input_variables), '$.input', NULL, '$.output', r.output_text)`;
   }
   const pairs = variables.map((name) => {
     const key = params.add(name);
@@ -50,6 +63,62 @@ export function valuesSql(params: SqlParams, variables: string[] | null | undefi
     return `${key}, ${expr}`;
   });
   return `json_object(${pairs.join(", ")})`;
+}
+
+/** The blueprint keys a row's values carry (each filled in JS), by the variables asked for. */
+function blueprintKeys(variables: string[] | null | undefined): (keyof typeof BLUEPRINT_FIELDS)[] {
+  if (!variables || variables.length === 0) return ["input"];
+  return (Object.keys(BLUEPRINT_FIELDS) as (keyof typeof BLUEPRINT_FIELDS)[]).filter((k) => variables.includes(k));
+}
+
+/** The statement logValues reads one page of ids with (pure): the SQL-built values, and the stored blueprints when the values carry them. */
+export function logValuesSql(ws: number, ids: readonly number[], variables: string[] | null | undefined): { sql: string; params: Scalar[] } {
+  const params = new SqlParams();
+  const values = valuesSql(params, variables);
+  const stored = blueprintKeys(variables).length > 0 ? ", r.input, r.output, r.parameters, r.body, r.input_text AS inputText, r.output_text AS outputText" : "";
+  const from = LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws));
+  return { sql: `SELECT r.id, ${values} AS v${stored} FROM ${from} ORDER BY j.key`, params: params.values };
+}
+
+/** Ids read per statement by logValues: each row may carry its blueprints (up to a log's size). */
+const VALUES_PAGE = 100;
+
+interface ValuesRow extends Partial<StoredLogParts> {
+  id: number;
+  v: string;
+}
+
+/**
+ * The dataset-row values of the workspace's logs among `ids`, as JSON text, in the order of `ids`
+ * (another workspace's ids, or unknown ones, are skipped; an id listed twice comes twice). The
+ * scalar fields are built in SQL; the blueprints, which may be stored compressed, are decoded here
+ * and set in the places SQL left for them, so the values are what json(r.input) and json(r.output)
+ * gave when the blueprints were plain JSON.
+ */
+export async function logValues(db: Db, ws: number, ids: readonly number[], variables: string[] | null | undefined): Promise<{ id: number; v: string }[]> {
+  const d1 = d1Of(db);
+  const keys = blueprintKeys(variables);
+  const out: { id: number; v: string }[] = [];
+  for (let at = 0; at < ids.length; at += VALUES_PAGE) {
+    const q = logValuesSql(ws, ids.slice(at, at + VALUES_PAGE), variables);
+    const { results } = await d1
+      .prepare(q.sql)
+      .bind(...q.params)
+      .all<ValuesRow>();
+    for (const row of results) {
+      if (keys.length === 0) {
+        out.push({ id: row.id, v: row.v });
+        continue;
+      }
+      const blueprints = decodeBlueprints(row as StoredLogParts);
+      // JSON.parse makes own properties even of a key like "__proto__", and assignment to a key the
+      // object already has keeps its place: the keys stay in SQL's order.
+      const v = JSON.parse(row.v) as Record<string, unknown>;
+      for (const k of keys) v[k] = blueprints[BLUEPRINT_FIELDS[k]];
+      out.push({ id: row.id, v: JSON.stringify(v) });
+    }
+  }
+  return out;
 }
 
 /** The query of a filter-based fill (pure): run by the job, and compiled once when the fill is asked for. */
@@ -90,20 +159,37 @@ export async function matchingLogIds(db: Db, ws: number, p: FillParams): Promise
  */
 export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${ws}`;
 
-/** One chunk of a filter fill (pure): rows for `ids`, at positions offset + index, only while the job is the draft's. */
-export function fillChunkSql(ws: number, datasetId: number, jobId: number, offset: number, ids: number[], variables: string[] | null | undefined): { sql: string; params: Scalar[] } {
-  const params = new SqlParams();
-  const wsP = params.add(ws);
-  const ds = params.add(datasetId);
-  const jb = params.add(jobId);
-  const values = valuesSql(params, variables);
-  const sqlText = `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
-      SELECT ${wsP}, ${ds}, ${jb}, j.key + ${params.add(offset)}, r.id, ${values}
-      FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), wsP)}
-      WHERE (SELECT current_job_id FROM datasets WHERE id = ${ds}) = ${jb}
-      ON CONFLICT (dataset_id, request_log_id) DO NOTHING`;
-  return { sql: sqlText, params: params.values };
+/**
+ * Statements writing one chunk of a filter fill (pure): `rows` (logValues of `ids`) at positions
+ * offset + their index in `ids`, only while the job is the draft's. Rows travel as JSON, split so
+ * that no parameter nears D1's value limit.
+ */
+export function fillChunkSql(
+  ws: number,
+  datasetId: number,
+  jobId: number,
+  offset: number,
+  ids: readonly number[],
+  rows: readonly { id: number; v: string }[],
+): { sql: string; params: Scalar[] }[] {
+  const position = new Map<number, number>();
+  ids.forEach((id, i) => {
+    if (!position.has(id)) position.set(id, offset + i);
+  });
+  return chunkIndexRows(
+    rows.map((r) => [position.get(r.id)!, r.id, r.v]),
+    VALUES_CHUNK_BYTES,
+  ).map((json) => ({
+    sql: `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+      SELECT ?1, ?2, ?3, j.value ->> 0, j.value ->> 1, j.value ->> 2 FROM json_each(?4) AS j
+      WHERE (SELECT current_job_id FROM datasets WHERE id = ?2) = ?3
+      ON CONFLICT (dataset_id, request_log_id) DO NOTHING`,
+    params: [ws, datasetId, jobId, json],
+  }));
 }
+
+/** Bytes of dataset rows per insert statement (one JSON parameter; D1 caps a value at 2 MB). */
+const VALUES_CHUNK_BYTES = 1024 * 1024;
 
 /** A log of the workspace by id, or null. */
 export async function findLog(db: Db, ws: number, id: number): Promise<{ id: number } | null> {
@@ -125,21 +211,17 @@ export async function appendLogToDataset(
   ws: number,
   row: { datasetId: number; jobId: number; logId: number; variables: string[] | null },
 ): Promise<{ v: string } | null> {
-  const params = new SqlParams();
-  const wsP = params.add(ws);
-  const ds = params.add(row.datasetId);
-  const jb = params.add(row.jobId);
-  const values = valuesSql(params, row.variables);
+  const [values] = await logValues(db, ws, [row.logId], row.variables);
+  if (!values) return null;
   return d1Of(db)
     .prepare(
       `INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
-       SELECT ${wsP}, ${ds}, ${jb}, (SELECT coalesce(max(position) + 1, 0) FROM dataset_rows WHERE dataset_id = ${ds} AND job_id = ${jb}), r.id, ${values}
-       FROM request_logs AS r
-       WHERE r.id = ${params.add(row.logId)} AND r.workspace_id = ${wsP} AND (SELECT coalesce(current_job_id, 0) FROM datasets WHERE id = ${ds}) = ${jb}
+       SELECT ?1, ?2, ?3, (SELECT coalesce(max(position) + 1, 0) FROM dataset_rows WHERE dataset_id = ?2 AND job_id = ?3), ?4, ?5
+       WHERE (SELECT coalesce(current_job_id, 0) FROM datasets WHERE id = ?2) = ?3
        ON CONFLICT (dataset_id, request_log_id) DO NOTHING
        RETURNING "values" AS v`,
     )
-    .bind(...params.values)
+    .bind(ws, row.datasetId, row.jobId, values.id, values.v)
     .first<{ v: string }>();
 }
 
@@ -185,15 +267,6 @@ export async function previewLogs(
     const q = fillQuery(ws, { ...input, limit: Math.min(cap, opts.rows) }, estimate);
     ids = (await d1.prepare(q.sql).bind(...q.params).all<{ id: number }>()).results.map((r) => r.id);
   }
-  const params = new SqlParams();
-  const values = valuesSql(params, opts.variables);
-  const rows = ids.length
-    ? (
-        await d1
-          .prepare(`SELECT ${values} AS v FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws))} ORDER BY j.key`)
-          .bind(...params.values)
-          .all<{ v: string }>()
-      ).results.map((r) => JSON.parse(r.v) as Record<string, unknown>)
-    : [];
+  const rows = (await logValues(db, ws, ids, opts.variables)).map((r) => JSON.parse(r.v) as Record<string, unknown>);
   return { matching, rows };
 }

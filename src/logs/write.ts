@@ -12,6 +12,7 @@ import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
 import { findPromptVersion, type PromptVersionView } from "../services/prompt-versions";
 import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { runBatch } from "../db/batch";
+import { decodeBlueprints, encodeBlueprints, type Blueprints } from "./row-codec";
 
 /** A validated logged request (defaults applied, times in epoch milliseconds). */
 export interface RequestLogInput {
@@ -83,6 +84,7 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
   const promptName = input.prompt_name ?? promptVersion?.prompt_name ?? null;
   const promptId = input.prompt_id ?? promptVersion?.prompt_id ?? null;
   const indexRows = indexRowsOf(input);
+  const search = searchColumnsOf(input);
   const insertLog = db
     .insert(requestLogs)
     .values({
@@ -90,9 +92,7 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
       provider: input.provider,
       model: input.model,
       apiType: input.api_type ?? null,
-      input: input.input,
-      output: input.output,
-      parameters: input.parameters,
+      ...encodeBlueprints(input, search),
       tags: input.tags,
       metadata: input.metadata,
       promptName,
@@ -116,7 +116,7 @@ export async function createRequestLog(db: Db, auth: AuthContext, input: Request
       createdBy: auth.userId,
       apiKeyId: auth.apiKeyId,
       spanId: input.span_id ?? null,
-      ...searchColumnsOf(input),
+      ...search,
     })
     .returning({ id: requestLogs.id });
 
@@ -172,17 +172,25 @@ async function guardRevoked<T>(write: Promise<T>): Promise<T> {
   }
 }
 
-export async function getRequestLog(db: Db, workspaceId: number, id: number): Promise<RequestLogRow | null> {
+/** A stored log with its blueprints decoded (row-codec.ts), whichever form they were stored in. */
+export type RequestLog = Omit<RequestLogRow, "input" | "output" | "parameters" | "body"> & Blueprints;
+
+export function decodeLogRow(row: RequestLogRow): RequestLog {
+  const { body: _body, ...rest } = row;
+  return { ...rest, ...decodeBlueprints(row) };
+}
+
+export async function getRequestLog(db: Db, workspaceId: number, id: number): Promise<RequestLog | null> {
   const rows = await db
     .select()
     .from(requestLogs)
     .where(and(eq(requestLogs.id, id), eq(requestLogs.workspaceId, workspaceId)))
     .limit(1);
-  return rows[0] ?? null;
+  return rows[0] ? decodeLogRow(rows[0]) : null;
 }
 
 /** The stored log as the API shows it: PromptLayer's request detail fields plus every logged field. */
-export function requestLogView(r: RequestLogRow) {
+export function requestLogView(r: RequestLog) {
   const latency = r.requestEndTime - r.requestStartTime;
   return {
     success: true as const,

@@ -5,7 +5,7 @@
 // fill of the same draft stops an older one (every chunk checks it is still the draft's current job).
 import { DRAFT_VERSION, type FileFillParams, type FillParams } from "./dataset-job-params";
 import { DatasetFileError, readDatasetFile } from "./dataset-file";
-import { fillChunkSql, matchingLogIds } from "../logs";
+import { fillChunkSql, logValues, matchingLogIds } from "../logs";
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { datasetJobs, datasetRows, datasets, type DatasetJobStatus } from "../db/schema";
 import { eventStatement } from "./events";
@@ -96,8 +96,10 @@ export async function runDatasetFill(db: Db, ws: number, jobId: number, blobs?: 
   const ids = await matchingLogIds(db, ws, p);
   for (let offset = 0; offset < ids.length; offset += CHUNK) {
     // A compiled statement: its numbered parameters are shared, which drizzle's sql cannot express.
-    const chunk = fillChunkSql(ws, job.dataset_id, job.id, offset, ids.slice(offset, offset + CHUNK), p.variables_to_parse);
-    await runBatch(db, [d1.prepare(chunk.sql).bind(...chunk.params), heartbeat(db, job.id)]);
+    const chunkIds = ids.slice(offset, offset + CHUNK);
+    const rows = await logValues(db, ws, chunkIds, p.variables_to_parse);
+    const inserts = fillChunkSql(ws, job.dataset_id, job.id, offset, chunkIds, rows);
+    await runBatch(db, [...inserts.map((q) => d1.prepare(q.sql).bind(...q.params)), heartbeat(db, job.id)]);
   }
 
   const columns = await columnNames(db, job.dataset_id, p.variables_to_parse);
