@@ -5,11 +5,13 @@
 // messages' text becomes back-references, and what is left is the JSON around it. Every writer and
 // reader of request_logs goes through encodeBlueprints / decodeBlueprints.
 //
-// Stored form (docs/storage.md): `body` = one format byte (1) followed by the DEFLATE stream of the
-// UTF-8 JSON `[input, output, parameters]`, compressed with the dictionary
-// UTF-8(input_text + "\n" + output_text) (its last 32 KiB, the DEFLATE window); the columns input,
-// output and parameters are then ''. A log whose blueprints do not shrink (tiny ones), and every log
-// written before this format, has body NULL and the three columns as JSON text.
+// Stored form (docs/storage.md): `body` = one format byte followed by the raw DEFLATE stream of the
+// UTF-8 JSON `[input, output, parameters]`; the columns input, output and parameters are then ''.
+// Format 1: compressed with the dictionary UTF-8(input_text + "\n" + output_text) (its last 32 KiB,
+// the DEFLATE window). Format 2: no dictionary, for texts D1 might not hand back exactly as given
+// (a NUL character, an unpaired surrogate), since decoding needs the very same dictionary bytes.
+// Small blueprints, and every log written before this format, have body NULL and the three columns
+// as JSON text.
 import { deflateSync, inflateSync } from "fflate";
 
 export interface Blueprints {
@@ -44,6 +46,13 @@ export interface StoredLogParts {
 }
 
 const DEFLATE_WITH_TEXTS = 1;
+const DEFLATE = 2;
+
+/** Below this many bytes of JSON the blueprints stay plain: too little to gain. */
+const MIN_COMPRESSED_BYTES = 256;
+
+/** Texts that may not come back from D1 byte for byte: NUL, or a surrogate without its pair. */
+const UNSAFE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
@@ -60,12 +69,14 @@ export function encodeBlueprints(b: Blueprints, texts: LogTexts): StoredBlueprin
   const output = JSON.stringify(b.output);
   const parameters = JSON.stringify(b.parameters);
   const json = utf8.encode(`[${input},${output},${parameters}]`);
-  const stream = deflateSync(json, { level: 6, dictionary: dictionaryOf(texts) });
+  if (json.length < MIN_COMPRESSED_BYTES) return { input, output, parameters, body: null };
+  const withTexts = !UNSAFE_TEXT.test(texts.inputText) && !UNSAFE_TEXT.test(texts.outputText);
+  const stream = deflateSync(json, { level: 6, dictionary: withTexts ? dictionaryOf(texts) : undefined });
   // JSON.stringify escapes lone surrogates, so this UTF-8 is lossless, and its length less the
   // brackets and two commas is what the plain columns would hold.
   if (stream.length + 1 >= json.length - 4) return { input, output, parameters, body: null };
   const body = new Uint8Array(stream.length + 1);
-  body[0] = DEFLATE_WITH_TEXTS;
+  body[0] = withTexts ? DEFLATE_WITH_TEXTS : DEFLATE;
   body.set(stream, 1);
   return { input: "", output: "", parameters: "", body };
 }
@@ -86,8 +97,8 @@ export function decodeBlueprints(row: StoredLogParts): Blueprints {
     };
   }
   const bytes = bytesOf(row.body);
-  if (bytes[0] !== DEFLATE_WITH_TEXTS) throw new Error(`request log body: unknown format ${bytes[0]}`);
-  const json = fromUtf8.decode(inflateSync(bytes.subarray(1), { dictionary: dictionaryOf(row) }));
+  if (bytes[0] !== DEFLATE_WITH_TEXTS && bytes[0] !== DEFLATE) throw new Error(`request log body: unknown format ${bytes[0]}`);
+  const json = fromUtf8.decode(inflateSync(bytes.subarray(1), { dictionary: bytes[0] === DEFLATE_WITH_TEXTS ? dictionaryOf(row) : undefined }));
   const [input, output, parameters] = JSON.parse(json) as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
   return { input, output, parameters };
 }
