@@ -16,7 +16,8 @@ const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'u
 /**
  * Request fields variables_to_parse may name (they win over an input variable of the same name), as
  * SQL over the log row. `input` and `output_blueprint` are the blueprints, which may be stored
- * compressed (row-codec.ts): SQL leaves them null and logValues puts the decoded JSON in their place.
+ * compressed (row-codec.ts): SQL leaves a placeholder there, which logValues replaces with the
+ * decoded JSON.
  */
 export const REQUEST_FIELDS: Record<string, string> = {
   request_log_id: "r.id",
@@ -47,34 +48,45 @@ export const REQUEST_FIELDS: Record<string, string> = {
 /** Fields of REQUEST_FIELDS that are blueprints, each with the blueprint that goes in its place. */
 const BLUEPRINT_FIELDS = { input: "input", output_blueprint: "output" } as const;
 
+type BlueprintField = keyof typeof BLUEPRINT_FIELDS;
+
 /**
- * The SQL of one row's values, except the blueprints (null there, see REQUEST_FIELDS): the named
- * columns, or every input variable plus input and output.
+ * The SQL of one row's values: the named columns, or every input variable plus input and output. The
+ * blueprint fields are `blueprints`' SQL (a placeholder), NULL without it.
  */
-export function valuesSql(params: SqlParams, variables: string[] | null | undefined): string {
+export function valuesSql(params: SqlParams, variables: string[] | null | undefined, blueprints?: Record<BlueprintField, string>): string {
+  const field = (name: string) => (blueprints && name in BLUEPRINT_FIELDS ? blueprints[name as BlueprintField] : REQUEST_FIELDS[name]);
   if (!variables || variables.length === 0) {
-    return `json_set(json(r.prompt_input_variables), '$.input', NULL, '$.output', r.output_text)`;
+    return `json_set(json(r.prompt_input_variables), '$.input', ${field("input")}, '$.output', r.output_text)`;
   }
   const pairs = variables.map((name) => {
     const key = params.add(name);
     const expr =
-      REQUEST_FIELDS[name] ??
+      field(name) ??
       `(SELECT CASE WHEN v.type IN ('object', 'array') THEN json(v.value) ELSE v.value END FROM json_each(r.prompt_input_variables) AS v WHERE v.key = ${key})`;
     return `${key}, ${expr}`;
   });
   return `json_object(${pairs.join(", ")})`;
 }
 
-/** The blueprint keys a row's values carry (each filled in JS), by the variables asked for. */
-function blueprintKeys(variables: string[] | null | undefined): (keyof typeof BLUEPRINT_FIELDS)[] {
+/** The blueprint fields a row's values carry, by the variables asked for. */
+function blueprintKeys(variables: string[] | null | undefined): BlueprintField[] {
   if (!variables || variables.length === 0) return ["input"];
-  return (Object.keys(BLUEPRINT_FIELDS) as (keyof typeof BLUEPRINT_FIELDS)[]).filter((k) => variables.includes(k));
+  return (Object.keys(BLUEPRINT_FIELDS) as BlueprintField[]).filter((k) => variables.includes(k));
 }
 
-/** The statement logValues reads one page of ids with (pure): the SQL-built values, and the stored blueprints when the values carry them. */
-export function logValuesSql(ws: number, ids: readonly number[], variables: string[] | null | undefined): { sql: string; params: Scalar[] } {
+/** The text a blueprint field's placeholder has in the values SQL builds (a JSON string, nothing to escape). */
+const placeholderOf = (nonce: string, field: BlueprintField) => `pe-blueprint-${nonce}-${field}`;
+
+/**
+ * The statement logValues reads one page of ids with (pure): the values built in SQL with a
+ * placeholder string for each blueprint field (unique by `nonce`), and the stored blueprints when
+ * the values carry them.
+ */
+export function logValuesSql(ws: number, ids: readonly number[], variables: string[] | null | undefined, nonce = "0"): { sql: string; params: Scalar[] } {
   const params = new SqlParams();
-  const values = valuesSql(params, variables);
+  const blueprints = { input: params.add(placeholderOf(nonce, "input")), output_blueprint: params.add(placeholderOf(nonce, "output_blueprint")) };
+  const values = valuesSql(params, variables, blueprints);
   const stored = blueprintKeys(variables).length > 0 ? ", r.input, r.output, r.parameters, r.body, r.input_text AS inputText, r.output_text AS outputText" : "";
   const from = LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws));
   return { sql: `SELECT r.id, ${values} AS v${stored} FROM ${from} ORDER BY j.key`, params: params.values };
@@ -90,32 +102,30 @@ interface ValuesRow extends Partial<StoredLogParts> {
 
 /**
  * The dataset-row values of the workspace's logs among `ids`, as JSON text, in the order of `ids`
- * (another workspace's ids, or unknown ones, are skipped; an id listed twice comes twice). The
- * scalar fields are built in SQL; the blueprints, which may be stored compressed, are decoded here
- * and set in the places SQL left for them, so the values are what json(r.input) and json(r.output)
- * gave when the blueprints were plain JSON.
+ * (another workspace's ids, or unknown ones, are skipped; an id listed twice comes twice). SQL builds
+ * the values as it always did, with a placeholder string where a blueprint goes; the blueprints,
+ * which may be stored compressed, are decoded here and their JSON put in the placeholders' place, so
+ * the text is what json(r.input) and json(r.output) made of the plain JSON columns. The placeholder
+ * carries a random nonce, so no logged value can be taken for it.
  */
 export async function logValues(db: Db, ws: number, ids: readonly number[], variables: string[] | null | undefined): Promise<{ id: number; v: string }[]> {
   const d1 = d1Of(db);
   const keys = blueprintKeys(variables);
+  const nonce = crypto.randomUUID();
   const out: { id: number; v: string }[] = [];
   for (let at = 0; at < ids.length; at += VALUES_PAGE) {
-    const q = logValuesSql(ws, ids.slice(at, at + VALUES_PAGE), variables);
+    const q = logValuesSql(ws, ids.slice(at, at + VALUES_PAGE), variables, nonce);
     const { results } = await d1
       .prepare(q.sql)
       .bind(...q.params)
       .all<ValuesRow>();
     for (const row of results) {
-      if (keys.length === 0) {
-        out.push({ id: row.id, v: row.v });
-        continue;
+      let v = row.v;
+      if (keys.length > 0) {
+        const blueprints = decodeBlueprints(row as StoredLogParts);
+        for (const k of keys) v = v.split(JSON.stringify(placeholderOf(nonce, k))).join(JSON.stringify(blueprints[BLUEPRINT_FIELDS[k]]));
       }
-      const blueprints = decodeBlueprints(row as StoredLogParts);
-      // JSON.parse makes own properties even of a key like "__proto__", and assignment to a key the
-      // object already has keeps its place: the keys stay in SQL's order.
-      const v = JSON.parse(row.v) as Record<string, unknown>;
-      for (const k of keys) v[k] = blueprints[BLUEPRINT_FIELDS[k]];
-      out.push({ id: row.id, v: JSON.stringify(v) });
+      out.push({ id: row.id, v });
     }
   }
   return out;

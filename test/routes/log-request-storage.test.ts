@@ -3,6 +3,8 @@
 // log-request and spans-bulk, and for legacy rows (JSON columns, no body).
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "../../src/db/client";
+import { logValues } from "../../src/logs";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody, text } from "../helpers/fixtures";
 
@@ -199,5 +201,44 @@ describe("stored form: legacy rows and other writers", () => {
     // Another workspace sees nothing of it.
     expect((await call(`/api/public/v2/requests/${id}`, { key: ws.key })).status).toBe(404);
     expect(await previewValues([id])).toEqual([]);
+  });
+});
+
+describe("logValues: dataset values as SQL built them from the plain JSON columns", () => {
+  it("the same text, byte for byte, for a compressed log as the old SQL gives for its legacy twin", async () => {
+    const body = {
+      ...chat(words(150, 31), "what about pe-blueprint-0-input?", words(60, 32)),
+      parameters: { temperature: 0.7 },
+      prompt_input_variables: { topic: "x", nested: { a: [1, 2.5, "é"] }, input: "shadowed by the request field", "pe-blueprint-0-input": "not a placeholder" },
+      price: 0.00001234,
+      tags: ["a", "b"],
+    };
+    const id = await logged(body);
+    expect((await storedRow(id))!.compressed).toBe(1);
+    const twin = await env.DB.prepare(
+      `INSERT INTO request_logs (workspace_id, provider, model, input, output, parameters, tags, metadata, prompt_input_variables, price,
+         request_start_time, request_end_time, input_text, output_text, output_format)
+       SELECT workspace_id, provider, model, ?2, ?3, ?4, tags, metadata, prompt_input_variables, price, request_start_time, request_end_time, input_text, output_text, output_format
+       FROM request_logs WHERE id = ?1 RETURNING id`,
+    )
+      .bind(id, JSON.stringify(body.input), JSON.stringify(body.output), JSON.stringify(body.parameters))
+      .first<{ id: number }>();
+    const old = async (expr: string) => (await env.DB.prepare(`SELECT ${expr} AS v FROM request_logs AS r WHERE r.id = ?`).bind(twin!.id).first<{ v: string }>())!.v;
+    const db = getDb(env.DB);
+    const [dflt] = await logValues(db, ws.workspaceId, [id], null);
+    expect(dflt.v).toBe(await old(`json_set(json(r.prompt_input_variables), '$.input', json(r.input), '$.output', r.output_text)`));
+    const named = ["output_blueprint", "input", "price", "tags", "topic", "pe-blueprint-0-input"];
+    const [v] = await logValues(db, ws.workspaceId, [id], named);
+    expect(v.v).toBe(
+      await old(
+        `json_object('output_blueprint', json(r.output), 'input', json(r.input), 'price', r.price, 'tags', json(r.tags), 'topic', 'x', 'pe-blueprint-0-input', 'not a placeholder')`,
+      ),
+    );
+    // Both forms side by side, in the order asked, another workspace's id skipped.
+    const other = await createWorkspace();
+    const both = await logValues(db, ws.workspaceId, [twin!.id, id, 999_999_999], named);
+    expect(both.map((r) => r.id)).toEqual([twin!.id, id]);
+    expect(both[0].v).toBe(both[1].v);
+    expect(await logValues(db, other.workspaceId, [id], null)).toEqual([]);
   });
 });
