@@ -92,8 +92,48 @@ export function logValuesSql(ws: number, ids: readonly number[], variables: stri
   return { sql: `SELECT r.id, ${values} AS v${stored} FROM ${from} ORDER BY j.key`, params: params.values };
 }
 
-/** Ids read per statement by logValues: each row may carry its blueprints (up to a log's size). */
+/** Ids read per statement by logValues at most. */
 const VALUES_PAGE = 100;
+
+/**
+ * What one logValues statement may bring back, in stored bytes weighed as below: a row carries its
+ * values and its blueprints, each up to a log's size, so pages are cut by size, not only by count.
+ */
+const VALUES_PAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The workspace's ids among `ids` (in order, repeats kept) cut into pages of at most VALUES_PAGE ids
+ * and, but for a page of one, VALUES_PAGE_BYTES. A row's weight comes from its stored sizes alone
+ * (octet_length reads a record's header, not its text): the texts and variables twice (they are in
+ * the values and in the dictionary), the JSON columns once, a body eight times (what it holds beyond
+ * the texts compresses about that well, or better).
+ */
+async function valuePages(db: Db, ws: number, ids: readonly number[]): Promise<number[][]> {
+  const pages: number[][] = [];
+  let page: number[] = [];
+  let bytes = 0;
+  for (let at = 0; at < ids.length; at += COUNT_CHUNK) {
+    const { results } = await d1Of(db)
+      .prepare(
+        `SELECT r.id, octet_length(r.input) + octet_length(r.output) + octet_length(r.parameters) + 8 * coalesce(octet_length(r.body), 0)
+           + 2 * (octet_length(r.input_text) + octet_length(r.output_text) + octet_length(r.prompt_input_variables)) AS n
+         FROM ${LOGS_BY_IDS("?1", "?2")} ORDER BY j.key`,
+      )
+      .bind(JSON.stringify(ids.slice(at, at + COUNT_CHUNK)), ws)
+      .all<{ id: number; n: number }>();
+    for (const r of results) {
+      if (page.length > 0 && (page.length >= VALUES_PAGE || bytes + r.n > VALUES_PAGE_BYTES)) {
+        pages.push(page);
+        page = [];
+        bytes = 0;
+      }
+      page.push(r.id);
+      bytes += r.n;
+    }
+  }
+  if (page.length > 0) pages.push(page);
+  return pages;
+}
 
 interface ValuesRow extends Partial<StoredLogParts> {
   id: number;
@@ -113,8 +153,8 @@ export async function logValues(db: Db, ws: number, ids: readonly number[], vari
   const keys = blueprintKeys(variables);
   const nonce = crypto.randomUUID();
   const out: { id: number; v: string }[] = [];
-  for (let at = 0; at < ids.length; at += VALUES_PAGE) {
-    const q = logValuesSql(ws, ids.slice(at, at + VALUES_PAGE), variables, nonce);
+  for (const page of await valuePages(db, ws, ids)) {
+    const q = logValuesSql(ws, page, variables, nonce);
     const { results } = await d1
       .prepare(q.sql)
       .bind(...q.params)

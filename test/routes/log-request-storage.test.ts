@@ -241,4 +241,31 @@ describe("logValues: dataset values as SQL built them from the plain JSON column
     expect(both[0].v).toBe(both[1].v);
     expect(await logValues(db, other.workspaceId, [id], null)).toEqual([]);
   });
+
+  it("big logs come back whole and in the order asked, read a few at a time (about 1.7 MB each by the page weight, 4 MB a page)", async () => {
+    const big = (seed: number) => ({
+      input: { type: "chat", messages: Array.from({ length: 100 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: text(words(1200, seed * 1000 + i)) })) },
+      output: { type: "chat", messages: [{ role: "assistant", content: text(words(300, seed)) }] },
+      prompt_input_variables: { seed },
+    });
+    const a = await logged(big(1));
+    const small = await logged({ ...chat(words(100, 5), "q", "a"), prompt_input_variables: { seed: 0 } });
+    const b = await logged(big(2));
+    // The page weight logValues cuts by (datasets.ts): these ids do not fit one page.
+    const weight = await env.DB.prepare(
+      `SELECT sum(octet_length(input) + octet_length(output) + octet_length(parameters) + 8 * coalesce(octet_length(body), 0)
+         + 2 * (octet_length(input_text) + octet_length(output_text) + octet_length(prompt_input_variables))) AS n FROM request_logs WHERE id IN (?, ?)`,
+    )
+      .bind(a, b)
+      .first<number>("n");
+    expect(weight! * 1.5).toBeGreaterThan(4 * 1024 * 1024);
+    const db = getDb(env.DB);
+    const got = await logValues(db, ws.workspaceId, [a, small, b, a], ["prompt_input_variables", "input"]);
+    expect(got.map((r) => r.id)).toEqual([a, small, b, a]);
+    const parsed = got.map((r) => JSON.parse(r.v));
+    expect(parsed.map((v) => v.prompt_input_variables.seed)).toEqual([1, 0, 2, 1]);
+    expect(parsed[0].input).toEqual(big(1).input);
+    expect(parsed[2].input).toEqual(big(2).input);
+    expect(parsed[3]).toEqual(parsed[0]);
+  });
 });
