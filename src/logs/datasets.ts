@@ -93,7 +93,7 @@ export function logValuesSql(ws: number, ids: readonly number[], variables: stri
 }
 
 /** Ids read per statement by logValues at most. */
-const VALUES_PAGE = 100;
+const VALUES_PAGE = 500;
 
 /**
  * What one logValues statement may bring back, in stored bytes weighed as below: a row carries its
