@@ -65,7 +65,8 @@ export function rssBytes(pid) {
  * `prepare(persistTo)` for seeding before the runtime opens the database, then Miniflare on a free
  * loopback port. `inspector: true` opens an inspector port (bench:import samples the isolate's heap
  * through it); the other benchmarks run without one. A prepared state (`persistTo` with its `key`,
- * e.g. from seeded-state.mjs) is used as it is, and removed on stop.
+ * e.g. from seeded-state.mjs) is used as it is, and removed on stop. halt() stops the runtime and
+ * keeps the state (to read its database files), stop() also removes it.
  */
 export async function startBenchApi({ workspace = "bench", email = "dev@localhost", vars = {}, prepare, inspector = false, persistTo: given, key: givenKey } = {}) {
   const { Miniflare } = await import("miniflare");
@@ -105,12 +106,20 @@ export async function startBenchApi({ workspace = "bench", email = "dev@localhos
   const url = (await mf.ready).toString().replace(/\/$/, "");
   const pids = workerdChildren().filter((p) => !before.has(p));
   if (pids.length !== 1) throw new Error(`expected one new workerd process, found ${pids.length}`);
-  const stop = async () => {
+  let halted = false;
+  // Stops the runtime and closes its databases (their files are then whole: bench:storage reads
+  // them), keeping the state until stop().
+  const halt = async () => {
+    if (halted) return;
+    halted = true;
     await mf.dispose();
     rmSync(outdir, { recursive: true, force: true });
+  };
+  const stop = async () => {
+    await halt();
     rmSync(persistTo, { recursive: true, force: true });
   };
-  return { url, key, persistTo, pid: pids[0], inspectorPort, stop, logs: () => output };
+  return { url, key, persistTo, pid: pids[0], inspectorPort, halt, stop, logs: () => output, mf };
 }
 
 /**

@@ -1,6 +1,6 @@
-// The log store's reads for datasets: which logs a fill copies, a dataset row's values built from a log
-// inside the log database, and the id-list join every fill, preview and append reads logs through.
-// The rows themselves are written by the dataset services, in the control database.
+// The log store's reads for datasets: which logs a fill copies, a dataset row's values read from a log
+// (scalars built in SQL, blueprints decoded here), and the id-list join every fill, preview and append
+// reads logs through. The rows themselves are written by the dataset services, in the control database.
 // Compiled statements: their numbered parameters are shared (src/filters/), which drizzle's sql cannot express.
 import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
 import { and, eq } from "drizzle-orm";
@@ -8,16 +8,22 @@ import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { MAX_LOGS_PER_JOB, type FillParams } from "../services/dataset-job-params";
 import { filterEstimates, SORT_COLUMNS } from "./search";
+import { decodeBlueprints, type StoredLogParts } from "./row-codec";
 
 const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'unixepoch')`;
 
-/** Request fields variables_to_parse may name (they win over an input variable of the same name). */
+/**
+ * Request fields variables_to_parse may name (they win over an input variable of the same name), as
+ * SQL over the log row. `input` and `output_blueprint` are the blueprints, which may be stored
+ * compressed (row-codec.ts): SQL leaves a placeholder there, which logValues replaces with the
+ * decoded JSON.
+ */
 export const REQUEST_FIELDS: Record<string, string> = {
   request_log_id: "r.id",
-  input: "json(r.input)",
+  input: "NULL",
   output: "r.output_text",
   input_text: "r.input_text",
-  output_blueprint: "json(r.output)",
+  output_blueprint: "NULL",
   engine: "r.model",
   model: "r.model",
   provider: "r.provider",
@@ -38,19 +44,141 @@ export const REQUEST_FIELDS: Record<string, string> = {
   request_end_time: iso("r.request_end_time"),
 };
 
-/** The SQL of one row's values: the named columns, or every input variable plus input and output. */
-export function valuesSql(params: SqlParams, variables: string[] | null | undefined): string {
+/** Fields of REQUEST_FIELDS that are blueprints, each with the blueprint that goes in its place. */
+const BLUEPRINT_FIELDS = { input: "input", output_blueprint: "output" } as const;
+
+type BlueprintField = keyof typeof BLUEPRINT_FIELDS;
+
+/**
+ * The SQL of one row's values: the named columns, or every input variable plus input and output. The
+ * blueprint fields are `blueprints`' SQL (a placeholder), NULL without it.
+ */
+export function valuesSql(params: SqlParams, variables: string[] | null | undefined, blueprints?: Record<BlueprintField, string>): string {
+  const field = (name: string) => (blueprints && name in BLUEPRINT_FIELDS ? blueprints[name as BlueprintField] : REQUEST_FIELDS[name]);
   if (!variables || variables.length === 0) {
-    return `json_set(json(r.prompt_input_variables), '$.input', json(r.input), '$.output', r.output_text)`;
+    return `json_set(json(r.prompt_input_variables), '$.input', ${field("input")}, '$.output', r.output_text)`;
   }
   const pairs = variables.map((name) => {
     const key = params.add(name);
     const expr =
-      REQUEST_FIELDS[name] ??
+      field(name) ??
       `(SELECT CASE WHEN v.type IN ('object', 'array') THEN json(v.value) ELSE v.value END FROM json_each(r.prompt_input_variables) AS v WHERE v.key = ${key})`;
     return `${key}, ${expr}`;
   });
   return `json_object(${pairs.join(", ")})`;
+}
+
+/** The blueprint fields a row's values carry, by the variables asked for. */
+function blueprintKeys(variables: string[] | null | undefined): BlueprintField[] {
+  if (!variables || variables.length === 0) return ["input"];
+  return (Object.keys(BLUEPRINT_FIELDS) as BlueprintField[]).filter((k) => variables.includes(k));
+}
+
+/** The text a blueprint field's placeholder has in the values SQL builds (a JSON string, nothing to escape). */
+const placeholderOf = (nonce: string, field: BlueprintField) => `pe-blueprint-${nonce}-${field}`;
+
+/**
+ * The statement logValues reads one page of ids with (pure): the values built in SQL with a
+ * placeholder string for each blueprint field (unique by `nonce`), and the stored blueprints when
+ * the values carry them.
+ */
+export function logValuesSql(ws: number, ids: readonly number[], variables: string[] | null | undefined, nonce = "0"): { sql: string; params: Scalar[] } {
+  const params = new SqlParams();
+  const blueprints = { input: params.add(placeholderOf(nonce, "input")), output_blueprint: params.add(placeholderOf(nonce, "output_blueprint")) };
+  const values = valuesSql(params, variables, blueprints);
+  const stored = blueprintKeys(variables).length > 0 ? ", r.input, r.output, r.parameters, r.body, r.input_text AS inputText, r.output_text AS outputText" : "";
+  const from = LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws));
+  return {
+    sql: `SELECT r.id, ${values} AS v, r.prompt_id AS promptId, r.prompt_version_number AS promptVersion${stored} FROM ${from} ORDER BY j.key`,
+    params: params.values,
+  };
+}
+
+/** Ids read per statement by logValues at most. */
+const VALUES_PAGE = 500;
+
+/**
+ * What one logValues statement may bring back, in stored bytes weighed as below: a row carries its
+ * values and its blueprints, each up to a log's size, so pages are cut by size, not only by count.
+ */
+const VALUES_PAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The workspace's ids among `ids` (in order, repeats kept) cut into pages of at most VALUES_PAGE ids
+ * and, but for a page of one, VALUES_PAGE_BYTES. A row's weight comes from its stored sizes alone
+ * (octet_length reads a record's header, not its text): the texts and variables twice (they are in
+ * the values and in the dictionary), the JSON columns once, a body eight times (what it holds beyond
+ * the texts compresses about that well, or better).
+ */
+async function valuePages(db: Db, ws: number, ids: readonly number[]): Promise<number[][]> {
+  const pages: number[][] = [];
+  let page: number[] = [];
+  let bytes = 0;
+  for (let at = 0; at < ids.length; at += COUNT_CHUNK) {
+    const { results } = await d1Of(db)
+      .prepare(
+        `SELECT r.id, octet_length(r.input) + octet_length(r.output) + octet_length(r.parameters) + 8 * coalesce(octet_length(r.body), 0)
+           + 2 * (octet_length(r.input_text) + octet_length(r.output_text) + octet_length(r.prompt_input_variables)) AS n
+         FROM ${LOGS_BY_IDS("?1", "?2")} ORDER BY j.key`,
+      )
+      .bind(JSON.stringify(ids.slice(at, at + COUNT_CHUNK)), ws)
+      .all<{ id: number; n: number }>();
+    for (const r of results) {
+      if (page.length > 0 && (page.length >= VALUES_PAGE || bytes + r.n > VALUES_PAGE_BYTES)) {
+        pages.push(page);
+        page = [];
+        bytes = 0;
+      }
+      page.push(r.id);
+      bytes += r.n;
+    }
+  }
+  if (page.length > 0) pages.push(page);
+  return pages;
+}
+
+interface ValuesRow extends Partial<StoredLogParts> {
+  id: number;
+  v: string;
+  promptId: number | null;
+  promptVersion: number | null;
+}
+
+/**
+ * The dataset-row values of the workspace's logs among `ids`, as JSON text, in the order of `ids`
+ * (another workspace's ids, or unknown ones, are skipped; an id listed twice comes once, at its first
+ * place), with the prompt (version) each log records. The rows are written in the control database,
+ * which the logs are not in: values cross over as text. SQL builds
+ * the values as it always did, with a placeholder string where a blueprint goes; the blueprints,
+ * which may be stored compressed, are decoded here and their JSON put in the placeholders' place, so
+ * the text is what json(r.input) and json(r.output) made of the plain JSON columns. The placeholder
+ * carries a random nonce, so no logged value can be taken for it.
+ */
+export async function logValues(db: Db, ws: number, ids: readonly number[], variables: string[] | null | undefined): Promise<LogValues[]> {
+  const d1 = d1Of(db);
+  const keys = blueprintKeys(variables);
+  const nonce = crypto.randomUUID();
+  const first = new Map<number, number>();
+  ids.forEach((id, i) => {
+    if (!first.has(id)) first.set(id, i);
+  });
+  const out: LogValues[] = [];
+  for (const page of await valuePages(db, ws, [...first.keys()])) {
+    const q = logValuesSql(ws, page, variables, nonce);
+    const { results } = await d1
+      .prepare(q.sql)
+      .bind(...q.params)
+      .all<ValuesRow>();
+    for (const row of results) {
+      let v = row.v;
+      if (keys.length > 0) {
+        const blueprints = decodeBlueprints(row as StoredLogParts);
+        for (const k of keys) v = v.split(JSON.stringify(placeholderOf(nonce, k))).join(JSON.stringify(blueprints[BLUEPRINT_FIELDS[k]]));
+      }
+      out.push({ at: first.get(row.id)!, id: row.id, v, promptId: row.promptId, promptVersion: row.promptVersion });
+    }
+  }
+  return out;
 }
 
 /** The query of a filter-based fill (pure): run by the job, and compiled once when the fill is asked for. */
@@ -100,25 +228,6 @@ export interface LogValues {
   v: string;
   promptId: number | null;
   promptVersion: number | null;
-}
-
-/**
- * The values dataset rows copy from the workspace's logs among `ids`, in the order of `ids` (ids that
- * are not the workspace's logs are skipped). The rows are written in the control database, which the
- * logs are not in: values cross over as text.
- */
-export async function logValues(logs: Db, ws: number, ids: readonly number[], variables: string[] | null | undefined): Promise<LogValues[]> {
-  if (ids.length === 0) return [];
-  const params = new SqlParams();
-  const values = valuesSql(params, variables);
-  const { results } = await d1Of(logs)
-    .prepare(
-      `SELECT min(j.key) AS at, r.id, ${values} AS v, r.prompt_id AS promptId, r.prompt_version_number AS promptVersion
-       FROM ${LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws))} GROUP BY r.id ORDER BY at`,
-    )
-    .bind(...params.values)
-    .all<LogValues>();
-  return results;
 }
 
 /** A log of the workspace by id, or null. */

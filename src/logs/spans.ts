@@ -14,6 +14,13 @@ import { findTemplate, resolveVersion } from "../services/prompt-templates";
 import type { SpanExtras, SpanInput } from "../traces/span-input";
 import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow } from "./index-rows";
 import { chunkIndexRows, type RequestLogInput } from "./write";
+import { encodeBlueprints, hexOf, type Blueprints, type LogTexts } from "./row-codec";
+
+/** The stored blueprint columns of a log row that travels as JSON: the body as hex (unhex() in SQL). */
+function storedBlueprints(log: Blueprints, texts: LogTexts) {
+  const stored = encodeBlueprints(log, texts);
+  return { input: stored.input, output: stored.output, parameters: stored.parameters, body: hexOf(stored.body) };
+}
 
 /** What a span says about the prompt its log used: by name or id, with a version number or a label. */
 export interface SpanPromptRef {
@@ -78,6 +85,7 @@ const LOG_COLUMNS = [
   "input",
   "output",
   "parameters",
+  "body",
   "tags",
   "metadata",
   "prompt_name",
@@ -107,7 +115,7 @@ const LOG_COLUMNS = [
   "trace_id",
   "span_id",
 ] as const;
-const JSON_COLUMNS = new Set(["input", "output", "parameters", "tags", "metadata", "prompt_input_variables", "scores"]);
+const JSON_COLUMNS = new Set(["tags", "metadata", "prompt_input_variables", "scores"]);
 
 /**
  * Stores the spans not stored before and the logs of the new ones, refusing spans of closed traces;
@@ -176,9 +184,7 @@ export async function storeSpans(db: Db, logs: Db, auth: AuthContext, items: Spa
       provider: log.provider,
       model: log.model,
       api_type: log.api_type ?? null,
-      input: log.input,
-      output: log.output,
-      parameters: log.parameters,
+      ...storedBlueprints(log, search),
       tags: log.tags,
       metadata: log.metadata,
       prompt_name: promptName,
@@ -217,7 +223,7 @@ export async function storeSpans(db: Db, logs: Db, auth: AuthContext, items: Spa
     }
   }
   const columns = sql.raw(LOG_COLUMNS.join(", "));
-  const values = sql.raw(LOG_COLUMNS.map((c) => (JSON_COLUMNS.has(c) ? `j.value -> '${c}'` : `j.value ->> '${c}'`)).join(", "));
+  const values = sql.raw(LOG_COLUMNS.map((c) => (c === "body" ? `unhex(j.value ->> 'body')` : JSON_COLUMNS.has(c) ? `j.value -> '${c}'` : `j.value ->> '${c}'`)).join(", "));
   for (const json of chunkIndexRows(logRows, 512 * 1024)) {
     // Only for spans this batch stored: a span another ingestion stored meanwhile makes no second log.
     statements.push(sql`

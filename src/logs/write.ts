@@ -13,6 +13,7 @@ import { findPromptVersion, type PromptVersionView } from "../services/prompt-ve
 import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { runBatch } from "../db/batch";
 import { inJsonList } from "../db/sql";
+import { decodeBlueprints, encodeBlueprints, type Blueprints } from "./row-codec";
 
 /** A validated logged request (defaults applied, times in epoch milliseconds). */
 export interface RequestLogInput {
@@ -85,6 +86,7 @@ export async function createRequestLog(db: Db, logs: Db, auth: AuthContext, inpu
   const promptName = input.prompt_name ?? promptVersion?.prompt_name ?? null;
   const promptId = input.prompt_id ?? promptVersion?.prompt_id ?? null;
   const indexRows = indexRowsOf(input);
+  const search = searchColumnsOf(input);
   const insertLog = logs
     .insert(requestLogs)
     .values({
@@ -92,9 +94,7 @@ export async function createRequestLog(db: Db, logs: Db, auth: AuthContext, inpu
       provider: input.provider,
       model: input.model,
       apiType: input.api_type ?? null,
-      input: input.input,
-      output: input.output,
-      parameters: input.parameters,
+      ...encodeBlueprints(input, search),
       tags: input.tags,
       metadata: input.metadata,
       promptName,
@@ -118,7 +118,7 @@ export async function createRequestLog(db: Db, logs: Db, auth: AuthContext, inpu
       createdBy: auth.userId,
       apiKeyId: auth.apiKeyId,
       spanId: input.span_id ?? null,
-      ...searchColumnsOf(input),
+      ...search,
     })
     .returning({ id: requestLogs.id });
 
@@ -174,13 +174,21 @@ async function guardRevoked<T>(write: Promise<T>): Promise<T> {
   }
 }
 
-export async function getRequestLog(db: Db, workspaceId: number, id: number): Promise<RequestLogRow | null> {
+/** A stored log with its blueprints decoded (row-codec.ts), whichever form they were stored in. */
+export type RequestLog = Omit<RequestLogRow, "input" | "output" | "parameters" | "body"> & Blueprints;
+
+export function decodeLogRow(row: RequestLogRow): RequestLog {
+  const { body: _body, ...rest } = row;
+  return { ...rest, ...decodeBlueprints(row) };
+}
+
+export async function getRequestLog(db: Db, workspaceId: number, id: number): Promise<RequestLog | null> {
   const rows = await db
     .select()
     .from(requestLogs)
     .where(and(eq(requestLogs.id, id), eq(requestLogs.workspaceId, workspaceId)))
     .limit(1);
-  return rows[0] ?? null;
+  return rows[0] ? decodeLogRow(rows[0]) : null;
 }
 
 /**
@@ -188,17 +196,18 @@ export async function getRequestLog(db: Db, workspaceId: number, id: number): Pr
  * order: the rows getRequestLog reads, many at once, for the archive job and the export. Keep the two
  * readers alike: whatever getRequestLog does to a row, this does too.
  */
-export async function getRequestLogs(logs: Db, workspaceId: number, ids: readonly number[]): Promise<RequestLogRow[]> {
+export async function getRequestLogs(logs: Db, workspaceId: number, ids: readonly number[]): Promise<RequestLog[]> {
   if (ids.length === 0) return [];
-  return logs
+  const rows = await logs
     .select()
     .from(requestLogs)
     .where(and(inJsonList(requestLogs.id, ids), eq(requestLogs.workspaceId, workspaceId)))
     .orderBy(requestLogs.id);
+  return rows.map(decodeLogRow);
 }
 
 /** The stored log as the API shows it: PromptLayer's request detail fields plus every logged field. */
-export function requestLogView(r: RequestLogRow) {
+export function requestLogView(r: RequestLog) {
   const latency = r.requestEndTime - r.requestStartTime;
   return {
     success: true as const,

@@ -2,7 +2,7 @@
 // These tables (and traces.ts's) live in the log databases (migrations-logs/, one per shard), apart
 // from the control database that holds the workspaces: so no foreign key names a workspace.
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { customType, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { nowMs as now } from "../sql";
 
 export const REQUEST_STATUSES = ["SUCCESS", "WARNING", "ERROR"] as const;
@@ -60,6 +60,12 @@ export const FACET_FIELDS = [
 
 export type FacetField = (typeof FACET_FIELDS)[number];
 
+/** A BLOB as bytes: D1 hands BLOBs back as arrays of byte values. */
+const bytes = customType<{ data: Uint8Array; driverData: Uint8Array | ArrayBuffer | number[] }>({
+  dataType: () => "blob",
+  fromDriver: (v) => (v instanceof Uint8Array ? v : v instanceof ArrayBuffer ? new Uint8Array(v) : Uint8Array.from(v)),
+});
+
 export const requestLogs = sqliteTable(
   "request_logs",
   {
@@ -69,9 +75,13 @@ export const requestLogs = sqliteTable(
     provider: text("provider").notNull(),
     model: text("model").notNull(),
     apiType: text("api_type"),
-    input: text("input", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
-    output: text("output", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
-    parameters: text("parameters", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    // The blueprints as JSON text, or '' each when `body` holds them (src/logs/row-codec.ts, the one
+    // module that writes and reads these four columns).
+    input: text("input").notNull(),
+    output: text("output").notNull(),
+    parameters: text("parameters").notNull(),
+    /** input, output and parameters compressed with input_text and output_text as the dictionary; NULL: the JSON columns hold them. */
+    body: bytes("body"),
     tags: text("tags", { mode: "json" }).notNull().$type<string[]>(),
     metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, string>>(),
     promptName: text("prompt_name"),
@@ -98,7 +108,8 @@ export const requestLogs = sqliteTable(
     /** The key that wrote the log; a trigger refuses the insert when that key is revoked. */
     apiKeyId: integer("api_key_id"),
     createdAt: integer("created_at").notNull().default(now),
-    // Derived at log time for search (see request-log-index.ts); request_logs_fts indexes the texts.
+    // Derived at log time for search (see index-rows.ts); request_logs_fts indexes the texts. Never
+    // rewritten: they are the dictionary `body` was compressed with.
     inputText: text("input_text").notNull().default(""),
     outputText: text("output_text").notNull().default(""),
     outputFormat: text("output_format", { enum: OUTPUT_FORMATS }).notNull().default("empty"),
