@@ -709,13 +709,14 @@ function fileSource(object: R2ObjectBody, format: ImportFormat): RowSource {
   };
 }
 
-function requestLogSource(db: Db, workspaceId: number, filter: FilterGroup): RowSource {
-  const logs = matchingLogPages<LogRow>(db, workspaceId, filter, LOG_PAGE);
+/** `logs`: the workspace's log database. */
+function requestLogSource(logs: Db, workspaceId: number, filter: FilterGroup): RowSource {
+  const pages = matchingLogPages<LogRow>(logs, workspaceId, filter, LOG_PAGE);
   return {
     async run(batcher, drain, progress) {
-      const total = await logs.count();
+      const total = await pages.count();
       let done = 0;
-      for await (const page of logs.pages()) {
+      for await (const page of pages.pages()) {
         // Drained row by row: a log can be a megabyte, so a page never piles up in memory.
         for (const row of page) {
           batcher.jsonRow(logRecord(row));
@@ -734,13 +735,13 @@ async function computedTitles(sheet: ReturnType<Deps["sheet"]>, titles: string[]
   return (await sheet.listColumns()).filter((c) => c.type !== "TEXT" && wanted.has(c.title.trim().toLowerCase())).map((c) => c.title);
 }
 
-/** The logs an import into an existing sheet asked for, in its order (at most MAX_IMPORT_LOGS). */
-function logQuerySource(db: Db, workspaceId: number, p: IntoSheetParams & { query: FillParams }): RowSource {
+/** The logs an import into an existing sheet asked for, in its order (at most MAX_IMPORT_LOGS), from the workspace's log database. */
+function logQuerySource(logs: Db, workspaceId: number, p: IntoSheetParams & { query: FillParams }): RowSource {
   return {
     async run(batcher, drain, progress) {
-      const ids = await matchingLogIds(db, workspaceId, p.query);
+      const ids = await matchingLogIds(logs, workspaceId, p.query);
       let done = 0;
-      for await (const page of logsInOrder<LogRow>(db, workspaceId, ids, p.query.max_log_id ?? 0, LOG_PAGE)) {
+      for await (const page of logsInOrder<LogRow>(logs, workspaceId, ids, p.query.max_log_id ?? 0, LOG_PAGE)) {
         for (const row of page) {
           batcher.jsonRow(pickedLogRecord(row, p.variables ?? null, p.fields ?? null));
           progress(++done / Math.max(1, ids.length));
