@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
+import { logBody } from "../helpers/fixtures";
 import { LONG_VALUE, seedLogs } from "../helpers/logs";
 
 let ws: TestKey;
@@ -341,5 +342,41 @@ describe("search: AND of several side-row filters", () => {
     expect(await matches({ filters: [d, c, b, a] })).toEqual([0]);
     expect(await matches({ filters: [b, { field: "metadata", operator: "key_equals", nested_key: "env", value: "nope" }] })).toEqual([]);
     expect(await matches({ filters: [b, { field: "output", operator: "key_equals", nested_key: "answer", value: "yes" }] })).toEqual([0]);
+  });
+});
+
+describe("POST /api/public/v2/requests/search: include_prompt_name", () => {
+  it("names a linked log by its template's name (read from the control database), an unlinked one by the name it was logged with", async () => {
+    const w = await createWorkspace();
+    const name = `tmpl-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+    const published = await call("/rest/prompt-templates", {
+      method: "POST",
+      key: w.key,
+      json: {
+        prompt_template: { prompt_name: name },
+        prompt_version: { prompt_template: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }, metadata: { model: { provider: "openai", name: "gpt-4o", parameters: {} } } },
+      },
+    });
+    expect(published.status).toBe(200);
+    const templateId = (await json(published)).id;
+    const log = async (extra: Record<string, unknown>) => (await json(await call("/log-request", { method: "POST", key: w.key, json: logBody(extra) }))).id;
+    // Linked by id while logged under another name: the template's own name wins.
+    const linked = await log({ prompt_id: templateId, prompt_name: "logged-under-this" });
+    const unlinked = await log({ prompt_name: "no-such-template" });
+    const plain = await log({});
+    const items = (await json(await call("/api/public/v2/requests/search", { method: "POST", key: w.key, json: { include_prompt_name: true } }))).items;
+    const byId = new Map(items.map((i: { id: number; prompt_name: string | null }) => [i.id, i.prompt_name]));
+    expect(byId.get(linked)).toBe(name);
+    expect(byId.get(unlinked)).toBe("no-such-template");
+    expect(byId.get(plain)).toBeNull();
+    // Another workspace's log naming the same prompt id is not given this workspace's template name.
+    const x = await createWorkspace();
+    const theirs = await call("/log-request", { method: "POST", key: x.key, json: logBody({ prompt_id: templateId, prompt_name: "theirs" }) });
+    expect(theirs.status).toBe(201);
+    const xItems = (await json(await call("/api/public/v2/requests/search", { method: "POST", key: x.key, json: { include_prompt_name: true } }))).items;
+    expect(xItems.map((i: { prompt_name: string }) => i.prompt_name)).toEqual(["theirs"]);
+    // Without the flag the field is not there.
+    const bare = (await json(await call("/api/public/v2/requests/search", { method: "POST", key: w.key, json: {} }))).items;
+    expect(bare.every((i: Record<string, unknown>) => !("prompt_name" in i))).toBe(true);
   });
 });
