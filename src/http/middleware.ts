@@ -107,8 +107,9 @@ export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
  * ONLY for routes whose every write is refused by the database for a revoked key (today
  * POST /log-request, guarded by the request_logs_key_guard trigger of the control database): a
  * verified key of a workspace logging there is trusted for AUTH_CACHE_TTL_MS (60 s), so the success
- * path costs no key lookup; one logging into a log database, for AUTH_KEY_CACHE_MS like every route. Any other answer given on
- * a cached key (a 400, say) is re-checked against D1 first, so a revoked key always sees 401.
+ * path costs no key lookup; one logging into a log database, for AUTH_KEY_CACHE_MS like every
+ * route. Any other answer given on a cached key (a 400, say) is re-checked against D1 first, so a
+ * revoked key always sees 401.
  */
 export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const guarded = msFrom(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS);
