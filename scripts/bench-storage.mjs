@@ -32,7 +32,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { isDeepStrictEqual } from "node:util";
-import { drive, load, machine, optionsOrExit, parseArgs } from "./lib/bench.mjs";
+import { drive, load, machine, optionsOrExit, parseArgs, printResult } from "./lib/bench.mjs";
 import { startBenchApi } from "./lib/bench-server.mjs";
 import { exportOf } from "./bench-traces.mjs";
 
@@ -408,13 +408,7 @@ async function main() {
       spans,
       errors: { total: errors.length, samples: errors.slice(0, 5) },
     };
-    if (opts.json) console.log(JSON.stringify(result));
-    else console.log(report(result));
-    if (errors.length > 0) {
-      console.error(`ERRORS: ${errors.length}`);
-      for (const e of errors.slice(0, 5)) console.error(`  ${e}`);
-    }
-    return errors.length > 0 ? 1 : 0;
+    return printResult(result, { json: opts.json, report, errors });
   } catch (err) {
     console.error(`bench failed: ${err.stack ?? err.message}\nlast server output:\n${api.logs().slice(-3000)}`);
     return 1;

@@ -20,7 +20,7 @@ import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { drive, load, machine, optionsOrExit, parseArgs, summarise } from "./lib/bench.mjs";
+import { drive, load, machine, optionsOrExit, parseArgs, printResult, summarise } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
 import { d1Execute, logDatabaseOf } from "./lib/wrangler.mjs";
 
@@ -308,13 +308,7 @@ async function main() {
       stored: { ...stored, warmup_exports: warmupExports },
       errors: { total: errors.length, samples: errors.slice(0, 5) },
     };
-    if (opts.json) console.log(JSON.stringify(result));
-    else console.log(report(result));
-    if (errors.length > 0) {
-      console.error(`ERRORS: ${errors.length}`);
-      for (const e of errors.slice(0, 5)) console.error(`  ${e}`);
-    }
-    return errors.length > 0 ? 1 : 0;
+    return printResult(result, { json: opts.json, report, errors });
   } catch (err) {
     console.error(`bench failed: ${err.stack ?? err.message}\nlast server output:\n${api.logs().slice(-3000)}`);
     return 1;

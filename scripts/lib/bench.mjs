@@ -143,3 +143,17 @@ export function cellId(columnId, rowIndex) {
   const lo = parseInt(tail.slice(6), 16) ^ mask % LOW;
   return `${columnId.slice(0, 23)}-${hex6(hi)}${hex6(lo)}`;
 }
+
+/**
+ * Prints a benchmark's result (one JSON object with `json`, else its report) and the first failed
+ * requests; returns the exit code: 1 when any request failed, 0 otherwise.
+ */
+export function printResult(result, { json, report, errors }) {
+  if (json) console.log(JSON.stringify(result));
+  else console.log(report(result));
+  if (errors.length > 0) {
+    console.error(`ERRORS: ${errors.length}`);
+    for (const e of errors.slice(0, 5)) console.error(`  ${e}`);
+  }
+  return errors.length > 0 ? 1 : 0;
+}
