@@ -49,6 +49,60 @@ export function ErrorBox({ error }: { error: string | null }) {
   ) : null;
 }
 
+/** A column of a ListTable: its heading, right-aligned when numeric. */
+export interface Column {
+  title: string;
+  num?: boolean;
+}
+
+/**
+ * A list view's body: the error of its last load, then a table of `items` (one `row` each, `empty`
+ * when there is none) followed by `footer` (its pager), or Loading while the first answer is awaited.
+ */
+export function ListTable<D, T>(props: { list: Async<D>; items: (data: D) => T[]; columns: Column[]; row: (item: T) => ComponentChildren; empty: string; footer?: (data: D) => ComponentChildren }) {
+  const { list } = props;
+  if (!list.data) return list.error ? <ErrorBox error={list.error} /> : list.loading ? <Loading /> : null;
+  const items = props.items(list.data);
+  return (
+    <>
+      <ErrorBox error={list.error} />
+      <table class="grid">
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th key={c.title} class={c.num ? "num" : undefined}>
+                {c.title}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{items.map(props.row)}</tbody>
+      </table>
+      {items.length === 0 ? <p class="muted">{props.empty}</p> : null}
+      {props.footer?.(list.data)}
+    </>
+  );
+}
+
+/** The list views' search line: a box and a Find button; `onSearch` gets the text when submitted. */
+export function SearchLine({ label, placeholder, onSearch }: { label: string; placeholder: string; onSearch: (text: string) => void }) {
+  const [text, setText] = useState("");
+  return (
+    <form
+      class="search-line"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSearch(text);
+      }}
+    >
+      <input type="search" aria-label={label} placeholder={placeholder} value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+      <button type="submit" class="primary">
+        Find
+      </button>
+    </form>
+  );
+}
+
 export function Status({ value }: { value: string | null | undefined }) {
   if (!value) return null;
   return <span class={`badge status-${value.toLowerCase()}`}>{value}</span>;

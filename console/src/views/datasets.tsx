@@ -3,48 +3,33 @@
 import { useState } from "preact/hooks";
 import { get } from "../api";
 import { href } from "../router";
-import { ErrorBox, fmt, Loading, Pager, Section, Status, useAsync, useInterval } from "../ui";
+import { ErrorBox, fmt, ListTable, Loading, Pager, Section, Status, useAsync, useInterval } from "../ui";
 
 export function DatasetsView() {
   const [page, setPage] = useState(1);
   const list = useAsync(() => get("/api/public/v2/datasets", { page, per_page: 25 }), [page]);
   return (
     <Section title="Datasets">
-      <ErrorBox error={list.error} />
-      {list.data ? (
-        <>
-          <table class="grid">
-            <thead>
-              <tr>
-                <th>dataset</th>
-                <th class="num">version</th>
-                <th>columns</th>
-                <th>fill</th>
-                <th>updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.datasets.map((d: any) => (
-                <tr key={d.id}>
-                  <td>
-                    <a href={href("datasets", d.id)}>{d.dataset_group?.name ?? `#${d.dataset_group_id}`}</a>
-                  </td>
-                  <td class="num">{d.version_number === -1 ? "draft" : `v${d.version_number}`}</td>
-                  <td>{(d.column_names ?? []).join(", ")}</td>
-                  <td>
-                    <Status value={d.job_status} />
-                  </td>
-                  <td>{fmt.time(d.updated_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {list.data.datasets.length === 0 ? <p class="muted">No dataset.</p> : null}
-          <Pager page={list.data.page} pages={list.data.pages} total={list.data.total} onPage={setPage} />
-        </>
-      ) : list.loading ? (
-        <Loading />
-      ) : null}
+      <ListTable
+        list={list}
+        items={(d: any) => d.datasets}
+        columns={[{ title: "dataset" }, { title: "version", num: true }, { title: "columns" }, { title: "fill" }, { title: "updated" }]}
+        empty="No dataset."
+        row={(d: any) => (
+          <tr key={d.id}>
+            <td>
+              <a href={href("datasets", d.id)}>{d.dataset_group?.name ?? `#${d.dataset_group_id}`}</a>
+            </td>
+            <td class="num">{d.version_number === -1 ? "draft" : `v${d.version_number}`}</td>
+            <td>{(d.column_names ?? []).join(", ")}</td>
+            <td>
+              <Status value={d.job_status} />
+            </td>
+            <td>{fmt.time(d.updated_at)}</td>
+          </tr>
+        )}
+        footer={(d: any) => <Pager page={d.page} pages={d.pages} total={d.total} onPage={setPage} />}
+      />
     </Section>
   );
 }
@@ -106,39 +91,25 @@ export function EvaluationsView() {
   const list = useAsync(() => get("/api/public/v2/evaluations", { page, per_page: 25, include_runs: true }), [page]);
   return (
     <Section title="Evaluations">
-      <ErrorBox error={list.error} />
-      {list.data ? (
-        <>
-          <table class="grid">
-            <thead>
-              <tr>
-                <th>name</th>
-                <th>kind</th>
-                <th>dataset</th>
-                <th>created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.evaluations.map((e: any) => (
-                <tr key={e.id}>
-                  <td>
-                    <a href={href("evaluations", e.id)}>{e.name}</a>
-                  </td>
-                  <td>{e.is_blueprint ? "pipeline" : `run of #${e.parent_report_id}`}</td>
-                  <td>
-                    <a href={href("datasets", e.dataset_id)}>#{e.dataset_id}</a>
-                  </td>
-                  <td>{fmt.time(e.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {list.data.evaluations.length === 0 ? <p class="muted">No evaluation.</p> : null}
-          <Pager page={list.data.page} pages={list.data.pages} total={list.data.total} onPage={setPage} />
-        </>
-      ) : list.loading ? (
-        <Loading />
-      ) : null}
+      <ListTable
+        list={list}
+        items={(d: any) => d.evaluations}
+        columns={[{ title: "name" }, { title: "kind" }, { title: "dataset" }, { title: "created" }]}
+        empty="No evaluation."
+        row={(e: any) => (
+          <tr key={e.id}>
+            <td>
+              <a href={href("evaluations", e.id)}>{e.name}</a>
+            </td>
+            <td>{e.is_blueprint ? "pipeline" : `run of #${e.parent_report_id}`}</td>
+            <td>
+              <a href={href("datasets", e.dataset_id)}>#{e.dataset_id}</a>
+            </td>
+            <td>{fmt.time(e.created_at)}</td>
+          </tr>
+        )}
+        footer={(d: any) => <Pager page={d.page} pages={d.pages} total={d.total} onPage={setPage} />}
+      />
     </Section>
   );
 }

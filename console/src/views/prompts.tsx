@@ -4,63 +4,36 @@ import { useState } from "preact/hooks";
 import { del, get, patch, post } from "../api";
 import { diffLines, versionLines } from "../diff";
 import { href } from "../router";
-import { ErrorBox, fmt, Loading, Pager, Section, Tag, useAsync } from "../ui";
+import { ErrorBox, fmt, ListTable, Loading, Pager, SearchLine, Section, Tag, useAsync } from "../ui";
 
 export function PromptsView() {
-  const [name, setName] = useState("");
   const [query, setQuery] = useState({ name: "", page: 1 });
   const list = useAsync(() => get("/prompt-templates", { name: query.name, page: query.page, per_page: 25, sort_by: "updated_at" }), [query.name, query.page]);
   return (
     <Section title="Prompt templates">
-      <form
-        class="search-line"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQuery({ name, page: 1 });
-        }}
-      >
-        <input type="search" aria-label="Name" placeholder="Name contains" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        <button type="submit" class="primary">
-          Find
-        </button>
-      </form>
-      <ErrorBox error={list.error} />
-      {list.data ? (
-        <>
-          <table class="grid">
-            <thead>
-              <tr>
-                <th>name</th>
-                <th class="num">latest version</th>
-                <th>last change</th>
-                <th>tags</th>
-                <th>updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((p: any) => (
-                <tr key={p.id}>
-                  <td>
-                    <a href={href("prompts", p.id)}>{p.prompt_name}</a>
-                  </td>
-                  <td class="num">v{p.version}</td>
-                  <td>{p.commit_message ?? ""}</td>
-                  <td>
-                    {(p.tags ?? []).map((t: string) => (
-                      <Tag key={t}>{t}</Tag>
-                    ))}
-                  </td>
-                  <td>{fmt.time(p.updated_at)}</td>
-                </tr>
+      <SearchLine label="Name" placeholder="Name contains" onSearch={(name) => setQuery({ name, page: 1 })} />
+      <ListTable
+        list={list}
+        items={(d: any) => d.items}
+        columns={[{ title: "name" }, { title: "latest version", num: true }, { title: "last change" }, { title: "tags" }, { title: "updated" }]}
+        empty="No template."
+        row={(p: any) => (
+          <tr key={p.id}>
+            <td>
+              <a href={href("prompts", p.id)}>{p.prompt_name}</a>
+            </td>
+            <td class="num">v{p.version}</td>
+            <td>{p.commit_message ?? ""}</td>
+            <td>
+              {(p.tags ?? []).map((t: string) => (
+                <Tag key={t}>{t}</Tag>
               ))}
-            </tbody>
-          </table>
-          {list.data.items.length === 0 ? <p class="muted">No template.</p> : null}
-          <Pager page={list.data.page} pages={list.data.pages} total={list.data.total} onPage={(page) => setQuery({ ...query, page })} />
-        </>
-      ) : list.loading ? (
-        <Loading />
-      ) : null}
+            </td>
+            <td>{fmt.time(p.updated_at)}</td>
+          </tr>
+        )}
+        footer={(d: any) => <Pager page={d.page} pages={d.pages} total={d.total} onPage={(page) => setQuery({ ...query, page })} />}
+      />
     </Section>
   );
 }

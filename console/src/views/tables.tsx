@@ -3,70 +3,53 @@
 import { useState } from "preact/hooks";
 import { get, post } from "../api";
 import { href } from "../router";
-import { ErrorBox, fmt, Loading, Section, Status, useAsync, useInterval } from "../ui";
+import { ErrorBox, fmt, ListTable, Loading, SearchLine, Section, Status, useAsync, useInterval } from "../ui";
 
 const T = "/api/public/v2/tables";
 
 export function TablesView() {
   const [cursor, setCursor] = useState<string | null>(null);
-  const [name, setName] = useState("");
   const [query, setQuery] = useState("");
   const list = useAsync(() => get(T, { limit: 50, cursor, name: query }), [cursor, query]);
   return (
     <Section title="Tables">
-      <form
-        class="search-line"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <SearchLine
+        label="Title"
+        placeholder="Title contains"
+        onSearch={(text) => {
           setCursor(null);
-          setQuery(name);
+          setQuery(text);
         }}
-      >
-        <input type="search" aria-label="Title" placeholder="Title contains" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        <button type="submit" class="primary">
-          Find
-        </button>
-      </form>
-      <ErrorBox error={list.error} />
-      {list.data ? (
-        <>
-          <table class="grid">
-            <thead>
-              <tr>
-                <th>title</th>
-                <th class="num">sheets</th>
-                <th>created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((t: any) => (
-                <tr key={t.id}>
-                  <td>
-                    <a href={href("tables", t.id)}>{t.title}</a>
-                  </td>
-                  <td class="num">{t.sheet_count}</td>
-                  <td>{fmt.time(t.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {list.data.data.length === 0 ? <p class="muted">No table.</p> : null}
+      />
+      <ListTable
+        list={list}
+        items={(d: any) => d.data}
+        columns={[{ title: "title" }, { title: "sheets", num: true }, { title: "created" }]}
+        empty="No table."
+        row={(t: any) => (
+          <tr key={t.id}>
+            <td>
+              <a href={href("tables", t.id)}>{t.title}</a>
+            </td>
+            <td class="num">{t.sheet_count}</td>
+            <td>{fmt.time(t.created_at)}</td>
+          </tr>
+        )}
+        footer={(d: any) => (
           <div class="pager">
             {cursor ? (
               <button type="button" onClick={() => setCursor(null)}>
                 « First page
               </button>
             ) : null}
-            {list.data.has_more ? (
-              <button type="button" onClick={() => setCursor(list.data.next_cursor)}>
+            {d.has_more ? (
+              <button type="button" onClick={() => setCursor(d.next_cursor)}>
                 Next ›
               </button>
             ) : null}
           </div>
-        </>
-      ) : list.loading ? (
-        <Loading />
-      ) : null}
+        )}
+      />
     </Section>
   );
 }
