@@ -313,6 +313,18 @@ async function main() {
       await page.getByRole("alert").getByText(/not found/i).waitFor();
     });
 
+    await check("finds a prompt template by name in the list, and lists the table", async () => {
+      await page.goto(`${base}/console#/prompts`);
+      await page.getByRole("searchbox", { name: "Name" }).fill(seeded.promptName);
+      await page.getByRole("button", { name: "Find" }).click();
+      await page.getByRole("link", { name: seeded.promptName, exact: true }).waitFor();
+      await page.getByRole("searchbox", { name: "Name" }).fill(`${seeded.promptName}-no-such`);
+      await page.getByRole("button", { name: "Find" }).click();
+      await page.getByText("No template.").waitFor();
+      await page.goto(`${base}/console#/tables`);
+      await page.getByRole("link", { name: seeded.tableTitle, exact: true }).waitFor();
+    });
+
     await check("diffs two prompt versions side by side and lists the release label", async () => {
       await page.goto(`${base}/console#/prompts/${seeded.promptId}`);
       const diff = page.getByTestId("prompt-diff");
