@@ -50,13 +50,10 @@ function maxBytes(env: LogShardEnv): number {
   return Number.isFinite(n) && n > 0 ? n : DEFAULT_SHARD_MAX_BYTES;
 }
 
-/** The database's size in bytes, as D1 reports it after any statement. */
+/** The database's size in bytes, as D1 reports it with every statement's result. */
 async function sizeOf(d1: D1Database): Promise<number> {
   const res = await d1.prepare("SELECT 1").run();
-  const meta = res.meta as { size_after?: number };
-  if (typeof meta.size_after === "number") return meta.size_after;
-  const pages = await d1.prepare("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()").first<{ n: number }>();
-  return pages?.n ?? 0;
+  return (res.meta as { size_after?: number }).size_after ?? 0;
 }
 
 /** The workspace's shard as the map records it (null: not placed yet). */
