@@ -5,10 +5,12 @@
 // of an isolate's 128 MB) and read back as a stream, never whole.
 //
 // Crash safety: (1) pick the oldest logs of one whole past day, ids ascending; (2) write the object
-// under a key made of workspace, day and id range only; (3) in one D1 batch, write the manifest row
+// under a key made of workspace, day, id range and revisions only; (3) in one D1 batch, write the manifest row
 // and delete exactly those logs. A crash before (3) leaves an object no manifest row names: readers
 // never look at it, and the retry writes the same key again. After (3) the logs are gone from D1 and
-// covered by the manifest, so every log is in exactly one tier at every moment.
+// covered by the manifest, so every log is in exactly one tier at every moment. A log updated between
+// (2) and (3) (a score, metadata, its trace) has a new revision: (3) then writes and deletes nothing,
+// and the next run copies the log as it is now.
 //
 // Every function here that reads logs or the manifest takes the log database as `logs`; the retention
 // settings come from the control database (`db`).
@@ -63,8 +65,13 @@ export function archiveCutoff(now: number, days: number): number {
   return dayOf(now - days * DAY_MS);
 }
 
-export function archiveKey(workspaceId: number, day: number, firstId: number, lastId: number): string {
-  return `log-archive/${workspaceId}/${isoDay(day)}/${firstId}-${lastId}.ndjson.gz`;
+/**
+ * A file's key: its workspace, day, id range and the sum of its logs' revisions. Revisions only grow,
+ * so a copy taken after an update has another key than one taken before it, and a slow run's stale
+ * copy can never overwrite a newer one under the key a manifest row names.
+ */
+export function archiveKey(workspaceId: number, day: number, firstId: number, lastId: number, revisions = 0): string {
+  return `log-archive/${workspaceId}/${isoDay(day)}/${firstId}-${lastId}-r${revisions}.ndjson.gz`;
 }
 
 /** Step 1 and 2's result: the object written, and the logs it holds. */
@@ -73,6 +80,8 @@ export interface ArchiveFile {
   day: number;
   key: string;
   ids: number[];
+  /** Each log's revision when it was copied, in the order of `ids`. */
+  revisions: number[];
   bytes: number;
 }
 
@@ -106,6 +115,7 @@ export async function uploadArchiveFile(logs: Db, blobs: R2Bucket, workspaceId: 
   const compressed = new Response(gzip.readable).arrayBuffer();
   const encoder = new TextEncoder();
   const written: number[] = [];
+  const revisions: number[] = [];
   let size = 0;
   try {
     outer: for (let at = 0; at < batch.ids.length; at += READ_PAGE) {
@@ -114,6 +124,7 @@ export async function uploadArchiveFile(logs: Db, blobs: R2Bucket, workspaceId: 
         if (written.length > 0 && size + line.byteLength > settings.fileMaxBytes) break outer;
         await writer.write(line);
         written.push(row.id);
+        revisions.push(row.revision);
         size += line.byteLength;
       }
     }
@@ -122,28 +133,32 @@ export async function uploadArchiveFile(logs: Db, blobs: R2Bucket, workspaceId: 
   }
   const body = await compressed;
   if (written.length === 0) return null;
-  const key = archiveKey(workspaceId, batch.day, written[0], written[written.length - 1]);
+  const key = archiveKey(workspaceId, batch.day, written[0], written[written.length - 1], revisions.reduce((a, b) => a + b, 0));
   await blobs.put(key, body, {
     httpMetadata: { contentType: "application/gzip" },
     customMetadata: { workspace_id: String(workspaceId), day: isoDay(batch.day), logs: String(written.length) },
   });
-  return { workspaceId, day: batch.day, key, ids: written, bytes: body.byteLength };
+  return { workspaceId, day: batch.day, key, ids: written, revisions, bytes: body.byteLength };
 }
 
 /**
  * Step 3, one transaction: the manifest row, then the logs it covers are deleted (their side rows by
  * cascade, their FTS entries by trigger; daily totals and facet counts stay). The row is written only
- * while every one of the file's logs is still in D1, and the delete only under a manifest row with the
- * file's key, so a log is never deleted uncovered. False when another run committed the same file.
+ * while every one of the file's logs is still in D1 at the revision the file holds, and the delete
+ * only under a manifest row with the file's key, so a log is never deleted uncovered and an update is
+ * never deleted unarchived. False when another run committed the same file, or a log changed since.
  */
 export async function commitArchiveFile(logs: Db, file: ArchiveFile): Promise<boolean> {
   const ids = JSON.stringify(file.ids);
+  const copied = JSON.stringify(file.ids.map((id, i) => [id, file.revisions[i]]));
   const inFile = sql`${requestLogs.workspaceId} = ${file.workspaceId} AND ${requestLogs.requestStartTime} >= ${file.day}
     AND ${requestLogs.requestStartTime} < ${file.day + DAY_MS} AND ${inJsonList(requestLogs.id, file.ids)}`;
   const [inserted] = await runBatch(logs, [
     sql`INSERT INTO request_log_archives (workspace_id, day, object_key, first_id, last_id, log_count, bytes)
       SELECT ${file.workspaceId}, ${file.day}, ${file.key}, ${file.ids[0]}, ${file.ids[file.ids.length - 1]}, ${file.ids.length}, ${file.bytes}
-      WHERE (SELECT count(*) FROM request_logs WHERE ${inFile}) = json_array_length(${ids})
+      WHERE (SELECT count(*) FROM request_logs JOIN json_each(${copied}) AS c
+               ON request_logs.id = json_extract(c.value, '$[0]') AND request_logs.revision = json_extract(c.value, '$[1]')
+             WHERE ${inFile}) = json_array_length(${ids})
       ON CONFLICT (object_key) DO NOTHING`,
     sql`DELETE FROM request_logs WHERE ${inFile} AND EXISTS (SELECT 1 FROM request_log_archives WHERE object_key = ${file.key})`,
   ]);

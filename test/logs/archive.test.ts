@@ -9,6 +9,7 @@ import {
   archiveKey,
   archiveNextFile,
   archiveOldLogs,
+  commitArchiveFile,
   exportLogs,
   pickArchiveBatch,
   uploadArchiveFile,
@@ -119,7 +120,7 @@ describe("the archive job", () => {
       archiveKey(ws.workspaceId, at(5, 9), may9[0], may9[2]),
       archiveKey(ws.workspaceId, at(5, 10), lastBefore, lastBefore),
     ]);
-    expect(files[0].object_key).toBe(`log-archive/${ws.workspaceId}/2024-05-08/${may8[0]}-${may8[2]}.ndjson.gz`);
+    expect(files[0].object_key).toBe(`log-archive/${ws.workspaceId}/2024-05-08/${may8[0]}-${may8[2]}-r0.ndjson.gz`);
     expect(await objects(ws)).toEqual(files.map((f) => f.object_key).sort());
     for (const f of files) expect((await env.BLOBS.head(f.object_key))!.size).toBe(f.bytes);
     expect(await liveIds(ws)).toEqual(keep);
@@ -213,6 +214,45 @@ describe("the archive job", () => {
     expect(await objects(ws)).toEqual([orphan.key, files[0].object_key].sort());
     for (const id of ids) expect(await getLog(ws, id)).toEqual({ status: 200, body: before.get(id) });
     expectExactly(await exported(ws, at(4, 1), at(5, 1)), before, ids);
+  });
+
+  it("an update between the R2 write and the D1 batch stops the batch; the next run archives the log with the update", async () => {
+    const ws = await createWorkspace();
+    await retention(ws, 30);
+    const ids = [await logAt(ws, at(4, 5, 1)), await logAt(ws, at(4, 5, 2))];
+    const batch = (await pickArchiveBatch(db, ws.workspaceId, CUTOFF, SMALL))!;
+    const stale = (await uploadArchiveFile(db, env.BLOBS, ws.workspaceId, batch, SMALL))!;
+    expect(stale.revisions).toEqual([0, 0]);
+    // Accepted after the copy was taken: the copy must not replace the log.
+    const tracked = await call("/library-track-score", { method: "POST", key: ws.key, json: { request_id: ids[1], score: 77 } });
+    expect(tracked.status).toBe(200);
+    const updated = (await getLog(ws, ids[1])).body;
+    expect(updated.score).toBe(77);
+
+    expect(await commitArchiveFile(db, stale)).toBe(false);
+    expect(await manifest(ws)).toEqual([]);
+    expect(await liveIds(ws)).toEqual(ids);
+
+    // The next run copies the logs as they are now, under another key, and commits them.
+    await archiveAll();
+    const files = await manifest(ws);
+    expect(files.map((f) => [f.first_id, f.last_id, f.log_count])).toEqual([[ids[0], ids[1], 2]]);
+    expect(files[0].object_key).not.toBe(stale.key);
+    expect(files[0].object_key).toBe(archiveKey(ws.workspaceId, at(4, 5), ids[0], ids[1], 1));
+    expect(await liveIds(ws)).toEqual([]);
+    expect(await getLog(ws, ids[1])).toEqual({ status: 200, body: updated });
+    expect((await exported(ws, at(4, 1), at(5, 1))).find((l) => l.request_id === ids[1])).toEqual(updated);
+  });
+
+  it("every update of a log moves its revision on, whichever column it changes", async () => {
+    const ws = await createWorkspace();
+    const id = await logAt(ws, at(4, 6, 1));
+    const revision = async () => (await env.DB.prepare("SELECT revision FROM request_logs WHERE id = ?").bind(id).first<{ revision: number }>())!.revision;
+    expect(await revision()).toBe(0);
+    await env.DB.prepare("UPDATE request_logs SET score = 5 WHERE id = ?").bind(id).run();
+    expect(await revision()).toBe(1);
+    await env.DB.prepare("UPDATE request_logs SET metadata = '{\"a\":\"b\"}', group_id = NULL WHERE id = ?").bind(id).run();
+    expect(await revision()).toBe(2);
   });
 
   it("a log both in a manifest's file and still in D1 is read once, from the file", async () => {

@@ -118,6 +118,11 @@ export const requestLogs = sqliteTable(
     /** The span the log was made from or for (spans-bulk, OTLP, or track-request's span_id). */
     traceId: text("trace_id"),
     spanId: text("span_id"),
+    /**
+     * Bumped by a trigger on every update of the row: the archive job deletes a log only if the row it
+     * copied to R2 is still this revision, so an update landing meanwhile is never lost (archive.ts).
+     */
+    revision: integer("revision").notNull().default(0),
   },
   (t) => [
     // Newest-first listing and a covering scan for filters on the scalar fields: counting matches
