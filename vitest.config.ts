@@ -22,6 +22,8 @@ const referenceOperations = readFileSync(fileURLToPath(new URL("./test/fixtures/
 
 // Pure modules' tests: they read no binding, so they skip the per-file setup (loading the whole Worker
 // to migrate its database: a few seconds of CPU a file, most of what a workers-project file costs).
+// They also share one runtime per test worker (isolate: false) instead of starting one per file,
+// which cost more than their tests: so they mock no module and leave no state behind.
 const UNIT_TESTS = [
   "test/blocks/**/*.test.ts",
   "test/console/**/*.test.ts",
@@ -80,7 +82,7 @@ export default defineConfig({
     projects: [
       {
         plugins: [workerdPool()],
-        test: { name: "unit", include: UNIT_TESTS, testTimeout: 60_000 },
+        test: { name: "unit", include: UNIT_TESTS, testTimeout: 60_000, isolate: false },
       },
       {
         plugins: [workerdPool()],
