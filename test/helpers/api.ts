@@ -81,10 +81,12 @@ export function call(path: string, init: CallInit = {}): Promise<Response> {
 
 /**
  * The same request handed straight to the Worker's fetch handler, for a file that sends a thousand or
- * more (the fuzz pass). Through the entrypoint, the test runtime builds a wrapper for each request that
- * costs more with every request the file made before it: a thousand requests take minutes that way,
- * a second this way. What the runtime adds on the way in is added here (the Content-Length of a string
- * body, which the size limits read first); waitUntil work is kept as the runtime keeps it.
+ * more and checks only the answers (the fuzz pass). Through the entrypoint, the test runtime builds a
+ * wrapper for each request that costs more with every request the file made before it: a thousand
+ * requests take minutes that way, a second this way. What the runtime adds on the way in is added here
+ * (the Content-Length of a string body, which the size limits read first). The request runs in the
+ * test's own I/O context, not one of its own: work it leaves running after the answer (an import, a
+ * job) does not always finish there, so every other test goes through call().
  */
 export async function callHandler(path: string, init: CallInit = {}): Promise<Response> {
   const request = requestFor(path, init);
