@@ -2,7 +2,7 @@
 // Queues, Durable Objects, rate limiting); "node" drives a real `wrangler dev` from Node, for what
 // only a Node client can do (the official promptlayer SDK).
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { fakeUpstream } from "./test/fake-upstream.mjs";
@@ -22,6 +22,8 @@ const referenceOperations = readFileSync(fileURLToPath(new URL("./test/fixtures/
 
 // Pure modules' tests: they read no binding, so they skip the per-file setup (loading the whole Worker
 // to migrate its database: a few seconds of CPU a file, most of what a workers-project file costs).
+// They also share one runtime per test worker (isolate: false) instead of starting one per file,
+// which cost more than their tests: so they mock no module and leave no state behind.
 const UNIT_TESTS = [
   "test/blocks/**/*.test.ts",
   "test/console/**/*.test.ts",
@@ -38,6 +40,30 @@ const UNIT_TESTS = [
   "test/services/{auth,dataset-file,evaluation-columns,prompt-patch,skill-manifest,workflow-graph}.test.ts",
   "test/sheets/{cell-values,recalculation,stale-graph}.test.ts",
 ];
+
+/**
+ * Every runtime dependency (package.json "dependencies") the code run in workerd imports, each entry
+ * point as it is written (zod, drizzle-orm/sqlite-core …), read from the sources. They are pre-bundled
+ * (deps.optimizer): each test file's runtime loads its modules one round trip at a time, and zod,
+ * drizzle-orm and hono alone are some 240 modules, a second of every workers file's start-up. All
+ * entry points of a package must be bundled together (one copy of its classes), hence all of them.
+ */
+function runtimeDependencyImports(): string[] {
+  const dependencies = Object.keys(JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")).dependencies);
+  const packageOf = (spec: string) => spec.split("/").slice(0, spec.startsWith("@") ? 2 : 1).join("/");
+  const found = new Set<string>();
+  for (const dir of ["src", "test"]) {
+    const root = fileURLToPath(new URL(`./${dir}/`, import.meta.url));
+    for (const file of readdirSync(root, { recursive: true, encoding: "utf8" })) {
+      if (!/\.(ts|mjs|js)$/.test(file) || file.startsWith("node/") || file.startsWith("node\\")) continue;
+      for (const [, spec] of readFileSync(root + file, "utf8").matchAll(/(?:from|import\()\s*"([^".][^"]*)"/g)) {
+        if (dependencies.includes(packageOf(spec))) found.add(spec);
+      }
+    }
+  }
+  return [...found].sort();
+}
+const optimizeDeps = { optimizer: { ssr: { enabled: true, include: runtimeDependencyImports() } } };
 
 /** The Worker in workerd with its real bindings, for the workers and unit projects. */
 const workerdPool = () =>
@@ -80,7 +106,7 @@ export default defineConfig({
     projects: [
       {
         plugins: [workerdPool()],
-        test: { name: "unit", include: UNIT_TESTS, testTimeout: 60_000 },
+        test: { name: "unit", include: UNIT_TESTS, testTimeout: 60_000, isolate: false, deps: optimizeDeps },
       },
       {
         plugins: [workerdPool()],
@@ -89,6 +115,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/node/**", ...UNIT_TESTS],
           setupFiles: ["./test/setup.ts"],
+          deps: optimizeDeps,
           // A shared 2-core machine can be slow for a while: room for any test, so load never fails
           // one (the heaviest say their own, longer, limit).
           testTimeout: 60_000,

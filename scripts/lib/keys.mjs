@@ -1,10 +1,16 @@
 // Creating, listing and revoking API keys. Only the SHA-256 of a key is stored; the key itself is
 // returned once, to be printed.
+//
+// Each operation checks its arguments when it is built, then is a generator that yields the statements
+// of one batch at a time and gets back their rows. The same operation runs through wrangler (`run`,
+// synchronous: local or --remote, one wrangler process per batch) or on an open D1 binding (`runOn`,
+// what the keys CLI does locally: one runtime for all of a command's batches).
 import { createHash, randomBytes } from "node:crypto";
 import { d1Execute, lit } from "./wrangler.mjs";
 
 export const PREFIX_LENGTH = 11; // "pe_" + 8 hex characters
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const DEFAULT_EMAIL = "dev@localhost";
 
 export function newKey() {
   return `pe_${randomBytes(24).toString("hex")}`;
@@ -26,47 +32,96 @@ export function validateEmail(email) {
   return email;
 }
 
+function validatePrefix(prefixOrKey) {
+  if (typeof prefixOrKey !== "string" || prefixOrKey.length < 6) {
+    throw new Error("give the key's prefix (as `keys list` shows it) or the whole key");
+  }
+  return prefixOrKey;
+}
+
+/** Runs an operation through wrangler (target: { remote } or { persistTo }); returns its result. */
+export function run(op, target = {}) {
+  let step = op.next();
+  while (!step.done) step = op.next(d1Execute(step.value.join("\n"), target));
+  return step.value;
+}
+
+/** Runs an operation on `db`, an open D1 binding of the control database; resolves to its result. */
+export async function runOn(db, op) {
+  let step = op.next();
+  while (!step.done) {
+    const results = await db.batch(step.value.map((statement) => db.prepare(statement)));
+    step = op.next(results.map((r) => r.results ?? []));
+  }
+  return step.value;
+}
+
+/** Creates the workspace and user when missing, then a new key for them. Its result is the key. */
+export function creating({ workspace, email }) {
+  const ws = validateWorkspace(workspace);
+  const mail = validateEmail(email ?? DEFAULT_EMAIL);
+  return (function* () {
+    const key = newKey();
+    const results = yield [
+      `INSERT INTO workspaces (name) VALUES (${lit(ws)}) ON CONFLICT(name) DO NOTHING;`,
+      `INSERT INTO users (workspace_id, email) SELECT id, ${lit(mail)} FROM workspaces WHERE name = ${lit(ws)} ON CONFLICT(workspace_id, email) DO NOTHING;`,
+      `INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix) SELECT w.id, u.id, ${lit(hashKey(key))}, ${lit(key.slice(0, PREFIX_LENGTH))} FROM workspaces w JOIN users u ON u.workspace_id = w.id AND u.email = ${lit(mail)} WHERE w.name = ${lit(ws)};`,
+      `SELECT count(*) AS n FROM api_keys WHERE key_hash = ${lit(hashKey(key))};`,
+    ];
+    const last = results[results.length - 1];
+    if (!last?.[0] || Number(last[0].n) !== 1) throw new Error("the key was not stored");
+    return key;
+  })();
+}
+
+/** The keys (of one workspace, or all), oldest first. */
+export function listing({ workspace } = {}) {
+  const where = workspace ? `WHERE w.name = ${lit(workspace)}` : "";
+  return (function* () {
+    const [rows] = yield [
+      `SELECT k.prefix, w.name AS workspace, u.email, k.created_at, k.revoked_at FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN users u ON u.id = k.user_id ${where} ORDER BY k.id;`,
+    ];
+    return rows;
+  })();
+}
+
+/** Revokes the one active key named by its prefix (or by the whole key); refuses when none or several match. */
+export function revoking(prefixOrKey) {
+  validatePrefix(prefixOrKey);
+  const where =
+    prefixOrKey.length > PREFIX_LENGTH ? `key_hash = ${lit(hashKey(prefixOrKey))}` : `prefix = ${lit(prefixOrKey)}`;
+  return (function* () {
+    const [matches] = yield [`SELECT id FROM api_keys WHERE ${where} AND revoked_at IS NULL;`];
+    if (matches.length === 0) throw new Error(`no active key matches ${prefixOrKey}`);
+    if (matches.length > 1) throw new Error(`${matches.length} active keys share the prefix ${prefixOrKey}; pass the whole key instead`);
+    yield [`UPDATE api_keys SET revoked_at = cast(unixepoch('subsec') * 1000 as integer) WHERE id = ${Number(matches[0].id)};`];
+  })();
+}
+
+/** Whether a key is stored and not revoked. */
+export function checkingActive(key) {
+  return (function* () {
+    const [rows] = yield [`SELECT count(*) AS n FROM api_keys WHERE key_hash = ${lit(hashKey(key))} AND revoked_at IS NULL;`];
+    return Number(rows?.[0]?.n ?? 0) === 1;
+  })();
+}
+
+// Through wrangler, for `npm run dev`, the test servers and the benchmarks.
+
 /** Creates the workspace and user when missing, then a new key for them. Returns the key. */
 export function createKey({ workspace, email, ...target }) {
-  const ws = validateWorkspace(workspace);
-  const mail = validateEmail(email ?? "dev@localhost");
-  const key = newKey();
-  const sql = [
-    `INSERT INTO workspaces (name) VALUES (${lit(ws)}) ON CONFLICT(name) DO NOTHING;`,
-    `INSERT INTO users (workspace_id, email) SELECT id, ${lit(mail)} FROM workspaces WHERE name = ${lit(ws)} ON CONFLICT(workspace_id, email) DO NOTHING;`,
-    `INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix) SELECT w.id, u.id, ${lit(hashKey(key))}, ${lit(key.slice(0, PREFIX_LENGTH))} FROM workspaces w JOIN users u ON u.workspace_id = w.id AND u.email = ${lit(mail)} WHERE w.name = ${lit(ws)};`,
-    `SELECT count(*) AS n FROM api_keys WHERE key_hash = ${lit(hashKey(key))};`,
-  ].join("\n");
-  const results = d1Execute(sql, target);
-  const last = results[results.length - 1];
-  if (!last?.[0] || Number(last[0].n) !== 1) throw new Error("the key was not stored");
-  return key;
+  return run(creating({ workspace, email }), target);
 }
 
 /** Whether a key is stored and not revoked (used by `npm run dev` to reuse its saved key). */
 export function isActiveKey(key, target = {}) {
-  const [rows] = d1Execute(`SELECT count(*) AS n FROM api_keys WHERE key_hash = ${lit(hashKey(key))} AND revoked_at IS NULL;`, target);
-  return Number(rows?.[0]?.n ?? 0) === 1;
+  return run(checkingActive(key), target);
 }
 
 export function listKeys({ workspace, ...target } = {}) {
-  const where = workspace ? `WHERE w.name = ${lit(workspace)}` : "";
-  const [rows] = d1Execute(
-    `SELECT k.prefix, w.name AS workspace, u.email, k.created_at, k.revoked_at FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN users u ON u.id = k.user_id ${where} ORDER BY k.id;`,
-    target,
-  );
-  return rows;
+  return run(listing({ workspace }), target);
 }
 
-/** Revokes the one active key named by its prefix (or by the whole key); refuses when none or several match. */
 export function revokeKey(prefixOrKey, target = {}) {
-  if (typeof prefixOrKey !== "string" || prefixOrKey.length < 6) {
-    throw new Error("give the key's prefix (as `keys list` shows it) or the whole key");
-  }
-  const where =
-    prefixOrKey.length > PREFIX_LENGTH ? `key_hash = ${lit(hashKey(prefixOrKey))}` : `prefix = ${lit(prefixOrKey)}`;
-  const [matches] = d1Execute(`SELECT id FROM api_keys WHERE ${where} AND revoked_at IS NULL;`, target);
-  if (matches.length === 0) throw new Error(`no active key matches ${prefixOrKey}`);
-  if (matches.length > 1) throw new Error(`${matches.length} active keys share the prefix ${prefixOrKey}; pass the whole key instead`);
-  d1Execute(`UPDATE api_keys SET revoked_at = cast(unixepoch('subsec') * 1000 as integer) WHERE id = ${Number(matches[0].id)};`, target);
+  run(revoking(prefixOrKey), target);
 }
