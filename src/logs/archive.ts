@@ -171,8 +171,19 @@ export async function archiveNextFile(logs: Db, blobs: R2Bucket, workspaceId: nu
   if (!batch || batch.ids.length === 0) return null;
   const file = await uploadArchiveFile(logs, blobs, workspaceId, batch, settings);
   if (!file) return null;
-  await commitArchiveFile(logs, file);
+  if (!(await commitArchiveFile(logs, file))) await dropUncommitted(logs, blobs, file);
   return file;
+}
+
+/**
+ * After a batch that wrote nothing: the object goes unless a manifest row names its key (another run
+ * committed the same copy). With no such row, one of its logs is gone or updated since the copy, and
+ * neither comes undone (ids are never reused, revisions only grow), so no run can ever commit this
+ * key: it would only sit in R2 unread.
+ */
+async function dropUncommitted(logs: Db, blobs: R2Bucket, file: ArchiveFile): Promise<void> {
+  const [named] = await logs.select({ id: requestLogArchives.id }).from(requestLogArchives).where(eq(requestLogArchives.objectKey, file.key)).limit(1);
+  if (!named) await blobs.delete(file.key);
 }
 
 export interface ArchiveRun {

@@ -244,6 +244,51 @@ describe("the archive job", () => {
     expect((await exported(ws, at(4, 1), at(5, 1))).find((l) => l.request_id === ids[1])).toEqual(updated);
   });
 
+  it("the job drops its own copy when an update stops its batch, and keeps a copy another run committed", async () => {
+    const ws = await createWorkspace();
+    const ids = [await logAt(ws, at(4, 7, 1)), await logAt(ws, at(4, 7, 2))];
+    // An update lands right after the job's R2 write, before its batch.
+    let updates = 1;
+    const racing = {
+      put: async (...args: Parameters<R2Bucket["put"]>) => {
+        const put = await env.BLOBS.put(...args);
+        if (updates-- > 0) expect((await call("/library-track-score", { method: "POST", key: ws.key, json: { request_id: ids[0], score: 55 } })).status).toBe(200);
+        return put;
+      },
+      delete: (key: string) => env.BLOBS.delete(key),
+    } as unknown as R2Bucket;
+    const stale = (await archiveNextFile(db, racing, ws.workspaceId, CUTOFF, SMALL))!;
+    expect(stale.revisions).toEqual([0, 0]);
+    expect(await manifest(ws)).toEqual([]);
+    expect(await objects(ws)).toEqual([]);
+    expect(await liveIds(ws)).toEqual(ids);
+    expect((await getLog(ws, ids[0])).body.score).toBe(55);
+
+    // The next run commits the logs as they are now.
+    const file = (await archiveNextFile(db, racing, ws.workspaceId, CUTOFF, SMALL))!;
+    expect(await objects(ws)).toEqual([file.key]);
+    expect((await manifest(ws)).map((m) => m.object_key)).toEqual([file.key]);
+    expect((await getLog(ws, ids[0])).body.score).toBe(55);
+
+    // Two runs copy the same logs; the other one commits first. This run's batch then writes nothing,
+    // and the object, which the other run's manifest row names, stays.
+    const more = [await logAt(ws, at(4, 8, 1))];
+    let nested = 1;
+    const overlapping = {
+      put: async (...args: Parameters<R2Bucket["put"]>) => {
+        const put = await env.BLOBS.put(...args);
+        if (nested-- > 0) await archiveNextFile(db, env.BLOBS, ws.workspaceId, CUTOFF, SMALL);
+        return put;
+      },
+      delete: (key: string) => env.BLOBS.delete(key),
+    } as unknown as R2Bucket;
+    const same = (await archiveNextFile(db, overlapping, ws.workspaceId, CUTOFF, SMALL))!;
+    expect(same.ids).toEqual(more);
+    expect((await manifest(ws)).map((m) => m.object_key)).toEqual([file.key, same.key]);
+    expect(await objects(ws)).toEqual([file.key, same.key].sort());
+    expect((await getLog(ws, more[0])).status).toBe(200);
+  });
+
   it("every update of a log moves its revision on, whichever column it changes", async () => {
     const ws = await createWorkspace();
     const id = await logAt(ws, at(4, 6, 1));
