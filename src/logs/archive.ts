@@ -149,7 +149,6 @@ export async function uploadArchiveFile(logs: Db, blobs: R2Bucket, workspaceId: 
  * never deleted unarchived. False when another run committed the same file, or a log changed since.
  */
 export async function commitArchiveFile(logs: Db, file: ArchiveFile): Promise<boolean> {
-  const ids = JSON.stringify(file.ids);
   const copied = JSON.stringify(file.ids.map((id, i) => [id, file.revisions[i]]));
   const inFile = sql`${requestLogs.workspaceId} = ${file.workspaceId} AND ${requestLogs.requestStartTime} >= ${file.day}
     AND ${requestLogs.requestStartTime} < ${file.day + DAY_MS} AND ${inJsonList(requestLogs.id, file.ids)}`;
@@ -158,21 +157,32 @@ export async function commitArchiveFile(logs: Db, file: ArchiveFile): Promise<bo
       SELECT ${file.workspaceId}, ${file.day}, ${file.key}, ${file.ids[0]}, ${file.ids[file.ids.length - 1]}, ${file.ids.length}, ${file.bytes}
       WHERE (SELECT count(*) FROM request_logs JOIN json_each(${copied}) AS c
                ON request_logs.id = json_extract(c.value, '$[0]') AND request_logs.revision = json_extract(c.value, '$[1]')
-             WHERE ${inFile}) = json_array_length(${ids})
+             WHERE ${inFile}) = ${file.ids.length}
       ON CONFLICT (object_key) DO NOTHING`,
     sql`DELETE FROM request_logs WHERE ${inFile} AND EXISTS (SELECT 1 FROM request_log_archives WHERE object_key = ${file.key})`,
   ]);
   return (inserted.meta.changes ?? 0) > 0;
 }
 
-/** One file of a workspace: steps 1 to 3. Null when nothing of the workspace is past the window. */
-export async function archiveNextFile(logs: Db, blobs: R2Bucket, workspaceId: number, cutoff: number, settings: ArchiveSettings): Promise<ArchiveFile | null> {
+/**
+ * One file of a workspace: steps 1 to 3. Null when nothing of the workspace is past the window;
+ * `committed` false when the batch wrote nothing (a log changed meanwhile, or another run committed
+ * the same copy): the next call goes on.
+ */
+export async function archiveNextFile(
+  logs: Db,
+  blobs: R2Bucket,
+  workspaceId: number,
+  cutoff: number,
+  settings: ArchiveSettings,
+): Promise<(ArchiveFile & { committed: boolean }) | null> {
   const batch = await pickArchiveBatch(logs, workspaceId, cutoff, settings);
   if (!batch || batch.ids.length === 0) return null;
   const file = await uploadArchiveFile(logs, blobs, workspaceId, batch, settings);
   if (!file) return null;
-  if (!(await commitArchiveFile(logs, file))) await dropUncommitted(logs, blobs, file);
-  return file;
+  const committed = await commitArchiveFile(logs, file);
+  if (!committed) await dropUncommitted(logs, blobs, file);
+  return { ...file, committed };
 }
 
 /**
@@ -195,7 +205,7 @@ export interface ArchiveRun {
  * The cron's job: for every workspace with a retention window, archive the oldest past logs, one file
  * per workspace in turn (the first workspace turns with the minute, so a busy one never starves the
  * rest), until runMaxFiles files are written or nothing is left. `logsFor` names the log database of
- * a workspace.
+ * a workspace. The run's totals count the files committed and their logs.
  */
 export async function archiveOldLogs(db: Db, logsFor: (workspaceId: number) => Promise<Db>, blobs: R2Bucket, settings: ArchiveSettings, now: number): Promise<ArchiveRun> {
   const due = await db
@@ -206,14 +216,19 @@ export async function archiveOldLogs(db: Db, logsFor: (workspaceId: number) => P
   const turn = Math.floor(now / 60_000) % Math.max(due.length, 1);
   let queue = [...due.slice(turn), ...due.slice(0, turn)];
   const run: ArchiveRun = { files: 0, logs: 0 };
-  while (queue.length > 0 && run.files < settings.runMaxFiles) {
+  // The bound counts every file written to R2; the totals only the ones committed.
+  let written = 0;
+  while (queue.length > 0 && written < settings.runMaxFiles) {
     const next: typeof queue = [];
     for (const ws of queue) {
-      if (run.files >= settings.runMaxFiles) break;
+      if (written >= settings.runMaxFiles) break;
       const file = await archiveNextFile(await logsFor(ws.id), blobs, ws.id, archiveCutoff(now, ws.days!), settings);
       if (!file) continue;
-      run.files += 1;
-      run.logs += file.ids.length;
+      written += 1;
+      if (file.committed) {
+        run.files += 1;
+        run.logs += file.ids.length;
+      }
       next.push(ws);
     }
     queue = next;

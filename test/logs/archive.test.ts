@@ -74,6 +74,22 @@ const manifest = async (ws: TestKey) =>
 
 const objects = async (ws: TestKey) => (await env.BLOBS.list({ prefix: `log-archive/${ws.workspaceId}/` })).objects.map((o) => o.key).sort();
 
+/** The test's bucket, running `then` once right after the first put (what lands between a file's R2 write and its batch). */
+function afterFirstPut(then: () => Promise<void>): R2Bucket {
+  let pending = true;
+  return {
+    put: async (...args: Parameters<R2Bucket["put"]>) => {
+      const put = await env.BLOBS.put(...args);
+      if (pending) {
+        pending = false;
+        await then();
+      }
+      return put;
+    },
+    delete: (key: string) => env.BLOBS.delete(key),
+  } as unknown as R2Bucket;
+}
+
 const archiveAll = (settings = SMALL, now = NOW) => archiveOldLogs(db, async () => db, env.BLOBS, settings, now);
 
 /** Each id once, and every log deep-equal to what GET answered before it was archived. */
@@ -248,17 +264,12 @@ describe("the archive job", () => {
     const ws = await createWorkspace();
     const ids = [await logAt(ws, at(4, 7, 1)), await logAt(ws, at(4, 7, 2))];
     // An update lands right after the job's R2 write, before its batch.
-    let updates = 1;
-    const racing = {
-      put: async (...args: Parameters<R2Bucket["put"]>) => {
-        const put = await env.BLOBS.put(...args);
-        if (updates-- > 0) expect((await call("/library-track-score", { method: "POST", key: ws.key, json: { request_id: ids[0], score: 55 } })).status).toBe(200);
-        return put;
-      },
-      delete: (key: string) => env.BLOBS.delete(key),
-    } as unknown as R2Bucket;
+    const racing = afterFirstPut(async () => {
+      expect((await call("/library-track-score", { method: "POST", key: ws.key, json: { request_id: ids[0], score: 55 } })).status).toBe(200);
+    });
     const stale = (await archiveNextFile(db, racing, ws.workspaceId, CUTOFF, SMALL))!;
     expect(stale.revisions).toEqual([0, 0]);
+    expect(stale.committed).toBe(false);
     expect(await manifest(ws)).toEqual([]);
     expect(await objects(ws)).toEqual([]);
     expect(await liveIds(ws)).toEqual(ids);
@@ -266,6 +277,7 @@ describe("the archive job", () => {
 
     // The next run commits the logs as they are now.
     const file = (await archiveNextFile(db, racing, ws.workspaceId, CUTOFF, SMALL))!;
+    expect(file.committed).toBe(true);
     expect(await objects(ws)).toEqual([file.key]);
     expect((await manifest(ws)).map((m) => m.object_key)).toEqual([file.key]);
     expect((await getLog(ws, ids[0])).body.score).toBe(55);
@@ -273,17 +285,12 @@ describe("the archive job", () => {
     // Two runs copy the same logs; the other one commits first. This run's batch then writes nothing,
     // and the object, which the other run's manifest row names, stays.
     const more = [await logAt(ws, at(4, 8, 1))];
-    let nested = 1;
-    const overlapping = {
-      put: async (...args: Parameters<R2Bucket["put"]>) => {
-        const put = await env.BLOBS.put(...args);
-        if (nested-- > 0) await archiveNextFile(db, env.BLOBS, ws.workspaceId, CUTOFF, SMALL);
-        return put;
-      },
-      delete: (key: string) => env.BLOBS.delete(key),
-    } as unknown as R2Bucket;
+    const overlapping = afterFirstPut(async () => {
+      expect((await archiveNextFile(db, env.BLOBS, ws.workspaceId, CUTOFF, SMALL))!.committed).toBe(true);
+    });
     const same = (await archiveNextFile(db, overlapping, ws.workspaceId, CUTOFF, SMALL))!;
     expect(same.ids).toEqual(more);
+    expect(same.committed).toBe(false);
     expect((await manifest(ws)).map((m) => m.object_key)).toEqual([file.key, same.key]);
     expect(await objects(ws)).toEqual([file.key, same.key].sort());
     expect((await getLog(ws, more[0])).status).toBe(200);
