@@ -47,7 +47,7 @@ const ToolParam = z.string().min(1).max(255).openapi({ param: { name: "identifie
 
 function routesFor(scope: "workspace" | "tool") {
   const base = scope === "workspace" ? "/api/public/v2/env-vars" : "/api/public/v2/tool-registry/{identifier}/env-vars";
-  const tags = scope === "workspace" ? ["env-vars"] : ["env-vars", "tool-registry"];
+  const tags = scope === "workspace" ? ["environment variables"] : ["environment variables", "tool registry"];
   const field = scope === "workspace" ? "workspace_env_var" : "tool_env_var";
   const listField = scope === "workspace" ? "workspace_env_vars" : "tool_env_vars";
   const owner = scope === "workspace" ? "the workspace's" : "a tool's";
