@@ -10,12 +10,11 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText } from "ai";
-import { createServer } from "node:http";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+import { FAKE_USAGE, setEnv, startFakeProviders, type FakeProviders } from "./helpers/fake-providers";
 
 const require = createRequire(import.meta.url);
 const { PromptLayer } = require("promptlayer") as typeof import("promptlayer");
@@ -136,34 +135,9 @@ describe("the OpenTelemetry JS SDK's OTLP/HTTP exporters", () => {
   });
 });
 
-/** An OpenAI-compatible chat completions endpoint. */
-async function startFakeOpenAI() {
-  const server = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (d) => (raw += d));
-    req.on("end", () => {
-      const body = raw ? JSON.parse(raw) : {};
-      res.writeHead(200, { "Content-Type": "application/json" });
-      res.end(
-        JSON.stringify({
-          id: "chatcmpl-fake",
-          object: "chat.completion",
-          created: Math.floor(Date.now() / 1000),
-          model: body.model,
-          choices: [{ index: 0, message: { role: "assistant", content: "Otters hold hands.", refusal: null }, finish_reason: "stop", logprobs: null }],
-          usage: { prompt_tokens: 13, completion_tokens: 4, total_tokens: 17 },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
 describe("the Vercel AI SDK's telemetry", () => {
   it("generateText against a fake provider: its doGenerate span becomes the request log, the outer span does not", async () => {
-    const fake = await startFakeOpenAI();
+    const fake = await startFakeProviders();
     const provider = providerWith(exporters.protobuf(true));
     try {
       const openai = createOpenAI({ baseURL: `${fake.url}/v1`, apiKey: "sk-fake" });
@@ -189,7 +163,7 @@ describe("the Vercel AI SDK's telemetry", () => {
       }
       expect(items).toHaveLength(1);
       const { body: log } = await getApi(`/api/public/v2/requests/${items[0].id}`);
-      expect(log).toMatchObject({ provider: "openai", model: "gpt-4o-mini", input_tokens: 13, output_tokens: 4 });
+      expect(log).toMatchObject({ provider: "openai", model: "gpt-4o-mini", input_tokens: FAKE_USAGE.openai.input, output_tokens: FAKE_USAGE.openai.output });
       expect(JSON.stringify(log.input)).toContain("Tell me about otters");
       const tr = await traceWith(log.trace_id, 2);
       const names = tr.spans.map((s: any) => s.name);
@@ -215,20 +189,14 @@ async function findSpans(filter: (s: any) => boolean, traceId: string, timeoutMs
 }
 
 describe("the promptlayer SDK with enableTracing", () => {
-  let fake: { url: string; close: () => Promise<void> };
-  const saved: Record<string, string | undefined> = {};
+  let fake: FakeProviders;
+  let restoreEnv: () => void;
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    for (const [k, v] of Object.entries({ OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-fake" })) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    fake = await startFakeProviders();
+    restoreEnv = setEnv(fake.env);
   });
   afterAll(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv?.();
     await fake?.close();
   });
 

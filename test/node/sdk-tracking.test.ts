@@ -2,12 +2,11 @@
 // logRequest, templates, group.create and track.* here, each result checked through the API.
 // The SDK is loaded the way the README shows for ES modules: through createRequire, i.e. its CommonJS
 // build, whose run() and provider wrappers can require the provider clients (its ES build cannot).
-import { createServer } from "node:http";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+import { setEnv, startFakeProviders, type FakeProviders } from "./helpers/fake-providers";
 
 const require = createRequire(import.meta.url);
 const { PromptLayer } = require("promptlayer") as typeof import("promptlayer");
@@ -111,83 +110,15 @@ describe("the official promptlayer SDK: tracking and groups", () => {
 
 // ---- run() and the provider wrappers, against fake providers served here ----
 
-interface Fake {
-  url: string;
-  calls: { path: string; body: any }[];
-  close: () => Promise<void>;
-}
-
-/** An OpenAI-compatible and an Anthropic-compatible endpoint on one loopback server. */
-async function startFakeProviders(): Promise<Fake> {
-  const calls: Fake["calls"] = [];
-  const server = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (d) => (raw += d));
-    req.on("end", () => {
-      const body = raw ? JSON.parse(raw) : {};
-      calls.push({ path: req.url ?? "", body });
-      const send = (obj: unknown) => {
-        res.writeHead(200, { "Content-Type": "application/json" });
-        res.end(JSON.stringify(obj));
-      };
-      if (req.url?.endsWith("/chat/completions")) {
-        return send({
-          id: "chatcmpl-fake",
-          object: "chat.completion",
-          created: Math.floor(Date.now() / 1000),
-          model: body.model,
-          choices: [{ index: 0, message: { role: "assistant", content: "Otters hold hands.", refusal: null }, finish_reason: "stop", logprobs: null }],
-          usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
-        });
-      }
-      if (req.url?.endsWith("/responses")) {
-        return send({
-          id: "resp_fake",
-          object: "response",
-          created_at: Math.floor(Date.now() / 1000),
-          status: "completed",
-          model: body.model,
-          output: [{ type: "message", id: "msg_fake", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Otters hold hands.", annotations: [] }] }],
-          usage: { input_tokens: 12, output_tokens: 5, total_tokens: 17 },
-        });
-      }
-      if (req.url?.endsWith("/messages")) {
-        return send({
-          id: "msg_fake",
-          type: "message",
-          role: "assistant",
-          model: body.model,
-          content: [{ type: "text", text: "Bonjour!" }],
-          stop_reason: "end_turn",
-          stop_sequence: null,
-          usage: { input_tokens: 9, output_tokens: 3 },
-        });
-      }
-      res.writeHead(404, { "Content-Type": "application/json" });
-      res.end(JSON.stringify({ error: { message: `no fake for ${req.url}` } }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, calls, close: () => new Promise((r) => server.close(() => r())) };
-}
-
 describe("the official promptlayer SDK: run() and the provider wrappers", () => {
-  let fake: Fake;
-  const saved: Record<string, string | undefined> = {};
+  let fake: FakeProviders;
+  let restoreEnv: () => void;
   beforeAll(async () => {
     fake = await startFakeProviders();
-    const env = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-fake", ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: "sk-ant-fake" };
-    for (const [k, v] of Object.entries(env)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    restoreEnv = setEnv(fake.env);
   });
   afterAll(async () => {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv?.();
     await fake?.close();
   });
 

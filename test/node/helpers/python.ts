@@ -1,0 +1,181 @@
+// PromptLayer's official Python SDK for the node tests: the vendored copy (the SDK with the
+// dependencies Debian does not ship) is unpacked into the git-ignored .python-sdk/ when it is missing
+// or older than its archive, and a test's Python script runs against a local API with
+// /usr/bin/python3 (whose Debian packages .ci/run installs). The script reports what it saw with
+// emit(value); runPython answers the last value emitted.
+import { execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+// @ts-expect-error: a plain ES module of the repo's scripts
+import { startLocalApi } from "../../../scripts/lib/local-api.mjs";
+import { startFakeProviders, type FakeProviders } from "./fake-providers";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const SDK_DIR = join(ROOT, ".python-sdk");
+const STAMP = join(SDK_DIR, "source.sha256");
+const PYTHON = "/usr/bin/python3";
+const ARCHIVE_IN_SHARED = join("shared", "reference", "python-sdk", "vendor.tar.gz");
+
+/** The archive: PROMPTLAYER_PYTHON_SDK_ARCHIVE, else shared/reference/python-sdk/ beside an ancestor of the repository. */
+function findArchive(): string {
+  const fromEnv = process.env.PROMPTLAYER_PYTHON_SDK_ARCHIVE;
+  if (fromEnv) return fromEnv;
+  for (let dir = ROOT; ; dir = dirname(dir)) {
+    const candidate = join(dir, ARCHIVE_IN_SHARED);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) break;
+  }
+  throw new Error(`the Python SDK archive was not found: set PROMPTLAYER_PYTHON_SDK_ARCHIVE to its vendor.tar.gz (looked for ${ARCHIVE_IN_SHARED} above ${ROOT})`);
+}
+
+/**
+ * The PYTHONPATH of the vendored SDK, unpacked first when .python-sdk/ is missing or came from
+ * another archive. Unpacked beside it and renamed into place, so test files that start together
+ * never see half an SDK.
+ */
+export function ensurePythonSdk(): string {
+  const vendor = join(SDK_DIR, "vendor");
+  const archive = findArchive();
+  const digest = createHash("sha256").update(readFileSync(archive)).digest("hex");
+  if (existsSync(vendor) && existsSync(STAMP) && readFileSync(STAMP, "utf8").trim() === digest) return vendor;
+  const staging = `${SDK_DIR}.unpack-${process.pid}-${Date.now()}`;
+  mkdirSync(staging, { recursive: true });
+  try {
+    execFileSync("tar", ["-xzf", archive, "-C", staging], { stdio: "pipe" });
+    writeFileSync(join(staging, "source.sha256"), `${digest}\n`);
+    rmSync(SDK_DIR, { recursive: true, force: true });
+    renameSync(staging, SDK_DIR);
+  } catch (err) {
+    rmSync(staging, { recursive: true, force: true });
+    // Another test file renamed the same archive's copy into place first.
+    if (existsSync(STAMP) && readFileSync(STAMP, "utf8").trim() === digest) return vendor;
+    throw err;
+  }
+  return vendor;
+}
+
+/** What every script starts with: the SDK's imports and emit(). */
+const PRELUDE = `
+import asyncio, json, os, sys
+import promptlayer
+from promptlayer import PromptLayer, AsyncPromptLayer
+def emit(value):
+    print("@@emit " + json.dumps(value, default=str), flush=True)
+`;
+
+export interface PythonOptions {
+  /** The local API (PROMPTLAYER_BASE_URL, PROMPTLAYER_API_KEY). */
+  api: { url: string; key: string };
+  /** More environment, e.g. a fake provider's OPENAI_BASE_URL / ANTHROPIC_BASE_URL. */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export interface PythonResult<T = any> {
+  /** The last value the script emitted. */
+  value: T;
+  /** Every value it emitted, in order. */
+  values: unknown[];
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a Python script (after PRELUDE) with the vendored SDK; rejects when it exits non-zero or emits nothing. */
+export function runPython<T = any>(script: string, opts: PythonOptions): Promise<PythonResult<T>> {
+  const pythonPath = ensurePythonSdk();
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+    PYTHONPATH: pythonPath,
+    PYTHONUNBUFFERED: "1",
+    PROMPTLAYER_BASE_URL: opts.api.url,
+    PROMPTLAYER_API_KEY: opts.api.key,
+    // Loopback only: no proxy the machine might name.
+    NO_PROXY: "127.0.0.1,localhost",
+    ...opts.env,
+  };
+  const timeoutMs = opts.timeoutMs ?? 90_000;
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(PYTHON, ["-c", `${PRELUDE}\n${script}`], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      reject(new Error(`${PYTHON} could not start (.ci/run installs it with the SDK's Debian packages): ${err.message}`));
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      const values = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("@@emit "))
+        .map((l) => JSON.parse(l.slice("@@emit ".length)));
+      if (code !== 0 || values.length === 0) {
+        const why = signal ? `was killed (${signal}${signal === "SIGKILL" ? `, over ${timeoutMs} ms` : ""})` : code !== 0 ? `exited with ${code}` : "emitted nothing";
+        return reject(new Error(`the Python script ${why}\n--- stdout\n${stdout.slice(-4000)}\n--- stderr\n${stderr.slice(-8000)}`));
+      }
+      resolvePromise({ value: values[values.length - 1] as T, values, stdout, stderr });
+    });
+  });
+}
+
+// ---- one local API and fake providers shared by a test file's Python scripts ---------------------
+
+export interface LocalApi {
+  url: string;
+  key: string;
+  persistTo: string;
+  logs: () => string;
+  stop: () => Promise<void>;
+}
+
+export interface PythonHarness {
+  api: LocalApi;
+  fake: FakeProviders;
+  /** runPython against this API, with the fake providers' environment. */
+  python: <T = any>(script: string, opts?: { env?: Record<string, string>; timeoutMs?: number }) => Promise<PythonResult<T>>;
+  /** A REST call with the harness's key (or another); the body parsed as JSON when there is one. */
+  call: (method: string, path: string, body?: unknown, key?: string) => Promise<{ status: number; body: any }>;
+  stop: () => Promise<void>;
+}
+
+/**
+ * Fake providers, then `wrangler dev` whose own LLM calls (workflow and sheet LLM blocks) reach the
+ * same fakes, then the SDK unpacked: one `wrangler dev` per test file (its start-up is most of a
+ * file's time), so a file's Python tests share it.
+ */
+export async function startPythonHarness(opts: { workspace: string; vars?: Record<string, string> }): Promise<PythonHarness> {
+  ensurePythonSdk();
+  const fake = await startFakeProviders();
+  let api: LocalApi;
+  try {
+    api = await startLocalApi({ workspace: opts.workspace, vars: { ...fake.env, ...opts.vars } });
+  } catch (err) {
+    await fake.close();
+    throw err;
+  }
+  const call: PythonHarness["call"] = async (method, path, body, key = api.key) => {
+    const res = await fetch(`${api.url}${path}`, {
+      method,
+      headers: { "X-API-KEY": key, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  return {
+    api,
+    fake,
+    python: (script, o = {}) => runPython(script, { api, env: { ...fake.env, ...o.env }, timeoutMs: o.timeoutMs }),
+    call,
+    stop: async () => {
+      if (process.env.SHOW_API_LOGS) console.log(api.logs());
+      await api.stop();
+      await fake.close();
+    },
+  };
+}
