@@ -186,3 +186,6 @@ export function WriteError({ failure, shown }: { failure: Error | null; shown?: 
   if (failure instanceof ApiFailure && failure.rules.length && shown && failure.rules.every((d) => shown.some((s) => failure.at(s).includes(d.rule)))) return null;
   return <ErrorBox error={failure.message} />;
 }
+
+/** An input's handler that hands its new value to `set`. */
+export const onText = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement).value);

@@ -4,19 +4,10 @@ import { describe, expect, it } from "vitest";
 import { createLlmProviders } from "../../src/blocks";
 import { anthropicFolder, foldEventStream, openAiFolder } from "../../src/blocks/llm-stream";
 import { convertProviderCall } from "../../src/converters";
+import { streamOf } from "../helpers/streams";
 
 /** A body that sends `text` in pieces of `size` bytes, so events and characters are cut mid-way. */
-function body(text: string, size = 7): ReadableStream<Uint8Array> {
-  const bytes = new TextEncoder().encode(text);
-  let at = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (at >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(at, at + size));
-      at += size;
-    },
-  });
-}
+const body = (text: string, size = 7) => streamOf(new TextEncoder().encode(text), size);
 const sse = (events: [string | null, unknown][]) => events.map(([e, d]) => `${e ? `event: ${e}\n` : ""}data: ${typeof d === "string" ? d : JSON.stringify(d)}\n\n`).join("");
 
 describe("openAiFolder", () => {

@@ -7,10 +7,9 @@ import { ApiFailure, get, post, postEvents } from "../api";
 import type { EnvVarListT, PromptRunBodyT, PromptRunDeltaT, PromptRunT, PublishBodyT, PublishedT, TemplateVersionT } from "../api-types";
 import { draftOf, draftVariables, ROLES, versionOf, type Draft, type JsonProblems, type MessageDraft } from "../draft";
 import { go, href } from "../router";
-import { ErrorBox, FieldError, fmt, Loading, Section, Status, useAsync, WriteError } from "../ui";
+import { ErrorBox, FieldError, fmt, Loading, Section, Status, useAsync, onText, WriteError } from "../ui";
 
 const PT = "prompt_version.prompt_template";
-const onText = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement).value);
 
 function MessageEditor({ m, i, failure, onChange, onRemove }: { m: MessageDraft; i: number; failure: ApiFailure | null; onChange: (m: MessageDraft) => void; onRemove: () => void }) {
   return (

@@ -5,9 +5,8 @@ import { useState } from "preact/hooks";
 import { ApiFailure, get, post } from "../api";
 import type { DatasetListT, DatasetPreviewT, DraftResponseT, FillQueuedT, TrackMetadataBodyT, TrackResponseT, TrackScoreBodyT } from "../api-types";
 import { href } from "../router";
-import { FieldError, fmt, Section, useAsync, WriteError } from "../ui";
+import { FieldError, fmt, Section, useAsync, onText, WriteError } from "../ui";
 
-const onText = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement | HTMLSelectElement).value);
 const asFailure = (e: Error | null) => (e instanceof ApiFailure ? e : null);
 
 /** A dataset group of the workspace, picked from the datasets list, or a new one created by name. */
