@@ -36,3 +36,82 @@ emit({"text": got["prompt_template"]["messages"][0]["content"][0]["text"], "log_
     expect(body).toMatchObject({ provider: "openai", model: "gpt-4o-mini", tags: ["py"] });
   });
 });
+
+describe("the Python SDK: provider wrappers", () => {
+  it("pl.openai.* and pl.anthropic.* clients, sync and async, streamed or not, log each call and return_pl_id gives its id", async () => {
+    const { value: ids } = await h.python<Record<string, number>>(`
+fake = os.environ["ANTHROPIC_BASE_URL"]
+pl = PromptLayer()
+ids = {}
+msgs = lambda text: [{"role": "user", "content": text}]
+def last_id(pairs):
+    found = [i for _, i in pairs if i is not None]
+    assert len(found) == 1, found
+    return found[0]
+
+oc = pl.openai.OpenAI()
+response, ids["OpenAI"] = oc.chat.completions.create(model="gpt-4o", messages=msgs("sync openai"), return_pl_id=True, pl_tags=["wrapped"])
+assert response.choices[0].message.content == "Otters hold hands."
+plain = oc.chat.completions.create(model="gpt-4o", messages=msgs("no id asked"))
+assert plain.choices[0].message.content == "Otters hold hands."
+ids["OpenAI.parse"] = oc.chat.completions.parse(model="gpt-4o", messages=msgs("parse openai"), return_pl_id=True)[1]
+ids["OpenAI.responses"] = oc.responses.create(model="gpt-4o", input="responses openai", return_pl_id=True)[1]
+ids["OpenAI.stream"] = last_id(oc.chat.completions.create(model="gpt-4o", messages=msgs("stream openai"), stream=True, return_pl_id=True))
+az = pl.openai.AzureOpenAI(api_key="k", api_version="2024-06-01", base_url=os.environ["OPENAI_BASE_URL"])
+ids["AzureOpenAI"] = az.chat.completions.create(model="gpt-4o", messages=msgs("azure"), return_pl_id=True)[1]
+ac = pl.anthropic.Anthropic()
+ids["Anthropic"] = ac.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("sync anthropic"), return_pl_id=True)[1]
+ids["Anthropic.stream"] = last_id(ac.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("stream anthropic"), stream=True, return_pl_id=True))
+vx = pl.anthropic.AnthropicVertex(region="us-east5", project_id="p", access_token="t", base_url=fake)
+ids["AnthropicVertex"] = vx.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("vertex"), return_pl_id=True)[1]
+
+async def main():
+    ao = pl.openai.AsyncOpenAI()
+    ids["AsyncOpenAI"] = (await ao.chat.completions.create(model="gpt-4o", messages=msgs("async openai"), return_pl_id=True))[1]
+    stream = await ao.chat.completions.create(model="gpt-4o", messages=msgs("async stream openai"), stream=True, return_pl_id=True)
+    ids["AsyncOpenAI.stream"] = last_id([pair async for pair in stream])
+    aaz = pl.openai.AsyncAzureOpenAI(api_key="k", api_version="2024-06-01", base_url=os.environ["OPENAI_BASE_URL"])
+    ids["AsyncAzureOpenAI"] = (await aaz.chat.completions.create(model="gpt-4o", messages=msgs("async azure"), return_pl_id=True))[1]
+    aa = pl.anthropic.AsyncAnthropic()
+    ids["AsyncAnthropic"] = (await aa.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("async anthropic"), return_pl_id=True))[1]
+    stream = await aa.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("async stream anthropic"), stream=True, return_pl_id=True)
+    ids["AsyncAnthropic.stream"] = last_id([pair async for pair in stream])
+    avx = pl.anthropic.AsyncAnthropicVertex(region="us-east5", project_id="p", access_token="t", base_url=fake)
+    ids["AsyncAnthropicVertex"] = (await avx.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("async vertex"), return_pl_id=True))[1]
+asyncio.run(main())
+emit(ids)
+`);
+    // [key, provider, function_name, the prompt sent, the reply stored (null: none stored)]
+    const expected: [string, string, string, string, string | null][] = [
+      ["OpenAI", "openai", "openai.OpenAI.chat.completions.create", "sync openai", "Otters hold hands."],
+      ["OpenAI.parse", "openai", "openai.OpenAI.chat.completions.parse", "parse openai", "Otters hold hands."],
+      ["OpenAI.responses", "openai", "openai.OpenAI.responses.create", "responses openai", "Otters hold hands."],
+      // The SDK posts only the chunk that ended an OpenAI stream: the text streamed before it is not sent.
+      ["OpenAI.stream", "openai", "openai.OpenAI.chat.completions.create", "stream openai", null],
+      ["AzureOpenAI", "openai.azure", "openai.AzureOpenAI.chat.completions.create", "azure", "Otters hold hands."],
+      ["Anthropic", "anthropic", "anthropic.Anthropic.messages.create", "sync anthropic", "Bonjour!"],
+      ["Anthropic.stream", "anthropic", "anthropic.Anthropic.messages.create", "stream anthropic", "Bonjour!"],
+      ["AnthropicVertex", "anthropic.vertex", "anthropic.AnthropicVertex.messages.create", "vertex", "Bonjour!"],
+      ["AsyncOpenAI", "openai", "openai.AsyncOpenAI.chat.completions.create", "async openai", "Otters hold hands."],
+      ["AsyncOpenAI.stream", "openai", "openai.AsyncOpenAI.chat.completions.create", "async stream openai", null],
+      ["AsyncAzureOpenAI", "openai.azure", "openai.AsyncAzureOpenAI.chat.completions.create", "async azure", "Otters hold hands."],
+      ["AsyncAnthropic", "anthropic", "anthropic.AsyncAnthropic.messages.create", "async anthropic", "Bonjour!"],
+      ["AsyncAnthropic.stream", "anthropic", "anthropic.AsyncAnthropic.messages.create", "async stream anthropic", "Bonjour!"],
+      ["AsyncAnthropicVertex", "anthropic.vertex", "anthropic.AsyncAnthropicVertex.messages.create", "async vertex", "Bonjour!"],
+    ];
+    expect(Object.keys(ids).sort()).toEqual(expected.map(([k]) => k).sort());
+    for (const [k, provider, functionName, prompt, reply] of expected) {
+      expect(ids[k], k).toEqual(expect.any(Number));
+      const { status, body } = await h.call("GET", `/api/public/v2/requests/${ids[k]}`);
+      expect(status, k).toBe(200);
+      expect(body, k).toMatchObject({ provider, function_name: functionName, status: "SUCCESS" });
+      expect(JSON.stringify(body.input), k).toContain(prompt);
+      if (reply) {
+        expect(JSON.stringify(body.output), k).toContain(reply);
+        expect(body.input_tokens, k).toBeGreaterThan(0);
+      }
+    }
+    expect((await h.call("GET", `/api/public/v2/requests/${ids.OpenAI}`)).body.tags).toEqual(["wrapped"]);
+    expect(new Set(Object.values(ids)).size).toBe(expected.length);
+  });
+});
