@@ -91,6 +91,46 @@ export function convertProviderCall(call: ProviderCall): Converted {
   return { ok: true, value };
 }
 
+/** The providers llmKwargsFor builds arguments for (what run() may name as a provider). */
+export const KWARGS_PROVIDERS = ["openai", "openai.azure", "mistral", "anthropic", "anthropic.bedrock", "anthropic.vertex", "google", "vertexai", "amazon.bedrock"] as const;
+
+/** Providers whose clients share an API shape, so a version's api_type still means something after a switch. */
+const API_FAMILY: Record<string, string> = { openai: "openai", "openai.azure": "openai", mistral: "openai" };
+
+export interface ModelOverrides {
+  provider?: string | null;
+  model?: string | null;
+  /** Merged over the version's parameters; a key set to null removes that parameter. */
+  model_parameter_overrides?: Obj | null;
+}
+
+/**
+ * A version's metadata with run()'s overrides applied: the model's name and provider replaced, the
+ * parameters merged. Switching provider keeps api_type only within one API family (OpenAI, Azure and
+ * Mistral share the chat and responses shapes); otherwise the new provider's default API is used.
+ * The metadata as stored when no override is given.
+ */
+export function withModelOverrides(metadata: Obj | null, o: ModelOverrides): Obj | null {
+  if (o.provider == null && o.model == null && o.model_parameter_overrides == null) return metadata;
+  const base: Obj = isObj(metadata?.model) ? { ...metadata!.model } : {};
+  const model: Obj = { ...base };
+  if (o.model != null) model.name = o.model;
+  if (o.provider != null && o.provider !== base.provider) {
+    model.provider = o.provider;
+    const same = typeof base.provider === "string" && API_FAMILY[base.provider] !== undefined && API_FAMILY[base.provider] === API_FAMILY[o.provider];
+    if (!same) delete model.api_type;
+  }
+  if (o.model_parameter_overrides != null) {
+    const params: Obj = isObj(base.parameters) ? { ...base.parameters } : {};
+    for (const [k, v] of Object.entries(o.model_parameter_overrides)) {
+      if (v === null) delete params[k];
+      else params[k] = v;
+    }
+    model.parameters = params;
+  }
+  return { ...(metadata ?? {}), model };
+}
+
 /**
  * The provider-ready arguments of a prompt version (`llm_kwargs`), for the provider and API its
  * metadata.model names: what the SDK's run() hands to the provider's client. Null when the version

@@ -115,3 +115,55 @@ emit(ids)
     expect(new Set(Object.values(ids)).size).toBe(expected.length);
   });
 });
+
+describe("the Python SDK: run() with overrides", () => {
+  it("model_parameter_overrides, model and provider reach the provider call and the stored log, sync and async", async () => {
+    const { value } = await h.python(`
+pl = PromptLayer()
+pl.templates.publish({
+    "prompt_name": "py-run-overrides",
+    "prompt_template": {"type": "chat", "input_variables": ["animal"], "messages": [
+        {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Tell me about {animal}"}]}]},
+    "metadata": {"model": {"provider": "openai", "name": "gpt-4o", "parameters": {"temperature": 0.1, "max_tokens": 50}}},
+})
+out = {}
+r = pl.run("py-run-overrides", input_variables={"animal": "otters"}, model_parameter_overrides={"temperature": 0.9, "top_p": 0.5}, model="gpt-4o-mini")
+out["params"] = {"id": r["request_id"], "text": r["raw_response"].choices[0].message.content}
+r = pl.run("py-run-overrides", input_variables={"animal": "herons"}, provider="anthropic", model="claude-haiku-4-5")
+out["provider"] = {"id": r["request_id"], "text": r["raw_response"].content[0].text}
+r = pl.run("py-run-overrides", input_variables={"animal": "voles"})
+out["plain"] = {"id": r["request_id"]}
+async def main():
+    apl = AsyncPromptLayer()
+    r = await apl.run("py-run-overrides", input_variables={"animal": "stoats"}, provider="anthropic", model="claude-haiku-4-5", model_parameter_overrides={"max_tokens": 80}, stream=True)
+    async for chunk in r:
+        last = chunk
+    out["async"] = {"id": last["request_id"]}
+asyncio.run(main())
+emit(out)
+`);
+    const sent = (animal: string) => h.fake.calls.filter((c) => JSON.stringify(c.body).includes(`Tell me about ${animal}`));
+    // Parameters merged over the version's, and the model replaced, in the provider call and the log.
+    const [params] = sent("otters");
+    expect(params.path).toBe("/v1/chat/completions");
+    expect(params.body).toMatchObject({ model: "gpt-4o-mini", temperature: 0.9, top_p: 0.5, max_tokens: 50 });
+    expect(value.params.text).toBe("Otters hold hands.");
+    const paramsLog = (await h.call("GET", `/api/public/v2/requests/${value.params.id}`)).body;
+    expect(paramsLog).toMatchObject({ provider: "openai", model: "gpt-4o-mini", parameters: { temperature: 0.9, top_p: 0.5, max_tokens: 50 }, prompt_name: "py-run-overrides", prompt_version_number: 1 });
+    // Another provider: the blueprint converted to Anthropic's shape (system apart), the call made with its client.
+    const [switched] = sent("herons");
+    expect(switched.path).toBe("/v1/messages");
+    expect(switched.body).toMatchObject({ model: "claude-haiku-4-5", system: "Be brief.", temperature: 0.1, max_tokens: 50 });
+    expect(value.provider.text).toBe("Bonjour!");
+    const switchedLog = (await h.call("GET", `/api/public/v2/requests/${value.provider.id}`)).body;
+    expect(switchedLog).toMatchObject({ provider: "anthropic", model: "claude-haiku-4-5", prompt_name: "py-run-overrides", input_tokens: 9, output_tokens: 3 });
+    // No override: the version as stored.
+    expect(sent("voles")[0].body).toMatchObject({ model: "gpt-4o", temperature: 0.1, max_tokens: 50 });
+    expect((await h.call("GET", `/api/public/v2/requests/${value.plain.id}`)).body).toMatchObject({ model: "gpt-4o", parameters: { temperature: 0.1, max_tokens: 50 } });
+    // The async client, streamed.
+    const [streamed] = sent("stoats");
+    expect(streamed.body).toMatchObject({ model: "claude-haiku-4-5", max_tokens: 80, stream: true });
+    expect((await h.call("GET", `/api/public/v2/requests/${value.async.id}`)).body).toMatchObject({ provider: "anthropic", model: "claude-haiku-4-5", output_tokens: 3 });
+  });
+});
