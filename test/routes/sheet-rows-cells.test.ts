@@ -82,6 +82,12 @@ describe("POST rows", () => {
     const desc = await rows(s, "?order=desc&limit=3&include_columns=true");
     expect(desc.data.map((r: any) => r.row_index)).toEqual([4, 3, 2]);
     expect(desc.columns.map((c: any) => c.id)).toEqual([s.columnA]);
+    // Python's requests spells booleans True / False: any case is read, anything else is a 400.
+    expect((await rows(s, "?limit=1&include_columns=True")).columns.map((c: any) => c.id)).toEqual([s.columnA]);
+    expect(await rows(s, "?limit=1&include_columns=False")).not.toHaveProperty("columns");
+    const bad = await call(`${s.base}/rows?include_columns=yes`, { key: ws.key });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).message).toMatch(/include_columns: must be true or false/);
     expect((await call(`${s.base}/rows?limit=101`, { key: ws.key })).status).toBe(400);
     expect((await call(`${s.base}/rows?limit=0`, { key: ws.key })).status).toBe(400);
     expect((await call(`${s.base}/rows?cursor=${p1.next_cursor}&order=desc`, { key: ws.key })).status).toBe(400);

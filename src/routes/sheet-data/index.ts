@@ -360,7 +360,7 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
     const q = c.req.valid("query");
     const after = q.cursor === undefined ? null : decodeCursor(q.cursor, q.order).k;
     const { stub, access } = await sheetOf(c, p);
-    const page = unwrap(await stub.rowsFor(access, { after, limit: q.limit, order: q.order, withColumns: q.include_columns === "true" }));
+    const page = unwrap(await stub.rowsFor(access, { after, limit: q.limit, order: q.order, withColumns: q.include_columns === true }));
     const last = page.rows[page.rows.length - 1];
     return c.json(
       {

@@ -8,6 +8,7 @@ import { defineRoute } from "../../http/openapi";
 import { maxBytesOf } from "../../http/middleware";
 import { drainBody } from "../../lib/drain";
 import { ApiError } from "../../lib/errors";
+import { QueryBool, readQueryBool } from "../../lib/query";
 import { readBodyCapped } from "../../lib/read-body";
 import { validationError } from "../../lib/validation";
 import { addRequestLog } from "../../services/dataset-drafts";
@@ -40,7 +41,7 @@ const otlpRoute = defineRoute({
     "a body that is not an export (truncated protobuf, invalid JSON, bad gzip): 400, nothing stored.",
   bodyLimit: false,
   request: {
-    query: z.object({ close_after: z.enum(["true", "false"]).optional().openapi({ description: "Close every trace of the export after storing it." }) }),
+    query: z.object({ close_after: QueryBool.optional().openapi({ description: "Close every trace of the export after storing it." }) }),
     body: {
       required: true,
       content: {
@@ -140,8 +141,9 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
       if (c.req.raw.body) await drainBody(c.req.raw.body.getReader());
       throw new ApiError("unsupported_media_type", `Content-Encoding: only gzip (or none) is taken, not ${contentEncoding}`);
     }
-    const closeAfter = c.req.query("close_after");
-    if (closeAfter !== undefined && closeAfter !== "true" && closeAfter !== "false") throw new ApiError("validation_error", "close_after: must be true or false");
+    const closeAfterText = c.req.query("close_after");
+    const closeAfter = closeAfterText === undefined ? false : readQueryBool(closeAfterText);
+    if (closeAfter === null) throw new ApiError("validation_error", "close_after: must be true or false");
     const body = await readBodyCapped(c.req.raw.body, maxBytesOf(c.env, "TRACES_MAX_BYTES"), contentEncoding === "gzip");
     let decoded;
     try {
@@ -150,7 +152,7 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
       if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
       throw err;
     }
-    const outcome = await ingestOtlp(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), decoded, closeAfter === "true");
+    const outcome = await ingestOtlp(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), decoded, closeAfter);
     const answer = await encodeResponse(encoding, outcome.rejectedSpans, outcome.errorMessage);
     if (answer instanceof Uint8Array) return new Response(answer, { status: 200, headers: { "Content-Type": "application/x-protobuf" } });
     return c.json(answer, 200);
