@@ -167,3 +167,101 @@ emit(out)
     expect((await h.call("GET", `/api/public/v2/requests/${value.async.id}`)).body).toMatchObject({ provider: "anthropic", model: "claude-haiku-4-5", output_tokens: 3 });
   });
 });
+
+describe("the Python SDK: run_workflow", () => {
+  it("by name, by id, with return_all_outputs, async, and with outputs too large for the realtime message; each run's results read back", async () => {
+    const name = `py-wf-${Date.now()}`;
+    const made = await h.call("POST", "/rest/workflows", {
+      name,
+      required_input_variables: { topic: "string" },
+      nodes: [
+        // An LLM call made by the Worker itself, to the fake provider the harness points it at.
+        {
+          name: "answer",
+          node_type: "PROMPT_TEMPLATE",
+          is_output_node: true,
+          dependencies: ["topic"],
+          configuration: {
+            template: { prompt_template: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: "[[reply:All about {topic}]]" }] }] } },
+            engine: { provider: "openai", model: "gpt-4o-mini" },
+          },
+        },
+        { name: "words", node_type: "COUNT", is_output_node: false, dependencies: ["answer"], configuration: { source: "answer", type: "words" } },
+      ],
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const big = await h.call("POST", "/rest/workflows", {
+      name: `${name}-big`,
+      nodes: [{ name: "blob", node_type: "VARIABLE", is_output_node: true, dependencies: [], configuration: { value: { type: "string", value: "x".repeat(70_000) } } }],
+    });
+    expect(big.status).toBe(201);
+    const { value } = await h.python(`
+import promptlayer.utils as plu
+runs, fetched = [], []
+# Record the execution ids and the fetches of large results; the SDK's own flow is unchanged.
+post_run, get_final = plu._post_workflow_id_run, plu._get_final_output
+async def recording_post_run(**kw):
+    execution_id = await post_run(**kw)
+    runs.append(execution_id)
+    return execution_id
+async def recording_get_final(*a, **kw):
+    fetched.append(a[1])
+    return await get_final(*a, **kw)
+plu._post_workflow_id_run, plu._get_final_output = recording_post_run, recording_get_final
+
+pl = PromptLayer()
+out = {}
+out["by_name"] = pl.run_workflow(${JSON.stringify(name)}, input_variables={"topic": "otters"}, timeout=60)
+out["by_id"] = pl.run_workflow(${made.body.workflow_id}, input_variables={"topic": "herons"}, return_all_outputs=True, timeout=60)
+out["big_len"] = len(pl.run_workflow(${JSON.stringify(`${name}-big`)}, timeout=60))
+async def main():
+    out["async"] = await AsyncPromptLayer().run_workflow(${JSON.stringify(name)}, input_variables={"topic": "voles"}, return_all_outputs=True, timeout=60)
+asyncio.run(main())
+out["runs"], out["fetched"] = runs, fetched
+emit(out)
+`);
+    expect(value.by_name).toBe("All about otters");
+    expect(value.by_id).toMatchObject({ answer: { status: "SUCCESS", value: "All about herons", is_output_node: true }, words: { status: "SUCCESS", value: 3, is_output_node: false } });
+    expect(value.async.answer.value).toBe("All about voles");
+    expect(value.big_len).toBe(70_000);
+    // Only the large output was fetched from the results endpoint; the others came in the message.
+    const [byName, byId, bigRun, asyncRun] = value.runs;
+    expect(value.fetched).toEqual([bigRun]);
+    // What the server stored for each run, read back (Python-style booleans in the query).
+    for (const [id, topic] of [[byName, "otters"], [byId, "herons"], [asyncRun, "voles"]] as const) {
+      const res = await h.call("GET", `/workflow-version-execution-results?workflow_version_execution_id=${id}&return_all_outputs=True`);
+      expect(res.status).toBe(200);
+      expect(res.body.answer).toMatchObject({ status: "SUCCESS", value: `All about ${topic}` });
+    }
+    expect((await h.call("GET", `/workflow-version-execution-results?workflow_version_execution_id=${byName}&return_all_outputs=False`)).body).toBe("All about otters");
+  });
+
+  it("another workspace's workflow, by name or id, or none, is not found and does not run", async () => {
+    const other = h.keyOf("python-sdk-other");
+    const theirs = await h.call("POST", "/rest/workflows", { name: `py-wf-theirs-${Date.now()}`, nodes: [{ name: "v", node_type: "VARIABLE", is_output_node: true, dependencies: [], configuration: { value: { type: "string", value: "no" } } }] }, other);
+    expect(theirs.status).toBe(201);
+    const { value } = await h.python(`
+import promptlayer.utils as plu
+started = []
+post_run = plu._post_workflow_id_run
+async def recording_post_run(**kw):
+    started.append(kw["workflow_id"])
+    return await post_run(**kw)
+plu._post_workflow_id_run = recording_post_run
+out = {}
+for target in [${JSON.stringify(theirs.body.workflow_name)}, ${theirs.body.workflow_id}, "py-wf-none"]:
+    try:
+        PromptLayer().run_workflow(target, timeout=30)
+        out[str(target)] = "ran"
+    except Exception as e:
+        out[str(target)] = type(e).__name__ + ": " + str(e)
+out["started"] = started
+emit(out)
+`);
+    expect(value.started).toEqual([]);
+    for (const target of [theirs.body.workflow_name, String(theirs.body.workflow_id), "py-wf-none"]) expect(value[target], target).toMatch(/NotFound|not found/);
+    // Their workflow is untouched: it has no run to read back, and its owner still runs it.
+    const token = await h.call("POST", `/ws-token-request-library?capability=workflows:${theirs.body.workflow_id}:run:${"a".repeat(32)}`, {}, other);
+    expect(token.status).toBe(201);
+  });
+});
