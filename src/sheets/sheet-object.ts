@@ -667,6 +667,29 @@ export class SheetObject extends DurableObject<BaseEnv> {
     };
   }
 
+  /**
+   * Delete Rows: the rows and all their cells go, in one transaction and one version. The other rows
+   * keep their row_index (cell ids are made from it), so indexes are not reused and a sheet's rows
+   * may have gaps. Every index must name a row of the sheet, or nothing is deleted.
+   */
+  async deleteRows(access: SheetAccess, rowIndices: number[]): Promise<Result<{ deleted_count: number; row_indices: number[]; row_count: number; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const wanted = [...new Set(rowIndices)].sort((a, b) => a - b);
+    const list = JSON.stringify(wanted);
+    const found = new Set(this.sql.exec<{ row_index: number }>(`SELECT row_index FROM rows WHERE row_index IN (SELECT value FROM json_each(?))`, list).toArray().map((r) => r.row_index));
+    const missing = rowIndices.findIndex((r) => !found.has(r));
+    if (missing >= 0) return fail("not_found", `row_indices[${missing}]: the sheet has no row ${rowIndices[missing]}`);
+    const version = this.ctx.storage.transactionSync(() => {
+      this.sql.exec(`DELETE FROM cells WHERE row_index IN (SELECT value FROM json_each(?))`, list);
+      this.sql.exec(`DELETE FROM rows WHERE row_index IN (SELECT value FROM json_each(?))`, list);
+      this.setMeta("row_count", this.meta("row_count") - wanted.length);
+      return this.bumpVersion();
+    });
+    await this.syncListing();
+    return { ok: true, deleted_count: wanted.length, row_indices: wanted, row_count: this.meta("row_count"), version };
+  }
+
   /** Finds a cell's column and row; null when the id names no cell of this sheet. */
   private locateCell(cellIdStr: string): { col: ModelColumn; row: number } | null {
     const parsed = parseCellId(cellIdStr);

@@ -116,6 +116,19 @@ export const AddRowsBody = z
   })
   .openapi("AddRowsRequest");
 
+/** At most this many rows per Delete Rows call (one transaction of the sheet's object). */
+export const DELETE_ROWS_MAX = 1000;
+
+export const DeleteRowsBody = z
+  .object({
+    row_indices: z
+      .array(z.int("must be whole numbers").min(0, "must be 0 or more"), { error: "must be an array of row indexes" })
+      .min(1, "must name at least one row")
+      .max(DELETE_ROWS_MAX, `must name at most ${DELETE_ROWS_MAX} rows`)
+      .openapi({ description: "The row_index of each row to delete (repeats count once)." }),
+  })
+  .openapi("DeleteRowsRequest");
+
 export const ListRowsQuery = z.object({
   cursor: z.string().optional(),
   limit: QueryInt(1, 100).default(100).openapi({ type: "integer", minimum: 1, maximum: 100, default: 100 }),
