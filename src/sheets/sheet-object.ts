@@ -16,7 +16,7 @@ import { MAX_CELL_BYTES, storeEdit, storedBytes, storeValue, utf8Bytes, type Sto
 import { replacePromptRefs, syncListing } from "./listing";
 import { promptRefsOf } from "./prompt-refs";
 import { appendRows, cellView, columnCells, getCell, insertStaleCells, readRows } from "./cells";
-import { columnRows, insertColumn, listColumns } from "./columns";
+import { columnRows, findColumnByRef, insertColumn, listColumns } from "./columns";
 import { COLUMN_WORK_ROWS, hasColumnWork, scheduleColumnWork, settleColumnWork, stepColumnWork } from "./column-work";
 import { getOperation, listOperations } from "./executions";
 import { ensureImportColumns, importColumnsFit, importProgress } from "./imports";
@@ -307,7 +307,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
 
   /** A dependency given by column id or, as PromptLayer's SDK sends it, by title. */
   private resolveColumn(m: SheetModel, ref: string): ModelColumn | undefined {
-    return m.byId.get(ref.toLowerCase()) ?? m.list.find((c) => c.title === ref) ?? m.list.find((c) => c.title.toLowerCase() === ref.toLowerCase());
+    return m.byId.get(ref.toLowerCase()) ?? findColumnByRef(m.list, ref);
   }
 
   /**

@@ -12,11 +12,11 @@ import { QueryBool, readQueryBool } from "../../lib/query";
 import { readBodyCapped } from "../../lib/read-body";
 import { validationError } from "../../lib/validation";
 import { addRequestLog } from "../../services/dataset-drafts";
-import { closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/traces";
+import { addTraceToSheet, closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/traces";
 import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError, type OtlpEncoding } from "../../traces/otlp";
 import { LogRequestBody } from "../log-request/schemas";
 import { registerTraceAnalyticsRoutes } from "./analytics";
-import { AddTraceBody, AddTraceResponse, CloseResponse, SPANS_PER_REQUEST, SpansBulkBody, SpansBulkResponse, TraceIdParam, TraceResponse } from "./schemas";
+import { AddTraceBody, AddTraceResponse, AddTraceToSheetResponse, CloseResponse, SPANS_PER_REQUEST, SpansBulkBody, SpansBulkResponse, TraceIdParam, TraceResponse } from "./schemas";
 
 const tags = ["traces"];
 
@@ -106,14 +106,19 @@ const addTraceRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/add-trace",
   tags: ["datasets"],
-  summary: "Add a trace's request logs to a draft dataset",
+  summary: "Add a trace to a draft dataset, or as a row of a sheet",
   description:
-    "Adds each request log of the trace (with `span_id`: of that span and its direct children) to the group's draft, as " +
-    "add-request-log does for one log, oldest first; a log already in the draft is not added twice. `mode` is `trace` or `span`. " +
-    "Another workspace's group, an unknown trace or span: 404; a trace whose spans made no log: 400; a draft being filled: 409.",
-  errors: [404, 409],
+    "With `dataset_group_id`: adds each request log of the trace (with `span_id`: of that span and its direct children) to the group's " +
+    "draft, as add-request-log does for one log, oldest first; a log already in the draft is not added twice; a trace whose spans made no " +
+    "log is a 400, a draft being filled a 409. With `sheet_id` and `smart_table_id` instead (what the Python SDK's evaluate() sends): adds " +
+    "one row to that sheet holding the trace's span tree (with `span_id`: that span and everything under it; each span with its name, " +
+    "times, status, attributes, `input` / `output` from its function_input / function_output attributes, `request_log_id` and " +
+    "`children`) in the sheet's TEXT column titled \"Trace\", when it has one; the answer carries the row (`row`, `row_index`) so its " +
+    "other cells can be filled. A tree over a cell's size is a 413 and adds nothing. `mode` is `trace` or `span`. Another workspace's " +
+    "group, table or sheet, an unknown trace or span: 404. `metadata` is taken and not stored.",
+  errors: [404, 409, 413],
   request: { body: { required: true, content: { "application/json": { schema: AddTraceBody } } } },
-  responses: { 201: { description: "Added", content: { "application/json": { schema: AddTraceResponse } } } },
+  responses: { 201: { description: "Added", content: { "application/json": { schema: z.union([AddTraceResponse, AddTraceToSheetResponse]) } } } },
 });
 
 /** The encoding a Content-Type names, or null (then 415). */
@@ -186,9 +191,14 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     const spanId = body.span_id ?? null;
-    const ids = await traceRequestLogIds(await c.var.deps.logs(auth.workspaceId), auth.workspaceId, body.trace_id, spanId);
+    const logs = await c.var.deps.logs(auth.workspaceId);
+    if (body.sheet_id != null) {
+      const added = await addTraceToSheet(c.var.deps, logs, auth.workspaceId, { tableId: body.smart_table_id!, sheetId: body.sheet_id }, body.trace_id, spanId);
+      return c.json({ success: true as const, ...added }, 201);
+    }
+    const ids = await traceRequestLogIds(logs, auth.workspaceId, body.trace_id, spanId);
     let draftId = 0;
-    for (const id of ids) draftId = (await addRequestLog(c.var.deps.db, await c.var.deps.logs(auth.workspaceId), auth, { dataset_group_id: body.dataset_group_id, request_log_id: id })).draftDatasetId;
+    for (const id of ids) draftId = (await addRequestLog(c.var.deps.db, logs, auth, { dataset_group_id: body.dataset_group_id!, request_log_id: id })).draftDatasetId;
     return c.json({ success: true as const, draft_dataset_id: draftId, mode: spanId ? ("span" as const) : ("trace" as const), request_log_ids: ids }, 201);
   });
 }
