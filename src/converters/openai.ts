@@ -27,7 +27,10 @@ export function fromChatCompletion(kwargs: Obj, response: unknown, provider: str
   const r = isObj(response) ? response : {};
   const messages = Array.isArray(kwargs.messages) ? kwargs.messages.filter(isObj).map(messageFromOpenAI) : [];
   const choice = Array.isArray(r.choices) && isObj(r.choices[0]) ? r.choices[0] : {};
-  const reply = isObj(choice.message) ? messageFromOpenAI({ role: "assistant", ...choice.message }) : null;
+  // A stream's chunk carries `delta` where a completion carries `message`: the Python SDK's wrappers
+  // post the chunk that ended an OpenAI stream (its last delta, not the text streamed before it).
+  const said = isObj(choice.message) ? choice.message : isObj(choice.delta) ? choice.delta : null;
+  const reply = said ? messageFromOpenAI({ ...said, role: "assistant" }) : null;
   const usage = isObj(r.usage) ? r.usage : {};
   const err = errorOf(response);
   const input: Obj = { type: "chat", messages };

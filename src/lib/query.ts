@@ -22,10 +22,29 @@ export const QueryInt = (min: number, max = Number.MAX_SAFE_INTEGER, opts: { ove
     .openapi({ type: "integer", minimum: min, ...(unbounded ? {} : { maximum: max }) });
 };
 
+/**
+ * A boolean as a query string spells it: true/false in any case (Python's requests sends `True` and
+ * `False`, other clients `true`, `TRUE`), or 1/0. Null for anything else.
+ */
+export function readQueryBool(text: string): boolean | null {
+  const v = text.trim().toLowerCase();
+  if (v === "true" || v === "1") return true;
+  if (v === "false" || v === "0") return false;
+  return null;
+}
+
+/** The one boolean query parameter (see readQueryBool). */
 export const QueryBool = z
-  .enum(["true", "false", "1", "0"], { error: "must be true or false" })
-  .transform((v) => v === "true" || v === "1")
-  .openapi({ type: "boolean" });
+  .string()
+  .transform((v, ctx) => {
+    const b = readQueryBool(v);
+    if (b === null) {
+      ctx.addIssue({ code: "custom", message: "must be true or false", input: v });
+      return z.NEVER;
+    }
+    return b;
+  })
+  .openapi({ type: "boolean", description: "true or false in any case (True, FALSE …), or 1 or 0." });
 
 /** A value given once, repeated (?tags=a&tags=b) or comma-separated (?tags=a,b). */
 export const QueryList = (item: z.ZodType<string, string> = z.string().min(1)) =>

@@ -115,13 +115,15 @@ export const IdParam = (name: string) =>
     .refine((n) => Number.isSafeInteger(n), "must be a positive integer")
     .openapi({ param: { name, in: "path" }, type: "integer", minimum: 1, example: 12345 });
 
-/** A UUID in the path (tables, sheets, columns, cells), any case in, lower case out. */
+/** A UUID (tables, sheets, columns, cells), any case in, lower case out. */
+export const Uuid = z
+  .string("must be a UUID")
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, "must be a UUID")
+  .transform((v) => v.toLowerCase());
+
+/** A UUID in the path. */
 export const UuidParam = (name: string) =>
-  z
-    .string()
-    .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, "must be a UUID")
-    .transform((v) => v.toLowerCase())
-    .openapi({ param: { name, in: "path" }, type: "string", format: "uuid", example: "0b7e1c52-4a0e-4b8e-9a55-3f0b0e4b7d11" });
+  Uuid.openapi({ param: { name, in: "path" }, type: "string", format: "uuid", example: "0b7e1c52-4a0e-4b8e-9a55-3f0b0e4b7d11" });
 
 /**
  * A name or label: 1 to `max` characters, not only white space, no control characters (NUL, new

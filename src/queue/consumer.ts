@@ -7,18 +7,20 @@ import { runImport } from "../services/sheet-imports";
 import { enqueue, JobMessage } from "./messages";
 import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluation-runs";
 import { buildDeps } from "../deps";
-import { giveUpExecution, runExecution } from "../services/workflow-runs";
+import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflow-runs";
 import { inEventScope } from "../services/events";
 import { deliverWebhook, dispatchQuietly } from "../services/webhook-delivery";
 import { markFillFailed, runDatasetFill } from "../services/dataset-fill";
 
 /**
- * Tells the run's realtime subscribers (runWorkflow) that it is over. A failure here loses nothing:
- * a client that subscribes later reads the run's state itself.
+ * Tells the run's realtime subscribers (the SDKs' run workflow calls) that it is over, with its
+ * outputs as its caller asked them. A failure here loses nothing for a client that subscribes later
+ * (it reads the run's state itself); one already waiting waits until its own timeout.
  */
-async function announceRunDone(env: Env, executionId: number): Promise<void> {
+async function announceRunDone(env: Env, workspaceId: number, executionId: number): Promise<void> {
   try {
-    await env.REALTIME.get(env.REALTIME.idFromName("hub")).publishDone(executionId);
+    const messages = await runDoneMessages(buildDeps(env).db, workspaceId, executionId);
+    if (messages.length > 0) await env.REALTIME.get(env.REALTIME.idFromName("hub")).publishDone(workspaceId, messages);
   } catch (err) {
     console.error(JSON.stringify({ level: "warn", msg: "realtime publish failed", execution_id: executionId, error: chainForLog(err) }));
   }
@@ -33,7 +35,7 @@ const handlers: Handlers = {
   },
   workflow_run: async (job, env) => {
     const deps = buildDeps(env);
-    if (await runExecution(deps.db, job.workspace_id, job.execution_id, deps.blocks(job.workspace_id))) await announceRunDone(env, job.execution_id);
+    if (await runExecution(deps.db, job.workspace_id, job.execution_id, deps.blocks(job.workspace_id))) await announceRunDone(env, job.workspace_id, job.execution_id);
   },
   dataset_fill: async (job, env) => {
     const deps = buildDeps(env);
@@ -61,7 +63,7 @@ const deadLetterHandlers: { [K in JobMessage["kind"]]?: (job: Extract<JobMessage
   dataset_fill: (job, env) => markFillFailed(buildDeps(env).db, job.workspace_id, job.job_id, env.BLOBS),
   workflow_run: async (job, env) => {
     await giveUpExecution(buildDeps(env).db, job.workspace_id, job.execution_id);
-    await announceRunDone(env, job.execution_id);
+    await announceRunDone(env, job.workspace_id, job.execution_id);
   },
   evaluation_run: (job, env) => giveUpEvaluationRun(buildDeps(env).db, job.workspace_id, job.report_id),
 };

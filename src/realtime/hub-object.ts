@@ -3,10 +3,10 @@
 // attachment, the one channel its token admits. A client learns which run it follows only from its
 // first message, after the socket is open, so sockets cannot be spread over one object per channel.
 import { DurableObject } from "cloudflare:workers";
-import { and, eq } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { workflowExecutions } from "../db/schema";
-import { channelOf, ERRORS, errorReply, parseFrame, publication, reply, RUN_DONE, verifyToken } from "./protocol";
+import { completionMessage, ERRORS, errorReply, parseCapability, parseFrame, publication, reply, verifyToken, type ChannelMessage, type CompletionMessage } from "./protocol";
 
 /** The bindings the hub reads: runs' state, and the key its tokens are signed with. */
 interface HubEnv {
@@ -16,12 +16,18 @@ interface HubEnv {
 
 interface Attachment {
   workspaceId?: number;
-  executionId?: number;
+  channel?: string;
   subscribed?: boolean;
 }
 
 /** How long a finished run's message is kept for clients that subscribe late. */
 const KEEP_DONE_MS = 60 * 60 * 1000;
+
+interface Kept {
+  at: number;
+  workspaceId: number;
+  message: CompletionMessage;
+}
 
 export class RealtimeHub extends DurableObject<HubEnv> {
   async fetch(request: Request): Promise<Response> {
@@ -48,23 +54,23 @@ export class RealtimeHub extends DurableObject<HubEnv> {
           return ws.close(3500, "invalid token");
         }
         att.workspaceId = claims.workspaceId;
-        att.executionId = claims.executionId;
+        att.channel = claims.channel;
         ws.serializeAttachment(att);
         ws.send(reply(cmd.id, { connect: { client: crypto.randomUUID(), version: "promptedge" } }));
       } else if (cmd.subscribe) {
-        if (att.executionId === undefined) {
+        if (att.channel === undefined) {
           ws.send(errorReply(cmd.id, ERRORS.unauthorized));
           continue;
         }
-        const channel = channelOf(att.executionId);
-        if (cmd.subscribe.channel !== channel) {
+        if (cmd.subscribe.channel !== att.channel) {
           ws.send(errorReply(cmd.id, ERRORS.permissionDenied));
           continue;
         }
         att.subscribed = true;
         ws.serializeAttachment(att);
         ws.send(reply(cmd.id, { subscribe: {} }));
-        if (await this.finished(att.workspaceId!, att.executionId)) ws.send(publication(channel, RUN_DONE));
+        const done = await this.finished(att.workspaceId!, att.channel);
+        if (done) ws.send(publication(att.channel, done));
       } else if (cmd.unsubscribe) {
         att.subscribed = false;
         ws.serializeAttachment(att);
@@ -80,15 +86,18 @@ export class RealtimeHub extends DurableObject<HubEnv> {
     ws.close(code === 1005 || code === 1006 ? 1000 : code, "closed");
   }
 
-  /** A run ended: its channel's subscribers are told, and late ones will be for an hour. */
-  async publishDone(executionId: number): Promise<number> {
-    await this.ctx.storage.put(`done:${executionId}`, Date.now());
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + KEEP_DONE_MS);
+  /** A run of the workspace ended: each channel's subscribers are told, and late ones will be for an hour. */
+  async publishDone(workspaceId: number, messages: ChannelMessage[]): Promise<number> {
+    const at = Date.now();
+    await this.ctx.storage.put(Object.fromEntries(messages.map((m) => [`done:${m.channel}`, { at, workspaceId, message: m.message } satisfies Kept])));
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(at + KEEP_DONE_MS);
+    const byChannel = new Map(messages.map((m) => [m.channel, m.message]));
     let sent = 0;
     for (const ws of this.ctx.getWebSockets()) {
       const att = (ws.deserializeAttachment() ?? {}) as Attachment;
-      if (att.subscribed && att.executionId === executionId) {
-        ws.send(publication(channelOf(executionId), RUN_DONE));
+      const message = att.subscribed && att.workspaceId === workspaceId && att.channel ? byChannel.get(att.channel) : undefined;
+      if (message) {
+        ws.send(publication(att.channel!, message));
         sent++;
       }
     }
@@ -97,20 +106,32 @@ export class RealtimeHub extends DurableObject<HubEnv> {
 
   async alarm(): Promise<void> {
     const cutoff = Date.now() - KEEP_DONE_MS;
-    const done = await this.ctx.storage.list<number>({ prefix: "done:" });
-    const old = [...done].filter(([, at]) => at < cutoff).map(([k]) => k);
+    const done = await this.ctx.storage.list<Kept>({ prefix: "done:" });
+    const old = [...done].filter(([, kept]) => kept.at < cutoff).map(([k]) => k);
     for (let i = 0; i < old.length; i += 128) await this.ctx.storage.delete(old.slice(i, i + 128));
     if (done.size > old.length) await this.ctx.storage.setAlarm(Date.now() + KEEP_DONE_MS);
   }
 
-  /** Whether the run is over: told by publishDone, or read from D1 when that message was lost. */
-  private async finished(workspaceId: number, executionId: number): Promise<boolean> {
-    if ((await this.ctx.storage.get(`done:${executionId}`)) !== undefined) return true;
+  /**
+   * The message of a run on this channel that is over: as published, or, when that was lost (or is
+   * over an hour old), made from the run's state in D1 without its outputs (the SDK fetches them).
+   */
+  private async finished(workspaceId: number, channel: string): Promise<CompletionMessage | null> {
+    const kept = await this.ctx.storage.get<Kept>(`done:${channel}`);
+    if (kept && kept.workspaceId === workspaceId) return kept.message;
+    const cap = parseCapability(channel);
+    if (!cap) return null;
+    const e = workflowExecutions;
+    const scope =
+      cap.kind === "execution"
+        ? and(eq(e.id, cap.executionId), eq(e.workspaceId, workspaceId))
+        : and(eq(e.workflowId, cap.workflowId), eq(e.channelNameSuffix, cap.suffix), eq(e.workspaceId, workspaceId));
     const [row] = await getDb(this.env.DB)
-      .select({ status: workflowExecutions.status })
-      .from(workflowExecutions)
-      .where(and(eq(workflowExecutions.id, executionId), eq(workflowExecutions.workspaceId, workspaceId)))
+      .select({ id: e.id })
+      .from(e)
+      .where(and(scope, inArray(e.status, ["COMPLETED", "FAILED"])))
+      .orderBy(desc(e.id))
       .limit(1);
-    return row?.status === "COMPLETED" || row?.status === "FAILED";
+    return row ? completionMessage(row.id) : null;
   }
 }

@@ -1,5 +1,6 @@
-// The subset of Centrifugo's JSON protocol (client protocol v2) the promptlayer SDK's runWorkflow
-// uses, and the tokens that admit a client to one run's channel. Pure: no bindings.
+// The subset of Centrifugo's JSON protocol (client protocol v2) the promptlayer SDKs' runWorkflow /
+// run_workflow use, the channels they listen on, the message that ends a run, and the tokens that
+// admit a client to one channel. Pure: no bindings.
 //
 // Client → server: frames of newline-separated commands {id, connect|subscribe|unsubscribe}.
 // Server → client: replies {id, connect|subscribe|unsubscribe|error} and pushes {push: {channel, pub: {data}}}.
@@ -36,26 +37,66 @@ export const reply = (id: number | undefined, body: Record<string, unknown>) => 
 export const errorReply = (id: number | undefined, error: { code: number; message: string }) => JSON.stringify({ id, error });
 export const publication = (channel: string, data: unknown) => JSON.stringify({ push: { channel, pub: { data } } });
 
-/** The channel runWorkflow listens on for one execution. */
+/** The channel the JavaScript SDK's runWorkflow listens on, named after the run it started. */
 export const channelOf = (executionId: number) => `workflow_updates:${executionId}`;
 
-export function executionOfCapability(capability: string): number | null {
-  const m = /^workflow_updates:([1-9][0-9]{0,15})$/.exec(capability);
-  return m ? Number(m[1]) : null;
+/** The channel the Python SDK's run_workflow listens on: named before the run, which is then told the suffix. */
+export const runChannelOf = (workflowId: number, suffix: string) => `workflows:${workflowId}:run:${suffix}`;
+
+/** A run's channel_name_suffix: what the Python SDK sends (32 hex digits), or any other short id. */
+export const CHANNEL_SUFFIX = /^[A-Za-z0-9_-]{1,64}$/;
+
+export type Capability = { kind: "execution"; executionId: number } | { kind: "run"; workflowId: number; suffix: string };
+
+/** The channel a token is asked for: `workflow_updates:<execution id>` or `workflows:<workflow id>:run:<suffix>`. */
+export function parseCapability(capability: string): Capability | null {
+  const execution = /^workflow_updates:([1-9][0-9]{0,15})$/.exec(capability);
+  if (execution) return { kind: "execution", executionId: Number(execution[1]) };
+  const run = /^workflows:([1-9][0-9]{0,15}):run:(.+)$/.exec(capability);
+  if (run && CHANNEL_SUFFIX.test(run[2])) return { kind: "run", workflowId: Number(run[1]), suffix: run[2] };
+  return null;
+}
+
+export const channelOfCapability = (c: Capability) => (c.kind === "execution" ? channelOf(c.executionId) : runChannelOf(c.workflowId, c.suffix));
+
+/**
+ * The largest `data` a completion message carries the outputs in; larger outputs are fetched by the
+ * SDK from GET /workflow-version-execution-results (result code EXCEEDS_SIZE_LIMIT), as PromptLayer's
+ * own realtime service limits its messages.
+ */
+export const FINAL_OUTPUT_MAX_BYTES = 64 * 1024;
+
+export interface CompletionMessage {
+  message_name: "SET_WORKFLOW_COMPLETE";
+  /** JSON text: {workflow_version_execution_id, result_code, final_output}. */
+  data: string;
+}
+
+/** A run's end, told to one channel (a run has its execution's channel, and the Python SDK's when it named one). */
+export interface ChannelMessage {
+  channel: string;
+  message: CompletionMessage;
 }
 
 /**
- * The message that tells the SDK the run is over. Its outputs are not carried: the result code
- * sends the SDK to GET /workflow-version-execution-results, which answers them with the
- * return_all_outputs the caller chose (the channel cannot know it).
+ * The message that tells an SDK its run is over. With the outputs (the shape the run's
+ * return_all_outputs asked for) when they fit FINAL_OUTPUT_MAX_BYTES; without them (undefined: not
+ * known here, or too large) result code EXCEEDS_SIZE_LIMIT sends the SDK to the results endpoint.
  */
-export const RUN_DONE = { message_name: "SET_WORKFLOW_COMPLETE", data: JSON.stringify({ result_code: "EXCEEDS_SIZE_LIMIT" }) };
+export function completionMessage(executionId: number, finalOutput?: unknown): CompletionMessage {
+  if (finalOutput !== undefined) {
+    const data = JSON.stringify({ workflow_version_execution_id: executionId, result_code: "OK", final_output: finalOutput });
+    if (new TextEncoder().encode(data).length <= FINAL_OUTPUT_MAX_BYTES) return { message_name: "SET_WORKFLOW_COMPLETE", data };
+  }
+  return { message_name: "SET_WORKFLOW_COMPLETE", data: JSON.stringify({ workflow_version_execution_id: executionId, result_code: "EXCEEDS_SIZE_LIMIT", final_output: null }) };
+}
 
 // ---- tokens --------------------------------------------------------------------------------------
 
 export interface TokenClaims {
   workspaceId: number;
-  executionId: number;
+  /** The one channel the token admits. */
+  channel: string;
   /** Expiry, epoch ms. */
   exp: number;
 }
@@ -71,7 +112,7 @@ async function hmacKey(secret: string): Promise<CryptoKey> {
 }
 
 export async function signToken(secret: string, claims: TokenClaims): Promise<string> {
-  const body = b64url(enc.encode(JSON.stringify([claims.workspaceId, claims.executionId, claims.exp])));
+  const body = b64url(enc.encode(JSON.stringify([claims.workspaceId, claims.channel, claims.exp])));
   const sig = new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), enc.encode(body)));
   return `${body}.${b64url(sig)}`;
 }
@@ -84,9 +125,9 @@ export async function verifyToken(secret: string, token: unknown, now: number): 
   try {
     const ok = await crypto.subtle.verify("HMAC", await hmacKey(secret), fromB64url(sig), enc.encode(body));
     if (!ok) return "invalid";
-    const [workspaceId, executionId, exp] = JSON.parse(new TextDecoder().decode(fromB64url(body))) as number[];
-    if (![workspaceId, executionId, exp].every(Number.isSafeInteger)) return "invalid";
-    return exp < now ? "expired" : { workspaceId, executionId, exp };
+    const [workspaceId, channel, exp] = JSON.parse(new TextDecoder().decode(fromB64url(body))) as [number, string, number];
+    if (![workspaceId, exp].every(Number.isSafeInteger) || typeof channel !== "string" || parseCapability(channel) === null) return "invalid";
+    return exp < now ? "expired" : { workspaceId, channel, exp };
   } catch {
     return "invalid";
   }

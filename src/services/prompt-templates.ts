@@ -14,7 +14,7 @@ import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMap
 import { requireFolder } from "./folders";
 import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
 import { eventStatement } from "./events";
-import { llmKwargsFor } from "../converters";
+import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../converters";
 import { refuseSnippetCycles, resolveSnippets } from "./snippets";
 import { resourceConditions, resourceOrder } from "./resource-list";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
@@ -280,12 +280,16 @@ export interface TemplateVersionView {
   external_ids: ExternalIdPair[];
 }
 
-/** One template at the selected version; with input variables, text blocks come back filled in. */
+/**
+ * One template at the selected version; with input variables, text blocks come back filled in. run()'s
+ * overrides (provider, model, model_parameter_overrides) change the answered metadata.model and the
+ * llm_kwargs built from it, never the stored version.
+ */
 export async function getTemplateVersion(
   db: Db,
   ws: number,
   identifier: string,
-  sel: { version?: number | null; label?: string | null; input_variables?: Record<string, unknown> | null; skip_input_variable_rendering?: boolean | null },
+  sel: { version?: number | null; label?: string | null; input_variables?: Record<string, unknown> | null; skip_input_variable_rendering?: boolean | null } & ModelOverrides,
 ): Promise<TemplateVersionView> {
   const t = await requireTemplate(db, ws, identifier);
   const v = await resolveVersion(db, t.id, sel);
@@ -294,6 +298,7 @@ export async function getTemplateVersion(
   const { template: expanded, snippets } = await resolveSnippets(db, ws, t.name, v.promptTemplate);
   const render = sel.input_variables && !sel.skip_input_variable_rendering;
   const promptTemplate = render ? renderTemplate(expanded, sel.input_variables!) : expanded;
+  const metadata = withModelOverrides(v.metadata ?? null, sel);
   return {
     success: true,
     id: t.id,
@@ -303,7 +308,7 @@ export async function getTemplateVersion(
     workspace_id: ws,
     folder_id: t.folderId ?? null,
     prompt_template: promptTemplate,
-    metadata: v.metadata ?? null,
+    metadata,
     commit_message: v.commitMessage ?? null,
     tags: t.tags ?? [],
     release_labels: p.release_labels,
@@ -311,7 +316,7 @@ export async function getTemplateVersion(
     updated_at: toIso(t.updatedAt),
     snippets,
     // What the SDK's run() hands the provider: built from the (rendered) blueprint and metadata.model.
-    llm_kwargs: llmKwargsFor(promptTemplate, v.metadata ?? null),
+    llm_kwargs: llmKwargsFor(promptTemplate, metadata),
     external_ids: p.external_ids,
   };
 }

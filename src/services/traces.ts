@@ -3,7 +3,7 @@
 // spans; a trace's logs into a draft dataset.
 import type { Db } from "../db/client";
 import type { SpanRow } from "../db/schema";
-import type { AuthContext } from "../env";
+import type { AuthContext, Deps } from "../env";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
 import { closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "../logs";
@@ -12,6 +12,8 @@ import { ERROR_TYPE_STATUSES } from "../db/schema";
 import type { DecodedExport } from "../traces/otlp";
 import { spanToLog } from "../traces/span-mapping";
 import type { AttrValue, RejectedSpan, SpanInput } from "../traces/span-input";
+import { spanTree, treeRequestLogIds } from "../traces/span-tree";
+import { liveSheet, unwrap } from "./sheet-engine";
 
 export type MappedLog = Omit<RequestLogInput, "group_id">;
 
@@ -182,4 +184,32 @@ export async function traceRequestLogIds(logs: Db, workspaceId: number, traceId:
   const ids = await traceLogIds(logs, workspaceId, traceId, spanId);
   if (ids.length === 0) throw new ApiError("validation_error", spanId ? "span_id: the span and its children made no request logs" : "trace_id: the trace made no request logs");
   return ids;
+}
+
+/** The title of the sheet column a trace's row keeps the trace in (what evaluate() makes and reads). */
+export const TRACE_COLUMN_TITLE = "Trace";
+
+/**
+ * A trace (or one span and everything under it) as a new row of a sheet: its span tree (span-tree.ts)
+ * in the sheet's TEXT column titled "Trace" when it has one, the other cells empty or STALE as for
+ * any new row. Another workspace's table or sheet, an unknown trace or span: 404. A tree over a
+ * cell's size is the sheet's 413, and no row is added.
+ */
+export async function addTraceToSheet(
+  deps: Pick<Deps, "db" | "sheet">,
+  logs: Db,
+  workspaceId: number,
+  target: { tableId: string; sheetId: string },
+  traceId: string,
+  spanId: string | null,
+) {
+  const { stub, access } = await liveSheet(deps, workspaceId, target.tableId, target.sheetId);
+  const spans = (await traceSpans(logs, workspaceId, traceId, TRACE_MAX_SPANS + 1)).slice(0, TRACE_MAX_SPANS);
+  if (spans.length === 0) throw ApiError.notFound("trace");
+  if (spanId && !spans.some((x) => x.spanId === spanId)) throw ApiError.notFound("span");
+  const tree = spanTree(traceId, spans, spanId);
+  const { columns } = unwrap(await stub.columnsFor(access));
+  const traceColumn = columns.find((c) => c.type === "TEXT" && c.title.toLowerCase() === TRACE_COLUMN_TITLE.toLowerCase());
+  const added = unwrap(await stub.addRows(access, { count: 1, values: traceColumn ? [{ [traceColumn.id]: tree }] : null }));
+  return { mode: spanId ? ("span" as const) : ("trace" as const), row_index: added.row_indices[0], row: added.rows[0], request_log_ids: treeRequestLogIds(tree) };
 }

@@ -19,7 +19,7 @@ export type ConvertedFields = Pick<
 > &
   Partial<Pick<RequestLogInput, "api_type">>;
 
-/** The converters' entry point: one provider call in, the log's fields or why it cannot be read out. */
+/** The converters' entry point: one provider call in, the log's fields or why it cannot be read out (a message that starts with the field's name). */
 export type ConvertProviderCall = (call: {
   function_name: string;
   provider_type?: string;
@@ -100,7 +100,8 @@ export async function trackRequest(db: Db, logs: Db, auth: AuthContext, body: Tr
       status: "ERROR",
     };
   } else {
-    throw new ApiError("validation_error", `request_response: ${converted.error}`);
+    // The converter's message names the field it could not read (function_name, kwargs, request_response).
+    throw new ApiError("validation_error", converted.error);
   }
 
   // What the client says about the outcome (run()'s failed calls) wins over what the response shows.

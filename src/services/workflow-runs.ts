@@ -12,6 +12,7 @@ import { chainIncludes } from "../lib/error-text";
 import { enqueue } from "../queue/messages";
 import { edgePasses, validateGraph, type EdgeSpec, type NodeSpec } from "./workflow-graph";
 import { findVersion, findWorkflow } from "./workflows";
+import { channelOf, completionMessage, runChannelOf, type ChannelMessage } from "../realtime/protocol";
 import { runBatch } from "../db/batch";
 
 export interface RunInput {
@@ -20,6 +21,9 @@ export interface RunInput {
   metadata?: Record<string, string> | null;
   input_variables: Record<string, unknown>;
   callback_url?: string | null;
+  return_all_outputs?: boolean | null;
+  /** The Python SDK's: the run also ends on channel workflows:<workflow id>:run:<suffix>. */
+  channel_name_suffix?: string | null;
 }
 
 export async function startRun(db: Db, jobs: Queue, auth: AuthContext, workflowName: string, body: RunInput) {
@@ -53,6 +57,8 @@ export async function startRun(db: Db, jobs: Queue, auth: AuthContext, workflowN
       inputVariables: body.input_variables,
       metadata: body.metadata ?? null,
       createdBy: auth.userId,
+      returnAllOutputs: body.return_all_outputs ?? false,
+      channelNameSuffix: body.channel_name_suffix ?? null,
     }),
     // AUTOINCREMENT ids only grow and the batch is one transaction: the workspace's newest execution is ours.
     sql`INSERT INTO workflow_execution_nodes (execution_id, node_name, is_output_node)
@@ -203,4 +209,22 @@ export async function executionResults(db: Db, workspaceId: number, executionId:
   const main = rows.find((r) => r.isOutputNode && r.status === "SUCCESS");
   if (main) return { done, body: main.value ?? null };
   return { done, body: Object.fromEntries(rows.filter((r) => r.isOutputNode).map((r) => [r.nodeName, view(r)])) };
+}
+
+/**
+ * What a finished run tells its realtime channels: its execution's (the JavaScript SDK's) and, when
+ * the Python SDK named one, workflows:<workflow id>:run:<suffix>; each carries the outputs in the
+ * shape the run's return_all_outputs asked for (or sends the SDK to the results when they are large).
+ */
+export async function runDoneMessages(db: Db, workspaceId: number, executionId: number): Promise<ChannelMessage[]> {
+  const [exec] = await db
+    .select({ workflowId: workflowExecutions.workflowId, returnAll: workflowExecutions.returnAllOutputs, suffix: workflowExecutions.channelNameSuffix })
+    .from(workflowExecutions)
+    .where(and(eq(workflowExecutions.id, executionId), eq(workflowExecutions.workspaceId, workspaceId)))
+    .limit(1);
+  if (!exec) return [];
+  const { done, body } = await executionResults(db, workspaceId, executionId, exec.returnAll);
+  const message = completionMessage(executionId, done ? body : undefined);
+  const channels = [channelOf(executionId), ...(exec.suffix ? [runChannelOf(exec.workflowId, exec.suffix)] : [])];
+  return channels.map((channel) => ({ channel, message }));
 }

@@ -241,6 +241,7 @@ export async function getWorkflowVersion(db: Db, workspaceId: number, idOrName: 
   const labels = (await labelsByVersion(db, [v.id])).get(v.id) ?? [];
   return {
     success: true,
+    workflow: { id: wf.id, workspace_id: wf.workspaceId, user_id: wf.createdBy ?? null, name: wf.name, is_draft: false, is_deleted: false },
     workflow_id: wf.id,
     workflow_name: wf.name,
     version: v.versionNumber,

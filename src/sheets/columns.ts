@@ -39,6 +39,15 @@ export function listColumns(store: SheetStore, id: SheetIdentity): ColumnView[] 
   }));
 }
 
+/**
+ * The column a reference names: its id (any case), else its title (exactly, else in any case:
+ * titles are unique regardless of case). Column dependencies and scorecard steps take either.
+ */
+export function findColumnByRef<C extends { id: string; title: string }>(cols: readonly C[], ref: string): C | undefined {
+  const lower = ref.toLowerCase();
+  return cols.find((c) => c.id === lower) ?? cols.find((c) => c.title === ref) ?? cols.find((c) => c.title.toLowerCase() === lower);
+}
+
 /** A title not yet used by a column of this sheet: "x", else "x (2)", "x (3)"… */
 export function uniqueTitle(wanted: string, taken: Set<string>): string {
   let title = wanted;

@@ -7,6 +7,7 @@
 // previous calculation keeps its result without running again. Row results are kept for the latest
 // ROW_RESULT_CALCULATIONS calculations, summaries for the latest KEPT_CALCULATIONS.
 import { evaluateBlock, validateBlockConfig, blockSources, type BlockContext } from "../blocks";
+import { findColumnByRef } from "./columns";
 import { cellId } from "./cell-id";
 import { readValue, utf8Bytes } from "./cell-values";
 import { DEFAULT_FALSE_VALUES, DEFAULT_TRUE_VALUES, readSettings, scoreValue } from "./score";
@@ -206,14 +207,14 @@ export function planScorecard(
     if (UNSUPPORTED[s.primitive_type]) return fail("validation_error", `${at}.primitive_type: ${s.primitive_type} cannot run here: ${UNSUPPORTED[s.primitive_type]}`);
     const sources: Col[] = [];
     for (let j = 0; j < (s.source_column_ids ?? []).length; j++) {
-      const c = byId.get(s.source_column_ids![j].toLowerCase());
-      if (!c) return fail("validation_error", `${at}.source_column_ids[${j}]: no column with this id in this sheet`);
+      const c = findColumnByRef(cols, s.source_column_ids![j]);
+      if (!c) return fail("validation_error", `${at}.source_column_ids[${j}]: no column with this id or title in this sheet`);
       if (!sources.includes(c)) sources.push(c);
     }
     let target: Col | null = null;
     if (s.target_column_id != null) {
-      target = byId.get(s.target_column_id.toLowerCase()) ?? null;
-      if (!target) return fail("validation_error", `${at}.target_column_id: no column with this id in this sheet`);
+      target = findColumnByRef(cols, s.target_column_id) ?? null;
+      if (!target) return fail("validation_error", `${at}.target_column_id: no column with this id or title in this sheet`);
     }
     if (sources.length === 0) return fail("validation_error", `${at}.source_column_ids: give the column this step reads`);
     const cfg = s.primitive_config ?? {};
@@ -252,11 +253,31 @@ export function planScorecard(
   return { ok: true, steps, aggregation, configHash };
 }
 
-/** The block config a block-based step runs with: its columns fill `source` / `sources`. */
-function blockConfig(type: string, cfg: Record<string, unknown>, sources: { title: string }[], target: { title: string } | null): Record<string, unknown> {
+type StepColumn = { id: string; title: string };
+
+/**
+ * A step's config with the columns it names by id named by title, as blocks read their inputs: a
+ * string of the config (at its top level, in a list, or a mapping's value, where blocks keep their
+ * references: value_source, prompt_source, sources, variable_mappings…) that is the id of one of the
+ * step's columns. The stored config keeps what was sent, so a step naming ids survives a rename.
+ */
+function titlesForIds(cfg: Record<string, unknown>, cols: StepColumn[]): Record<string, unknown> {
+  const title = (v: unknown) => (typeof v === "string" ? (cols.find((c) => c.id === v.toLowerCase())?.title ?? v) : v);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(cfg)) {
+    if (Array.isArray(v)) out[k] = v.map(title);
+    else if (v !== null && typeof v === "object") out[k] = Object.fromEntries(Object.entries(v).map(([mk, mv]) => [mk, title(mv)]));
+    else out[k] = title(v);
+  }
+  return out;
+}
+
+/** The block config a block-based step runs with: its columns fill `source` / `sources`; ids become titles. */
+function blockConfig(type: string, cfg: Record<string, unknown>, sources: StepColumn[], target: StepColumn | null): Record<string, unknown> {
   const cols = [...sources, ...(target ? [target] : [])];
-  if (type === "COMPARE") return { ...cfg, sources: cols.slice(0, 2).map((c) => c.title) };
-  return { ...cfg, source: sources[0].title };
+  const named = titlesForIds(cfg, cols);
+  if (type === "COMPARE") return { ...named, sources: cols.slice(0, 2).map((c) => c.title) };
+  return { ...named, source: sources[0].title };
 }
 
 /** What is wrong with a step's primitive and config, as "field: rule", or null. */
@@ -267,7 +288,7 @@ function checkPrimitive(type: string, cfg: Record<string, unknown>, sources: Col
     if (!check.ok) return check.issues.map((i) => `primitive_config${i.path ? `.${i.path}` : ""}: ${i.message}`).join("; ") || `primitive_config: ${check.message}`;
     const titles = new Set([...sources, ...(target ? [target] : [])].map((c) => c.title));
     const other = blockSources(type, check.config).find((t) => !titles.has(t));
-    if (other) return `primitive_config: reads ${JSON.stringify(other)}, which is not the title of one of the step's columns`;
+    if (other) return `primitive_config: reads ${JSON.stringify(other)}, which is not the id or title of one of the step's columns`;
     return null;
   }
   if (type === "COLUMN_AGGREGATE") {
@@ -593,7 +614,7 @@ export async function evaluateStep(step: StoredStep, cells: Map<number, Read>, t
       return done(bad, bad === 0 ? 1 : 0);
     }
     default: {
-      const cols2 = cols.map((c) => ({ title: titles.get(c.seq)! }));
+      const cols2 = cols.map((c) => ({ id: c.id, title: titles.get(c.seq)! }));
       const r = await evaluateBlock(step.primitive_type, blockConfig(step.primitive_type, cfg, cols2.slice(0, step.sources.length), step.target ? cols2[cols2.length - 1] : null), inputs, ctx);
       if (!r.ok) return { ...base, status: "error", score: null, verdict: "error", error: r.error, input_hash: hash };
       const s = asStepScore(r.value);

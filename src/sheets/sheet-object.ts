@@ -16,7 +16,7 @@ import { MAX_CELL_BYTES, storeEdit, storedBytes, storeValue, utf8Bytes, type Sto
 import { replacePromptRefs, syncListing } from "./listing";
 import { promptRefsOf } from "./prompt-refs";
 import { appendRows, cellView, columnCells, getCell, insertStaleCells, readRows } from "./cells";
-import { columnRows, insertColumn, listColumns } from "./columns";
+import { columnRows, findColumnByRef, insertColumn, listColumns } from "./columns";
 import { COLUMN_WORK_ROWS, hasColumnWork, scheduleColumnWork, settleColumnWork, stepColumnWork } from "./column-work";
 import { getOperation, listOperations } from "./executions";
 import { ensureImportColumns, importColumnsFit, importProgress } from "./imports";
@@ -307,7 +307,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
 
   /** A dependency given by column id or, as PromptLayer's SDK sends it, by title. */
   private resolveColumn(m: SheetModel, ref: string): ModelColumn | undefined {
-    return m.byId.get(ref.toLowerCase()) ?? m.list.find((c) => c.title === ref) ?? m.list.find((c) => c.title.toLowerCase() === ref.toLowerCase());
+    return m.byId.get(ref.toLowerCase()) ?? findColumnByRef(m.list, ref);
   }
 
   /**
@@ -665,6 +665,29 @@ export class SheetObject extends DurableObject<BaseEnv> {
       row_count: this.meta("row_count"),
       version,
     };
+  }
+
+  /**
+   * Delete Rows: the rows and all their cells go, in one transaction and one version. The other rows
+   * keep their row_index (cell ids are made from it), so indexes are not reused and a sheet's rows
+   * may have gaps. Every index must name a row of the sheet, or nothing is deleted.
+   */
+  async deleteRows(access: SheetAccess, rowIndices: number[]): Promise<Result<{ deleted_count: number; row_indices: number[]; row_count: number; version: number }>> {
+    const bad = this.admit(access);
+    if (bad) return bad;
+    const wanted = [...new Set(rowIndices)].sort((a, b) => a - b);
+    const list = JSON.stringify(wanted);
+    const found = new Set(this.sql.exec<{ row_index: number }>(`SELECT row_index FROM rows WHERE row_index IN (SELECT value FROM json_each(?))`, list).toArray().map((r) => r.row_index));
+    const missing = rowIndices.findIndex((r) => !found.has(r));
+    if (missing >= 0) return fail("not_found", `row_indices[${missing}]: the sheet has no row ${rowIndices[missing]}`);
+    const version = this.ctx.storage.transactionSync(() => {
+      this.sql.exec(`DELETE FROM cells WHERE row_index IN (SELECT value FROM json_each(?))`, list);
+      this.sql.exec(`DELETE FROM rows WHERE row_index IN (SELECT value FROM json_each(?))`, list);
+      this.setMeta("row_count", this.meta("row_count") - wanted.length);
+      return this.bumpVersion();
+    });
+    await this.syncListing();
+    return { ok: true, deleted_count: wanted.length, row_indices: wanted, row_count: this.meta("row_count"), version };
   }
 
   /** Finds a cell's column and row; null when the id names no cell of this sheet. */

@@ -37,6 +37,48 @@ describe("provider calls to request logs", () => {
     expect(ok({ ...f.openaiChat, provider_type: "openai.azure" }).provider).toBe("openai.azure");
   });
 
+  it("every client class of the Python SDK's wrappers, sync and async: the class's cloud wins over the wrappers' generic provider_type", () => {
+    const openai: [string, string][] = [
+      ["OpenAI", "openai"], ["AsyncOpenAI", "openai"], ["Client", "openai"], ["AsyncClient", "openai"],
+      ["AzureOpenAI", "openai.azure"], ["AsyncAzureOpenAI", "openai.azure"],
+    ];
+    for (const [cls, provider] of openai) {
+      for (const method of ["chat.completions.create", "chat.completions.parse", "beta.chat.completions.parse"]) {
+        const v = ok({ ...f.openaiChat, function_name: `openai.${cls}.${method}`, provider_type: "openai" });
+        expect(v, `${cls}.${method}`).toMatchObject({ provider, api_type: "chat-completions", input_tokens: 1000 });
+      }
+      expect(ok({ ...f.openaiResponses, function_name: `openai.${cls}.responses.create`, provider_type: "openai" })).toMatchObject({ provider, api_type: "responses" });
+    }
+    const anthropic: [string, string][] = [
+      ["Anthropic", "anthropic"], ["AsyncAnthropic", "anthropic"], ["Client", "anthropic"], ["AsyncClient", "anthropic"],
+      ["AnthropicBedrock", "anthropic.bedrock"], ["AsyncAnthropicBedrock", "anthropic.bedrock"],
+      ["AnthropicVertex", "anthropic.vertex"], ["AsyncAnthropicVertex", "anthropic.vertex"],
+      ["AnthropicFoundry", "anthropic"], ["AsyncAnthropicFoundry", "anthropic"],
+    ];
+    for (const [cls, provider] of anthropic) {
+      for (const method of ["messages.create", "beta.messages.create"]) {
+        expect(ok({ ...f.anthropicMessages, function_name: `anthropic.${cls}.${method}`, provider_type: "anthropic" }), `${cls}.${method}`).toMatchObject({ provider, input_tokens: 2000 });
+      }
+    }
+    // A provider_type that says more than the family (run() with a cloud provider) is kept.
+    expect(ok({ ...f.anthropicMessages, function_name: "anthropic.messages.create", provider_type: "anthropic.bedrock" }).provider).toBe("anthropic.bedrock");
+    // Names that are not a class of the module, or a method read nowhere, stay refused.
+    for (const fn of ["openai.Anthropic.chat.completions.create", "openai.OpenAI.embeddings.create", "anthropic.AzureOpenAI.messages.create", "openai.OpenAI", "constructor.messages.create"]) {
+      expect(convertProviderCall({ function_name: fn, kwargs: { model: "m" }, request_response: {} }), fn).toMatchObject({ ok: false, error: expect.stringMatching(/^function_name: /) });
+    }
+  });
+
+  it("the chunk that ended an OpenAI stream (what the Python SDK's wrappers post): its delta is the reply", () => {
+    const chunk = (delta: object) => ({
+      function_name: "openai.OpenAI.chat.completions.create",
+      provider_type: "openai",
+      kwargs: { model: "gpt-4o", messages: [{ role: "user", content: "Hi" }], stream: true },
+      request_response: { id: "c", object: "chat.completion.chunk", model: "gpt-4o", choices: [{ index: 0, delta, finish_reason: "stop" }], usage: null },
+    });
+    expect(ok(chunk({ content: "tail.", role: null })).output).toEqual({ type: "chat", messages: [{ role: "assistant", content: [{ type: "text", text: "tail." }] }] });
+    expect(ok(chunk({ content: null, role: null, tool_calls: null }))).toMatchObject({ status: "SUCCESS", input_tokens: 0, output: { type: "chat", messages: [{ role: "assistant", content: [] }] } });
+  });
+
   it("OpenAI responses: instructions, string input, reasoning summary and output text", () => {
     const v = ok(f.openaiResponses);
     expect(v).toMatchObject({ model: "gpt-4.1-2025-04-14", api_type: "responses", input_tokens: 12, output_tokens: 3, parameters: { max_output_tokens: 50 } });

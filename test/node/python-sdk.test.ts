@@ -36,3 +36,312 @@ emit({"text": got["prompt_template"]["messages"][0]["content"][0]["text"], "log_
     expect(body).toMatchObject({ provider: "openai", model: "gpt-4o-mini", tags: ["py"] });
   });
 });
+
+describe("the Python SDK: provider wrappers", () => {
+  it("pl.openai.* and pl.anthropic.* clients, sync and async, streamed or not, log each call and return_pl_id gives its id", async () => {
+    const { value: ids } = await h.python<Record<string, number>>(`
+fake = os.environ["ANTHROPIC_BASE_URL"]
+pl = PromptLayer()
+ids = {}
+msgs = lambda text: [{"role": "user", "content": text}]
+def last_id(pairs):
+    found = [i for _, i in pairs if i is not None]
+    assert len(found) == 1, found
+    return found[0]
+
+oc = pl.openai.OpenAI()
+response, ids["OpenAI"] = oc.chat.completions.create(model="gpt-4o", messages=msgs("sync openai"), return_pl_id=True, pl_tags=["wrapped"])
+assert response.choices[0].message.content == "Otters hold hands."
+plain = oc.chat.completions.create(model="gpt-4o", messages=msgs("no id asked"))
+assert plain.choices[0].message.content == "Otters hold hands."
+ids["OpenAI.parse"] = oc.chat.completions.parse(model="gpt-4o", messages=msgs("parse openai"), return_pl_id=True)[1]
+ids["OpenAI.responses"] = oc.responses.create(model="gpt-4o", input="responses openai", return_pl_id=True)[1]
+ids["OpenAI.stream"] = last_id(oc.chat.completions.create(model="gpt-4o", messages=msgs("stream openai"), stream=True, return_pl_id=True))
+az = pl.openai.AzureOpenAI(api_key="k", api_version="2024-06-01", base_url=os.environ["OPENAI_BASE_URL"])
+ids["AzureOpenAI"] = az.chat.completions.create(model="gpt-4o", messages=msgs("azure"), return_pl_id=True)[1]
+ac = pl.anthropic.Anthropic()
+ids["Anthropic"] = ac.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("sync anthropic"), return_pl_id=True)[1]
+ids["Anthropic.stream"] = last_id(ac.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("stream anthropic"), stream=True, return_pl_id=True))
+vx = pl.anthropic.AnthropicVertex(region="us-east5", project_id="p", access_token="t", base_url=fake)
+ids["AnthropicVertex"] = vx.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("vertex"), return_pl_id=True)[1]
+
+async def main():
+    ao = pl.openai.AsyncOpenAI()
+    ids["AsyncOpenAI"] = (await ao.chat.completions.create(model="gpt-4o", messages=msgs("async openai"), return_pl_id=True))[1]
+    stream = await ao.chat.completions.create(model="gpt-4o", messages=msgs("async stream openai"), stream=True, return_pl_id=True)
+    ids["AsyncOpenAI.stream"] = last_id([pair async for pair in stream])
+    aaz = pl.openai.AsyncAzureOpenAI(api_key="k", api_version="2024-06-01", base_url=os.environ["OPENAI_BASE_URL"])
+    ids["AsyncAzureOpenAI"] = (await aaz.chat.completions.create(model="gpt-4o", messages=msgs("async azure"), return_pl_id=True))[1]
+    aa = pl.anthropic.AsyncAnthropic()
+    ids["AsyncAnthropic"] = (await aa.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("async anthropic"), return_pl_id=True))[1]
+    stream = await aa.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("async stream anthropic"), stream=True, return_pl_id=True)
+    ids["AsyncAnthropic.stream"] = last_id([pair async for pair in stream])
+    avx = pl.anthropic.AsyncAnthropicVertex(region="us-east5", project_id="p", access_token="t", base_url=fake)
+    ids["AsyncAnthropicVertex"] = (await avx.messages.create(model="claude-haiku-4-5", max_tokens=64, messages=msgs("async vertex"), return_pl_id=True))[1]
+asyncio.run(main())
+emit(ids)
+`);
+    // [key, provider, function_name, the prompt sent, the reply stored (null: none stored)]
+    const expected: [string, string, string, string, string | null][] = [
+      ["OpenAI", "openai", "openai.OpenAI.chat.completions.create", "sync openai", "Otters hold hands."],
+      ["OpenAI.parse", "openai", "openai.OpenAI.chat.completions.parse", "parse openai", "Otters hold hands."],
+      ["OpenAI.responses", "openai", "openai.OpenAI.responses.create", "responses openai", "Otters hold hands."],
+      // The SDK posts only the chunk that ended an OpenAI stream: the text streamed before it is not sent.
+      ["OpenAI.stream", "openai", "openai.OpenAI.chat.completions.create", "stream openai", null],
+      ["AzureOpenAI", "openai.azure", "openai.AzureOpenAI.chat.completions.create", "azure", "Otters hold hands."],
+      ["Anthropic", "anthropic", "anthropic.Anthropic.messages.create", "sync anthropic", "Bonjour!"],
+      ["Anthropic.stream", "anthropic", "anthropic.Anthropic.messages.create", "stream anthropic", "Bonjour!"],
+      ["AnthropicVertex", "anthropic.vertex", "anthropic.AnthropicVertex.messages.create", "vertex", "Bonjour!"],
+      ["AsyncOpenAI", "openai", "openai.AsyncOpenAI.chat.completions.create", "async openai", "Otters hold hands."],
+      ["AsyncOpenAI.stream", "openai", "openai.AsyncOpenAI.chat.completions.create", "async stream openai", null],
+      ["AsyncAzureOpenAI", "openai.azure", "openai.AsyncAzureOpenAI.chat.completions.create", "async azure", "Otters hold hands."],
+      ["AsyncAnthropic", "anthropic", "anthropic.AsyncAnthropic.messages.create", "async anthropic", "Bonjour!"],
+      ["AsyncAnthropic.stream", "anthropic", "anthropic.AsyncAnthropic.messages.create", "async stream anthropic", "Bonjour!"],
+      ["AsyncAnthropicVertex", "anthropic.vertex", "anthropic.AsyncAnthropicVertex.messages.create", "async vertex", "Bonjour!"],
+    ];
+    expect(Object.keys(ids).sort()).toEqual(expected.map(([k]) => k).sort());
+    for (const [k, provider, functionName, prompt, reply] of expected) {
+      expect(ids[k], k).toEqual(expect.any(Number));
+      const { status, body } = await h.call("GET", `/api/public/v2/requests/${ids[k]}`);
+      expect(status, k).toBe(200);
+      expect(body, k).toMatchObject({ provider, function_name: functionName, status: "SUCCESS" });
+      expect(JSON.stringify(body.input), k).toContain(prompt);
+      if (reply) {
+        expect(JSON.stringify(body.output), k).toContain(reply);
+        expect(body.input_tokens, k).toBeGreaterThan(0);
+      }
+    }
+    expect((await h.call("GET", `/api/public/v2/requests/${ids.OpenAI}`)).body.tags).toEqual(["wrapped"]);
+    expect(new Set(Object.values(ids)).size).toBe(expected.length);
+  });
+});
+
+describe("the Python SDK: run() with overrides", () => {
+  it("model_parameter_overrides, model and provider reach the provider call and the stored log, sync and async", async () => {
+    const { value } = await h.python(`
+pl = PromptLayer()
+pl.templates.publish({
+    "prompt_name": "py-run-overrides",
+    "prompt_template": {"type": "chat", "input_variables": ["animal"], "messages": [
+        {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Tell me about {animal}"}]}]},
+    "metadata": {"model": {"provider": "openai", "name": "gpt-4o", "parameters": {"temperature": 0.1, "max_tokens": 50}}},
+})
+out = {}
+r = pl.run("py-run-overrides", input_variables={"animal": "otters"}, model_parameter_overrides={"temperature": 0.9, "top_p": 0.5}, model="gpt-4o-mini")
+out["params"] = {"id": r["request_id"], "text": r["raw_response"].choices[0].message.content}
+r = pl.run("py-run-overrides", input_variables={"animal": "herons"}, provider="anthropic", model="claude-haiku-4-5")
+out["provider"] = {"id": r["request_id"], "text": r["raw_response"].content[0].text}
+r = pl.run("py-run-overrides", input_variables={"animal": "voles"})
+out["plain"] = {"id": r["request_id"]}
+async def main():
+    apl = AsyncPromptLayer()
+    r = await apl.run("py-run-overrides", input_variables={"animal": "stoats"}, provider="anthropic", model="claude-haiku-4-5", model_parameter_overrides={"max_tokens": 80}, stream=True)
+    async for chunk in r:
+        last = chunk
+    out["async"] = {"id": last["request_id"]}
+asyncio.run(main())
+emit(out)
+`);
+    const sent = (animal: string) => h.fake.calls.filter((c) => JSON.stringify(c.body).includes(`Tell me about ${animal}`));
+    // Parameters merged over the version's, and the model replaced, in the provider call and the log.
+    const [params] = sent("otters");
+    expect(params.path).toBe("/v1/chat/completions");
+    expect(params.body).toMatchObject({ model: "gpt-4o-mini", temperature: 0.9, top_p: 0.5, max_tokens: 50 });
+    expect(value.params.text).toBe("Otters hold hands.");
+    const paramsLog = (await h.call("GET", `/api/public/v2/requests/${value.params.id}`)).body;
+    expect(paramsLog).toMatchObject({ provider: "openai", model: "gpt-4o-mini", parameters: { temperature: 0.9, top_p: 0.5, max_tokens: 50 }, prompt_name: "py-run-overrides", prompt_version_number: 1 });
+    // Another provider: the blueprint converted to Anthropic's shape (system apart), the call made with its client.
+    const [switched] = sent("herons");
+    expect(switched.path).toBe("/v1/messages");
+    expect(switched.body).toMatchObject({ model: "claude-haiku-4-5", system: "Be brief.", temperature: 0.1, max_tokens: 50 });
+    expect(value.provider.text).toBe("Bonjour!");
+    const switchedLog = (await h.call("GET", `/api/public/v2/requests/${value.provider.id}`)).body;
+    expect(switchedLog).toMatchObject({ provider: "anthropic", model: "claude-haiku-4-5", prompt_name: "py-run-overrides", input_tokens: 9, output_tokens: 3 });
+    // No override: the version as stored.
+    expect(sent("voles")[0].body).toMatchObject({ model: "gpt-4o", temperature: 0.1, max_tokens: 50 });
+    expect((await h.call("GET", `/api/public/v2/requests/${value.plain.id}`)).body).toMatchObject({ model: "gpt-4o", parameters: { temperature: 0.1, max_tokens: 50 } });
+    // The async client, streamed.
+    const [streamed] = sent("stoats");
+    expect(streamed.body).toMatchObject({ model: "claude-haiku-4-5", max_tokens: 80, stream: true });
+    expect((await h.call("GET", `/api/public/v2/requests/${value.async.id}`)).body).toMatchObject({ provider: "anthropic", model: "claude-haiku-4-5", output_tokens: 3 });
+  });
+});
+
+describe("the Python SDK: run_workflow", () => {
+  it("by name, by id, with return_all_outputs, async, and with outputs too large for the realtime message; each run's results read back", async () => {
+    const name = `py-wf-${Date.now()}`;
+    const made = await h.call("POST", "/rest/workflows", {
+      name,
+      required_input_variables: { topic: "string" },
+      nodes: [
+        // An LLM call made by the Worker itself, to the fake provider the harness points it at.
+        {
+          name: "answer",
+          node_type: "PROMPT_TEMPLATE",
+          is_output_node: true,
+          dependencies: ["topic"],
+          configuration: {
+            template: { prompt_template: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: "[[reply:All about {topic}]]" }] }] } },
+            engine: { provider: "openai", model: "gpt-4o-mini" },
+          },
+        },
+        { name: "words", node_type: "COUNT", is_output_node: false, dependencies: ["answer"], configuration: { source: "answer", type: "words" } },
+      ],
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const big = await h.call("POST", "/rest/workflows", {
+      name: `${name}-big`,
+      nodes: [{ name: "blob", node_type: "VARIABLE", is_output_node: true, dependencies: [], configuration: { value: { type: "string", value: "x".repeat(70_000) } } }],
+    });
+    expect(big.status).toBe(201);
+    const { value } = await h.python(`
+import promptlayer.utils as plu
+runs, fetched = [], []
+# Record the execution ids and the fetches of large results; the SDK's own flow is unchanged.
+post_run, get_final = plu._post_workflow_id_run, plu._get_final_output
+async def recording_post_run(**kw):
+    execution_id = await post_run(**kw)
+    runs.append(execution_id)
+    return execution_id
+async def recording_get_final(*a, **kw):
+    fetched.append(a[1])
+    return await get_final(*a, **kw)
+plu._post_workflow_id_run, plu._get_final_output = recording_post_run, recording_get_final
+
+pl = PromptLayer()
+out = {}
+out["by_name"] = pl.run_workflow(${JSON.stringify(name)}, input_variables={"topic": "otters"}, timeout=60)
+out["by_id"] = pl.run_workflow(${made.body.workflow_id}, input_variables={"topic": "herons"}, return_all_outputs=True, timeout=60)
+out["big_len"] = len(pl.run_workflow(${JSON.stringify(`${name}-big`)}, timeout=60))
+async def main():
+    out["async"] = await AsyncPromptLayer().run_workflow(${JSON.stringify(name)}, input_variables={"topic": "voles"}, return_all_outputs=True, timeout=60)
+asyncio.run(main())
+out["runs"], out["fetched"] = runs, fetched
+emit(out)
+`);
+    expect(value.by_name).toBe("All about otters");
+    expect(value.by_id).toMatchObject({ answer: { status: "SUCCESS", value: "All about herons", is_output_node: true }, words: { status: "SUCCESS", value: 3, is_output_node: false } });
+    expect(value.async.answer.value).toBe("All about voles");
+    expect(value.big_len).toBe(70_000);
+    // Only the large output was fetched from the results endpoint; the others came in the message.
+    const [byName, byId, bigRun, asyncRun] = value.runs;
+    expect(value.fetched).toEqual([bigRun]);
+    // What the server stored for each run, read back (Python-style booleans in the query).
+    for (const [id, topic] of [[byName, "otters"], [byId, "herons"], [asyncRun, "voles"]] as const) {
+      const res = await h.call("GET", `/workflow-version-execution-results?workflow_version_execution_id=${id}&return_all_outputs=True`);
+      expect(res.status).toBe(200);
+      expect(res.body.answer).toMatchObject({ status: "SUCCESS", value: `All about ${topic}` });
+    }
+    expect((await h.call("GET", `/workflow-version-execution-results?workflow_version_execution_id=${byName}&return_all_outputs=False`)).body).toBe("All about otters");
+  });
+
+  it("another workspace's workflow, by name or id, or none, is not found and does not run", async () => {
+    const other = h.keyOf("python-sdk-other");
+    const theirs = await h.call("POST", "/rest/workflows", { name: `py-wf-theirs-${Date.now()}`, nodes: [{ name: "v", node_type: "VARIABLE", is_output_node: true, dependencies: [], configuration: { value: { type: "string", value: "no" } } }] }, other);
+    expect(theirs.status).toBe(201);
+    const { value } = await h.python(`
+import promptlayer.utils as plu
+started = []
+post_run = plu._post_workflow_id_run
+async def recording_post_run(**kw):
+    started.append(kw["workflow_id"])
+    return await post_run(**kw)
+plu._post_workflow_id_run = recording_post_run
+out = {}
+for target in [${JSON.stringify(theirs.body.workflow_name)}, ${theirs.body.workflow_id}, "py-wf-none"]:
+    try:
+        PromptLayer().run_workflow(target, timeout=30)
+        out[str(target)] = "ran"
+    except Exception as e:
+        out[str(target)] = type(e).__name__ + ": " + str(e)
+out["started"] = started
+emit(out)
+`);
+    expect(value.started).toEqual([]);
+    for (const target of [theirs.body.workflow_name, String(theirs.body.workflow_id), "py-wf-none"]) expect(value[target], target).toMatch(/NotFound|not found/);
+    // Their workflow is untouched: it has no run to read back, and its owner still runs it.
+    const token = await h.call("POST", `/ws-token-request-library?capability=workflows:${theirs.body.workflow_id}:run:${"a".repeat(32)}`, {}, other);
+    expect(token.status).toBe(201);
+  });
+});
+
+describe("the Python SDK: evaluate()", () => {
+  it("runs to its end with a fake provider (the runner's calls and the Worker's LLM assertion), sync and async; the sheet, its trace rows and the scorecard are stored", async () => {
+    const { value } = await h.python(
+      `
+from promptlayer.evaluations import evaluate, aevaluate, contains_scorer, regex_scorer, llm_assertion_scorer
+pl = PromptLayer()
+oc = pl.openai.OpenAI()
+def runner(input):
+    return oc.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": f"[[reply:{input} is an animal]]"}]).choices[0].message.content
+out = {}
+out["sync"] = evaluate(
+    "py-eval",
+    dataset=[{"input": "otter", "expected": "otter"}, {"input": "heron", "expected": "stork"}],
+    runner=runner,
+    scorers=[
+        contains_scorer("Names it", expected_column="expected"),
+        regex_scorer("Says animal", regex_pattern="animal"),
+        llm_assertion_scorer("Judge", prompt="Does it name an animal? [[reply:true]]"),
+    ],
+)
+
+async def main():
+    aoc = pl.openai.AsyncOpenAI()
+    async def arunner(input):
+        r = await aoc.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": f"[[reply:{input} flies]]"}])
+        return r.choices[0].message.content
+    cases = [{"input": "swift", "expected": "flies"}, {"input": "vole", "expected": "swims"}]
+    scorers = [contains_scorer("Matches", expected_column="expected")]
+    # On a new table the async SDK first deletes the blank starter row with httpx's AsyncClient.delete(json=...),
+    # which httpx 0.28 refuses before anything is sent: into an existing table there is no blank row.
+    try:
+        await aevaluate("py-aeval-new", dataset=cases, runner=arunner, scorers=scorers)
+        out["async_new_table"] = "ran"
+    except TypeError as e:
+        out["async_new_table"] = str(e)
+    table = pl.tables.create({"title": "py-aeval-table"})["table"]
+    out["async"] = await aevaluate("py-aeval", table_id=table["id"], dataset=cases, runner=arunner, scorers=scorers)
+asyncio.run(main())
+emit(out)
+`,
+      { timeoutMs: 180_000 },
+    );
+    const sync = value.sync;
+    expect(sync.total_rows).toBe(2);
+    expect(sync.results.map((r: any) => [r.input, r.output, r.scores])).toEqual([
+      ["otter", "otter is an animal", { "Names it": 1, "Says animal": 1, Judge: 1 }],
+      ["heron", "heron is an animal", { "Names it": 0, "Says animal": 1, Judge: 1 }],
+    ]);
+    expect(sync.failed_row_indices).toEqual([sync.results[1].row_index]);
+    // The Worker's own LLM call for the assertion reached the fake provider.
+    expect(h.fake.calls.some((c) => JSON.stringify(c.body).includes("Does it name an animal?"))).toBe(true);
+
+    // What the server stored: the sheet's rows (the blank starter row deleted), each with its trace.
+    const sheet = `/api/public/v2/tables/${sync.table_id}/sheets/${sync.sheet_id}`;
+    const stored = (await h.call("GET", `${sheet}/rows?include_columns=True`)).body;
+    const byTitle = Object.fromEntries(stored.columns.map((c: any) => [c.title, c.id]));
+    expect(Object.keys(byTitle)).toEqual(expect.arrayContaining(["input", "expected", "Output", "Trace"]));
+    expect(stored.data.map((r: any) => r.row_index)).toEqual(sync.results.map((r: any) => r.row_index));
+    expect(stored.data.map((r: any) => [r.cells[byTitle.input].value, r.cells[byTitle.expected].value, r.cells[byTitle.Output].value])).toEqual([
+      ["otter", "otter", "otter is an animal"],
+      ["heron", "stork", "heron is an animal"],
+    ]);
+    const trace = stored.data[0].cells[byTitle.Trace].value;
+    expect(JSON.stringify(trace)).toContain(sync.results[0].span_id);
+    const logIds: number[] = [];
+    JSON.stringify(trace, (k, v) => (k === "request_log_id" && typeof v === "number" ? (logIds.push(v), v) : v));
+    expect(logIds.length).toBeGreaterThan(0);
+    expect((await h.call("GET", `/api/public/v2/requests/${logIds[0]}`)).body).toMatchObject({ model: "gpt-4o-mini", trace_id: sync.results[0].trace_id });
+    const scorecard = (await h.call("GET", `${sheet}/scorecard`)).body;
+    expect(scorecard.scorecard.steps.map((s: any) => s.title)).toEqual(["Names it", "Says animal", "Judge"]);
+    expect(scorecard.latest_calculation).toMatchObject({ status: "completed", total_rows: 2 });
+    expect((await h.call("GET", `${sheet}/status-counts`)).body.status_counts).toMatchObject({ QUEUED: 0, RUNNING: 0 });
+
+    expect(value.async_new_table).toMatch(/unexpected keyword argument 'json'/);
+    expect(value.async.results.map((r: any) => r.scores.Matches)).toEqual([1, 0]);
+    const asyncRows = (await h.call("GET", `/api/public/v2/tables/${value.async.table_id}/sheets/${value.async.sheet_id}/rows`)).body;
+    expect(asyncRows.row_count).toBe(2);
+  });
+});

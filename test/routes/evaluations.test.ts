@@ -602,7 +602,8 @@ describe("GET /api/public/v2/evaluations", { timeout: 60_000 }, () => {
     expect(page).toMatchObject({ success: true, page: 1, per_page: 1, total: 2, pages: 2 });
     expect(page.evaluations[0]).toMatchObject({ id: one.report_id, is_blueprint: true, external_ids: [{ source: "ci", external_id: "p1" }] });
     expect(page.evaluations[0].runs).toBeUndefined();
-    const withRuns = await json(await call(`/api/public/v2/evaluations?name=${tag}&include_runs=true&sort_by=id&sort_order=asc`, { key: a.key }));
+    const withRuns = await json(await call(`/api/public/v2/evaluations?name=${tag}&include_runs=True&sort_by=id&sort_order=asc`, { key: a.key }));
+    expect((await json(await call(`/api/public/v2/evaluations?name=${tag}&include_runs=FALSE`, { key: a.key }))).evaluations[0].runs).toBeUndefined();
     expect(withRuns.evaluations.map((e: any) => e.runs.map((r: any) => r.id))).toEqual([[runId], []]);
     expect(withRuns.evaluations[0].runs[0]).toMatchObject({ status: "COMPLETED", parent_report_id: one.report_id, stats: { status_counts: { COMPLETED: 2, FAILED: 0, QUEUED: 0, RUNNING: 0 } } });
     const byExt = await json(await call("/api/public/v2/evaluations?external_source=ci&external_id=p1", { key: a.key }));

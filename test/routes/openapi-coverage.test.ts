@@ -57,3 +57,21 @@ describe("/openapi.json tags", () => {
     expect(oneSpellingPerTag(doc).paths).toEqual({ "/a": { get: { tags: ["tool registry"] }, post: { tags: ["external ids"] } }, "/b": { get: { tags: ["tool registry"] } } });
   });
 });
+
+describe("/openapi.json: what the SDKs call beyond PromptLayer's document", () => {
+  it("lists each such operation with the success code the SDKs expect", async () => {
+    const doc = await json(await call("/openapi.json"));
+    const codes = (method: string, path: string) => Object.keys(doc.paths[path]?.[method]?.responses ?? {}).filter((c) => /^[12]/.test(c));
+    for (const [method, path, code] of [
+      ["post", "/track-request", "200"],
+      // The Python SDK's run_workflow checks for 201.
+      ["post", "/ws-token-request-library", "201"],
+      ["get", "/connection/websocket", "101"],
+      // Both SDKs' tables clients (evaluate()).
+      ["delete", "/api/public/v2/tables/{table_id}/sheets/{sheet_id}/rows", "200"],
+      ["get", "/api/public/v2/tables/{table_id}/sheets/{sheet_id}/status-counts", "200"],
+    ] as const) {
+      expect(codes(method, path), `${method} ${path}`).toEqual([code]);
+    }
+  });
+});

@@ -82,6 +82,12 @@ describe("POST rows", () => {
     const desc = await rows(s, "?order=desc&limit=3&include_columns=true");
     expect(desc.data.map((r: any) => r.row_index)).toEqual([4, 3, 2]);
     expect(desc.columns.map((c: any) => c.id)).toEqual([s.columnA]);
+    // Python's requests spells booleans True / False: any case is read, anything else is a 400.
+    expect((await rows(s, "?limit=1&include_columns=True")).columns.map((c: any) => c.id)).toEqual([s.columnA]);
+    expect(await rows(s, "?limit=1&include_columns=False")).not.toHaveProperty("columns");
+    const bad = await call(`${s.base}/rows?include_columns=yes`, { key: ws.key });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).message).toMatch(/include_columns: must be true or false/);
     expect((await call(`${s.base}/rows?limit=101`, { key: ws.key })).status).toBe(400);
     expect((await call(`${s.base}/rows?limit=0`, { key: ws.key })).status).toBe(400);
     expect((await call(`${s.base}/rows?cursor=${p1.next_cursor}&order=desc`, { key: ws.key })).status).toBe(400);
@@ -200,5 +206,68 @@ describe("cells", () => {
     expect((await call(`/api/public/v2/tables/${t.tableId}`, { method: "DELETE", key: ws.key })).status).toBe(200);
     expect((await patchCell(t, tid, { display_value: "x" })).status).toBe(404);
     expect((await call(`${t.base}/operations`, { method: "POST", key: ws.key, json: {} })).status).toBe(404);
+  });
+});
+
+describe("DELETE rows and GET status-counts", () => {
+  it("deletes the named rows with all their cells in one version; the others keep their indexes and cell ids; new rows are not given a deleted index", async () => {
+    const ws = await createWorkspace();
+    const s = await newSheet(ws);
+    const b = await addColumn(s, { title: "B", ...combine("Column A") });
+    await addRows(s, { count: 3, values: [{ [s.columnA]: "one" }, { [s.columnA]: "two" }, { [s.columnA]: "three" }] });
+    const before = await rows(s);
+    const kept = before.data[3].cells[s.columnA].id;
+    const gone = before.data[1].cells[s.columnA].id;
+    const res = await call(`${s.base}/rows`, { method: "DELETE", key: ws.key, json: { row_indices: [1, 0, 1] } });
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    expect(body).toEqual({ success: true, deleted_count: 2, row_indices: [0, 1], row_count: 2, version: before.version + 1 });
+    const after = await rows(s);
+    expect(after.data.map((r: any) => [r.row_index, r.cells[s.columnA].display_value])).toEqual([[2, "two"], [3, "three"]]);
+    expect(after.row_count).toBe(2);
+    expect((await cell(s, kept)).display_value).toBe("three");
+    expect((await call(`${s.base}/cells/${gone}`, { key: ws.key })).status).toBe(404);
+    expect((await addRows(s, { count: 1 })).row_indices).toEqual([4]);
+    // Status counts follow: 3 rows × 2 columns, the computed ones STALE.
+    const counts = await json(await call(`${s.base}/status-counts`, { key: ws.key }));
+    expect(counts).toMatchObject({ success: true, sheet_id: s.sheetId, total_cells: 6, status_counts: { STALE: 3, COMPLETED: 3, QUEUED: 0, RUNNING: 0, FAILED: 0 } });
+    expect((await json(await call(`/api/public/v2/tables/${s.tableId}/sheets/${s.sheetId}`, { key: ws.key }))).sheet.row_count).toBe(3);
+    expect(b.column.id).toEqual(expect.any(String));
+  });
+
+  it("refuses bad row_indices with a 400 and an index the sheet lacks with a 404 naming it; nothing is deleted", async () => {
+    const ws = await createWorkspace();
+    const s = await newSheet(ws);
+    await addRows(s, { count: 2 });
+    const version = (await rows(s)).version;
+    const del = (body: unknown) => call(`${s.base}/rows`, { method: "DELETE", key: ws.key, json: body });
+    const cases: [unknown, number, RegExp][] = [
+      [{}, 400, /^row_indices: /],
+      [{ row_indices: [] }, 400, /^row_indices: must name at least one row/],
+      [{ row_indices: [-1] }, 400, /^row_indices\[0\]: must be 0 or more/],
+      [{ row_indices: [1.5] }, 400, /^row_indices\[0\]: /],
+      [{ row_indices: "1" }, 400, /^row_indices: /],
+      [{ row_indices: Array.from({ length: 1001 }, (_, i) => i) }, 400, /^row_indices: must name at most 1000 rows/],
+      [{ row_indices: [0, 7] }, 404, /^row_indices\[1\]: the sheet has no row 7/],
+    ];
+    for (const [body, status, message] of cases) {
+      const res = await del(body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(status);
+      expect((await json(res)).message).toMatch(message);
+    }
+    // Exactly the limit is taken (and the rows that exist must all be named: 404 here, after validation).
+    expect((await del({ row_indices: Array.from({ length: 1000 }, (_, i) => i) })).status).toBe(404);
+    const now = await rows(s);
+    expect(now).toMatchObject({ row_count: 3, version });
+    expect(now.data.map((r: any) => r.row_index)).toEqual([0, 1, 2]);
+  });
+
+  it("answers 404 for another workspace's sheet and deletes nothing", async () => {
+    const ws = await createWorkspace();
+    const other = await createWorkspace();
+    const s = await newSheet(ws);
+    expect((await call(`${s.base}/rows`, { method: "DELETE", key: other.key, json: { row_indices: [0] } })).status).toBe(404);
+    expect((await call(`${s.base}/status-counts`, { key: other.key })).status).toBe(404);
+    expect((await rows(s)).row_count).toBe(1);
   });
 });

@@ -191,6 +191,35 @@ describe("calculating a scorecard", () => {
     expect((await json(await call(url(s, `/rows/3?calculation_id=${calc.id}`), { key: s.ws.key }))).aggregate_verdict).toBe("fail");
   });
 
+  it("takes the step's columns by id or by title, in source_column_ids and in primitive_config (the Python SDK sends ids), and a step naming ids survives a rename", async () => {
+    const { s, B } = await sheetWith([
+      ["ok", "it is ok"],
+      ["yes", "nope"],
+    ]);
+    // As the Python SDK's evaluate() builds it: source and value_source as column ids, and source_column_ids the same ids.
+    const byId = { title: "answer has verdict", primitive_type: "CONTAINS", source_column_ids: [B, s.columnA], primitive_config: { source: B, value_source: s.columnA } };
+    const byTitle = { title: "by title", primitive_type: "CONTAINS", source_column_ids: ["answer", "column a"], primitive_config: { source: "answer", value_source: "Column A" } };
+    const { scorecard } = await configured(s, { name: "Refs", aggregation: {}, steps: [byId, byTitle] });
+    // Stored as sent, with the columns resolved to ids.
+    expect(scorecard.steps[0]).toMatchObject({ source_column_ids: [B, s.columnA], primitive_config: { source: B, value_source: s.columnA } });
+    expect(scorecard.steps[1]).toMatchObject({ source_column_ids: [B, s.columnA], primitive_config: { value_source: "Column A" } });
+    const calc = await calculate(s);
+    const [idStep, titleStep] = scorecard.steps.map((x: any) => x.id);
+    expect(calc.criterion_summaries[idStep]).toMatchObject({ verdict_counts: { pass: 2, fail: 1 } });
+    expect(calc.criterion_summaries[titleStep]).toMatchObject({ verdict_counts: { pass: 2, fail: 1 } });
+    const row1 = await json(await call(url(s, "/rows/1"), { key: s.ws.key }));
+    expect(row1.step_results[idStep]).toMatchObject({ verdict: "pass", value: true });
+    // Renaming the value column: the step that names it by id still reads it; the one naming its old title now errs.
+    expect((await call(`${s.base}/columns/${s.columnA}`, { method: "PATCH", key: s.ws.key, json: { title: "Verdict" } })).status).toBe(200);
+    const after = await calculate(s);
+    expect(after.criterion_summaries[idStep]).toMatchObject({ verdict_counts: { pass: 2, fail: 1 } });
+    expect(after.criterion_summaries[titleStep].verdict_counts, JSON.stringify(after.criterion_summaries[titleStep])).toMatchObject({ error: 3 });
+    // A name that is neither an id nor a title of the step's columns is still a 400.
+    const res = await patch(s, { name: "Refs", aggregation: {}, steps: [{ ...byId, primitive_config: { value_source: crypto.randomUUID() } }] });
+    expect(res.status).toBe(400);
+    expect((await json(res)).message).toMatch(/^steps\[0\]\.primitive_config: reads "[0-9a-f-]{36}", which is not the id or title of one of the step's columns/);
+  });
+
   it("runs the blocks' checks and the structure and tool-call checks", async () => {
     const ws = await createWorkspace();
     const s = await newSheet(ws);
@@ -430,7 +459,9 @@ describe("refusals", () => {
       [{ name: "x", aggregation: {}, steps: [{ ...step, primitive_type: "CODE_EXECUTION" }] }, /^steps\[0\]\.primitive_type: CODE_EXECUTION cannot run here/],
       [{ name: "x", aggregation: {}, steps: [{ ...step, primitive_type: "TOOL_EVALUATOR" }] }, /^steps\[0\]\.primitive_type: TOOL_EVALUATOR cannot run here/],
       [{ name: "x", aggregation: {}, steps: [{ ...step, source_column_ids: [] }] }, /^steps\[0\]\.source_column_ids: give the column/],
-      [{ name: "x", aggregation: {}, steps: [{ ...step, source_column_ids: [crypto.randomUUID()] }] }, /^steps\[0\]\.source_column_ids\[0\]: no column/],
+      [{ name: "x", aggregation: {}, steps: [{ ...step, source_column_ids: [crypto.randomUUID()] }] }, /^steps\[0\]\.source_column_ids\[0\]: no column with this id or title/],
+      [{ name: "x", aggregation: {}, steps: [{ ...step, source_column_ids: ["no such title"] }] }, /^steps\[0\]\.source_column_ids\[0\]: no column with this id or title/],
+      [{ name: "x", aggregation: {}, steps: [{ ...step, source_column_ids: [""] }] }, /^steps\[0\]\.source_column_ids\[0\]: must not be empty/],
       [{ name: "x", aggregation: {}, steps: [{ ...step, target_column_id: crypto.randomUUID() }] }, /^steps\[0\]\.target_column_id: no column/],
       [{ name: "x", aggregation: {}, steps: [{ ...step, title: "" }] }, /^steps\[0\]\.title/],
       [{ name: "x", aggregation: {}, steps: [{ ...step, weight: -1 }] }, /^steps\[0\]\.weight/],

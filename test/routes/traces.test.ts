@@ -13,6 +13,7 @@ import openllmetry from "../fixtures/spans/openllmetry-indexed.json";
 import vercelV4 from "../fixtures/spans/vercel-ai-v4.json";
 import vercel from "../fixtures/spans/vercel-ai.json";
 import { call, createWorkspace, json, shareLogsDb, type TestKey } from "../helpers/api";
+import { addColumn, newSheet, rows } from "../helpers/sheet-data";
 
 const MAX = Number(env.TRACES_MAX_BYTES);
 let seq = 0;
@@ -335,6 +336,76 @@ describe("POST /api/public/v2/dataset-versions/add-trace", () => {
     const noLogs = await add({ span_id: root });
     // The root span made no log, but its direct child did.
     expect(noLogs.status).toBe(201);
+  });
+});
+
+describe("POST /api/public/v2/dataset-versions/add-trace into a sheet (the Python SDK's evaluate())", () => {
+  async function tracedSheet(ws: TestKey) {
+    const s = await newSheet(ws);
+    const traceCol = (await addColumn(s, { title: "Trace", type: "TEXT" })).column.id;
+    const t = newTrace();
+    const [root, llm] = [newSpan(), newSpan()];
+    await postJson(ws, exportOf([...spansOf(t, llm, root, [str("function_output", "General Kenobi.")])]));
+    return { s, traceCol, t, root, llm };
+  }
+  const addTo = (ws: TestKey, body: Record<string, unknown>) => call("/api/public/v2/dataset-versions/add-trace", { method: "POST", key: ws.key, json: body });
+
+  it("adds one row holding the trace's span tree in the sheet's Trace column (or a span's subtree), and answers the row", async () => {
+    const ws = await createWorkspace();
+    const { s, traceCol, t, root, llm } = await tracedSheet(ws);
+    const res = await addTo(ws, { trace_id: t, sheet_id: s.sheetId, smart_table_id: s.tableId, metadata: { eval_name: "e" } });
+    const body = await json(res);
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    expect(body).toMatchObject({ success: true, mode: "trace", row_index: 1, row: { row_index: 1 }, request_log_ids: [expect.any(Number)] });
+    const tree = body.row.cells[traceCol].value;
+    expect(tree).toMatchObject({ span_id: root, name: "handle request", children: [{ span_id: llm, parent_id: root, output: "General Kenobi.", request_log_id: body.request_log_ids[0], children: [] }] });
+    // Stored: the row reads back the same, and the log named is the workspace's.
+    const stored = await rows(s);
+    expect(stored.row_count).toBe(2);
+    expect(stored.data[1].cells[traceCol].value).toEqual(tree);
+    expect((await log(ws, body.request_log_ids[0])).trace_id).toBe(t);
+    const sub = await json(await addTo(ws, { trace_id: t, span_id: llm, sheet_id: s.sheetId, smart_table_id: s.tableId }));
+    expect(sub).toMatchObject({ mode: "span", row_index: 2 });
+    expect(sub.row.cells[traceCol].value).toMatchObject({ span_id: llm, children: [] });
+  });
+
+  it("a sheet without a Trace column gets the row without it", async () => {
+    const ws = await createWorkspace();
+    const { t } = await tracedSheet(ws);
+    const plain = await newSheet(ws);
+    const res = await addTo(ws, { trace_id: t, sheet_id: plain.sheetId, smart_table_id: plain.tableId });
+    expect(res.status).toBe(201);
+    expect((await json(res)).row.cells[plain.columnA].value).toBeNull();
+  });
+
+  it("400 for a body naming no target, both, or a sheet without its table; 404 for another workspace's sheet, an unknown trace or span; nothing is added", async () => {
+    const ws = await createWorkspace();
+    const other = await createWorkspace();
+    const { s, t } = await tracedSheet(ws);
+    const target = { sheet_id: s.sheetId, smart_table_id: s.tableId };
+    for (const [body, message] of [
+      [{ trace_id: t }, /^dataset_group_id: is required \(or sheet_id with smart_table_id\)/],
+      [{ trace_id: t, ...target, dataset_group_id: 1 }, /^sheet_id: give dataset_group_id or sheet_id, not both/],
+      [{ trace_id: t, sheet_id: s.sheetId }, /^smart_table_id: is required with sheet_id/],
+      [{ trace_id: t, sheet_id: "nope", smart_table_id: s.tableId }, /^sheet_id: must be a UUID/],
+      [{ trace_id: t, ...target, metadata: "x" }, /^metadata: must be an object/],
+    ] as const) {
+      const res = await addTo(ws, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect((await json(res)).message).toMatch(message);
+    }
+    for (const [key, body] of [
+      [other, { trace_id: t, ...target }],
+      [ws, { trace_id: newTrace(), ...target }],
+      [ws, { trace_id: t, span_id: newSpan(), ...target }],
+      [ws, { trace_id: t, sheet_id: s.sheetId, smart_table_id: crypto.randomUUID() }],
+    ] as const) {
+      expect((await addTo(key, body)).status, JSON.stringify(body)).toBe(404);
+    }
+    // Another workspace's trace into my sheet: the trace is not found.
+    const theirs = await tracedSheet(other);
+    expect((await addTo(ws, { trace_id: theirs.t, ...target })).status).toBe(404);
+    expect((await rows(s)).row_count).toBe(1);
   });
 });
 

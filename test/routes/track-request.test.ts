@@ -81,6 +81,22 @@ describe("POST /track-request", () => {
     expect(JSON.stringify(d.output)).toContain("General Kenobi.");
   });
 
+  it("reads the Python SDK's wrapper calls: the client class in function_name, epoch-float times, metadata null, span_id null", async () => {
+    const wrapper = (function_name: string) => ({
+      ...openaiCall({ function_name, request_start_time: 1_714_557_600.25, request_end_time: 1_714_557_601.5, metadata: null, tags: null, span_id: null }),
+    });
+    for (const [fn, provider] of [
+      ["openai.OpenAI.chat.completions.create", "openai"],
+      ["openai.AsyncOpenAI.chat.completions.create", "openai"],
+      ["openai.AsyncAzureOpenAI.chat.completions.create", "openai.azure"],
+    ] as const) {
+      const res = await track(wrapper(fn));
+      const body = await json(res);
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(await detail(body.request_id)).toMatchObject({ provider, function_name: fn, latency_ms: 1250, input_tokens: 11, output_tokens: 4, metadata: {}, tags: [] });
+    }
+  });
+
   it("logs a failed call that run() reports with an empty response", async () => {
     const res = await track(openaiCall({ request_response: {}, status: "ERROR", error_type: "PROVIDER_RATE_LIMIT", error_message: "429 Too Many Requests" }));
     const body = await json(res);
@@ -97,7 +113,10 @@ describe("POST /track-request", () => {
       [{ ...openaiCall(), score: 101 }, /score: must be from 0 to 100/],
       [{ ...openaiCall(), metadata: { a: 1 } }, /metadata values must be strings/],
       [{ ...openaiCall(), request_start_time: "yesterday" }, /request_start_time/],
-      [{ ...openaiCall(), function_name: "nobody.knows.this" }, /./],
+      [{ ...openaiCall(), function_name: "nobody.knows.this" }, /^function_name: "nobody.knows.this" is not a provider call/],
+      // A class the providers' modules do not export, and a method the service does not read.
+      [{ ...openaiCall(), function_name: "openai.Other.chat.completions.create" }, /^function_name: /],
+      [{ ...openaiCall(), function_name: "openai.OpenAI.embeddings.create" }, /^function_name: /],
     ];
     for (const [body, message] of cases) {
       const res = await track(body);

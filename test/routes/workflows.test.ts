@@ -186,6 +186,9 @@ describe("release labels and GET /workflows/{id_or_name}", () => {
     const first = await json(await call(`/workflows/${v1.workflow_id}?version=1`, { key: a.key }));
     expect(first).toMatchObject({ version: 1, release_labels: ["staging"], edges: [], required_input_variables: {}, commit_message: null });
     expect((await json(await call(`/workflows/${name}`, { key: a.key }))).version).toBe(2);
+    // The workflow itself, as the Python SDK's run_workflow reads it, beside the version's fields.
+    expect(prod.workflow).toEqual({ id: v1.workflow_id, workspace_id: a.workspaceId, user_id: a.userId, name, is_draft: false, is_deleted: false });
+    expect(prod.workflow_id).toBe(v1.workflow_id);
   });
 
   it("answers 400 for version and label together, 404 for an unknown version or label or another workspace's workflow", async () => {
@@ -391,5 +394,114 @@ describe("runs", () => {
     expect((await call(`/workflow-version-execution-results?workflow_version_execution_id=${exec!.id}`, { key: b.key })).status).toBe(404);
     await expect400(await call(`/workflow-version-execution-results?workflow_version_execution_id=abc`, { key: a.key }), /workflow_version_execution_id/);
     await expect400(await call(`/workflow-version-execution-results`, { key: a.key }), /workflow_version_execution_id/);
+  });
+});
+
+/** A WebSocket to the realtime hub, through the Worker's entrypoint; messages are queued as they come. */
+async function socket() {
+  const res = await call("/connection/websocket", { headers: { Upgrade: "websocket" } });
+  expect(res.status).toBe(101);
+  const ws = res.webSocket!;
+  const inbox: any[] = [];
+  const waiters: (() => void)[] = [];
+  ws.addEventListener("message", (e) => {
+    inbox.push(JSON.parse(String(e.data)));
+    waiters.splice(0).forEach((w) => w());
+  });
+  ws.accept();
+  let id = 0;
+  const next = async (timeoutMs = 10_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (inbox.length === 0) {
+      if (Date.now() > deadline) throw new Error("no message");
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 100);
+      });
+    }
+    return inbox.shift();
+  };
+  const command = async (body: Record<string, unknown>) => {
+    ws.send(JSON.stringify({ id: ++id, ...body }));
+    return next();
+  };
+  return { ws, inbox, next, command };
+}
+
+const token = (key: string, capability: string) => call(`/ws-token-request-library?capability=${encodeURIComponent(capability)}`, { method: "POST", key });
+
+describe("the realtime channels of runs", () => {
+  const suffix = () => crypto.randomUUID().replace(/-/g, "");
+
+  it("tokens: 201 for a run's channel or a workflow's run channel of the workspace; 404 for another workspace's or none; 400 for other capabilities", async () => {
+    const wf = await json(await create(a.key, { name: uniq("tokens"), nodes: [variable("o", "x")] }));
+    const mine = await token(a.key, `workflows:${wf.workflow_id}:run:${suffix()}`);
+    expect(mine.status).toBe(201);
+    expect(await json(mine)).toMatchObject({ success: true, messaging_backend: "centrifugo", token_details: { token: expect.any(String), expires_at: expect.any(String) } });
+    expect((await token(b.key, `workflows:${wf.workflow_id}:run:${suffix()}`)).status).toBe(404);
+    expect((await token(a.key, `workflows:99999999:run:${suffix()}`)).status).toBe(404);
+    const exec = await json(await call(`/workflows/${wf.workflow_id}/run`, { method: "POST", key: a.key, json: { input_variables: {} } }));
+    expect((await token(a.key, `workflow_updates:${exec.workflow_version_execution_id}`)).status).toBe(201);
+    expect((await token(b.key, `workflow_updates:${exec.workflow_version_execution_id}`)).status).toBe(404);
+    for (const bad of [`workflows:${wf.workflow_id}:run:`, `workflows:${wf.workflow_id}:run:a b`, `workflows:${wf.workflow_id}:run:${"a".repeat(65)}`, `workflows:${wf.workflow_id}`, "other:1"]) {
+      await expect400(await token(a.key, bad), /^capability: must be workflow_updates:<execution id> or workflows:<workflow id>:run:<suffix>/);
+    }
+  });
+
+  it("a bad channel_name_suffix is a 400 and starts no run", async () => {
+    const wf = await json(await create(a.key, { name: uniq("suffix"), nodes: [variable("o", "x")] }));
+    const runs = () => env.DB.prepare("SELECT count(*) AS n FROM workflow_executions WHERE workflow_id = ?").bind(wf.workflow_id).first<{ n: number }>();
+    for (const bad of ["", "a b", "a".repeat(65), 42]) {
+      await expect400(await call(`/workflows/${wf.workflow_id}/run`, { method: "POST", key: a.key, json: { input_variables: {}, channel_name_suffix: bad } }), /^channel_name_suffix: /);
+    }
+    expect((await runs())!.n).toBe(0);
+  });
+
+  it("a run started with channel_name_suffix ends on that channel with its outputs as asked, and on its execution's channel; late subscribers are told at once", async () => {
+    const wf = await json(await create(a.key, { name: uniq("channel"), nodes: [variable("greeting", "Hello, channel!")] }));
+    const s = suffix();
+    const channel = `workflows:${wf.workflow_id}:run:${s}`;
+    const t = (await json(await token(a.key, channel))).token_details.token;
+    const client = await socket();
+    expect(await client.command({ connect: { token: t } })).toMatchObject({ connect: { client: expect.any(String) } });
+    // Only the token's channel.
+    expect(await client.command({ subscribe: { channel: `workflows:${wf.workflow_id}:run:${suffix()}` } })).toMatchObject({ error: { code: 103 } });
+    expect(await client.command({ subscribe: { channel } })).toMatchObject({ subscribe: {} });
+    const started = await json(await call(`/workflows/${wf.workflow_name}/run`, { method: "POST", key: a.key, json: { input_variables: {}, return_all_outputs: true, channel_name_suffix: s } }));
+    const pushed = await client.next(30_000);
+    expect(pushed.push.channel).toBe(channel);
+    expect(pushed.push.pub.data.message_name).toBe("SET_WORKFLOW_COMPLETE");
+    expect(JSON.parse(pushed.push.pub.data.data)).toEqual({
+      workflow_version_execution_id: started.workflow_version_execution_id,
+      result_code: "OK",
+      final_output: { greeting: { status: "SUCCESS", value: "Hello, channel!", error_message: null, raw_error_message: null, is_output_node: true } },
+    });
+    client.ws.close();
+    // Subscribing after the end: the same message at once, on either channel of the run.
+    for (const ch of [channel, `workflow_updates:${started.workflow_version_execution_id}`]) {
+      const late = await socket();
+      await late.command({ connect: { token: (await json(await token(a.key, ch))).token_details.token } });
+      expect(await late.command({ subscribe: { channel: ch } })).toMatchObject({ subscribe: {} });
+      expect(JSON.parse((await late.next()).push.pub.data.data)).toMatchObject({ workflow_version_execution_id: started.workflow_version_execution_id, result_code: "OK" });
+      late.ws.close();
+    }
+  });
+
+  it("the main output when return_all_outputs is off; over the size limit, EXCEEDS_SIZE_LIMIT and no outputs", async () => {
+    const small = await json(await create(a.key, { name: uniq("main"), nodes: [variable("o", "just this")] }));
+    const big = await json(await create(a.key, { name: uniq("big"), nodes: [variable("o", "x".repeat(70_000))] }));
+    for (const [wf, expected] of [
+      [small, { result_code: "OK", final_output: "just this" }],
+      [big, { result_code: "EXCEEDS_SIZE_LIMIT", final_output: null }],
+    ] as const) {
+      const s = suffix();
+      const channel = `workflows:${wf.workflow_id}:run:${s}`;
+      const client = await socket();
+      await client.command({ connect: { token: (await json(await token(a.key, channel))).token_details.token } });
+      await client.command({ subscribe: { channel } });
+      const started = await json(await call(`/workflows/${wf.workflow_id}/run`, { method: "POST", key: a.key, json: { input_variables: {}, channel_name_suffix: s } }));
+      expect(JSON.parse((await client.next(30_000)).push.pub.data.data)).toEqual({ workflow_version_execution_id: started.workflow_version_execution_id, ...expected });
+      client.ws.close();
+    }
   });
 });

@@ -32,8 +32,8 @@ let otherAuth: AuthContext;
 /** A stand-in converter: reads a tiny made-up format, refuses anything else. */
 const convert: ConvertProviderCall = (c) => {
   const r = c.request_response as { text?: string; usage?: [number, number] };
-  if (c.function_name !== "fake.create") return { ok: false, error: `unsupported function_name ${c.function_name}` };
-  if (typeof r?.text !== "string") return { ok: false, error: "no text in the response" };
+  if (c.function_name !== "fake.create") return { ok: false, error: `function_name: unsupported ${c.function_name}` };
+  if (typeof r?.text !== "string") return { ok: false, error: "request_response: no text in the response" };
   return {
     ok: true,
     value: {
@@ -132,7 +132,7 @@ describe("trackRequest", () => {
     });
   });
 
-  it("a call the converter cannot read is a 400 naming request_response; nothing is written", async () => {
+  it("a call the converter cannot read is a 400 with its message (which names the field); nothing is written", async () => {
     const logs = getDb(await logsDb(ws));
     const before = await count(ws.workspaceId);
     await expect(trackRequest(getDb(env.DB), logs, wsAuth, body({ request_response: { nope: 1 } }), convert)).rejects.toMatchObject({

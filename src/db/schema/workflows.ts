@@ -90,9 +90,14 @@ export const workflowExecutions = sqliteTable(
     /** When the run last made progress (null: not started); the job sweeper re-queues a run whose heartbeat went stale. */
     heartbeatAt: integer("heartbeat_at"),
     redrives: integer("redrives").notNull().default(0),
+    /** What the run's caller asked the outputs in: its completion message carries them so. */
+    returnAllOutputs: integer("return_all_outputs", { mode: "boolean" }).notNull().default(false),
+    /** The Python SDK's channel_name_suffix: the run also ends on channel workflows:<workflow id>:run:<suffix>. */
+    channelNameSuffix: text("channel_name_suffix"),
   },
   (t) => [
     index("workflow_executions_workspace").on(t.workspaceId, t.id),
+    index("workflow_executions_channel").on(t.workflowId, t.channelNameSuffix).where(sql`channel_name_suffix IS NOT NULL`),
     index("workflow_executions_open").on(t.heartbeatAt, t.createdAt).where(sql`status IN ('QUEUED', 'RUNNING')`),
   ],
 );

@@ -99,7 +99,11 @@ const getWithBody = defineRoute({
   path: "/prompt-templates/{identifier}",
   tags,
   summary: "Get a prompt template (SDK form)",
-  description: "What the SDKs' templates.get calls. `input_variables` fill f-string `{var}` / jinja2 `{{ var }}` placeholders in text blocks unless skip_input_variable_rendering.",
+  description:
+    "What the SDKs' templates.get and run() call. `input_variables` fill f-string `{var}` / jinja2 `{{ var }}` placeholders in text blocks unless skip_input_variable_rendering. " +
+    "run()'s overrides are applied here, since the SDKs hand `llm_kwargs` to the provider as they are: `model_parameter_overrides` merged over the version's parameters, " +
+    "`model` and `provider` replacing the version's, and the answered `metadata.model` and `llm_kwargs` built from the result (a provider switch converts the blueprint " +
+    "as a version of that provider would be, and keeps `api_type` only between OpenAI, Azure OpenAI and Mistral). The stored version does not change.",
   errors: [404],
   middleware: [emptyBodyIsObject],
   request: { params: z.object({ identifier: Identifier }), body: { required: false, content: { "application/json": { schema: GetTemplateBody } } } },

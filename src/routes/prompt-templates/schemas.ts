@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { NameText, PromptBlueprint } from "../../lib/schemas";
 import { QueryInt, QueryList, SortBy, SortOrder } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
+import { KWARGS_PROVIDERS } from "../../converters";
 
 export const PromptName = NameText(512);
 export const LabelName = NameText(255);
@@ -83,11 +84,21 @@ export const GetTemplateBody = z
     version: z.int().positive("must be > 0").nullish(),
     label: LabelName.nullish(),
     workspace_id: z.int().nullish(),
-    provider: z.string().nullish(),
-    model: z.string().nullish(),
+    provider: z
+      .enum(KWARGS_PROVIDERS, { error: `must be one of ${KWARGS_PROVIDERS.join(", ")}` })
+      .nullish()
+      .openapi({ description: "run()'s provider override: metadata.model.provider and llm_kwargs become that provider's (the blueprint converted as a version of that provider would be)." }),
+    model: z
+      .string()
+      .min(1, "must not be empty")
+      .max(256, "must be at most 256 characters")
+      .nullish()
+      .openapi({ description: "run()'s model override: replaces metadata.model.name and the model in llm_kwargs." }),
     input_variables: z.record(z.string(), z.unknown()).nullish(),
     metadata_filters: z.record(z.string(), z.string()).nullish(),
-    model_parameter_overrides: Obj.nullish(),
+    model_parameter_overrides: Obj.nullish().openapi({
+      description: "run()'s parameter overrides, merged over metadata.model.parameters (a key set to null removes that parameter) and into llm_kwargs.",
+    }),
     skip_input_variable_rendering: z.boolean().nullish(),
   })
   .openapi("GetPromptTemplate");

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { FilterGroupQuery, FilterGroupSchema } from "../../filters";
 import { SORT_COLUMNS, SUGGESTION_FIELDS, SUGGESTION_LIMIT, KEYED_FIELDS, type SortBy } from "../../logs";
-import { QueryInt } from "../../lib/query";
+import { QueryBool, QueryInt } from "../../lib/query";
 
 export const SEARCH_PER_PAGE = { default: 10, max: 100 } as const;
 
@@ -78,11 +78,7 @@ export const SuggestionsQuery = z
     limit: PositiveInt(SUGGESTION_LIMIT.max)
       .optional()
       .openapi({ type: "integer", minimum: 1, maximum: SUGGESTION_LIMIT.max, description: `Default ${SUGGESTION_LIMIT.default}.` }),
-    include_counts: z
-      .enum(["true", "false"])
-      .optional()
-      .transform((v) => v === "true")
-      .openapi({ type: "boolean", description: "Adds `counts`: value → number of logs carrying it." }),
+    include_counts: QueryBool.default(false).openapi({ type: "boolean", description: "Adds `counts`: value → number of logs carrying it." }),
   })
   .superRefine((q, ctx) => {
     if (KEYED_FIELDS.has(q.field) && q.metadata_key === undefined) {

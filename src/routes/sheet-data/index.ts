@@ -16,6 +16,8 @@ import {
   ColumnSchema,
   CreateColumnBody,
   CreateOperationBody,
+  DeleteRowsBody,
+  DELETE_ROWS_MAX,
   ListColumnsQuery,
   ListRowsQuery,
   RecalculateCellsBody,
@@ -152,6 +154,25 @@ const listRows = defineRoute({
   },
 });
 
+const deleteRows = defineRoute({
+  method: "delete",
+  path: `${base}/rows`,
+  tags,
+  summary: "Delete rows",
+  description:
+    `\`row_indices\` (1 to ${DELETE_ROWS_MAX}) name the rows to delete; the rows and all their cells go in one change (one sheet version). ` +
+    "The other rows keep their row_index (and their cells their ids): indexes are never reused, so a sheet's rows may have gaps. An index " +
+    "the sheet has no row for is a 404 naming it, and nothing is deleted.",
+  errors: [404],
+  request: { params: SheetParams, body: body(DeleteRowsBody) },
+  responses: {
+    200: json(
+      z.object({ success: z.literal(true), deleted_count: z.int(), row_indices: z.array(z.int()), row_count: z.int(), version: z.int() }).openapi("DeleteRowsResponse"),
+      "Rows deleted",
+    ),
+  },
+});
+
 const getCell = defineRoute({
   method: "get",
   path: `${base}/cells/{cell_id}`,
@@ -263,6 +284,25 @@ const listOperations = defineRoute({
   },
 });
 
+const statusCounts = defineRoute({
+  method: "get",
+  path: `${base}/status-counts`,
+  tags,
+  summary: "Cell status counts",
+  description:
+    "How many of the sheet's cells are in each status (`STALE`, `QUEUED`, `RUNNING`, `COMPLETED`, `FAILED`; text cells count as COMPLETED) " +
+    "and `total_cells` (rows × columns): what the SDKs poll while an evaluation's cells compute. GET …/operations answers the same counts with " +
+    "the operations still running.",
+  errors: [404],
+  request: { params: SheetParams },
+  responses: {
+    200: json(
+      z.object({ success: z.literal(true), sheet_id: z.string(), version: z.int(), total_cells: z.int(), status_counts: z.record(z.string(), z.int()) }).openapi("SheetStatusCounts"),
+      "The counts",
+    ),
+  },
+});
+
 const getOperation = defineRoute({
   method: "get",
   path: `${base}/operations/{operation_id}`,
@@ -355,12 +395,19 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json({ success: true as const, ...r }, 201);
   });
 
+  app.openapi(deleteRows, async (c) => {
+    const p = c.req.valid("param");
+    const { stub, access } = await sheetOf(c, p);
+    const r = unwrap(await stub.deleteRows(access, c.req.valid("json").row_indices));
+    return c.json({ success: true as const, ...r }, 200);
+  });
+
   app.openapi(listRows, async (c) => {
     const p = c.req.valid("param");
     const q = c.req.valid("query");
     const after = q.cursor === undefined ? null : decodeCursor(q.cursor, q.order).k;
     const { stub, access } = await sheetOf(c, p);
-    const page = unwrap(await stub.rowsFor(access, { after, limit: q.limit, order: q.order, withColumns: q.include_columns === "true" }));
+    const page = unwrap(await stub.rowsFor(access, { after, limit: q.limit, order: q.order, withColumns: q.include_columns === true }));
     const last = page.rows[page.rows.length - 1];
     return c.json(
       {
@@ -437,6 +484,12 @@ export function registerSheetDataRoutes(app: OpenAPIHono<AppEnv>) {
     const { stub, access } = await sheetOf(c, c.req.valid("param"));
     const summary = unwrap(await stub.operationsFor(access));
     return c.json({ success: true as const, ...summary }, 200);
+  });
+
+  app.openapi(statusCounts, async (c) => {
+    const { stub, access } = await sheetOf(c, c.req.valid("param"));
+    const { sheet_id, version, total_cells, status_counts } = unwrap(await stub.operationsFor(access));
+    return c.json({ success: true as const, sheet_id, version, total_cells, status_counts }, 200);
   });
 
   app.openapi(getOperation, async (c) => {

@@ -3,7 +3,7 @@
 import { z } from "@hono/zod-openapi";
 import { COMPUTING_BLOCK_TYPES } from "../../blocks";
 import { UuidParam } from "../../lib/schemas";
-import { QueryInt } from "../../lib/query";
+import { QueryBool, QueryInt } from "../../lib/query";
 import { jsonDepth, MAX_JSON_DEPTH } from "../../sheets/cell-values";
 import { CELL_STATUSES } from "../../sheets/types";
 import { Title } from "../tables/schemas";
@@ -101,7 +101,7 @@ export const UpdateColumnBody = z
 export const ListColumnsQuery = z.object({
   cursor: z.string().optional(),
   limit: QueryInt(1, 100).default(100).openapi({ type: "integer", minimum: 1, maximum: 100, default: 100 }),
-  include_system_columns: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
+  include_system_columns: QueryBool.optional(),
 });
 
 export const RowSchema = z.object({ row_index: z.int(), cells: z.record(z.string(), CellSchema) }).openapi("SheetRow");
@@ -116,12 +116,25 @@ export const AddRowsBody = z
   })
   .openapi("AddRowsRequest");
 
+/** At most this many rows per Delete Rows call (one transaction of the sheet's object). */
+export const DELETE_ROWS_MAX = 1000;
+
+export const DeleteRowsBody = z
+  .object({
+    row_indices: z
+      .array(z.int("must be whole numbers").min(0, "must be 0 or more"), { error: "must be an array of row indexes" })
+      .min(1, "must name at least one row")
+      .max(DELETE_ROWS_MAX, `must name at most ${DELETE_ROWS_MAX} rows`)
+      .openapi({ description: "The row_index of each row to delete (repeats count once)." }),
+  })
+  .openapi("DeleteRowsRequest");
+
 export const ListRowsQuery = z.object({
   cursor: z.string().optional(),
   limit: QueryInt(1, 100).default(100).openapi({ type: "integer", minimum: 1, maximum: 100, default: 100 }),
   order: z.enum(["asc", "desc"], { error: "must be asc or desc" }).default("asc"),
-  include_columns: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
-  include_row_count: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
+  include_columns: QueryBool.optional(),
+  include_row_count: QueryBool.optional(),
 });
 
 export const UpdateCellBody = z

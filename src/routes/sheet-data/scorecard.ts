@@ -33,6 +33,8 @@ const Uuid = z
   .string("must be a UUID")
   .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, "must be a UUID")
   .transform((v) => v.toLowerCase());
+/** A column of the sheet by id or by title. */
+const ColumnRef = z.string("must be a column id or title").min(1, "must not be empty").max(255, "must be at most 255 characters");
 const Json = z.unknown().refine((v) => jsonDepth(v) <= MAX_JSON_DEPTH, `must nest at most ${MAX_JSON_DEPTH} levels`);
 const JsonObject = z.record(z.string(), Json, { error: "must be an object" });
 const Verdict = z.enum(VERDICTS as [string, ...string[]], { error: `must be one of ${VERDICTS.join(", ")}` });
@@ -41,14 +43,18 @@ const StepIn = z.object({
   id: Uuid.nullish().openapi({ description: "A step of the scorecard keeps its id (and created_at) when sent back with it" }),
   title: NameText(255),
   primitive_type: z.enum(PRIMITIVES, { error: `must be one of ${PRIMITIVES.join(", ")}` }),
-  source_column_ids: z.array(Uuid, { error: "must be an array of column ids" }).max(10, "must have at most 10 items").default([]),
+  source_column_ids: z
+    .array(ColumnRef, { error: "must be an array of column ids or titles" })
+    .max(10, "must have at most 10 items")
+    .default([])
+    .openapi({ description: "The columns the step reads, each by id or by title (the first is what `source` reads)." }),
   weight: z.number("must be a number").min(0, "must be at least 0").max(1000, "must be at most 1000").optional(),
   required: z.boolean("must be a boolean").optional(),
   thresholds: z.record(z.string(), z.number("must be a number"), { error: "must be an object of numbers" }).optional(),
   primitive_config: JsonObject.optional(),
   score_adapter: JsonObject.nullish(),
   description: z.string("must be a string").max(2000, "must be at most 2000 characters").nullish(),
-  target_column_id: Uuid.nullish(),
+  target_column_id: ColumnRef.nullish().openapi({ description: "The column a COMPARE step compares with, by id or by title." }),
   evidence_mode: z.enum(["summary", "raw", "hidden"], { error: "must be summary, raw or hidden" }).nullish(),
 });
 
@@ -145,7 +151,9 @@ const HOW =
   "0..1: COLUMN_AGGREGATE reads the column as a boolean (1 / 0; `true_values` / `false_values` and `score_type` in primitive_config as " +
   "for the sheet score) or a number scaled from primitive_config `min`..`max` (0..1 by default, clamped); CONTAINS, REGEX, ASSERT_VALID, " +
   "COMPARE and LLM_ASSERTION run the block of that type (docs: blocks) with primitive_config as its config, its `source` (COMPARE: " +
-  "`sources`) filled from the step's columns; STRUCTURE checks the value is JSON of primitive_config `type` (object, or array) with " +
+  "`sources`) filled from the step's columns; the step's columns, and the columns its primitive_config names (`value_source`, " +
+  "`prompt_source`, a mapping's values…), may be named by id or by title (the config is stored as sent, ids read as the columns' current " +
+  "titles); STRUCTURE checks the value is JSON of primitive_config `type` (object, or array) with " +
   "`required_keys`; MAX_TOOL_CALLS checks the value's tool calls (OpenAI `tool_calls`, Anthropic `tool_use` blocks, or a list) number at most " +
   "`max_tool_calls`; NO_INVALID_TOOL_CALLS that each has a name and JSON-object arguments. TOOL_EVALUATOR and CODE_EXECUTION cannot run " +
   "here (400). A step's verdict: pass at `thresholds.pass` (default 0.5) or above, warn at `thresholds.warn` (default = pass), else " +

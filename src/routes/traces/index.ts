@@ -8,14 +8,15 @@ import { defineRoute } from "../../http/openapi";
 import { maxBytesOf } from "../../http/middleware";
 import { drainBody } from "../../lib/drain";
 import { ApiError } from "../../lib/errors";
+import { QueryBool, readQueryBool } from "../../lib/query";
 import { readBodyCapped } from "../../lib/read-body";
 import { validationError } from "../../lib/validation";
 import { addRequestLog } from "../../services/dataset-drafts";
-import { closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/traces";
+import { addTraceToSheet, closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/traces";
 import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError, type OtlpEncoding } from "../../traces/otlp";
 import { LogRequestBody } from "../log-request/schemas";
 import { registerTraceAnalyticsRoutes } from "./analytics";
-import { AddTraceBody, AddTraceResponse, CloseResponse, SPANS_PER_REQUEST, SpansBulkBody, SpansBulkResponse, TraceIdParam, TraceResponse } from "./schemas";
+import { AddTraceBody, AddTraceResponse, AddTraceToSheetResponse, CloseResponse, SPANS_PER_REQUEST, SpansBulkBody, SpansBulkResponse, TraceIdParam, TraceResponse } from "./schemas";
 
 const tags = ["traces"];
 
@@ -40,7 +41,7 @@ const otlpRoute = defineRoute({
     "a body that is not an export (truncated protobuf, invalid JSON, bad gzip): 400, nothing stored.",
   bodyLimit: false,
   request: {
-    query: z.object({ close_after: z.enum(["true", "false"]).optional().openapi({ description: "Close every trace of the export after storing it." }) }),
+    query: z.object({ close_after: QueryBool.optional().openapi({ description: "Close every trace of the export after storing it." }) }),
     body: {
       required: true,
       content: {
@@ -105,14 +106,19 @@ const addTraceRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/add-trace",
   tags: ["datasets"],
-  summary: "Add a trace's request logs to a draft dataset",
+  summary: "Add a trace to a draft dataset, or as a row of a sheet",
   description:
-    "Adds each request log of the trace (with `span_id`: of that span and its direct children) to the group's draft, as " +
-    "add-request-log does for one log, oldest first; a log already in the draft is not added twice. `mode` is `trace` or `span`. " +
-    "Another workspace's group, an unknown trace or span: 404; a trace whose spans made no log: 400; a draft being filled: 409.",
-  errors: [404, 409],
+    "With `dataset_group_id`: adds each request log of the trace (with `span_id`: of that span and its direct children) to the group's " +
+    "draft, as add-request-log does for one log, oldest first; a log already in the draft is not added twice; a trace whose spans made no " +
+    "log is a 400, a draft being filled a 409. With `sheet_id` and `smart_table_id` instead (what the Python SDK's evaluate() sends): adds " +
+    "one row to that sheet holding the trace's span tree (with `span_id`: that span and everything under it; each span with its name, " +
+    "times, status, attributes, `input` / `output` from its function_input / function_output attributes, `request_log_id` and " +
+    "`children`) in the sheet's TEXT column titled \"Trace\", when it has one; the answer carries the row (`row`, `row_index`) so its " +
+    "other cells can be filled. A tree over a cell's size is a 413 and adds nothing. `mode` is `trace` or `span`. Another workspace's " +
+    "group, table or sheet, an unknown trace or span: 404. `metadata` is taken and not stored.",
+  errors: [404, 409, 413],
   request: { body: { required: true, content: { "application/json": { schema: AddTraceBody } } } },
-  responses: { 201: { description: "Added", content: { "application/json": { schema: AddTraceResponse } } } },
+  responses: { 201: { description: "Added", content: { "application/json": { schema: z.union([AddTraceResponse, AddTraceToSheetResponse]) } } } },
 });
 
 /** The encoding a Content-Type names, or null (then 415). */
@@ -140,8 +146,9 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
       if (c.req.raw.body) await drainBody(c.req.raw.body.getReader());
       throw new ApiError("unsupported_media_type", `Content-Encoding: only gzip (or none) is taken, not ${contentEncoding}`);
     }
-    const closeAfter = c.req.query("close_after");
-    if (closeAfter !== undefined && closeAfter !== "true" && closeAfter !== "false") throw new ApiError("validation_error", "close_after: must be true or false");
+    const closeAfterText = c.req.query("close_after");
+    const closeAfter = closeAfterText === undefined ? false : readQueryBool(closeAfterText);
+    if (closeAfter === null) throw new ApiError("validation_error", "close_after: must be true or false");
     const body = await readBodyCapped(c.req.raw.body, maxBytesOf(c.env, "TRACES_MAX_BYTES"), contentEncoding === "gzip");
     let decoded;
     try {
@@ -150,7 +157,7 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
       if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
       throw err;
     }
-    const outcome = await ingestOtlp(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), decoded, closeAfter === "true");
+    const outcome = await ingestOtlp(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), decoded, closeAfter);
     const answer = await encodeResponse(encoding, outcome.rejectedSpans, outcome.errorMessage);
     if (answer instanceof Uint8Array) return new Response(answer, { status: 200, headers: { "Content-Type": "application/x-protobuf" } });
     return c.json(answer, 200);
@@ -184,9 +191,14 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     const spanId = body.span_id ?? null;
-    const ids = await traceRequestLogIds(await c.var.deps.logs(auth.workspaceId), auth.workspaceId, body.trace_id, spanId);
+    const logs = await c.var.deps.logs(auth.workspaceId);
+    if (body.sheet_id != null) {
+      const added = await addTraceToSheet(c.var.deps, logs, auth.workspaceId, { tableId: body.smart_table_id!, sheetId: body.sheet_id }, body.trace_id, spanId);
+      return c.json({ success: true as const, ...added }, 201);
+    }
+    const ids = await traceRequestLogIds(logs, auth.workspaceId, body.trace_id, spanId);
     let draftId = 0;
-    for (const id of ids) draftId = (await addRequestLog(c.var.deps.db, await c.var.deps.logs(auth.workspaceId), auth, { dataset_group_id: body.dataset_group_id, request_log_id: id })).draftDatasetId;
+    for (const id of ids) draftId = (await addRequestLog(c.var.deps.db, logs, auth, { dataset_group_id: body.dataset_group_id!, request_log_id: id })).draftDatasetId;
     return c.json({ success: true as const, draft_dataset_id: draftId, mode: spanId ? ("span" as const) : ("trace" as const), request_log_ids: ids }, 201);
   });
 }

@@ -1,5 +1,6 @@
 // Traces: the spans-bulk body (the SDK's tracing exporter's shape), trace ids, and the answers.
 import { z } from "@hono/zod-openapi";
+import { Uuid } from "../../lib/schemas";
 
 const HEX = /^[0-9a-f]+$/;
 /** A trace or span id: OpenTelemetry's hex ids (any case, kept lowercase), or another id of up to 64 safe characters. */
@@ -113,12 +114,34 @@ export const CloseResponse = z
 
 export const AddTraceBody = z
   .object({
-    dataset_group_id: z.int({ error: "must be a whole number" }).min(1, "must be >= 1"),
+    dataset_group_id: z.int({ error: "must be a whole number" }).min(1, "must be >= 1").nullish().openapi({ description: "The dataset group whose draft gets the trace's request logs." }),
+    sheet_id: Uuid.nullish().openapi({ type: "string", format: "uuid", description: "Instead of a dataset group: the sheet (of `smart_table_id`) that gets one row made from the trace." }),
+    smart_table_id: Uuid.nullish().openapi({ type: "string", format: "uuid", description: "The table of `sheet_id`." }),
     trace_id: Id("trace"),
     span_id: Id("span").nullish(),
+    metadata: z
+      .record(z.string(), z.unknown(), { error: "must be an object" })
+      .nullish()
+      .openapi({ description: "Taken for the SDKs (evaluate() sends {eval_name}); not stored." }),
+  })
+  .superRefine((b, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message, input: undefined });
+    if (b.dataset_group_id != null && b.sheet_id != null) issue("sheet_id", "give dataset_group_id or sheet_id, not both");
+    else if (b.dataset_group_id == null && b.sheet_id == null) issue("dataset_group_id", "is required (or sheet_id with smart_table_id)");
+    else if (b.sheet_id != null && b.smart_table_id == null) issue("smart_table_id", "is required with sheet_id");
   })
   .openapi("AddTraceToDatasetRequest");
 
 export const AddTraceResponse = z
   .object({ success: z.literal(true), draft_dataset_id: z.int(), mode: z.enum(["trace", "span"]), request_log_ids: z.array(z.int()) })
   .openapi("AddTraceToDatasetResponse");
+
+export const AddTraceToSheetResponse = z
+  .object({
+    success: z.literal(true),
+    mode: z.enum(["trace", "span"]),
+    row_index: z.int(),
+    row: z.object({ row_index: z.int(), cells: z.record(z.string(), z.unknown()) }),
+    request_log_ids: z.array(z.int()),
+  })
+  .openapi("AddTraceToSheetResponse");

@@ -89,7 +89,12 @@ export const TrackRequestBody = z
       .string()
       .min(1, "must not be empty")
       .max(256, "must be at most 256 characters")
-      .openapi({ description: "The provider call, e.g. `openai.chat.completions.create`, `anthropic.messages.create`; it picks the converter." }),
+      .openapi({
+        description:
+          "The provider call, `<family>[.<client class>].<method>`: `openai.chat.completions.create` (run(), the JavaScript SDK), " +
+          "`openai.AsyncOpenAI.chat.completions.create` or `anthropic.Anthropic.messages.create` (the Python SDK's wrappers name the client class). " +
+          "It picks the converter; a class naming a cloud (AzureOpenAI, AnthropicBedrock, AnthropicVertex, sync or async) sets the provider.",
+      }),
     provider_type: z.string().max(64, "must be at most 64 characters").nullish().openapi({ description: "openai, anthropic, openai.azure, google, vertexai, amazon.bedrock, anthropic.bedrock, mistral." }),
     args: z.array(z.unknown()).nullish(),
     kwargs: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? {}).openapi({ description: "The arguments the provider was called with (model, messages, parameters, tools)." }),

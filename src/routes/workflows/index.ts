@@ -72,7 +72,7 @@ const getWorkflow = defineRoute({
   path: "/workflows/{workflow_id_or_name}",
   tags: ["workflows"],
   summary: "Get a workflow version (latest, by version, or by label)",
-  description: "The latest version, or the one version or label names, with its nodes and edges.",
+  description: "The latest version, or the one version or label names, with its nodes and edges; `workflow` describes the workflow itself (id, workspace, creator, name).",
   errors: [404],
   request: { params: z.object({ workflow_id_or_name: IdOrNameParam("workflow_id_or_name") }), query: GetWorkflowQuery },
   responses: { 200: json(WorkflowDetail, "The version with its nodes and edges") },
@@ -95,8 +95,9 @@ const runWorkflow = defineRoute({
   tags: ["workflows"],
   summary: "Run a workflow",
   description:
-    "Runs the latest version, or the one `workflow_label_name` or `workflow_version_number` names, on the queue. " +
-    "Poll GET /workflow-version-execution-results with the returned id.",
+    "Runs the latest version, or the one `workflow_label_name` or `workflow_version_number` names, on the queue. The path takes the workflow's " +
+    "name or id (a numeric one is tried as an id first). Poll GET /workflow-version-execution-results with the returned id, or listen on the realtime " +
+    "channel (POST /ws-token-request-library): `workflow_updates:<execution id>`, and `workflows:<workflow id>:run:<channel_name_suffix>` when a suffix is given.",
   errors: [404],
   request: {
     params: z.object({ workflow_name: IdOrNameParam("workflow_name") }),

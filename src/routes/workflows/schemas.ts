@@ -4,6 +4,7 @@ import { z } from "@hono/zod-openapi";
 import { OPERATORS } from "../../services/workflow-graph";
 import { ExternalId, ExternalIdsInput } from "../external-ids/schemas";
 import { QueryBool, QueryInt, SortBy } from "../../lib/query";
+import { CHANNEL_SUFFIX } from "../../realtime/protocol";
 
 const Name255 = NameText(255);
 const LabelName = NameText(255);
@@ -151,6 +152,9 @@ export const GetWorkflowQuery = z.object({
 export const WorkflowDetail = z
   .object({
     success: z.boolean(),
+    workflow: z
+      .object({ id: z.int(), workspace_id: z.int(), user_id: z.int().nullable(), name: z.string(), is_draft: z.boolean(), is_deleted: z.boolean() })
+      .openapi({ description: "The workflow itself (what the Python SDK's run_workflow reads its id from)." }),
     workflow_id: z.int(),
     workflow_name: z.string(),
     version: z.int(),
@@ -192,8 +196,17 @@ export const RunWorkflowBody = z
     workflow_version_number: z.int().positive().nullish(),
     metadata: z.record(z.string(), z.string()).nullish(),
     input_variables: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? {}),
-    return_all_outputs: z.boolean().nullish(),
+    return_all_outputs: z.boolean().nullish().openapi({ description: "The shape of the outputs the realtime completion message carries (every node's result, or the main output)." }),
     callback_url: z.string().nullish(),
+    channel_name_suffix: z
+      .string()
+      .regex(CHANNEL_SUFFIX, "must be 1 to 64 letters, digits, _ or -")
+      .nullish()
+      .openapi({
+        description:
+          "The Python SDK's: it asked a token for channel `workflows:<workflow id>:run:<suffix>` before the run and listens there; the run's end is published on it too.",
+        example: "9f86d081884c7d659a2feaa0c55ad015",
+      }),
   })
   .openapi("RunWorkflow");
 export type RunWorkflowBody = z.infer<typeof RunWorkflowBody>;

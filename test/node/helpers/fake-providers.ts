@@ -1,5 +1,5 @@
 // Fake LLM providers on loopback for the node tests: OpenAI-compatible chat completions, legacy
-// completions and responses, and Anthropic's messages, each answered whole or streamed as
+// completions and responses, and Anthropic's messages (direct and on Vertex AI), each answered whole or streamed as
 // server-sent events the way the real APIs stream them. The official clients (JavaScript and Python)
 // reach them through OPENAI_BASE_URL / ANTHROPIC_BASE_URL, so no test ever reaches a real provider.
 import { createServer, type ServerResponse } from "node:http";
@@ -133,6 +133,9 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       if (path.endsWith("/completions")) return completion(res, body);
       if (path.endsWith("/responses")) return response(res, body);
       if (path.endsWith("/messages")) return anthropicMessage(res, body);
+      // Anthropic on Vertex AI: the model is in the path, the body is a messages body.
+      const vertex = /\/models\/([^/:]+):(?:rawPredict|streamRawPredict)$/.exec(path);
+      if (vertex) return anthropicMessage(res, { ...body, model: vertex[1] });
       sendJson(res, 404, { error: { message: `no fake for ${req.url}` } });
     });
   });

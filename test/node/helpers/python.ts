@@ -10,6 +10,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { startLocalApi } from "../../../scripts/lib/local-api.mjs";
+// @ts-expect-error: a plain ES module of the repo's scripts
+import { createKey } from "../../../scripts/lib/keys.mjs";
 import { startFakeProviders, type FakeProviders } from "./fake-providers";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -138,6 +140,8 @@ export interface PythonHarness {
   fake: FakeProviders;
   /** runPython against this API, with the fake providers' environment. */
   python: <T = any>(script: string, opts?: { env?: Record<string, string>; timeoutMs?: number }) => Promise<PythonResult<T>>;
+  /** A key of another workspace of the same server (made when missing), for isolation tests. */
+  keyOf: (workspace: string) => string;
   /** A REST call with the harness's key (or another); the body parsed as JSON when there is one. */
   call: (method: string, path: string, body?: unknown, key?: string) => Promise<{ status: number; body: any }>;
   stop: () => Promise<void>;
@@ -171,6 +175,7 @@ export async function startPythonHarness(opts: { workspace: string; vars?: Recor
     api,
     fake,
     python: (script, o = {}) => runPython(script, { api, env: { ...fake.env, ...o.env }, timeoutMs: o.timeoutMs }),
+    keyOf: (workspace) => createKey({ workspace, persistTo: api.persistTo }),
     call,
     stop: async () => {
       if (process.env.SHOW_API_LOGS) console.log(api.logs());
