@@ -79,7 +79,8 @@ const bad = (message: string) => new ApiError("validation_error", message);
 
 /** Which blueprint runs, with its snippets filled in, its metadata, and the version it is (when stored). */
 async function blueprintOf(db: Db, ws: number, input: PromptRunInput) {
-  const stored = input.prompt ? await getTemplateVersion(db, ws, input.prompt.identifier, input.prompt) : null;
+  // Fetched with its placeholders kept: the run fills them itself, refusing any without a value.
+  const stored = input.prompt ? await getTemplateVersion(db, ws, input.prompt.identifier, { ...input.prompt, skip_input_variable_rendering: true }) : null;
   if (input.prompt_version) {
     // A draft of a stored template fills its snippets as that template would (never itself).
     const { template } = await resolveSnippets(db, ws, stored?.prompt_name ?? "", input.prompt_version.prompt_template);
