@@ -5,6 +5,7 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE } from "../../logs";
 import { TraceFilterGroupSchema } from "./analytics";
+import { TraceSummary } from "./schemas";
 
 const { windowSpans, maxScanSpans } = TRACE_SEARCH_LIMITS;
 const PageSize = z.int("must be a whole number").min(1, `must be 1 to ${TRACE_SEARCH_PAGE.max}`).max(TRACE_SEARCH_PAGE.max, `must be 1 to ${TRACE_SEARCH_PAGE.max}`);
@@ -26,25 +27,6 @@ const Body = z
     }
   })
   .openapi("SearchTracesRequest");
-
-const TraceSummary = z
-  .object({
-    trace_id: z.string(),
-    trace_name: z.string().nullable().openapi({ description: "The root span's name (the earliest span without a parent); null while the root has not arrived." }),
-    trace_start: z.string().openapi({ description: "The first span's start (ISO 8601)." }),
-    trace_end: z.string().openapi({ description: "The last span's end (ISO 8601)." }),
-    trace_duration_ms: z.number(),
-    trace_status: z.enum(["ok", "error"]).openapi({ description: "error when any span's status is error." }),
-    trace_span_count: z.int(),
-    trace_llm_calls: z.int().openapi({ description: "Spans that made a request log (LLM calls)." }),
-    trace_error_spans: z.int(),
-    trace_input_tokens: z.int(),
-    trace_output_tokens: z.int(),
-    trace_total_tokens: z.int(),
-    trace_total_cost_usd: z.number(),
-    trace_models_used: z.array(z.string()),
-  })
-  .openapi("TraceSummary", { description: "A trace's values, named as the filter fields that read them; the spans themselves: GET /api/public/v2/traces/{trace_id}." });
 
 const PageAnswer = z
   .object({
