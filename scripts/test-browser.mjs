@@ -326,6 +326,41 @@ async function main() {
       assert((await page.getByTestId("request-trace-link").count()) === 0, "a request without a trace links to one");
     });
 
+    await check("lists recent traces by filters (as POST /api/public/v2/traces/search answers them) and opens one", async () => {
+      const t = seeded.trace;
+      await page.goto(`${base}/console#/traces`);
+      await page.reload();
+      const filters = page.getByTestId("trace-filters");
+      const rowIds = () => page.getByTestId("trace-row").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-trace-id")));
+      await page.getByTestId("trace-row").first().waitFor();
+      await filters.getByLabel("Trace name").fill(t.spans.root.name);
+      await filters.getByLabel("Trace status").selectOption("error");
+      await filters.getByRole("button", { name: "Filter" }).click();
+      await page.waitForFunction((id) => {
+        const rows = [...document.querySelectorAll('[data-testid="trace-row"]')];
+        return rows.length === 1 && rows[0].getAttribute("data-trace-id") === id;
+      }, t.traceId);
+      const row = page.locator(`[data-testid="trace-row"][data-trace-id="${t.traceId}"]`);
+      const text = await row.innerText();
+      assert(text.includes("1 error") && /\b4\b/.test(text) && text.includes("gpt-4o"), `trace row ${text}`);
+      const group = { logic: "AND", filters: [{ field: "trace_status", operator: "is", value: "error" }, { field: "trace_name", operator: "contains", value: t.spans.root.name }] };
+      const answer = await api("POST", "/api/public/v2/traces/search", { filter_group: group, limit: 25 });
+      assert(JSON.stringify(answer.items.map((i) => i.trace_id)) === JSON.stringify(await rowIds()), "the list is not what the API answers");
+      await filters.getByLabel("Trace status").selectOption("ok");
+      await filters.getByRole("button", { name: "Filter" }).click();
+      await page.getByText("No trace matches.").waitFor();
+      await filters.getByLabel("Slower than (ms)").fill("slow");
+      await filters.getByRole("button", { name: "Filter" }).click();
+      await page.getByRole("alert").getByText(/trace_duration_ms|value/).first().waitFor();
+      await filters.getByLabel("Slower than (ms)").fill("");
+      await filters.getByLabel("Trace status").selectOption("error");
+      await filters.getByRole("button", { name: "Filter" }).click();
+      await shot("traces-list", { x: 0, y: 0, width: 1360, height: 700 });
+      await row.getByRole("link").click();
+      await page.getByTestId("span-tree").waitFor();
+      assert(page.url().endsWith(`#/traces/${t.traceId}`), `opened ${page.url()}`);
+    });
+
     await check("says so when a trace id has no span in the workspace", async () => {
       await page.goto(`${base}/console#/traces/${"0".repeat(31)}1`);
       await page.getByRole("alert").getByText(/not found/i).waitFor();

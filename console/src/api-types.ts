@@ -9,6 +9,7 @@ import type { GetReportResponse, ListEvaluationsResponse, RunBody } from "../../
 import type { ListTemplates, PublishBody, PublishedTemplate, TemplateLabels, TemplateVersion } from "../../src/routes/prompt-templates/schemas";
 import type { PromptRunBody, PromptRunDelta, PromptRunResult } from "../../src/routes/prompt-runs/schemas";
 import type { CellSchema, ColumnSchema, CreateColumnBody } from "../../src/routes/sheet-data/schemas";
+import type { TraceSummary } from "../../src/routes/traces/schemas";
 import type { TrackMetadataBody, TrackResponse, TrackScoreBody } from "../../src/routes/tracking/schemas";
 
 type Out<S extends z.ZodType> = z.output<S>;
@@ -64,4 +65,14 @@ export type FolderEntityT = Out<typeof FolderEntity>;
 export interface FolderEntitiesT {
   success: true;
   entities: FolderEntityT[];
+}
+
+export type TraceSummaryT = Out<typeof TraceSummary>;
+/** POST /api/public/v2/traces/search by cursor (limit, cursor). */
+export interface TraceSearchPageT {
+  success: true;
+  items: TraceSummaryT[];
+  next_cursor: string | null;
+  has_more: boolean;
+  limit: number;
 }
