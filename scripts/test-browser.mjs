@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { apiClient, seed } from "./lib/browser-seed.mjs";
+import { FAKE_PROVIDER_KEY, startFakeProvider } from "./lib/fake-provider.mjs";
 import { ROOT } from "./lib/wrangler.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
@@ -33,8 +34,8 @@ function freePort() {
 }
 
 /** `npm run dev` on `port`: resolves with its API key once /health answers. */
-function startDev(port) {
-  const child = spawn(process.execPath, [join(ROOT, "scripts", "dev.mjs"), "--port", String(port)], {
+function startDev(port, extra = []) {
+  const child = spawn(process.execPath, [join(ROOT, "scripts", "dev.mjs"), "--port", String(port), ...extra], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -87,6 +88,17 @@ async function check(name, fn) {
   }
 }
 
+/** Polls `probe` until it answers something truthy (at most 30 s), and answers that. */
+async function until(what, probe) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 function assert(cond, message) {
   if (!cond) throw new Error(message);
 }
@@ -101,12 +113,16 @@ async function main() {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   console.log(`Starting npm run dev on ${base}…`);
-  const dev = startDev(port);
+  // The playground's provider runs on this machine: the Worker may call a loopback address only
+  // when ENDPOINT_ALLOW_PRIVATE_ADDRESSES says so (docs/configuration.md).
+  const provider = await startFakeProvider();
+  const dev = startDev(port, ["--var", "ENDPOINT_ALLOW_PRIVATE_ADDRESSES:true"]);
   const profile = mkdtempSync(join(tmpdir(), "promptedge-chromium-"));
   let context;
   const cleanup = async () => {
     await context?.close().catch(() => {});
     dev.stop();
+    await provider.stop();
     rmSync(profile, { recursive: true, force: true });
   };
   for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => cleanup().then(() => process.exit(130)));
@@ -114,7 +130,9 @@ async function main() {
     const key = await dev.ready;
     const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
     console.log("Seeding through the API…");
-    const seeded = await seed(apiClient(base, key), run);
+    const api = apiClient(base, key);
+    const seeded = await seed(api, run);
+
 
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -308,6 +326,41 @@ async function main() {
       assert((await page.getByTestId("request-trace-link").count()) === 0, "a request without a trace links to one");
     });
 
+    await check("lists recent traces by filters (as POST /api/public/v2/traces/search answers them) and opens one", async () => {
+      const t = seeded.trace;
+      await page.goto(`${base}/console#/traces`);
+      await page.reload();
+      const filters = page.getByTestId("trace-filters");
+      const rowIds = () => page.getByTestId("trace-row").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-trace-id")));
+      await page.getByTestId("trace-row").first().waitFor();
+      await filters.getByLabel("Trace name").fill(t.spans.root.name);
+      await filters.getByLabel("Trace status").selectOption("error");
+      await filters.getByRole("button", { name: "Filter" }).click();
+      await page.waitForFunction((id) => {
+        const rows = [...document.querySelectorAll('[data-testid="trace-row"]')];
+        return rows.length === 1 && rows[0].getAttribute("data-trace-id") === id;
+      }, t.traceId);
+      const row = page.locator(`[data-testid="trace-row"][data-trace-id="${t.traceId}"]`);
+      const text = await row.innerText();
+      assert(text.includes("1 error") && /\b4\b/.test(text) && text.includes("gpt-4o"), `trace row ${text}`);
+      const group = { logic: "AND", filters: [{ field: "trace_status", operator: "is", value: "error" }, { field: "trace_name", operator: "contains", value: t.spans.root.name }] };
+      const answer = await api("POST", "/api/public/v2/traces/search", { filter_group: group, limit: 25 });
+      assert(JSON.stringify(answer.items.map((i) => i.trace_id)) === JSON.stringify(await rowIds()), "the list is not what the API answers");
+      await filters.getByLabel("Trace status").selectOption("ok");
+      await filters.getByRole("button", { name: "Filter" }).click();
+      await page.getByText("No trace matches.").waitFor();
+      await filters.getByLabel("Slower than (ms)").fill("slow");
+      await filters.getByRole("button", { name: "Filter" }).click();
+      await page.getByRole("alert").getByText(/trace_duration_ms|value/).first().waitFor();
+      await filters.getByLabel("Slower than (ms)").fill("");
+      await filters.getByLabel("Trace status").selectOption("error");
+      await filters.getByRole("button", { name: "Filter" }).click();
+      await shot("traces-list", { x: 0, y: 0, width: 1360, height: 700 });
+      await row.getByRole("link").click();
+      await page.getByTestId("span-tree").waitFor();
+      assert(page.url().endsWith(`#/traces/${t.traceId}`), `opened ${page.url()}`);
+    });
+
     await check("says so when a trace id has no span in the workspace", async () => {
       await page.goto(`${base}/console#/traces/${"0".repeat(31)}1`);
       await page.getByRole("alert").getByText(/not found/i).waitFor();
@@ -336,6 +389,131 @@ async function main() {
       await shot("prompt-diff");
     });
 
+    await check("creates a template (snippet filled on demand) and filters the prompt list by folder", async () => {
+      await page.goto(`${base}/console#/prompts`);
+      await page.getByRole("combobox", { name: "Folder" }).selectOption({ label: seeded.folderName });
+      await page.getByRole("link", { name: seeded.filedName, exact: true }).waitFor();
+      assert((await page.getByRole("link", { name: seeded.promptName, exact: true }).count()) === 0, "the folder lists a template it does not hold");
+      await page.getByRole("link", { name: "+ New template" }).click();
+      const name = `${seeded.tag}-created`;
+      await page.getByLabel("Template name").fill(name);
+      await page.getByLabel("Text of message 1").fill(`@@@${seeded.snippetName}@@@ Be short.`);
+      await page.getByLabel("Text of message 2").fill("Tell me about {topic}");
+      await page.getByRole("button", { name: "Create template" }).click();
+      await page.waitForFunction(() => /^#\/prompts\/\d+$/.test(location.hash));
+      const id = Number(new URL(page.url()).hash.split("/").pop());
+      const created = await api("GET", `/prompt-templates/${id}?version=1`);
+      assert(created.prompt_name === name && created.metadata?.model?.name === "gpt-4o-mini", `created ${JSON.stringify(created).slice(0, 300)}`);
+      assert(JSON.stringify(created.prompt_template.messages[1]).includes("Tell me about {topic}"), "the message text was not saved");
+      // The snippet is shown filled, as the API fills it.
+      await page.getByRole("button", { name: "Show v1 with snippets filled" }).click();
+      await page.getByTestId("resolved").getByText("Always answer in French. Be short.").waitFor();
+    });
+
+    await check("edits a version: a bad commit message is refused next to its field and changes nothing; v3 is published with its model, parameters, tools and format", async () => {
+      await page.goto(`${base}/console#/prompts/${seeded.promptId}`);
+      await page.getByRole("heading", { name: seeded.promptName, exact: true }).waitFor();
+      const editor = page.getByTestId("prompt-editor");
+      await editor.waitFor();
+      await page.getByLabel("Text of message 2").fill("Question from the editor: {question}");
+      await page.getByLabel("Provider", { exact: true }).fill("openai");
+      await page.getByLabel("Model", { exact: true }).fill("gpt-4o-mini");
+      await page.getByLabel("Parameters").fill('{"temperature": 0.3}');
+      await page.getByLabel("Tools").fill(JSON.stringify([{ type: "function", function: { name: "lookup_order", parameters: { type: "object", properties: {} } } }]));
+      await page.getByLabel("Response format").fill('{"type": "json_object"}');
+      await page.getByLabel("Commit message").fill("x".repeat(80));
+      await page.getByRole("button", { name: "Publish as a new version" }).click();
+      const fieldError = editor.locator('[data-field="prompt_version.commit_message"]');
+      await fieldError.getByText("must be at most 72 characters").waitFor();
+      await editor.screenshot({ path: join(SHOTS, "prompt-editor.png") });
+      assert((await api("GET", `/prompt-templates/${seeded.promptId}`)).version === 2, "a refused publish made a version");
+      await page.getByLabel("Commit message").fill("editor: model, tools, format");
+      await page.getByRole("button", { name: "Publish as a new version" }).click();
+      await page.getByRole("heading", { name: "Edit (a draft of v3)" }).waitFor();
+      const v3 = await api("GET", `/prompt-templates/${seeded.promptId}?version=3`);
+      assert(v3.commit_message === "editor: model, tools, format", `commit ${v3.commit_message}`);
+      assert(JSON.stringify(v3.prompt_template.messages[1]).includes("Question from the editor: {question}"), "the text edit was not published");
+      assert(v3.prompt_template.tools?.[0]?.function?.name === "lookup_order", "the tools were not published");
+      assert(JSON.stringify(v3.metadata.model) === JSON.stringify({ provider: "openai", name: "gpt-4o-mini", parameters: { temperature: 0.3, response_format: { type: "json_object" } } }), `model ${JSON.stringify(v3.metadata.model)}`);
+    });
+
+    await check("moves a release label and creates another, then diffs v1 with v3", async () => {
+      await page.goto(`${base}/console#/prompts/${seeded.promptId}`);
+      const labels = page.getByTestId("release-labels");
+      await labels.getByLabel("Version of prod").selectOption("3");
+      await until("prod to move", async () => (await api("GET", `/prompt-templates/${seeded.promptId}/labels`)).release_labels.some((l) => l.release_label === "prod" && l.prompt_version_number === 3));
+      await labels.getByLabel("New label").fill("staging");
+      await labels.getByLabel("On version").selectOption("2");
+      await labels.getByRole("button", { name: "Add label" }).click();
+      await labels.getByText("staging", { exact: true }).waitFor();
+      const { release_labels } = await api("GET", `/prompt-templates/${seeded.promptId}/labels`);
+      const at = Object.fromEntries(release_labels.map((l) => [l.release_label, l.prompt_version_number]));
+      assert(at.prod === 3 && at.staging === 2, `labels ${JSON.stringify(at)}`);
+      await page.getByLabel("Left version").selectOption("1");
+      await page.getByLabel("Right version").selectOption("3");
+      await page.getByTestId("prompt-diff").getByText("Question from the editor: {question}").waitFor();
+    });
+
+    await check("says when no provider key is set, takes one, and streams a draft's run logged as a request of the template", async () => {
+      // This local state may keep keys from an earlier run: start from none, the provider at this run's port.
+      for (const v of (await api("GET", "/api/public/v2/env-vars")).workspace_env_vars) {
+        if (["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"].includes(v.key)) await api("DELETE", `/api/public/v2/env-vars/${v.id}`);
+      }
+      await api("POST", "/api/public/v2/env-vars", { key: "OPENAI_BASE_URL", value: provider.baseUrl });
+      await page.goto(`${base}/console#/prompts/${seeded.promptId}`);
+      await page.reload();
+      const playground = page.getByTestId("playground");
+      await playground.getByTestId("no-provider-key").waitFor();
+      await playground.getByLabel("Variable question").fill("where is my order?");
+      await playground.getByRole("button", { name: "Run", exact: true }).click();
+      await playground.getByText(/no OPENAI_API_KEY is set for this workspace/).first().waitFor();
+      assert(provider.calls.length === 0, "a run without a key reached the provider");
+      await playground.getByLabel("Key value").fill(FAKE_PROVIDER_KEY);
+      await playground.getByRole("button", { name: "Save key" }).click();
+      await playground.getByTestId("provider-keys").waitFor();
+      const vars = (await api("GET", "/api/public/v2/env-vars")).workspace_env_vars;
+      assert(vars.some((v) => v.key === "OPENAI_API_KEY" && v.value_suffix === FAKE_PROVIDER_KEY.slice(-4)), "the key was not stored");
+      // The draft differs from v3 in its text: the run sends the draft.
+      await page.getByLabel("Text of message 2").fill("Draft asks: {question}");
+      await playground.getByRole("button", { name: "Run", exact: true }).click();
+      const answer = playground.getByTestId("run-answer").first();
+      // Text arrives before the run is done: the answer streams.
+      await page.waitForFunction(() => {
+        const a = document.querySelector('[data-testid="run-answer"]')?.textContent ?? "";
+        return a.includes("answers:") && !document.querySelector('[data-testid="run-stats"]');
+      });
+      await playground.getByTestId("run-stats").waitFor();
+      const text = await answer.innerText();
+      assert(text === "gpt-4o-mini answers: Draft asks: where is my order?", `answer ${text}`);
+      const stats = await playground.getByTestId("run-stats").innerText();
+      assert(/tokens \d+ in · 8 out/.test(stats) && /cost \$0\.\d+/.test(stats) && /latency \d/.test(stats), `stats ${stats}`);
+      const requestId = Number((await playground.getByTestId("run-request-link").innerText()).replace(/\D/g, ""));
+      const log = await api("GET", `/api/public/v2/requests/${requestId}`);
+      assert(log.prompt_id === seeded.promptId && log.prompt_version_number === null, `log links ${log.prompt_id} v${log.prompt_version_number}`);
+      assert(log.tags.includes("playground") && log.prompt_input_variables.question === "where is my order?" && log.output_tokens === 8, `log ${JSON.stringify(log).slice(0, 300)}`);
+      assert(provider.calls.at(-1).tools?.[0]?.function?.name === "lookup_order" && provider.calls.at(-1).response_format?.type === "json_object", "the run did not send the version's tools and format");
+    });
+
+    await check("compares two models side by side on the same variables, each run logged against v3", async () => {
+      const playground = page.getByTestId("playground");
+      await playground.getByRole("button", { name: "Compare side by side" }).click();
+      await playground.getByLabel("Source of pane 1").selectOption("3");
+      await playground.getByLabel("Source of pane 2").selectOption("3");
+      await playground.getByLabel("Model of pane 2").fill("gpt-4o");
+      await playground.getByRole("button", { name: "Run both" }).click();
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid="run-stats"]').length === 2);
+      const answers = await playground.getByTestId("run-answer").allInnerTexts();
+      assert(
+        answers[0] === "gpt-4o-mini answers: Question from the editor: where is my order?" && answers[1] === "gpt-4o answers: Question from the editor: where is my order?",
+        `answers ${JSON.stringify(answers)}`,
+      );
+      const ids = (await playground.getByTestId("run-request-link").allInnerTexts()).map((t) => Number(t.replace(/\D/g, "")));
+      const logs = await Promise.all(ids.map((id) => api("GET", `/api/public/v2/requests/${id}`)));
+      assert(logs.every((l) => l.prompt_id === seeded.promptId && l.prompt_version_number === 3), "a compared run is not linked to v3");
+      assert(logs[0].model === "gpt-4o-mini" && logs[1].model === "gpt-4o" && logs[1].price > logs[0].price, `models ${logs.map((l) => `${l.model} ${l.price}`)}`);
+      await playground.screenshot({ path: join(SHOTS, "playground.png") });
+    });
+
     await check("shows a sheet's stale cells, and refreshes them while they recalculate", async () => {
       await page.goto(`${base}/console#/tables/${seeded.tableId}`);
       await page.getByTestId("sheet").waitFor();
@@ -345,6 +523,38 @@ async function main() {
       await page.getByRole("button", { name: "Recalculate stale" }).click();
       await page.waitForFunction(() => document.querySelectorAll('td[data-status="STALE"], td[data-status="QUEUED"], td[data-status="RUNNING"]').length === 0);
       await page.getByText("4", { exact: true }).first().waitFor();
+    });
+
+    await check("edits a sheet cell, adds a column (a bad type refused next to its field), and watches the stale cells recompute", async () => {
+      await page.goto(`${base}/console#/tables/${seeded.tableId}`);
+      await page.getByTestId("sheet").waitFor();
+      const cell = page.locator("td.editable").first();
+      const cellId = await cell.getAttribute("data-cell-id");
+      await cell.click();
+      await page.getByLabel("Cell value").fill("alpha beta gamma delta epsilon");
+      await page.getByLabel("Cell value").press("Enter");
+      await page.getByTestId("status-counts").locator(".status-stale", { hasText: /^stale 1$/ }).waitFor();
+      const sheetPath = `/api/public/v2/tables/${seeded.tableId}/sheets/${seeded.sheetId}`;
+      assert((await api("GET", `${sheetPath}/cells/${cellId}`)).cell.display_value === "alpha beta gamma delta epsilon", "the cell edit did not reach the API");
+      const columnsBefore = (await api("GET", `${sheetPath}/columns`)).data.length;
+      const add = page.getByTestId("add-column");
+      await add.getByLabel("Column title").fill("Characters");
+      await add.getByLabel("Column type").fill("NOT_A_TYPE");
+      await add.getByRole("button", { name: "Add column" }).click();
+      await add.locator('[data-field="type"]').waitFor();
+      assert((await api("GET", `${sheetPath}/columns`)).data.length === columnsBefore, "a refused column was added");
+      await add.getByLabel("Column type").fill("COUNT");
+      await add.getByLabel("Column configuration").fill(JSON.stringify({ source: seeded.textColumnTitle, type: "chars" }));
+      await add.getByRole("button", { name: "Add column" }).click();
+      await page.locator("table.sheet-grid th", { hasText: "Characters" }).waitFor();
+      const columns = (await api("GET", `${sheetPath}/columns`)).data;
+      assert(columns.some((c) => c.title === "Characters" && c.type === "COUNT"), "the column is not in the API");
+      await page.getByRole("button", { name: "Recalculate stale" }).click();
+      await page.waitForFunction(() => document.querySelectorAll('td[data-status="STALE"], td[data-status="QUEUED"], td[data-status="RUNNING"]').length === 0, undefined, { timeout: 60_000 });
+      const words = columns.find((c) => c.title === "Words");
+      const rows = (await api("GET", `${sheetPath}/rows?include_columns=true`)).data;
+      const row = rows.find((r) => r.cells[columns[0].id]?.id === cellId);
+      assert(row.cells[words.id].status === "COMPLETED" && String(row.cells[words.id].value) === "5", `words cell ${JSON.stringify(row.cells[words.id])}`);
     });
 
     await check("lists the dataset and shows its rows", async () => {
@@ -363,6 +573,80 @@ async function main() {
       });
       await page.locator('td[data-status="COMPLETED"]').first().waitFor();
       await shot("evaluation");
+    });
+
+    await check("starts an evaluation run from its pipeline and watches it complete", async () => {
+      await page.goto(`${base}/console#/evaluations/${seeded.pipelineId}`);
+      const form = page.getByTestId("start-run");
+      await form.getByLabel("Run name").fill(`${seeded.tag} run from the console`);
+      await form.getByRole("button", { name: "Start a run" }).click();
+      await page.waitForFunction((p) => /^#\/evaluations\/\d+$/.test(location.hash) && !location.hash.endsWith(`/${p}`), seeded.pipelineId);
+      const runId = Number(new URL(page.url()).hash.split("/").pop());
+      await page.waitForFunction(() => /completed \d/.test(document.querySelector('[data-testid="run-status"]')?.textContent ?? ""), undefined, { timeout: 60_000 });
+      const report = await api("GET", `/reports/${runId}`);
+      assert(report.report.name === `${seeded.tag} run from the console` && report.report.parent_report_id === seeded.pipelineId, `run ${JSON.stringify(report.report).slice(0, 200)}`);
+    });
+
+    await check("makes a dataset from the search's results after previewing them", async () => {
+      await page.goto(`${base}/console#/requests`);
+      // A fresh page: the search kept from the earlier checks is gone.
+      await page.reload();
+      await page.getByRole("button", { name: "+ Add filter" }).first().click();
+      const row = page.getByTestId("filter-row").first();
+      await row.getByLabel("Field").selectOption("tags");
+      await row.getByLabel("Operator").selectOption("contains");
+      await row.getByLabel("Value").fill(seeded.tag);
+      await page.getByLabel("Free text").fill("");
+      await page.getByRole("button", { name: "Search" }).click();
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="request-results"] tbody tr').length === n, seeded.logs.length);
+      await page.getByRole("button", { name: "Make a dataset from these results" }).click();
+      const panel = page.getByTestId("dataset-from-search");
+      const name = `${seeded.tag} from search`;
+      await panel.getByLabel("New dataset name").fill(name);
+      await panel.getByRole("button", { name: "Create dataset" }).click();
+      await panel.getByLabel("Dataset", { exact: true }).locator("option", { hasText: name }).waitFor({ state: "attached" });
+      await panel.getByLabel("Columns").fill("question, output");
+      await panel.getByRole("button", { name: "Preview" }).click();
+      await panel.getByTestId("rows-to-add").getByText(String(seeded.logs.length), { exact: true }).waitFor();
+      await panel.getByRole("button", { name: "Fill the dataset" }).click();
+      await panel.getByTestId("dataset-queued").waitFor();
+      const groupId = Number(await panel.getByLabel("Dataset", { exact: true }).inputValue());
+      const draft = await until("the dataset's fill", async () =>
+        (await api("GET", `/api/public/v2/datasets?dataset_group_id=${groupId}`)).datasets.find((d) => d.version_number === -1 && d.job_status === "COMPLETED"),
+      );
+      const rows = await api("GET", `/api/public/v2/datasets/${draft.id}/rows?per_page=50`);
+      assert(rows.total === seeded.logs.length && JSON.stringify(rows.columns) === '["question","output"]', `rows ${rows.total} ${JSON.stringify(rows.columns)}`);
+    });
+
+    await check("adds a request to a dataset, scores it (a bad score refused next to its field) and gives it metadata", async () => {
+      const id = seeded.logs[3].id;
+      await page.goto(`${base}/console#/requests/${id}`);
+      const actions = page.getByTestId("request-actions");
+      await actions.waitFor();
+      const name = `${seeded.tag} picked`;
+      await actions.getByLabel("New dataset name").fill(name);
+      await actions.getByRole("button", { name: "Create dataset" }).click();
+      await actions.getByLabel("Dataset", { exact: true }).locator("option", { hasText: name }).waitFor({ state: "attached" });
+      await actions.getByRole("button", { name: "Add to the dataset's draft" }).click();
+      await actions.getByTestId("added-to-dataset").waitFor();
+      const groupId = Number(await actions.getByLabel("Dataset", { exact: true }).inputValue());
+      const draft = (await api("GET", `/api/public/v2/datasets?dataset_group_id=${groupId}`)).datasets.find((d) => d.version_number === -1);
+      assert((await api("GET", `/api/public/v2/datasets/${draft.id}/rows`)).total === 1, "the request is not in the draft");
+
+      await actions.getByLabel("Score name").fill("helpfulness");
+      await actions.getByLabel("Score", { exact: true }).fill("150");
+      await actions.getByRole("button", { name: "Save score" }).click();
+      await actions.locator('[data-field="score"]').getByText("must be from 0 to 100").waitFor();
+      assert(!("helpfulness" in ((await api("GET", `/api/public/v2/requests/${id}`)).scores ?? {})), "a refused score was stored");
+      await actions.getByLabel("Score", { exact: true }).fill("90");
+      await actions.getByRole("button", { name: "Save score" }).click();
+      await page.getByTestId("request-detail").getByText("helpfulness: 90").waitFor();
+      await actions.getByLabel("Metadata key").fill("reviewed_by");
+      await actions.getByLabel("Metadata value").fill("browser test");
+      await actions.getByRole("button", { name: "Add metadata" }).click();
+      await page.getByTestId("request-detail").getByText("browser test", { exact: true }).waitFor();
+      const log = await api("GET", `/api/public/v2/requests/${id}`);
+      assert(log.scores.helpfulness === 90 && log.metadata.reviewed_by === "browser test", `log ${JSON.stringify({ scores: log.scores, metadata: log.metadata })}`);
     });
 
     await check("draws the analytics charts", async () => {

@@ -20,6 +20,7 @@ import { registerLogRequestRoutes } from "./routes/log-request";
 import { registerRequestRoutes } from "./routes/requests";
 import { registerFolderRoutes } from "./routes/folders";
 import { registerPromptTemplateRoutes } from "./routes/prompt-templates";
+import { registerPromptRunRoutes } from "./routes/prompt-runs";
 import { registerToolRegistryRoutes } from "./routes/tool-registry";
 import { registerWorkflowRoutes } from "./routes/workflows";
 import { registerDatasetRoutes } from "./routes/datasets";
@@ -113,6 +114,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerLogRequestRoutes(app);
   registerRequestRoutes(app);
   registerPromptTemplateRoutes(app);
+  registerPromptRunRoutes(app);
   registerFolderRoutes(app);
   registerToolRegistryRoutes(app);
   registerWorkflowRoutes(app);

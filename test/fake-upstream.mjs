@@ -25,6 +25,15 @@ async function fakeWebhook(request, url) {
   return new Response(null, { status: 204 });
 }
 
+/** A streamed chat completion: one chunk a word, then the usage chunk when asked for, then [DONE]. */
+function fakeLlmStream(body, reply, usage) {
+  const chunk = (delta, finish = null) => ({ id: "fake", object: "chat.completion.chunk", model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  const events = [chunk({ role: "assistant", content: "" }), ...reply.split(/(?<= )/).map((w) => chunk({ content: w })), chunk({}, "stop")];
+  if (body.stream_options?.include_usage) events.push({ id: "fake", object: "chat.completion.chunk", model: body.model, choices: [], usage });
+  const text = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n";
+  return new Response(text, { headers: { "content-type": "text/event-stream" } });
+}
+
 export async function fakeUpstream(request) {
   const url = new URL(request.url);
   if (url.hostname === "fake-webhook.test") return fakeWebhook(request, url);
@@ -33,7 +42,11 @@ export async function fakeUpstream(request) {
     const body = await request.json();
     const last = [...body.messages].reverse().find((m) => m.role === "user")?.content ?? "";
     const m = /\[\[reply:([^\]]*)\]\]/.exec(last);
-    return json({ id: "fake", object: "chat.completion", model: body.model, choices: [{ index: 0, message: { role: "assistant", content: m ? m[1] : `echo: ${last}` }, finish_reason: "stop" }] });
+    const reply = m ? m[1] : `echo: ${last}`;
+    // Token counts: words, so tests can tell them apart.
+    const usage = { prompt_tokens: JSON.stringify(body.messages).split(/\s+/).length, completion_tokens: reply.split(/\s+/).length };
+    if (body.stream) return fakeLlmStream(body, reply, usage);
+    return json({ id: "fake", object: "chat.completion", model: body.model, choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }], usage });
   }
   if (url.hostname === "fake-endpoint.test" && url.pathname === "/slow") {
     // A slow answer, for tests that must catch work while it runs (cancellation).

@@ -129,3 +129,28 @@ export function toGroup(g: FilterGroupDraft): { logic: "AND" | "OR"; filters: un
   const filters = g.items.map((n) => (isGroup(n) ? toGroup(n) : toFilter(n))).filter((f) => f !== null);
   return filters.length ? { logic: g.logic, filters } : null;
 }
+
+/** The trace list's filters (all optional); `toTraceGroup` turns them into the trace search's filter group. */
+export interface TraceListFilters {
+  status: "" | "ok" | "error";
+  name: string;
+  spanName: string;
+  model: string;
+  minDurationMs: string;
+}
+
+export const NO_TRACE_FILTERS: TraceListFilters = { status: "", name: "", spanName: "", model: "", minDurationMs: "" };
+
+/**
+ * The trace search's filter group (POST /api/public/v2/traces/search, AND across the trace's spans),
+ * or null when no filter is set. Values go as typed: the API's rules judge them.
+ */
+export function toTraceGroup(f: TraceListFilters): { logic: "AND"; filters: { field: string; operator: string; value: unknown }[] } | null {
+  const filters: { field: string; operator: string; value: unknown }[] = [];
+  if (f.status) filters.push({ field: "trace_status", operator: "is", value: f.status });
+  if (f.name.trim()) filters.push({ field: "trace_name", operator: "contains", value: f.name.trim() });
+  if (f.spanName.trim()) filters.push({ field: "span_name", operator: "contains", value: f.spanName.trim() });
+  if (f.model.trim()) filters.push({ field: "trace_models_used", operator: "contains", value: f.model.trim() });
+  if (f.minDurationMs.trim()) filters.push({ field: "trace_duration_ms", operator: "gte", value: typed("numeric", f.minDurationMs) });
+  return filters.length ? { logic: "AND", filters } : null;
+}

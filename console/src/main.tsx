@@ -7,6 +7,7 @@ import "./style.css";
 import { AnalyticsView } from "./views/analytics";
 import { DatasetDetail, DatasetsView, EvaluationDetail, EvaluationsView } from "./views/datasets";
 import { PromptDetail, PromptsView } from "./views/prompts";
+import { NewPrompt } from "./views/prompt-editor";
 import { RequestDetail, RequestsView } from "./views/requests";
 import { TableDetail, TablesView } from "./views/tables";
 import { TraceDetail, TracesView } from "./views/traces";
@@ -68,7 +69,8 @@ function View() {
     case "traces":
       return id ? <TraceDetail traceId={id} spanId={params.get("span")} /> : <TracesView />;
     case "prompts":
-      return id ? <PromptDetail id={id} version={params.get("v") ? Number(params.get("v")) || null : null} /> : <PromptsView />;
+      if (id === "new") return <NewPrompt />;
+      return id ? <PromptDetail key={id} id={id} version={params.get("v") ? Number(params.get("v")) || null : null} /> : <PromptsView />;
     case "tables":
       return id ? <TableDetail tableId={id} sheetId={sub ?? null} /> : <TablesView />;
     case "datasets":

@@ -1,6 +1,7 @@
 // Small pieces every view uses. Text is always rendered as text (Preact escapes it); no view sets HTML.
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { ApiFailure } from "./api";
 
 export interface Async<T> {
   data: T | null;
@@ -168,3 +169,23 @@ export const fmt = {
     return typeof v === "string" ? v : JSON.stringify(v);
   },
 };
+
+/** The API's rules broken at `at` (a validation error's fields inside it), shown next to that field. */
+export function FieldError({ failure, at, local }: { failure: ApiFailure | null; at: string; local?: string | null }) {
+  const rules = [...(local ? [local] : []), ...(failure?.at(at) ?? [])];
+  return rules.length ? (
+    <span class="field-error" role="alert" data-field={at}>
+      {rules.join("; ")}
+    </span>
+  ) : null;
+}
+
+/** The message of a failed write, unless every rule it broke is already shown next to its field. */
+export function WriteError({ failure, shown }: { failure: Error | null; shown?: string[] }) {
+  if (!failure) return null;
+  if (failure instanceof ApiFailure && failure.rules.length && shown && failure.rules.every((d) => shown.some((s) => failure.at(s).includes(d.rule)))) return null;
+  return <ErrorBox error={failure.message} />;
+}
+
+/** An input's handler that hands its new value to `set`. */
+export const onText = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement).value);

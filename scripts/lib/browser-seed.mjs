@@ -172,6 +172,18 @@ export async function seed(api, run) {
     },
   });
   await api("POST", `/prompts/${v1.id}/label`, { prompt_version_number: 1, name: "prod" });
+  // A folder holding one template, and a snippet the editor's new template uses.
+  const folder = await api("POST", "/api/public/v2/folders", { name: `${tag} folder` });
+  const filedName = `${tag}-filed`;
+  await api("POST", "/rest/prompt-templates", {
+    prompt_template: { prompt_name: filedName, folder_id: folder.folder.id },
+    prompt_version: { prompt_template: blueprint("Filed away.", "{question}") },
+  });
+  const snippetName = `${tag}-snippet`;
+  await api("POST", "/rest/prompt-templates", {
+    prompt_template: { prompt_name: snippetName },
+    prompt_version: { prompt_template: { type: "completion", content: text("Always answer in French.") } },
+  });
 
   const markup = "<script>window.__pwned = true</script><img src=x onerror=alert(1)>";
   const logs = [];
@@ -250,5 +262,5 @@ export async function seed(api, run) {
 
   const trace = await seedTrace(api, run, now);
 
-  return { trace, groupId, pipelineId: pipeline.report_id, runId: evalRun.report_id, tag, logs, promptName, promptId: v1.id, versions: [v1, v2], tableId, sheetId, tableTitle: `${tag} table` };
+  return { folderName: `${tag} folder`, filedName, snippetName, textColumnTitle: textColumn.title, trace, groupId, pipelineId: pipeline.report_id, runId: evalRun.report_id, tag, logs, promptName, promptId: v1.id, versions: [v1, v2], tableId, sheetId, tableTitle: `${tag} table` };
 }

@@ -27,7 +27,15 @@ export interface LlmResponse {
 
 export interface LlmProvider {
   readonly name: string;
+  /** The converters' name for this provider's call (src/converters/), which reads its request and answer into a log. */
+  readonly functionName: string;
   chat(req: LlmRequest): Promise<LlmResponse>;
+  /**
+   * Sends provider-ready arguments (the converters' llm_kwargs) as they are and answers the
+   * provider's response object; with `onText` the answer streams, each piece of its text handed to
+   * `onText` as it arrives, and the object is folded from the stream.
+   */
+  send(kwargs: Record<string, unknown>, onText?: (text: string) => void | Promise<void>): Promise<Record<string, unknown>>;
 }
 
 export interface LlmProviders {

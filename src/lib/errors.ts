@@ -9,6 +9,8 @@ export const ErrorCode = {
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** The workspace lacks what the call needs from its settings (a provider key to run a prompt). */
+  provider_not_configured: 422,
   rate_limited: 429,
   internal_error: 500,
   // Not a failure of the service: "recalculate" found nothing to do, which is answered 200.

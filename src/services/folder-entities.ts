@@ -11,20 +11,8 @@ import { toIso } from "../lib/time";
 import { externalIdsFor, findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { ancestorsOf, loadFolderTree, subtreeOf, type FolderNode } from "./folders";
 
-/** Every type the endpoint knows; those without a registered source simply list nothing. */
-export const FOLDER_ENTITY_TYPES = [
-  "FOLDER",
-  "PROMPT",
-  "SNIPPET",
-  "WORKFLOW",
-  "DATASET",
-  "REPORT",
-  "AB_TEST",
-  "INPUT_VARIABLE_SET",
-  "SKILL_COLLECTION",
-  "TOOL_REGISTRY",
-] as const;
-export type FolderEntityType = (typeof FOLDER_ENTITY_TYPES)[number];
+export { FOLDER_ENTITY_TYPES, type FolderEntityType } from "./folder-entity-types";
+import type { FolderEntityType } from "./folder-entity-types";
 
 /** How one entity type is found in D1: its table and the columns the listing needs. */
 export interface FolderEntitySource {

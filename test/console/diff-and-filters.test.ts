@@ -2,7 +2,7 @@
 // into the search API's filters.
 import { describe, expect, it } from "vitest";
 import { diffLines, versionLines } from "../../console/src/diff";
-import { newRow, OPERATORS, operatorsOf, toFilter, toGroup } from "../../console/src/filters";
+import { newRow, NO_TRACE_FILTERS, OPERATORS, operatorsOf, toFilter, toGroup, toTraceGroup } from "../../console/src/filters";
 
 describe("diffLines", () => {
   it("pairs unchanged lines, and shows a replaced line as changed on both sides", () => {
@@ -121,5 +121,23 @@ describe("toGroup", () => {
   it("is null when nothing is complete", () => {
     expect(toGroup({ logic: "AND", items: [] })).toBeNull();
     expect(toGroup({ logic: "OR", items: [newRow("tags"), { logic: "AND", items: [] }] })).toBeNull();
+  });
+});
+
+describe("toTraceGroup", () => {
+  it("is null without filters, else one AND of the filters set, values as typed", () => {
+    expect(toTraceGroup(NO_TRACE_FILTERS)).toBeNull();
+    expect(toTraceGroup({ status: "error", name: " checkout ", spanName: "db", model: "gpt-4o", minDurationMs: "250" })).toEqual({
+      logic: "AND",
+      filters: [
+        { field: "trace_status", operator: "is", value: "error" },
+        { field: "trace_name", operator: "contains", value: "checkout" },
+        { field: "span_name", operator: "contains", value: "db" },
+        { field: "trace_models_used", operator: "contains", value: "gpt-4o" },
+        { field: "trace_duration_ms", operator: "gte", value: 250 },
+      ],
+    });
+    // Not a number: sent as typed, for the API to refuse.
+    expect(toTraceGroup({ ...NO_TRACE_FILTERS, minDurationMs: "slow" })!.filters[0].value).toBe("slow");
   });
 });

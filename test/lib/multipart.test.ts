@@ -1,20 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/lib/errors";
 import { boundaryOf, readMultipart, TextFieldSink, type PartInfo } from "../../src/lib/multipart";
+import { streamOf } from "../helpers/streams";
 
 const enc = new TextEncoder();
-
-/** A stream that delivers `bytes` in pieces of `size` bytes (1 puts every boundary across reads). */
-function streamOf(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
-  let at = 0;
-  return new ReadableStream({
-    pull(c) {
-      if (at >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(at, at + size));
-      at += size;
-    },
-  });
-}
 
 async function parse(body: string | Uint8Array, boundary: string, size = 1 << 16, maxBytes = 1 << 20) {
   const parts: { info: PartInfo; text: string }[] = [];

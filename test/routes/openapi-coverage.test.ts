@@ -3,6 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, json } from "../helpers/api";
+import { oneSpellingPerTag } from "../../src/routes/docs";
 
 /** Operations not served yet, with what they wait for (none today). Remove a line when it lands. */
 const NOT_YET: Record<string, string> = {};
@@ -35,6 +36,25 @@ describe("/openapi.json against PromptLayer's document", () => {
     // A listed operation that is served now must leave the list.
     const served = Object.keys(NOT_YET).filter((k) => ours.has(k));
     expect(served).toEqual([]);
+  });
+});
+
+describe("/openapi.json tags", () => {
+  it("spells each group one way, so the reference's navigation lists it once", async () => {
+    const doc = await json(await call("/openapi.json"));
+    const tags = new Set<string>();
+    for (const item of Object.values<Record<string, { tags?: string[] }>>(doc.paths)) for (const op of Object.values(item)) for (const t of op.tags ?? []) tags.add(t);
+    const loose = (t: string) => t.toLowerCase().replace(/[^a-z0-9]+/g, "");
+    const byLoose = new Map<string, string[]>();
+    for (const t of tags) byLoose.set(loose(t), [...(byLoose.get(loose(t)) ?? []), t]);
+    expect([...byLoose.values()].filter((spellings) => spellings.length > 1)).toEqual([]);
+    expect(tags).toContain("external ids");
+    expect(tags).toContain("tool registry");
+  });
+
+  it("folds spellings that differ only in case, hyphens, underscores or spaces where the document is assembled", () => {
+    const doc = { paths: { "/a": { get: { tags: ["Tool-Registry", "tool registry"] }, post: { tags: ["external_ids"] } }, "/b": { get: { tags: ["tool  registry"] } } } };
+    expect(oneSpellingPerTag(doc).paths).toEqual({ "/a": { get: { tags: ["tool registry"] }, post: { tags: ["external ids"] } }, "/b": { get: { tags: ["tool registry"] } } });
   });
 });
 

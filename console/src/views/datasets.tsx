@@ -1,9 +1,10 @@
 // Datasets (versions with their fill status and rows) and evaluations (pipelines, their runs, a run's
 // status and rows with each evaluated cell's status).
 import { useState } from "preact/hooks";
-import { get } from "../api";
-import { href } from "../router";
-import { ErrorBox, fmt, ListTable, Loading, Pager, Section, Status, useAsync, useInterval } from "../ui";
+import { ApiFailure, get, post } from "../api";
+import type { RunBodyT, RunStartedT } from "../api-types";
+import { go, href } from "../router";
+import { ErrorBox, FieldError, fmt, ListTable, Loading, Pager, Section, Status, useAsync, useInterval, WriteError } from "../ui";
 
 export function DatasetsView() {
   const [page, setPage] = useState(1);
@@ -148,6 +149,7 @@ export function EvaluationDetail({ id }: { id: string }) {
           ))}
           {r.score?.overall_score !== null && r.score?.overall_score !== undefined ? ` · score ${r.score.overall_score}` : ""}
         </p>
+        {r.is_blueprint ? <StartRun pipelineId={r.id} /> : null}
         <p class="muted">
           Columns:{" "}
           {(report.data.report_columns ?? []).map((c: any) => (
@@ -165,5 +167,35 @@ export function EvaluationDetail({ id }: { id: string }) {
         ) : null}
       </Section>
     </div>
+  );
+}
+
+/** Starts a run of a pipeline over its dataset (POST /reports/{id}/run) and opens it to watch it progress. */
+function StartRun({ pipelineId }: { pipelineId: number }) {
+  const [name, setName] = useState(() => `run ${new Date().toISOString().slice(0, 16).replace("T", " ")}`);
+  const [failure, setFailure] = useState<Error | null>(null);
+  return (
+    <form
+      class="form-line"
+      data-testid="start-run"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const body: RunBodyT = { name };
+        post<RunStartedT>(`/reports/${pipelineId}/run`, body).then(
+          (run) => go("evaluations", run.report_id),
+          (err: Error) => setFailure(err),
+        );
+      }}
+    >
+      <label>
+        Run name
+        <input aria-label="Run name" size={30} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <FieldError failure={failure instanceof ApiFailure ? failure : null} at="name" />
+      </label>
+      <button type="submit" class="primary">
+        Start a run
+      </button>
+      <WriteError failure={failure} shown={["name"]} />
+    </form>
   );
 }

@@ -3,37 +3,85 @@
 import { useState } from "preact/hooks";
 import { del, get, patch, post } from "../api";
 import { diffLines, versionLines } from "../diff";
-import { href } from "../router";
+import { go, href } from "../router";
+import type { FolderEntitiesT, FolderEntityT, TemplateListT, TemplateVersionT } from "../api-types";
+import { draftOf, type Draft } from "../draft";
 import { ErrorBox, fmt, ListTable, Loading, Pager, SearchLine, Section, Tag, useAsync } from "../ui";
+import { Editor, Playground } from "./prompt-editor";
+
+/** The folders of the workspace (every level), for the prompt list's folder choice. */
+function FolderPick({ value, onPick }: { value: number | null; onPick: (id: number | null) => void }) {
+  const folders = useAsync(() => get<FolderEntitiesT>("/api/public/v2/folders/entities", { filter_type: "FOLDER", flatten: true }), []);
+  return (
+    <select aria-label="Folder" value={value === null ? "" : String(value)} onChange={(e) => onPick((e.target as HTMLSelectElement).value ? Number((e.target as HTMLSelectElement).value) : null)}>
+      <option value="">all folders</option>
+      {(folders.data?.entities ?? []).map((f) => (
+        <option key={String(f.id)} value={String(f.id)}>
+          {[...f.path, f.name].join(" / ")}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** The templates directly in one folder (GET /api/public/v2/folders/entities), matching the search. */
+function FolderPrompts({ folderId, name }: { folderId: number; name: string }) {
+  const list = useAsync(() => get<FolderEntitiesT>("/api/public/v2/folders/entities", { folder_id: folderId, filter_type: "PROMPT", search_query: name }), [folderId, name]);
+  return (
+    <ListTable
+      list={list}
+      items={(d: FolderEntitiesT) => d.entities}
+      columns={[{ title: "name" }, { title: "folder" }, { title: "updated" }]}
+      empty="No template in this folder."
+      row={(p: FolderEntityT) => (
+        <tr key={String(p.id)}>
+          <td>
+            <a href={href("prompts", String(p.id))}>{p.name}</a>
+          </td>
+          <td>{p.path.join(" / ")}</td>
+          <td>{fmt.time(p.updated_at)}</td>
+        </tr>
+      )}
+    />
+  );
+}
 
 export function PromptsView() {
   const [query, setQuery] = useState({ name: "", page: 1 });
-  const list = useAsync(() => get("/prompt-templates", { name: query.name, page: query.page, per_page: 25, sort_by: "updated_at" }), [query.name, query.page]);
+  const [folder, setFolder] = useState<number | null>(null);
+  const list = useAsync(() => (folder === null ? get<TemplateListT>("/prompt-templates", { name: query.name, page: query.page, per_page: 25, sort_by: "updated_at" }) : Promise.resolve(null)), [query.name, query.page, folder]);
   return (
-    <Section title="Prompt templates">
-      <SearchLine label="Name" placeholder="Name contains" onSearch={(name) => setQuery({ name, page: 1 })} />
-      <ListTable
-        list={list}
-        items={(d: any) => d.items}
-        columns={[{ title: "name" }, { title: "latest version", num: true }, { title: "last change" }, { title: "tags" }, { title: "updated" }]}
-        empty="No template."
-        row={(p: any) => (
-          <tr key={p.id}>
-            <td>
-              <a href={href("prompts", p.id)}>{p.prompt_name}</a>
-            </td>
-            <td class="num">v{p.version}</td>
-            <td>{p.commit_message ?? ""}</td>
-            <td>
-              {(p.tags ?? []).map((t: string) => (
-                <Tag key={t}>{t}</Tag>
-              ))}
-            </td>
-            <td>{fmt.time(p.updated_at)}</td>
-          </tr>
-        )}
-        footer={(d: any) => <Pager page={d.page} pages={d.pages} total={d.total} onPage={(page) => setQuery({ ...query, page })} />}
-      />
+    <Section title="Prompt templates" actions={<a href={href("prompts", "new")}>+ New template</a>}>
+      <div class="search-line">
+        <FolderPick value={folder} onPick={setFolder} />
+        <SearchLine label="Name" placeholder="Name contains" onSearch={(name) => setQuery({ name, page: 1 })} />
+      </div>
+      {folder !== null ? (
+        <FolderPrompts folderId={folder} name={query.name} />
+      ) : (
+        <ListTable
+          list={list}
+          items={(d: TemplateListT | null) => d?.items ?? []}
+          columns={[{ title: "name" }, { title: "latest version", num: true }, { title: "last change" }, { title: "tags" }, { title: "updated" }]}
+          empty="No template."
+          row={(p: TemplateListT["items"][number]) => (
+            <tr key={p.id}>
+              <td>
+                <a href={href("prompts", p.id)}>{p.prompt_name}</a>
+              </td>
+              <td class="num">v{p.version}</td>
+              <td>{p.commit_message ?? ""}</td>
+              <td>
+                {p.tags.map((t) => (
+                  <Tag key={t}>{t}</Tag>
+                ))}
+              </td>
+              <td>{fmt.time(p.updated_at)}</td>
+            </tr>
+          )}
+          footer={(d: TemplateListT | null) => (d ? <Pager page={d.page} pages={d.pages} total={d.total} onPage={(page) => setQuery({ ...query, page })} /> : null)}
+        />
+      )}
     </Section>
   );
 }
@@ -167,7 +215,7 @@ function Labels({ id, promptId, latest, onChange }: { id: string; promptId: numb
 }
 
 export function PromptDetail({ id, version }: { id: string; version: number | null }) {
-  const latest = useAsync(() => get(`/prompt-templates/${encodeURIComponent(id)}`), [id]);
+  const latest = useAsync(() => get<TemplateVersionT>(`/prompt-templates/${encodeURIComponent(id)}`), [id]);
   const [pair, setPair] = useState<{ left: number; right: number } | null>(null);
   if (latest.error) return <ErrorBox error={latest.error} />;
   if (!latest.data) return <Loading />;
@@ -191,10 +239,21 @@ export function PromptDetail({ id, version }: { id: string; version: number | nu
       </p>
       <Section title={t.prompt_name} actions={<span class="muted">id {t.id} · {n} version{n === 1 ? "" : "s"}</span>}>
         <p>
-          {(t.tags ?? []).map((x: string) => (
+          {t.tags.map((x) => (
             <Tag key={x}>{x}</Tag>
           ))}
+          {t.release_labels.map((x) => (
+            <Tag key={`label-${x}`}>label: {x}</Tag>
+          ))}
         </p>
+      </Section>
+      <EditAndRun key={`${t.id}@${version ?? n}`} template={t} base={version ?? n} versions={versions} onPublished={() => {
+        setPair(null);
+        latest.reload();
+        // A page opened at ?v=N shows the new latest version once it is published.
+        go("prompts", t.id);
+      }} />
+      <Section title="Compare versions">
         <div class="search-line">
           Compare {pick("left")} with {pick("right")}
         </div>
@@ -207,6 +266,29 @@ export function PromptDetail({ id, version }: { id: string; version: number | nu
         <VersionList id={id} latest={n} onPick={(v) => setPair({ left: Math.max(1, v - 1), right: v })} />
       </Section>
     </div>
+  );
+}
+
+/** The editor on a draft of version `base`, and the playground over the versions and that draft. */
+function EditAndRun({ template, base, versions, onPublished }: { template: TemplateVersionT; base: number; versions: number[]; onPublished: () => void }) {
+  const version = useAsync(() => fetchVersion(String(template.id), base) as Promise<TemplateVersionT>, [template.id, base]);
+  const [draft, setDraft] = useState<Draft | null>(null);
+  if (version.error) return <ErrorBox error={version.error} />;
+  if (!version.data) return <Loading />;
+  const current = draft ?? draftOf(version.data.prompt_template, version.data.metadata);
+  const ref = { id: template.id, name: template.prompt_name, version: base };
+  return (
+    <>
+      <Section title={`Edit (a draft of v${base})`} actions={draft ? <button type="button" onClick={() => setDraft(null)}>Discard the draft</button> : null}>
+        <Editor draft={current} setDraft={setDraft} template={ref} onPublished={() => {
+          setDraft(null);
+          onPublished();
+        }} />
+      </Section>
+      <Section title="Playground">
+        <Playground template={ref} versions={versions} draft={current} latest={template} />
+      </Section>
+    </>
   );
 }
 

@@ -7,6 +7,7 @@ import { href } from "../router";
 import { ErrorBox, fmt, Json, Loading, Pager, Section, Status, Tag, useAsync } from "../ui";
 import { Conversation } from "./conversation";
 import { traceHref } from "./traces";
+import { DatasetFromSearch, RequestActions } from "./request-actions";
 
 interface SearchState {
   group: FilterGroupDraft;
@@ -191,6 +192,7 @@ export function RequestsView() {
   }, [applied]);
   const result = useAsync(() => post("/api/public/v2/requests/search", searchBody(applied)), [JSON.stringify(applied)]);
   const run = (next: Partial<SearchState> = {}) => setApplied({ ...draft, page: 1, ...next });
+  const [making, setMaking] = useState(false);
 
   return (
     <div>
@@ -245,7 +247,17 @@ export function RequestsView() {
           </div>
         </form>
       </Section>
-      <Section title="Results">
+      {making ? <DatasetFromSearch search={{ filter_group: toGroup(applied.group) ?? undefined, q: applied.q.trim() }} onClose={() => setMaking(false)} /> : null}
+      <Section
+        title="Results"
+        actions={
+          making ? null : (
+            <button type="button" onClick={() => setMaking(true)}>
+              Make a dataset from these results
+            </button>
+          )
+        }
+      >
         <ErrorBox error={result.error} />
         {result.loading && !result.data ? <Loading /> : null}
         {result.data ? (
@@ -403,6 +415,7 @@ export function RequestDetail({ id }: { id: string }) {
           <Json value={{ prompt_input_variables: d.prompt_input_variables, parameters: d.parameters }} />
         </Section>
       </div>
+      <RequestActions requestId={Number(d.request_id)} onChange={r.reload} />
     </div>
   );
 }

@@ -1,9 +1,10 @@
 // Tables: the tables, one table's sheets, and a sheet as a grid whose cells show their status
 // (STALE, QUEUED, RUNNING, COMPLETED, FAILED); refreshed every second while an operation runs.
 import { useState } from "preact/hooks";
-import { get, post } from "../api";
+import { ApiFailure, get, patch, post } from "../api";
+import type { CellEditedT, CellT, ColumnT, CreateColumnBodyT } from "../api-types";
 import { href } from "../router";
-import { ErrorBox, fmt, ListTable, Loading, SearchLine, Section, Status, useAsync, useInterval } from "../ui";
+import { ErrorBox, FieldError, fmt, ListTable, Loading, SearchLine, Section, Status, useAsync, useInterval, WriteError } from "../ui";
 
 const T = "/api/public/v2/tables";
 
@@ -108,6 +109,10 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
       },
       (e: Error) => setError(e.message),
     );
+  const edited = () => {
+    rows.reload();
+    ops.reload();
+  };
   if (rows.error) return <ErrorBox error={rows.error} />;
   if (!rows.data) return <Loading />;
   const columns: any[] = rows.data.columns ?? [];
@@ -155,6 +160,7 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
                   const cell = r.cells?.[c.id];
                   const status: string = cell?.status ?? "";
                   const computed = c.type !== "TEXT";
+                  if (!computed && cell) return <TextCell key={c.id} base={base} cell={cell} onEdited={edited} />;
                   return (
                     <td
                       key={c.id}
@@ -173,6 +179,7 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
           </tbody>
         </table>
       </div>
+      <AddColumn base={base} columns={columns as ColumnT[]} onAdded={edited} />
       <div class="pager">
         {cursor ? (
           <button type="button" onClick={() => setCursor(null)}>
@@ -186,5 +193,103 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
         ) : null}
       </div>
     </div>
+  );
+}
+
+/** A text cell: its value, edited in place (PATCH …/cells/{id}); what depends on it goes stale. */
+function TextCell({ base, cell, onEdited }: { base: string; cell: CellT; onEdited: () => void }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  const [failure, setFailure] = useState<Error | null>(null);
+  const text = fmt.value(cell.display_value ?? cell.value);
+  const save = (value: string) =>
+    patch<CellEditedT>(`${base}/cells/${encodeURIComponent(cell.id)}`, { display_value: value }).then(
+      () => {
+        setEditing(null);
+        setFailure(null);
+        onEdited();
+      },
+      (e: Error) => setFailure(e),
+    );
+  if (editing === null)
+    return (
+      <td class="cell editable" data-cell-id={cell.id} title="Click to edit" onClick={() => setEditing(text)}>
+        <span class="cell-value">{text}</span>
+      </td>
+    );
+  return (
+    <td class="cell editable" data-cell-id={cell.id}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          save(editing);
+        }}
+      >
+        <input aria-label="Cell value" value={editing} onInput={(e) => setEditing((e.target as HTMLInputElement).value)} onKeyDown={(e) => e.key === "Escape" && setEditing(null)} />
+      </form>
+      <FieldError failure={failure instanceof ApiFailure ? failure : null} at="display_value" />
+      <WriteError failure={failure} shown={["display_value"]} />
+    </td>
+  );
+}
+
+// Types a column can have, offered in its type box; the API says which it takes.
+const COLUMN_TYPES = ["TEXT", "COUNT", "REGEX", "CONTAINS", "JSON_PATH", "LLM_ASSERTION", "PROMPT_TEMPLATE", "AI_DATA_EXTRACTION", "ENDPOINT", "COMPARE", "ASSERT_VALID"];
+
+/** Adds a column (POST …/columns): a title, a type and its configuration as JSON. */
+function AddColumn({ base, columns, onAdded }: { base: string; columns: ColumnT[]; onAdded: () => void }) {
+  const [title, setTitle] = useState("");
+  const [type, setType] = useState("COUNT");
+  const [config, setConfig] = useState(() => JSON.stringify({ source: columns[0]?.title ?? "", type: "words" }));
+  const [failure, setFailure] = useState<Error | null>(null);
+  const [local, setLocal] = useState<string | null>(null);
+  const apiFailure = failure instanceof ApiFailure ? failure : null;
+  return (
+    <form
+      class="form-line"
+      data-testid="add-column"
+      onSubmit={(e) => {
+        e.preventDefault();
+        let parsed: CreateColumnBodyT["config"];
+        try {
+          parsed = config.trim() ? (JSON.parse(config) as CreateColumnBodyT["config"]) : null;
+        } catch (err) {
+          setLocal(`is not JSON: ${(err as Error).message}`);
+          return;
+        }
+        setLocal(null);
+        const body: CreateColumnBodyT = { title, type, config: parsed };
+        post<{ column: ColumnT }>(`${base}/columns`, body).then(
+          () => {
+            setFailure(null);
+            setTitle("");
+            onAdded();
+          },
+          (err: Error) => setFailure(err),
+        );
+      }}
+    >
+      <label>
+        New column
+        <input aria-label="Column title" value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} placeholder="title" />
+        <FieldError failure={apiFailure} at="title" />
+      </label>
+      <label>
+        Type
+        <input aria-label="Column type" list="column-types" value={type} onInput={(e) => setType((e.target as HTMLInputElement).value)} />
+        <datalist id="column-types">
+          {COLUMN_TYPES.map((t) => (
+            <option key={t} value={t} />
+          ))}
+        </datalist>
+        <FieldError failure={apiFailure} at="type" />
+      </label>
+      <label>
+        Configuration (JSON)
+        <input aria-label="Column configuration" size={50} value={config} onInput={(e) => setConfig((e.target as HTMLInputElement).value)} />
+        <FieldError failure={apiFailure} at="config" local={local} />
+      </label>
+      <button type="submit">Add column</button>
+      <WriteError failure={failure} shown={["title", "type", "config"]} />
+    </form>
   );
 }

@@ -4,7 +4,9 @@
 // never inline styles, so the console's `style-src 'self'` holds.
 import { Fragment } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { get } from "../api";
+import { get, post } from "../api";
+import type { TraceSearchPageT, TraceSummaryT } from "../api-types";
+import { NO_TRACE_FILTERS, toTraceGroup, type TraceListFilters } from "../filters";
 import { go, href } from "../router";
 import { suggestions } from "../suggestions";
 import {
@@ -25,7 +27,7 @@ import {
   type SpanRow,
   type TraceWindow,
 } from "../trace-tree";
-import { ErrorBox, fmt, Json, Loading, Section, useAsync } from "../ui";
+import { ErrorBox, fmt, Json, ListTable, Loading, onText, Section, useAsync } from "../ui";
 
 interface Span {
   span_id: string;
@@ -106,12 +108,108 @@ function TraceSearch({ current }: { current?: string }) {
 
 export function TracesView() {
   return (
-    <Section title="Open a trace">
-      <TraceSearch />
-      <p class="muted">
-        Spans arrive through <code>POST /v1/traces</code> (OTLP) or <code>/spans-bulk</code>. A request log made from a span links to its trace from
-        the request's page, and the trace's spans link back to their requests.
-      </p>
+    <>
+      <Section title="Open a trace">
+        <TraceSearch />
+        <p class="muted">
+          Spans arrive through <code>POST /v1/traces</code> (OTLP) or <code>/spans-bulk</code>. A request log made from a span links to its trace from
+          the request's page, and the trace's spans link back to their requests.
+        </p>
+      </Section>
+      <RecentTraces />
+    </>
+  );
+}
+
+// Kept while the tab lives, so going back from a trace finds the same list.
+let rememberedTraceFilters: TraceListFilters = NO_TRACE_FILTERS;
+
+/** The workspace's traces, newest first (POST /api/public/v2/traces/search by cursor), with filters. */
+function RecentTraces() {
+  const [draft, setDraft] = useState<TraceListFilters>(rememberedTraceFilters);
+  const [applied, setApplied] = useState<{ filters: TraceListFilters; order: "desc" | "asc"; cursors: (string | null)[] }>({ filters: rememberedTraceFilters, order: "desc", cursors: [null] });
+  const cursor = applied.cursors[applied.cursors.length - 1];
+  const list = useAsync(
+    () => post<TraceSearchPageT>("/api/public/v2/traces/search", { filter_group: toTraceGroup(applied.filters), sort_order: applied.order, limit: 25, ...(cursor ? { cursor } : {}) }),
+    [JSON.stringify(applied)],
+  );
+  const field = (name: keyof TraceListFilters, label: string, placeholder: string) => (
+    <label>
+      {label}
+      <input aria-label={label} placeholder={placeholder} value={draft[name]} onInput={onText((v) => setDraft({ ...draft, [name]: v }))} />
+    </label>
+  );
+  return (
+    <Section title="Recent traces">
+      <form
+        class="form-line"
+        data-testid="trace-filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          rememberedTraceFilters = draft;
+          setApplied({ ...applied, filters: draft, cursors: [null] });
+        }}
+      >
+        <label>
+          Status
+          <select aria-label="Trace status" value={draft.status} onChange={onText((v) => setDraft({ ...draft, status: v === "ok" || v === "error" ? v : "" }))}>
+            <option value="">any</option>
+            <option value="error">with an error</option>
+            <option value="ok">without errors</option>
+          </select>
+        </label>
+        {field("name", "Trace name", "contains")}
+        {field("spanName", "Span name", "some span's name contains")}
+        {field("model", "Model", "e.g. gpt-4o")}
+        {field("minDurationMs", "Slower than (ms)", "e.g. 500")}
+        <label>
+          Order
+          <select aria-label="Trace order" value={applied.order} onChange={onText((v) => setApplied({ ...applied, order: v === "asc" ? "asc" : "desc", cursors: [null] }))}>
+            <option value="desc">newest first</option>
+            <option value="asc">oldest first</option>
+          </select>
+        </label>
+        <button type="submit" class="primary">
+          Filter
+        </button>
+      </form>
+      <ListTable
+        list={list}
+        items={(d: TraceSearchPageT) => d.items}
+        columns={[{ title: "trace" }, { title: "started" }, { title: "duration", num: true }, { title: "spans", num: true }, { title: "LLM calls", num: true }, { title: "status" }, { title: "tokens", num: true }, { title: "cost", num: true }, { title: "models" }]}
+        empty="No trace matches."
+        row={(t: TraceSummaryT) => (
+          <tr key={t.trace_id} data-testid="trace-row" data-trace-id={t.trace_id}>
+            <td>
+              <a href={traceHref(t.trace_id)}>{t.trace_name ?? t.trace_id}</a>
+            </td>
+            <td>{fmt.time(t.trace_start)}</td>
+            <td class="num">{formatDuration(t.trace_duration_ms)}</td>
+            <td class="num">{t.trace_span_count}</td>
+            <td class="num">{t.trace_llm_calls}</td>
+            <td>
+              <span class={`badge status-${t.trace_status}`}>{t.trace_status === "error" ? `${t.trace_error_spans} error${t.trace_error_spans === 1 ? "" : "s"}` : "ok"}</span>
+            </td>
+            <td class="num">{fmt.num(t.trace_total_tokens)}</td>
+            <td class="num">{fmt.cost(t.trace_total_cost_usd)}</td>
+            <td>{t.trace_models_used.join(", ")}</td>
+          </tr>
+        )}
+        footer={(d: TraceSearchPageT) => (
+          <div class="pager">
+            {applied.cursors.length > 1 ? (
+              <button type="button" onClick={() => setApplied({ ...applied, cursors: applied.cursors.slice(0, -1) })}>
+                ‹ Newer
+              </button>
+            ) : null}
+            {d.has_more && d.next_cursor ? (
+              <button type="button" onClick={() => setApplied({ ...applied, cursors: [...applied.cursors, d.next_cursor] })}>
+                More ›
+              </button>
+            ) : null}
+          </div>
+        )}
+      />
     </Section>
   );
 }

@@ -5,7 +5,6 @@ import type { AppEnv, Deps } from "../../env";
 import { receiveUpload } from "../../http/file-upload";
 import { validationError } from "../../lib/validation";
 import { MAX_COLUMN_NAME_CHARS, MAX_FILE_COLUMNS, MAX_ROW_BYTES, queueFileFill } from "../../services/dataset-file";
-import { DATASET_JOB_STATUSES } from "../../db/schema";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../http/openapi";
 import { QueryInt, ResourceListShape } from "../../lib/query";
@@ -17,32 +16,14 @@ import { markFillFailed } from "../../services/dataset-fill";
 import { requireOwnWorkspace } from "../../lib/workspace";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
+import { Dataset, DatasetGroup, DatasetList, DatasetPreview, DraftResponse, FillQueued } from "./schemas";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
 const tags = ["datasets"];
 const PositiveId = z.int("must be an integer").positive("must be a positive integer");
 
-const DatasetGroup = z
-  .object({ id: z.int(), name: z.string(), workspace_id: z.int(), folder_id: z.int().nullable(), is_deleted: z.boolean(), created_at: z.string(), updated_at: z.string() })
-  .openapi("DatasetGroup");
 
-const Dataset = z
-  .object({
-    id: z.int(),
-    dataset_group_id: z.int(),
-    version_number: z.int().openapi({ description: "-1 for the group's draft" }),
-    column_names: z.array(z.string()),
-    filter_params: z.record(z.string(), z.unknown()).nullable(),
-    is_deleted: z.boolean(),
-    user_id: z.int(),
-    job_status: z.enum(DATASET_JOB_STATUSES).nullable().openapi({ description: "State of the last fill of this dataset from request logs (null: never filled)." }),
-    created_at: z.string(),
-    updated_at: z.string(),
-    dataset_group: DatasetGroup,
-    external_ids: z.array(ExternalId),
-  })
-  .openapi("Dataset");
 
 const createGroup = defineRoute({
   method: "post",
@@ -98,10 +79,7 @@ const fromFilterParams = defineRoute({
   errors: [404],
   request: { body: body(FromFilterParamsBody) },
   responses: {
-    201: json(
-      z.object({ success: z.literal(true), message: z.string(), dataset_id: z.int(), dataset_group_id: z.int(), version_number: z.int() }).openapi("CreateDatasetVersionFromFilterParamsResponse"),
-      "Queued",
-    ),
+    201: json(FillQueued, "Queued"),
   },
 });
 
@@ -167,7 +145,6 @@ const save = defineRoute({
   },
 });
 
-const DraftResponse = z.object({ success: z.literal(true), message: z.string(), draft_dataset_id: z.int() }).openapi("DraftDatasetVersionResponse");
 
 const createDraftRoute = defineRoute({
   method: "post",
@@ -212,17 +189,7 @@ const previewRoute = defineRoute({
   },
   responses: {
     200: json(
-      z
-        .object({
-          success: z.literal(true),
-          message: z.string(),
-          dataset_group_id: z.int(),
-          total_matching: z.int().openapi({ description: "Logs of the workspace the filter (or the explicit ids) match." }),
-          rows_to_add: z.int().openapi({ description: "Rows a fill would copy: total_matching bounded by limit and 50,000." }),
-          columns: z.array(z.string()),
-          rows: z.array(z.array(z.object({ type: z.literal("dataset"), value: z.unknown() }))),
-        })
-        .openapi("PreviewDatasetVersionFromFilterParamsResponse"),
+      DatasetPreview,
       "What a fill would add",
     ),
   },
@@ -248,7 +215,7 @@ const list = defineRoute({
     }),
   },
   responses: {
-    200: json(z.object({ success: z.literal(true), message: z.string(), datasets: z.array(Dataset), page: z.int(), per_page: z.int(), total: z.int(), pages: z.int() }), "A page of datasets"),
+    200: json(DatasetList, "A page of datasets"),
   },
 });
 

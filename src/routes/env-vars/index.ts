@@ -7,36 +7,10 @@ import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
 import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/env-vars";
 import { requireTool } from "../../services/tool-registry";
+import { CreateBody, EnvVar, UpdateBody } from "./schemas";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
-const VALUE_MAX = 8192;
-const EnvKey = z
-  .string()
-  .min(1, "must be 1 to 255 characters")
-  .max(255, "must be 1 to 255 characters")
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must start with a letter or underscore and hold only letters, digits and underscores");
-const EnvVar = z
-  .object({
-    id: z.int(),
-    key: z.string(),
-    value_suffix: z.string().nullable().openapi({ description: "The last four characters of the value; null while the value is empty." }),
-    is_empty: z.boolean().openapi({ description: "True for a placeholder created without a value." }),
-    created_at: z.string(),
-    updated_at: z.string(),
-    workspace_id: z.int().optional().openapi({ description: "On workspace variables." }),
-    tool_registry_id: z.int().optional().openapi({ description: "On tool variables." }),
-  })
-  .openapi("EnvVar");
-const CreateBody = z
-  .object({
-    key: EnvKey,
-    value: z.string().max(VALUE_MAX, `must be at most ${VALUE_MAX} characters`).optional().openapi({ description: "May be empty or absent: a placeholder to fill later." }),
-  })
-  .openapi("CreateEnvVarRequest");
-const UpdateBody = z
-  .object({ value: z.string().min(1, `must be 1 to ${VALUE_MAX} characters`).max(VALUE_MAX, `must be 1 to ${VALUE_MAX} characters`) })
-  .openapi("UpdateEnvVarRequest");
 const Ok = z.object({ success: z.literal(true) });
 
 const SECRET_NOTE =
@@ -47,7 +21,7 @@ const ToolParam = z.string().min(1).max(255).openapi({ param: { name: "identifie
 
 function routesFor(scope: "workspace" | "tool") {
   const base = scope === "workspace" ? "/api/public/v2/env-vars" : "/api/public/v2/tool-registry/{identifier}/env-vars";
-  const tags = scope === "workspace" ? ["env-vars"] : ["env-vars", "tool-registry"];
+  const tags = scope === "workspace" ? ["environment variables"] : ["environment variables", "tool registry"];
   const field = scope === "workspace" ? "workspace_env_var" : "tool_env_var";
   const listField = scope === "workspace" ? "workspace_env_vars" : "tool_env_vars";
   const owner = scope === "workspace" ? "the workspace's" : "a tool's";

@@ -10,37 +10,11 @@ import { FOLDER_ENTITY_TYPES, listFolderEntities, type FolderEntityType } from "
 import { createFolder, folderExists, renameFolder } from "../../services/folders";
 import { deleteFolderEntities, moveFolderEntities, resolveFolderPath } from "../../services/folder-entity-changes";
 import { externalIdRoutes } from "../external-ids";
-import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
+import { ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
+import { FolderEntity, FolderResponse } from "./schemas";
 
 const FolderName = NameText(255);
 
-const Folder = z
-  .object({
-    id: z.int(),
-    name: z.string(),
-    created_at: z.string(),
-    updated_at: z.string(),
-    path: z.array(z.object({ id: z.int(), name: z.string() })).openapi({ description: "The folder's ancestors, root first; [] at root level." }),
-    workspace_id: z.int(),
-    parent_id: z.int().nullable(),
-    external_ids: z.array(ExternalId),
-  })
-  .openapi("Folder");
-const FolderResponse = z.object({ success: z.literal(true), folder: Folder }).openapi("FolderResponse");
-
-const FolderEntity = z
-  .object({
-    id: z.union([z.int(), z.string()]),
-    name: z.string(),
-    type: z.enum(FOLDER_ENTITY_TYPES),
-    created_at: z.string().nullable(),
-    updated_at: z.string().nullable(),
-    folder_id: z.int().nullable(),
-    path: z.array(z.string()).openapi({ description: "Names of the folders from the root down to the containing folder." }),
-    external_ids: z.array(ExternalId),
-    metadata: z.record(z.string(), z.unknown()).nullable().optional(),
-  })
-  .openapi("FolderEntity");
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const tags = ["folders"];

@@ -164,7 +164,7 @@ function validBlueprint(template: Record<string, unknown>): Record<string, unkno
 const upsertByExternalId = defineRoute({
   method: "put",
   path: "/prompt-templates/by-external-id/{source}/{external_id}",
-  tags: [...tags, "external-ids"],
+  tags: [...tags, "external ids"],
   summary: "Create or update the prompt template an external ID names",
   description:
     "The template mapped to {source, external_id} takes the body's state: renamed to prompt_name if it differs (409 if that name is taken), " +

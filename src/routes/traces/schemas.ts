@@ -145,3 +145,23 @@ export const AddTraceToSheetResponse = z
     request_log_ids: z.array(z.int()),
   })
   .openapi("AddTraceToSheetResponse");
+
+/** One trace of POST /api/public/v2/traces/search (kept here so the console can take its type). */
+export const TraceSummary = z
+  .object({
+    trace_id: z.string(),
+    trace_name: z.string().nullable().openapi({ description: "The root span's name (the earliest span without a parent); null while the root has not arrived." }),
+    trace_start: z.string().openapi({ description: "The first span's start (ISO 8601)." }),
+    trace_end: z.string().openapi({ description: "The last span's end (ISO 8601)." }),
+    trace_duration_ms: z.number(),
+    trace_status: z.enum(["ok", "error"]).openapi({ description: "error when any span's status is error." }),
+    trace_span_count: z.int(),
+    trace_llm_calls: z.int().openapi({ description: "Spans that made a request log (LLM calls)." }),
+    trace_error_spans: z.int(),
+    trace_input_tokens: z.int(),
+    trace_output_tokens: z.int(),
+    trace_total_tokens: z.int(),
+    trace_total_cost_usd: z.number(),
+    trace_models_used: z.array(z.string()),
+  })
+  .openapi("TraceSummary", { description: "A trace's values, named as the filter fields that read them; the spans themselves: GET /api/public/v2/traces/{trace_id}." });

@@ -1,0 +1,56 @@
+// POST /api/public/v2/prompt-runs: the playground's run of a template version or an unsaved draft
+// (services/prompt-runs.ts), answered as JSON or streamed as server-sent events.
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import type { AppEnv } from "../../env";
+import { defineRoute } from "../../http/openapi";
+import { chainForLog } from "../../lib/error-text";
+import { executeRun, prepareRun } from "../../services/prompt-runs";
+import { PromptRunBody, PromptRunResult } from "./schemas";
+
+const run = defineRoute({
+  method: "post",
+  path: "/api/public/v2/prompt-runs",
+  tags: ["prompt runs"],
+  summary: "Run a prompt template version or a draft",
+  description:
+    "Fills the template (a stored version, or the draft in prompt_version) with input_variables (snippets filled first), " +
+    "calls the provider its metadata.model names (or model overrides) with the workspace's own key, and logs the run as a request " +
+    "linked to the version (a draft's log names its template, when given, without a version). Provider keys are workspace environment " +
+    "variables: OPENAI_API_KEY (openai and OpenAI-compatible servers) and ANTHROPIC_API_KEY; OPENAI_BASE_URL / ANTHROPIC_BASE_URL there " +
+    "point at another server (checked like an ENDPOINT block's URL), else the deployment's. A missing key is a 422 provider_not_configured " +
+    "naming the variable; a variable without a value, an unknown template or version, or a provider other than openai and anthropic is a " +
+    "4xx, and nothing is sent or logged. A provider that fails is not an HTTP failure: the run is logged with status ERROR and answered " +
+    "with its message. With stream: true the answer is text/event-stream (server-sent events): `delta` events carry {text} as the " +
+    "provider streams it, then one `done` event carries the same JSON as the non-streamed answer.",
+  errors: [404, 422],
+  request: { body: { required: true, content: { "application/json": { schema: PromptRunBody } } } },
+  responses: {
+    200: {
+      description: "The run: JSON, or with stream: true server-sent events (delta {text}… then done with this JSON)",
+      content: {
+        "application/json": { schema: PromptRunResult },
+        "text/event-stream": { schema: z.string().openapi({ description: "event: delta / data: {\"text\": …}, …, then event: done / data: the run's JSON" }) },
+      },
+    },
+  },
+});
+
+export function registerPromptRunRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(run, async (c) => {
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    const { db, env } = c.var.deps;
+    const prepared = await prepareRun(db, env, auth, body);
+    const logs = await c.var.deps.logs(auth.workspaceId);
+    if (!body.stream) return c.json(await executeRun(db, logs, auth, prepared), 200);
+    return streamSSE(c, async (sse) => {
+      const result = await executeRun(db, logs, auth, prepared, (text) => sse.writeSSE({ event: "delta", data: JSON.stringify({ text }) }));
+      await sse.writeSSE({ event: "done", data: JSON.stringify(result) });
+    }, async (err, sse) => {
+      // Past the first byte the status is sent: a failure of ours ends the stream with an error event.
+      console.error(JSON.stringify({ level: "error", msg: "prompt run stream failed", request_id: c.get("requestId"), error: chainForLog(err) }));
+      await sse.writeSSE({ event: "error", data: JSON.stringify({ success: false, message: "internal error; quote the request id when reporting it", error: "internal_error" }) });
+    }) as never;
+  });
+}
