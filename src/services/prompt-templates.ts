@@ -280,20 +280,31 @@ export interface TemplateVersionView {
   external_ids: ExternalIdPair[];
 }
 
-/** One template at the selected version; with input variables, text blocks come back filled in. */
+/**
+ * One template at the selected version; with input variables, text blocks come back filled in.
+ * `sdkForm` (POST, the SDKs' fetch) also fills them when none are given but the version has provider
+ * arguments, missing ones empty: PromptLayer's rule, which the Python SDK's template cache repeats on
+ * what it fetched with skip_input_variable_rendering. GET never fills them.
+ */
 export async function getTemplateVersion(
   db: Db,
   ws: number,
   identifier: string,
-  sel: { version?: number | null; label?: string | null; input_variables?: Record<string, unknown> | null; skip_input_variable_rendering?: boolean | null },
+  sel: {
+    version?: number | null;
+    label?: string | null;
+    input_variables?: Record<string, unknown> | null;
+    skip_input_variable_rendering?: boolean | null;
+    sdkForm?: boolean;
+  },
 ): Promise<TemplateVersionView> {
   const t = await requireTemplate(db, ws, identifier);
   const v = await resolveVersion(db, t.id, sel);
   const p = await publishedView(db, ws, t, v);
   // Snippets first: their text may hold input variables too.
   const { template: expanded, snippets } = await resolveSnippets(db, ws, t.name, v.promptTemplate);
-  const render = sel.input_variables && !sel.skip_input_variable_rendering;
-  const promptTemplate = render ? renderTemplate(expanded, sel.input_variables!) : expanded;
+  const render = !sel.skip_input_variable_rendering && (sel.input_variables != null || (sel.sdkForm === true && llmKwargsFor(expanded, v.metadata ?? null) !== null));
+  const promptTemplate = render ? renderTemplate(expanded, sel.input_variables ?? {}) : expanded;
   return {
     success: true,
     id: t.id,

@@ -1,7 +1,7 @@
 // Schemas of the prompt registry endpoints (templates, versions, release labels), after PromptLayer's document.
 import { z } from "@hono/zod-openapi";
 import { NameText, PromptBlueprint } from "../../lib/schemas";
-import { QueryInt, QueryList, SortBy, SortOrder } from "../../lib/query";
+import { QueryBool, QueryInt, QueryList, SortBy, SortOrder } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
 export const PromptName = NameText(512);
@@ -76,6 +76,7 @@ export const PatchedTemplate = PublishedTemplate.extend({ base_version: z.int() 
 export const VersionQuery = z.object({
   version: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
   label: LabelName.optional(),
+  skip_input_variable_rendering: QueryBool.optional().openapi({ description: "Accepted for the SDKs; this route never fills input variables." }),
 });
 
 export const GetTemplateBody = z
@@ -88,7 +89,10 @@ export const GetTemplateBody = z
     input_variables: z.record(z.string(), z.unknown()).nullish(),
     metadata_filters: z.record(z.string(), z.string()).nullish(),
     model_parameter_overrides: Obj.nullish(),
-    skip_input_variable_rendering: z.boolean().nullish(),
+    skip_input_variable_rendering: z
+      .boolean()
+      .nullish()
+      .openapi({ description: "true: prompt_template and llm_kwargs keep their {var} / {{ var }} placeholders as written; input_variables are not applied." }),
   })
   .openapi("GetPromptTemplate");
 
