@@ -19,6 +19,7 @@ export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trac
 export { requestAnalytics } from "./analytics";
 export { customAnalytics } from "./custom-analytics";
 export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics, type TraceAnalyticsLimits } from "./trace-analytics";
+export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchInput, type TraceSearchLimits } from "./trace-search";
 export { fillQuery, findLog, logValues, logValuesSql, LOGS_BY_IDS, matchingLogIds, previewLogs, REQUEST_FIELDS, valuesSql, type LogValues } from "./datasets";
 export { logsInOrder, matchingLogPages, newestLogId } from "./readers";
 export { CONTROL_SHARD, configuredShards, placeWorkspace } from "./shards";

@@ -12,7 +12,7 @@ import { intervalOf } from "../analytics/summarize";
 import { chartLevel, TRACE_CHART_FIELDS, WHOLE_FIELDS, type TraceChartSpec, type TraceGroupField, type TraceMetricField } from "../analytics/trace-charts";
 import { d1Of, type Db } from "../db/client";
 import { SqlParams } from "../filters";
-import { compileTraceFilter, fieldsOfGroup, traceStartBounds, type Level, type TraceFilterGroup } from "../filters/traces";
+import { compileTraceFilter, fieldsOfGroup, traceStartBounds, type CompiledTraceFilter, type Level, type TraceFilterGroup } from "../filters/traces";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
 
@@ -207,19 +207,14 @@ function autoWidthSql(max: string, bins: number, whole: boolean): string {
   return `CASE ${widths.map((w) => `WHEN ${max} < ${bins} * ${w} THEN ${w}`).join(" ")} ELSE 1e13 END`;
 }
 
-/** One chart's statement over the window. */
-export function chartQuery(chart: TraceChartSpec, level: Level, group: TraceFilterGroup | null, workspaceId: number, windowJson: string, interval: ChartInterval) {
-  const p = new SqlParams();
-  const ws = p.add(workspaceId);
-  const win = p.add(windowJson);
-  const filter = compileTraceFilter(group, level, p);
-  const series = seriesOf(chart);
-  const fields = summedFields(chart);
-  const own = series.find((s) => needsOwnField(s, TRACE_CHART_FIELDS))?.metricField ?? null;
-  const exact = series.some((s) => s.metric === "percentile");
-  const named = new Set<string>([...fields, ...groupFieldsOf(chart), ...(chart.histogramField ? [chart.histogramField] : []), ...fieldsOfGroup(group)]);
-  const depth = named.has("trace_depth");
-
+/**
+ * The CTEs that make one row per trace of a window (a JSON list of trace ids, bound as `win`): sp (the
+ * spans with their logs, and the nested filters' values nv0, nv1, …), roots, agg (the trace values,
+ * the span-level filters' flags f0, f1, …), with depth the parent chains, and tr (the trace rows the
+ * filter group's condition reads, alias t). Trace analytics and trace search share it, so a trace's
+ * values are the same in both.
+ */
+export function traceRowCtes(ws: string, win: string, filter: CompiledTraceFilter, depth: boolean): string[] {
   const ctes = [
     `sp AS MATERIALIZED (
       SELECT sx.trace_id, sx.span_id, sx.parent_span_id, sx.start_time, sx.end_time, sx.status_code, sx.start_time AS span_start,
@@ -236,7 +231,8 @@ export function chartQuery(chart: TraceChartSpec, level: Level, group: TraceFilt
       SELECT s.trace_id, min(s.start_time) AS trace_start, max(max(s.end_time) - min(s.start_time), 0) AS trace_duration_ms,
         coalesce(sum(s.span_cost_usd), 0) AS trace_total_cost_usd, coalesce(sum(s.span_tokens), 0) AS trace_total_tokens,
         coalesce(sum(s.span_input_tokens), 0) AS trace_input_tokens, coalesce(sum(s.span_output_tokens), 0) AS trace_output_tokens,
-        count(*) AS trace_span_count, CASE WHEN max(s.status_code) = 2 THEN 'error' ELSE 'ok' END AS trace_status${filter.flags
+        count(*) AS trace_span_count, CASE WHEN max(s.status_code) = 2 THEN 'error' ELSE 'ok' END AS trace_status,
+        max(s.end_time) AS trace_end, sum(s.span_type = 'llm') AS trace_llm_calls, sum(s.status_code = 2) AS trace_error_spans${filter.flags
           .map((c, k) => `,\n        max(CASE WHEN ${c} THEN 1 ELSE 0 END) AS f${k}`)
           .join("")}
       FROM sp AS s GROUP BY s.trace_id)`,
@@ -256,6 +252,25 @@ export function chartQuery(chart: TraceChartSpec, level: Level, group: TraceFilt
   ctes.push(
     `tr AS (SELECT a.*, roots.trace_name, ${depth ? "coalesce(d.trace_depth, 0)" : "NULL"} AS trace_depth
       FROM agg AS a LEFT JOIN roots ON roots.trace_id = a.trace_id${depth ? " LEFT JOIN depths AS d ON d.trace_id = a.trace_id" : ""})`,
+  );
+  return ctes;
+}
+
+/** One chart's statement over the window. */
+export function chartQuery(chart: TraceChartSpec, level: Level, group: TraceFilterGroup | null, workspaceId: number, windowJson: string, interval: ChartInterval) {
+  const p = new SqlParams();
+  const ws = p.add(workspaceId);
+  const win = p.add(windowJson);
+  const filter = compileTraceFilter(group, level, p);
+  const series = seriesOf(chart);
+  const fields = summedFields(chart);
+  const own = series.find((s) => needsOwnField(s, TRACE_CHART_FIELDS))?.metricField ?? null;
+  const exact = series.some((s) => s.metric === "percentile");
+  const named = new Set<string>([...fields, ...groupFieldsOf(chart), ...(chart.histogramField ? [chart.histogramField] : []), ...fieldsOfGroup(group)]);
+  const depth = named.has("trace_depth");
+
+  const ctes = traceRowCtes(ws, win, filter, depth);
+  ctes.push(
     level === "trace" ? `items AS (SELECT t.* FROM tr AS t WHERE ${filter.where})` : `items AS (SELECT s.* FROM sp AS s JOIN tr AS t ON t.trace_id = s.trace_id WHERE ${filter.where})`,
   );
 

@@ -142,6 +142,15 @@ describe("cursors", () => {
       expect(() => decodeCursor(bad, "desc"), bad).toThrow(/cursor/);
     }
   });
+
+  it("carry a fractional key, a text tie-breaker and a filter fingerprint only where the list allows them", () => {
+    const c = encodeCursor({ o: "asc", k: 1_780_000_000_123.4567, s: "0af3", f: "abcd" });
+    expect(decodeCursor(c, "asc", { fractional: true, filter: "abcd" })).toEqual({ o: "asc", k: 1_780_000_000_123.4567, s: "0af3", f: "abcd" });
+    expect(() => decodeCursor(c, "asc")).toThrow(/not a cursor/);
+    expect(() => decodeCursor(c, "asc", { fractional: true, filter: "other" })).toThrow(/other filters/);
+    expect(() => decodeCursor(encodeCursor({ o: "asc", k: 1, s: "x".repeat(65) }), "asc", { fractional: true })).toThrow(/not a cursor/);
+    expect(() => decodeCursor(btoa('{"o":"asc","k":1,"s":7}'), "asc", { fractional: true })).toThrow(/not a cursor/);
+  });
 });
 
 describe("cell ids", () => {

@@ -7,64 +7,12 @@ import { getDb } from "../../src/db/client";
 import { parseTraceFilterGroup } from "../../src/filters/traces";
 import { chartQuery, traceCustomAnalytics, windowQuery } from "../../src/logs/trace-analytics";
 import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
+import { hexOf, llm, sendSpans as send, str } from "../helpers/otlp";
 
 const PATH = "/api/public/v2/traces/analytics/custom-analytics";
 const T0 = Date.UTC(2026, 6, 1); // Wednesday 2026-07-01
 const H = 3_600_000;
 const DAY = 24 * H;
-
-let seq = 0;
-const hexOf = (len: number) => (++seq).toString(16).padStart(4, "0") + [...crypto.getRandomValues(new Uint8Array(len))].map((b) => (b % 16).toString(16)).join("").slice(0, len - 4);
-const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
-const int = (key: string, v: number) => ({ key, value: { intValue: String(v) } });
-const nanos = (ms: number) => String(BigInt(ms) * 1_000_000n);
-
-interface SpanSeed {
-  id: string;
-  parent?: string;
-  name: string;
-  kind?: number;
-  start: number;
-  end: number;
-  status?: number;
-  attrs?: Record<string, unknown>[];
-}
-
-const llm = (model: string, provider: string, input: number, output: number) => [
-  str("gen_ai.request.model", model),
-  str("gen_ai.provider.name", provider),
-  int("gen_ai.usage.input_tokens", input),
-  int("gen_ai.usage.output_tokens", output),
-];
-
-async function send(ws: TestKey, traceId: string, base: number, spans: SpanSeed[]) {
-  const body = {
-    resourceSpans: [
-      {
-        resource: { attributes: [str("service.name", "agent")] },
-        scopeSpans: [
-          {
-            scope: { name: "test" },
-            spans: spans.map((s) => ({
-              traceId,
-              spanId: s.id,
-              ...(s.parent ? { parentSpanId: s.parent } : {}),
-              name: s.name,
-              kind: s.kind ?? 1,
-              startTimeUnixNano: nanos(base + s.start),
-              endTimeUnixNano: nanos(base + s.end),
-              attributes: s.attrs ?? [],
-              status: { code: s.status ?? 0 },
-            })),
-          },
-        ],
-      },
-    ],
-  };
-  const res = await call("/v1/traces", { method: "POST", key: ws.key, json: body });
-  expect(res.status).toBe(200);
-  expect(await json(res)).toEqual({ partialSuccess: null });
-}
 
 /**
  * Four traces:

@@ -29,7 +29,7 @@ export const TraceFilterDoc = z
       "values compared as text (numbers and booleans as their JSON text).",
   });
 
-const TraceFilterGroupSchema = z
+export const TraceFilterGroupSchema = z
   .unknown()
   .transform(groupTransform<TraceFilterGroup>(parseTraceFilterGroup))
   .openapi("TraceStructuredFilterGroup", {

@@ -1,5 +1,6 @@
 // Traces: OTLP/HTTP ingestion (POST /v1/traces), the SDK's spans (POST /spans-bulk), a trace read back
-// whole, closing a trace, a trace's request logs into a draft dataset, and custom charts over traces (analytics.ts).
+// whole, closing a trace, a trace's request logs into a draft dataset, custom charts over traces (analytics.ts)
+// and the search over traces (search.ts).
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
@@ -15,6 +16,7 @@ import { closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_SPANS, t
 import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError, type OtlpEncoding } from "../../traces/otlp";
 import { LogRequestBody } from "../log-request/schemas";
 import { registerTraceAnalyticsRoutes } from "./analytics";
+import { registerTraceSearchRoute } from "./search";
 import { AddTraceBody, AddTraceResponse, CloseResponse, SPANS_PER_REQUEST, SpansBulkBody, SpansBulkResponse, TraceIdParam, TraceResponse } from "./schemas";
 
 const tags = ["traces"];
@@ -125,6 +127,7 @@ function encodingOf(contentType: string | undefined): OtlpEncoding | null {
 
 export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
   registerTraceAnalyticsRoutes(app);
+  registerTraceSearchRoute(app);
   // The body is read by hand (gzip, protobuf, a cap on both sides of the gunzip), so this route is
   // documented from its definition and validated after reading, not by the JSON validator.
   const { middleware, ...otlpDoc } = otlpRoute as typeof otlpRoute & { middleware: MiddlewareHandler<AppEnv>[] };
