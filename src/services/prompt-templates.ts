@@ -16,7 +16,7 @@ import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-pat
 import { eventStatement } from "./events";
 import { llmKwargsFor } from "../converters";
 import { refuseSnippetCycles, resolveSnippets } from "./snippets";
-import { resourceConditions, resourceOrder } from "./resource-list";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
 type Obj = Record<string, unknown>;
@@ -327,13 +327,11 @@ export async function getTemplateVersion(
   };
 }
 
-export interface ListTemplatesQuery extends ExternalIdLookupQuery {
+export interface ListTemplatesQuery extends ExternalIdLookupQuery, ResourceFilters {
   page: number;
   per_page: number;
   label?: string;
-  name?: string;
   tags?: string[];
-  sort_by?: "created_at" | "updated_at" | "name" | "id";
   sort_order: "asc" | "desc";
 }
 
@@ -347,7 +345,7 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
     eq(t.workspaceId, ws),
     sql`EXISTS (SELECT 1 FROM prompt_versions v WHERE v.prompt_id = ${t.id})`,
     lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined,
-    ...resourceConditions(ws, columns, { name: q.name || undefined }),
+    ...resourceConditions(ws, columns, { ...q, name: q.name || undefined }),
     q.label ? sql`EXISTS (SELECT 1 FROM prompt_labels l WHERE l.prompt_id = ${t.id} AND l.name = ${q.label})` : undefined,
     // Every tag asked for: the list is one JSON parameter, however many tags are given.
     q.tags?.length

@@ -1,7 +1,7 @@
 // Schemas of the prompt registry endpoints (templates, versions, release labels), after PromptLayer's document.
 import { z } from "@hono/zod-openapi";
 import { NameText, PromptBlueprint } from "../../lib/schemas";
-import { QueryBool, QueryInt, QueryList, SortBy, SortOrder } from "../../lib/query";
+import { QueryBool, QueryInt, QueryList, ResourceFilterShape, SortBy, SortOrder } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 
 export const PromptName = NameText(512);
@@ -124,6 +124,7 @@ export const ListQuery = z.object({
   label: LabelName.optional(),
   name: z.string().max(512).optional(),
   tags: QueryList().optional(),
+  ...ResourceFilterShape,
   sort_by: SortBy,
   sort_order: SortOrder,
   ...ExternalIdLookupShape,
