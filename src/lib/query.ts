@@ -57,6 +57,21 @@ export const QueryList = (item: z.ZodType<string, string> = z.string().min(1)) =
 export const SortBy = z.enum(["created_at", "updated_at", "name", "id"], { error: "must be created_at, updated_at, name or id" }).optional();
 export const SortOrder = z.enum(["asc", "desc"], { error: "must be asc or desc" }).default("desc");
 
+const BOUND = "ISO 8601 or epoch seconds/milliseconds";
+
+/**
+ * Who made a resource and when it was made or last changed: the filters every resource list takes
+ * (src/services/resource-list.ts applies them). Spread into a list's query schema, beside the
+ * external-ID lookup (routes/external-ids/schemas.ts) where its resources carry external IDs.
+ */
+export const ResourceFilterShape = {
+  created_by_email: z.string().min(1, "must not be empty").max(320, "must be at most 320 characters").optional().openapi({ description: "Only those created by this user (the e-mail of the key that created them), without regard to case." }),
+  created_after: Timestamp.optional().openapi({ description: `Only those created at or after this time (${BOUND}).` }),
+  created_before: Timestamp.optional().openapi({ description: `Only those created at or before this time (${BOUND}).` }),
+  updated_after: Timestamp.optional().openapi({ description: `Only those last changed at or after this time (${BOUND}).` }),
+  updated_before: Timestamp.optional().openapi({ description: `Only those last changed at or before this time (${BOUND}).` }),
+};
+
 /**
  * The paged-resource filters PromptLayer's list endpoints share (datasets, evaluations): name contains,
  * active/deleted/all, page and per_page, creator, created/updated bounds, sort. Spread into a query schema.
@@ -66,11 +81,7 @@ export const ResourceListShape = {
   status: z.enum(["active", "deleted", "all"], { error: "must be active, deleted or all" }).default("active"),
   page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1),
   per_page: QueryInt(1, 100).default(10),
-  created_by_email: z.string().optional(),
-  created_after: Timestamp.optional(),
-  created_before: Timestamp.optional(),
-  updated_after: Timestamp.optional(),
-  updated_before: Timestamp.optional(),
+  ...ResourceFilterShape,
   sort_by: SortBy,
   sort_order: SortOrder,
 };

@@ -1,7 +1,19 @@
 // The log store: every module that reads or writes request logs (and their index rows, facet counts,
 // daily totals, groups) goes through here, so where logs live can change without touching its callers.
 // The filter compiler (src/filters/) is its query language.
-export { createRequestLog, decodeLogRow, getRequestLog, getRequestLogs, requestLogView, type RequestLog, type RequestLogInput } from "./write";
+export { createRequestLog, decodeLogRow, getRequestLog, getRequestLogs, requestLogView, type AlsoWrite, type RequestLog, type RequestLogInput } from "./write";
+export {
+  IDEMPOTENCY_WINDOW_MS,
+  idempotencyFingerprint,
+  isKeyTaken,
+  recordAnswerStatements,
+  recordedAnswer,
+  sweepIdempotencyKeys,
+  winnerAnswer,
+  type IdempotencyClaim,
+  type RecordAnswer,
+  type RecordedAnswer,
+} from "./idempotency";
 export { filterEstimates, KEYED_FIELDS, searchRequestLogs, SORT_COLUMNS, suggestRequestValues, SUGGESTION_FIELDS, SUGGESTION_LIMIT, type SortBy } from "./search";
 export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "./tracking";
 export { requestAnalytics } from "./analytics";

@@ -11,7 +11,7 @@ import { toIso } from "../lib/time";
 import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
 import { findPromptVersion, type PromptVersionView } from "../services/prompt-versions";
 import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow } from "./index-rows";
-import { runBatch } from "../db/batch";
+import { runBatch, type Statement } from "../db/batch";
 import { inJsonList } from "../db/sql";
 import { decodeBlueprints, encodeBlueprints, type Blueprints } from "./row-codec";
 
@@ -75,8 +75,14 @@ export function chunkIndexRows(rows: readonly unknown[], maxBytes = INDEX_CHUNK_
   return chunks;
 }
 
+/**
+ * More statements for a log's batch, given SQL naming the new log's id: they commit with the log or
+ * not at all (an idempotency key's row, src/logs/idempotency.ts).
+ */
+export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null) => Statement[];
+
 /** `db` is the control database (the prompt the log names), `logs` the workspace's log database. */
-export async function createRequestLog(db: Db, logs: Db, auth: AuthContext, input: RequestLogInput): Promise<LoggedRequest> {
+export async function createRequestLog(db: Db, logs: Db, auth: AuthContext, input: RequestLogInput, alsoWrite?: AlsoWrite): Promise<LoggedRequest> {
   const promptVersion = await findPromptVersion(db, auth.workspaceId, {
     promptId: input.prompt_id,
     promptName: input.prompt_name,
@@ -124,11 +130,12 @@ export async function createRequestLog(db: Db, logs: Db, auth: AuthContext, inpu
 
   // Inside the batch's transaction the row just inserted is max(id): D1 runs a batch as one
   // transaction on a single writer, and AUTOINCREMENT never reuses ids.
-  const insertIndex = insertIndexRows(logs, auth.workspaceId, sql`(SELECT max(id) FROM request_logs)`, indexRows);
+  const newLogId = sql`(SELECT max(id) FROM request_logs)`;
+  const insertIndex = insertIndexRows(logs, auth.workspaceId, newLogId, indexRows);
   // Autocomplete counts move in the same transaction as the log, so they never drift from it.
   const facets = facetRowsOf({ model: input.model, provider: input.provider, status: input.status, promptId, promptName }, indexRows);
   const countFacets = addFacetCounts(logs, auth.workspaceId, facets);
-  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, ...insertIndex, ...countFacets]));
+  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, ...insertIndex, ...countFacets, ...(alsoWrite?.(newLogId, promptVersion) ?? [])]));
   return { id: (inserted.results[0] as { id: number }).id, promptVersion };
 }
 

@@ -1,8 +1,11 @@
-// What the cron trigger runs every minute: the webhook sweep, the job sweep and the log archive job.
+// What the cron trigger runs every minute: the webhook sweep, the job sweep, the log archive job and the
+// sweep of idempotency keys past their day.
 // Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
 import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
-import { archiveOldLogs, archiveSettings } from "../logs";
+import { getDb } from "../db/client";
+import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, sweepIdempotencyKeys } from "../logs";
+import { shardBinding } from "../logs/shards";
 import { inEventScope } from "../services/events";
 import { sweepJobs } from "../services/job-sweeper";
 import { dispatchQuietly, sweepWebhooks } from "../services/webhook-delivery";
@@ -23,6 +26,19 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
   }
   await sweepWebhooks(deps);
   await archiveQuietly(deps, now);
+  await sweepKeysQuietly(deps, now);
+}
+
+/** Deletes the idempotency keys past their day from every log database (the control database's log tables included). */
+async function sweepKeysQuietly(deps: Deps, now: number): Promise<void> {
+  for (const shard of [CONTROL_SHARD, ...configuredShards(deps.env)]) {
+    try {
+      const deleted = await sweepIdempotencyKeys(shard === CONTROL_SHARD ? deps.db : getDb(shardBinding(deps.env, shard)), now);
+      if (deleted > 0) console.log(JSON.stringify({ level: "info", msg: "idempotency keys swept", shard, deleted }));
+    } catch (err) {
+      console.error(JSON.stringify({ level: "error", msg: "idempotency key sweep failed", shard, error: chainForLog(err) }));
+    }
+  }
 }
 
 /** Moves logs past their workspace's retention window to R2; a failure waits for the next minute (nothing is lost). */

@@ -10,6 +10,7 @@ import { containsText } from "../lib/query";
 import { toIso } from "../lib/time";
 import { externalIdsFor, findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { ancestorsOf, loadFolderTree, subtreeOf, type FolderNode } from "./folders";
+import { resourceConditions, type ResourceFilters } from "./resource-list";
 
 export { FOLDER_ENTITY_TYPES, type FolderEntityType } from "./folder-entity-types";
 import type { FolderEntityType } from "./folder-entity-types";
@@ -24,7 +25,9 @@ export interface FolderEntitySource {
     workspaceId: SQLiteColumn;
     /** The containing folder (for folders: parent_id); null means root level. */
     folderId: SQLiteColumn;
-    /** Epoch milliseconds (or ISO text). */
+    /** The user who created it (created_by_email). */
+    createdBy: SQLiteColumn;
+    /** Epoch milliseconds. */
     createdAt: SQLiteColumn;
     updatedAt: SQLiteColumn;
   };
@@ -41,7 +44,7 @@ export interface FolderEntitySource {
   remove?: (workspaceId: number, ids: string[]) => SQL[];
 }
 
-export interface FolderEntityQuery {
+export interface FolderEntityQuery extends Omit<ResourceFilters, "name" | "sort_by" | "sort_order"> {
   folder_id?: number;
   filter_type?: FolderEntityType[];
   search_query?: string;
@@ -84,6 +87,7 @@ export async function listFolderEntities(db: Db, workspaceId: number, sources: r
       if (scope === "root") conds.push(isNull(c.folderId));
       else if (scope) conds.push(inJsonList(c.folderId, scope));
       if (q.search_query) conds.push(containsText(c.name, q.search_query));
+      conds.push(...resourceConditions(workspaceId, { id: c.id, name: c.name, userId: c.createdBy, createdAt: c.createdAt, updatedAt: c.updatedAt }, q));
       if (lookup) {
         if (!src.externalIdType) return [];
         const id = await findEntityByExternalId(db, workspaceId, src.externalIdType, lookup);

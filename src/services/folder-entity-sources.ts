@@ -1,6 +1,6 @@
 // The entity types GET /api/public/v2/folders/entities lists. To add one, append an entry, e.g.
 //   { type: "WORKFLOW", table: workflows, columns: standardColumns(workflows), externalIdType: "workflow" }
-// (any table with id, name, workspaceId, folderId, createdAt, updatedAt columns; map others by hand).
+// (any table with id, name, workspaceId, folderId, createdBy, createdAt, updatedAt columns; map others by hand).
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inJsonList as inList, nowMs } from "../db/sql";
@@ -28,7 +28,7 @@ import type { FolderEntitySource } from "./folder-entities";
 type StandardTable = FolderEntitySource["columns"];
 
 export function standardColumns(t: StandardTable): FolderEntitySource["columns"] {
-  return { id: t.id, name: t.name, workspaceId: t.workspaceId, folderId: t.folderId, createdAt: t.createdAt, updatedAt: t.updatedAt };
+  return { id: t.id, name: t.name, workspaceId: t.workspaceId, folderId: t.folderId, createdBy: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt };
 }
 
 async function promptMetadata(db: Db, _ws: number, ids: string[]) {
@@ -108,7 +108,15 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
   {
     type: "FOLDER",
     table: folders,
-    columns: { id: folders.id, name: folders.name, workspaceId: folders.workspaceId, folderId: folders.parentId, createdAt: folders.createdAt, updatedAt: folders.updatedAt },
+    columns: {
+      id: folders.id,
+      name: folders.name,
+      workspaceId: folders.workspaceId,
+      folderId: folders.parentId,
+      createdBy: folders.createdBy,
+      createdAt: folders.createdAt,
+      updatedAt: folders.updatedAt,
+    },
     externalIdType: "folder",
   },
   { type: "PROMPT", table: promptTemplates, columns: standardColumns(promptTemplates), externalIdType: "prompt_template", metadata: promptMetadata, remove: removePrompts },
@@ -131,7 +139,15 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
     remove: archiveSkillCollections,
   },
   // Evaluation pipelines; their runs follow the pipeline and are not listed on their own.
-  { type: "REPORT", table: reports, columns: standardColumns(reports), externalIdType: "evaluation", where: sql`${reports.isBlueprint} = 1 AND ${reports.deleted} = 0`, remove: archiveReports },
+  {
+    type: "REPORT",
+    table: reports,
+    // An evaluation's creator is its user_id.
+    columns: { id: reports.id, name: reports.name, workspaceId: reports.workspaceId, folderId: reports.folderId, createdBy: reports.userId, createdAt: reports.createdAt, updatedAt: reports.updatedAt },
+    externalIdType: "evaluation",
+    where: sql`${reports.isBlueprint} = 1 AND ${reports.deleted} = 0`,
+    remove: archiveReports,
+  },
 ];
 
 async function workflowMetadata(db: Db, _ws: number, ids: string[]) {

@@ -16,7 +16,7 @@ import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-pat
 import { eventStatement } from "./events";
 import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../converters";
 import { refuseSnippetCycles, resolveSnippets } from "./snippets";
-import { resourceConditions, resourceOrder } from "./resource-list";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
 type Obj = Record<string, unknown>;
@@ -281,24 +281,33 @@ export interface TemplateVersionView {
 }
 
 /**
- * One template at the selected version; with input variables, text blocks come back filled in. run()'s
- * overrides (provider, model, model_parameter_overrides) change the answered metadata.model and the
- * llm_kwargs built from it, never the stored version.
+ * One template at the selected version; with input variables, text blocks come back filled in.
+ * `sdkForm` (POST, the SDKs' fetch) also fills them when none are given but the version has provider
+ * arguments, missing ones empty: PromptLayer's rule, which the Python SDK's template cache repeats on
+ * what it fetched with skip_input_variable_rendering. GET never fills them. run()'s overrides
+ * (provider, model, model_parameter_overrides) change the answered metadata.model and the llm_kwargs
+ * built from it, never the stored version.
  */
 export async function getTemplateVersion(
   db: Db,
   ws: number,
   identifier: string,
-  sel: { version?: number | null; label?: string | null; input_variables?: Record<string, unknown> | null; skip_input_variable_rendering?: boolean | null } & ModelOverrides,
+  sel: {
+    version?: number | null;
+    label?: string | null;
+    input_variables?: Record<string, unknown> | null;
+    skip_input_variable_rendering?: boolean | null;
+    sdkForm?: boolean;
+  } & ModelOverrides,
 ): Promise<TemplateVersionView> {
   const t = await requireTemplate(db, ws, identifier);
   const v = await resolveVersion(db, t.id, sel);
   const p = await publishedView(db, ws, t, v);
   // Snippets first: their text may hold input variables too.
   const { template: expanded, snippets } = await resolveSnippets(db, ws, t.name, v.promptTemplate);
-  const render = sel.input_variables && !sel.skip_input_variable_rendering;
-  const promptTemplate = render ? renderTemplate(expanded, sel.input_variables!) : expanded;
   const metadata = withModelOverrides(v.metadata ?? null, sel);
+  const render = !sel.skip_input_variable_rendering && (sel.input_variables != null || (sel.sdkForm === true && llmKwargsFor(expanded, metadata) !== null));
+  const promptTemplate = render ? renderTemplate(expanded, sel.input_variables ?? {}) : expanded;
   return {
     success: true,
     id: t.id,
@@ -321,13 +330,11 @@ export async function getTemplateVersion(
   };
 }
 
-export interface ListTemplatesQuery extends ExternalIdLookupQuery {
+export interface ListTemplatesQuery extends ExternalIdLookupQuery, ResourceFilters {
   page: number;
   per_page: number;
   label?: string;
-  name?: string;
   tags?: string[];
-  sort_by?: "created_at" | "updated_at" | "name" | "id";
   sort_order: "asc" | "desc";
 }
 
@@ -341,7 +348,7 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
     eq(t.workspaceId, ws),
     sql`EXISTS (SELECT 1 FROM prompt_versions v WHERE v.prompt_id = ${t.id})`,
     lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined,
-    ...resourceConditions(ws, columns, { name: q.name || undefined }),
+    ...resourceConditions(ws, columns, { ...q, name: q.name || undefined }),
     q.label ? sql`EXISTS (SELECT 1 FROM prompt_labels l WHERE l.prompt_id = ${t.id} AND l.name = ${q.label})` : undefined,
     // Every tag asked for: the list is one JSON parameter, however many tags are given.
     q.tags?.length

@@ -1,5 +1,7 @@
-// The filters and order PromptLayer's resource lists share (datasets, evaluations, skill collections): name
-// contains, creator, created/updated bounds and sort, over whichever table's columns a list reads.
+// The filters and order PromptLayer's resource lists share (prompt templates, workflows, datasets,
+// evaluations, skill collections, the tool registry, folder entities; tables take the filters without the
+// order): name contains, creator, created/updated bounds and sort, over whichever table's columns a list
+// reads. The query side is lib/query.ts's ResourceFilterShape; the external-ID lookup is external-ids.ts's.
 import { asc, desc, gte, lte, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { users } from "../db/schema";

@@ -5,6 +5,7 @@ import type { Db } from "../db/client";
 import { sheets, smartTables, type SmartTableRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { decodeCursor, encodeCursor } from "../lib/cursor";
+import { resourceConditions, type ResourceFilters } from "./resource-list";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
 import { requireFolder } from "./folders";
@@ -104,7 +105,7 @@ export async function createTable(
   return { ...row, sheetCount: 0 };
 }
 
-export interface ListTablesQuery {
+export interface ListTablesQuery extends Omit<ResourceFilters, "name" | "sort_by" | "sort_order"> {
   folder_id?: number;
   name?: string;
   cursor?: string;
@@ -119,6 +120,8 @@ export async function listTables(db: Db, workspaceId: number, q: ListTablesQuery
   const conds: SQL[] = [eq(smartTables.workspaceId, workspaceId), isNull(smartTables.deletedAt)];
   if (q.folder_id !== undefined) conds.push(eq(smartTables.folderId, q.folder_id));
   if (q.name) conds.push(sql`instr(${smartTables.titleFolded}, ${q.name.toLowerCase()}) > 0`);
+  const t = smartTables;
+  for (const c of resourceConditions(workspaceId, { id: t.id, name: t.title, userId: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt }, { ...q, name: undefined })) if (c) conds.push(c);
   const refConds: SQL[] = [];
   if (q.prompt_id !== undefined) refConds.push(sql`r.prompt_id = ${q.prompt_id}`);
   if (q.prompt_version_id !== undefined) refConds.push(sql`r.prompt_version_id = ${q.prompt_version_id}`);

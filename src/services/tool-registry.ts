@@ -11,7 +11,7 @@ import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
-import { resourceOrder } from "./resource-list";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
 type Obj = Record<string, unknown>;
@@ -171,8 +171,7 @@ export async function getTool(db: Db, ws: number, identifier: string, sel: { ver
   return { ...toolView(tool, ext), labels, version, tool_definition: version?.tool_definition ?? null };
 }
 
-export interface ListToolsQuery extends ExternalIdLookupQuery {
-  sort_by?: "created_at" | "updated_at" | "name" | "id";
+export interface ListToolsQuery extends ExternalIdLookupQuery, Omit<ResourceFilters, "name"> {
   sort_order: "asc" | "desc";
 }
 
@@ -180,11 +179,12 @@ export async function listTools(db: Db, ws: number, q: ListToolsQuery) {
   const lookup = await resolveExternalIdLookup(db, ws, "tool_registry", q);
   if (lookup === null) return [];
   const t = toolRegistry;
+  const columns = { id: t.id, name: t.name, userId: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt };
   const rows = await db
     .select()
     .from(t)
-    .where(and(eq(t.workspaceId, ws), lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined))
-    .orderBy(...resourceOrder({ id: t.id, name: t.name, userId: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt }, q));
+    .where(and(eq(t.workspaceId, ws), lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined, ...resourceConditions(ws, columns, q)))
+    .orderBy(...resourceOrder(columns, q));
   const ids = rows.map((r) => r.id);
   const ext = await externalIdsFor(db, ws, "tool_registry", ids);
   const vs = await db

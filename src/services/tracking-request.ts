@@ -9,7 +9,7 @@ import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { templateExists } from "./prompt-templates";
 import { findPromptVersion } from "./prompt-versions";
-import { createRequestLog, type RequestLogInput } from "../logs";
+import { createRequestLog, type RecordAnswer, type RequestLogInput } from "../logs";
 import { requireGroup } from "../logs";
 
 /** What the provider call gives a log (the fields of RequestLogInput a converter fills). */
@@ -61,7 +61,15 @@ export interface TrackedRequest {
 
 const EMPTY_CHAT = { type: "chat", messages: [] };
 
-export async function trackRequest(db: Db, logs: Db, auth: AuthContext, body: TrackRequestInput, convertProviderCall: ConvertProviderCall): Promise<TrackedRequest> {
+/** `record`: the Idempotency-Key's row for the log's batch (src/http/idempotency.ts), when the call sent one. */
+export async function trackRequest(
+  db: Db,
+  logs: Db,
+  auth: AuthContext,
+  body: TrackRequestInput,
+  convertProviderCall: ConvertProviderCall,
+  record?: RecordAnswer,
+): Promise<TrackedRequest> {
   const ws = auth.workspaceId;
   // Every id names something of this workspace, or nothing is written.
   if (body.group_id != null) await requireGroup(logs, ws, body.group_id);
@@ -124,13 +132,14 @@ export async function trackRequest(db: Db, logs: Db, auth: AuthContext, body: Tr
     request_end_time: Math.max(body.request_end_time, body.request_start_time),
     span_id: body.span_id ?? null,
   };
-  const logged = await createRequestLog(db, logs, auth, input);
-  return {
-    request_id: logged.id,
+  const answer = (id: number): TrackedRequest => ({
+    request_id: id,
     prompt_blueprint: {
       prompt_template: input.input,
       metadata: { model: { provider: input.provider, name: input.model, parameters: input.parameters } },
       inference_client_name: null,
     },
-  };
+  });
+  const logged = await createRequestLog(db, logs, auth, input, record && ((logId) => record({ ...answer(0) }, "request_id", logId)));
+  return answer(logged.id);
 }

@@ -345,3 +345,28 @@ emit(out)
     expect(asyncRows.row_count).toBe(2);
   });
 });
+
+describe("the Python SDK: the template cache (skip_input_variable_rendering)", () => {
+  it("fetches the template unfilled once and fills each get's variables itself, as the server would", async () => {
+    const { value } = await h.python(`
+pl = PromptLayer(cache_ttl_seconds=60)
+pl.templates.publish({
+    "prompt_name": "py-cached",
+    "prompt_template": {"type": "chat", "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi {name}"}]}], "input_variables": ["name"]},
+    "metadata": {"model": {"provider": "openai", "name": "gpt-4o-mini", "parameters": {}}},
+})
+a = pl.templates.get("py-cached", {"input_variables": {"name": "Ada"}})
+b = pl.templates.get("py-cached", {"input_variables": {"name": "Bob"}})
+plain = PromptLayer().templates.get("py-cached", {})
+emit({
+    "a": a["prompt_template"]["messages"][0]["content"][0]["text"],
+    "b": b["prompt_template"]["messages"][0]["content"][0]["text"],
+    "b_kwargs": b["llm_kwargs"]["messages"][0]["content"],
+    "plain": plain["prompt_template"]["messages"][0]["content"][0]["text"],
+})
+`);
+    // The second get is served from the cache: only a fetch that kept {name} lets the SDK fill in Bob.
+    expect(value).toMatchObject({ a: "Hi Ada", b: "Hi Bob", plain: "Hi " });
+    expect(JSON.stringify(value.b_kwargs)).toContain("Hi Bob");
+  });
+});

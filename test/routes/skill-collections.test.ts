@@ -619,7 +619,7 @@ describe("GET /skill-collections", () => {
     expect(await list("updated_before=2000-01-01")).toEqual([]);
     expect((await list(`created_by_email=${encodeURIComponent(w.email)}`)).length).toBe(3);
     expect(await list("created_by_email=nobody%40example.test")).toEqual([]);
-    await expectError(await call(`${BASE}?sort_by=size`, { key: w.key }), 400, /sort_by: must be one of/);
+    await expectError(await call(`${BASE}?sort_by=size`, { key: w.key }), 400, /sort_by: must be created_at, updated_at, name or id/);
     await expectError(await call(`${BASE}?sort_order=up`, { key: w.key }), 400, /sort_order: must be asc or desc/);
     await expectError(await call(`${BASE}?created_after=yesterday`, { key: w.key }), 400, /created_after/);
   });

@@ -10,3 +10,4 @@ export * from "./tables";
 export * from "./webhooks";
 export * from "./evaluations";
 export * from "./traces";
+export * from "./idempotency";

@@ -2,7 +2,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
-import { QueryBool, QueryInt, QueryList, SortBy } from "../../lib/query";
+import { QueryBool, QueryInt, QueryList, ResourceFilterShape, SortBy } from "../../lib/query";
 import { NameText, IdParam } from "../../lib/schemas";
 import { requireOwnWorkspace } from "../../lib/workspace";
 import { FOLDER_ENTITY_SOURCES } from "../../services/folder-entity-sources";
@@ -62,7 +62,8 @@ const entities = defineRoute({
   summary: "List what a folder holds",
   description:
     "Folders, prompts, tool registry entries (and every other registered type) directly in folder_id (root level when absent), " +
-    "or everywhere below it with flatten=true. With external_source/external_id the lookup covers the whole workspace (or folder_id's subtree).",
+    "or everywhere below it with flatten=true. With external_source/external_id the lookup covers the whole workspace (or folder_id's subtree). " +
+    "created_by_email and the created/updated bounds filter every type (an evaluation's creator is its user).",
   errors: [404],
   request: {
     query: z.object({
@@ -72,6 +73,7 @@ const entities = defineRoute({
       search_query: z.string().max(255).optional(),
       flatten: QueryBool.optional(),
       include_metadata: QueryBool.optional(),
+      ...ResourceFilterShape,
       sort_by: SortBy,
       sort_order: z.enum(["asc", "desc"], { error: "must be asc or desc" }).optional(),
       ...ExternalIdLookupShape,

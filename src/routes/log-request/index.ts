@@ -2,7 +2,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
+import { IDEMPOTENCY_DOC, IdempotencyKeyHeaders, answerIdempotently } from "../../http/idempotency";
 import { createRequestLog } from "../../logs";
+import type { PromptVersionView } from "../../services/prompt-versions";
 import { LogRequestBody, LogRequestResponse } from "./schemas";
 
 const logRequest = defineRoute({
@@ -12,10 +14,12 @@ const logRequest = defineRoute({
   summary: "Log a request",
   description:
     "Stores an LLM call made outside the managed run APIs, with its search side rows, in one batch. " +
-    "`prompt_version` is the linked version when prompt_id (or prompt_name) and prompt_version_number name one in the workspace.",
+    "`prompt_version` is the linked version when prompt_id (or prompt_name) and prompt_version_number name one in the workspace." +
+    IDEMPOTENCY_DOC,
+  errors: [409],
   bodyLimit: "LOG_REQUEST_MAX_BYTES",
   cachedAuth: true,
-  request: { body: { required: true, content: { "application/json": { schema: LogRequestBody } } } },
+  request: { headers: IdempotencyKeyHeaders, body: { required: true, content: { "application/json": { schema: LogRequestBody } } } },
   responses: {
     201: { description: "Logged", content: { "application/json": { schema: LogRequestResponse } } },
   },
@@ -24,16 +28,19 @@ const logRequest = defineRoute({
 export function registerLogRequestRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(logRequest, async (c) => {
     const body = c.req.valid("json");
-    const logged = await createRequestLog(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), body);
-    return c.json(
-      {
-        id: logged.id,
-        prompt_version: logged.promptVersion,
-        status: body.status,
-        error_type: body.error_type ?? null,
-        error_message: body.error_message ?? null,
-      },
-      201,
-    );
+    const auth = c.get("auth");
+    const logs = await c.var.deps.logs(auth.workspaceId);
+    const answer = (id: number, promptVersion: PromptVersionView | null) => ({
+      id,
+      prompt_version: promptVersion,
+      status: body.status,
+      error_type: body.error_type ?? null,
+      error_message: body.error_message ?? null,
+    });
+    // A replayed answer is the stored JSON text, hence the untyped Response.
+    return answerIdempotently(c, logs, 201, async (record) => {
+      const logged = await createRequestLog(c.var.deps.db, logs, auth, body, record && ((logId, promptVersion) => record(answer(0, promptVersion), "id", logId)));
+      return answer(logged.id, logged.promptVersion);
+    }) as never;
   });
 }

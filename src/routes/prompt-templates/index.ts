@@ -88,7 +88,10 @@ const getRaw = defineRoute({
   path: "/prompt-templates/{identifier}",
   tags,
   summary: "Get a prompt template",
-  description: "A numeric identifier is tried as an id, then as a name; version and label together are a 400. input_variables fill {var} (f-string) or {{ var }} (jinja2) in text blocks, a missing one becomes empty; @@@name@@@ snippets are filled with that template's latest version; llm_kwargs holds the provider-ready arguments for the version's model.",
+  description:
+    "A numeric identifier is tried as an id, then as a name; version and label together are a 400. The raw template: input variables are never filled here " +
+    "(POST /prompt-templates/{identifier} fills them), so skip_input_variable_rendering is accepted and changes nothing; @@@name@@@ snippets are filled with " +
+    "that template's latest version; llm_kwargs holds the provider-ready arguments for the version's model, placeholders as written.",
   errors: [404],
   request: { params: z.object({ identifier: Identifier }), query: VersionQuery },
   responses: { 200: json(TemplateVersion, "The selected version (latest by default)") },
@@ -100,7 +103,9 @@ const getWithBody = defineRoute({
   tags,
   summary: "Get a prompt template (SDK form)",
   description:
-    "What the SDKs' templates.get and run() call. `input_variables` fill f-string `{var}` / jinja2 `{{ var }}` placeholders in text blocks unless skip_input_variable_rendering. " +
+    "What the SDKs' templates.get and run() call. `input_variables` fill f-string `{var}` / jinja2 `{{ var }}` placeholders in the text blocks of prompt_template and llm_kwargs, " +
+    "a missing variable becoming empty; without input_variables they are filled the same way (all empty) when the version has a model (llm_kwargs not null), as PromptLayer does. " +
+    "`skip_input_variable_rendering: true` answers the placeholders as written, in both, whatever input_variables say (what the Python SDK's template cache fetches, to fill them itself). " +
     "run()'s overrides are applied here, since the SDKs hand `llm_kwargs` to the provider as they are: `model_parameter_overrides` merged over the version's parameters, " +
     "`model` and `provider` replacing the version's, and the answered `metadata.model` and `llm_kwargs` built from the result (a provider switch converts the blueprint " +
     "as a version of that provider would be, and keeps `api_type` only between OpenAI, Azure OpenAI and Mistral). The stored version does not change.",
@@ -251,7 +256,7 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.workspace_id);
-    return c.json(await getTemplateVersion(c.var.deps.db, auth.workspaceId, identifier, body), 200);
+    return c.json(await getTemplateVersion(c.var.deps.db, auth.workspaceId, identifier, { ...body, sdkForm: true }), 200);
   });
 
   app.openapi(labels, async (c) => {

@@ -1,7 +1,7 @@
 // Schemas of the prompt registry endpoints (templates, versions, release labels), after PromptLayer's document.
 import { z } from "@hono/zod-openapi";
 import { NameText, PromptBlueprint } from "../../lib/schemas";
-import { QueryInt, QueryList, SortBy, SortOrder } from "../../lib/query";
+import { QueryBool, QueryInt, QueryList, ResourceFilterShape, SortBy, SortOrder } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 import { KWARGS_PROVIDERS } from "../../converters";
 
@@ -77,6 +77,7 @@ export const PatchedTemplate = PublishedTemplate.extend({ base_version: z.int() 
 export const VersionQuery = z.object({
   version: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
   label: LabelName.optional(),
+  skip_input_variable_rendering: QueryBool.optional().openapi({ description: "Accepted for the SDKs; this route never fills input variables." }),
 });
 
 export const GetTemplateBody = z
@@ -99,7 +100,10 @@ export const GetTemplateBody = z
     model_parameter_overrides: Obj.nullish().openapi({
       description: "run()'s parameter overrides, merged over metadata.model.parameters (a key set to null removes that parameter) and into llm_kwargs.",
     }),
-    skip_input_variable_rendering: z.boolean().nullish(),
+    skip_input_variable_rendering: z
+      .boolean()
+      .nullish()
+      .openapi({ description: "true: prompt_template and llm_kwargs keep their {var} / {{ var }} placeholders as written; input_variables are not applied." }),
   })
   .openapi("GetPromptTemplate");
 
@@ -131,6 +135,7 @@ export const ListQuery = z.object({
   label: LabelName.optional(),
   name: z.string().max(512).optional(),
   tags: QueryList().optional(),
+  ...ResourceFilterShape,
   sort_by: SortBy,
   sort_order: SortOrder,
   ...ExternalIdLookupShape,

@@ -1,9 +1,12 @@
-// Request logs: one stored log, search over them, and autocomplete suggestions for the search UI.
+// Request logs: one stored log (by path, or by query as request-payload), search over them, and
+// autocomplete suggestions for the search UI.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { REQUEST_STATUSES } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../http/openapi";
+import { QueryInt } from "../../lib/query";
 import { IdParam, Timestamp } from "../../lib/schemas";
 import { exportLogs, readRequestLog } from "../../logs";
 import { searchRequestLogs, suggestRequestValues, SUGGESTION_LIMIT } from "../../logs";
@@ -60,6 +63,22 @@ const getRequest = defineRoute({
     "A log the archive job moved to R2 (PUT /api/public/v2/workspace/log-retention) is answered the same, from its archive file. Another workspace's id is a 404.",
   errors: [404],
   request: { params: z.object({ request_id: IdParam("request_id") }) },
+  responses: {
+    200: { description: "The stored log", content: { "application/json": { schema: RequestLogDetail } } },
+  },
+});
+
+const requestPayload = defineRoute({
+  method: "get",
+  path: "/api/public/v2/request-payload",
+  tags: ["request logs"],
+  summary: "Get a logged request's payload",
+  description:
+    "PromptLayer's first name for the request detail (its changelog of 2026-02-28: a logged request's prompt blueprint, tokens, pricing and timing), " +
+    "which documents no shape of its own: it answers exactly what GET /api/public/v2/requests/{request_id} answers, the id given as the query parameter request_id. " +
+    "Another workspace's id, or an unknown one, is a 404; an archived log is answered from its archive file.",
+  errors: [404],
+  request: { query: z.object({ request_id: QueryInt(1).openapi({ description: "The request log's id." }) }) },
   responses: {
     200: { description: "The stored log", content: { "application/json": { schema: RequestLogDetail } } },
   },
@@ -181,11 +200,12 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
     return c.body(ndjsonBody(lines, c.get("requestId")), 200, { "Content-Type": "application/x-ndjson; charset=utf-8" }) as never;
   });
 
-  app.openapi(getRequest, async (c) => {
-    const { request_id } = c.req.valid("param");
+  const detail = async (c: Context<AppEnv>, id: number) => {
     const ws = c.get("auth").workspaceId;
-    const log = await readRequestLog(await c.var.deps.logs(ws), c.var.deps.blobs, ws, request_id);
+    const log = await readRequestLog(await c.var.deps.logs(ws), c.var.deps.blobs, ws, id);
     if (!log) throw ApiError.notFound("request log");
-    return c.json(log, 200);
-  });
+    return log;
+  };
+  app.openapi(getRequest, async (c) => c.json(await detail(c, c.req.valid("param").request_id), 200));
+  app.openapi(requestPayload, async (c) => c.json(await detail(c, c.req.valid("query").request_id), 200));
 }

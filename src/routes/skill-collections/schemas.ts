@@ -1,11 +1,11 @@
 // Request and response schemas of the skill collection endpoints (they also feed /openapi.json).
 import { z } from "@hono/zod-openapi";
 import { SKILL_PROVIDERS } from "../../db/schema";
-import { IdParam, Timestamp } from "../../lib/schemas";
+import { IdParam } from "../../lib/schemas";
 import { ExternalId as ExternalIdOut, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 import { looksLikeUuid } from "../../services/skill-collections";
 import { SKILL_MAX_FILES } from "../../services/skill-manifest";
-import { QueryInt } from "../../lib/query";
+import { QueryInt, ResourceFilterShape, SortBy, SortOrder } from "../../lib/query";
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -175,13 +175,9 @@ export const GetQuery = z.object({
 export const ListQuery = z.object({
   folder_id: IdParam("folder_id").optional().openapi({ param: { name: "folder_id", in: "query" }, description: "Only the collections directly in this folder." }),
   ...ExternalIdLookupShape,
-  created_by_email: z.string().min(1).optional(),
-  created_after: Timestamp.optional(),
-  created_before: Timestamp.optional(),
-  updated_after: Timestamp.optional(),
-  updated_before: Timestamp.optional(),
-  sort_by: z.enum(["created_at", "updated_at", "name", "id"], { error: "must be one of created_at, updated_at, name, id" }).optional(),
-  sort_order: z.enum(["asc", "desc"], { error: "must be asc or desc" }).optional(),
+  ...ResourceFilterShape,
+  sort_by: SortBy,
+  sort_order: SortOrder,
 });
 
 /** The id in the external-ID routes' paths: a collection's UUID (names and root paths are for the other routes). */

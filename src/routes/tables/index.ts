@@ -40,7 +40,8 @@ const list = defineRoute({
   summary: "List tables",
   description:
     "Newest first by default. `name` is a case-insensitive contains match on the title. prompt_id / prompt_version_id / prompt_label_id keep " +
-    "tables with a column that references that prompt, version or label. The cursor continues exactly after the last table shown, so paging " +
+    "tables with a column that references that prompt, version or label. created_by_email and the created/updated bounds filter as on every resource list " +
+    "(tables carry no external IDs, so there is no external-ID lookup). The cursor continues exactly after the last table shown, so paging " +
     "visits every table once even while tables are being added.",
   request: { query: ListTablesQuery },
   responses: {

@@ -2,7 +2,7 @@
 // names them; the same schemas validate requests and feed /openapi.json.
 import { z } from "@hono/zod-openapi";
 import { Timestamp } from "../../lib/schemas";
-import { QueryInt } from "../../lib/query";
+import { QueryInt, ResourceFilterShape } from "../../lib/query";
 
 export const Title = z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters");
 const PositiveId = z.int("must be a whole number").positive("must be a positive integer").max(Number.MAX_SAFE_INTEGER);
@@ -79,6 +79,7 @@ export const ListTablesQuery = z.object({
   prompt_id: QueryInt(1).optional(),
   prompt_version_id: QueryInt(1).optional(),
   prompt_label_id: QueryInt(1).optional(),
+  ...ResourceFilterShape,
 });
 
 export const ListSheetsQuery = z.object({

@@ -3,7 +3,7 @@ import { NameText } from "../../lib/schemas";
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
-import { QueryInt, SortBy, SortOrder } from "../../lib/query";
+import { QueryInt, ResourceFilterShape, SortBy, SortOrder } from "../../lib/query";
 import { addToolVersion, createTool, getTool, listTools, toolExists } from "../../services/tool-registry";
 import { testExecuteTool } from "../../services/tool-execution";
 import { externalIdRoutes } from "../external-ids";
@@ -100,8 +100,10 @@ const list = defineRoute({
   path: "/api/public/v2/tool-registry",
   tags,
   summary: "List tools",
-  description: "Every tool of the workspace, with its latest version number, sorted by sort_by and sort_order; external_source with external_id finds the one tool mapped to that pair.",
-  request: { query: z.object({ sort_by: SortBy, sort_order: SortOrder, ...ExternalIdLookupShape }) },
+  description:
+    "Every tool of the workspace, with its latest version number, sorted by sort_by and sort_order; created_by_email and the created/updated bounds filter " +
+    "as on every resource list; external_source with external_id finds the one tool mapped to that pair.",
+  request: { query: z.object({ ...ResourceFilterShape, sort_by: SortBy, sort_order: SortOrder, ...ExternalIdLookupShape }) },
   responses: {
     200: json(z.object({ success: z.literal(true), tool_registries: z.array(Tool.extend({ latest_version_number: z.int().nullable() })) }), "The workspace's tools"),
   },

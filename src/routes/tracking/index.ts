@@ -6,7 +6,8 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
-import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "../../logs";
+import { IDEMPOTENCY_DOC, IdempotencyKeyHeaders, answerIdempotently } from "../../http/idempotency";
+import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore, type RecordAnswer } from "../../logs";
 import { trackRequest } from "../../services/tracking-request";
 import { convertProviderCall } from "../../converters";
 import {
@@ -99,11 +100,12 @@ const trackRequestRoute = defineRoute({
     "and `score` are added. A call the converters cannot read is a 400, except a failed call reported with `status: ERROR`, which is logged as is. " +
     "Times default to the moment of the call." +
     BODY_KEY +
-    " A prompt id, prompt version or group id of another workspace is a 404 and nothing is logged.",
-  errors: [404],
+    " A prompt id, prompt version or group id of another workspace is a 404 and nothing is logged." +
+    IDEMPOTENCY_DOC,
+  errors: [404, 409],
   bodyKey: true,
   bodyLimit: "LOG_REQUEST_MAX_BYTES",
-  request: jsonBody(TrackRequestBody),
+  request: { headers: IdempotencyKeyHeaders, ...jsonBody(TrackRequestBody) },
   responses: ok(TrackRequestResponse, "Logged (200, as the SDK expects)"),
 });
 
@@ -112,12 +114,13 @@ export function registerTrackingRoutes(app: OpenAPIHono<AppEnv>) {
     const { request_start_time, request_end_time, ...body } = c.req.valid("json");
     const now = Date.now();
     const end = request_end_time ?? now;
-    const tracked = await trackRequest(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), {
-      ...body,
-      request_start_time: request_start_time ?? end,
-      request_end_time: end,
-    }, convertProviderCall);
-    return c.json({ success: true as const, ...tracked }, 200);
+    const logs = await c.var.deps.logs(c.get("auth").workspaceId);
+    // A replayed answer is the stored JSON text, hence the untyped Response.
+    return answerIdempotently(c, logs, 200, async (record) => {
+      const input = { ...body, request_start_time: request_start_time ?? end, request_end_time: end };
+      const recordWithSuccess: RecordAnswer | undefined = record && ((answer, idField, logId) => record({ success: true, ...answer }, idField, logId));
+      return { success: true as const, ...(await trackRequest(c.var.deps.db, logs, c.get("auth"), input, convertProviderCall, recordWithSuccess)) };
+    }) as never;
   });
 
   for (const r of [score.rest, score.library] as const) {

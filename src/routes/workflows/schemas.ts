@@ -1,9 +1,9 @@
 // Request and response schemas of the workflow endpoints (PromptLayer's shapes); they also feed /openapi.json.
-import { NameText, Timestamp } from "../../lib/schemas";
+import { NameText } from "../../lib/schemas";
 import { z } from "@hono/zod-openapi";
 import { OPERATORS } from "../../services/workflow-graph";
-import { ExternalId, ExternalIdsInput } from "../external-ids/schemas";
-import { QueryBool, QueryInt, SortBy } from "../../lib/query";
+import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
+import { QueryBool, QueryInt, ResourceFilterShape, SortBy } from "../../lib/query";
 import { CHANNEL_SUFFIX } from "../../realtime/protocol";
 
 const Name255 = NameText(255);
@@ -130,13 +130,8 @@ const PositiveIntQuery = (max?: number) => QueryInt(1, max);
 export const ListWorkflowsQuery = z.object({
   page: PositiveIntQuery().optional(),
   per_page: PositiveIntQuery(100).optional(),
-  created_by_email: z.string().optional(),
-  created_after: Timestamp.optional(),
-  created_before: Timestamp.optional(),
-  updated_after: Timestamp.optional(),
-  updated_before: Timestamp.optional(),
-  external_source: z.string().optional(),
-  external_id: z.string().optional(),
+  ...ResourceFilterShape,
+  ...ExternalIdLookupShape,
   sort_by: SortBy,
   sort_order: z.enum(["asc", "desc"], { error: "must be asc or desc" }).optional(),
 });

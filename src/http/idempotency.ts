@@ -1,0 +1,64 @@
+// The Idempotency-Key header of the log writes (POST /log-request, POST /track-request): the header's
+// schema for the route definitions, and the handler wrapper that replays a recorded answer, refuses a
+// key used for another request (409), or runs the write with the key recorded in its batch. The rules
+// and the storage are src/logs/idempotency.ts's.
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { Db } from "../db/client";
+import type { AppEnv } from "../env";
+import { idempotencyFingerprint, isKeyTaken, recordAnswerStatements, recordedAnswer, winnerAnswer, type IdempotencyClaim, type RecordAnswer, type RecordedAnswer } from "../logs";
+
+export const IDEMPOTENCY_KEY_MAX = 255;
+
+/** Hono hands header validation lower-cased names, hence the key (header names are case-insensitive). */
+export const IdempotencyKeyHeaders = z.object({
+  "idempotency-key": z
+    .string()
+    .regex(new RegExp(`^[\\x21-\\x7e]{1,${IDEMPOTENCY_KEY_MAX}}$`), `must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces`)
+    .optional()
+    .openapi({
+      description:
+        `Optional, 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters (a UUID is usual). Sent again within 24 hours with the same body, the request makes no second log ` +
+        "and gets the first answer again (same status and body, with the header Idempotent-Replayed: true); with another body (or on the other log route): 409. " +
+        "Keys are the workspace's own. A request that failed (4xx) recorded nothing: its key is free.",
+      example: "5f0c3a6e-2b7d-4c1e-9a4f-8d2e6b1c0a97",
+    }),
+});
+
+export const IDEMPOTENCY_DOC =
+  " With an Idempotency-Key header, a retry (same key, same body, within 24 hours) gets the first answer and makes no second log, also when two retries race; " +
+  "the same key with another body is a 409 (docs/logging-and-search.md).";
+
+function replay(c: Context<AppEnv>, recorded: RecordedAnswer): Response {
+  return c.body(recorded.answer, recorded.status as 200, { "Content-Type": "application/json", "Idempotent-Replayed": "true" });
+}
+
+/**
+ * Answers a log write under its Idempotency-Key, if it has one. `write` makes the log, adding what
+ * `record` returns to the log's batch when a key was sent, and gives the answer; `status` is the
+ * answer's status.
+ */
+export async function answerIdempotently<T extends Record<string, unknown>>(
+  c: Context<AppEnv>,
+  logs: Db,
+  status: 200 | 201,
+  write: (record: RecordAnswer | undefined) => Promise<T>,
+): Promise<Response> {
+  const key = c.req.header("idempotency-key");
+  if (key === undefined) return c.json(await write(undefined), status);
+  const ws = c.get("auth").workspaceId;
+  const now = Date.now();
+  // The body as parsed for validation (Hono keeps it), not the validated one with its defaults.
+  const claim: IdempotencyClaim = { key, fingerprint: await idempotencyFingerprint(c.req.method, new URL(c.req.url).pathname, await c.req.json()) };
+  const before = await recordedAnswer(logs, ws, claim, now);
+  if (before) return replay(c, before);
+  try {
+    return c.json(await write((answer, idField, logId) => recordAnswerStatements(ws, claim, status, answer, idField, logId, now)), status);
+  } catch (err) {
+    if (!isKeyTaken(err)) throw err;
+    // Another request with this key committed first; this one's batch was rolled back whole.
+    const winner = await winnerAnswer(logs, ws, claim, now);
+    if (!winner) throw err;
+    return replay(c, winner);
+  }
+}

@@ -1,0 +1,121 @@
+// Idempotency keys of the log writes (POST /log-request, POST /track-request): a retried write with the
+// same key and body gets the first answer again and makes no second log. The key row is written in the
+// log's own batch (one transaction), so a key is never recorded without its log nor a log without its
+// key; the (workspace, key) primary key makes the second of two racing writes fail whole, log and all,
+// and that request then answers with what the first recorded. Keys live a day (IDEMPOTENCY_WINDOW_MS):
+// an older row counts as absent and the cron deletes it.
+import { and, eq, gte, lt, sql, type SQL } from "drizzle-orm";
+import type { Statement } from "../db/batch";
+import type { Db } from "../db/client";
+import { idempotencyKeys } from "../db/schema";
+import { sha256Hex } from "../lib/crypto";
+import { ApiError } from "../lib/errors";
+import { chainIncludes } from "../lib/error-text";
+import { pythonJsonDumps } from "../lib/py-json";
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** What a key stands for: the key, and the request it was first used with. */
+export interface IdempotencyClaim {
+  key: string;
+  fingerprint: string;
+}
+
+export interface RecordedAnswer {
+  status: number;
+  /** The answer's JSON text, as stored. */
+  answer: string;
+}
+
+/**
+ * The request a key is bound to: method, path and body as canonical JSON (keys sorted), so the same
+ * body sent again with its keys in another order or other spacing is the same request. A top-level
+ * `api_key` (track-request's key in the body) is a credential, not part of the request.
+ */
+export async function idempotencyFingerprint(method: string, path: string, body: unknown): Promise<string> {
+  const content = body !== null && typeof body === "object" && !Array.isArray(body) ? { ...(body as Record<string, unknown>), api_key: undefined } : body;
+  return sha256Hex(`${method.toUpperCase()} ${path}\n${pythonJsonDumps(content)}`);
+}
+
+const cutoff = (now: number) => now - IDEMPOTENCY_WINDOW_MS;
+
+/** The answer recorded under the key within the window; null when none is. Another request's key: 409. */
+function answerFor(row: { fingerprint: string; status: number; answer: string } | undefined, claim: IdempotencyClaim): RecordedAnswer | null {
+  if (!row) return null;
+  if (row.fingerprint !== claim.fingerprint) {
+    throw new ApiError("conflict", "Idempotency-Key: was used within the last 24 hours with another request (method, path or body); send a new key for a new request", {
+      details: [{ field: "Idempotency-Key", rule: "was used with another request" }],
+    });
+  }
+  return { status: row.status, answer: row.answer };
+}
+
+/** Before the write: the answer to replay, if the key was used within the window (409 for another request). */
+export async function recordedAnswer(logs: Db, workspaceId: number, claim: IdempotencyClaim, now: number): Promise<RecordedAnswer | null> {
+  const [row] = await logs
+    .select({ fingerprint: idempotencyKeys.fingerprint, status: idempotencyKeys.status, answer: idempotencyKeys.answer })
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now))))
+    .limit(1);
+  return answerFor(row, claim);
+}
+
+/**
+ * After a write lost the race for its key (isKeyTaken): the winner's answer. Read by a no-op UPDATE,
+ * which D1 runs on the primary, where the winner's row is: a read could be served by a replica that
+ * has not seen it yet.
+ */
+export async function winnerAnswer(logs: Db, workspaceId: number, claim: IdempotencyClaim, now: number): Promise<RecordedAnswer | null> {
+  const [row] = await logs
+    .update(idempotencyKeys)
+    .set({ createdAt: sql`${idempotencyKeys.createdAt}` })
+    .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now))))
+    .returning({ fingerprint: idempotencyKeys.fingerprint, status: idempotencyKeys.status, answer: idempotencyKeys.answer });
+  return answerFor(row, claim);
+}
+
+/**
+ * The statements that record a write's answer in the write's own batch: an expired row of the key is
+ * dropped, then the key is inserted with the answer, `idField` set to the new log's id (`logId`, SQL
+ * naming the row the batch inserted). A live row of the key makes the insert, so the batch, fail.
+ */
+export function recordAnswerStatements(
+  workspaceId: number,
+  claim: IdempotencyClaim,
+  status: number,
+  answer: Record<string, unknown>,
+  idField: string,
+  logId: SQL,
+  now: number,
+): SQL[] {
+  return [
+    sql`DELETE FROM ${idempotencyKeys} WHERE ${idempotencyKeys.workspaceId} = ${workspaceId} AND ${idempotencyKeys.key} = ${claim.key} AND ${idempotencyKeys.createdAt} < ${cutoff(now)}`,
+    sql`INSERT INTO ${idempotencyKeys} (workspace_id, key, fingerprint, request_log_id, status, answer, created_at)
+        VALUES (${workspaceId}, ${claim.key}, ${claim.fingerprint}, ${logId}, ${status}, json_set(${JSON.stringify(answer)}, ${`$.${idField}`}, ${logId}), ${now})`,
+  ];
+}
+
+/** Records a write's answer in its batch: `answer` with the new log's id (`logId`, SQL) at `idField`. */
+export type RecordAnswer = (answer: Record<string, unknown>, idField: string, logId: SQL) => Statement[];
+
+/** Whether a write failed because its idempotency key was recorded meanwhile. */
+export function isKeyTaken(err: unknown): boolean {
+  return chainIncludes(err, /UNIQUE constraint failed: idempotency_keys\./);
+}
+
+/** Rows deleted per statement of the sweep (an index range on created_at). */
+const SWEEP_CHUNK = 1000;
+
+/** Deletes keys past the window from one log database, a chunk at a time; the number deleted. */
+export async function sweepIdempotencyKeys(logs: Db, now: number, maxChunks = 20): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < maxChunks; i++) {
+    const res = await logs.run(
+      sql`DELETE FROM ${idempotencyKeys} WHERE rowid IN (SELECT rowid FROM ${idempotencyKeys} WHERE ${lt(idempotencyKeys.createdAt, cutoff(now))} LIMIT ${SWEEP_CHUNK})`,
+    );
+    const n = res.meta.changes ?? 0;
+    deleted += n;
+    if (n < SWEEP_CHUNK) break;
+  }
+  return deleted;
+}
