@@ -4,6 +4,7 @@
 import type { BlockContext } from "./blocks/types";
 import { getDb, type Db } from "./db/client";
 import type { RequestSessions } from "./db/sessions";
+import { ensureIdRange } from "./logs/id-ranges";
 import { CONTROL_SHARD, placeWorkspace, shardBinding, type LogShardEnv } from "./logs/shards";
 import { blockContextFor, type BlockSettings } from "./services/block-context";
 
@@ -16,7 +17,8 @@ export interface BaseDeps {
   readonly db: Db;
   /**
    * The log database holding the workspace's request logs, their side rows and spans (the shard map,
-   * src/logs/shards.ts): placed on first use, then known for the rest of the request or job.
+   * src/logs/shards.ts): placed on first use, then known for the rest of the request or job. It
+   * numbers new logs and groups in its own id range (src/logs/id-ranges.ts).
    */
   logs(workspaceId: number): Promise<Db>;
   /** What the caller already knows of a workspace's shard (the key lookup reads it): saves a lookup. */
@@ -33,10 +35,13 @@ export function buildBaseDeps(env: BaseEnv, sessions?: RequestSessions): BaseDep
   const logDbs = new Map<string, Db>();
   const shards = new Map<number, Promise<string>>();
   const placedHooks = new Map<number, (shard: string) => void>();
-  const dbOfShard = (shard: string): Db => {
+  // A database is handed out once it numbers new logs and groups in its own id range (once per isolate).
+  const dbOfShard = async (shard: string): Promise<Db> => {
+    const binding = shard === CONTROL_SHARD ? env.DB : shardBinding(env, shard);
+    await ensureIdRange(env, shard, binding);
     if (shard === CONTROL_SHARD) return deps.db;
     let handle = logDbs.get(shard);
-    if (!handle) logDbs.set(shard, (handle = open(shard, shardBinding(env, shard))));
+    if (!handle) logDbs.set(shard, (handle = open(shard, binding)));
     return handle;
   };
   const deps: BaseDeps = {

@@ -5,8 +5,9 @@
 // Workspaces that logged before log databases existed keep theirs in the control database ("DB").
 import { and, eq, isNull } from "drizzle-orm";
 import { runBatch } from "../db/batch";
-import type { Db } from "../db/client";
+import { d1Of, type Db } from "../db/client";
 import { logShards, workspaces } from "../db/schema";
+import { idRangeFor } from "./id-ranges";
 
 /** The shard name of the control database (its binding): where pre-shard workspaces keep their logs. */
 export const CONTROL_SHARD = "DB";
@@ -75,10 +76,8 @@ export async function placeWorkspace(control: Db, env: LogShardEnv, workspaceId:
   const names = configuredShards(env);
   let chosen = CONTROL_SHARD;
   if (names.length > 0) {
-    await control
-      .insert(logShards)
-      .values(names.map((binding) => ({ binding })))
-      .onConflictDoNothing();
+    // First sight of a database gives it its id range, in LOG_SHARDS order.
+    for (const binding of names) await idRangeFor(d1Of(control), binding);
     const rows = await control.select().from(logShards);
     const open = new Map(rows.map((r) => [r.binding, r.open]));
     const sizes = await Promise.all(names.map((n) => sizeOf(shardBinding(env, n))));

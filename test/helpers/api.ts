@@ -44,16 +44,16 @@ export function logInControlDb(ws: TestKey): Promise<void> {
 }
 
 /**
- * Places `ws` on the log database `peer` is on (before ws's first log). Ids of logs, groups and spans
- * are counted per log database, so two workspaces on different ones have logs of the same ids: an
- * isolation test whose foreign id must be kept out by the workspace condition (not by the ids being
- * different numbers) puts both workspaces on one database.
+ * Places `ws` on the log database `peer` is on (before ws's first log). An isolation test whose
+ * foreign id must be kept out by the workspace condition (not by the id being in another database's
+ * range, src/logs/id-ranges.ts) puts both workspaces on one database.
  */
 export async function shareLogsDb(ws: TestKey, peer: TestKey): Promise<void> {
   await placeOn(ws, await placeWorkspace(getDb(env.DB), env, peer.workspaceId));
 }
 
-async function placeOn(ws: TestKey, shard: string): Promise<void> {
+/** Places `ws` on the log database bound as `shard` ("LOGS_0", "LOGS_1"; "DB" for the control database), before its first log. */
+export async function placeOn(ws: TestKey, shard: string): Promise<void> {
   const res = await env.DB.prepare("UPDATE workspaces SET log_shard = ? WHERE id = ? AND log_shard IS NULL").bind(shard, ws.workspaceId).run();
   if (res.meta.changes !== 1) throw new Error(`workspace ${ws.workspaceId} is already placed`);
 }

@@ -17,17 +17,28 @@ export const workspaces = sqliteTable("workspaces", {
 });
 
 /**
- * The shard map's databases: every log database binding the deployment has listed (LOG_SHARDS), and
- * whether it takes new workspaces. A full or closed shard keeps serving the workspaces it holds.
+ * The shard map's databases: every database that holds request logs (the log database bindings
+ * LOG_SHARDS lists, and "DB", this database, for the workspaces that log here), whether it takes new
+ * workspaces, and the id range it numbers logs and groups in. A full or closed shard keeps serving the
+ * workspaces it holds.
  */
-export const logShards = sqliteTable("log_shards", {
-  binding: text("binding").primaryKey(),
-  open: integer("open", { mode: "boolean" }).notNull().default(true),
-  /** The database's size when last measured (bytes), and when. */
-  sizeBytes: integer("size_bytes").notNull().default(0),
-  measuredAt: integer("measured_at").notNull().default(0),
-  createdAt: integer("created_at").notNull().default(now),
-});
+export const logShards = sqliteTable(
+  "log_shards",
+  {
+    binding: text("binding").primaryKey(),
+    open: integer("open", { mode: "boolean" }).notNull().default(true),
+    /** The database's size when last measured (bytes), and when. */
+    sizeBytes: integer("size_bytes").notNull().default(0),
+    measuredAt: integer("measured_at").notNull().default(0),
+    createdAt: integer("created_at").notNull().default(now),
+    /**
+     * The database's id range (src/logs/id-ranges.ts): its request logs and groups are numbered from
+     * id_range × 2^40 on. Given once, when the database is first seen, and never changed.
+     */
+    idRange: integer("id_range"),
+  },
+  (t) => [uniqueIndex("log_shards_id_range").on(t.idRange)],
+);
 
 export const users = sqliteTable(
   "users",
