@@ -38,6 +38,22 @@ async function publishPrompt(ws: TestKey, name: string) {
   expect(res.status).toBe(200);
 }
 
+/** A spans-bulk span that makes a request log. */
+const llmSpan = (traceId: string, spanId: string) => ({
+  name: "llm",
+  context: { trace_id: traceId, span_id: spanId, trace_state: "" },
+  kind: "SpanKind.CLIENT",
+  parent_id: null,
+  start_time: "1700000000000000000",
+  end_time: "1700000001000000000",
+  status: { status_code: "StatusCode.OK", description: null },
+  attributes: {},
+  events: [],
+  links: [],
+  resource: { attributes: {}, schema_url: "" },
+  log_request: { provider: "openai", model: "gpt-4o", input: { type: "chat", messages: [] }, output: { type: "chat", messages: [] } },
+});
+
 const detail = async (ws: TestKey, id: number) => {
   const res = await call(`/api/public/v2/requests/${id}`, { key: ws.key });
   expect(res.status).toBe(200);
@@ -96,8 +112,18 @@ describe("ids across databases", () => {
       expect(Math.min(ra, rb, rc)).toBeGreaterThan(0);
       for (const id of ids) expect(Number.isSafeInteger(id)).toBe(true);
     }
-    // Logs and groups of one database share its range.
+    // Logs and groups of one database share its range, and so do the logs made from spans.
     expect(idRangeOf(logged[0])).toBe(idRangeOf(groups[0]));
+    const traceId = crypto.randomUUID().replace(/-/g, "");
+    const fromSpans = await Promise.all(
+      [a, b, c].map(async (ws, k) => {
+        const res = await post(ws, "/spans-bulk", { spans: [llmSpan(traceId, `${k + 1}`.padStart(16, "0"))] });
+        expect(res.status).toBe(201);
+        return (await json(res)).request_logs[0].id as number;
+      }),
+    );
+    expect(fromSpans.map(idRangeOf)).toEqual([0, 1, 2].map((k) => idRangeOf(logged[k])));
+    for (const id of fromSpans) expect(logged).not.toContain(id);
     // Every log reads back under its own workspace.
     for (const [k, id] of logged.entries()) expect((await detail([a, b, c][k % 3], id)).request_id).toBe(id);
   });
