@@ -20,6 +20,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { runBatch } from "../db/batch";
 import { getDb } from "../db/client";
+import { promisesByKey } from "../lib/collections";
 import { logIdRange, logShards, requestGroups, requestLogDaily, requestLogs } from "../db/schema";
 
 /** Ids a database's range holds: its ids are its range's number times this, plus 1 and up. */
@@ -40,8 +41,8 @@ export interface IdRangeEnv {
 
 /** Ranges never change once given: each isolate keeps the ones it has read. */
 const knownRanges = new Map<string, number>();
-/** The databases this isolate has seen moved into their range (binding → base). */
-const ensured = new Map<string, Promise<number>>();
+/** The databases this isolate has seen moved into their range (binding → base); a failure is not remembered. */
+const ensured = promisesByKey<string, number>();
 
 /**
  * The range of the database bound as `binding`, given now (the next free one) when the shard map has
@@ -70,14 +71,7 @@ export async function idRangeFor(control: D1Database, binding: string): Promise<
  * database's.
  */
 export function ensureIdRange(env: IdRangeEnv, binding: string, d1: D1Database): Promise<number> {
-  let done = ensured.get(binding);
-  if (!done) {
-    done = moveIntoRange(env.DB, binding, d1);
-    ensured.set(binding, done);
-    // A failure is not remembered: the next request tries again.
-    done.catch(() => ensured.delete(binding));
-  }
-  return done;
+  return ensured(binding, () => moveIntoRange(env.DB, binding, d1));
 }
 
 async function moveIntoRange(control: D1Database, binding: string, d1: D1Database): Promise<number> {
@@ -118,4 +112,15 @@ async function moveIntoRange(control: D1Database, binding: string, d1: D1Databas
     throw new Error(`log database ${binding} numbers ids from ${bases.join(", ")}, but the shard map gives ${binding} the range from ${base}: is another database bound under this name?`);
   }
   return base;
+}
+
+/**
+ * Ids a range keeps spare: a database whose ids come this close to its range's end is full (shards.ts),
+ * so its workspaces move on long before an id could leave the range.
+ */
+export const ID_RANGE_SPARE = 2 ** 32;
+
+/** Whether `used`, a database's largest id, is within ID_RANGE_SPARE of the end of its range. */
+export function nearRangeEnd(range: number, used: number): boolean {
+  return used > (range + 1) * ID_RANGE_SIZE - ID_RANGE_SPARE;
 }

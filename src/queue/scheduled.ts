@@ -1,8 +1,9 @@
-// What the cron trigger runs every minute: the webhook sweep, the job sweep and the log archive job.
+// What the cron trigger runs every minute: the webhook sweep, the job sweep, the log archive job, and
+// the log databases' measurement (a full one sends its workspaces' new logs elsewhere).
 // Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
 import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
-import { archiveOldLogs, archiveSettings } from "../logs";
+import { archiveOldLogs, archiveSettings, measureLogDatabases } from "../logs";
 import { inEventScope } from "../services/events";
 import { sweepJobs } from "../services/job-sweeper";
 import { dispatchQuietly, sweepWebhooks } from "../services/webhook-delivery";
@@ -23,6 +24,17 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
   }
   await sweepWebhooks(deps);
   await archiveQuietly(deps, now);
+  await measureQuietly(deps);
+}
+
+/** Measures the log databases; one measured full takes no new logs once its workspaces' next requests begin a new period elsewhere. */
+async function measureQuietly(deps: Deps): Promise<void> {
+  try {
+    const full = (await measureLogDatabases(deps.db, deps.env)).filter((m) => m.full);
+    if (full.length > 0) console.log(JSON.stringify({ level: "info", msg: "log databases full", databases: full.map((m) => m.binding) }));
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "log database measurement failed", error: chainForLog(err) }));
+  }
 }
 
 /** Moves logs past their workspace's retention window to R2; a failure waits for the next minute (nothing is lost). */

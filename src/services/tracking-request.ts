@@ -11,6 +11,7 @@ import { templateExists } from "./prompt-templates";
 import { findPromptVersion } from "./prompt-versions";
 import { createRequestLog, type RequestLogInput } from "../logs";
 import { requireGroup } from "../logs";
+import type { WorkspaceLogs } from "../logs";
 
 /** What the provider call gives a log (the fields of RequestLogInput a converter fills). */
 export type ConvertedFields = Pick<
@@ -61,7 +62,7 @@ export interface TrackedRequest {
 
 const EMPTY_CHAT = { type: "chat", messages: [] };
 
-export async function trackRequest(db: Db, logs: Db, auth: AuthContext, body: TrackRequestInput, convertProviderCall: ConvertProviderCall): Promise<TrackedRequest> {
+export async function trackRequest(db: Db, logs: WorkspaceLogs, auth: AuthContext, body: TrackRequestInput, convertProviderCall: ConvertProviderCall): Promise<TrackedRequest> {
   const ws = auth.workspaceId;
   // Every id names something of this workspace, or nothing is written.
   if (body.group_id != null) await requireGroup(logs, ws, body.group_id);

@@ -2,6 +2,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import worker from "../../src/index";
+import { buildBaseDeps } from "../../src/base-deps";
 import { getDb } from "../../src/db/client";
 import { sha256Hex, toHex } from "../../src/lib/crypto";
 import { CONTROL_SHARD, placeWorkspace, shardBinding } from "../../src/logs/shards";
@@ -58,8 +59,11 @@ export async function placeOn(ws: TestKey, shard: string): Promise<void> {
   if (res.meta.changes !== 1) throw new Error(`workspace ${ws.workspaceId} is already placed`);
 }
 
-/** The log database of a workspace as the services take it (runDatasetFill's `logsOf`). */
-export const logsOf = (ws: TestKey | number) => logsDb(ws).then(getDb);
+/** The workspace's logs as the services take them (runDatasetFill's `logsOf`): every period, through the Worker's own door. */
+export const logsOf = (ws: TestKey | number) => buildBaseDeps(env).logs(typeof ws === "number" ? ws : ws.workspaceId);
+
+/** The workspace's current log database as a handle, for the log store's functions over one database. */
+export const logsDbOf = (ws: TestKey | number) => logsDb(ws).then(getDb);
 
 type CallInit = RequestInit & { key?: string; json?: unknown };
 

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureIdRange, ID_RANGE_SIZE, idRangeFor, idRangeOf, MAX_ID_RANGE } from "../../src/logs/id-ranges";
 import { call, createWorkspace, json, placeOn, type TestKey } from "../helpers/api";
-import { logBody } from "../helpers/fixtures";
+import { bulkSpan, logBody } from "../helpers/fixtures";
 import { newSheet } from "../helpers/sheet-data";
 import { pollOperation } from "../helpers/tables";
 
@@ -39,20 +39,8 @@ async function publishPrompt(ws: TestKey, name: string) {
 }
 
 /** A spans-bulk span that makes a request log. */
-const llmSpan = (traceId: string, spanId: string) => ({
-  name: "llm",
-  context: { trace_id: traceId, span_id: spanId, trace_state: "" },
-  kind: "SpanKind.CLIENT",
-  parent_id: null,
-  start_time: "1700000000000000000",
-  end_time: "1700000001000000000",
-  status: { status_code: "StatusCode.OK", description: null },
-  attributes: {},
-  events: [],
-  links: [],
-  resource: { attributes: {}, schema_url: "" },
-  log_request: { provider: "openai", model: "gpt-4o", input: { type: "chat", messages: [] }, output: { type: "chat", messages: [] } },
-});
+const llmSpan = (traceId: string, spanId: string) =>
+  bulkSpan(traceId, spanId, { name: "llm", log_request: { provider: "openai", model: "gpt-4o", input: { type: "chat", messages: [] }, output: { type: "chat", messages: [] } } });
 
 const detail = async (ws: TestKey, id: number) => {
   const res = await call(`/api/public/v2/requests/${id}`, { key: ws.key });
