@@ -2,9 +2,12 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { idRangeOf } from "../../src/logs/id-ranges";
-import { CONTROL_SHARD, configuredShards, placeWorkspace } from "../../src/logs/shards";
+import { CONTROL_SHARD, configuredShards, measureLogDatabases, openPeriod, placeWorkspace } from "../../src/logs/shards";
+import { buildDeps } from "../../src/deps";
+import type { Env } from "../../src/env";
+import { runScheduled } from "../../src/queue/scheduled";
 import { BOOKMARK_HEADER } from "../../src/db/sessions";
-import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, placeOn, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { fuller, shardOf, sizeOf } from "../helpers/log-databases";
 
@@ -104,6 +107,37 @@ describe("the shard map", () => {
     expect(configuredShards({ DB: env.DB })).toEqual([]);
     expect(() => configuredShards({ DB: env.DB, LOG_SHARDS: "DB" })).toThrow(/not a log database/);
     expect(() => configuredShards({ DB: env.DB, LOG_SHARDS: "LOGS-0" })).toThrow(/not a log database/);
+  });
+});
+
+describe("full databases", () => {
+  it("the cron measures every database holding logs and marks the full ones; the next measurement clears a flag that no longer holds", async () => {
+    await runScheduled(buildDeps({ ...env, LOG_SHARD_MAX_BYTES: "1" } as Env));
+    const flags = () => env.DB.prepare("SELECT binding, full FROM log_shards ORDER BY binding").all<{ binding: string; full: number }>().then((r) => r.results);
+    expect(await flags()).toEqual([
+      { binding: "DB", full: 1 },
+      { binding: "LOGS_0", full: 1 },
+      { binding: "LOGS_1", full: 1 },
+    ]);
+    await measureLogDatabases(control(), env);
+    expect((await flags()).map((f) => f.full)).toEqual([0, 0, 0]);
+  });
+
+  it("a workspace whose database is full and which has nowhere else to go stays, and keeps logging", async () => {
+    const ws = await createWorkspace();
+    await placeOn(ws, "LOGS_0");
+    const tiny = { ...env, LOG_SHARD_MAX_BYTES: "1" };
+    await measureLogDatabases(control(), tiny);
+    const stay = await openPeriod(control(), tiny, ws.workspaceId, { shard: "LOGS_0", periods: ["LOGS_0"], full: true });
+    expect(stay).toEqual({ shard: "LOGS_0", periods: ["LOGS_0"], full: true });
+    // Its logs still go there (this isolate looks for room again after a minute; LOGS_1, full, was closed).
+    const res = await call("/log-request", { method: "POST", key: ws.key, json: logBody() });
+    expect(res.status).toBe(201);
+    const { id } = await json(res);
+    expect(await shardOf(ws)).toBe("LOGS_0");
+    expect(await env.LOGS_0.prepare("SELECT count(*) AS n FROM request_logs WHERE id = ? AND workspace_id = ?").bind(id, ws.workspaceId).first("n")).toBe(1);
+    await env.DB.prepare("UPDATE log_shards SET open = 1").run();
+    await measureLogDatabases(control(), env);
   });
 });
 
