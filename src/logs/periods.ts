@@ -18,6 +18,10 @@ export class WorkspaceLogs {
   private list: LogPeriod[];
   /** The first period's database: it holds the ids given before ranges existed. */
   private first: Db;
+  /** Set by single(): the one database is asked for any id. */
+  private anyId = false;
+  /** The periods read again (at most once per request: after that an unknown range is another workspace's). */
+  private reloading: Promise<void> | null = null;
 
   /**
    * `periods` oldest first, the current one last (a database listed twice counts once, at its latest
@@ -39,8 +43,6 @@ export class WorkspaceLogs {
     logs.anyId = true;
     return logs;
   }
-
-  private anyId = false;
 
   /** Where new logs, groups and spans go: the current period's database. */
   get current(): Db {
@@ -66,9 +68,11 @@ export class WorkspaceLogs {
     const found = this.find(id);
     if (found || !this.reload) return found;
     // A period opened since this request read them (another isolate moved the workspace on).
-    const periods = await this.reload();
-    this.list = distinct(periods);
-    this.first = periods[0].db;
+    this.reloading ??= this.reload().then((periods) => {
+      this.list = distinct(periods);
+      this.first = periods[0].db;
+    });
+    await this.reloading;
     return this.find(id);
   }
 
