@@ -35,8 +35,10 @@ const UNIT_TESTS = [
   "test/traces/**/*.test.ts",
   "test/realtime/protocol.test.ts",
   "test/logs/index-rows.test.ts",
+  "test/logs/merged-scan.test.ts",
   "test/logs/intent.test.ts",
   "test/logs/row-codec.test.ts",
+  "test/logs/workspace-logs.test.ts",
   "test/services/{auth,dataset-file,evaluation-columns,prompt-patch,skill-manifest,workflow-graph}.test.ts",
   "test/sheets/{cell-values,recalculation,stale-graph}.test.ts",
 ];

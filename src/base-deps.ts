@@ -4,7 +4,10 @@
 import type { BlockContext } from "./blocks/types";
 import { getDb, type Db } from "./db/client";
 import type { RequestSessions } from "./db/sessions";
-import { CONTROL_SHARD, placeWorkspace, shardBinding, type LogShardEnv } from "./logs/shards";
+import { promisesByKey } from "./lib/collections";
+import { ensureIdRange, idRangeFor } from "./logs/id-ranges";
+import { WorkspaceLogs, type LogPeriod } from "./logs/periods";
+import { CONTROL_SHARD, openPeriod, recordedPlacement, shardBinding, workspacePlacement, type LogShardEnv, type Placement } from "./logs/shards";
 import { blockContextFor, type BlockSettings } from "./services/block-context";
 
 export interface BaseEnv extends BlockSettings, LogShardEnv {
@@ -15,12 +18,17 @@ export interface BaseDeps {
   /** The control database: workspaces, keys, prompts, datasets, everything but request logs and spans. */
   readonly db: Db;
   /**
-   * The log database holding the workspace's request logs, their side rows and spans (the shard map,
-   * src/logs/shards.ts): placed on first use, then known for the rest of the request or job.
+   * The workspace's request logs, their side rows, groups and spans: the log store's door
+   * (src/logs/periods.ts). The workspace is placed on first use (src/logs/shards.ts); when its
+   * current database was measured full, a new period begins on another. Each database numbers new
+   * logs and groups in its own id range (src/logs/id-ranges.ts). Known for the rest of the request or job.
    */
-  logs(workspaceId: number): Promise<Db>;
-  /** What the caller already knows of a workspace's shard (the key lookup reads it): saves a lookup. */
-  knowShard(workspaceId: number, shard: string | null, placed?: (shard: string) => void): void;
+  logs(workspaceId: number): Promise<WorkspaceLogs>;
+  /**
+   * What the caller already knows of a workspace's placement (the key lookup reads it): saves a
+   * lookup. `placed` hears of a placement this request makes (a first one, or a new period).
+   */
+  knowPlacement(workspaceId: number, placement: Placement | null, placed?: (placement: Placement) => void): void;
   /** What blocks (LLM calls, endpoints, stored prompts) run with, for one workspace. */
   blocks(workspaceId: number): BlockContext;
   now(): number;
@@ -31,35 +39,43 @@ export function buildBaseDeps(env: BaseEnv, sessions?: RequestSessions): BaseDep
   const open = (name: string, d1: D1Database) => getDb(sessions ? sessions.open(name, d1) : d1);
   let db: Db | undefined;
   const logDbs = new Map<string, Db>();
-  const shards = new Map<number, Promise<string>>();
-  const placedHooks = new Map<number, (shard: string) => void>();
-  const dbOfShard = (shard: string): Db => {
+  const known = new Map<number, Placement>();
+  // A failed lookup is not remembered: the next call tries again.
+  const stores = promisesByKey<number, WorkspaceLogs>();
+  const placedHooks = new Map<number, (placement: Placement) => void>();
+  // A database is handed out once it numbers new logs and groups in its own id range (once per isolate).
+  const dbOfShard = async (shard: string): Promise<Db> => {
+    const binding = shard === CONTROL_SHARD ? env.DB : shardBinding(env, shard);
+    await ensureIdRange(env, shard, binding);
     if (shard === CONTROL_SHARD) return deps.db;
     let handle = logDbs.get(shard);
-    if (!handle) logDbs.set(shard, (handle = open(shard, shardBinding(env, shard))));
+    if (!handle) logDbs.set(shard, (handle = open(shard, binding)));
     return handle;
+  };
+  const periodsOf = (placement: Placement): Promise<LogPeriod[]> =>
+    Promise.all(placement.periods.map(async (shard) => ({ shard, db: await dbOfShard(shard), range: await idRangeFor(env.DB, shard) })));
+  const storeOf = async (workspaceId: number): Promise<WorkspaceLogs> => {
+    let placement = known.get(workspaceId);
+    let changed = false;
+    if (!placement) [placement, changed] = [await workspacePlacement(deps.db, env, workspaceId), true];
+    if (placement.full) {
+      const moved = await openPeriod(deps.db, env, workspaceId, placement);
+      [placement, changed] = [moved, changed || moved.shard !== placement.shard];
+    }
+    if (changed) placedHooks.get(workspaceId)?.(placement);
+    // An id of a period opened since (by another isolate) is looked up at the primary.
+    const reload = async () => periodsOf((await recordedPlacement(getDb(env.DB), workspaceId)) ?? placement);
+    return new WorkspaceLogs(workspaceId, await periodsOf(placement), reload);
   };
   const deps: BaseDeps = {
     // Made on first use: the hottest routes touch it once, health checks never.
     get db() {
       return (db ??= open("DB", env.DB));
     },
-    async logs(workspaceId) {
-      let shard = shards.get(workspaceId);
-      if (!shard) {
-        shard = placeWorkspace(deps.db, env, workspaceId).then((s) => {
-          placedHooks.get(workspaceId)?.(s);
-          return s;
-        });
-        shards.set(workspaceId, shard);
-        // A failed lookup is not remembered: the next call tries again.
-        shard.catch(() => shards.delete(workspaceId));
-      }
-      return dbOfShard(await shard);
-    },
-    knowShard(workspaceId, shard, placed) {
-      if (shard) shards.set(workspaceId, Promise.resolve(shard));
-      else if (placed) placedHooks.set(workspaceId, placed);
+    logs: (workspaceId) => stores(workspaceId, () => storeOf(workspaceId)),
+    knowPlacement(workspaceId, placement, placed) {
+      if (placement) known.set(workspaceId, placement);
+      if (placed) placedHooks.set(workspaceId, placed);
     },
     blocks: (workspaceId) => blockContextFor(env, deps.db, workspaceId),
     now: () => Date.now(),

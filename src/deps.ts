@@ -14,7 +14,7 @@ export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
       return base.db;
     },
     logs: base.logs,
-    knowShard: base.knowShard,
+    knowPlacement: base.knowPlacement,
     blocks: base.blocks,
     now: base.now,
     blobs: env.BLOBS,

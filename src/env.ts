@@ -67,8 +67,12 @@ export interface AuthContext {
   userId: number;
   userEmail: string;
   apiKeyId: number;
-  /** The workspace's log database when the key lookup found it placed (src/logs/shards.ts). */
+  /** The workspace's current log database when the key lookup found it placed (src/logs/shards.ts). */
   logShard?: string | null;
+  /** Every log database the workspace has had, oldest first (null: only logShard). */
+  logPeriods?: string[] | null;
+  /** The current log database was measured full: the request opens a new period. */
+  logShardFull?: boolean | null;
 }
 
 export type AppEnv = {

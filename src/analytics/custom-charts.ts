@@ -4,6 +4,7 @@
 // period, percentile value, histogram bin) from the database; this folds them into chart rows. The
 // fields are a source's own (request logs here; traces and spans in trace-charts.ts): each source
 // says which fields it sums, which it does not record, how it answers percentiles and in what units.
+import { groupBy } from "../lib/collections";
 import { bucketValue } from "./latency-buckets";
 import { bucketKey, type Interval } from "./summarize";
 
@@ -279,16 +280,6 @@ export function unitOf<M extends string>(s: SeriesSpec<M>, fields: ChartFields<M
   return fields.unit(s.metricField);
 }
 
-const byKey = <K>(list: Observation[], key: (o: Observation) => K) => {
-  const m = new Map<K, Observation[]>();
-  for (const o of list) {
-    const k = key(o);
-    const l = m.get(k);
-    if (l) l.push(o);
-    else m.set(k, [o]);
-  }
-  return m;
-};
 
 /** The label of a period: an hour or a day as analytics writes it, a week by its Monday, a month as YYYY-MM. */
 export function periodKey(start: number, interval: ChartInterval): string {
@@ -308,14 +299,14 @@ export function drawChart<M extends string, T extends ChartType>(chart: ChartSpe
   const limit = chart.limit ?? 25;
   const values = (acc: Acc) => Object.fromEntries(series.map((s) => [s.key, valueOf(acc, s, fields)]));
   const rank = (key: (o: Observation) => string) =>
-    [...byKey(observations, key)]
+    [...groupBy(observations, key)]
       .map(([g, l]) => ({ g, acc: fold(l) }))
       .sort((x, y) => (valueOf(y.acc, series[0], fields) ?? -Infinity) - (valueOf(x.acc, series[0], fields) ?? -Infinity) || (x.g < y.g ? -1 : x.g > y.g ? 1 : 0));
   let meta = series.map((s) => ({ key: s.key, label: s.label, unit: unitOf(s, fields) }));
   let data: Record<string, unknown>[];
   const grouped = Boolean(chart.groupByField || chart.groupByMetadataKey);
   if (chart.chartType === "histogram") {
-    data = [...byKey(observations, (o) => o.bin ?? 0)]
+    data = [...groupBy(observations, (o) => o.bin ?? 0)]
       .sort(([a], [b]) => a - b)
       .map(([bin, l]) => {
         const width = l[0].binWidth ?? 1;
@@ -326,7 +317,7 @@ export function drawChart<M extends string, T extends ChartType>(chart: ChartSpe
   } else if (chart.chartType === "heatmap") {
     const rows = rank((o) => label(o.group)).slice(0, limit);
     const cols = rank((o) => label(o.path?.[0] ?? null)).slice(0, limit);
-    const cells = byKey(observations, (o) => JSON.stringify([label(o.group), label(o.path?.[0] ?? null)]));
+    const cells = groupBy(observations, (o) => JSON.stringify([label(o.group), label(o.path?.[0] ?? null)]));
     data = [];
     for (const r of rows) {
       for (const c of cols) {
@@ -344,7 +335,7 @@ export function drawChart<M extends string, T extends ChartType>(chart: ChartSpe
   } else if (!chart.timeSeries) {
     data = grouped ? rank((o) => label(o.group)).slice(0, limit).map(({ g, acc }) => ({ label: g, ...values(acc) })) : [{ label: chart.title ?? chart.id, ...values(fold(observations)) }];
   } else if (!grouped) {
-    data = [...byKey(observations, (o) => periodKey(o.hour, interval))]
+    data = [...groupBy(observations, (o) => periodKey(o.hour, interval))]
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([k, l]) => ({ label: k, bucketKey: k, ...values(fold(l)) }));
   } else {
@@ -352,9 +343,9 @@ export function drawChart<M extends string, T extends ChartType>(chart: ChartSpe
     const top = rank((o) => label(o.group)).slice(0, limit);
     const keep = new Set(top.map((t) => t.g));
     meta = top.map((t) => ({ key: t.g, label: t.g, unit: unitOf(series[0], fields) }));
-    data = [...byKey(observations.filter((o) => keep.has(label(o.group))), (o) => periodKey(o.hour, interval))]
+    data = [...groupBy(observations.filter((o) => keep.has(label(o.group))), (o) => periodKey(o.hour, interval))]
       .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([k, l]) => ({ label: k, bucketKey: k, ...Object.fromEntries([...byKey(l, (o) => label(o.group))].map(([g, gl]) => [g, valueOf(fold(gl), series[0], fields)])) }));
+      .map(([k, l]) => ({ label: k, bucketKey: k, ...Object.fromEntries([...groupBy(l, (o) => label(o.group))].map(([g, gl]) => [g, valueOf(fold(gl), series[0], fields)])) }));
   }
   const totals = fold(observations);
   const insights = chart.derivedInsights?.length

@@ -4,9 +4,8 @@
 // and the storage are src/logs/idempotency.ts's.
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { Db } from "../db/client";
 import type { AppEnv } from "../env";
-import { idempotencyFingerprint, isKeyTaken, recordAnswerStatements, recordedAnswer, winnerAnswer, type IdempotencyClaim, type RecordAnswer, type RecordedAnswer } from "../logs";
+import { idempotencyFingerprint, isKeyTaken, recordAnswerStatements, recordedAnswer, winnerAnswer, type IdempotencyClaim, type RecordAnswer, type RecordedAnswer, type WorkspaceLogs } from "../logs";
 
 export const IDEMPOTENCY_KEY_MAX = 255;
 
@@ -40,7 +39,7 @@ function replay(c: Context<AppEnv>, recorded: RecordedAnswer): Response {
  */
 export async function answerIdempotently<T extends Record<string, unknown>>(
   c: Context<AppEnv>,
-  logs: Db,
+  logs: WorkspaceLogs,
   status: 200 | 201,
   write: (record: RecordAnswer | undefined) => Promise<T>,
 ): Promise<Response> {
@@ -50,14 +49,17 @@ export async function answerIdempotently<T extends Record<string, unknown>>(
   const now = Date.now();
   // The body as parsed for validation (Hono keeps it), not the validated one with its defaults.
   const claim: IdempotencyClaim = { key, fingerprint: await idempotencyFingerprint(c.req.method, new URL(c.req.url).pathname, await c.req.json()) };
-  const before = await recordedAnswer(logs, ws, claim, now);
-  if (before) return replay(c, before);
+  // A key is recorded beside its log, in the period that was current then: look in each, newest first.
+  for (const period of logs.periods) {
+    const before = await recordedAnswer(period.db, ws, claim, now);
+    if (before) return replay(c, before);
+  }
   try {
     return c.json(await write((answer, idField, logId) => recordAnswerStatements(ws, claim, status, answer, idField, logId, now)), status);
   } catch (err) {
     if (!isKeyTaken(err)) throw err;
     // Another request with this key committed first; this one's batch was rolled back whole.
-    const winner = await winnerAnswer(logs, ws, claim, now);
+    const winner = await winnerAnswer(logs.current, ws, claim, now);
     if (!winner) throw err;
     return replay(c, winner);
   }

@@ -1,7 +1,7 @@
 // Middleware every request passes: a request id and one structured log line; API-key auth; body limits.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, AuthContext } from "../env";
-import { CONTROL_SHARD } from "../logs/shards";
+import { CONTROL_SHARD, placementOf } from "../logs/shards";
 import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
 import { ApiError } from "../lib/errors";
 import { drainBody } from "../lib/drain";
@@ -81,13 +81,16 @@ async function verifyKey(c: Context<AppEnv>, maxAgeMs: number | ((auth: AuthCont
 }
 
 /**
- * The request's caller, and its workspace's log database as the lookup found it. A workspace placed
- * by this request updates the cached context too, so later requests skip the placement's read.
+ * The request's caller, and its workspace's log databases as the lookup found them. A workspace placed
+ * (or moved to a new period) by this request updates the cached context too, so later requests skip
+ * the placement's read.
  */
 function useAuth(c: Context<AppEnv>, auth: AuthContext): void {
   c.set("auth", auth);
-  c.var.deps.knowShard(auth.workspaceId, auth.logShard ?? null, (shard) => {
-    auth.logShard = shard;
+  c.var.deps.knowPlacement(auth.workspaceId, auth.logShard ? placementOf({ shard: auth.logShard, periods: auth.logPeriods, full: auth.logShardFull }) : null, (placed) => {
+    auth.logShard = placed.shard;
+    auth.logPeriods = placed.periods;
+    auth.logShardFull = placed.full;
   });
 }
 

@@ -7,10 +7,11 @@
 import { d1Of, type Db } from "../db/client";
 import { compileRequestLogQuery, isGroup, SqlParams, type CompileContext, type FilterGroup } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
-import { intervalOf, summarize, type Interval, type Views } from "../analytics/summarize";
+import { intervalOf, summarize, type Interval, type Sums, type Views } from "../analytics/summarize";
 import { promptNames } from "./prompt-names";
 import { filterEstimates } from "./search";
 import { runBatch } from "../db/batch";
+import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -101,28 +102,86 @@ export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan
 
 export const SUMS = "sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost) AS cost, sum(latency_ms) AS latency_ms";
 
-/** `db` is the control database (prompt names), `logs` the workspace's log database. */
-export async function requestAnalytics(db: Db, logs: Db, workspaceId: number, input: AnalyticsInput) {
+type Row = Sums & Record<string, number | string>;
+const SUM_FIELDS = ["requests", "input_tokens", "output_tokens", "cost", "latency_ms"] as const;
+
+/** Rows of several databases as one: the sums of the rows that share every other column. */
+export function sumRows<R extends Row>(parts: readonly (readonly R[])[]): R[] {
+  const out = new Map<string, R>();
+  for (const rows of parts) {
+    for (const r of rows) {
+      const key = JSON.stringify(Object.entries(r).filter(([c]) => !(SUM_FIELDS as readonly string[]).includes(c)));
+      const had = out.get(key);
+      if (!had) out.set(key, { ...r });
+      else for (const f of SUM_FIELDS) (had as Sums)[f] += r[f];
+    }
+  }
+  return [...out.values()];
+}
+
+const byRequests = (a: Row, b: Row) => b.requests - a.requests || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** `db` is the control database (prompt names), `logs` the workspace's log databases. */
+export async function requestAnalytics(db: Db, logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput) {
+  const plan = planAnalytics(input);
+  const views = logs.spread ? await periodViews(logs, workspaceId, input, plan) : await viewsOf(logs.current, workspaceId, input, plan);
+  const names = await promptNames(db, workspaceId, views.promptTotals.map((r) => Number(r.key)));
+  return summarize(views, plan.interval, names);
+}
+
+/** Runs `queries` (each over one dimension's source, `extra` bound after it) in one batch on one database. */
+async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, queries: [Dim, string, string?][]) {
   // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
   const d1 = d1Of(logs);
-  const plan = planAnalytics(input);
   const estimate = await filterEstimates(logs, workspaceId, input.filter_group);
-  const statement = (dim: Dim, query: string) => {
+  const statement = ([dim, query, extra]: [Dim, string, string?]) => {
     const params = new SqlParams();
     const source = dimensionSource(workspaceId, input, plan, dim, params, estimate);
-    return d1.prepare(`WITH src AS (${source}) ${query}`).bind(...params.values);
+    const sql = extra === undefined ? query : query.replace("?extra", params.add(extra));
+    return d1.prepare(`WITH src AS (${source}) ${sql}`).bind(...params.values);
   };
+  return (await runBatch(logs, queries.map(statement))).map((r) => r.results as unknown as Row[]);
+}
+
+const SERIES_DIMS = ["model", "provider", "prompt"] as const;
+
+/** The views of one database: every total and series in one batch, the busiest values chosen there. */
+async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan): Promise<Views> {
   const busiest = `key IN (SELECT key FROM src GROUP BY key ORDER BY sum(requests) DESC, key LIMIT ${SERIES_TOP})`;
   const queries: [keyof Views, Dim, string][] = [
     ["all", "all", `SELECT period, bucket, ${SUMS} FROM src GROUP BY 1, 2`],
     ["status", "status", `SELECT period, key, ${SUMS} FROM src GROUP BY 1, 2`],
-    ...(["model", "provider", "prompt"] as const).flatMap((dim): [keyof Views, Dim, string][] => [
+    ...SERIES_DIMS.flatMap((dim): [keyof Views, Dim, string][] => [
       [`${dim}Totals`, dim, `SELECT key, ${SUMS} FROM src GROUP BY 1 ORDER BY requests DESC, key LIMIT ${BREAKDOWN_TOP}`],
       [`${dim}Series`, dim, `SELECT period, key, bucket, ${SUMS} FROM src WHERE ${busiest} GROUP BY 1, 2, 3`],
     ]),
   ];
-  const results = await runBatch(logs, queries.map(([, dim, q]) => statement(dim, q)));
-  const views = Object.fromEntries(queries.map(([name], i) => [name, results[i].results])) as unknown as Views;
-  const names = await promptNames(db, workspaceId, views.promptTotals.map((r) => Number(r.key)));
-  return summarize(views, plan.interval, names);
+  const results = await runViews(logs, workspaceId, input, plan, queries.map(([, dim, q]) => [dim, q]));
+  return Object.fromEntries(queries.map(([name], i) => [name, results[i]])) as unknown as Views;
+}
+
+/**
+ * The views over several periods: first every database's totals per value (all values, not the top
+ * ones: a value's total is the sum over periods), added up; then the series of the values busiest
+ * over all periods, from each database, added up.
+ */
+async function periodViews(logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput, plan: Plan): Promise<Views> {
+  const totals: [Dim, string][] = [
+    ["all", `SELECT period, bucket, ${SUMS} FROM src GROUP BY 1, 2`],
+    ["status", `SELECT period, key, ${SUMS} FROM src GROUP BY 1, 2`],
+    ...SERIES_DIMS.map((dim): [Dim, string] => [dim, `SELECT key, ${SUMS} FROM src GROUP BY 1`]),
+  ];
+  const perDb = await eachPeriod(logs, (db) => runViews(db, workspaceId, input, plan, totals));
+  const [all, status, ...dimTotals] = totals.map((_, i) => sumRows(perDb.map((r) => r[i])));
+  const busiest = dimTotals.map((rows) => rows.sort(byRequests).slice(0, SERIES_TOP).map((r) => r.key));
+  const seriesQuery = `SELECT period, key, bucket, ${SUMS} FROM src WHERE key IN (SELECT value FROM json_each(?extra)) GROUP BY 1, 2, 3`;
+  const series = await eachPeriod(logs, (db) =>
+    runViews(db, workspaceId, input, plan, SERIES_DIMS.map((dim, i): [Dim, string, string] => [dim, seriesQuery, JSON.stringify(busiest[i])])),
+  );
+  const views: Record<string, Row[]> = { all, status };
+  SERIES_DIMS.forEach((dim, i) => {
+    views[`${dim}Totals`] = dimTotals[i].slice(0, BREAKDOWN_TOP);
+    views[`${dim}Series`] = sumRows(series.map((r) => r[i]));
+  });
+  return views as unknown as Views;
 }

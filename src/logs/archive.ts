@@ -12,8 +12,9 @@
 // (2) and (3) (a score, metadata, its trace) has a new revision: (3) then writes and deletes nothing,
 // and the next run copies the log as it is now.
 //
-// Every function here that reads logs or the manifest takes the log database as `logs`; the retention
-// settings come from the control database (`db`).
+// The steps (pick, upload, commit) and the readers' inner parts take one log database as `logs`; the
+// job and the readers take the workspace's logs (every period, periods.ts) and go through its
+// databases; the retention settings come from the control database (`db`).
 import { and, asc, desc, eq, gt, gte, isNotNull, lt, lte, min, sql } from "drizzle-orm";
 import { runBatch } from "../db/batch";
 import { d1Of, type Db } from "../db/client";
@@ -21,6 +22,7 @@ import { requestLogArchives, requestLogs, workspaces } from "../db/schema";
 import { inJsonList } from "../db/sql";
 import type { Env } from "../env";
 import { getRequestLog, getRequestLogs, requestLogView } from "./write";
+import type { WorkspaceLogs } from "./periods";
 
 export const DAY_MS = 86_400_000;
 
@@ -196,6 +198,15 @@ async function dropUncommitted(logs: Db, blobs: R2Bucket, file: ArchiveFile): Pr
   if (!named) await blobs.delete(file.key);
 }
 
+/** The next file of a workspace over its periods: the oldest period's past logs first (each file holds one database's logs). */
+async function archiveNextFileOf(logs: WorkspaceLogs, blobs: R2Bucket, workspaceId: number, cutoff: number, settings: ArchiveSettings) {
+  for (const { db } of [...logs.periods].reverse()) {
+    const file = await archiveNextFile(db, blobs, workspaceId, cutoff, settings);
+    if (file) return file;
+  }
+  return null;
+}
+
 export interface ArchiveRun {
   files: number;
   logs: number;
@@ -207,7 +218,7 @@ export interface ArchiveRun {
  * rest), until runMaxFiles files are written or nothing is left. `logsFor` names the log database of
  * a workspace. The run's totals count the files committed and their logs.
  */
-export async function archiveOldLogs(db: Db, logsFor: (workspaceId: number) => Promise<Db>, blobs: R2Bucket, settings: ArchiveSettings, now: number): Promise<ArchiveRun> {
+export async function archiveOldLogs(db: Db, logsFor: (workspaceId: number) => Promise<WorkspaceLogs>, blobs: R2Bucket, settings: ArchiveSettings, now: number): Promise<ArchiveRun> {
   const due = await db
     .select({ id: workspaces.id, days: workspaces.logRetentionDays })
     .from(workspaces)
@@ -222,7 +233,7 @@ export async function archiveOldLogs(db: Db, logsFor: (workspaceId: number) => P
     const next: typeof queue = [];
     for (const ws of queue) {
       if (written >= settings.runMaxFiles) break;
-      const file = await archiveNextFile(await logsFor(ws.id), blobs, ws.id, archiveCutoff(now, ws.days!), settings);
+      const file = await archiveNextFileOf(await logsFor(ws.id), blobs, ws.id, archiveCutoff(now, ws.days!), settings);
       if (!file) continue;
       written += 1;
       if (file.committed) {
@@ -267,8 +278,13 @@ async function openArchive(blobs: R2Bucket, key: string): Promise<R2ObjectBody> 
   return object;
 }
 
-/** The line of an archived log of the workspace, or null: the manifest rows whose range holds the id, then their files. */
-export async function findArchivedLogLine(logs: Db, blobs: R2Bucket, workspaceId: number, id: number): Promise<string | null> {
+/** The line of an archived log of the workspace, or null: in the database whose range holds the id, the manifest rows whose range holds it, then their files. */
+export async function findArchivedLogLine(store: WorkspaceLogs, blobs: R2Bucket, workspaceId: number, id: number): Promise<string | null> {
+  const logs = await store.holding(id);
+  return logs ? archivedLineIn(logs, blobs, workspaceId, id) : null;
+}
+
+async function archivedLineIn(logs: Db, blobs: R2Bucket, workspaceId: number, id: number): Promise<string | null> {
   const files = await logs
     .select({ key: requestLogArchives.objectKey })
     .from(requestLogArchives)
@@ -284,11 +300,13 @@ export async function findArchivedLogLine(logs: Db, blobs: R2Bucket, workspaceId
   return null;
 }
 
-/** A log of the workspace as GET /requests/{id} shows it, from D1 or else from the archive. */
-export async function readRequestLog(logs: Db, blobs: R2Bucket, workspaceId: number, id: number): Promise<ArchivedLog | null> {
+/** A log of the workspace as GET /requests/{id} shows it, from D1 or else from the archive, in the database whose range holds the id. */
+export async function readRequestLog(store: WorkspaceLogs, blobs: R2Bucket, workspaceId: number, id: number): Promise<ArchivedLog | null> {
+  const logs = await store.holding(id);
+  if (!logs) return null;
   const row = await getRequestLog(logs, workspaceId, id);
   if (row) return requestLogView(row);
-  const line = await findArchivedLogLine(logs, blobs, workspaceId, id);
+  const line = await archivedLineIn(logs, blobs, workspaceId, id);
   return line === null ? null : (JSON.parse(line) as ArchivedLog);
 }
 
@@ -345,7 +363,14 @@ export interface ExportOptions {
  * the live scan showed unless the log's page mark had already seen the file, or the log vanished
  * between a page's ids and its rows; those are the logs the last phase sends.
  */
-export async function* exportLogs(logs: Db, blobs: R2Bucket, workspaceId: number, from: number, to: number, options: ExportOptions = {}): AsyncGenerator<string> {
+export async function* exportLogs(logs: WorkspaceLogs, blobs: R2Bucket, workspaceId: number, from: number, to: number, options: ExportOptions = {}): AsyncGenerator<string> {
+  // Period by period, the oldest first: each database's files and live logs, as below. A log is in
+  // one database, so none comes twice.
+  for (const { db } of [...logs.periods].reverse()) yield* exportFrom(db, blobs, workspaceId, from, to, options);
+}
+
+/** exportLogs over one database. */
+async function* exportFrom(logs: Db, blobs: R2Bucket, workspaceId: number, from: number, to: number, options: ExportOptions): AsyncGenerator<string> {
   const pageSize = options.pageSize ?? 200;
   const d1 = d1Of(logs);
   const newest = `SELECT coalesce(max(id), 0) AS seq FROM request_log_archives WHERE workspace_id = ?1`;

@@ -22,6 +22,7 @@ import type { Interval } from "../analytics/summarize";
 import { ApiError } from "../lib/errors";
 import { dimensionSource, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./analytics";
 import { filterEstimates } from "./search";
+import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const HOUR = 3_600_000;
 const LATENCY = "max(r.request_end_time - r.request_start_time, 0)";
@@ -62,7 +63,8 @@ const FIELD_SQL: Partial<Record<MetricField, string>> = {
 /** The request-log charts: bars, lines and areas. */
 type RequestLogChart = ChartSpec & { chartType: "bar" | "line" | "area" };
 
-export async function customAnalytics(db: Db, workspaceId: number, input: AnalyticsInput & { customCharts: RequestLogChart[] }) {
+/** The charts over the workspace's logs: each database's observations (every period's), drawn together. */
+export async function customAnalytics(logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput & { customCharts: RequestLogChart[] }) {
   // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
   const ids = new Set<string>();
   input.customCharts.forEach((chart, i) => {
@@ -74,12 +76,16 @@ export async function customAnalytics(db: Db, workspaceId: number, input: Analyt
 
   const plan = planAnalytics(input);
   const interval = plan.interval;
-  const estimate = await filterEstimates(db, workspaceId, input.filter_group);
-  const observations = await Promise.all(
-    input.customCharts.map((chart) =>
-      servedBySums(chart) ? sourceObservations(db, workspaceId, input, plan, estimate, chart) : logObservations(db, workspaceId, input, chart, interval, estimate),
-    ),
-  );
+  const perDb = await eachPeriod(logs, async (db) => {
+    const estimate = await filterEstimates(db, workspaceId, input.filter_group);
+    return Promise.all(
+      input.customCharts.map((chart) =>
+        servedBySums(chart) ? sourceObservations(db, workspaceId, input, plan, estimate, chart) : logObservations(db, workspaceId, input, chart, interval, estimate),
+      ),
+    );
+  });
+  // Observations of one group and period from several databases fold together when drawn.
+  const observations = input.customCharts.map((_, i) => perDb.flatMap((charts) => charts[i]));
   return { success: true as const, customCharts: input.customCharts.map((chart, i) => drawChart(chart, observations[i], interval, REQUEST_LOG_CHART_FIELDS)) };
 }
 

@@ -7,7 +7,9 @@ import { and, eq } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { MAX_LOGS_PER_JOB, type FillParams } from "../services/dataset-job-params";
-import { filterEstimates, SORT_COLUMNS } from "./search";
+import { filterEstimates, SORT_COLUMNS, sortKeyOrder } from "./search";
+import { eachPeriod, type WorkspaceLogs } from "./periods";
+import { markSql } from "./readers";
 import { decodeBlueprints, type StoredLogParts } from "./row-codec";
 
 const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'unixepoch')`;
@@ -154,16 +156,24 @@ interface ValuesRow extends Partial<StoredLogParts> {
  * the text is what json(r.input) and json(r.output) made of the plain JSON columns. The placeholder
  * carries a random nonce, so no logged value can be taken for it.
  */
-export async function logValues(db: Db, ws: number, ids: readonly number[], variables: string[] | null | undefined): Promise<LogValues[]> {
-  const d1 = d1Of(db);
-  const keys = blueprintKeys(variables);
-  const nonce = crypto.randomUUID();
+export async function logValues(logs: WorkspaceLogs, ws: number, ids: readonly number[], variables: string[] | null | undefined): Promise<LogValues[]> {
   const first = new Map<number, number>();
   ids.forEach((id, i) => {
     if (!first.has(id)) first.set(id, i);
   });
   const out: LogValues[] = [];
-  for (const page of await valuePages(db, ws, [...first.keys()])) {
+  for (const [db, mine] of await logs.byDatabase([...first.keys()])) out.push(...(await valuesIn(db, ws, mine, first, variables)));
+  // Each database answered its ids in order; together, in the order asked.
+  return out.sort((a, b) => a.at - b.at);
+}
+
+/** logValues for the ids of one database (`first`: each id's index in the ids asked for). */
+async function valuesIn(db: Db, ws: number, ids: number[], first: Map<number, number>, variables: string[] | null | undefined): Promise<LogValues[]> {
+  const d1 = d1Of(db);
+  const keys = blueprintKeys(variables);
+  const nonce = crypto.randomUUID();
+  const out: LogValues[] = [];
+  for (const page of await valuePages(db, ws, ids)) {
     const q = logValuesSql(ws, page, variables, nonce);
     const { results } = await d1
       .prepare(q.sql)
@@ -182,7 +192,7 @@ export async function logValues(db: Db, ws: number, ids: readonly number[], vari
 }
 
 /** The query of a filter-based fill (pure): run by the job, and compiled once when the fill is asked for. */
-export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["estimate"]): { sql: string; params: Scalar[] } {
+export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["estimate"], withSortKey = false): { sql: string; params: Scalar[] } {
   let group = null;
   if (p.filter_group) {
     const parsed = parseFilterGroup(p.filter_group);
@@ -192,24 +202,31 @@ export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["
   }
   const params = new SqlParams();
   let where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate });
-  if (p.max_log_id != null) where = `(${where}) AND r.id <= ${params.add(p.max_log_id)}`;
+  if (p.max_log_id != null) where = `(${where}) AND ${markSql(p.max_log_id, params)}`;
   const dir = p.sort_order === "asc" ? "ASC" : "DESC";
-  const order = `${SORT_COLUMNS[p.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
+  const sortExpr = SORT_COLUMNS[p.sort_by ?? "request_start_time"];
+  const order = `${sortExpr} ${dir}, r.id ${dir}`;
   const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
-  return { sql: `SELECT r.id FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`, params: params.values };
+  const columns = withSortKey ? `r.id, ${sortExpr} AS k` : "r.id";
+  return { sql: `SELECT ${columns} FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`, params: params.values };
 }
 
 /** The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort order. */
-export async function matchingLogIds(db: Db, ws: number, p: FillParams): Promise<number[]> {
-  const d1 = d1Of(db);
+export async function matchingLogIds(logs: WorkspaceLogs, ws: number, p: FillParams): Promise<number[]> {
   const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
   if (p.request_log_ids && p.request_log_ids.length > 0) return p.request_log_ids.slice(0, cap);
   const group = p.filter_group ? parseFilterGroup(p.filter_group) : null;
-  const estimate = await filterEstimates(db, ws, group?.ok ? group.group : null);
-  const { sql, params } = fillQuery(ws, p, estimate);
+  const filter = group?.ok ? group.group : null;
   // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
-  const { results } = await d1.prepare(sql).bind(...params).all<{ id: number }>();
-  return results.map((r) => r.id);
+  const read = async (db: Db, withSortKey: boolean) => {
+    const { sql, params } = fillQuery(ws, p, await filterEstimates(db, ws, filter), withSortKey);
+    return (await d1Of(db).prepare(sql).bind(...params).all<{ id: number; k: number | string }>()).results;
+  };
+  if (!logs.spread) return (await read(logs.current, false)).map((r) => r.id);
+  // Every period's first matches, merged in sort order, the first `cap` of them.
+  const order = sortKeyOrder(p.sort_order !== "asc");
+  const merged = (await eachPeriod(logs, (db) => read(db, true))).flat().sort(order);
+  return merged.slice(0, cap).map((r) => r.id);
 }
 
 /**
@@ -231,7 +248,9 @@ export interface LogValues {
 }
 
 /** A log of the workspace by id, or null. */
-export async function findLog(db: Db, ws: number, id: number): Promise<{ id: number } | null> {
+export async function findLog(logs: WorkspaceLogs, ws: number, id: number): Promise<{ id: number } | null> {
+  const db = await logs.holding(id);
+  if (!db) return null;
   const [log] = await db
     .select({ id: requestLogs.id })
     .from(requestLogs)
@@ -243,45 +262,52 @@ export async function findLog(db: Db, ws: number, id: number): Promise<{ id: num
 /** Explicit ids are counted in chunks: each chunk is one JSON parameter, well within D1's statement limits. */
 const COUNT_CHUNK = 5000;
 
+/** The workspace's logs among `ids`, in their order (at most `limit` of them), read `COUNT_CHUNK` ids at a time where they are. */
+async function existingIds(logs: WorkspaceLogs, ws: number, ids: readonly number[], limit = Infinity): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < ids.length && out.length < limit; i += COUNT_CHUNK) {
+    const chunk = ids.slice(i, i + COUNT_CHUNK);
+    const found = new Set<number>();
+    for (const [db, mine] of await logs.byDatabase(chunk)) {
+      const { results } = await d1Of(db)
+        .prepare(`SELECT r.id FROM ${LOGS_BY_IDS("?1", "?2")}`)
+        .bind(JSON.stringify(mine), ws)
+        .all<{ id: number }>();
+      for (const r of results) found.add(r.id);
+    }
+    out.push(...chunk.filter((id) => found.has(id)));
+  }
+  return out.slice(0, limit);
+}
+
 /**
  * What a fill would copy, without writing: how many logs match (explicit ids or the filter), and the
  * values of the first `rows` of them (limit and cap applied), as dataset rows.
  */
 export async function previewLogs(
-  db: Db,
+  logs: WorkspaceLogs,
   ws: number,
   input: FillParams,
   opts: { cap: number; rows: number; variables: string[] | null },
 ): Promise<{ matching: number; rows: Record<string, unknown>[] }> {
-  const d1 = d1Of(db);
   const { cap } = opts;
   const explicit = input.request_log_ids && input.request_log_ids.length > 0 ? [...new Set(input.request_log_ids)] : null;
   let matching = 0;
   let ids: number[];
   if (explicit) {
-    for (let i = 0; i < explicit.length; i += COUNT_CHUNK) {
-      const row = await d1
-        .prepare(`SELECT count(*) AS n FROM ${LOGS_BY_IDS("?1", "?2")}`)
-        .bind(JSON.stringify(explicit.slice(i, i + COUNT_CHUNK)), ws)
-        .first<{ n: number }>();
-      matching += row!.n;
-    }
-    const wanted = Math.min(cap, opts.rows);
-    const { results } = await d1
-      .prepare(`SELECT r.id FROM ${LOGS_BY_IDS("?1", "?2")} ORDER BY j.key LIMIT ?3`)
-      .bind(JSON.stringify(explicit.slice(0, cap)), ws, wanted)
-      .all<{ id: number }>();
-    ids = results.map((r) => r.id);
+    matching = (await existingIds(logs, ws, explicit)).length;
+    ids = await existingIds(logs, ws, explicit.slice(0, cap), Math.min(cap, opts.rows));
   } else {
     const parsed = input.filter_group ? parseFilterGroup(input.filter_group) : null;
     const group0 = parsed && parsed.ok ? parsed.group : null;
-    const estimate = await filterEstimates(db, ws, group0);
-    const count = new SqlParams();
-    const where = compileRequestLogQuery({ filter_group: group0, q: input.q }, { params: count, workspace: count.add(ws), estimate });
-    matching = (await d1.prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`).bind(...count.values).first<{ n: number }>())!.n;
-    const q = fillQuery(ws, { ...input, limit: Math.min(cap, opts.rows) }, estimate);
-    ids = (await d1.prepare(q.sql).bind(...q.params).all<{ id: number }>()).results.map((r) => r.id);
+    const counts = await eachPeriod(logs, async (db) => {
+      const count = new SqlParams();
+      const where = compileRequestLogQuery({ filter_group: group0, q: input.q }, { params: count, workspace: count.add(ws), estimate: await filterEstimates(db, ws, group0) });
+      return (await d1Of(db).prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`).bind(...count.values).first<{ n: number }>())!.n;
+    });
+    matching = counts.reduce((a, b) => a + b, 0);
+    ids = await matchingLogIds(logs, ws, { ...input, request_log_ids: null, limit: Math.min(cap, opts.rows) });
   }
-  const rows = (await logValues(db, ws, ids, opts.variables)).map((r) => JSON.parse(r.v) as Record<string, unknown>);
+  const rows = (await logValues(logs, ws, ids, opts.variables)).map((r) => JSON.parse(r.v) as Record<string, unknown>);
   return { matching, rows };
 }

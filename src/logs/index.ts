@@ -1,5 +1,7 @@
 // The log store: every module that reads or writes request logs (and their index rows, facet counts,
 // daily totals, groups) goes through here, so where logs live can change without touching its callers.
+// Its functions take the workspace's logs as deps.logs(ws) hands them out (periods.ts): one database
+// or several (periods), which each function reads as a whole.
 // The filter compiler (src/filters/) is its query language.
 export { createRequestLog, decodeLogRow, getRequestLog, getRequestLogs, requestLogView, type AlsoWrite, type RequestLog, type RequestLogInput } from "./write";
 export {
@@ -21,7 +23,8 @@ export { customAnalytics } from "./custom-analytics";
 export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics, type TraceAnalyticsLimits } from "./trace-analytics";
 export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchInput, type TraceSearchLimits } from "./trace-search";
 export { fillQuery, findLog, logValues, logValuesSql, LOGS_BY_IDS, matchingLogIds, previewLogs, REQUEST_FIELDS, valuesSql, type LogValues } from "./datasets";
-export { logsInOrder, matchingLogPages, newestLogId } from "./readers";
-export { CONTROL_SHARD, configuredShards, placeWorkspace } from "./shards";
-export { closedTraces, closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";
+export { logMark, logsInOrder, markFilter, matchingLogPages, type LogMark } from "./readers";
+export { CONTROL_SHARD, configuredShards, measureLogDatabases, placeWorkspace } from "./shards";
+export { WorkspaceLogs } from "./periods";
+export { closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";
 export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchivedLogLine, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";

@@ -6,10 +6,13 @@ import { sql as sqlOf } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { FACET_FIELDS, type FacetField } from "../db/schema";
 import { compileRequestLogQuery, facetLookupsOf, isGroup, SPAN_NAME, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
+import { groupBy } from "../lib/collections";
 import { toIso } from "../lib/time";
 import { indexed } from "./index-rows";
 import { promptNames } from "./prompt-names";
 import { runBatch } from "../db/batch";
+import { LOGS_BY_IDS } from "./datasets";
+import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 export const SORT_COLUMNS = {
   request_start_time: "r.request_start_time",
@@ -57,26 +60,35 @@ interface SearchRow {
   trace_id: string | null;
 }
 
-/** The page and the bounded count of a search, as SQL and bound values: pure, so tests can EXPLAIN them. */
-export function searchQueries(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"]) {
+/** The columns a search item is made of (searchItem). */
+const PAGE_COLUMNS = `r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
+                r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.scores, r.group_id, r.status, r.error_type, r.prompt_id,
+                r.prompt_version_number, r.prompt_version_id, r.prompt_name, r.created_at, r.trace_id`;
+
+/** A search's condition, order and count bound over one database, its parameters so far in `params`. */
+function searchParts(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"]) {
   const params = new SqlParams();
   const ws = params.add(workspaceId);
   const where = compileRequestLogQuery(input, { params, workspace: ws, estimate });
-  const dir = input.sort_order === "asc" ? "ASC" : "DESC";
-  const order = `${SORT_COLUMNS[input.sort_by ?? "request_start_time"]} ${dir}, r.id ${dir}`;
-  // The count binds exactly the parameters of the condition (a statement must use all it is given).
-  const countParams = [...params.values];
-  const limit = params.add(input.per_page);
-  const offset = params.add((input.page - 1) * input.per_page);
+  const desc = input.sort_order !== "asc";
+  const sortExpr = SORT_COLUMNS[input.sort_by ?? "request_start_time"];
+  const dir = desc ? "DESC" : "ASC";
   // The count stops after `bound` matches, so it reads at most that many index entries however many
   // logs match: exact up to SEARCH_COUNT_CAP (and always past the page asked for, so has_next is
   // right on any page), a lower bound beyond.
   const bound = Math.max(SEARCH_COUNT_CAP, input.page * input.per_page) + 1;
+  return { params, where, desc, sortExpr, order: `${sortExpr} ${dir}, r.id ${dir}`, bound };
+}
+
+/** The page and the bounded count of a search, as SQL and bound values: pure, so tests can EXPLAIN them. */
+export function searchQueries(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"]) {
+  const { params, where, order, bound } = searchParts(workspaceId, input, estimate);
+  // The count binds exactly the parameters of the condition (a statement must use all it is given).
+  const countParams = [...params.values];
+  const limit = params.add(input.per_page);
+  const offset = params.add((input.page - 1) * input.per_page);
   return {
-    pageSql: `SELECT r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
-                r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.scores, r.group_id, r.status, r.error_type, r.prompt_id,
-                r.prompt_version_number, r.prompt_version_id, r.prompt_name, r.created_at, r.trace_id
-         FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
+    pageSql: `SELECT ${PAGE_COLUMNS} FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
     pageParams: params.values,
     countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM request_logs AS r WHERE ${where} LIMIT ${bound})`,
     countParams,
@@ -84,8 +96,43 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   };
 }
 
-/** `db` is the control database (current prompt names, with include_prompt_name), `logs` the workspace's log database. */
-export async function searchRequestLogs(db: Db, logs: Db, workspaceId: number, input: SearchInput) {
+/** A log's place in a search's order: its sort value and id. */
+interface SortKey {
+  k: number | string;
+  id: number;
+}
+
+/** The order of search and fill results as SQL gives it (sort value, then id), for merging several databases' results. */
+export function sortKeyOrder(desc: boolean) {
+  return (a: SortKey, b: SortKey) => (a.k < b.k ? -1 : a.k > b.k ? 1 : a.id - b.id) * (desc ? -1 : 1);
+}
+
+/**
+ * One database's part of a search over several (pure): the sort keys of its first `want` matches,
+ * only those that sort before `before` (the last key the page can still use, once the databases read
+ * so far filled it), and its bounded count.
+ */
+export function searchKeysQueries(workspaceId: number, input: SearchInput, want: number, before: SortKey | null, estimate?: CompileContext["estimate"]) {
+  const { params, where, desc, sortExpr, order, bound } = searchParts(workspaceId, input, estimate);
+  const countParams = [...params.values];
+  let cond = where;
+  if (before) {
+    const [k, id] = [params.add(before.k), params.add(before.id)];
+    // Before `before` in the order: a larger sort value when newest (largest) first, a smaller one when ascending.
+    const cmp = desc ? ">" : "<";
+    cond = `(${where}) AND (${sortExpr} ${cmp} ${k} OR (${sortExpr} = ${k} AND r.id ${cmp} ${id}))`;
+  }
+  return {
+    keysSql: `SELECT ${sortExpr} AS k, r.id AS id FROM request_logs AS r WHERE ${cond} ORDER BY ${order} LIMIT ${params.add(want)}`,
+    keysParams: params.values,
+    countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM request_logs AS r WHERE ${where} LIMIT ${bound})`,
+    countParams,
+    bound,
+  };
+}
+
+/** A search's page rows and its match count (at most `bound`) in one database: page and count in one batch. */
+async function searchOne(logs: Db, workspaceId: number, input: SearchInput) {
   // Compiled statements (src/filters/): their numbered parameters are shared, which drizzle's sql cannot express.
   const d1 = d1Of(logs);
   const estimate = await filterEstimates(logs, workspaceId, input.filter_group);
@@ -94,15 +141,53 @@ export async function searchRequestLogs(db: Db, logs: Db, workspaceId: number, i
   // materialized once and counted and paged from there, measured slower: it copies every match up
   // to the cap, where the two statements each stop early on their index.)
   const [rows, count] = await runBatch(logs, [d1.prepare(q.pageSql).bind(...q.pageParams), d1.prepare(q.countSql).bind(...q.countParams)]);
-  const bound = q.bound;
-  const counted = (count.results[0] as { n: number }).n;
+  return { page: rows.results as unknown as SearchRow[], counted: (count.results[0] as { n: number }).n, bound: q.bound };
+}
+
+/**
+ * A search over the workspace's periods, newest first: each database gives the sort keys of its
+ * matches that can still be on the page (its first page × per_page, only those before the last key
+ * of the page so far once it is full, so an older period whose logs all sort later costs one index
+ * seek), merged in order; then the page's rows are read by id where they are. Counts add up.
+ */
+async function searchPeriods(logs: WorkspaceLogs, workspaceId: number, input: SearchInput) {
+  const want = input.page * input.per_page;
+  const cmp = sortKeyOrder(input.sort_order !== "asc");
+  let merged: (SortKey & { db: Db })[] = [];
+  let counted = 0;
+  let bound = 0;
+  for (const { db } of logs.periods) {
+    const d1 = d1Of(db);
+    const estimate = await filterEstimates(db, workspaceId, input.filter_group);
+    const q = searchKeysQueries(workspaceId, input, want, merged.length >= want ? merged[want - 1] : null, estimate);
+    const [keys, count] = await runBatch(db, [d1.prepare(q.keysSql).bind(...q.keysParams), d1.prepare(q.countSql).bind(...q.countParams)]);
+    counted += (count.results[0] as { n: number }).n;
+    bound = q.bound;
+    merged = [...merged, ...(keys.results as unknown as SortKey[]).map((k) => ({ ...k, db }))].sort(cmp).slice(0, want);
+  }
+  const onPage = merged.slice((input.page - 1) * input.per_page);
+  const rows = new Map<number, SearchRow>();
+  for (const [db, ids] of groupBy(onPage, (k) => k.db)) {
+    const { results } = await d1Of(db)
+      .prepare(`SELECT ${PAGE_COLUMNS} FROM ${LOGS_BY_IDS("?1", "?2")}`)
+      .bind(JSON.stringify(ids.map((k) => k.id)), workspaceId)
+      .all<SearchRow>();
+    for (const r of results) rows.set(r.id, r);
+  }
+  // A log archived between the two reads is no longer on the page.
+  const page = onPage.flatMap((k) => rows.get(k.id) ?? []);
+  return { page, counted: Math.min(counted, bound), bound };
+}
+
+/** `db` is the control database (current prompt names, with include_prompt_name), `logs` the workspace's log databases. */
+export async function searchRequestLogs(db: Db, logs: WorkspaceLogs, workspaceId: number, input: SearchInput) {
+  const { page, counted, bound } = logs.spread ? await searchPeriods(logs, workspaceId, input) : await searchOne(logs.current, workspaceId, input);
   const capped = counted >= bound;
   const total = capped ? bound - 1 : counted;
   // When capped there is at least one match past `total`: one more page than total fills.
   const pages = Math.ceil(counted / input.per_page);
   const hasNext = input.page < pages;
   const hasPrev = input.page > 1;
-  const page = rows.results as unknown as SearchRow[];
   // The template's current name when the log links one; the logged name otherwise.
   const names = input.include_prompt_name ? await promptNames(db, workspaceId, page.map((r) => r.prompt_id)) : null;
   return {
@@ -199,8 +284,11 @@ export interface SuggestInput {
   limit: number;
 }
 
-/** The suggestion query for an input: pure, so tests can EXPLAIN it. */
-export function suggestionQuery(workspaceId: number, input: SuggestInput): { sql: string; params: (string | number)[] } {
+/**
+ * The suggestion query for an input: pure, so tests can EXPLAIN it. `only`: count just these values
+ * (a search over several databases counts, in each, the values the others suggested).
+ */
+export function suggestionQuery(workspaceId: number, input: SuggestInput, only?: readonly string[]): { sql: string; params: (string | number)[] } {
   const params = new SqlParams();
   const ws = params.add(workspaceId);
   const field = params.add(input.field);
@@ -211,16 +299,18 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput): { sql
   const facetKey = key ?? promptKey ?? (input.field === "prompt" ? null : params.add(""));
   const fold = input.prefix ? input.prefix.toLowerCase() : "";
   const prefixRange = fold ? `f.value_fold >= ${params.add(fold)} AND f.value_fold < ${params.add(`${fold}\u{10FFFF}`)}` : null;
+  const onlyIn = (expr: string) => (only ? ` AND ${expr} IN (SELECT value FROM json_each(${params.add(JSON.stringify(only))}))` : "");
 
   if (!input.filter_group || input.filter_group.filters.length === 0) {
     const conds = [`f.workspace_id = ${ws}`, `f.field = ${field}`];
     if (facetKey) conds.push(`f.key = ${facetKey}`);
     if (prefixRange) conds.push(prefixRange);
     const limit = params.add(input.limit);
+    const onlyValues = onlyIn("f.value");
     // Without a prompt id, a prompt's name is counted across the ids it was logged under.
     const sql = facetKey
-      ? `SELECT f.value AS suggestion, f.count AS n FROM request_log_facets AS f WHERE ${conds.join(" AND ")} ORDER BY n DESC, suggestion LIMIT ${limit}`
-      : `SELECT f.value AS suggestion, sum(f.count) AS n FROM request_log_facets AS f WHERE ${conds.join(" AND ")} GROUP BY f.value ORDER BY n DESC, suggestion LIMIT ${limit}`;
+      ? `SELECT f.value AS suggestion, f.count AS n FROM request_log_facets AS f WHERE ${conds.join(" AND ")}${onlyValues} ORDER BY n DESC, suggestion LIMIT ${limit}`
+      : `SELECT f.value AS suggestion, sum(f.count) AS n FROM request_log_facets AS f WHERE ${conds.join(" AND ")}${onlyValues} GROUP BY f.value ORDER BY n DESC, suggestion LIMIT ${limit}`;
     return { sql, params: params.values };
   }
 
@@ -235,27 +325,53 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput): { sql
   if ("column" in source) {
     const promptCond = promptKey ? ` AND r.prompt_id = ${params.add(input.prompt_id!)}` : "";
     sql = `SELECT ${source.column} AS suggestion, count(*) AS n FROM request_logs AS r
-           WHERE ${where} AND ${source.column} IS NOT NULL${promptCond}${prefixIn(source.column)}
+           WHERE ${where} AND ${source.column} IS NOT NULL${promptCond}${prefixIn(source.column)}${onlyIn(source.column)}
            GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   } else {
     const col = source.on === "key" ? "v.key" : "v.value";
     const keyCond = key ? ` AND v.key = ${key}` : source.kind === "tag" || source.kind === "tool" ? " AND v.key = ''" : "";
     sql = `SELECT ${col} AS suggestion, count(DISTINCT v.request_id) AS n
            FROM request_log_values AS v JOIN request_logs AS r ON r.id = v.request_id
-           WHERE v.workspace_id = ${ws} AND v.kind = '${source.kind}'${keyCond} AND ${where}${prefixIn(col)}
+           WHERE v.workspace_id = ${ws} AND v.kind = '${source.kind}'${keyCond} AND ${where}${prefixIn(col)}${onlyIn(col)}
            GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   }
   return { sql, params: params.values };
 }
 
-export async function suggestRequestValues(db: Db, workspaceId: number, input: SuggestInput) {
+type Suggestions = { values: string[]; counts: Record<string, number> };
+
+async function suggestOne(logs: Db, workspaceId: number, input: SuggestInput, only?: readonly string[]): Promise<{ suggestion: string; n: number }[]> {
   // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
-  const d1 = d1Of(db);
-  const { sql, params } = suggestionQuery(workspaceId, input);
-  const { results } = await d1.prepare(sql).bind(...params).all<{ suggestion: string; n: number }>();
+  const { sql, params } = suggestionQuery(workspaceId, input, only);
+  return (await d1Of(logs).prepare(sql).bind(...params).all<{ suggestion: string; n: number }>()).results;
+}
+
+/**
+ * Suggested values with their counts. Over several periods: each database's top values, then each
+ * counts the values the others suggested and it did not, so every value shown has its exact count
+ * across periods; the top `limit` of those are the answer.
+ */
+export async function suggestRequestValues(logs: WorkspaceLogs, workspaceId: number, input: SuggestInput): Promise<Suggestions> {
+  let rows: { suggestion: string; n: number }[];
+  if (!logs.spread) rows = await suggestOne(logs.current, workspaceId, input);
+  else {
+    const tops = await eachPeriod(logs, (db) => suggestOne(db, workspaceId, input));
+    const counts = new Map<string, number>();
+    for (const top of tops) for (const r of top) counts.set(r.suggestion, (counts.get(r.suggestion) ?? 0) + r.n);
+    const rest = await eachPeriod(logs, (db, i) => {
+      const had = new Set(tops[i].map((r) => r.suggestion));
+      const missing = [...counts.keys()].filter((v) => !had.has(v));
+      return missing.length > 0 ? suggestOne(db, workspaceId, { ...input, limit: missing.length }, missing) : Promise.resolve([]);
+    });
+    for (const more of rest) for (const r of more) counts.set(r.suggestion, counts.get(r.suggestion)! + r.n);
+    rows = [...counts]
+      .map(([suggestion, n]) => ({ suggestion, n }))
+      .sort((a, b) => b.n - a.n || (a.suggestion < b.suggestion ? -1 : a.suggestion > b.suggestion ? 1 : 0))
+      .slice(0, input.limit);
+  }
   return {
-    values: results.map((r) => r.suggestion),
-    counts: Object.fromEntries(results.map((r) => [r.suggestion, r.n])) as Record<string, number>,
+    values: rows.map((r) => r.suggestion),
+    counts: Object.fromEntries(rows.map((r) => [r.suggestion, r.n])) as Record<string, number>,
   };
 }
 

@@ -2,7 +2,7 @@
 // spans: each kind of row travels as JSON in one bound parameter per statement (json_each), chunked by
 // size. A span is keyed by (workspace, trace id, span id): sent again it is stored once and makes one
 // log. Spans of a closed trace are refused, and the insert itself checks the closure too.
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
 import { requestLogFacets, requestLogs, requestLogValues, spans, traceClosures, type SpanRow } from "../db/schema";
@@ -15,6 +15,7 @@ import type { SpanExtras, SpanInput } from "../traces/span-input";
 import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow } from "./index-rows";
 import { chunkIndexRows, type RequestLogInput } from "./write";
 import { encodeBlueprints, hexOf, type Blueprints, type LogTexts } from "./row-codec";
+import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 /** The stored blueprint columns of a log row that travels as JSON: the body as hex (unhex() in SQL). */
 function storedBlueprints(log: Blueprints, texts: LogTexts) {
@@ -119,10 +120,96 @@ const JSON_COLUMNS = new Set(["tags", "metadata", "prompt_input_variables", "sco
 
 /**
  * Stores the spans not stored before and the logs of the new ones, refusing spans of closed traces;
- * with `closeAfter`, closes every trace of the batch afterwards. One batch, so a failure leaves nothing.
- * `db` is the control database (the prompts spans name), `logs` the workspace's log database.
+ * with `closeAfter`, closes every trace of the batch afterwards. `db` is the control database (the
+ * prompts spans name), `store` the workspace's log databases.
+ *
+ * A trace stays in one database: its spans (and the logs they make, and its closure) go to the
+ * newest period that already holds a span of it, a new trace's to the current one. So a trace begun
+ * before a period change goes on where it began, and the trace reads and analytics see it whole. A
+ * log logged earlier with the span's id alone (track-request's span_id) learns its trace wherever it is.
  */
-export async function storeSpans(db: Db, logs: Db, auth: AuthContext, items: SpanToStore[], opts: { ingestId: string; closeAfter: boolean }): Promise<StoredSpans> {
+export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext, items: SpanToStore[], opts: { ingestId: string; closeAfter: boolean }): Promise<StoredSpans> {
+  if (!store.spread) return storeSpansIn(db, store.current, auth, items, opts);
+  const homes = await traceHomes(store, auth.workspaceId, [...new Set(items.map((i) => i.span.traceId))]);
+  const byHome = new Map<Db, SpanToStore[]>();
+  for (const item of items) {
+    const home = homes.get(item.span.traceId) ?? store.current;
+    byHome.set(home, [...(byHome.get(home) ?? []), item]);
+  }
+  const parts: StoredSpans[] = [];
+  // One batch per database: each is whole or nothing, as one batch is in a single database.
+  for (const [home, mine] of byHome) {
+    const part = await storeSpansIn(db, home, auth, mine, opts);
+    await linkEarlierLogs(store, home, auth.workspaceId, part);
+    parts.push(part);
+  }
+  return mergeStored(items, parts);
+}
+
+/** Each trace among `traceIds` that has spans in the workspace: the newest period's database holding one. */
+async function traceHomes(store: WorkspaceLogs, ws: number, traceIds: string[]): Promise<Map<string, Db>> {
+  const homes = new Map<string, Db>();
+  if (traceIds.length === 0) return homes;
+  const found = await eachPeriod(store, (db) =>
+    db
+      .selectDistinct({ traceId: spans.traceId })
+      .from(spans)
+      .where(and(eq(spans.workspaceId, ws), sql`${spans.traceId} IN (SELECT value FROM json_each(${JSON.stringify(traceIds)}))`)),
+  );
+  store.periods.forEach((p, i) => {
+    for (const r of found[i]) if (!homes.has(r.traceId)) homes.set(r.traceId, p.db);
+  });
+  return homes;
+}
+
+/**
+ * After spans were stored in `home`: a new span that made no log there may have one logged earlier
+ * for its span id alone in another period's database. That log learns its trace, and the span its log.
+ */
+async function linkEarlierLogs(store: WorkspaceLogs, home: Db, ws: number, part: StoredSpans): Promise<void> {
+  const logged = new Set(part.requestLogs.map((l) => key(l.trace_id, l.span_id)));
+  const bare = part.spans.filter((s) => s.created && !logged.has(key(s.trace_id, s.span_id))).map((s) => [s.trace_id, s.span_id]);
+  if (bare.length === 0) return;
+  for (const { db } of store.periods) {
+    if (db === home) continue;
+    const linked = await db.all<{ id: number; span_id: string; trace_id: string }>(sql`
+      UPDATE request_logs SET trace_id = (SELECT j.value ->> 0 FROM json_each(${JSON.stringify(bare)}) AS j WHERE j.value ->> 1 = request_logs.span_id LIMIT 1)
+      WHERE workspace_id = ${ws} AND trace_id IS NULL AND span_id IN (SELECT j.value ->> 1 FROM json_each(${JSON.stringify(bare)}) AS j)
+      RETURNING id, span_id, trace_id`);
+    if (linked.length === 0) continue;
+    await runBatch(
+      home,
+      linked.map((l) =>
+        home
+          .update(spans)
+          .set({ requestLogId: l.id })
+          .where(and(eq(spans.workspaceId, ws), eq(spans.traceId, l.trace_id), eq(spans.spanId, l.span_id), isNull(spans.requestLogId))),
+      ),
+    );
+    part.requestLogs.push(...linked);
+  }
+}
+
+/** The answers of several databases' batches as one, in the order the spans were given. */
+function mergeStored(items: SpanToStore[], parts: StoredSpans[]): StoredSpans {
+  const spansByKey = new Map(parts.flatMap((p) => p.spans.map((s) => [key(s.trace_id, s.span_id), s] as const)));
+  const logsByKey = new Map(parts.flatMap((p) => p.requestLogs.map((l) => [key(l.trace_id, l.span_id), l] as const)));
+  const out: StoredSpans = { spans: [], requestLogs: [], rejected: parts.flatMap((p) => p.rejected), closedTraceIds: [...new Set(parts.flatMap((p) => p.closedTraceIds))] };
+  const seen = new Set<string>();
+  for (const i of items) {
+    const k = key(i.span.traceId, i.span.spanId);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    const span = spansByKey.get(k);
+    if (span) out.spans.push(span);
+    const log = logsByKey.get(k);
+    if (log) out.requestLogs.push(log);
+  }
+  return out;
+}
+
+/** storeSpans in one database: one batch, so a failure leaves nothing. */
+async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToStore[], opts: { ingestId: string; closeAfter: boolean }): Promise<StoredSpans> {
   const ws = auth.workspaceId;
   const traceIds = [...new Set(items.map((i) => i.span.traceId))];
   const closed = await closedTraces(logs, ws, traceIds);
@@ -321,28 +408,36 @@ async function spansByKey(db: Db, ws: number, list: SpanInput[]): Promise<Map<st
   return out;
 }
 
-/** The first `limit` spans of a trace, by start time; empty when the workspace has none. */
-export async function traceSpans(db: Db, workspaceId: number, traceId: string, limit: number): Promise<SpanRow[]> {
-  return db
-    .select()
-    .from(spans)
-    .where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)))
-    .orderBy(asc(spans.startTime), asc(spans.spanId))
-    .limit(limit);
+/** The first `limit` spans of a trace, by start time, from every period; empty when the workspace has none. */
+export async function traceSpans(logs: WorkspaceLogs, workspaceId: number, traceId: string, limit: number): Promise<SpanRow[]> {
+  const found = await eachPeriod(logs, (db) =>
+    db
+      .select()
+      .from(spans)
+      .where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)))
+      .orderBy(asc(spans.startTime), asc(spans.spanId))
+      .limit(limit),
+  );
+  if (found.length === 1) return found[0];
+  return found
+    .flat()
+    .sort((a, b) => a.startTime - b.startTime || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0))
+    .slice(0, limit);
 }
 
-/** Whether the workspace holds the trace (with `spanId`: that span of it). */
-export async function traceHasSpan(db: Db, workspaceId: number, traceId: string, spanId: string | null = null): Promise<boolean> {
+/** Whether the workspace holds the trace (with `spanId`: that span of it), in any period. */
+export async function traceHasSpan(logs: WorkspaceLogs, workspaceId: number, traceId: string, spanId: string | null = null): Promise<boolean> {
   const where = [eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)];
   if (spanId) where.push(eq(spans.spanId, spanId));
-  const rows = await db.select({ one: sql`1` }).from(spans).where(and(...where)).limit(1);
-  return rows.length > 0;
+  const found = await eachPeriod(logs, (db) => db.select({ one: sql`1` }).from(spans).where(and(...where)).limit(1));
+  return found.some((rows) => rows.length > 0);
 }
 
-/** Closes a trace; false when it was closed already. */
-export async function closeTrace(db: Db, workspaceId: number, traceId: string): Promise<{ id: string; createdAt: number } | null> {
+/** Closes a trace, where its spans are (the database its next spans go to); null when it was closed already. */
+export async function closeTrace(logs: WorkspaceLogs, workspaceId: number, traceId: string): Promise<{ id: string; createdAt: number } | null> {
+  const home = (await traceHomes(logs, workspaceId, [traceId])).get(traceId) ?? logs.current;
   const id = crypto.randomUUID();
-  const rows = await db
+  const rows = await home
     .insert(traceClosures)
     .values({ id, workspaceId, traceId, createdAt: Date.now() })
     .onConflictDoNothing()
@@ -350,13 +445,29 @@ export async function closeTrace(db: Db, workspaceId: number, traceId: string): 
   return rows[0] ?? null;
 }
 
-/** The request log ids of a trace's spans (or of one span and its direct children), oldest first. */
-export async function traceLogIds(db: Db, workspaceId: number, traceId: string, spanId: string | null): Promise<number[]> {
-  const where = [eq(requestLogs.workspaceId, workspaceId), eq(requestLogs.traceId, traceId)];
+/** The request log ids of a trace's spans (or of one span and its direct children), oldest first, from every period. */
+export async function traceLogIds(logs: WorkspaceLogs, workspaceId: number, traceId: string, spanId: string | null): Promise<number[]> {
+  let children: string[] = [];
   if (spanId) {
-    const children = db.select({ id: spans.spanId }).from(spans).where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId), eq(spans.parentSpanId, spanId)));
-    where.push(sql`(${requestLogs.spanId} = ${spanId} OR ${inArray(requestLogs.spanId, children)})`);
+    const found = await eachPeriod(logs, (db) =>
+      db
+        .select({ id: spans.spanId })
+        .from(spans)
+        .where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId), eq(spans.parentSpanId, spanId))),
+    );
+    children = found.flat().map((r) => r.id);
   }
-  const rows = await db.select({ id: requestLogs.id }).from(requestLogs).where(and(...where)).orderBy(asc(requestLogs.requestStartTime), asc(requestLogs.id));
-  return rows.map((r) => r.id);
+  const where = [eq(requestLogs.workspaceId, workspaceId), eq(requestLogs.traceId, traceId)];
+  if (spanId) where.push(sql`(${requestLogs.spanId} = ${spanId} OR ${requestLogs.spanId} IN (SELECT value FROM json_each(${JSON.stringify(children)})))`);
+  const found = await eachPeriod(logs, (db) =>
+    db
+      .select({ id: requestLogs.id, start: requestLogs.requestStartTime })
+      .from(requestLogs)
+      .where(and(...where))
+      .orderBy(asc(requestLogs.requestStartTime), asc(requestLogs.id)),
+  );
+  return found
+    .flat()
+    .sort((a, b) => a.start - b.start || a.id - b.id)
+    .map((r) => r.id);
 }

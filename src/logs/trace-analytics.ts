@@ -10,11 +10,12 @@
 import { chartProblem, drawChart, needsOwnField, seriesOf, type ChartInterval, type ChartType, type Observation } from "../analytics/custom-charts";
 import { intervalOf } from "../analytics/summarize";
 import { chartLevel, TRACE_CHART_FIELDS, WHOLE_FIELDS, type TraceChartSpec, type TraceGroupField, type TraceMetricField } from "../analytics/trace-charts";
-import { d1Of, type Db } from "../db/client";
+import { d1Of } from "../db/client";
 import { SqlParams } from "../filters";
 import { compileTraceFilter, fieldsOfGroup, traceStartBounds, type CompiledTraceFilter, type Level, type TraceFilterGroup } from "../filters/traces";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
+import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 /** What one request may read: the newest traces of the range, and the spans they hold. */
 export interface TraceAnalyticsLimits {
@@ -67,7 +68,7 @@ interface Window {
   oldest: number | null;
 }
 
-export async function traceCustomAnalytics(db: Db, workspaceId: number, input: TraceAnalyticsInput, limits: TraceAnalyticsLimits = TRACE_ANALYTICS_LIMITS) {
+export async function traceCustomAnalytics(logs: WorkspaceLogs, workspaceId: number, input: TraceAnalyticsInput, limits: TraceAnalyticsLimits = TRACE_ANALYTICS_LIMITS) {
   const ids = new Set<string>();
   const levels = input.customCharts.map((chart, i) => {
     if (ids.has(chart.id)) throw new ApiError("validation_error", `customCharts.${i}.id: ${chart.id} is used twice`);
@@ -81,16 +82,25 @@ export async function traceCustomAnalytics(db: Db, workspaceId: number, input: T
 
   const bounds = traceStartBounds(input.filter_group);
   const intervals = input.customCharts.map((chart): ChartInterval => (chart.timeBucket && chart.timeBucket !== "auto" ? chart.timeBucket : intervalOf(bounds.from, bounds.to)));
-  const d1 = d1Of(db);
-  const window = await readWindow(d1, workspaceId, bounds, limits);
+  // The window over every period (a trace's spans are in one database, storeSpans keeps them there).
+  const windows = await eachPeriod(logs, async (db) => windowRows(d1Of(db), workspaceId, bounds, limits));
+  const window = pickWindow(windows.flatMap((w) => w.rows).sort((a, b) => b.first - a.first), windows.some((w) => w.capped), limits);
+  const chosen = new Set(window.traceIds);
+  const charts = logs.spread ? await Promise.all(input.customCharts.map((chart, i) => commonBins(logs, chart, levels[i], input.filter_group ?? null, workspaceId, windows, chosen, intervals[i]))) : input.customCharts;
   let observations: Observation[][] = input.customCharts.map(() => []);
   if (window.traceIds.length > 0) {
-    const statements = input.customCharts.map((chart, i) => {
-      const q = chartQuery(chart, levels[i], input.filter_group ?? null, workspaceId, JSON.stringify(window.traceIds), intervals[i]);
-      return d1.prepare(q.sql).bind(...q.params);
+    const perDb = await eachPeriod(logs, async (db, k) => {
+      const mine = windows[k].rows.filter((r) => chosen.has(r.trace_id)).map((r) => r.trace_id);
+      if (mine.length === 0) return input.customCharts.map((): Observation[] => []);
+      const d1 = d1Of(db);
+      const statements = charts.map((chart, i) => {
+        const q = chartQuery(chart, levels[i], input.filter_group ?? null, workspaceId, JSON.stringify(mine), intervals[i]);
+        return d1.prepare(q.sql).bind(...q.params);
+      });
+      const results = await d1.batch<Row>(statements);
+      return results.map((r, i) => r.results.map((row) => observationOf(row, input.customCharts[i])));
     });
-    const results = await d1.batch<Row>(statements);
-    observations = results.map((r, i) => r.results.map((row) => observationOf(row, input.customCharts[i])));
+    observations = input.customCharts.map((_, i) => perDb.flatMap((charts) => charts[i]));
   }
   return {
     success: true as const,
@@ -104,6 +114,39 @@ export async function traceCustomAnalytics(db: Db, workspaceId: number, input: T
       oldest_span_start: toIso(window.oldest),
     },
   };
+}
+
+/**
+ * A histogram whose bin width is chosen from its largest value, over several periods: the width is
+ * chosen once, from the largest value of every period's part of the window, so all periods bin alike.
+ */
+async function commonBins(
+  logs: WorkspaceLogs,
+  chart: TraceChartSpec,
+  level: Level,
+  group: TraceFilterGroup | null,
+  workspaceId: number,
+  windows: { rows: WindowRow[] }[],
+  chosen: Set<string>,
+  interval: ChartInterval,
+): Promise<TraceChartSpec> {
+  if (chart.chartType !== "histogram" || chart.histogramInterval != null) return chart;
+  const field = chart.histogramField!;
+  // The same items as the histogram's, as one bar of their largest value.
+  const probe: TraceChartSpec = { id: chart.id, chartType: "bar", metric: "max", metricField: field, limit: chart.limit };
+  const maxima = await eachPeriod(logs, async (db, k) => {
+    const mine = windows[k].rows.filter((r) => chosen.has(r.trace_id)).map((r) => r.trace_id);
+    if (mine.length === 0) return null;
+    const q = chartQuery(probe, level, group, workspaceId, JSON.stringify(mine), interval);
+    const { results } = await d1Of(db).prepare(q.sql).bind(...q.params).all<Row>();
+    return results[0]?.vmax === null || results[0]?.vmax === undefined ? null : Number(results[0].vmax);
+  });
+  const largest = Math.max(0, ...maxima.filter((m): m is number => m !== null));
+  const width = await d1Of(logs.current)
+    .prepare(`SELECT ${autoWidthSql("?1", Math.min(chart.limit ?? 25, HISTOGRAM_AUTO_BINS), WHOLE_FIELDS.has(field))} AS w`)
+    .bind(largest)
+    .first<{ w: number }>();
+  return { ...chart, histogramInterval: width!.w };
 }
 
 /**
@@ -127,15 +170,32 @@ export function windowQuery(workspaceId: number, bounds: { from: number | null; 
   return { sql, params: p.values };
 }
 
-/** The window's traces, kept newest first while they fit both caps. */
-async function readWindow(d1: D1Database, workspaceId: number, bounds: { from: number | null; to: number | null }, limits: TraceAnalyticsLimits): Promise<Window> {
+interface WindowRow {
+  trace_id: string;
+  first: number;
+  scanned: number;
+  size: number;
+}
+
+/** One database's candidate traces for the window, newest first, and whether its scan was cut at maxSpans. */
+async function windowRows(d1: D1Database, workspaceId: number, bounds: { from: number | null; to: number | null }, limits: TraceAnalyticsLimits) {
   const q = windowQuery(workspaceId, bounds, limits);
   const { results } = await d1
     .prepare(q.sql)
     .bind(...q.params)
-    .all<{ trace_id: string; first: number; scanned: number; size: number }>();
-  const out: Window = { traceIds: [], spans: 0, capped: results.length > 0 && results[0].scanned > limits.maxSpans, oldest: null };
-  for (const r of results) {
+    .all<WindowRow>();
+  return { rows: results, capped: results.length > 0 && results[0].scanned > limits.maxSpans };
+}
+
+/** The window's traces, kept newest first while they fit both caps. */
+function pickWindow(rows: WindowRow[], capped: boolean, limits: TraceAnalyticsLimits): Window {
+  const out: Window = { traceIds: [], spans: 0, capped, oldest: null };
+  for (const r of rows) {
+    // A trace sent to two periods at the moment one began (concurrent first spans) counts once, whole.
+    if (out.traceIds.includes(r.trace_id)) {
+      out.spans += r.size;
+      continue;
+    }
     if (out.traceIds.length === limits.maxTraces || out.spans + r.size > limits.maxSpans) {
       out.capped = true;
       break;

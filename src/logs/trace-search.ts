@@ -10,13 +10,17 @@
 // those whose key falls within the window: a trace with earlier spans waits for the window that holds
 // its first span. The windows are bounded (WINDOW_SPANS spans each, MAX_SCAN_SPANS a request), so a
 // request costs the same whatever the workspace holds; what the bound leaves unread the answer says.
-import { d1Of, type Db } from "../db/client";
+// A workspace over several log databases (periods) has a scan per database, merged in key order
+// (merged-scan.ts): a trace lives in the database where it began.
+import { d1Of } from "../db/client";
 import { SqlParams } from "../filters";
 import { compileTraceFilter, fieldsOfGroup, traceStartBounds, type TraceFilterGroup } from "../filters/traces";
 import { decodeCursor, encodeCursor } from "../lib/cursor";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
+import { MergedScan, type ScanKey as Key } from "./merged-scan";
+import type { WorkspaceLogs } from "./periods";
 import { traceRowCtes } from "./trace-analytics";
 
 export interface TraceSearchLimits {
@@ -33,11 +37,6 @@ export type TraceSearchInput = {
   sort_order: "asc" | "desc";
 } & ({ mode: "page"; page: number; per_page: number } | { mode: "cursor"; cursor?: string; limit: number });
 
-/** A trace's position in the order: its first span's start (epoch ms) and its id. */
-interface Key {
-  start: number;
-  id: string;
-}
 
 interface TraceRow {
   trace_id: string;
@@ -185,7 +184,7 @@ async function filterPrint(group: TraceFilterGroup | null | undefined, order: st
   return (await sha256Hex(JSON.stringify({ g: group ?? null, o: order }))).slice(0, 16);
 }
 
-export async function searchTraces(logs: Db, workspaceId: number, input: TraceSearchInput, limits: TraceSearchLimits = TRACE_SEARCH_LIMITS) {
+export async function searchTraces(logs: WorkspaceLogs, workspaceId: number, input: TraceSearchInput, limits: TraceSearchLimits = TRACE_SEARCH_LIMITS) {
   const group = input.filter_group ?? null;
   const print = await filterPrint(group, input.sort_order);
   const cursorOf = (k: Key | null) => (k ? encodeCursor({ o: input.sort_order, k: k.start, s: k.id, f: print }) : null);
@@ -195,7 +194,11 @@ export async function searchTraces(logs: Db, workspaceId: number, input: TraceSe
     if (pos.s === undefined) throw new ApiError("validation_error", "cursor: is not a cursor from a previous response", { details: [{ field: "cursor", rule: "is not a cursor from a previous response" }] });
     start = { start: pos.k, id: pos.s };
   }
-  const scan = new TraceScan(d1Of(logs), workspaceId, group, input.sort_order, start, limits);
+  // The request's bound is shared by the databases: one bound a request, whatever the workspace spans.
+  const periods = logs.periods;
+  const share: TraceSearchLimits = { ...limits, maxScanSpans: Math.max(limits.windowSpans, Math.ceil(limits.maxScanSpans / periods.length)) };
+  const scans = periods.map((p) => new TraceScan(d1Of(p.db), workspaceId, group, input.sort_order, start, periods.length === 1 ? limits : share));
+  const scan = scans.length === 1 ? scans[0] : new MergedScan(scans, (r) => ({ start: r.trace_start, id: r.trace_id }), input.sort_order);
 
   const keyOf = (r: TraceRow): Key => ({ start: r.trace_start, id: r.trace_id });
 

@@ -12,6 +12,7 @@ import { ApiError } from "../lib/errors";
 import { facetRowsOf, indexed, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { addFacetCounts, insertIndexRows } from "./write";
 import { resolveVersion } from "../services/prompt-templates";
+import type { WorkspaceLogs } from "./periods";
 
 /** The score name that is also the log's `score`. */
 export const DEFAULT_SCORE_NAME = "default";
@@ -38,8 +39,16 @@ export interface TrackScoreInput {
   name?: string | null;
 }
 
+/** The database holding the workspace's log `requestId` (another workspace's or an unknown id: 404). */
+async function logDatabase(logs: WorkspaceLogs, requestId: number): Promise<Db> {
+  const db = await logs.holding(requestId);
+  if (!db) throw notFoundLog();
+  return db;
+}
+
 /** Sets one named score (0..100) of the log; the name `default` (or none) is also the log's `score`. */
-export async function trackScore(db: Db, auth: AuthContext, input: TrackScoreInput): Promise<void> {
+export async function trackScore(logs: WorkspaceLogs, auth: AuthContext, input: TrackScoreInput): Promise<void> {
+  const db = await logDatabase(logs, input.request_id);
   const name = input.name ?? DEFAULT_SCORE_NAME;
   const rows = await db
     .update(requestLogs)
@@ -102,7 +111,8 @@ export interface TrackMetadataInput {
 }
 
 /** Merges string metadata into the log's (a key sent again takes the new value); search and suggestions see it at once. */
-export async function trackMetadata(db: Db, auth: AuthContext, input: TrackMetadataInput): Promise<void> {
+export async function trackMetadata(logs: WorkspaceLogs, auth: AuthContext, input: TrackMetadataInput): Promise<void> {
+  const db = await logDatabase(logs, input.request_id);
   const ws = auth.workspaceId;
   await requireLog(db, ws, input.request_id);
   const keys = Object.keys(input.metadata);
@@ -137,9 +147,9 @@ export interface TrackedPrompt {
 /**
  * Links the log to a prompt version of this workspace, by template name and version number or release
  * label (neither: the latest version). Input variables, when given, replace the log's. `db` is the
- * control database (the prompt), `logs` the workspace's log database.
+ * control database (the prompt), `store` the workspace's log databases.
  */
-export async function trackPrompt(db: Db, logs: Db, auth: AuthContext, input: TrackPromptInput): Promise<TrackedPrompt> {
+export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContext, input: TrackPromptInput): Promise<TrackedPrompt> {
   const ws = auth.workspaceId;
   if (input.version != null && input.label != null) throw new ApiError("validation_error", "version: give either version or label, not both");
   const [template] = await db
@@ -149,6 +159,7 @@ export async function trackPrompt(db: Db, logs: Db, auth: AuthContext, input: Tr
     .limit(1);
   if (!template) throw ApiError.notFound("prompt template");
   const version = await resolveVersion(db, template.id, { version: input.version, label: input.label });
+  const logs = await logDatabase(store, input.request_id);
   await requireLog(logs, ws, input.request_id);
 
   const id = input.request_id;
@@ -186,13 +197,16 @@ export async function trackPrompt(db: Db, logs: Db, auth: AuthContext, input: Tr
 
 // ---- groups ----
 
-export async function createGroup(db: Db, auth: AuthContext): Promise<{ id: number }> {
-  const [row] = await db.insert(requestGroups).values({ workspaceId: auth.workspaceId, createdBy: auth.userId }).returning({ id: requestGroups.id });
+/** A new group of the workspace, in its current log database (so its id is in that database's range). */
+export async function createGroup(logs: WorkspaceLogs, auth: AuthContext): Promise<{ id: number }> {
+  const [row] = await logs.current.insert(requestGroups).values({ workspaceId: auth.workspaceId, createdBy: auth.userId }).returning({ id: requestGroups.id });
   return { id: row.id };
 }
 
-/** Whether the group exists in this workspace. */
-export async function groupExists(db: Db, workspaceId: number, groupId: number): Promise<boolean> {
+/** Whether the group exists in this workspace (groups are never deleted: once there, always there). */
+async function groupExists(logs: WorkspaceLogs, workspaceId: number, groupId: number): Promise<boolean> {
+  const db = await logs.holding(groupId);
+  if (!db) return false;
   const [row] = await db
     .select({ id: requestGroups.id })
     .from(requestGroups)
@@ -201,8 +215,8 @@ export async function groupExists(db: Db, workspaceId: number, groupId: number):
   return Boolean(row);
 }
 
-export async function requireGroup(db: Db, workspaceId: number, groupId: number): Promise<void> {
-  if (!(await groupExists(db, workspaceId, groupId))) throw ApiError.notFound("group");
+export async function requireGroup(logs: WorkspaceLogs, workspaceId: number, groupId: number): Promise<void> {
+  if (!(await groupExists(logs, workspaceId, groupId))) throw ApiError.notFound("group");
 }
 
 export interface TrackGroupInput {
@@ -210,22 +224,28 @@ export interface TrackGroupInput {
   group_id: number;
 }
 
-/** Puts the log in a group of this workspace (a log is in at most one group; tracking another moves it). */
-export async function trackGroup(db: Db, auth: AuthContext, input: TrackGroupInput): Promise<void> {
+/**
+ * Puts the log in a group of this workspace (a log is in at most one group; tracking another moves
+ * it). Log and group in one database: one conditional statement checks the group in the same write.
+ * In two (periods): the group is checked first, which is as good, since groups are never deleted.
+ */
+export async function trackGroup(logs: WorkspaceLogs, auth: AuthContext, input: TrackGroupInput): Promise<void> {
   const ws = auth.workspaceId;
-  // One conditional statement: the group is checked in the same write, so it cannot be another workspace's.
-  const rows = await db
-    .update(requestLogs)
-    .set({ groupId: input.group_id })
-    .where(
-      and(
-        ofLog(ws, input.request_id),
-        sql`EXISTS (SELECT 1 FROM request_groups AS g WHERE g.id = ${input.group_id} AND g.workspace_id = ${ws})`,
-      ),
-    )
-    .returning({ id: requestLogs.id });
-  if (rows.length > 0) return;
-  await requireGroup(db, ws, input.group_id);
+  const db = await logs.holding(input.request_id);
+  const groupDb = await logs.holding(input.group_id);
+  if (db && groupDb && (db === groupDb || (await groupExists(logs, ws, input.group_id)))) {
+    const rows = await db
+      .update(requestLogs)
+      .set({ groupId: input.group_id })
+      .where(
+        and(
+          ofLog(ws, input.request_id),
+          db === groupDb ? sql`EXISTS (SELECT 1 FROM request_groups AS g WHERE g.id = ${input.group_id} AND g.workspace_id = ${ws})` : undefined,
+        ),
+      )
+      .returning({ id: requestLogs.id });
+    if (rows.length > 0) return;
+  }
+  await requireGroup(logs, ws, input.group_id);
   throw notFoundLog();
 }
-

@@ -14,6 +14,7 @@ import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow
 import { runBatch, type Statement } from "../db/batch";
 import { inJsonList } from "../db/sql";
 import { decodeBlueprints, encodeBlueprints, type Blueprints } from "./row-codec";
+import type { WorkspaceLogs } from "./periods";
 
 /** A validated logged request (defaults applied, times in epoch milliseconds). */
 export interface RequestLogInput {
@@ -81,8 +82,9 @@ export function chunkIndexRows(rows: readonly unknown[], maxBytes = INDEX_CHUNK_
  */
 export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null) => Statement[];
 
-/** `db` is the control database (the prompt the log names), `logs` the workspace's log database. */
-export async function createRequestLog(db: Db, logs: Db, auth: AuthContext, input: RequestLogInput, alsoWrite?: AlsoWrite): Promise<LoggedRequest> {
+/** `db` is the control database (the prompt the log names); the log goes to the workspace's current log database. */
+export async function createRequestLog(db: Db, store: WorkspaceLogs, auth: AuthContext, input: RequestLogInput, alsoWrite?: AlsoWrite): Promise<LoggedRequest> {
+  const logs = store.current;
   const promptVersion = await findPromptVersion(db, auth.workspaceId, {
     promptId: input.prompt_id,
     promptName: input.prompt_name,

@@ -1,10 +1,11 @@
-// What the cron trigger runs every minute: the webhook sweep, the job sweep, the log archive job and the
-// sweep of idempotency keys past their day.
+// What the cron trigger runs every minute: the webhook sweep, the job sweep, the log archive job, the
+// sweep of idempotency keys past their day, and the log databases' measurement (a full one sends its
+// workspaces' new logs elsewhere).
 // Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
 import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { getDb } from "../db/client";
-import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, sweepIdempotencyKeys } from "../logs";
+import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, measureLogDatabases, sweepIdempotencyKeys } from "../logs";
 import { shardBinding } from "../logs/shards";
 import { inEventScope } from "../services/events";
 import { sweepJobs } from "../services/job-sweeper";
@@ -27,6 +28,7 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
   await sweepWebhooks(deps);
   await archiveQuietly(deps, now);
   await sweepKeysQuietly(deps, now);
+  await measureQuietly(deps);
 }
 
 /** Deletes the idempotency keys past their day from every log database (the control database's log tables included). */
@@ -38,6 +40,16 @@ async function sweepKeysQuietly(deps: Deps, now: number): Promise<void> {
     } catch (err) {
       console.error(JSON.stringify({ level: "error", msg: "idempotency key sweep failed", shard, error: chainForLog(err) }));
     }
+  }
+}
+
+/** Measures the log databases; one measured full takes no new logs once its workspaces' next requests begin a new period elsewhere. */
+async function measureQuietly(deps: Deps): Promise<void> {
+  try {
+    const full = (await measureLogDatabases(deps.db, deps.env)).filter((m) => m.full);
+    if (full.length > 0) console.log(JSON.stringify({ level: "info", msg: "log databases full", databases: full.map((m) => m.binding) }));
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "log database measurement failed", error: chainForLog(err) }));
   }
 }
 

@@ -5,7 +5,7 @@
 // revoked key's writes, so a cached key never outlives its revocation for those writes.
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { apiKeys, users, workspaces } from "../db/schema";
+import { apiKeys, logShards, users, workspaces } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
 import type { AuthContext } from "../env";
 
@@ -34,10 +34,13 @@ export async function authenticateHash(db: Db, keyHash: string): Promise<AuthCon
       userId: apiKeys.userId,
       userEmail: users.email,
       logShard: workspaces.logShard,
+      logPeriods: workspaces.logPeriods,
+      logShardFull: logShards.full,
     })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
     .innerJoin(workspaces, eq(workspaces.id, apiKeys.workspaceId))
+    .leftJoin(logShards, eq(logShards.binding, workspaces.logShard))
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
   return rows[0] ?? null;

@@ -5,6 +5,7 @@ import { createLlmProviders, DEFAULT_ENDPOINT_POLICY, type BlockContext, type Pr
 import type { Db } from "../db/client";
 import type { LlmSettings } from "../blocks/llm";
 import { resolvePromptForBlocks } from "./prompt-resolver";
+import { promisesByKey } from "../lib/collections";
 
 /** The settings blocks read: the LLM providers' and the ENDPOINT block's. */
 export interface BlockSettings extends LlmSettings {
@@ -28,15 +29,6 @@ export function blockContextFor(env: BlockSettings, db: Db, workspaceId: number)
 
 /** Memoizes a prompt lookup by (name, version, label); a failed lookup is not kept, so the next call tries again. */
 function oncePerRef(resolve: (ref: PromptRef) => Promise<ResolvedPrompt | null>): (ref: PromptRef) => Promise<ResolvedPrompt | null> {
-  const seen = new Map<string, Promise<ResolvedPrompt | null>>();
-  return (ref) => {
-    const key = JSON.stringify([ref.name, ref.version_number ?? null, ref.label ?? null]);
-    let found = seen.get(key);
-    if (!found) {
-      found = resolve(ref);
-      seen.set(key, found);
-      found.catch(() => seen.delete(key));
-    }
-    return found;
-  };
+  const seen = promisesByKey<string, ResolvedPrompt | null>();
+  return (ref) => seen(JSON.stringify([ref.name, ref.version_number ?? null, ref.label ?? null]), () => resolve(ref));
 }

@@ -11,6 +11,7 @@ import { findArchivedLogLine, findLog, logValues, previewLogs } from "../logs";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, requireGroup, type FillParams, type FromFilterParamsInput } from "./datasets";
 import { runBatch } from "../db/batch";
 import { insertLogRows } from "./dataset-fill";
+import type { WorkspaceLogs } from "../logs";
 
 
 const draftExists = () => new ApiError("conflict", "dataset_group_id: the dataset group already has a draft; save it or fill it with from-filter-params");
@@ -66,7 +67,7 @@ export async function createDraft(db: Db, auth: AuthContext, input: { dataset_gr
  * already in the draft changes nothing; a draft whose fill is queued or running is a 409 (the fill
  * replaces the draft's rows). With `blobs`, a log moved to the archive is named as such in the 404.
  */
-export async function addRequestLog(db: Db, logs: Db, auth: AuthContext, input: { dataset_group_id: number; request_log_id: number }, blobs?: R2Bucket) {
+export async function addRequestLog(db: Db, logs: WorkspaceLogs, auth: AuthContext, input: { dataset_group_id: number; request_log_id: number }, blobs?: R2Bucket) {
   const ws = auth.workspaceId;
   const group = await requireGroup(db, ws, input.dataset_group_id);
   const log = await findLog(logs, ws, input.request_log_id);
@@ -162,7 +163,7 @@ function defaultColumns(existing: string[], keys: string[]): string[] {
  * What from-filter-params would do, without writing: how many logs match, how many a job would copy
  * (limit and the 50,000 bound applied), and the first `previewRows` rows with their columns.
  */
-export async function previewFill(db: Db, logs: Db, ws: number, input: FromFilterParamsInput & { preview_rows: number }) {
+export async function previewFill(db: Db, logs: WorkspaceLogs, ws: number, input: FromFilterParamsInput & { preview_rows: number }) {
   const group = await requireGroup(db, ws, input.dataset_group_id);
   const cap = Math.min(input.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
   const variables = input.variables_to_parse && input.variables_to_parse.length > 0 ? input.variables_to_parse : null;

@@ -14,6 +14,7 @@ import { eventStatement } from "./events";
 import type { SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
+import type { WorkspaceLogs } from "../logs";
 
 /** Logs per chunk: read from the log database in one statement, written in as few as their size allows. */
 const CHUNK = 500;
@@ -70,7 +71,7 @@ const finishJob = (db: Db, job: JobRow, now: number) =>
 const rowsAddedOf = (db: Db, jobId: number) => db.select({ n: datasetJobs.rowsAdded }).from(datasetJobs).where(eq(datasetJobs.id, jobId));
 
 /** `blobs` holds the files of from-file jobs (the queue consumer passes it; fills from logs need none). */
-export async function runDatasetFill(db: Db, logsOf: (ws: number) => Promise<Db>, ws: number, jobId: number, blobs?: R2Bucket): Promise<FillOutcome> {
+export async function runDatasetFill(db: Db, logsOf: (ws: number) => Promise<WorkspaceLogs>, ws: number, jobId: number, blobs?: R2Bucket): Promise<FillOutcome> {
   const job = await db.get<JobRow>(
     sql`SELECT j.id, j.dataset_id, j.params, j.status, d.current_job_id, d.version_number
         FROM ${datasetJobs} AS j JOIN ${datasets} AS d ON d.id = j.dataset_id WHERE j.id = ${jobId} AND j.workspace_id = ${ws}`,

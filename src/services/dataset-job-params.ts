@@ -1,5 +1,6 @@
 // What a dataset fill job is: its parameters and the bounds the draft flow and the fill share.
 import type { FilterGroup } from "../filters";
+import type { LogMark } from "../logs/readers";
 import type { SortBy } from "../logs/search";
 
 /** The interface's bound: one fill job copies at most this many request logs. */
@@ -15,8 +16,8 @@ export interface FillParams {
   sort_order?: "asc" | "desc" | null;
   variables_to_parse?: string[] | null;
   limit?: number | null;
-  /** Logs with a larger id are left out: a job that reads the filter again (a redelivery) sees the same logs. */
-  max_log_id?: number | null;
+  /** Only the logs in this mark (the logs that existed when it was taken): a job that reads the filter again (a redelivery) sees the same logs. */
+  max_log_id?: LogMark | null;
   /** create-draft from an existing version: the job copies that version's rows instead of querying logs. */
   source_dataset_id?: number | null;
   /** from-file: the job loads the rows of this stored file instead of querying logs. */

@@ -9,6 +9,7 @@ import { endpointUrlProblem } from "../blocks/endpoint";
 import { convertProviderCall, llmKwargsFor } from "../converters";
 import type { Db } from "../db/client";
 import type { AuthContext } from "../env";
+import type { WorkspaceLogs } from "../logs";
 import { ApiError } from "../lib/errors";
 import { envForRun } from "./env-vars";
 import { renderTemplate, templateVariableNames } from "./prompt-patch";
@@ -158,7 +159,7 @@ const textOf = (output: Obj): string =>
  * Calls the provider (streaming the reply's text to `onText` when given) and logs the run; a
  * provider that fails still makes a log, with status ERROR and its message.
  */
-export async function executeRun(db: Db, logs: Db, auth: AuthContext, run: PreparedRun, onText?: (text: string) => void | Promise<void>): Promise<PromptRunResult> {
+export async function executeRun(db: Db, logs: WorkspaceLogs, auth: AuthContext, run: PreparedRun, onText?: (text: string) => void | Promise<void>): Promise<PromptRunResult> {
   const started = Date.now();
   let response: Obj = {};
   let failure: string | null = null;

@@ -16,8 +16,9 @@ import { eventStatement } from "./events";
 import { findOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
 import { MAX_COLUMNS } from "../sheets/types";
 import { columnLetters } from "../sheets/imports";
-import { fillQuery, logsInOrder, matchingLogIds, matchingLogPages, newestLogId } from "../logs";
+import { fillQuery, logMark, logsInOrder, markFilter, matchingLogIds, matchingLogPages } from "../logs";
 import { MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-params";
+import type { WorkspaceLogs } from "../logs";
 
 export type ImportFormat = "csv" | "json";
 
@@ -149,10 +150,10 @@ export interface RequestLogSource {
  * The document's request_logs fields as a structured filter group for the shared compiler. Explicit
  * ids win over the other fields; a prompt version id becomes its prompt and version number (what a
  * log records); the date range bounds request_start_time. The logs are fixed when the import is
- * created: only logs up to the newest id at that moment are read, so a resumed run sees the same set.
+ * created: only the logs that existed then are read (a mark, src/logs/readers.ts), so a resumed run sees the same set.
  */
-export async function requestLogFilter(db: Db, logs: Db, workspaceId: number, src: RequestLogSource): Promise<FilterGroup> {
-  const filters: Filter[] = [];
+export async function requestLogFilter(db: Db, logs: WorkspaceLogs, workspaceId: number, src: RequestLogSource): Promise<FilterGroup> {
+  const filters: (Filter | FilterGroup)[] = [];
   if (src.request_log_ids && src.request_log_ids.length > 0) {
     filters.push({ field: "pl_id", operator: "in", value: [...new Set(src.request_log_ids)] });
   } else {
@@ -182,7 +183,7 @@ export async function requestLogFilter(db: Db, logs: Db, workspaceId: number, sr
     if (src.start_time != null) filters.push({ field: "request_start_time", operator: "gte", value: src.start_time });
     if (src.end_time != null) filters.push({ field: "request_start_time", operator: "lte", value: src.end_time });
   }
-  filters.push({ field: "pl_id", operator: "lte", value: await newestLogId(logs, workspaceId) });
+  filters.push(markFilter(await logMark(logs, workspaceId)));
   return { logic: "AND", filters };
 }
 
@@ -378,7 +379,7 @@ export async function createRequestLogImportIntoSheet(
   }
   const explicit = q.request_log_ids && q.request_log_ids.length > 0 ? [...new Set(q.request_log_ids)] : null;
   const limit = q.limit ?? null;
-  const maxLogId = await newestLogId(await deps.logs(ws), ws);
+  const maxLogId = await logMark(await deps.logs(ws), ws);
   const query: FillParams = explicit
     ? { request_log_ids: explicit, limit, max_log_id: maxLogId }
     : {
@@ -710,7 +711,7 @@ function fileSource(object: R2ObjectBody, format: ImportFormat): RowSource {
 }
 
 /** `logs`: the workspace's log database. */
-function requestLogSource(logs: Db, workspaceId: number, filter: FilterGroup): RowSource {
+function requestLogSource(logs: WorkspaceLogs, workspaceId: number, filter: FilterGroup): RowSource {
   const pages = matchingLogPages<LogRow>(logs, workspaceId, filter, LOG_PAGE);
   return {
     async run(batcher, drain, progress) {
@@ -736,7 +737,7 @@ async function computedTitles(sheet: ReturnType<Deps["sheet"]>, titles: string[]
 }
 
 /** The logs an import into an existing sheet asked for, in its order (at most MAX_IMPORT_LOGS), from the workspace's log database. */
-function logQuerySource(logs: Db, workspaceId: number, p: IntoSheetParams & { query: FillParams }): RowSource {
+function logQuerySource(logs: WorkspaceLogs, workspaceId: number, p: IntoSheetParams & { query: FillParams }): RowSource {
   return {
     async run(batcher, drain, progress) {
       const ids = await matchingLogIds(logs, workspaceId, p.query);

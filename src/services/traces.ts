@@ -14,6 +14,7 @@ import { spanToLog } from "../traces/span-mapping";
 import type { AttrValue, RejectedSpan, SpanInput } from "../traces/span-input";
 import { spanTree, treeRequestLogIds } from "../traces/span-tree";
 import { liveSheet, unwrap } from "./sheet-engine";
+import type { WorkspaceLogs } from "../logs";
 
 export type MappedLog = Omit<RequestLogInput, "group_id">;
 
@@ -59,7 +60,7 @@ export interface OtlpOutcome {
 }
 
 /** Takes an OTLP export's spans; the answer counts every span refused, saying why. */
-export async function ingestOtlp(db: Db, logs: Db, auth: AuthContext, decoded: DecodedExport, closeAfter: boolean): Promise<OtlpOutcome> {
+export async function ingestOtlp(db: Db, logs: WorkspaceLogs, auth: AuthContext, decoded: DecodedExport, closeAfter: boolean): Promise<OtlpOutcome> {
   const items: SpanToStore[] = decoded.spans.map(({ span, extras }) => ({ span, extras, ...fromSpan(span) }));
   const stored = items.length > 0 ? await storeSpans(db, logs, auth, items, { ingestId: crypto.randomUUID(), closeAfter }) : null;
   const rejected: RejectedSpan[] = [...decoded.rejected, ...(stored?.rejected ?? []).map((r) => ({ traceId: r.trace_id, spanId: r.span_id, reason: `trace ${r.trace_id} is closed` }))];
@@ -100,7 +101,7 @@ export interface BulkSpan {
  * defaulting to the span's) makes that log; one without makes a log when its attributes describe an
  * LLM call, as an OTLP span does.
  */
-export async function ingestSpansBulk(db: Db, logs: Db, auth: AuthContext, body: { spans: BulkSpan[]; logs: (MappedLog | null)[]; close_after: boolean }) {
+export async function ingestSpansBulk(db: Db, logs: WorkspaceLogs, auth: AuthContext, body: { spans: BulkSpan[]; logs: (MappedLog | null)[]; close_after: boolean }) {
   const items: SpanToStore[] = body.spans.map((s, i) => {
     const span: SpanInput = {
       traceId: s.context.trace_id,
@@ -162,14 +163,14 @@ function spanView(s: SpanRow) {
 /** A trace answers at most this many spans (the earliest); `truncated` says when it holds more. */
 export const TRACE_MAX_SPANS = 5000;
 
-export async function getTrace(logs: Db, workspaceId: number, traceId: string) {
+export async function getTrace(logs: WorkspaceLogs, workspaceId: number, traceId: string) {
   const rows = await traceSpans(logs, workspaceId, traceId, TRACE_MAX_SPANS + 1);
   if (rows.length === 0) throw ApiError.notFound("trace");
   return { success: true as const, trace_id: traceId, spans: rows.slice(0, TRACE_MAX_SPANS).map(spanView), truncated: rows.length > TRACE_MAX_SPANS };
 }
 
 /** Closes a trace of the workspace (one with at least one span); 409 when it is closed already. */
-export async function closeTraceOf(logs: Db, workspaceId: number, traceId: string) {
+export async function closeTraceOf(logs: WorkspaceLogs, workspaceId: number, traceId: string) {
   if (!(await traceHasSpan(logs, workspaceId, traceId))) throw ApiError.notFound("trace");
   const closed = await closeTrace(logs, workspaceId, traceId);
   if (!closed) throw new ApiError("conflict", "trace is already closed");
@@ -178,7 +179,7 @@ export async function closeTraceOf(logs: Db, workspaceId: number, traceId: strin
 }
 
 /** The request logs of a trace (or of a span and its direct children): none is a 404. */
-export async function traceRequestLogIds(logs: Db, workspaceId: number, traceId: string, spanId: string | null): Promise<number[]> {
+export async function traceRequestLogIds(logs: WorkspaceLogs, workspaceId: number, traceId: string, spanId: string | null): Promise<number[]> {
   if (!(await traceHasSpan(logs, workspaceId, traceId))) throw ApiError.notFound("trace");
   if (spanId && !(await traceHasSpan(logs, workspaceId, traceId, spanId))) throw ApiError.notFound("span");
   const ids = await traceLogIds(logs, workspaceId, traceId, spanId);
@@ -197,7 +198,7 @@ export const TRACE_COLUMN_TITLE = "Trace";
  */
 export async function addTraceToSheet(
   deps: Pick<Deps, "db" | "sheet">,
-  logs: Db,
+  logs: WorkspaceLogs,
   workspaceId: number,
   target: { tableId: string; sheetId: string },
   traceId: string,

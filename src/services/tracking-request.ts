@@ -9,8 +9,7 @@ import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { templateExists } from "./prompt-templates";
 import { findPromptVersion } from "./prompt-versions";
-import { createRequestLog, type RecordAnswer, type RequestLogInput } from "../logs";
-import { requireGroup } from "../logs";
+import { createRequestLog, requireGroup, type RecordAnswer, type RequestLogInput, type WorkspaceLogs } from "../logs";
 
 /** What the provider call gives a log (the fields of RequestLogInput a converter fills). */
 export type ConvertedFields = Pick<
@@ -64,7 +63,7 @@ const EMPTY_CHAT = { type: "chat", messages: [] };
 /** `record`: the Idempotency-Key's row for the log's batch (src/http/idempotency.ts), when the call sent one. */
 export async function trackRequest(
   db: Db,
-  logs: Db,
+  logs: WorkspaceLogs,
   auth: AuthContext,
   body: TrackRequestInput,
   convertProviderCall: ConvertProviderCall,

@@ -2,6 +2,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import worker from "../../src/index";
+import { buildBaseDeps } from "../../src/base-deps";
 import { getDb } from "../../src/db/client";
 import { sha256Hex, toHex } from "../../src/lib/crypto";
 import { CONTROL_SHARD, placeWorkspace, shardBinding } from "../../src/logs/shards";
@@ -44,22 +45,25 @@ export function logInControlDb(ws: TestKey): Promise<void> {
 }
 
 /**
- * Places `ws` on the log database `peer` is on (before ws's first log). Ids of logs, groups and spans
- * are counted per log database, so two workspaces on different ones have logs of the same ids: an
- * isolation test whose foreign id must be kept out by the workspace condition (not by the ids being
- * different numbers) puts both workspaces on one database.
+ * Places `ws` on the log database `peer` is on (before ws's first log). An isolation test whose
+ * foreign id must be kept out by the workspace condition (not by the id being in another database's
+ * range, src/logs/id-ranges.ts) puts both workspaces on one database.
  */
 export async function shareLogsDb(ws: TestKey, peer: TestKey): Promise<void> {
   await placeOn(ws, await placeWorkspace(getDb(env.DB), env, peer.workspaceId));
 }
 
-async function placeOn(ws: TestKey, shard: string): Promise<void> {
+/** Places `ws` on the log database bound as `shard` ("LOGS_0", "LOGS_1"; "DB" for the control database), before its first log. */
+export async function placeOn(ws: TestKey, shard: string): Promise<void> {
   const res = await env.DB.prepare("UPDATE workspaces SET log_shard = ? WHERE id = ? AND log_shard IS NULL").bind(shard, ws.workspaceId).run();
   if (res.meta.changes !== 1) throw new Error(`workspace ${ws.workspaceId} is already placed`);
 }
 
-/** The log database of a workspace as the services take it (runDatasetFill's `logsOf`). */
-export const logsOf = (ws: TestKey | number) => logsDb(ws).then(getDb);
+/** The workspace's logs as the services take them (runDatasetFill's `logsOf`): every period, through the Worker's own door. */
+export const logsOf = (ws: TestKey | number) => buildBaseDeps(env).logs(typeof ws === "number" ? ws : ws.workspaceId);
+
+/** The workspace's current log database as a handle, for the log store's functions over one database. */
+export const logsDbOf = (ws: TestKey | number) => logsDb(ws).then(getDb);
 
 type CallInit = RequestInit & { key?: string; json?: unknown };
 

@@ -13,3 +13,21 @@ export function logBody(overrides: Record<string, unknown> = {}): Record<string,
     ...overrides,
   };
 }
+
+/** A span as the SDK's spans-bulk sends it (an SDK run's root span unless `over` says otherwise). */
+export function bulkSpan(traceId: string, spanId: string, over: Record<string, unknown> = {}) {
+  return {
+    name: "PromptLayer Run",
+    context: { trace_id: traceId, span_id: spanId, trace_state: "" },
+    kind: "SpanKind.INTERNAL",
+    parent_id: null,
+    start_time: "1700000000000000000",
+    end_time: "1700000002000000000",
+    status: { status_code: "StatusCode.OK", description: null },
+    attributes: { function_input: "{}" },
+    events: [],
+    links: [],
+    resource: { attributes: { "service.name": "prompt-layer-js" }, schema_url: "" },
+    ...over,
+  };
+}

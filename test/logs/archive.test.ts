@@ -17,6 +17,7 @@ import {
 } from "../../src/logs/archive";
 import { call, createWorkspace as createAnyWorkspace, json, logInControlDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
+import { WorkspaceLogs } from "../../src/logs/periods";
 
 const db = getDb(env.DB);
 /**
@@ -90,7 +91,7 @@ function afterFirstPut(then: () => Promise<void>): R2Bucket {
   } as unknown as R2Bucket;
 }
 
-const archiveAll = (settings = SMALL, now = NOW) => archiveOldLogs(db, async () => db, env.BLOBS, settings, now);
+const archiveAll = (settings = SMALL, now = NOW) => archiveOldLogs(db, async (ws) => WorkspaceLogs.single(ws, db), env.BLOBS, settings, now);
 
 /** Each id once, and every log deep-equal to what GET answered before it was archived. */
 function expectExactly(lines: any[], before: Map<number, unknown>, ids: number[]) {
@@ -337,7 +338,7 @@ describe("the archive job", () => {
         else while (await archiveNextFile(db, env.BLOBS, ws.workspaceId, cutoff, settings));
       };
       const lines: any[] = [];
-      for await (const line of exportLogs(db, env.BLOBS, ws.workspaceId, at(4, 1), at(5, 1), { pageSize: 2, onPage: step })) lines.push(JSON.parse(line));
+      for await (const line of exportLogs(WorkspaceLogs.single(ws.workspaceId, db), env.BLOBS, ws.workspaceId, at(4, 1), at(5, 1), { pageSize: 2, onPage: step })) lines.push(JSON.parse(line));
       expectExactly(lines, before, ids);
       // Every past log was moved meanwhile, and the export once more reads them all once.
       while (await archiveNextFile(db, env.BLOBS, ws.workspaceId, cutoff, settings));

@@ -9,6 +9,7 @@ import { getDb } from "../../src/db/client";
 import { ingestOtlp } from "../../src/services/traces";
 import { decodeExport } from "../../src/traces/otlp";
 import { createWorkspace, logsDb } from "../helpers/api";
+import { WorkspaceLogs } from "../../src/logs/periods";
 
 interface Recorded {
   sql: string;
@@ -87,7 +88,7 @@ describe("span ingestion plans", () => {
     expect(logsD1).not.toBe(env.DB);
     const db = getDb(recording(env.DB, recorded));
     const logs = getDb(recording(logsD1, recorded));
-    const outcome = await ingestOtlp(db, logs, auth, await exportBody(), false);
+    const outcome = await ingestOtlp(db, WorkspaceLogs.single(ws.workspaceId, logs), auth, await exportBody(), false);
     expect(outcome.rejectedSpans).toBe(0);
     // The write batch ran whole: the log, its search rows and facets, both link updates.
     const sqlText = recorded.map((r) => r.sql).join("\n");

@@ -6,7 +6,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { logValues } from "../../src/logs";
 import { call, createWorkspace as createAnyWorkspace, json, logInControlDb, type TestKey } from "../helpers/api";
-import { logBody, text } from "../helpers/fixtures";
+import { bulkSpan, logBody, text } from "../helpers/fixtures";
+import { WorkspaceLogs } from "../../src/logs/periods";
 
 /** The codec is the same on every database: these workspaces log into the control database, read here as env.DB. */
 async function createWorkspace(): Promise<TestKey> {
@@ -181,22 +182,7 @@ describe("stored form: legacy rows and other writers", () => {
       method: "POST",
       key: other.key,
       json: {
-        spans: [
-          {
-            name: "llm",
-            context: { trace_id: t, span_id: s, trace_state: "" },
-            kind: "SpanKind.INTERNAL",
-            parent_id: null,
-            start_time: "1700000000000000000",
-            end_time: "1700000002000000000",
-            status: { status_code: "StatusCode.OK", description: null },
-            attributes: {},
-            events: [],
-            links: [],
-            resource: { attributes: {}, schema_url: "" },
-            log_request: { provider: "openai", model: "gpt-4o-mini", ...msgs, parameters: { temperature: 0.5 } },
-          },
-        ],
+        spans: [bulkSpan(t, s, { name: "llm", attributes: {}, log_request: { provider: "openai", model: "gpt-4o-mini", ...msgs, parameters: { temperature: 0.5 } } })],
       },
     });
     const b = await json(res);
@@ -231,7 +217,7 @@ describe("logValues: dataset values as SQL built them from the plain JSON column
       .bind(id, JSON.stringify(body.input), JSON.stringify(body.output), JSON.stringify(body.parameters))
       .first<{ id: number }>();
     const old = async (expr: string) => (await env.DB.prepare(`SELECT ${expr} AS v FROM request_logs AS r WHERE r.id = ?`).bind(twin!.id).first<{ v: string }>())!.v;
-    const db = getDb(env.DB);
+    const db = WorkspaceLogs.single(ws.workspaceId, getDb(env.DB));
     const [dflt] = await logValues(db, ws.workspaceId, [id], null);
     expect(dflt.v).toBe(await old(`json_set(json(r.prompt_input_variables), '$.input', json(r.input), '$.output', r.output_text)`));
     const named = ["output_blueprint", "input", "price", "tags", "topic", "pe-blueprint-0-input"];
@@ -246,7 +232,7 @@ describe("logValues: dataset values as SQL built them from the plain JSON column
     const both = await logValues(db, ws.workspaceId, [twin!.id, id, 999_999_999], named);
     expect(both.map((r) => r.id)).toEqual([twin!.id, id]);
     expect(both[0].v).toBe(both[1].v);
-    expect(await logValues(db, other.workspaceId, [id], null)).toEqual([]);
+    expect(await logValues(WorkspaceLogs.single(other.workspaceId, getDb(env.DB)), other.workspaceId, [id], null)).toEqual([]);
   });
 
   it("big logs come back whole and in the order asked, read a few at a time (about 1.7 MB each by the page weight, 4 MB a page)", async () => {
@@ -266,7 +252,7 @@ describe("logValues: dataset values as SQL built them from the plain JSON column
       .bind(a, b)
       .first<number>("n");
     expect(weight! * 1.5).toBeGreaterThan(4 * 1024 * 1024);
-    const db = getDb(env.DB);
+    const db = WorkspaceLogs.single(ws.workspaceId, getDb(env.DB));
     // An id listed twice comes once, at its first place.
     const got = await logValues(db, ws.workspaceId, [a, small, b, a], ["prompt_input_variables", "input"]);
     expect(got.map((r) => [r.at, r.id])).toEqual([

@@ -3,10 +3,9 @@
 // OR across spans, SPAN_AND / SPAN_OR within one span), the bounded window, bad specs, isolation.
 import { beforeAll, describe, expect, it } from "vitest";
 import { priceOf } from "../../src/converters/pricing";
-import { getDb } from "../../src/db/client";
 import { parseTraceFilterGroup } from "../../src/filters/traces";
 import { chartQuery, traceCustomAnalytics, windowQuery } from "../../src/logs/trace-analytics";
-import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, logsOf, shareLogsDb, type TestKey } from "../helpers/api";
 import { hexOf, llm, sendSpans as send, str } from "../helpers/otlp";
 
 const PATH = "/api/public/v2/traces/analytics/custom-analytics";
@@ -461,7 +460,7 @@ describe("isolation and bounds", () => {
   });
 
   it("reads the newest traces within both caps, saying when older ones were left out", async () => {
-    const db = getDb(await logsDb(ws));
+    const db = await logsOf(ws);
     const input = { customCharts: [{ id: "n", chartType: "bar" as const, metric: "count" as const, groupByField: "trace_name" as const }] };
     const run = (maxTraces: number, maxSpans: number) => traceCustomAnalytics(db, ws.workspaceId, input, { maxTraces, maxSpans });
     // Newest first: D (1 span), C (1), B (3), A (4).

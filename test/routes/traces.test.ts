@@ -14,6 +14,7 @@ import vercelV4 from "../fixtures/spans/vercel-ai-v4.json";
 import vercel from "../fixtures/spans/vercel-ai.json";
 import { call, createWorkspace, json, shareLogsDb, type TestKey } from "../helpers/api";
 import { addColumn, newSheet, rows } from "../helpers/sheet-data";
+import { bulkSpan } from "../helpers/fixtures";
 
 const MAX = Number(env.TRACES_MAX_BYTES);
 let seq = 0;
@@ -192,23 +193,6 @@ describe("closing a trace", () => {
     expect((await call(`/api/public/v2/traces/${newTrace()}/close`, { method: "POST", key: ws.key })).status).toBe(404);
   });
 });
-
-function bulkSpan(traceId: string, spanId: string, over: Record<string, unknown> = {}) {
-  return {
-    name: "PromptLayer Run",
-    context: { trace_id: traceId, span_id: spanId, trace_state: "" },
-    kind: "SpanKind.INTERNAL",
-    parent_id: null,
-    start_time: "1700000000000000000",
-    end_time: "1700000002000000000",
-    status: { status_code: "StatusCode.OK", description: null },
-    attributes: { function_input: "{}" },
-    events: [],
-    links: [],
-    resource: { attributes: { "service.name": "prompt-layer-js" }, schema_url: "" },
-    ...over,
-  };
-}
 
 const chat = (role: string, text: string) => ({ type: "chat", messages: [{ role, content: [{ type: "text", text }] }] });
 

@@ -9,7 +9,7 @@ import { ApiError } from "../../src/lib/errors";
 import { getRequestLog } from "../../src/logs/write";
 import { createGroup } from "../../src/logs/tracking";
 import { trackRequest, type ConvertProviderCall, type TrackRequestInput } from "../../src/services/tracking-request";
-import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, logsOf, shareLogsDb, type TestKey } from "../helpers/api";
 
 let ws: TestKey;
 let other: TestKey;
@@ -81,7 +81,7 @@ const count = async (workspaceId: number) =>
 describe("trackRequest", () => {
   it("writes the converted call with the times, tags, metadata, score, prompt link and group, and answers its blueprint", async () => {
     const db = getDb(env.DB);
-    const logs = getDb(await logsDb(ws));
+    const logs = await logsOf(ws);
     const promptId = await publish(ws.key, `trs-${Date.now()}`);
     const { id: groupId } = await createGroup(logs, wsAuth);
     const tracked = await trackRequest(
@@ -96,7 +96,7 @@ describe("trackRequest", () => {
       metadata: { model: { provider: "fake", name: "fake-1", parameters: { temperature: 0.1 } } },
       inference_client_name: null,
     });
-    const row = await getRequestLog(logs, ws.workspaceId, tracked.request_id);
+    const row = await getRequestLog(logs.current, ws.workspaceId, tracked.request_id);
     expect(row).toMatchObject({
       provider: "fake",
       model: "fake-1",
@@ -121,9 +121,9 @@ describe("trackRequest", () => {
 
   it("logs a failed call reported with status ERROR and an empty response", async () => {
     const db = getDb(env.DB);
-    const logs = getDb(await logsDb(ws));
+    const logs = await logsOf(ws);
     const tracked = await trackRequest(db, logs, wsAuth, body({ request_response: {}, status: "ERROR", error_type: "PROVIDER_TIMEOUT", error_message: "timed out" }), convert);
-    expect(await getRequestLog(logs, ws.workspaceId, tracked.request_id)).toMatchObject({
+    expect(await getRequestLog(logs.current, ws.workspaceId, tracked.request_id)).toMatchObject({
       provider: "fake",
       model: "fake-1",
       status: "ERROR",
@@ -133,7 +133,7 @@ describe("trackRequest", () => {
   });
 
   it("a call the converter cannot read is a 400 with its message (which names the field); nothing is written", async () => {
-    const logs = getDb(await logsDb(ws));
+    const logs = await logsOf(ws);
     const before = await count(ws.workspaceId);
     await expect(trackRequest(getDb(env.DB), logs, wsAuth, body({ request_response: { nope: 1 } }), convert)).rejects.toMatchObject({
       status: 400,
@@ -145,9 +145,9 @@ describe("trackRequest", () => {
 
   it("another workspace's prompt or group, or a missing version, is a 404 and writes nothing", async () => {
     const db = getDb(env.DB);
-    const logs = getDb(await logsDb(ws));
+    const logs = await logsOf(ws);
     const foreignPrompt = await publish(other.key, `trs-other-${Date.now()}`);
-    const { id: foreignGroup } = await createGroup(getDb(await logsDb(other)), otherAuth);
+    const { id: foreignGroup } = await createGroup(await logsOf(other), otherAuth);
     const mine = await publish(ws.key, `trs-mine-${Date.now()}`);
     const before = await count(ws.workspaceId);
     for (const extra of [{ prompt_id: foreignPrompt }, { group_id: foreignGroup }, { prompt_id: mine, prompt_version: 5 }]) {

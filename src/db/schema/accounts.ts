@@ -9,25 +9,46 @@ export const workspaces = sqliteTable("workspaces", {
   /** Days request logs stay in D1 before the archive job moves them to R2; null keeps them all there. */
   logRetentionDays: integer("log_retention_days"),
   /**
-   * The log database (a D1 binding's name, src/logs/shards.ts) holding the workspace's request logs
-   * and spans: set once, on first use, and never changed. "DB" is this control database itself (the
-   * workspaces that logged before log databases existed).
+   * The log database (a D1 binding's name, src/logs/shards.ts) the workspace's new request logs,
+   * groups and spans go to: set on first use, and moved on (a new period) only when that database is
+   * full. "DB" is this control database itself (the workspaces that logged before log databases existed).
    */
   logShard: text("log_shard"),
+  /**
+   * Every log database the workspace has had, oldest first, the current one (log_shard) last: its
+   * periods. Reads see them all; nothing is moved between them. NULL: only log_shard.
+   */
+  logPeriods: text("log_periods", { mode: "json" }).$type<string[]>(),
 });
 
 /**
- * The shard map's databases: every log database binding the deployment has listed (LOG_SHARDS), and
- * whether it takes new workspaces. A full or closed shard keeps serving the workspaces it holds.
+ * The shard map's databases: every database that holds request logs (the log database bindings
+ * LOG_SHARDS lists, and "DB", this database, for the workspaces that log here), whether it takes new
+ * workspaces, and the id range it numbers logs and groups in. A full or closed shard keeps serving the
+ * workspaces it holds.
  */
-export const logShards = sqliteTable("log_shards", {
-  binding: text("binding").primaryKey(),
-  open: integer("open", { mode: "boolean" }).notNull().default(true),
-  /** The database's size when last measured (bytes), and when. */
-  sizeBytes: integer("size_bytes").notNull().default(0),
-  measuredAt: integer("measured_at").notNull().default(0),
-  createdAt: integer("created_at").notNull().default(now),
-});
+export const logShards = sqliteTable(
+  "log_shards",
+  {
+    binding: text("binding").primaryKey(),
+    open: integer("open", { mode: "boolean" }).notNull().default(true),
+    /** The database's size when last measured (bytes), and when. */
+    sizeBytes: integer("size_bytes").notNull().default(0),
+    measuredAt: integer("measured_at").notNull().default(0),
+    createdAt: integer("created_at").notNull().default(now),
+    /**
+     * Measured at LOG_SHARD_MAX_BYTES or more (or near the end of its id range): the workspaces whose
+     * new logs go here start a new period on another database (src/logs/shards.ts).
+     */
+    full: integer("full", { mode: "boolean" }).notNull().default(false),
+    /**
+     * The database's id range (src/logs/id-ranges.ts): its request logs and groups are numbered from
+     * id_range × 2^40 on. Given once, when the database is first seen, and never changed.
+     */
+    idRange: integer("id_range"),
+  },
+  (t) => [uniqueIndex("log_shards_id_range").on(t.idRange)],
+);
 
 export const users = sqliteTable(
   "users",

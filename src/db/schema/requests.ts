@@ -187,6 +187,18 @@ export const requestLogDaily = sqliteTable(
   (t) => [primaryKey({ columns: [t.workspaceId, t.dim, t.key, t.day, t.bucket] })],
 );
 
+/**
+ * The database's own id range (src/logs/id-ranges.ts): one row, written when the database's
+ * AUTOINCREMENT counters of request_logs and request_groups were first moved to `base`. The shard map
+ * (log_shards.id_range in the control database) says the same; a database bound under another
+ * binding's name is caught by the two disagreeing.
+ */
+export const logIdRange = sqliteTable("log_id_range", {
+  id: integer("id").primaryKey(),
+  base: integer("base").notNull(),
+  createdAt: integer("created_at").notNull().default(now),
+});
+
 /** Request groups (the SDK's group.create / track.group): ids that tie logs of one flow together. */
 export const requestGroups = sqliteTable("request_groups", {
   id: integer("id").primaryKey({ autoIncrement: true }),

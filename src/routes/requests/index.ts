@@ -103,7 +103,8 @@ const exportRequests = defineRoute({
   description:
     "Every log of the workspace whose request_start_time is in [from, to), streamed as NDJSON (one log a line, each exactly as GET /api/public/v2/requests/{request_id} answers it), " +
     "from both tiers: first the logs the archive job moved to R2, day by day, then the logs still in the database in request_start_time order. " +
-    "Each log appears once, also while the archive job runs. from and to take ISO 8601 (Z, an offset, or none meaning UTC) or epoch numbers " +
+    "Each log appears once, also while the archive job runs. A workspace whose logs fill more than one log database is exported database by database, " +
+    "the one it wrote to first first, each as above. from and to take ISO 8601 (Z, an offset, or none meaning UTC) or epoch numbers " +
     "(seconds below 1e11, milliseconds otherwise); to must be after from. The answer is streamed: any range fits.",
   request: { query: ExportQuery },
   responses: {
