@@ -3,6 +3,8 @@
 // drives the SDK as a user would and reads what the server stored back through the REST API.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPythonHarness, type PythonHarness } from "./helpers/python";
+// @ts-expect-error: a plain ES module of the repo's scripts
+import { d1Execute, lit } from "../../scripts/lib/wrangler.mjs";
 
 let h: PythonHarness;
 beforeAll(async () => {
@@ -368,5 +370,44 @@ emit({
     // The second get is served from the cache: only a fetch that kept {name} lets the SDK fill in Bob.
     expect(value).toMatchObject({ a: "Hi Ada", b: "Hi Bob", plain: "Hi " });
     expect(JSON.stringify(value.b_kwargs)).toContain("Hi Bob");
+  });
+});
+
+describe("the Python SDK: ids unique across workspaces and log databases", () => {
+  it("another workspace's log and group ids are refused by every tracking call, and nothing of the owner's changes", async () => {
+    const other = h.keyOf("python-sdk-ids");
+    const log = (key: string, tag: string) => `
+pl = PromptLayer(api_key="${key}", throw_on_error=False)
+log = pl.log_request(provider="openai", model="gpt-4o-mini",
+    input={"type": "chat", "messages": [{"role": "user", "content": [{"type": "text", "text": "${tag}"}]}]},
+    output={"type": "chat", "messages": [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]},
+    request_start_time=1700000000, request_end_time=1700000001, metadata={"who": "${tag}"})
+`;
+    const mine = (await h.python(`${log(h.api.key, "mine")}
+emit({"log": log["id"], "group": pl.group.create()})`)).value;
+    // The other workspace goes on the log database this one is not on, before its first request.
+    const [[placed]] = d1Execute(`SELECT log_shard AS shard FROM workspaces WHERE name = 'python-sdk'`, { persistTo: h.api.persistTo });
+    const elsewhere = placed.shard === "LOGS_1" ? "LOGS_0" : "LOGS_1";
+    d1Execute(`UPDATE workspaces SET log_shard = ${lit(elsewhere)}, log_periods = json_array(${lit(elsewhere)}) WHERE name = 'python-sdk-ids'`, { persistTo: h.api.persistTo });
+    const before = await h.call("GET", `/api/public/v2/requests/${mine.log}`);
+    expect(before.body.metadata).toEqual({ who: "mine" });
+    const theirs = (await h.python(`${log(other, "theirs")}
+emit({
+    "log": log["id"],
+    "group": pl.group.create(),
+    "score": pl.track.score(request_id=${mine.log}, score=7),
+    "named": pl.track.score(request_id=${mine.log}, score=7, score_name="x"),
+    "metadata": pl.track.metadata(request_id=${mine.log}, metadata={"who": "theirs"}),
+    "group_of_mine": pl.track.group(request_id=log["id"], group_id=${mine.group}),
+    "my_log_in_their_group": pl.track.group(request_id=${mine.log}, group_id=pl.group.create()),
+})`)).value;
+    // Each database numbers in its own range (2^40 ids): the two workspaces' logs and groups are in different ones.
+    const range = (id: number) => Math.floor(id / 2 ** 40);
+    expect(range(theirs.log)).not.toBe(range(mine.log));
+    expect(range(theirs.group)).not.toBe(range(mine.group));
+    expect(theirs).toMatchObject({ score: false, named: false, metadata: false, group_of_mine: false, my_log_in_their_group: false });
+
+    expect((await h.call("GET", `/api/public/v2/requests/${mine.log}`, undefined, other)).status).toBe(404);
+    expect(await h.call("GET", `/api/public/v2/requests/${mine.log}`)).toEqual(before);
   });
 });
