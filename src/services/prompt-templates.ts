@@ -472,7 +472,8 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
     }),
     db.insert(promptLabels).values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name }).onConflictDoNothing(),
   ]);
-  const [row] = inserted.meta.changes === 1 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
+  // changes counts the rows the cache-generation triggers (migration 0028) update as well: none when nothing was inserted.
+  const [row] = inserted.meta.changes > 0 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
   if (!row) throw new ApiError("conflict", `name: prompt ${promptId} already has a label "${input.name}" (move it with PATCH /prompt-labels/{id})`);
   return labelView(row, v.version);
 }
@@ -504,7 +505,7 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
       .set({ promptVersionId: v.id, updatedAt: Date.now() })
       .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
   ]);
-  const [row] = updated.meta.changes === 1 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
+  const [row] = updated.meta.changes > 0 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
   if (!row) throw ApiError.notFound("release label");
   return labelView(row, v.version);
 }
