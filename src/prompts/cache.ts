@@ -44,6 +44,11 @@ export interface ReadRequest {
   origin: string;
   /** `Cache-Control: no-cache` or `no-store`. */
   fresh: boolean;
+  /**
+   * Where the request's work after its answer goes (ctx.waitUntil): a read is kept there, so a miss
+   * answers without waiting for the cache. Without it the keeping is awaited.
+   */
+  defer?(work: Promise<unknown>): void;
 }
 
 /** How a read is made, and how a pinned one is proven still true. */
@@ -91,7 +96,7 @@ export class PromptCache {
     const { cache, ttlMs } = this.opts;
     if (!cache || (!pinned && ttlMs <= 0)) return { value: await source.load(), state: "miss" };
     const url = entryUrl(request.origin, source.format, key);
-    if (request.fresh) return { value: await this.loadAndKeep(cache, url, pinned, source), state: "bypass" };
+    if (request.fresh) return { value: await this.loadAndKeep(cache, url, pinned, source, request), state: "bypass" };
     const [entry, purgedAt] = await Promise.all([
       this.guarded(() => cache.match(url).then((r) => (r ? (r.json() as Promise<Entry<T, P>>) : null)), null),
       pinned ? null : this.guarded(() => cache.match(stampUrl(request.origin, key.workspaceId)).then((r) => (r ? r.json().then((s) => (s as { purgedAt: number }).purgedAt) : null)), null),
@@ -100,7 +105,7 @@ export class PromptCache {
       if (entry.bookmark) this.opts.bookmarks.adopt(entry.bookmark);
       return { value: entry.value, state: "hit" };
     }
-    return { value: await this.loadAndKeep(cache, url, pinned, source), state: "miss" };
+    return { value: await this.loadAndKeep(cache, url, pinned, source, request), state: "miss" };
   }
 
   /**
@@ -124,14 +129,17 @@ export class PromptCache {
     return age >= 0 && age <= this.opts.ttlMs && (purgedAt === null || entry.loadedAt > purgedAt);
   }
 
-  private async loadAndKeep<T, P>(cache: Cache, url: string, pinned: boolean, source: ReadSource<T, P>): Promise<T> {
-    // Taken before the read: a write that lands during it is after loadedAt, so its stamp refuses the entry.
+  private async loadAndKeep<T, P>(cache: Cache, url: string, pinned: boolean, source: ReadSource<T, P>, request: ReadRequest): Promise<T> {
+    // Taken before the read: a write that lands during it is after loadedAt, so its stamp refuses the
+    // entry, however late the entry is put.
     const loadedAt = this.opts.now();
     const value = await source.load();
     const entry: Entry<T, P> = { loadedAt, bookmark: this.opts.bookmarks.current(), value };
     if (pinned) entry.pin = source.pin(value);
     const maxAge = pinned ? PINNED_MAX_AGE_S : Math.ceil(this.opts.ttlMs / 1000);
-    await this.guarded(() => cache.put(url, keepFor(JSON.stringify(entry), maxAge)), undefined);
+    const kept = this.guarded(() => cache.put(url, keepFor(JSON.stringify(entry), maxAge)), undefined);
+    if (request.defer) request.defer(kept);
+    else await kept;
     return value;
   }
 

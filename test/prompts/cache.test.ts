@@ -22,7 +22,8 @@ function setup(opts: { ttlMs?: number; sent?: string | null; cache?: Cache | nul
     pin: (v) => ({ at: v.text }),
     holds: async (pin) => holds && pin.at === data,
   };
-  const read = (key: Partial<ReadKey> = {}, fresh = false) => cache.read({ workspaceId: 1, identifier: "t", ...key }, { origin, fresh }, source);
+  const read = (key: Partial<ReadKey> = {}, fresh = false, defer?: (work: Promise<unknown>) => void) =>
+    cache.read({ workspaceId: 1, identifier: "t", ...key }, { origin, fresh, defer }, source);
   return {
     cache,
     origin,
@@ -153,6 +154,30 @@ describe("freshness the request asks for", () => {
   it("reads Cache-Control's no-cache and no-store, in any case and place", () => {
     for (const v of ["no-cache", "No-Cache", "max-age=0, no-cache", "no-store", 'no-cache="Set-Cookie"', " private ,no-store "]) expect(asksForFresh(v), v).toBe(true);
     for (const v of [undefined, "", "max-age=60", "no-transform", "x-no-cache", "no-cacheable"]) expect(asksForFresh(v), String(v)).toBe(false);
+  });
+});
+
+describe("keeping a read", () => {
+  it("hands the put to defer (the request's waitUntil) when there is one: the answer does not wait for it", async () => {
+    const t = setup();
+    const deferred: Promise<unknown>[] = [];
+    expect(await t.read({}, false, (work) => void deferred.push(work))).toEqual({ value: { text: "v1" }, state: "miss" });
+    expect(deferred).toHaveLength(1);
+    await Promise.all(deferred);
+    t.tick(1);
+    expect((await t.read()).state).toBe("hit");
+  });
+
+  it("a read kept after a purge it began before is not answered, however late it lands", async () => {
+    const t = setup();
+    const deferred: Promise<unknown>[] = [];
+    const late = t.read({}, false, (work) => void deferred.push(work));
+    await late;
+    t.tick(5);
+    await t.cache.purge(1, t.origin);
+    await Promise.all(deferred);
+    t.tick(1);
+    expect((await t.read()).state).toBe("miss");
   });
 });
 

@@ -255,7 +255,7 @@ async function throughEdgeCache(
   const ws = c.get("auth").workspaceId;
   const { value, state } = await prompts.read(
     { workspaceId: ws, identifier, version: sel.version, label: sel.label },
-    { origin: new URL(c.req.url).origin, fresh: asksForFresh(c.req.header("cache-control")) },
+    { origin: new URL(c.req.url).origin, fresh: asksForFresh(c.req.header("cache-control")), defer: (work) => c.executionCtx.waitUntil(work) },
     templateReadSource(db, ws, identifier, sel),
   );
   c.header(CACHE_STATE_HEADER, state);
