@@ -101,7 +101,7 @@ export class PromptCache {
       this.guarded(() => cache.match(url).then((r) => (r ? (r.json() as Promise<Entry<T, P>>) : null)), null),
       pinned ? null : this.guarded(() => cache.match(stampUrl(request.origin, key.workspaceId)).then((r) => (r ? r.json().then((s) => (s as { purgedAt: number }).purgedAt) : null)), null),
     ]);
-    if (entry && this.answers(entry, pinned, purgedAt) && (!pinned || (await source.holds(entry.pin as P)))) {
+    if (entry && this.answers(entry, pinned, purgedAt) && (!pinned || (entry.pin !== undefined && (await source.holds(entry.pin))))) {
       if (entry.bookmark) this.opts.bookmarks.adopt(entry.bookmark);
       return { value: entry.value, state: "hit" };
     }
