@@ -5,21 +5,27 @@
 // For every figure it reports the client's wall time and the CPU time the workerd process spent
 // (utime + stime from /proc, per request), next to /health's, and the machine's load (`uptime`).
 //
-//   npm run bench:targets [-- --logs 1000000 --samples 40 --count 2000 --concurrency 16 --json]
+//   npm run bench:targets [-- --logs 1000000 --samples 40 --count 2000 --concurrency 16 --template-samples 600 --publish-every 200 --json]
 //
 // 1. Throughput, concurrency 16, rounds alternating GET /health and POST /log-request.
 // 2. Latency, one request at a time, interleaved per sample: GET /health, GET /requests/{id},
 //    suggestions (21 queries, rotating), the three searches of bench:search, and a cell edit.
+// 3. Template fetches, one at a time, each sample a GET /health then one fetch, rotating: the SDK's
+//    POST of the latest version with input variables (run()'s default), the same by label, and a GET
+//    pinned to a version; the template uses a snippet. Every --publish-every fetches a new version of
+//    the template or of its snippet is published (untimed), so the edge cache sees purges as it would
+//    in use. Reports p50/p95/p99 beside /health's and the hit ratio (X-PromptEdge-Cache).
 // Targets: log-request ≥ 60 % of health's throughput; suggestions p95 ≤ 25 ms; search p95 ≤ 150 ms;
-// cell edit p95 ≤ 2 × health's p95. Exit 0 when every request succeeded (targets met or not), 1
-// otherwise, 2 on a usage or startup error. A measured run, never a timed test.
+// cell edit p95 ≤ 2 × health's p95; template fetch p99 ≤ 1.5 × health's p99 (phase 3). Exit 0 when
+// every request succeeded (targets met or not), 1 otherwise, 2 on a usage or startup error. A
+// measured run, never a timed test.
 import { performance } from "node:perf_hooks";
 import { cellId, drive, load, machine, optionsOrExit, parseArgs, percentile, summarise } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
 import { BENCH_KEYS, BENCH_WORKSPACE, seededState } from "./lib/seeded-state.mjs";
 import { LOG_BODY, searchesFor, SUGGESTIONS } from "./lib/bench-requests.mjs";
 
-const USAGE = "usage: npm run bench:targets [-- --logs N --samples N --count N --concurrency N --rounds N --json]";
+const USAGE = "usage: npm run bench:targets [-- --logs N --samples N --count N --concurrency N --rounds N --template-samples N --publish-every N --json]";
 
 function parseOptions(argv, env) {
   const o = parseArgs(argv, env, {
@@ -30,6 +36,8 @@ function parseOptions(argv, env) {
       count: { env: "BENCH_COUNT", default: 2000 },
       concurrency: { env: "BENCH_CONCURRENCY", default: 16 },
       rounds: { default: 4 },
+      "template-samples": { env: "BENCH_TEMPLATE_SAMPLES", default: 600 },
+      "publish-every": { env: "BENCH_PUBLISH_EVERY", default: 200 },
     },
     flags: { json: "BENCH_JSON" },
   });
@@ -41,7 +49,7 @@ const r2 = (x) => Math.round(x * 100) / 100;
 
 function stats(wall, cpu) {
   const s = [...wall].sort((a, b) => a - b);
-  return { n: s.length, p50_ms: r2(percentile(s, 50)), p95_ms: r2(percentile(s, 95)), cpu_ms_per_request: r2(cpu / s.length) };
+  return { n: s.length, p50_ms: r2(percentile(s, 50)), p95_ms: r2(percentile(s, 95)), p99_ms: r2(percentile(s, 99)), cpu_ms_per_request: r2(cpu / s.length) };
 }
 
 async function main() {
@@ -165,14 +173,26 @@ async function main() {
       const r = await req("POST", "/api/public/v2/requests/search", body);
       totals[k] = { total: r.total, total_is_estimate: r.total_is_estimate };
     }
+    // ---- 3. template fetches beside /health, with publishes between them
+    const templates = await templatePhase(api, opts, req, fail);
+    log(`templates (${opts["template-samples"]} samples, a publish every ${opts["publish-every"]} fetches), load ${templates.load.map((l) => l.join(" ")).join(" → ")}:`);
+    for (const [k, st] of Object.entries(templates.latency)) log(`  ${k.padEnd(12)} p50 ${st.p50_ms} ms, p95 ${st.p95_ms} ms, p99 ${st.p99_ms} ms, CPU ${st.cpu_ms_per_request} ms/req`);
+    log(`  answered: ${JSON.stringify(templates.states)}, hit ratio ${templates.hit_ratio_pct ?? "n/a"} %`);
+
     const worstSearch = Math.max(latency.search_1.p95_ms, latency.search_2.p95_ms, latency.search_3.p95_ms);
     const targets = {
       log_request_throughput: { target: "≥ 60 % of health", value_pct: throughput.ratio_pct, met: throughput.ratio_pct >= 60 },
       suggestions_p95: { target: "≤ 25 ms", value_ms: latency.suggestions.p95_ms, met: latency.suggestions.p95_ms <= 25 },
       search_p95: { target: "≤ 150 ms", value_ms: worstSearch, met: worstSearch <= 150 },
       cell_edit_p95: { target: "≤ 2 × health p95", value_ms: latency.cell_edit.p95_ms, health_p95_ms: latency.health.p95_ms, met: latency.cell_edit.p95_ms <= 2 * latency.health.p95_ms },
+      template_fetch_p99: {
+        target: "≤ 1.5 × health p99",
+        value_ms: templates.latency.fetch.p99_ms,
+        health_p99_ms: templates.latency.health.p99_ms,
+        met: templates.latency.fetch.p99_ms <= 1.5 * templates.latency.health.p99_ms,
+      },
     };
-    const result = { date: new Date().toISOString(), machine: machine(), logs: opts.logs, options: opts, throughput, latency, search_totals: totals, targets, failures };
+    const result = { date: new Date().toISOString(), machine: machine(), logs: opts.logs, options: opts, throughput, latency, templates, search_totals: totals, targets, failures };
     if (opts.json) console.log(JSON.stringify(result, null, 2));
     else {
       for (const [k, t] of Object.entries(targets)) log(`target ${k} ${t.target}: ${t.met ? "met" : "NOT met"} (${t.value_pct ?? t.value_ms})`);
@@ -185,6 +205,79 @@ async function main() {
     await api.stop();
   }
   process.exit(failures > 0 ? 1 : 0);
+}
+
+/**
+ * Phase 3: a template with a snippet and a release label, fetched one request at a time after a
+ * GET /health each sample, rotating over the SDK's latest and label fetches and a pinned GET; a new
+ * version of the template or of its snippet is published every `publish-every` fetches (untimed).
+ */
+async function templatePhase(api, opts, req, fail) {
+  const chat = (text) => ({ type: "chat", messages: [{ role: "system", content: [{ type: "text", text }] }, { role: "user", content: [{ type: "text", text: "{question}" }] }] });
+  const metadata = { model: { provider: "openai", name: "gpt-4o", parameters: { temperature: 0.2 } } };
+  const name = `bench-support-${Date.now()}`;
+  const snippet = `bench-policy-${Date.now()}`;
+  let published = 0;
+  const publish = async () => {
+    const which = published++ % 2 === 0 ? name : snippet;
+    const text = which === name ? `You answer support questions. @@@${snippet}@@@ (revision ${published})` : `Be brief and kind (revision ${published}).`;
+    await req("POST", "/rest/prompt-templates", { prompt_template: { prompt_name: which }, prompt_version: { prompt_template: chat(text), metadata }, release_labels: ["prod"] });
+  };
+  await req("POST", "/rest/prompt-templates", { prompt_template: { prompt_name: snippet }, prompt_version: { prompt_template: chat("Be brief."), metadata } });
+  await req("POST", "/rest/prompt-templates", { prompt_template: { prompt_name: name }, prompt_version: { prompt_template: chat(`You answer support questions. @@@${snippet}@@@`), metadata }, release_labels: ["prod"] });
+  const post = (body) => fetch(`${api.url}/prompt-templates/${name}`, { method: "POST", headers: { "X-API-KEY": api.key, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const kinds = {
+    sdk_latest: () => post({ input_variables: { question: "Where is my order?" } }),
+    sdk_label: () => post({ label: "prod", input_variables: { question: "Can I get a refund?" } }),
+    get_pinned: () => fetch(`${api.url}/prompt-templates/${name}?version=1`, { headers: { "X-API-KEY": api.key } }),
+  };
+  const names = Object.keys(kinds);
+  for (let i = 0; i < 30; i++) {
+    await (await fetch(`${api.url}/health`)).text();
+    await (await kinds[names[i % names.length]]()).text();
+  }
+  // fetch: every fetch; hit: the fetches the edge cache answered (none before the cache existed).
+  const wall = { health: [], fetch: [], hit: [], ...Object.fromEntries(names.map((k) => [k, []])) };
+  const cpu = Object.fromEntries(Object.keys(wall).map((k) => [k, 0]));
+  const states = {};
+  const byKind = Object.fromEntries(names.map((k) => [k, { hit: 0, n: 0 }]));
+  const count = (key, ms, used) => {
+    wall[key].push(ms);
+    cpu[key] += used;
+  };
+  const measure = async (k, fn) => {
+    const c0 = cpuMs(api.pid);
+    const t0 = performance.now();
+    const res = await fn();
+    const text = await res.text();
+    const ms = performance.now() - t0;
+    const used = cpuMs(api.pid) - c0;
+    if (res.status !== 200) fail(`templates ${k}`, res.status, text);
+    return { res, ms, used };
+  };
+  const load0 = load();
+  for (let i = 0; i < opts["template-samples"]; i++) {
+    if (i > 0 && i % opts["publish-every"] === 0) await publish();
+    const health = await measure("health", () => fetch(`${api.url}/health`));
+    count("health", health.ms, health.used);
+    const k = names[i % names.length];
+    const { res, ms, used } = await measure(k, kinds[k]);
+    const state = res.headers.get("X-PromptEdge-Cache") ?? "none";
+    for (const key of [k, "fetch", state === "hit" ? "hit" : null]) if (key) count(key, ms, used);
+    states[state] = (states[state] ?? 0) + 1;
+    byKind[k].n++;
+    if (state === "hit") byKind[k].hit++;
+  }
+  const fetches = opts["template-samples"];
+  const pct = (hit, n) => (states.none === fetches ? null : r2((hit / n) * 100));
+  return {
+    latency: Object.fromEntries(Object.keys(wall).filter((k) => wall[k].length > 0).map((k) => [k, stats(wall[k], cpu[k])])),
+    states,
+    hit_ratio_pct: pct(states.hit ?? 0, fetches),
+    hit_ratio_by_kind_pct: Object.fromEntries(names.map((k) => [k, pct(byKind[k].hit, byKind[k].n)])),
+    publishes: published,
+    load: [load0, load()],
+  };
 }
 
 main();

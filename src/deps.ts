@@ -4,10 +4,16 @@
 import { buildBaseDeps } from "./base-deps";
 import type { RequestSessions } from "./db/sessions";
 import type { Deps, Env } from "./env";
+import { msSetting } from "./lib/time";
+import { DEFAULT_PROMPT_CACHE_TTL_MS, PromptCache } from "./prompts/cache";
+
+/** The control database's binding name, as the request's sessions know it. */
+const CONTROL_DB = "DB";
 
 /** `sessions`: the request's D1 sessions (src/db/sessions.ts); queue jobs and the cron pass none. */
 export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
   const base = buildBaseDeps(env, sessions);
+  let prompts: PromptCache | undefined;
   return {
     env,
     get db() {
@@ -20,5 +26,17 @@ export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
     blobs: env.BLOBS,
     jobs: env.JOBS,
     sheet: (sheetId) => env.SHEETS.get(env.SHEETS.idFromName(sheetId)),
+    get prompts() {
+      return (prompts ??= new PromptCache({
+        cache: typeof caches === "undefined" ? null : caches.default,
+        ttlMs: msSetting(env.PROMPT_CACHE_TTL_MS, DEFAULT_PROMPT_CACHE_TTL_MS),
+        now: base.now,
+        bookmarks: {
+          sent: () => sessions?.sentFor(CONTROL_DB) ?? null,
+          current: () => sessions?.latest(CONTROL_DB) ?? null,
+          adopt: (bookmark) => sessions?.adopt(CONTROL_DB, bookmark),
+        },
+      }));
+    },
   };
 }

@@ -3,6 +3,7 @@ import type { SheetObject } from "./sheets/sheet-object";
 import type { RealtimeHub } from "./realtime/hub-object";
 import type { BlockSettings } from "./services/block-context";
 import type { BaseDeps } from "./base-deps";
+import type { PromptCache } from "./prompts/cache";
 
 /** The Worker's bindings and settings; the LLM providers' and ENDPOINT block's settings are BlockSettings. */
 export interface Env extends BlockSettings {
@@ -21,6 +22,8 @@ export interface Env extends BlockSettings {
   JSON_MAX_BYTES?: string;
   AUTH_CACHE_TTL_MS?: string;
   AUTH_KEY_CACHE_MS?: string;
+  /** How long a template read by label or latest may be answered from the edge cache, in ms (src/prompts/cache.ts). */
+  PROMPT_CACHE_TTL_MS?: string;
   /** The log databases (src/logs/shards.ts): bindings in placement order, and a shard's size when full. */
   LOG_SHARDS?: string;
   LOG_SHARD_MAX_BYTES?: string;
@@ -59,6 +62,8 @@ export interface Deps extends BaseDeps {
   readonly jobs: Queue;
   /** The Durable Object that owns a sheet. */
   sheet(sheetId: string): DurableObjectStub<SheetObject>;
+  /** The edge cache of template reads, in this data centre. */
+  readonly prompts: PromptCache;
 }
 
 /** Who is calling: resolved from X-API-KEY by the auth middleware. */

@@ -37,9 +37,14 @@ export function formatBookmarks(bookmarks: ReadonlyMap<string, string>): string 
   return [...bookmarks].map(([name, bookmark]) => `${name}=${bookmark}`).join(",");
 }
 
+/** The newer of two bookmarks of one database (D1 bookmarks sort oldest to newest). */
+const newer = (a: string | null | undefined, b: string | null | undefined): string | null => (a && b ? (a >= b ? a : b) : (a ?? b ?? null));
+
 /** The sessions of one request: one per database, opened on first use. */
 export class RequestSessions {
   private readonly opened = new Map<string, D1DatabaseSession>();
+  /** Bookmarks of answers this request took from a cache instead of a database (src/prompts/cache.ts). */
+  private readonly adopted = new Map<string, string>();
 
   constructor(
     private readonly start: SessionStart,
@@ -58,11 +63,29 @@ export class RequestSessions {
     return session as unknown as D1Database;
   }
 
+  /** The bookmark the client sent for a database. */
+  sentFor(name: string): string | null {
+    return this.sent.get(name) ?? null;
+  }
+
+  /** The newest bookmark the request knows for a database: its session's, an adopted one, or the sent one. */
+  latest(name: string): string | null {
+    return newer(newer(this.sent.get(name), this.adopted.get(name)), this.opened.get(name)?.getBookmark());
+  }
+
+  /**
+   * A bookmark of data the request answers from a cache: the response hands it back (when newer), so
+   * the client's next request reads at least what this answer showed.
+   */
+  adopt(name: string, bookmark: string): void {
+    this.adopted.set(name, newer(this.adopted.get(name), bookmark)!);
+  }
+
   /** The response's header value: the sent bookmarks, advanced by the databases this request used. */
   header(): string | null {
     const all = new Map(this.sent);
-    for (const [name, session] of this.opened) {
-      const bookmark = session.getBookmark();
+    for (const name of new Set([...this.opened.keys(), ...this.adopted.keys()])) {
+      const bookmark = this.latest(name);
       if (bookmark) all.set(name, bookmark);
     }
     return formatBookmarks(all);

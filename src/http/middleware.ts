@@ -4,6 +4,7 @@ import type { AppEnv, AuthContext } from "../env";
 import { CONTROL_SHARD, placementOf } from "../logs/shards";
 import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
 import { ApiError } from "../lib/errors";
+import { msSetting } from "../lib/time";
 import { drainBody } from "../lib/drain";
 import { capStream } from "../lib/read-body";
 import { presentedKey } from "./body-key";
@@ -53,11 +54,6 @@ const DEFAULT_AUTH_KEY_CACHE_MS = 5_000;
  */
 const DEFAULT_AUTH_CACHE_TTL_MS = 60_000;
 
-function msFrom(value: string | undefined, fallback: number): number {
-  const n = Number(value ?? fallback);
-  return Number.isFinite(n) && n >= 0 ? n : fallback;
-}
-
 /** The key's context from the isolate's cache when verified less than `maxAgeMs` ago, else from D1. */
 async function verifyKey(c: Context<AppEnv>, maxAgeMs: number | ((auth: AuthContext) => number)): Promise<Verified> {
   const key = presentedKey(c);
@@ -74,7 +70,7 @@ async function verifyKey(c: Context<AppEnv>, maxAgeMs: number | ((auth: AuthCont
     throw new ApiError("unauthorized", UNKNOWN_KEY);
   }
   // Kept as long as the longest reader wants it; each reader checks its own age.
-  const keep = Math.max(msFrom(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS), msFrom(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS));
+  const keep = Math.max(msSetting(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS), msSetting(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS));
   authCache.set(keyHash, auth, keep);
   useAuth(c, auth);
   return { keyHash, fromCache: false };
@@ -101,7 +97,7 @@ function useAuth(c: Context<AppEnv>, auth: AuthContext): void {
  * AUTH_KEY_CACHE_MS after the revocation (each one verifies it again once its entry is that old).
  */
 export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const { keyHash } = await verifyKey(c, msFrom(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS));
+  const { keyHash } = await verifyKey(c, msSetting(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS));
   await next();
   if (c.res.status === 401) authCache.delete(keyHash);
 };
@@ -115,8 +111,8 @@ export const requireAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
  * revoked key always sees 401.
  */
 export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const guarded = msFrom(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS);
-  const everyRoute = msFrom(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS);
+  const guarded = msSetting(c.env.AUTH_CACHE_TTL_MS, DEFAULT_AUTH_CACHE_TTL_MS);
+  const everyRoute = msSetting(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS);
   const { keyHash, fromCache } = await verifyKey(c, (auth) => (auth.logShard === CONTROL_SHARD ? guarded : everyRoute));
   await next();
   if (fromCache && c.res.status >= 400 && c.res.status !== 401) {

@@ -54,3 +54,9 @@ export function toIso(ms: number | null | undefined): string | null {
   if (ms === null || ms === undefined) return null;
   return new Date(ms).toISOString();
 }
+
+/** A duration setting in ms ([vars]): a number ≥ 0, else `fallback` (unset or not a number). */
+export function msSetting(value: string | undefined, fallback: number): number {
+  const n = Number(value ?? fallback);
+  return Number.isFinite(n) && n >= 0 ? n : fallback;
+}

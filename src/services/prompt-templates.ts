@@ -1,7 +1,7 @@
 // The prompt registry: templates, their numbered versions and release labels. New versions and
 // label moves are single conditional statements in one db.batch(), so concurrent publishes never
 // reuse a version number and a label always names exactly one version.
-import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inJsonList, nowMs } from "../db/sql";
 import { runBatch } from "../db/batch";
@@ -15,7 +15,8 @@ import { requireFolder } from "./folders";
 import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
 import { eventStatement } from "./events";
 import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../converters";
-import { refuseSnippetCycles, resolveSnippets } from "./snippets";
+import type { ReadSource } from "../prompts/cache";
+import { refuseSnippetCycles, resolveSnippets, type SnippetDependencies } from "./snippets";
 import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
@@ -42,9 +43,12 @@ export interface PublishedView {
   external_ids: ExternalIdPair[];
 }
 
+/** The id a numeric identifier names (tried before the name it also is), else null. */
+const idOf = (identifier: string): number | null => (/^[1-9][0-9]{0,15}$/.test(identifier) ? Number(identifier) : null);
+
 /** A template by id or name. A numeric identifier is tried as an id first, then as a name. */
 export async function findTemplate(db: Db, workspaceId: number, identifier: string): Promise<PromptTemplateRow | null> {
-  const asId = /^[1-9][0-9]{0,15}$/.test(identifier) ? Number(identifier) : null;
+  const asId = idOf(identifier);
   if (asId !== null) {
     const [byId] = await db.select().from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.id, asId))).limit(1);
     if (byId) return byId;
@@ -281,12 +285,82 @@ export interface TemplateVersionView {
 }
 
 /**
- * One template at the selected version; with input variables, text blocks come back filled in.
- * `sdkForm` (POST, the SDKs' fetch) also fills them when none are given but the version has provider
- * arguments, missing ones empty: PromptLayer's rule, which the Python SDK's template cache repeats on
- * what it fetched with skip_input_variable_rendering. GET never fills them. run()'s overrides
- * (provider, model, model_parameter_overrides) change the answered metadata.model and the llm_kwargs
- * built from it, never the stored version.
+ * What a fetch reads before it renders anything: the template, the selected version, its labels and
+ * external IDs, the blueprint with its snippets filled in, and what the snippets' lookups found. Plain
+ * JSON, so the edge cache can keep it (src/prompts/cache.ts): change TEMPLATE_READ_FORMAT with its shape.
+ */
+export interface TemplateVersionRead {
+  t: PromptTemplateRow;
+  v: PromptVersionRow;
+  p: Pick<PublishedView, "release_labels" | "external_ids">;
+  expanded: Obj;
+  snippets: { id: number; prompt_name: string; version: number }[];
+  dependencies: SnippetDependencies;
+}
+
+/** Names TemplateVersionRead's shape (and its rows' columns) in the edge cache's keys. */
+export const TEMPLATE_READ_FORMAT = "template-version-1";
+
+export async function readTemplateVersion(db: Db, ws: number, identifier: string, sel: { version?: number | null; label?: string | null }): Promise<TemplateVersionRead> {
+  const t = await requireTemplate(db, ws, identifier);
+  const v = await resolveVersion(db, t.id, sel);
+  // Snippets first: their text may hold input variables too.
+  const [p, { template: expanded, snippets, dependencies }] = await Promise.all([publishedView(db, ws, t, v), resolveSnippets(db, ws, t.name, v.promptTemplate)]);
+  return { t, v, p: { release_labels: p.release_labels, external_ids: p.external_ids }, expanded, snippets, dependencies };
+}
+
+/** What a version-pinned read rests on: its template at a generation, and each snippet name's answer. */
+export interface TemplateReadPin {
+  id: number;
+  generation: number;
+  snippets: SnippetDependencies;
+}
+
+/** The generations a read was made at: the template's read with its row, each snippet's with its text. */
+const templateReadPin = (read: TemplateVersionRead): TemplateReadPin => ({ id: read.t.id, generation: read.t.cacheGeneration, snippets: read.dependencies });
+
+/**
+ * Whether a read pinned by `pin` would be read the same now, in one query: the identifier still names
+ * that template at that generation, and every snippet name still finds what it found (or still nothing).
+ */
+export async function templateReadHolds(db: Db, ws: number, identifier: string, pin: TemplateReadPin): Promise<boolean> {
+  const asId = idOf(identifier);
+  const names = [identifier, ...Object.keys(pin.snippets)];
+  const rows = await db
+    .select({ id: promptTemplates.id, name: promptTemplates.name, generation: promptTemplates.cacheGeneration })
+    .from(promptTemplates)
+    .where(and(eq(promptTemplates.workspaceId, ws), or(asId !== null ? eq(promptTemplates.id, asId) : undefined, inJsonList(promptTemplates.name, names))));
+  const named = (name: string) => rows.find((r) => r.name === name);
+  const t = (asId !== null ? rows.find((r) => r.id === asId) : undefined) ?? named(identifier);
+  if (!t || t.id !== pin.id || t.generation !== pin.generation) return false;
+  return Object.entries(pin.snippets).every(([name, found]) => {
+    const now = named(name);
+    return found === null ? now === undefined : now !== undefined && now.id === found.id && now.generation === found.generation;
+  });
+}
+
+/** The edge cache's source of a template read (src/prompts/cache.ts): the read, its pin, the pin's proof. */
+export function templateReadSource(
+  db: Db,
+  ws: number,
+  identifier: string,
+  sel: { version?: number | null; label?: string | null },
+): ReadSource<TemplateVersionRead, TemplateReadPin> {
+  return {
+    format: TEMPLATE_READ_FORMAT,
+    load: () => readTemplateVersion(db, ws, identifier, sel),
+    pin: templateReadPin,
+    holds: (pin) => templateReadHolds(db, ws, identifier, pin),
+  };
+}
+
+/**
+ * One template at the selected version; with input variables, text blocks come back filled in. run()'s
+ * overrides (provider, model, model_parameter_overrides) change the answered metadata.model and the
+ * llm_kwargs built from it, never the stored version. `read`: the read already made (the edge cache's).
+ * `sdkForm` (POST, the SDKs' fetch) also fills variables when none are given but the version has
+ * provider arguments, missing ones empty: PromptLayer's rule, which the Python SDK's template cache
+ * repeats on what it fetched with skip_input_variable_rendering. GET never fills them.
  */
 export async function getTemplateVersion(
   db: Db,
@@ -299,12 +373,9 @@ export async function getTemplateVersion(
     skip_input_variable_rendering?: boolean | null;
     sdkForm?: boolean;
   } & ModelOverrides,
+  read?: TemplateVersionRead,
 ): Promise<TemplateVersionView> {
-  const t = await requireTemplate(db, ws, identifier);
-  const v = await resolveVersion(db, t.id, sel);
-  const p = await publishedView(db, ws, t, v);
-  // Snippets first: their text may hold input variables too.
-  const { template: expanded, snippets } = await resolveSnippets(db, ws, t.name, v.promptTemplate);
+  const { t, v, p, expanded, snippets } = read ?? (await readTemplateVersion(db, ws, identifier, sel));
   const metadata = withModelOverrides(v.metadata ?? null, sel);
   const render = !sel.skip_input_variable_rendering && (sel.input_variables != null || (sel.sdkForm === true && llmKwargsFor(expanded, metadata) !== null));
   const promptTemplate = render ? renderTemplate(expanded, sel.input_variables ?? {}) : expanded;
@@ -479,7 +550,8 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
     }),
     db.insert(promptLabels).values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name }).onConflictDoNothing(),
   ]);
-  const [row] = inserted.meta.changes === 1 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
+  // changes counts the rows the cache-generation triggers (migration 0030) update as well: none when nothing was inserted.
+  const [row] = inserted.meta.changes > 0 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
   if (!row) throw new ApiError("conflict", `name: prompt ${promptId} already has a label "${input.name}" (move it with PATCH /prompt-labels/{id})`);
   return labelView(row, v.version);
 }
@@ -511,7 +583,7 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
       .set({ promptVersionId: v.id, updatedAt: Date.now() })
       .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
   ]);
-  const [row] = updated.meta.changes === 1 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
+  const [row] = updated.meta.changes > 0 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
   if (!row) throw ApiError.notFound("release label");
   return labelView(row, v.version);
 }

@@ -8,27 +8,41 @@ import { expandSnippets, SnippetCycleError, type SnippetLookup } from "../prompt
 
 type Obj = Record<string, unknown>;
 
-/** The latest version of each template by name, looked up as the expansion meets it. */
-export function registryLookup(db: Db, ws: number): SnippetLookup {
+/**
+ * What an expansion looked up, by snippet name: the template found (its id and cache generation, read
+ * with its text) or null for a name no template has. The edge cache keeps a read as long as these hold.
+ */
+export type SnippetDependencies = Record<string, { id: number; generation: number } | null>;
+
+/** The latest version of each template by name, looked up as the expansion meets it; `seen` records each answer. */
+export function registryLookup(db: Db, ws: number, seen?: SnippetDependencies): SnippetLookup {
   return async (name) => {
     const [row] = await db
-      .select({ id: promptTemplates.id, name: promptTemplates.name, version: promptVersions.version, template: promptVersions.promptTemplate })
+      .select({
+        id: promptTemplates.id,
+        name: promptTemplates.name,
+        generation: promptTemplates.cacheGeneration,
+        version: promptVersions.version,
+        template: promptVersions.promptTemplate,
+      })
       .from(promptTemplates)
       .innerJoin(promptVersions, eq(promptVersions.promptId, promptTemplates.id))
       .where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.name, name)))
       .orderBy(desc(promptVersions.version))
       .limit(1);
+    if (seen) seen[name] = row ? { id: row.id, generation: row.generation } : null;
     return row ? { id: row.id, name: row.name, version: row.version, template: row.template as Obj } : null;
   };
 }
 
 const cycleError = (err: SnippetCycleError) => new ApiError("validation_error", `prompt_template: ${err.message}`);
 
-/** The template with its snippets filled in, and the snippets it used. */
+/** The template with its snippets filled in, the snippets it used, and every name it looked up (nested ones too). */
 export async function resolveSnippets(db: Db, ws: number, name: string, template: Obj) {
+  const dependencies: SnippetDependencies = {};
   try {
-    const { template: out, used } = await expandSnippets(template, name, registryLookup(db, ws));
-    return { template: out, snippets: used.map((s) => ({ id: s.id, prompt_name: s.name, version: s.version })) };
+    const { template: out, used } = await expandSnippets(template, name, registryLookup(db, ws, dependencies));
+    return { template: out, snippets: used.map((s) => ({ id: s.id, prompt_name: s.name, version: s.version })), dependencies };
   } catch (err) {
     if (err instanceof SnippetCycleError) throw cycleError(err);
     throw err;

@@ -55,6 +55,27 @@ describe("RequestSessions", () => {
     expect(sessions.header()).toBe("LOGS_0=0000000f-00000002,DB=0000000f-00000001");
   });
 
+  it("hands back a cached answer's bookmark, or the newest it knows of a database", () => {
+    const older = "0000000a-00000001";
+    const newer = "0000000a-00000009";
+    // Nothing opened: the adopted bookmark goes out, unless the client already sent a newer one.
+    const cached = new RequestSessions("first-unconstrained", new Map([["DB", older]]));
+    expect(cached.sentFor("DB")).toBe(older);
+    cached.adopt("DB", newer);
+    cached.adopt("DB", older);
+    expect(cached.latest("DB")).toBe(newer);
+    expect(cached.header()).toBe(`DB=${newer}`);
+    const sentNewer = new RequestSessions("first-unconstrained", new Map([["DB", newer]]));
+    sentNewer.adopt("DB", older);
+    expect(sentNewer.header()).toBe(`DB=${newer}`);
+    // A session that has read further wins over an adopted bookmark.
+    const opened = new RequestSessions("first-unconstrained", new Map());
+    opened.open("DB", fakeD1("0000000b-00000000", []));
+    opened.adopt("DB", newer);
+    expect(opened.header()).toBe("DB=0000000b-00000000");
+    expect(opened.sentFor("DB")).toBeNull();
+  });
+
   it("hands back the bookmarks it was sent for databases the request did not touch", () => {
     const sessions = new RequestSessions("first-primary", new Map([["LOGS_1", BM]]));
     sessions.open("DB", fakeD1(null, []));

@@ -1,5 +1,6 @@
 // D1 round trips per authenticated read: with the key verified once (and cached in the isolate),
-// reading a log, asking for suggestions and editing a cell cost at most their own work's round trip.
+// reading a log, asking for suggestions and editing a cell cost at most their own work's round trip,
+// and a template read the edge cache answers costs none (one when pinned to a version).
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -83,6 +84,20 @@ describe("one D1 round trip per authenticated read", () => {
     const res = await send("/api/public/v2/requests/suggestions?field=tags");
     expect(res.status).toBe(200);
     expect(res.calls).toBe(1);
+  });
+
+  it("a template read answered by the edge cache: none by label or latest, one (its proof) pinned to a version", async () => {
+    const name = `round-trips-${crypto.randomUUID().slice(0, 8)}`;
+    const template = { type: "completion", content: [{ type: "text", text: "hi" }] };
+    const published = await send("/rest/prompt-templates", { method: "POST", body: JSON.stringify({ prompt_template: { prompt_name: name }, prompt_version: { prompt_template: template }, release_labels: ["prod"] }) });
+    expect(published.status).toBe(200);
+    for (const [query, calls] of [["", 0], ["?label=prod", 0], ["?version=1", 1]] as const) {
+      expect((await send(`/prompt-templates/${name}${query}`)).status).toBe(200);
+      d1.reset();
+      const res = await send(`/prompt-templates/${name}${query}`);
+      expect(res.status).toBe(200);
+      expect(res.calls, query).toBe(calls);
+    }
   });
 
   it("a cell edit: no D1 round trip on the request path (the work is the sheet object's)", async () => {

@@ -15,6 +15,11 @@ export const promptTemplates = sqliteTable(
     createdBy: integer("created_by"),
     createdAt: integer("created_at").notNull().default(now),
     updatedAt: integer("updated_at").notNull().default(now),
+    /**
+     * Moved on by triggers (migration 0030) whenever the template, one of its versions, labels or
+     * external IDs changes: the edge cache's proof that a cached read still holds (src/prompts/cache.ts).
+     */
+    cacheGeneration: integer("cache_generation").notNull().default(0),
   },
   (t) => [
     uniqueIndex("prompt_templates_workspace_name").on(t.workspaceId, t.name),

@@ -1,6 +1,7 @@
 // externalIdRoutes: the one route factory for attaching, listing and detaching external IDs, called
 // once per entity type (POST|GET {base}/{id}/external-ids, DELETE {base}/{id}/external-ids/{source}/{external_id}).
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import type { Db } from "../../db/client";
 import type { ExternalIdEntityType } from "../../db/schema";
@@ -24,6 +25,8 @@ export interface ExternalIdRouteOptions<Id extends string | number = number> {
   tag: string;
   /** Whether the entity exists in the caller's workspace (else 404, whoever owns it). */
   exists: (db: Db, workspaceId: number, id: Id) => Promise<boolean>;
+  /** Run around attach and detach (prompt templates purge the edge cache of their reads). */
+  writeMiddleware?: MiddlewareHandler<AppEnv>[];
 }
 
 const AttachResponse = z.object({ success: z.literal(true), external_id: ExternalId }).openapi("ExternalIdAttachResponse");
@@ -46,6 +49,7 @@ export function externalIdRoutes<Id extends string | number = number>(app: OpenA
 
   const attach = defineRoute({
     ...common,
+    middleware: opts.writeMiddleware ?? [],
     method: "post",
     path,
     summary: `Attach an external ID to a ${opts.label}`,
@@ -76,6 +80,7 @@ export function externalIdRoutes<Id extends string | number = number>(app: OpenA
 
   const detach = defineRoute({
     ...common,
+    middleware: opts.writeMiddleware ?? [],
     method: "delete",
     path: `${path}/{source}/{external_id}`,
     summary: `Detach an external ID from a ${opts.label}`,

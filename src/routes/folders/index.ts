@@ -5,6 +5,7 @@ import { defineRoute } from "../../http/openapi";
 import { QueryBool, QueryInt, QueryList, ResourceFilterShape, SortBy } from "../../lib/query";
 import { NameText, IdParam } from "../../lib/schemas";
 import { requireOwnWorkspace } from "../../lib/workspace";
+import { purgesPromptCache } from "../../http/prompt-cache";
 import { FOLDER_ENTITY_SOURCES } from "../../services/folder-entity-sources";
 import { FOLDER_ENTITY_TYPES, listFolderEntities, type FolderEntityType } from "../../services/folder-entities";
 import { createFolder, folderExists, renameFolder } from "../../services/folders";
@@ -99,6 +100,8 @@ const CountResponse = z.object({ success: z.literal(true), moved_count: z.int() 
 const move = defineRoute({
   method: "post",
   path: "/api/public/v2/folders/entities",
+  // Prompts move or go with these: their reads in the edge cache are purged (src/http/prompt-cache.ts).
+  middleware: [purgesPromptCache],
   tags,
   summary: "Move entities into a folder",
   description:
@@ -124,6 +127,8 @@ const move = defineRoute({
 const remove = defineRoute({
   method: "delete",
   path: "/api/public/v2/folders/entities",
+  // Prompts move or go with these: their reads in the edge cache are purged (src/http/prompt-cache.ts).
+  middleware: [purgesPromptCache],
   tags,
   summary: "Delete entities",
   description:

@@ -1,7 +1,7 @@
 // The prompt registry: publish and patch templates, read them by id or name (version or label),
 // list them, and manage release labels (POST /prompts/{id}/label, PATCH|DELETE /prompt-labels/{id}).
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam, PromptBlueprint } from "../../lib/schemas";
@@ -17,7 +17,12 @@ import {
   publishTemplate,
   templateExists,
   templateLabels,
+  templateReadSource,
+  type TemplateVersionRead,
+  type TemplateVersionView,
 } from "../../services/prompt-templates";
+import { asksForFresh, CACHE_STATE_HEADER } from "../../prompts/cache";
+import { purgesPromptCache } from "../../http/prompt-cache";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalIdSource, ExternalIdValue } from "../external-ids/schemas";
 import { QueryInt } from "../../lib/query";
@@ -58,6 +63,7 @@ const publish = defineRoute({
   summary: "Publish a prompt template",
   description: "Creates the template with version 1, or adds the next version when the name exists. `release_labels` are created on, or moved to, the new version.",
   errors: [404, 409],
+  middleware: [purgesPromptCache],
   request: { body: { required: true, content: { "application/json": { schema: PublishBody } } } },
   responses: { 200: json(PublishedTemplate, "The template and its new version") },
 });
@@ -69,6 +75,7 @@ const patch = defineRoute({
   summary: "Create a version from a base version and a patch",
   description: "Bases on the latest version, or the one version or label names; index-keyed objects patch messages, tools, functions or content, arrays replace them, null removes tools, functions, function_call and tool_choice. model_parameters merges into metadata.model.parameters. Chat-only fields on a completion template, content on a chat template and an index past the end are 400s. The answer is the version this call wrote, with base_version.",
   errors: [404],
+  middleware: [purgesPromptCache],
   request: { params: z.object({ identifier: Identifier }), body: { required: true, content: { "application/json": { schema: PatchBody } } } },
   responses: { 201: json(PatchedTemplate, "The new version") },
 });
@@ -83,7 +90,25 @@ const list = defineRoute({
   responses: { 200: json(ListTemplates, "One page of templates") },
 });
 
-const getRaw = defineRoute({
+/** What both template reads say of the edge cache (src/prompts/cache.ts, docs/registry.md). */
+const EDGE_CACHE =
+  " Answered from the edge cache of the data centre when it may: a read pinned to a version is checked against the database on every hit and is never stale; " +
+  "a read by label or of the latest version may be up to PROMPT_CACHE_TTL_MS old (5 s by default) after a change made through another data centre " +
+  "(a change made through this one purges it before it answers). `Cache-Control: no-cache`, or an X-PromptEdge-Bookmark newer than the cached read " +
+  "(the bookmark of one's own publish), reads fresh. Input variables and overrides are applied per request; the answer is the same from the cache or not.";
+
+const CacheStateHeader = z.object({
+  [CACHE_STATE_HEADER]: z.enum(["hit", "miss", "bypass"]).openapi({
+    description: "hit: answered from the edge cache; miss: read from the database (and kept); bypass: read fresh because the request asked (Cache-Control).",
+  }),
+});
+
+/** A template read's route: its description says what the edge cache does, its 200 names the header that says which answered. */
+function edgeCached<R extends { description?: string; responses: { 200: object } }>(route: R): R {
+  return { ...route, description: (route.description ?? "") + EDGE_CACHE, responses: { ...route.responses, 200: { ...route.responses[200], headers: CacheStateHeader } } };
+}
+
+const getRaw = edgeCached(defineRoute({
   method: "get",
   path: "/prompt-templates/{identifier}",
   tags,
@@ -95,9 +120,9 @@ const getRaw = defineRoute({
   errors: [404],
   request: { params: z.object({ identifier: Identifier }), query: VersionQuery },
   responses: { 200: json(TemplateVersion, "The selected version (latest by default)") },
-});
+}));
 
-const getWithBody = defineRoute({
+const getWithBody = edgeCached(defineRoute({
   method: "post",
   path: "/prompt-templates/{identifier}",
   tags,
@@ -113,7 +138,7 @@ const getWithBody = defineRoute({
   middleware: [emptyBodyIsObject],
   request: { params: z.object({ identifier: Identifier }), body: { required: false, content: { "application/json": { schema: GetTemplateBody } } } },
   responses: { 200: json(TemplateVersion, "The selected version") },
-});
+}));
 
 const labels = defineRoute({
   method: "get",
@@ -133,6 +158,7 @@ const createLabelRoute = defineRoute({
   summary: "Create a release label on a version",
   description: "A version that does not exist is a 404; a label name already on this prompt is a 409 (move it with PATCH /prompt-labels/{id}).",
   errors: [404, 409],
+  middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_id: IdParam("prompt_id") }), body: { required: true, content: { "application/json": { schema: CreateLabelBody } } } },
   responses: { 200: json(ReleaseLabel, "The label") },
 });
@@ -144,6 +170,7 @@ const moveLabelRoute = defineRoute({
   summary: "Move a release label to another version of its prompt",
   description: "Moves the label to another version (prompt_version_number) of its own prompt; a number the prompt has no version for is a 404.",
   errors: [404],
+  middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_label_id: IdParam("prompt_label_id") }), body: { required: true, content: { "application/json": { schema: MoveLabelBody } } } },
   responses: { 200: json(ReleaseLabel, "The moved label") },
 });
@@ -155,6 +182,7 @@ const deleteLabelRoute = defineRoute({
   summary: "Delete a release label",
   description: "Deletes the label; the version it named stays.",
   errors: [404],
+  middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_label_id: IdParam("prompt_label_id") }) },
   responses: { 204: { description: "Deleted" } },
 });
@@ -177,6 +205,7 @@ const upsertByExternalId = defineRoute({
     "release_labels follow the body either way. When no template is mapped yet, the template named prompt_name (created if new) takes the mapping. " +
     "201 when a template was created, else 200. external_ids in the body are not taken: the path names the mapping.",
   errors: [404, 409],
+  middleware: [purgesPromptCache],
   request: {
     params: z.object({ source: ExternalIdSource, external_id: ExternalIdValue }),
     body: { required: true, content: { "application/json": { schema: PublishBody.omit({ external_ids: true }) } } },
@@ -217,6 +246,27 @@ const snippetUsageRoute = defineRoute({
   },
 });
 
+/**
+ * A template read through the edge cache (src/prompts/cache.ts): `answer` renders the read the cache
+ * hands it, per request; X-PromptEdge-Cache says whether the cache answered.
+ */
+async function throughEdgeCache(
+  c: Context<AppEnv>,
+  identifier: string,
+  sel: { version?: number | null; label?: string | null },
+  answer: (read: TemplateVersionRead) => Promise<TemplateVersionView>,
+): Promise<TemplateVersionView> {
+  const { db, prompts } = c.var.deps;
+  const ws = c.get("auth").workspaceId;
+  const { value, state } = await prompts.read(
+    { workspaceId: ws, identifier, version: sel.version, label: sel.label },
+    { origin: new URL(c.req.url).origin, fresh: asksForFresh(c.req.header("cache-control")), defer: (work) => c.executionCtx.waitUntil(work) },
+    templateReadSource(db, ws, identifier, sel),
+  );
+  c.header(CACHE_STATE_HEADER, state);
+  return answer(value);
+}
+
 export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(publish, async (c) => {
     const body = c.req.valid("json");
@@ -248,7 +298,8 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getRaw, async (c) => {
     const { identifier } = c.req.valid("param");
-    return c.json(await getTemplateVersion(c.var.deps.db, c.get("auth").workspaceId, identifier, c.req.valid("query")), 200);
+    const query = c.req.valid("query");
+    return c.json(await throughEdgeCache(c, identifier, query, (read) => getTemplateVersion(c.var.deps.db, c.get("auth").workspaceId, identifier, query, read)), 200);
   });
 
   app.openapi(getWithBody, async (c) => {
@@ -256,7 +307,7 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.workspace_id);
-    return c.json(await getTemplateVersion(c.var.deps.db, auth.workspaceId, identifier, { ...body, sdkForm: true }), 200);
+    return c.json(await throughEdgeCache(c, identifier, body, (read) => getTemplateVersion(c.var.deps.db, auth.workspaceId, identifier, { ...body, sdkForm: true }, read)), 200);
   });
 
   app.openapi(labels, async (c) => {
@@ -287,5 +338,6 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
     label: "prompt template",
     tag: "prompt templates",
     exists: templateExists,
+    writeMiddleware: [purgesPromptCache],
   });
 }
