@@ -24,8 +24,9 @@
 //
 // After the logs, `--exports` OTLP exports of 100 spans each (10 of them LLM calls that make logs,
 // scripts/bench-traces.mjs) measure bytes per span; the logs those spans make are reported apart.
-// A sample of logs is read back (GET /api/public/v2/requests/{id}) and compared with what was sent, and
-// a free-text search is checked, so the bench cannot measure a broken path.
+// Bytes are taken once every log is indexed (its search rows are written after its answer). A sample
+// of logs is read back (GET /api/public/v2/requests/{id}) and compared with what was sent, and a
+// free-text search is checked, so the bench cannot measure a broken path.
 // Exit code: 0 when everything was stored and read back, 1 otherwise, 2 on a usage or startup error.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -33,7 +34,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import { drive, load, machine, optionsOrExit, parseArgs, printResult } from "./lib/bench.mjs";
-import { startBenchApi } from "./lib/bench-server.mjs";
+import { startBenchApi, waitIndexed } from "./lib/bench-server.mjs";
 import { exportOf } from "./bench-traces.mjs";
 
 const USAGE = `usage: npm run bench:storage [-- --logs N] [--exports N] [--concurrency N] [--json]
@@ -325,6 +326,8 @@ async function main() {
     log(`Logging ${opts.logs} requests…`);
     const run = await drive({ send: sendLog, concurrency: opts.concurrency, count: opts.logs });
     log(`… in ${(run.elapsedMs / 1000).toFixed(1)} s`);
+    // Indexed (search rows, full text, facets, daily totals), as every log is within seconds.
+    log(`… indexed ${(await waitIndexed(api.mf)).toFixed(0)} ms later`);
 
     // Read back: every field sent comes back as sent; a search for a word of a log finds it.
     const sample = [...new Set(Array.from({ length: 20 }, (_, k) => Math.floor((k * (opts.logs - 1)) / 19)))];
@@ -371,6 +374,7 @@ async function main() {
           else stored += 1;
         },
       });
+      await waitIndexed(api.mf);
       const d1b = await api.mf.getD1Database(shard);
       const counts = await d1b.prepare("SELECT (SELECT count(*) FROM spans) AS spans, (SELECT count(*) FROM request_logs WHERE id > ?1) AS logs").bind(maxLogId).first();
       if (counts.spans !== stored * 100) errors.push(`spans stored ${counts.spans}, expected ${stored * 100}`);

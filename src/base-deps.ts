@@ -19,6 +19,10 @@ export interface BaseDeps {
    * src/logs/shards.ts): placed on first use, then known for the rest of the request or job.
    */
   logs(workspaceId: number): Promise<Db>;
+  /** The log database bound as `shard` (a LOG_SHARDS binding, or the control database's "DB"). */
+  logsOn(shard: string): Db;
+  /** The binding a log database handle of logs() or logsOn() was opened from: where a log written through it lives. */
+  shardOf(logs: Db): string;
   /** What the caller already knows of a workspace's shard (the key lookup reads it): saves a lookup. */
   knowShard(workspaceId: number, shard: string | null, placed?: (shard: string) => void): void;
   /** What blocks (LLM calls, endpoints, stored prompts) run with, for one workspace. */
@@ -33,10 +37,11 @@ export function buildBaseDeps(env: BaseEnv, sessions?: RequestSessions): BaseDep
   const logDbs = new Map<string, Db>();
   const shards = new Map<number, Promise<string>>();
   const placedHooks = new Map<number, (shard: string) => void>();
+  const shardOfHandle = new WeakMap<Db, string>();
   const dbOfShard = (shard: string): Db => {
-    if (shard === CONTROL_SHARD) return deps.db;
-    let handle = logDbs.get(shard);
+    let handle = shard === CONTROL_SHARD ? deps.db : logDbs.get(shard);
     if (!handle) logDbs.set(shard, (handle = open(shard, shardBinding(env, shard))));
+    shardOfHandle.set(handle, shard);
     return handle;
   };
   const deps: BaseDeps = {
@@ -56,6 +61,12 @@ export function buildBaseDeps(env: BaseEnv, sessions?: RequestSessions): BaseDep
         shard.catch(() => shards.delete(workspaceId));
       }
       return dbOfShard(await shard);
+    },
+    logsOn: dbOfShard,
+    shardOf(logs) {
+      const shard = shardOfHandle.get(logs);
+      if (!shard) throw new Error("shardOf: not a log database handle of these deps");
+      return shard;
     },
     knowShard(workspaceId, shard, placed) {
       if (shard) shards.set(workspaceId, Promise.resolve(shard));

@@ -14,11 +14,14 @@ export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
       return base.db;
     },
     logs: base.logs,
+    logsOn: base.logsOn,
+    shardOf: base.shardOf,
     knowShard: base.knowShard,
     blocks: base.blocks,
     now: base.now,
     blobs: env.BLOBS,
     jobs: env.JOBS,
+    indexQueue: env.INDEX,
     sheet: (sheetId) => env.SHEETS.get(env.SHEETS.idFromName(sheetId)),
   };
 }

@@ -12,3 +12,4 @@ export { logsInOrder, matchingLogPages, newestLogId } from "./readers";
 export { CONTROL_SHARD, configuredShards, placeWorkspace } from "./shards";
 export { closedTraces, closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";
 export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchivedLogLine, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";
+export { indexLeftBehind, indexLogs, INDEX_BATCH_LOGS, SWEEP_AFTER_MS, SWEEP_MAX_LOGS } from "./indexing";

@@ -1,8 +1,9 @@
-// What the cron trigger runs every minute: the webhook sweep, the job sweep and the log archive job.
+// What the cron trigger runs every minute: the webhook sweep, the job sweep, the index sweep and the
+// log archive job.
 // Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
 import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
-import { archiveOldLogs, archiveSettings } from "../logs";
+import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind } from "../logs";
 import { inEventScope } from "../services/events";
 import { sweepJobs } from "../services/job-sweeper";
 import { dispatchQuietly, sweepWebhooks } from "../services/webhook-delivery";
@@ -22,7 +23,24 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
     if (emitted.size > 0) await dispatchQuietly(deps, [...emitted]);
   }
   await sweepWebhooks(deps);
+  await indexQuietly(deps, now);
   await archiveQuietly(deps, now);
+}
+
+/**
+ * Indexes the logs of every log database left unindexed for a while (their queue message was lost,
+ * the queue was down, or indexing failed): nothing stays unsearchable. A database that fails waits for
+ * the next minute; the others go on.
+ */
+export async function indexQuietly(deps: Deps, now: number): Promise<void> {
+  for (const shard of [CONTROL_SHARD, ...configuredShards(deps.env)]) {
+    try {
+      const indexed = await indexLeftBehind(deps.logsOn(shard), now);
+      if (indexed > 0) console.log(JSON.stringify({ level: "info", msg: "index sweep", shard, logs: indexed }));
+    } catch (err) {
+      console.error(JSON.stringify({ level: "error", msg: "index sweep failed", shard, error: chainForLog(err) }));
+    }
+  }
 }
 
 /** Moves logs past their workspace's retention window to R2; a failure waits for the next minute (nothing is lost). */

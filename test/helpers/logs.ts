@@ -1,5 +1,8 @@
 // A small, varied set of logged requests for search and suggestion tests.
+import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { getDb } from "../../src/db/client";
+import { indexLeftBehind } from "../../src/logs";
 import { call, json } from "./api";
 import { logBody, text } from "./fixtures";
 
@@ -77,7 +80,17 @@ export const SEED = [
   }),
 ];
 
-/** Logs SEED into a workspace; returns the four ids in SEED order. */
+/**
+ * Indexes every log still waiting for the indexer, in every log database, at once: what search,
+ * suggestions and analytics see a few seconds after a write (src/logs/indexing.ts). The one way
+ * tests wait for indexing: call it between writing logs and reading them through those.
+ */
+export async function indexNow(): Promise<void> {
+  // The sweeper's own pass, with every log old enough.
+  for (const d1 of [env.DB, env.LOGS_0, env.LOGS_1]) await indexLeftBehind(getDb(d1), Number.MAX_SAFE_INTEGER);
+}
+
+/** Logs SEED into a workspace and indexes them; returns the four ids in SEED order. */
 export async function seedLogs(key: string): Promise<number[]> {
   const ids: number[] = [];
   for (const body of SEED) {
@@ -85,5 +98,6 @@ export async function seedLogs(key: string): Promise<number[]> {
     expect(res.status, JSON.stringify(await res.clone().json())).toBe(201);
     ids.push((await json(res)).id);
   }
+  await indexNow();
   return ids;
 }

@@ -17,6 +17,7 @@ import {
 } from "../../src/logs/archive";
 import { call, createWorkspace as createAnyWorkspace, json, logInControlDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
+import { indexNow } from "../helpers/logs";
 
 const db = getDb(env.DB);
 /**
@@ -41,6 +42,8 @@ async function logAt(ws: TestKey, start: number, extra: Record<string, unknown> 
     json: logBody({ request_start_time: new Date(start).toISOString(), request_end_time: new Date(start + 1500).toISOString(), tags: ["t1", `at-${start}`], metadata: { user: "u1" }, ...extra }),
   });
   expect(res.status).toBe(201);
+  // Indexed, as any log is within seconds: the job leaves a log the indexer has yet to see.
+  await indexNow();
   return (await json(res)).id;
 }
 

@@ -6,6 +6,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
+import { indexAfterAnswer } from "../../http/after-answer";
 import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "../../logs";
 import { trackRequest } from "../../services/tracking-request";
 import { convertProviderCall } from "../../converters";
@@ -112,11 +113,13 @@ export function registerTrackingRoutes(app: OpenAPIHono<AppEnv>) {
     const { request_start_time, request_end_time, ...body } = c.req.valid("json");
     const now = Date.now();
     const end = request_end_time ?? now;
-    const tracked = await trackRequest(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), {
+    const logs = await c.var.deps.logs(c.get("auth").workspaceId);
+    const tracked = await trackRequest(c.var.deps.db, logs, c.get("auth"), {
       ...body,
       request_start_time: request_start_time ?? end,
       request_end_time: end,
     }, convertProviderCall);
+    await indexAfterAnswer(c, logs, [tracked.request_id]);
     return c.json({ success: true as const, ...tracked }, 200);
   });
 
