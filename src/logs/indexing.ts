@@ -12,10 +12,10 @@
 // with every update), and deletes their unindexed rows in the same transaction: a log is indexed once,
 // a redelivered message finds nothing to do, and a batch that raced a tracking call writes nothing and
 // reads again.
-import { sql, type SQL } from "drizzle-orm";
+import { getTableName, sql, type SQL } from "drizzle-orm";
 import { runBatch, type Statement } from "../db/batch";
-import type { Db } from "../db/client";
-import { requestLogFacets, requestLogUnindexed, requestLogValues } from "../db/schema";
+import { d1Of, type Db } from "../db/client";
+import { requestLogFacets, requestLogs, requestLogUnindexed, requestLogValues } from "../db/schema";
 import { bucketSql } from "../analytics/latency-buckets";
 import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
 
@@ -55,10 +55,15 @@ export const SWEEP_MAX_LOGS = 2_000;
 /** How often one batch of logs is read again when tracking calls keep changing it, before giving up (the sweeper goes on). */
 const INDEX_ATTEMPTS = 3;
 
-/** The statement marking a log unindexed, in the batch that writes it; `requestId` is SQL (the batch's new row). */
-export function markUnindexed(db: Db, requestId: SQL, tools: readonly string[]) {
-  return db.insert(requestLogUnindexed).values({ requestId, tools: [...tools] });
+/**
+ * The statement marking the log its batch has just inserted unindexed, with its blueprints' tool
+ * names. Inside a batch's transaction that log is max(id): D1 runs a batch as one transaction on a
+ * single writer, and AUTOINCREMENT never reuses ids. Prepared as plain SQL: it runs with every log.
+ */
+export function markNewestUnindexed(db: Db, tools: readonly string[]): D1PreparedStatement {
+  return d1Of(db).prepare(MARK_NEWEST).bind(JSON.stringify(tools));
 }
+const MARK_NEWEST = `INSERT INTO ${getTableName(requestLogUnindexed)} (request_id, tools) VALUES ((SELECT max(id) FROM ${getTableName(requestLogs)}), ?)`;
 
 /** SQL true while the log (an id or an id expression) has had its index rows written. */
 export function isIndexed(requestId: SQL | number): SQL {

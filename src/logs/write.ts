@@ -1,7 +1,7 @@
 // Logging requests: the hottest write path. One db.batch(): the log row and its mark as not yet
 // indexed. Its search side rows, full-text entry, facet counts and daily totals are written after the
 // answer, many logs at a time, by the indexer (indexing.ts). Nothing else slow happens here.
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { requestLogs, type RequestLogRow, type RequestStatus } from "../db/schema";
 import type { AuthContext } from "../env";
@@ -11,8 +11,9 @@ import { toIso } from "../lib/time";
 import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
 import { findPromptVersion, type PromptVersionView } from "../services/prompt-versions";
 import { searchColumnsOf, toolsOf } from "./index-rows";
-import { markUnindexed } from "./indexing";
+import { markNewestUnindexed } from "./indexing";
 import { runBatch } from "../db/batch";
+import { insertRow } from "../db/insert";
 import { inJsonList } from "../db/sql";
 import { decodeBlueprints, encodeBlueprints, type Blueprints } from "./row-codec";
 
@@ -63,45 +64,39 @@ export async function createRequestLog(db: Db, logs: Db, auth: AuthContext, inpu
   const promptName = input.prompt_name ?? promptVersion?.prompt_name ?? null;
   const promptId = input.prompt_id ?? promptVersion?.prompt_id ?? null;
   const search = searchColumnsOf(input);
-  const insertLog = logs
-    .insert(requestLogs)
-    .values({
-      workspaceId: auth.workspaceId,
-      provider: input.provider,
-      model: input.model,
-      apiType: input.api_type ?? null,
-      ...encodeBlueprints(input, search),
-      tags: input.tags,
-      metadata: input.metadata,
-      promptName,
-      promptId,
-      promptVersionNumber: input.prompt_version_number ?? null,
-      promptVersionId: promptVersion?.id ?? null,
-      promptInputVariables: input.prompt_input_variables,
-      inputTokens: input.input_tokens,
-      outputTokens: input.output_tokens,
-      price: input.price,
-      functionName: input.function_name,
-      score: input.score,
-      scoreName: input.score_name ?? null,
-      scores: initialScores(input),
-      groupId: input.group_id ?? null,
-      status: input.status,
-      errorType: input.error_type ?? null,
-      errorMessage: input.error_message ?? null,
-      requestStartTime: input.request_start_time,
-      requestEndTime: input.request_end_time,
-      createdBy: auth.userId,
-      apiKeyId: auth.apiKeyId,
-      spanId: input.span_id ?? null,
-      ...search,
-    })
-    .returning({ id: requestLogs.id });
+  const insertLog = insertRow(logs, requestLogs, {
+    workspaceId: auth.workspaceId,
+    provider: input.provider,
+    model: input.model,
+    apiType: input.api_type ?? null,
+    ...encodeBlueprints(input, search),
+    tags: input.tags,
+    metadata: input.metadata,
+    promptName,
+    promptId,
+    promptVersionNumber: input.prompt_version_number ?? null,
+    promptVersionId: promptVersion?.id ?? null,
+    promptInputVariables: input.prompt_input_variables,
+    inputTokens: input.input_tokens,
+    outputTokens: input.output_tokens,
+    price: input.price,
+    functionName: input.function_name,
+    score: input.score,
+    scoreName: input.score_name ?? null,
+    scores: initialScores(input),
+    groupId: input.group_id ?? null,
+    status: input.status,
+    errorType: input.error_type ?? null,
+    errorMessage: input.error_message ?? null,
+    requestStartTime: input.request_start_time,
+    requestEndTime: input.request_end_time,
+    createdBy: auth.userId,
+    apiKeyId: auth.apiKeyId,
+    spanId: input.span_id ?? null,
+    ...search,
+  }, ["id"]);
 
-  // Inside the batch's transaction the row just inserted is max(id): D1 runs a batch as one
-  // transaction on a single writer, and AUTOINCREMENT never reuses ids.
-  const unindexed = markUnindexed(logs, sql`(SELECT max(id) FROM request_logs)`, toolsOf(input));
-  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, unindexed]));
+  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, markNewestUnindexed(logs, toolsOf(input))]));
   return { id: (inserted.results[0] as { id: number }).id, promptVersion };
 }
 
