@@ -213,6 +213,22 @@ describe("a log before and after indexing", () => {
   });
 });
 
+describe("announcing new logs", () => {
+  it("logs written together are announced once each (one message per isolate and window), and a refused body announces nothing", async () => {
+    const w = await createWorkspace();
+    const { sent, queue } = recordingQueue();
+    const ids = await Promise.all([1, 2, 3].map((n) => logQuietly(w, logBody({ tags: [`batch-${n}`] }), queue)));
+    expect(sent.flatMap((m) => m.ids).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
+    expect(sent.length).toBeLessThanOrEqual(ids.length);
+
+    const before = sent.length;
+    const refused = await post("/log-request", w.key, logBody({ score: 101 }), queue);
+    expect(refused.status).toBe(400);
+    expect(sent.length).toBe(before);
+    expect((await indexState(w)).waiting).toEqual([{ n: 3 }]);
+  });
+});
+
 describe("a queue that is down", () => {
   it("does not fail or lose a log-request, a track-request or a spans-bulk: the sweeper indexes them once they are SWEEP_AFTER_MS old", async () => {
     const w = await createWorkspace();
