@@ -226,10 +226,11 @@ function haveDbstat(file) {
 
 /** Bytes per table or index ({ name → bytes }) and the files' bytes, summed over closed database files. */
 function snapshot(files, method) {
-  const sum = { fileBytes: 0, objects: {} };
+  const sum = { fileBytes: 0, freeBytes: 0, objects: {} };
   for (const file of files) {
     const one = snapshotOf(file, method);
     sum.fileBytes += one.fileBytes;
+    sum.freeBytes += one.freeBytes ?? 0;
     for (const [name, o] of Object.entries(one.objects)) {
       const had = sum.objects[name];
       sum.objects[name] = { bytes: (had?.bytes ?? 0) + o.bytes, table: o.table };
@@ -247,8 +248,11 @@ function snapshotOf(file, method) {
   const tables = new Map(sqlite3(file, "SELECT name, tbl_name FROM sqlite_master").map((r) => [r.name, r.tbl_name]));
   const objects = {};
   for (const { name, bytes } of sqlite3(file, "SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name")) objects[name] = { bytes, table: tables.get(name) ?? name };
-  const [{ pages, size }] = sqlite3(file, "SELECT (SELECT page_count FROM pragma_page_count) AS pages, (SELECT page_size FROM pragma_page_size) AS size");
-  return { fileBytes: pages * size, objects };
+  const [{ pages, size, free }] = sqlite3(
+    file,
+    "SELECT (SELECT page_count FROM pragma_page_count) AS pages, (SELECT page_size FROM pragma_page_size) AS size, (SELECT freelist_count FROM pragma_freelist_count) AS free",
+  );
+  return { fileBytes: pages * size, freeBytes: free * size, objects };
 }
 
 /** Bytes added between two snapshots, per category and per object, divided by `per`. */
@@ -262,7 +266,9 @@ function delta(before, after, per) {
     byObject[name] = Math.round(added / per);
   }
   const rounded = Object.fromEntries(Object.entries(byCategory).map(([c, b]) => [c, Math.round(b / per)]));
-  return { total: Math.round((after.fileBytes - before.fileBytes) / per), by_category: rounded, by_object: byObject };
+  // Pages the file holds but no table or index uses (freed by deletes, kept for the next writes).
+  const free = Math.round(((after.freeBytes ?? 0) - (before.freeBytes ?? 0)) / per);
+  return { total: Math.round((after.fileBytes - before.fileBytes) / per), by_category: rounded, free_pages: free, by_object: byObject };
 }
 
 /** Summed byte lengths of request_logs' columns (through the D1 binding), per log, for ids in (lo, hi]. */
@@ -434,6 +440,7 @@ function report(r) {
     `D1 bytes per log: ${kb(p.total)} (the file's growth / logs)`,
   ];
   for (const c of CATEGORIES) if (p.by_category[c]) lines.push(`  ${c.padEnd(10)} ${String(p.by_category[c]).padStart(7)} B`);
+  if (p.free_pages) lines.push(`  ${"free pages".padEnd(10)} ${String(p.free_pages).padStart(7)} B (in the file, used by no table or index yet)`);
   lines.push("  by table or index:");
   for (const [name, b] of Object.entries(p.by_object).sort((a, b) => b[1] - a[1])) lines.push(`    ${name.padEnd(44)} ${String(b).padStart(7)} B`);
   if (p.columns) lines.push(`  request_logs columns (mean bytes): ${Object.entries(p.columns).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ")}`);
