@@ -2,7 +2,7 @@
 // tracking call and by add-request-log at once), together with a row in request_log_unindexed. What
 // search, suggestions and analytics read beside it (its search side rows, its full-text entry, its
 // facet counts, its daily totals) is written afterwards by the indexer, many logs to one D1 batch:
-// the queue consumer runs it on the ids each write announces (queueIndexing), the cron's sweeper on
+// the queue consumer runs it on the ids each write announces (src/http/after-answer.ts), the cron's sweeper on
 // whatever is still unindexed a few seconds on (a lost message, a queue that is down, a failed run).
 //
 // The indexer builds each log's rows from the log row as it is when it runs, so a tracking call that
