@@ -57,6 +57,8 @@ function fromSpan(span: SpanInput): { log: MappedLog | null; prompt: SpanPromptR
 export interface OtlpOutcome {
   rejectedSpans: number;
   errorMessage: string | null;
+  /** The logs of the spans taken (made now or before): for the indexer. */
+  logIds: number[];
 }
 
 /** Takes an OTLP export's spans; the answer counts every span refused, saying why. */
@@ -64,7 +66,7 @@ export async function ingestOtlp(db: Db, logs: WorkspaceLogs, auth: AuthContext,
   const items: SpanToStore[] = decoded.spans.map(({ span, extras }) => ({ span, extras, ...fromSpan(span) }));
   const stored = items.length > 0 ? await storeSpans(db, logs, auth, items, { ingestId: crypto.randomUUID(), closeAfter }) : null;
   const rejected: RejectedSpan[] = [...decoded.rejected, ...(stored?.rejected ?? []).map((r) => ({ traceId: r.trace_id, spanId: r.span_id, reason: `trace ${r.trace_id} is closed` }))];
-  return { rejectedSpans: rejected.length, errorMessage: rejected.length > 0 ? describeRejections(rejected) : null };
+  return { rejectedSpans: rejected.length, errorMessage: rejected.length > 0 ? describeRejections(rejected) : null, logIds: (stored?.requestLogs ?? []).map((l) => l.id) };
 }
 
 /** One message for OTLP's partialSuccess: the count, then each distinct reason with the spans it hit (a few named). */
