@@ -13,8 +13,9 @@ import { indexLogs, placeWorkspace, SWEEP_AFTER_MS } from "../../src/logs";
 import { pickArchiveBatch, DEFAULT_ARCHIVE_SETTINGS } from "../../src/logs/archive";
 import { indexQuietly } from "../../src/queue/scheduled";
 import type { IndexLogsMessage } from "../../src/queue/messages";
-import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
-import { logBody, text } from "../helpers/fixtures";
+import { ID_RANGE_SIZE, idRangeFor, idRangeOf } from "../../src/logs/id-ranges";
+import { addKey, call, createWorkspace, json, logsDb, placeOn, type TestKey } from "../helpers/api";
+import { bulkSpan, logBody, text } from "../helpers/fixtures";
 import { indexNow } from "../helpers/logs";
 
 /** An index queue that keeps what is sent to it and delivers nothing. */
@@ -72,6 +73,15 @@ const BODY = logBody({
   output_tokens: 11,
   price: 0.25,
 });
+
+/** A track-request body (an OpenAI call about unicorns, tagged like BODY). */
+const TRACKED = {
+  function_name: "openai.chat.completions.create",
+  provider_type: "openai",
+  kwargs: { model: "gpt-4o", messages: [{ role: "user", content: "Tell me about unicorns" }] },
+  request_response: { id: "c1", object: "chat.completion", model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: "unicorns!" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1 } },
+  tags: ["deferred"],
+};
 
 let ws: TestKey;
 beforeAll(async () => {
@@ -236,13 +246,7 @@ describe("a queue that is down", () => {
     const tracked = await post(
       "/track-request",
       w.key,
-      {
-        function_name: "openai.chat.completions.create",
-        provider_type: "openai",
-        kwargs: { model: "gpt-4o", messages: [{ role: "user", content: "Tell me about unicorns" }] },
-        request_response: { id: "c1", object: "chat.completion", model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: "unicorns!" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1 } },
-        tags: ["deferred"],
-      },
+      TRACKED,
       failingQueue,
     );
     expect(tracked.status, JSON.stringify(await tracked.clone().json())).toBe(200);
@@ -326,5 +330,151 @@ describe("logs not yet indexed elsewhere", () => {
     expect((await pickArchiveBatch(logs, w.workspaceId, cutoff, DEFAULT_ARCHIVE_SETTINGS))?.ids).toEqual([first]);
     await indexNow();
     expect((await pickArchiveBatch(logs, w.workspaceId, cutoff, DEFAULT_ARCHIVE_SETTINGS))?.ids).toEqual([first, ...rest]);
+  });
+});
+
+// ---- with id ranges, periods and idempotency keys (main's log store met deferred indexing here) ----
+
+/** Delivers index messages to the Worker's consumer as one batch; the ids its messages acknowledged. */
+async function deliverAll(messages: IndexLogsMessage[]): Promise<string[]> {
+  const batch = createMessageBatch("promptedge-index", messages.map((body, i) => ({ id: `d${i}`, timestamp: new Date(), attempts: 1, body })));
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env);
+  return (await getQueueResult(batch, ctx)).explicitAcks;
+}
+
+/** The ids each message names, by the database it names. */
+const idsByShard = (messages: IndexLogsMessage[]) => {
+  const out: Record<string, number[]> = {};
+  for (const m of messages) (out[m.shard] ??= []).push(...m.ids);
+  for (const ids of Object.values(out)) ids.sort((a, b) => a - b);
+  return out;
+};
+
+const d1Named = (shard: string): D1Database => (shard === "DB" ? env.DB : (env as unknown as Record<string, D1Database>)[shard]);
+const countIn = async (shard: string, q: string, ...params: unknown[]) => (await d1Named(shard).prepare(q).bind(...params).first<{ n: number }>())!.n;
+/** Moves `w` on to a new period on `to` without measuring anything: what openPeriod records when its database is full. */
+const beginPeriod = (w: TestKey, periods: string[]) =>
+  env.DB.prepare("UPDATE workspaces SET log_shard = ?, log_periods = ? WHERE id = ?").bind(periods[periods.length - 1], JSON.stringify(periods), w.workspaceId).run();
+
+const llmSpan = (traceId: string, spanId: string, tag: string, over: Record<string, unknown> = {}) =>
+  bulkSpan(traceId, spanId, {
+    name: `llm-${tag}`,
+    log_request: { provider: "openai", model: "gpt-4o", input: BODY.input, output: BODY.output, tags: [tag] },
+    ...over,
+  });
+
+describe("id ranges, periods and idempotency keys", () => {
+  it("moving a database into its id range leaves no unindexed mark, no log and a whole full-text index", async () => {
+    // Every database this file wrote to was moved on first use (a placeholder log inserted and deleted).
+    await createWorkspace().then(async (w) => {
+      await placeOn(w, "LOGS_1");
+      await logQuietly(w, BODY, recordingQueue().queue);
+    });
+    // Every log indexed: the full-text index then holds exactly the logs' texts.
+    await indexNow();
+    for (const shard of ["DB", "LOGS_0", "LOGS_1"]) {
+      const base = (await idRangeFor(env.DB, shard)) * ID_RANGE_SIZE;
+      expect(await countIn(shard, "SELECT count(*) AS n FROM request_log_unindexed WHERE request_id = ?", base)).toBe(0);
+      expect(await countIn(shard, "SELECT count(*) AS n FROM request_logs WHERE id = ? OR workspace_id = 0", base)).toBe(0);
+      expect(await countIn(shard, "SELECT count(*) AS n FROM request_log_daily WHERE workspace_id = 0")).toBe(0);
+      // rank 1: the index is checked against the logs' own texts too.
+      await d1Named(shard).prepare("INSERT INTO request_logs_fts (request_logs_fts, rank) VALUES ('integrity-check', 1)").run();
+    }
+  });
+
+  it("a span joining a trace begun in an older period: its log is announced for and indexed in that database, the current period's in theirs", async () => {
+    const w = await createWorkspace();
+    await placeOn(w, "LOGS_0");
+    const t = "c".repeat(32);
+    const first = recordingQueue();
+    const began = await post("/spans-bulk", w.key, { spans: [bulkSpan(t, "1".repeat(16)), llmSpan(t, "2".repeat(16), "old-trace", { parent_id: "1".repeat(16) })] }, first.queue);
+    expect(began.status).toBe(201);
+    const firstLog = (await json(began)).request_logs[0].id;
+    expect(idsByShard(first.sent)).toEqual({ LOGS_0: [firstLog] });
+
+    await beginPeriod(w, ["LOGS_0", "LOGS_1"]);
+    // A fresh key: an isolate's cached key context knows the periods it was read with (AUTH_KEY_CACHE_MS).
+    const key = await addKey(w);
+    const now = { ...w, key };
+    const second = recordingQueue();
+    const later = await post(
+      "/spans-bulk",
+      key,
+      { spans: [llmSpan(t, "3".repeat(16), "old-trace", { parent_id: "1".repeat(16) }), bulkSpan("d".repeat(32), "4".repeat(16)), llmSpan("d".repeat(32), "5".repeat(16), "new-trace", { parent_id: "4".repeat(16) })] },
+      second.queue,
+    );
+    const laterBody = await json(later);
+    expect(later.status, JSON.stringify(laterBody)).toBe(201);
+    const [joined, fresh] = laterBody.request_logs.map((l: { id: number }) => l.id);
+    const logged = await logQuietly(now, logBody({ tags: ["new-trace"] }), second.queue);
+    // The joining span's log is in LOGS_0's range and marked there; the new trace's and log-request's in LOGS_1.
+    expect([idRangeOf(joined), idRangeOf(fresh), idRangeOf(logged)]).toEqual([await idRangeFor(env.DB, "LOGS_0"), ...Array(2).fill(await idRangeFor(env.DB, "LOGS_1"))]);
+    expect(idsByShard(second.sent)).toEqual({ LOGS_0: [joined], LOGS_1: [fresh, logged].sort((a, b) => a - b) });
+    expect(await countIn("LOGS_0", "SELECT count(*) AS n FROM request_log_unindexed WHERE request_id = ?", joined)).toBe(1);
+    expect(await searchIds(now, byTag("old-trace"))).toEqual([]);
+
+    // The consumer indexes each database's ids there: both of T's logs found, counted under T once each.
+    expect((await deliverAll([...first.sent, ...second.sent])).length).toBe(first.sent.length + second.sent.length);
+    expect(await searchIds(now, byTag("old-trace"))).toEqual([firstLog, joined]);
+    expect(await searchIds(now, byTag("new-trace"))).toEqual([fresh, logged].sort((a, b) => a - b));
+    for (const shard of ["LOGS_0", "LOGS_1"]) {
+      expect(await countIn(shard, "SELECT count(*) AS n FROM request_log_unindexed WHERE request_id IN (SELECT id FROM request_logs WHERE workspace_id = ?)", w.workspaceId)).toBe(0);
+    }
+    expect(await countIn("LOGS_0", "SELECT coalesce(sum(count), 0) AS n FROM request_log_facets WHERE workspace_id = ? AND field = 'trace_id' AND value = ?", w.workspaceId, t)).toBe(2);
+    expect(await countIn("LOGS_1", "SELECT count(*) AS n FROM request_log_facets WHERE workspace_id = ? AND field = 'trace_id' AND value = ?", w.workspaceId, t)).toBe(0);
+  });
+
+  it("a log of an older period that learns its trace from a span in another database is counted under the trace alike, indexed before or after", async () => {
+    const counts: number[] = [];
+    for (const indexFirst of [true, false]) {
+      const w = await createWorkspace();
+      await placeOn(w, "LOGS_0");
+      const spanId = indexFirst ? "6".repeat(16) : "7".repeat(16);
+      const trace = indexFirst ? "e".repeat(32) : "f".repeat(32);
+      const tracked = await post("/track-request", w.key, { ...TRACKED, span_id: spanId }, recordingQueue().queue);
+      const logId = (await json(tracked)).request_id;
+      if (indexFirst) await indexNow();
+      await beginPeriod(w, ["LOGS_0", "LOGS_1"]);
+      // A new trace begins in LOGS_1 with the span the log named (no log of its own).
+      const now = { ...w, key: await addKey(w) };
+      const res = await post("/spans-bulk", now.key, { spans: [bulkSpan(trace, spanId)] }, recordingQueue().queue);
+      expect(res.status).toBe(201);
+      expect(((await json(await call(`/api/public/v2/requests/${logId}`, { key: w.key }))) as { trace_id: string }).trace_id).toBe(trace);
+      await indexNow();
+      counts.push(await countIn("LOGS_0", "SELECT coalesce(sum(count), 0) AS n FROM request_log_facets WHERE workspace_id = ? AND field = 'trace_id' AND value = ?", w.workspaceId, trace));
+      expect(await searchIds(now, { logic: "AND", filters: [{ field: "trace_id", operator: "is", value: trace }] })).toEqual([logId]);
+    }
+    expect(counts).toEqual([1, 1]);
+  });
+
+  it("an Idempotency-Key's row, the log and its unindexed mark commit together; a replay or a racing twin announces and marks nothing more", async () => {
+    const w = await createWorkspace();
+    await placeOn(w, "LOGS_1");
+    const { sent, queue } = recordingQueue();
+    const send = async () => {
+      const ctx = createExecutionContext();
+      const req = new Request("http://api.test/log-request", { method: "POST", headers: { "X-API-KEY": w.key, "Content-Type": "application/json", "Idempotency-Key": "once-only" }, body: JSON.stringify(BODY) });
+      const res = await worker.fetch(req, { ...env, INDEX: queue }, ctx);
+      await waitOnExecutionContext(ctx);
+      expect(res.status).toBe(201);
+      return (await json(res)).id as number;
+    };
+    const ids = await Promise.all([send(), send(), send()]);
+    const id = ids[0];
+    expect(ids).toEqual([id, id, id]);
+    expect(await send()).toBe(id);
+    const state = await d1Named("LOGS_1")
+      .prepare(
+        `SELECT (SELECT count(*) FROM request_logs WHERE workspace_id = ?1) AS logs,
+                (SELECT count(*) FROM request_log_unindexed WHERE request_id IN (SELECT id FROM request_logs WHERE workspace_id = ?1)) AS marks,
+                (SELECT group_concat(request_log_id) FROM idempotency_keys WHERE workspace_id = ?1) AS keyed`,
+      )
+      .bind(w.workspaceId)
+      .first();
+    expect(state).toEqual({ logs: 1, marks: 1, keyed: String(id) });
+    expect(sent.flatMap((m) => m.ids)).toEqual([id]);
+    await deliverAll(sent);
+    expect(await searchIds(w, byTag("deferred"))).toEqual([id]);
   });
 });
