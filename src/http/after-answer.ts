@@ -4,6 +4,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import type { WorkspaceLogs } from "../logs";
+import { chainForLog } from "../lib/error-text";
 import { announceUnindexed } from "../queue/messages";
 
 /** Runs `work` after the answer; without an execution context (a bare app.fetch in a test), before it. */
@@ -43,8 +44,15 @@ export async function indexAfterAnswer(c: Context<AppEnv>, logs: WorkspaceLogs, 
   const byShard = gathering.get(queue) ?? new Map<string, number[]>();
   gathering.set(queue, byShard);
   const sends: Promise<void>[] = [];
-  for (const [db, held] of await logs.byDatabase(ids)) {
-    const shard = deps.shardOf(db);
+  let byDatabase: [shard: string, ids: number[]][];
+  try {
+    byDatabase = [...(await logs.byDatabase(ids))].map(([db, held]) => [deps.shardOf(db), held]);
+  } catch (err) {
+    // The logs are written and marked: the sweeper indexes them. The write's answer stands.
+    console.error(JSON.stringify({ level: "warn", msg: "index announcement failed; the sweeper will index these logs", logs: ids.length, error: chainForLog(err) }));
+    return;
+  }
+  for (const [shard, held] of byDatabase) {
     const window = byShard.get(shard);
     if (window) {
       window.push(...held);
