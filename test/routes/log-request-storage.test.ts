@@ -167,8 +167,9 @@ describe("stored form: legacy rows and other writers", () => {
       .bind(ws.workspaceId, JSON.stringify(b.input), JSON.stringify(b.output), JSON.stringify(params), "legacy system prompt\nlegacy question quokkafind", "legacy answer")
       .first<{ id: number }>();
     const id = row!.id;
-    // Indexed from its row like any log (the indexer reads neither form of the blueprints).
-    await env.DB.prepare("INSERT INTO request_log_unindexed (request_id, tools) VALUES (?, '[]')").bind(id).run();
+    // Marked unindexed by the insert trigger, and indexed from its row like any log (the indexer reads
+    // neither form of the blueprints).
+    expect(await env.DB.prepare("SELECT tools FROM request_log_unindexed WHERE request_id = ?").bind(id).first("tools")).toBe("[]");
     await indexNow();
     const got = await readBack(id);
     expect(got).toMatchObject({ input: b.input, output: b.output, parameters: params });
