@@ -4,12 +4,13 @@
 // Both become the same SpanInput list; a span that breaks a rule is set aside with its reason and the
 // rest are taken, as OTLP's partial success has it. The readers of ids, times and AnyValues here are
 // shared with the logs exports (otlp-logs.ts).
+import type { Writer } from "protobufjs/minimal";
 import type { AttrValue, RejectedSpan, SpanExtras, SpanInput } from "./span-input";
 
 // The generated module's typings name only protobufjs's Root; these are the messages used here.
 export interface Codec {
   decode(body: Uint8Array): unknown;
-  encode(message: unknown): { finish(): Uint8Array };
+  encode(message: unknown, writer?: Writer): { finish(): Uint8Array };
   fromObject(object: unknown): unknown;
 }
 export interface Collectors {
@@ -19,6 +20,7 @@ export interface Collectors {
 type GeneratedRoot = { opentelemetry: { proto: { collector: Collectors } } };
 
 let collectors: Collectors | null = null;
+let writerClass: (new () => Writer) | null = null;
 
 /**
  * The generated code (about 850 KB) is loaded on first use: nothing but a protobuf export needs it.
@@ -29,8 +31,18 @@ export async function protobuf(): Promise<Collectors> {
   if (!collectors) {
     const mod = (await import("@opentelemetry/otlp-transformer/build/src/generated/root")) as unknown as GeneratedRoot & { default?: GeneratedRoot };
     collectors = (mod.default ?? mod).opentelemetry.proto.collector;
+    writerClass = (await import("protobufjs/minimal")).Writer;
   }
   return collectors;
+}
+
+/**
+ * Encodes with protobufjs's plain writer: the one it picks where a Buffer exists hands strings of 40
+ * bytes or more to Buffer#utf8Write, which workerd's Buffer refuses (an answer naming why spans were
+ * refused would fail).
+ */
+function encodeMessage(codec: Codec, message: unknown): Uint8Array {
+  return codec.encode(message, new writerClass!()).finish();
 }
 
 export type OtlpEncoding = "protobuf" | "json";
@@ -264,7 +276,7 @@ export async function decodeExport(body: Uint8Array, encoding: OtlpEncoding): Pr
 export async function encodeAnswer(encoding: OtlpEncoding, codec: (c: Collectors) => Codec, countField: string, rejected: number, errorMessage: string | null): Promise<Uint8Array | Obj> {
   const partialSuccess = rejected > 0 ? { [countField]: rejected, errorMessage: errorMessage ?? "" } : null;
   if (encoding === "json") return { partialSuccess: partialSuccess ? { [countField]: String(rejected), errorMessage: partialSuccess.errorMessage } : null };
-  return codec(await protobuf()).encode(partialSuccess ? { partialSuccess } : {}).finish();
+  return encodeMessage(codec(await protobuf()), partialSuccess ? { partialSuccess } : {});
 }
 
 /** The ExportTraceServiceResponse: partialSuccess only when spans were rejected. */
@@ -275,7 +287,7 @@ export function encodeResponse(encoding: OtlpEncoding, rejectedSpans: number, er
 /** Encodes a request with `codec` (for tests and the bench: what an exporter sends). */
 export async function encodeWith(codec: (c: Collectors) => Codec, request: Obj): Promise<Uint8Array> {
   const c = codec(await protobuf());
-  return c.encode(c.fromObject(request)).finish();
+  return encodeMessage(c, c.fromObject(request));
 }
 
 /** Encodes a trace export request (for tests and the bench: what an exporter sends). */
