@@ -147,25 +147,28 @@ function initialScores(input: Pick<RequestLogInput, "score" | "score_name">): Re
   return input.score !== 0 ? { default: input.score } : {};
 }
 
-/** Statements inserting a log's search side rows; `requestId` is SQL (a bound id, or the batch's new row). */
-export function insertIndexRows(db: Db, workspaceId: number, requestId: SQL, rows: readonly IndexRow[]) {
+/**
+ * Statements inserting a log's search side rows; `requestId` is SQL (a bound id, or the batch's new
+ * row); each writes only `when` holds (SQL evaluated in the statement).
+ */
+export function insertIndexRows(db: Db, workspaceId: number, requestId: SQL, rows: readonly IndexRow[], when: SQL = sql`true`) {
   return chunkIndexRows(rows).map((json) =>
     db.insert(requestLogValues).select(sql`
       SELECT NULL, ${workspaceId}, ${requestId},
              json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
-      FROM json_each(${json}) AS j`),
+      FROM json_each(${json}) AS j WHERE ${when}`),
   );
 }
 
-/** Statements adding 1 to each facet count (creating the row at 1). */
-export function addFacetCounts(db: Db, workspaceId: number, facets: readonly FacetRow[]) {
+/** Statements adding 1 to each facet count (creating the row at 1), each only `when` holds. */
+export function addFacetCounts(db: Db, workspaceId: number, facets: readonly FacetRow[], when: SQL = sql`true`) {
   return chunkIndexRows(facets).map((json) =>
     db
       .insert(requestLogFacets)
       .select(sql`
         SELECT NULL, ${workspaceId}, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
                json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'), 1
-        FROM json_each(${json}) AS j WHERE true`)
+        FROM json_each(${json}) AS j WHERE ${when}`)
       .onConflictDoUpdate({
         target: [requestLogFacets.workspaceId, requestLogFacets.field, requestLogFacets.key, requestLogFacets.value],
         set: { count: sql`${requestLogFacets.count} + 1` },
