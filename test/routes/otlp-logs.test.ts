@@ -34,12 +34,16 @@ const event = (traceId: string, spanId: string | null, name: string, body: unkno
   body: any(body),
 });
 
-/** A chat with a tool call, as the instrumentation records it: the request's messages, then the choice. */
-const conversation = (traceId: string, spanId: string) => [
+/**
+ * A chat with a tool call, as the instrumentation records it: the request's messages, then the choice.
+ * `apart`: each message a millisecond after the last (else all at one instant, as the instrumentation
+ * stamps them, their order being the export's).
+ */
+const conversation = (traceId: string, spanId: string, apart = false) => [
   event(traceId, spanId, "gen_ai.system.message", { content: "You are terse." }),
-  event(traceId, spanId, "gen_ai.user.message", { content: "Weather in Paris?" }),
-  event(traceId, spanId, "gen_ai.assistant.message", { tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] }),
-  event(traceId, spanId, "gen_ai.tool.message", { id: "call_1", content: "rainy, 14C" }),
+  event(traceId, spanId, "gen_ai.user.message", { content: "Weather in Paris?" }, apart ? 101 : 100),
+  event(traceId, spanId, "gen_ai.assistant.message", { tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] }, apart ? 102 : 100),
+  event(traceId, spanId, "gen_ai.tool.message", { id: "call_1", content: "rainy, 14C" }, apart ? 103 : 100),
   event(traceId, spanId, "gen_ai.choice", { index: 0, finish_reason: "stop", message: { role: "assistant", content: "Rainy in Paris, bring an umbrella." } }, 900),
 ];
 
@@ -144,6 +148,23 @@ describe("POST /v1/logs: GenAI records complete their span's log", () => {
     await expectSearchable(ws, log.request_id);
     const facets = await call("/api/public/v2/requests/suggestions?field=tool_names&include_counts=true", { key: ws.key });
     expect((await json(facets)).counts).toEqual({ get_weather: 1 });
+  });
+
+  it("span and records sent at once, each record its own export, for several calls: every log ends with its whole conversation, in time order", async () => {
+    const ws = await createWorkspace();
+    const calls = Array.from({ length: 6 }, () => [hexOf(32), hexOf(16)] as const);
+    await Promise.all(
+      calls.flatMap(([t, s]) => {
+        const records = conversation(t, s, true).reverse();
+        return [sendSpans(ws, t, BASE, [chatSpan(s)]), ...records.map((r) => sendLogs(ws, [r]))];
+      }),
+    );
+    for (const [t, s] of calls) {
+      const log = await logOfSpan(ws, t, s);
+      expect(log.input.messages).toEqual(EXPECTED_INPUT);
+      expect(log.output.messages).toEqual(EXPECTED_OUTPUT);
+    }
+    expect((await searchIds(ws, { q: "umbrella" })).length).toBe(calls.length);
   });
 
   it("the span's own message attributes win; the side they leave empty is filled from the records", async () => {
