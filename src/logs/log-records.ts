@@ -13,7 +13,7 @@ import { requestLogs, spans, traceLogRecords, type SpanRow, type TraceLogRecordR
 import type { LogRecordInput } from "../traces/log-records";
 import type { AttrValue, SpanEvent, SpanInput } from "../traces/span-input";
 import { indexRowsOf, searchColumnsOf, type IndexRow } from "./index-rows";
-import { eachPeriod, type WorkspaceLogs } from "./periods";
+import { firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { encodeBlueprints, type Blueprints } from "./row-codec";
 import { byTraceHome } from "./trace-homes";
 import { addSideRows, retireSideRows } from "./tracking";
@@ -191,17 +191,16 @@ export async function storeLogRecords(store: WorkspaceLogs, ws: number, records:
 
 /** The first `limit` records of a trace, by time then arrival, from every period; empty when the workspace has none. */
 export async function traceLogRecordRows(logs: WorkspaceLogs, ws: number, traceId: string, limit: number): Promise<TraceLogRecordRow[]> {
-  const found = await eachPeriod(logs, (db) =>
-    db
-      .select()
-      .from(traceLogRecords)
-      .where(and(eq(traceLogRecords.workspaceId, ws), eq(traceLogRecords.traceId, traceId)))
-      .orderBy(asc(traceLogRecords.time), asc(traceLogRecords.id))
-      .limit(limit),
+  return firstOverPeriods(
+    logs,
+    limit,
+    (db) =>
+      db
+        .select()
+        .from(traceLogRecords)
+        .where(and(eq(traceLogRecords.workspaceId, ws), eq(traceLogRecords.traceId, traceId)))
+        .orderBy(asc(traceLogRecords.time), asc(traceLogRecords.id))
+        .limit(limit),
+    (a, b) => a.time - b.time || a.id - b.id,
   );
-  if (found.length === 1) return found[0];
-  return found
-    .flat()
-    .sort((a, b) => a.time - b.time || a.id - b.id)
-    .slice(0, limit);
 }

@@ -16,7 +16,7 @@ import type { SpanExtras, SpanInput } from "../traces/span-input";
 import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow } from "./index-rows";
 import { chunkIndexRows, type RequestLogInput } from "./write";
 import { encodeBlueprints, hexOf, type Blueprints, type LogTexts } from "./row-codec";
-import { eachPeriod, type WorkspaceLogs } from "./periods";
+import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { joinSpanLogs, spanRecordCounts, spanRecords, type LogContentOf } from "./log-records";
 import { byTraceHome, traceHomes } from "./trace-homes";
 
@@ -433,19 +433,18 @@ async function spansByKey(db: Db, ws: number, list: SpanInput[]): Promise<Map<st
 
 /** The first `limit` spans of a trace, by start time, from every period; empty when the workspace has none. */
 export async function traceSpans(logs: WorkspaceLogs, workspaceId: number, traceId: string, limit: number): Promise<SpanRow[]> {
-  const found = await eachPeriod(logs, (db) =>
-    db
-      .select()
-      .from(spans)
-      .where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)))
-      .orderBy(asc(spans.startTime), asc(spans.spanId))
-      .limit(limit),
+  return firstOverPeriods(
+    logs,
+    limit,
+    (db) =>
+      db
+        .select()
+        .from(spans)
+        .where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)))
+        .orderBy(asc(spans.startTime), asc(spans.spanId))
+        .limit(limit),
+    (a, b) => a.startTime - b.startTime || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0),
   );
-  if (found.length === 1) return found[0];
-  return found
-    .flat()
-    .sort((a, b) => a.startTime - b.startTime || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0))
-    .slice(0, limit);
 }
 
 /** Whether the workspace holds the trace (with `spanId`: that span of it), in any period. */
