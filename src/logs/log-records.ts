@@ -36,17 +36,9 @@ const GENAI = sql.raw(`event_name GLOB 'gen_ai.*'`);
 export type SpanKey = [traceId: string, spanId: string];
 const keyOf = (traceId: string, spanId: string) => `${traceId}:${spanId}`;
 
-/** Each span among `keys` with GenAI records: how many it has in all. */
-export async function spanRecordCounts(db: Db, ws: number, keys: readonly SpanKey[]): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const json of chunkIndexRows(keys)) {
-    const rows = await db.all<{ t: string; s: string; n: number }>(sql`
-      SELECT trace_id AS t, span_id AS s, count(*) AS n FROM ${sql.raw(RECORDS)}
-      WHERE workspace_id = ${ws} AND (trace_id, span_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${json})) AND ${GENAI}
-      GROUP BY trace_id, span_id`);
-    for (const r of rows) out.set(keyOf(r.t, r.s), r.n);
-  }
-  return out;
+/** SQL: how many GenAI records the span (`traceId`, `spanId`: values or columns) has. */
+export function genAiRecordCount(ws: number, traceId: SQL | string, spanId: SQL | string): SQL<number> {
+  return sql<number>`(SELECT count(*) FROM ${sql.raw(RECORDS)} AS gr WHERE gr.workspace_id = ${ws} AND gr.trace_id = ${traceId} AND gr.span_id = ${spanId} AND gr.${GENAI})`;
 }
 
 /** The GenAI records of each span among `keys` that has some, oldest first (by time, then arrival), within JOIN_LIMITS, with how many it has in all. */
@@ -140,7 +132,7 @@ export async function joinSpanLogs(db: Db, ws: number, keys: readonly SpanKey[],
       const next = contentOf(spanInputOf(span), source.records);
       const log = decodeLogRow(row);
       if (!next || sameContent(log, next)) continue;
-      const unchanged = sql`(SELECT count(*) FROM ${sql.raw(RECORDS)} WHERE workspace_id = ${ws} AND trace_id = ${span.traceId} AND span_id = ${span.spanId} AND ${GENAI}) = ${source.count}`;
+      const unchanged = sql`${genAiRecordCount(ws, span.traceId, span.spanId)} = ${source.count}`;
       statements.push(...contentStatements(db, ws, log, next, unchanged));
     }
     await runBatch(db, statements);

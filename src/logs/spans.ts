@@ -17,7 +17,7 @@ import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow } from "./inde
 import { chunkIndexRows, type RequestLogInput } from "./write";
 import { encodeBlueprints, hexOf, type Blueprints, type LogTexts } from "./row-codec";
 import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
-import { joinSpanLogs, spanRecordCounts, spanRecords, type LogContentOf } from "./log-records";
+import { genAiRecordCount, joinSpanLogs, spanRecords, type LogContentOf } from "./log-records";
 import { byTraceHome, traceHomes } from "./trace-homes";
 
 /** The stored blueprint columns of a log row that travels as JSON: the body as hex (unhex() in SQL). */
@@ -369,7 +369,7 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     throw err;
   }
 
-  const kept = await spansByKey(logs, ws, open.map((i) => i.span));
+  const kept = await spansByKey(logs, ws, open.map((i) => i.span), joinable.length > 0);
   const out: StoredSpans = { spans: [], requestLogs: [], rejected, closedTraceIds: [...closed].filter((t) => rejected.some((r) => r.trace_id === t)) };
   for (const i of open) {
     const row = kept.get(key(i.span.traceId, i.span.spanId));
@@ -382,7 +382,7 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     out.spans.push({ id: `${row.traceId}-${row.spanId}`, name: row.name, span_id: row.spanId, trace_id: row.traceId, created: row.ingestId === opts.ingestId });
     if (row.requestLogId !== null) out.requestLogs.push({ id: row.requestLogId, span_id: row.spanId, trace_id: row.traceId });
   }
-  if (opts.contentOf && joinable.length > 0) await joinLateRecords(logs, ws, joinable, joined, opts.contentOf);
+  if (opts.contentOf && joinable.length > 0) await joinLateRecords(logs, ws, joinable, joined, kept, opts.contentOf);
   return out;
 }
 
@@ -407,9 +407,8 @@ async function joinedLogs(logs: Db, ws: number, items: SpanToStore[], contentOf:
  * stored before (sent again) may have records its log lacks (a join that failed half way). Those spans'
  * logs are joined again; the records' own ingestion joins whatever lands after this read.
  */
-async function joinLateRecords(logs: Db, ws: number, items: SpanToStore[], joined: Joined, contentOf: LogContentOf) {
-  const counts = await spanRecordCounts(logs, ws, items.map((i) => [i.span.traceId, i.span.spanId]));
-  const late = items.filter((i) => (counts.get(key(i.span.traceId, i.span.spanId)) ?? 0) !== (joined.get(i)?.records ?? 0));
+async function joinLateRecords(logs: Db, ws: number, items: SpanToStore[], joined: Joined, kept: Map<string, KeptSpan>, contentOf: LogContentOf) {
+  const late = items.filter((i) => (kept.get(key(i.span.traceId, i.span.spanId))?.records ?? 0) !== (joined.get(i)?.records ?? 0));
   if (late.length > 0) await joinSpanLogs(logs, ws, late.map((i) => [i.span.traceId, i.span.spanId]), contentOf);
 }
 
@@ -418,12 +417,15 @@ async function existingSpans(db: Db, ws: number, list: SpanInput[]): Promise<Set
   return new Set(rows.keys());
 }
 
-/** The stored spans among `list`, by trace and span id. */
-async function spansByKey(db: Db, ws: number, list: SpanInput[]): Promise<Map<string, Pick<SpanRow, "traceId" | "spanId" | "name" | "requestLogId" | "ingestId">>> {
-  const out = new Map<string, Pick<SpanRow, "traceId" | "spanId" | "name" | "requestLogId" | "ingestId">>();
+type KeptSpan = Pick<SpanRow, "traceId" | "spanId" | "name" | "requestLogId" | "ingestId"> & { records: number };
+
+/** The stored spans among `list`, by trace and span id; `withRecords`: with how many GenAI log records each has (else 0). */
+async function spansByKey(db: Db, ws: number, list: SpanInput[], withRecords = false): Promise<Map<string, KeptSpan>> {
+  const out = new Map<string, KeptSpan>();
+  const records = withRecords ? genAiRecordCount(ws, sql`${spans.traceId}`, sql`${spans.spanId}`) : sql<number>`0`;
   for (const json of chunkIndexRows(list.map((s) => [s.traceId, s.spanId]))) {
     const rows = await db
-      .select({ traceId: spans.traceId, spanId: spans.spanId, name: spans.name, requestLogId: spans.requestLogId, ingestId: spans.ingestId })
+      .select({ traceId: spans.traceId, spanId: spans.spanId, name: spans.name, requestLogId: spans.requestLogId, ingestId: spans.ingestId, records })
       .from(spans)
       .where(sql`${spans.workspaceId} = ${ws} AND (${spans.traceId}, ${spans.spanId}) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${json}))`);
     for (const r of rows) out.set(key(r.traceId, r.spanId), r);
