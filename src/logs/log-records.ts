@@ -57,7 +57,11 @@ export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]):
       let entry = out.get(k);
       if (!entry) out.set(k, (entry = { records: [], count: r.total, bytes: 0 }));
       const size = (r.b ?? "null").length + r.a.length;
-      if (entry.bytes + size > JOIN_LIMITS.bytes) continue;
+      // Past the budget nothing more is taken, so the log never skips a record and shows a later one.
+      if (entry.bytes + size > JOIN_LIMITS.bytes) {
+        entry.bytes = Number.POSITIVE_INFINITY;
+        continue;
+      }
       entry.bytes += size;
       entry.records.push({ eventName: r.e, timeMs: r.tm, body: JSON.parse(r.b ?? "null") as AttrValue, attributes: JSON.parse(r.a) as Record<string, AttrValue> });
     }

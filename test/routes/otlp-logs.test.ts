@@ -7,6 +7,7 @@ import { gzipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { protobuf } from "../../src/traces/otlp";
 import { encodeLogsRequest, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT } from "../../src/traces/otlp-logs";
+import { JOIN_LIMITS } from "../../src/logs";
 import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
 import { hexOf, llm, nanos, sendSpans, str } from "../helpers/otlp";
 
@@ -346,6 +347,32 @@ describe("POST /v1/logs: bad bodies and caps", () => {
     const sized = (n: number) => call("/v1/logs", { method: "POST", key: ws.key, body: padded + " ".repeat(n - padded.length), headers: { "Content-Type": "application/json" } });
     expect((await sized(MAX)).status).toBe(200);
     expect((await sized(MAX + 1)).status).toBe(413);
+  }, 120_000);
+});
+
+describe("POST /v1/logs: what a log takes in", () => {
+  it(`a log takes in its span's first ${JOIN_LIMITS.records} records and ${JOIN_LIMITS.bytes} bytes of them, oldest first; every record stays in the trace`, async () => {
+    const ws = await createWorkspace();
+    const [t, s] = [hexOf(32), hexOf(16)];
+    await sendSpans(ws, t, BASE, [chatSpan(s)]);
+    const many = Array.from({ length: JOIN_LIMITS.records + 1 }, (_, i) => event(t, s, "gen_ai.user.message", { content: `m${i}` }, i));
+    await sendLogs(ws, many);
+    const texts = (await logOfSpan(ws, t, s)).input.messages.map((m: { content: { text: string }[] }) => m.content[0].text);
+    expect(texts).toHaveLength(JOIN_LIMITS.records);
+    expect(texts.at(-1)).toBe(`m${JOIN_LIMITS.records - 1}`);
+    expect((await json(await getTrace(ws, t))).logs).toHaveLength(JOIN_LIMITS.records + 1);
+
+    // Two records of MAX_RECORD_BYTES each fill the byte budget exactly: both taken, the next one not.
+    const [t2, s2] = [hexOf(32), hexOf(16)];
+    const attributes = JSON.stringify({ "event.name": "gen_ai.user.message", "gen_ai.system": "openai" }).length;
+    const fill = (c: string) => "x".repeat(MAX_RECORD_BYTES - attributes - JSON.stringify({ content: "" }).length).replace(/^x/, c);
+    expect(2 * MAX_RECORD_BYTES).toBe(JOIN_LIMITS.bytes);
+    await sendSpans(ws, t2, BASE, [chatSpan(s2)]);
+    await sendLogs(ws, [event(t2, s2, "gen_ai.user.message", { content: fill("a") }, 1), event(t2, s2, "gen_ai.user.message", { content: fill("b") }, 2)]);
+    await sendLogs(ws, [event(t2, s2, "gen_ai.user.message", { content: "one more" }, 3)]);
+    const firstLetters = (await logOfSpan(ws, t2, s2)).input.messages.map((m: { content: { text: string }[] }) => m.content[0].text[0]);
+    expect(firstLetters).toEqual(["a", "b"]);
+    expect((await json(await getTrace(ws, t2))).logs).toHaveLength(3);
   }, 120_000);
 });
 
