@@ -93,6 +93,7 @@ const workerdPool = () =>
       queueConsumers: {
         "promptedge-jobs": { maxBatchSize: 10, maxBatchTimeout: 0, maxRetries: 5, deadLetterQueue: "promptedge-jobs-dlq" },
         "promptedge-jobs-dlq": { maxBatchSize: 10, maxBatchTimeout: 0 },
+        "promptedge-index": { maxBatchSize: 100, maxBatchTimeout: 0, maxRetries: 3 },
       },
     },
   }));

@@ -55,7 +55,7 @@ async function timed(fn, samples) {
 async function main() {
   const opts = optionsOrExit(parseOptions);
   const log = opts.json ? () => {} : (m) => console.log(m);
-  const state = seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });
+  const state = await seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });
   const api = await startBenchApi({ persistTo: state.persistTo, key: state.key });
   workerdPid = api.pid;
   const loads = [load()];

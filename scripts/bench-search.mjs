@@ -63,7 +63,7 @@ async function main() {
   const SEARCHES = searchesFor(opts.logs);
   const log = opts.json ? () => {} : (m) => console.log(m);
   if (Math.ceil((SUGGESTIONS.length * (opts.samples + 2)) / 10) > BENCH_KEYS) throw new Error(`--samples too large for the ${BENCH_KEYS} seeded keys`);
-  const state = seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });
+  const state = await seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });
   const keys = state.keys;
   const api = await startBenchApi({ persistTo: state.persistTo, key: state.key });
   workerdPid = api.pid;

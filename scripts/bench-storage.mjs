@@ -24,8 +24,9 @@
 //
 // After the logs, `--exports` OTLP exports of 100 spans each (10 of them LLM calls that make logs,
 // scripts/bench-traces.mjs) measure bytes per span; the logs those spans make are reported apart.
-// A sample of logs is read back (GET /api/public/v2/requests/{id}) and compared with what was sent, and
-// a free-text search is checked, so the bench cannot measure a broken path.
+// Bytes are taken once every log is indexed (its search rows are written after its answer). A sample
+// of logs is read back (GET /api/public/v2/requests/{id}) and compared with what was sent, and a
+// free-text search is checked, so the bench cannot measure a broken path.
 // Exit code: 0 when everything was stored and read back, 1 otherwise, 2 on a usage or startup error.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -33,7 +34,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import { drive, load, machine, optionsOrExit, parseArgs, printResult } from "./lib/bench.mjs";
-import { startBenchApi } from "./lib/bench-server.mjs";
+import { startBenchApi, waitIndexed } from "./lib/bench-server.mjs";
 import { exportOf } from "./bench-traces.mjs";
 
 const USAGE = `usage: npm run bench:storage [-- --logs N] [--exports N] [--concurrency N] [--json]
@@ -225,10 +226,11 @@ function haveDbstat(file) {
 
 /** Bytes per table or index ({ name → bytes }) and the files' bytes, summed over closed database files. */
 function snapshot(files, method) {
-  const sum = { fileBytes: 0, objects: {} };
+  const sum = { fileBytes: 0, freeBytes: 0, objects: {} };
   for (const file of files) {
     const one = snapshotOf(file, method);
     sum.fileBytes += one.fileBytes;
+    sum.freeBytes += one.freeBytes ?? 0;
     for (const [name, o] of Object.entries(one.objects)) {
       const had = sum.objects[name];
       sum.objects[name] = { bytes: (had?.bytes ?? 0) + o.bytes, table: o.table };
@@ -246,8 +248,11 @@ function snapshotOf(file, method) {
   const tables = new Map(sqlite3(file, "SELECT name, tbl_name FROM sqlite_master").map((r) => [r.name, r.tbl_name]));
   const objects = {};
   for (const { name, bytes } of sqlite3(file, "SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name")) objects[name] = { bytes, table: tables.get(name) ?? name };
-  const [{ pages, size }] = sqlite3(file, "SELECT (SELECT page_count FROM pragma_page_count) AS pages, (SELECT page_size FROM pragma_page_size) AS size");
-  return { fileBytes: pages * size, objects };
+  const [{ pages, size, free }] = sqlite3(
+    file,
+    "SELECT (SELECT page_count FROM pragma_page_count) AS pages, (SELECT page_size FROM pragma_page_size) AS size, (SELECT freelist_count FROM pragma_freelist_count) AS free",
+  );
+  return { fileBytes: pages * size, freeBytes: free * size, objects };
 }
 
 /** Bytes added between two snapshots, per category and per object, divided by `per`. */
@@ -261,7 +266,9 @@ function delta(before, after, per) {
     byObject[name] = Math.round(added / per);
   }
   const rounded = Object.fromEntries(Object.entries(byCategory).map(([c, b]) => [c, Math.round(b / per)]));
-  return { total: Math.round((after.fileBytes - before.fileBytes) / per), by_category: rounded, by_object: byObject };
+  // Pages the file holds but no table or index uses (freed by deletes, kept for the next writes).
+  const free = Math.round(((after.freeBytes ?? 0) - (before.freeBytes ?? 0)) / per);
+  return { total: Math.round((after.fileBytes - before.fileBytes) / per), by_category: rounded, free_pages: free, by_object: byObject };
 }
 
 /** Summed byte lengths of request_logs' columns (through the D1 binding), per log, for ids in (lo, hi]. */
@@ -325,6 +332,8 @@ async function main() {
     log(`Logging ${opts.logs} requests…`);
     const run = await drive({ send: sendLog, concurrency: opts.concurrency, count: opts.logs });
     log(`… in ${(run.elapsedMs / 1000).toFixed(1)} s`);
+    // Indexed (search rows, full text, facets, daily totals), as every log is within seconds.
+    log(`… indexed ${(await waitIndexed(api.mf)).toFixed(0)} ms later`);
 
     // Read back: every field sent comes back as sent; a search for a word of a log finds it.
     const sample = [...new Set(Array.from({ length: 20 }, (_, k) => Math.floor((k * (opts.logs - 1)) / 19)))];
@@ -371,6 +380,7 @@ async function main() {
           else stored += 1;
         },
       });
+      await waitIndexed(api.mf);
       const d1b = await api.mf.getD1Database(shard);
       const counts = await d1b.prepare("SELECT (SELECT count(*) FROM spans) AS spans, (SELECT count(*) FROM request_logs WHERE id > ?1) AS logs").bind(maxLogId).first();
       if (counts.spans !== stored * 100) errors.push(`spans stored ${counts.spans}, expected ${stored * 100}`);
@@ -378,8 +388,10 @@ async function main() {
       await api.halt();
       const afterSpans = snapshot(file, method);
       const d = delta(afterLogs, afterSpans, 1);
+      // Pages of tables and indexes: the file's growth also counts free pages, which the spans' own
+      // writes may take back from the logs' phase (the two phases share one file).
       const spanBytes = d.by_category.spans;
-      const logBytes = d.total - spanBytes;
+      const logBytes = Object.entries(d.by_category).reduce((sum, [c, b]) => (c === "spans" ? sum : sum + b), 0);
       spans = {
         exports: stored,
         spans: counts.spans,
@@ -430,6 +442,7 @@ function report(r) {
     `D1 bytes per log: ${kb(p.total)} (the file's growth / logs)`,
   ];
   for (const c of CATEGORIES) if (p.by_category[c]) lines.push(`  ${c.padEnd(10)} ${String(p.by_category[c]).padStart(7)} B`);
+  if (p.free_pages) lines.push(`  ${"free pages".padEnd(10)} ${String(p.free_pages).padStart(7)} B (in the file, used by no table or index yet)`);
   lines.push("  by table or index:");
   for (const [name, b] of Object.entries(p.by_object).sort((a, b) => b[1] - a[1])) lines.push(`    ${name.padEnd(44)} ${String(b).padStart(7)} B`);
   if (p.columns) lines.push(`  request_logs columns (mean bytes): ${Object.entries(p.columns).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ")}`);

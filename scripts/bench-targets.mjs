@@ -56,7 +56,7 @@ async function main() {
   const opts = optionsOrExit(parseOptions);
   const SEARCHES = searchesFor(opts.logs);
   const log = (...a) => (opts.json ? console.error(...a) : console.log(...a));
-  const state = seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });
+  const state = await seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });
   let api;
   try {
     api = await startBenchApi({ persistTo: state.persistTo, key: state.key });

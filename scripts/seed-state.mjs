@@ -5,5 +5,5 @@ import { rmSync } from "node:fs";
 import { BENCH_KEYS, BENCH_WORKSPACE, seededState } from "./lib/seeded-state.mjs";
 
 const logs = Number(process.argv[2] ?? 1_000_000);
-const s = seededState({ workspace: BENCH_WORKSPACE, logs, keyCount: BENCH_KEYS, log: console.log });
+const s = await seededState({ workspace: BENCH_WORKSPACE, logs, keyCount: BENCH_KEYS, log: console.log });
 rmSync(s.persistTo, { recursive: true, force: true });

@@ -25,6 +25,14 @@ export interface BaseDeps {
    */
   logs(workspaceId: number): Promise<WorkspaceLogs>;
   /**
+   * The log database bound as `shard` (a LOG_SHARDS binding, or the control database's "DB"), for work
+   * over every database that writes no new log or group (the indexer, the cron's sweeps): it is not
+   * moved into its id range first, as a database logs() hands out is.
+   */
+  logsOn(shard: string): Db;
+  /** The binding a log database handle of logs() or logsOn() was opened from: where a log written through it lives. */
+  shardOf(logs: Db): string;
+  /**
    * What the caller already knows of a workspace's placement (the key lookup reads it): saves a
    * lookup. `placed` hears of a placement this request makes (a first one, or a new period).
    */
@@ -43,14 +51,17 @@ export function buildBaseDeps(env: BaseEnv, sessions?: RequestSessions): BaseDep
   // A failed lookup is not remembered: the next call tries again.
   const stores = promisesByKey<number, WorkspaceLogs>();
   const placedHooks = new Map<number, (placement: Placement) => void>();
+  const shardOfHandle = new WeakMap<Db, string>();
+  const handleOf = (shard: string): Db => {
+    let handle = shard === CONTROL_SHARD ? deps.db : logDbs.get(shard);
+    if (!handle) logDbs.set(shard, (handle = open(shard, shardBinding(env, shard))));
+    shardOfHandle.set(handle, shard);
+    return handle;
+  };
   // A database is handed out once it numbers new logs and groups in its own id range (once per isolate).
   const dbOfShard = async (shard: string): Promise<Db> => {
-    const binding = shard === CONTROL_SHARD ? env.DB : shardBinding(env, shard);
-    await ensureIdRange(env, shard, binding);
-    if (shard === CONTROL_SHARD) return deps.db;
-    let handle = logDbs.get(shard);
-    if (!handle) logDbs.set(shard, (handle = open(shard, binding)));
-    return handle;
+    await ensureIdRange(env, shard, shard === CONTROL_SHARD ? env.DB : shardBinding(env, shard));
+    return handleOf(shard);
   };
   const periodsOf = (placement: Placement): Promise<LogPeriod[]> =>
     Promise.all(placement.periods.map(async (shard) => ({ shard, db: await dbOfShard(shard), range: await idRangeFor(env.DB, shard) })));
@@ -73,6 +84,12 @@ export function buildBaseDeps(env: BaseEnv, sessions?: RequestSessions): BaseDep
       return (db ??= open("DB", env.DB));
     },
     logs: (workspaceId) => stores(workspaceId, () => storeOf(workspaceId)),
+    logsOn: handleOf,
+    shardOf(logs) {
+      const shard = shardOfHandle.get(logs);
+      if (!shard) throw new Error("shardOf: not a log database handle of these deps");
+      return shard;
+    },
     knowPlacement(workspaceId, placement, placed) {
       if (placement) known.set(workspaceId, placement);
       if (placed) placedHooks.set(workspaceId, placed);

@@ -20,11 +20,14 @@ export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
       return base.db;
     },
     logs: base.logs,
+    logsOn: base.logsOn,
+    shardOf: base.shardOf,
     knowPlacement: base.knowPlacement,
     blocks: base.blocks,
     now: base.now,
     blobs: env.BLOBS,
     jobs: env.JOBS,
+    indexQueue: env.INDEX,
     sheet: (sheetId) => env.SHEETS.get(env.SHEETS.idFromName(sheetId)),
     get prompts() {
       return (prompts ??= new PromptCache({

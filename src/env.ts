@@ -10,6 +10,8 @@ export interface Env extends BlockSettings {
   DB: D1Database;
   BLOBS: R2Bucket;
   JOBS: Queue;
+  /** The index queue: logs just written, for the indexer (src/logs/indexing.ts). */
+  INDEX: Queue;
   SHEETS: DurableObjectNamespace<SheetObject>;
   /** The realtime channels of workflow runs (runWorkflow's WebSocket). */
   REALTIME: DurableObjectNamespace<RealtimeHub>;
@@ -60,6 +62,8 @@ export interface Deps extends BaseDeps {
   readonly env: Env;
   readonly blobs: R2Bucket;
   readonly jobs: Queue;
+  /** Where new logs are announced for indexing (announceUnindexed). */
+  readonly indexQueue: Queue;
   /** The Durable Object that owns a sheet. */
   sheet(sheetId: string): DurableObjectStub<SheetObject>;
   /** The edge cache of template reads, in this data centre. */

@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKey } from "./keys.mjs";
 import { freePort } from "./local-api.mjs";
-import { migratedState, OFFLINE_ENV, ROOT } from "./wrangler.mjs";
+import { performance } from "node:perf_hooks";
+import { logShardBindings, migratedState, OFFLINE_ENV, ROOT } from "./wrangler.mjs";
 
 /** Bundles src/ the way `wrangler deploy` would (offline, nothing uploaded). */
 function bundle() {
@@ -120,6 +121,31 @@ export async function startBenchApi({ workspace = "bench", email = "dev@localhos
     rmSync(persistTo, { recursive: true, force: true });
   };
   return { url, key, persistTo, pid: pids[0], inspectorPort, halt, stop, logs: () => output, mf };
+}
+
+/**
+ * Logs still waiting for the indexer (request_log_unindexed) in every database of the bench server
+ * (`mf`: startBenchApi's): the control database and each log database. A tree from before deferred
+ * indexing has no such table: 0.
+ */
+export async function unindexedLogs(mf) {
+  let n = 0;
+  for (const binding of ["DB", ...logShardBindings()]) {
+    const d1 = await mf.getD1Database(binding);
+    const exists = await d1.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'request_log_unindexed'").first();
+    if (exists) n += (await d1.prepare("SELECT count(*) AS n FROM request_log_unindexed").first()).n;
+  }
+  return n;
+}
+
+/** Waits until every log is indexed (polling every `everyMs`); throws after `timeoutMs`. Returns the wait in ms. */
+export async function waitIndexed(mf, { timeoutMs = 120_000, everyMs = 50 } = {}) {
+  const t0 = performance.now();
+  while ((await unindexedLogs(mf)) > 0) {
+    if (performance.now() - t0 > timeoutMs) throw new Error(`logs still unindexed after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  return performance.now() - t0;
 }
 
 /**

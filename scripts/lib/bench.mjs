@@ -1,7 +1,9 @@
 // Shared by the benchmarks: the machine line recorded with every figure, options, the concurrent
 // request loop and its summary, percentiles.
+import { spawnSync } from "node:child_process";
 import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { performance } from "node:perf_hooks";
+import { ROOT } from "./wrangler.mjs";
 
 export function machine() {
   const list = cpus();
@@ -15,6 +17,12 @@ export function machine() {
     os: `${platform()} ${release()}`,
     line: `${model} × ${list.length}, ${gib} GiB RAM, Node ${process.version}, ${platform()} ${release()}`,
   };
+}
+
+/** The tree the benchmark runs (its directory and commit, "+" when it has uncommitted changes): this one, or BENCH_TREE's. */
+export function tree() {
+  const git = (...args) => spawnSync("git", ["-C", ROOT, ...args], { encoding: "utf8" }).stdout?.trim() ?? "";
+  return `${ROOT} at ${git("rev-parse", "--short", "HEAD") || "?"}${git("status", "--porcelain", "--untracked-files=no") ? "+" : ""}`;
 }
 
 /** Nearest-rank percentile of sorted values. */

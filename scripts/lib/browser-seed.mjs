@@ -249,6 +249,11 @@ export async function seed(api, run) {
     );
   }
 
+  // Searchable within seconds of their write (their search rows are written after the answer): the
+  // dataset below and the console's tag filter read them.
+  const byTag = { filter_group: { logic: "AND", filters: [{ field: "tags", operator: "contains", value: tag }] }, per_page: 25 };
+  await until("the logs' indexing", async () => (await api("POST", "/api/public/v2/requests/search", byTag)).items.length === logs.length);
+
   // A table: a text column, a computed word count, computed once, then the text edited (stale).
   const table = await api("POST", "/api/public/v2/tables", { title: `${tag} table` });
   const tableId = table.table.id;

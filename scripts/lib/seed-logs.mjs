@@ -1,12 +1,13 @@
 // Seeding request logs straight into a local D1 for the benchmarks: generated inside SQLite
-// (recursive CTEs) with realistic cardinalities, a chunk of ids per statement file.
+// (recursive CTEs) with realistic cardinalities, a chunk of ids per statement file, indexed as the
+// indexer would have indexed them (side rows, full-text entries, facet counts, daily totals).
 
 /** Logs per seeding file. */
 export const CHUNK = 100_000;
 /** Log i starts at START_MS + i × 30 s. */
 export const START_MS = Date.UTC(2025, 0, 1);
 
-/** The SQL that inserts logs from..to (ids) of workspace ws and their search side rows. */
+/** The SQL that inserts logs from..to (ids) of workspace ws, their search side rows and full-text entries. */
 export function logsSql(ws, from, to) {
   return `WITH RECURSIVE seq(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM seq WHERE i < ${to})
 INSERT INTO request_logs (id, workspace_id, provider, model, input, output, parameters, tags, metadata, prompt_name, prompt_id,
@@ -43,7 +44,33 @@ INSERT INTO request_log_values (workspace_id, request_id, kind, key, value)
   SELECT ${ws}, r.id, 'output', 'answer', 'answer-' || (r.id % 700) FROM request_logs r WHERE r.id BETWEEN ${from} AND ${to} AND r.output_format = 'json';
 INSERT INTO request_log_values (workspace_id, request_id, kind, key, value)
   SELECT ${ws}, r.id, 'output', 'confidence', CAST(r.id % 10 AS TEXT) FROM request_logs r WHERE r.id BETWEEN ${from} AND ${to} AND r.output_format = 'json';
+INSERT INTO request_logs_fts (rowid, input_text, output_text)
+  SELECT id, input_text, output_text FROM request_logs WHERE id BETWEEN ${from} AND ${to};
 `;
+}
+
+/**
+ * The daily totals of analytics, as the indexer keeps them (src/logs/indexing.ts, dailyTotals):
+ * per day and dimension, split by latency bucket for all, model and provider. `bucketSql` is the
+ * Worker's own (src/analytics/latency-buckets.ts; workerModule loads it in Node).
+ */
+export function dailySql(ws, bucketSql) {
+  const latency = "max(request_end_time - request_start_time, 0)";
+  const dims = [
+    ["all", "''", true],
+    ["model", "model", true],
+    ["provider", "provider", true],
+    ["prompt", "CAST(prompt_id AS TEXT)", false],
+    ["status", "status || '|' || coalesce(error_type, '')", false],
+  ];
+  return dims
+    .map(
+      ([dim, key, buckets]) => `INSERT INTO request_log_daily (workspace_id, dim, day, key, bucket, requests, input_tokens, output_tokens, cost, latency_ms)
+  SELECT ${ws}, '${dim}', request_start_time - (request_start_time % 86400000) AS d, ${key} AS k, ${buckets ? bucketSql(latency) : "-1"} AS b,
+         count(*), sum(input_tokens), sum(output_tokens), sum(price), sum(${latency})
+  FROM request_logs WHERE workspace_id = ${ws} AND ${key} IS NOT NULL GROUP BY d, k, b;`,
+    )
+    .join("\n");
 }
 
 /** The facet counts, as POST /log-request would have kept them. */

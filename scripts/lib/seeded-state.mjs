@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createKey } from "./keys.mjs";
-import { CHUNK, facetsSql, logsSql } from "./seed-logs.mjs";
+import { CHUNK, dailySql, facetsSql, logsSql } from "./seed-logs.mjs";
+import { workerModule } from "./worker-module.mjs";
 import { applyMigrations, d1Execute, d1ExecuteFile, logDatabaseOf, ROOT } from "./wrangler.mjs";
 
 // ---------------------------------------------------------------------------------------------
@@ -23,7 +24,8 @@ function keysSql(ws, count) {
 }
 
 /** Seeds `logs` logs of workspace `workspace` (created with its first key) into the local D1 at persistTo. */
-export function seedLogs(persistTo, { workspace, logs, keyCount = 0, log = () => {} }) {
+export async function seedLogs(persistTo, { workspace, logs, keyCount = 0, log = () => {} }) {
+  const { bucketSql } = await workerModule("src/analytics/latency-buckets.ts");
   const key = createKey({ workspace, email: "bench@localhost", persistTo });
   const [[{ id: ws }]] = d1Execute(`SELECT id FROM workspaces WHERE name = '${workspace}'`, { persistTo });
   const binding = logDatabaseOf(ws, { persistTo });
@@ -39,10 +41,10 @@ export function seedLogs(persistTo, { workspace, logs, keyCount = 0, log = () =>
     }
     const { keys, sql } = keysSql(ws, keyCount);
     const file = join(dir, "facets.sql");
-    writeFileSync(file, facetsSql(ws));
+    writeFileSync(file, `${dailySql(ws, bucketSql)}\n${facetsSql(ws)}`);
     d1ExecuteFile(file, { persistTo, binding });
     if (keyCount > 0) d1Execute(sql, { persistTo });
-    log(`  facets, keys and ANALYZE done (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+    log(`  daily totals, facets, keys and ANALYZE done (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
     return { key, keys, workspaceId: ws };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -54,6 +56,7 @@ function stateId(opts) {
   h.update(JSON.stringify({ logs: opts.logs, keyCount: opts.keyCount, workspace: opts.workspace }));
   h.update(readFileSync(new URL(import.meta.url)));
   h.update(readFileSync(new URL("./seed-logs.mjs", import.meta.url)));
+  h.update(readFileSync(join(ROOT, "src/analytics/latency-buckets.ts")));
   for (const dir of ["migrations", "migrations-logs"]) {
     const migrations = join(ROOT, dir);
     for (const f of readdirSync(migrations).filter((f) => f.endsWith(".sql")).sort()) h.update(f).update(readFileSync(join(migrations, f)));
@@ -65,7 +68,7 @@ function stateId(opts) {
  * A fresh copy of the seeded state for these options (seeded once, then kept under .bench/; `fresh`
  * seeds again). Returns the copy's persist directory, the workspace's key and the extra keys.
  */
-export function seededState({ workspace, logs, keyCount = 0, log = () => {}, fresh = false }) {
+export async function seededState({ workspace, logs, keyCount = 0, log = () => {}, fresh = false }) {
   const cacheRoot = join(ROOT, ".bench");
   const cached = join(cacheRoot, `logs-${logs}-${stateId({ workspace, logs, keyCount })}`);
   if (fresh) rmSync(cached, { recursive: true, force: true });
@@ -74,7 +77,7 @@ export function seededState({ workspace, logs, keyCount = 0, log = () => {}, fre
     mkdirSync(cacheRoot, { recursive: true });
     const building = mkdtempSync(join(cacheRoot, "building-"));
     applyMigrations({ persistTo: building });
-    const seeded = seedLogs(building, { workspace, logs, keyCount, log });
+    const seeded = await seedLogs(building, { workspace, logs, keyCount, log });
     writeFileSync(join(building, "keys.json"), JSON.stringify(seeded));
     rmSync(cached, { recursive: true, force: true });
     renameSync(building, cached);

@@ -7,7 +7,12 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/**
+ * The tree whose Worker, wrangler.toml and migrations the scripts use: this one, or the checkout named
+ * by BENCH_TREE (with its own node_modules), so one benchmark script can measure the tree before a
+ * change and the tree after it alike.
+ */
+export const ROOT = process.env.BENCH_TREE ? resolve(process.env.BENCH_TREE) : join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
 
 /** Wrangler must work with no network: no metrics, no fetch of the `cf` object. */

@@ -4,22 +4,13 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { inEventScope } from "../services/events";
 import { dispatchQuietly } from "../services/webhook-delivery";
+import { afterAnswer } from "./after-answer";
 
 export const dispatchEmittedEvents: MiddlewareHandler<AppEnv> = async (c, next) => {
   const emitted = new Set<number>();
   try {
     await inEventScope(emitted, next);
   } finally {
-    if (emitted.size > 0) {
-      const done = dispatchQuietly(c.var.deps, [...emitted]);
-      let ctx: ExecutionContext | undefined;
-      try {
-        ctx = c.executionCtx;
-      } catch {
-        // No execution context (a bare app.fetch in a test): dispatch before answering.
-      }
-      if (ctx) ctx.waitUntil(done);
-      else await done;
-    }
+    if (emitted.size > 0) await afterAnswer(c, dispatchQuietly(c.var.deps, [...emitted]));
   }
 };

@@ -163,8 +163,11 @@ export function limitBody(envVar: BodyLimitVar, multipartVar?: BodyLimitVar): Mi
       await drainBody(body.getReader());
       throw tooLarge();
     }
-    // The body is read through a counter: past the cap it stops, the rest is drained, and the
-    // answer is a 413 whatever the handler made of the cut body.
+    // A declared length within the cap is all the body there is (the runtime holds a body to its
+    // Content-Length): nothing to count.
+    if (declared !== undefined && /^\d+$/.test(declared)) return next();
+    // A body without one is read through a counter: past the cap it stops, the rest is drained, and
+    // the answer is a 413 whatever the handler made of the cut body.
     const counted = capStream(body, maxSize, tooLarge);
     c.req.raw = new Request(c.req.raw, { body: counted.stream, duplex: "half" } as RequestInit);
     await next();

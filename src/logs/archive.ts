@@ -21,6 +21,7 @@ import { d1Of, type Db } from "../db/client";
 import { requestLogArchives, requestLogs, workspaces } from "../db/schema";
 import { inJsonList } from "../db/sql";
 import type { Env } from "../env";
+import { isIndexed } from "./indexing";
 import { getRequestLog, getRequestLogs, requestLogView } from "./write";
 import type { WorkspaceLogs } from "./periods";
 
@@ -87,7 +88,12 @@ export interface ArchiveFile {
   bytes: number;
 }
 
-/** Step 1: the oldest whole day past the cutoff that still has logs, and its first logs by id (ids only). */
+/**
+ * Step 1: the oldest whole day past the cutoff that still has logs, and its first logs by id (ids
+ * only), up to the first one the indexer has not seen yet (a log of a past day logged just now): a
+ * file never holds a log before its daily totals are counted, and that log, the first left, keeps
+ * every later file of the day above it.
+ */
 export async function pickArchiveBatch(logs: Db, workspaceId: number, cutoff: number, settings: ArchiveSettings): Promise<{ day: number; ids: number[] } | null> {
   const [oldest] = await logs
     .select({ start: min(requestLogs.requestStartTime) })
@@ -96,12 +102,13 @@ export async function pickArchiveBatch(logs: Db, workspaceId: number, cutoff: nu
   if (oldest?.start === null || oldest?.start === undefined) return null;
   const day = dayOf(oldest.start);
   const rows = await logs
-    .select({ id: requestLogs.id })
+    .select({ id: requestLogs.id, indexed: sql<number>`${isIndexed(sql`${requestLogs.id}`)}` })
     .from(requestLogs)
     .where(and(eq(requestLogs.workspaceId, workspaceId), gte(requestLogs.requestStartTime, day), lt(requestLogs.requestStartTime, day + DAY_MS)))
     .orderBy(requestLogs.id)
     .limit(settings.fileMaxLogs);
-  return { day, ids: rows.map((r) => r.id) };
+  const waiting = rows.findIndex((r) => !r.indexed);
+  return { day, ids: (waiting < 0 ? rows : rows.slice(0, waiting)).map((r) => r.id) };
 }
 
 /** Rows read from D1 per query while a file is built. */

@@ -5,16 +5,27 @@
 
 import type { FacetField, IndexKind, OutputFormat } from "../db/schema";
 import { agentIntentOf, userIntentOf } from "./intent";
+import type { Blueprints } from "./row-codec";
+
+type InputOutput = Pick<Blueprints, "input" | "output">;
 
 export type { IndexKind };
 export type IndexRow = [kind: IndexKind, key: string, value: string];
 
+/**
+ * What a log's side rows are made of. The tool names and the answer's text come from the blueprints
+ * (toolsOf, textOf), which change after the log is written only when its span's log records complete
+ * it (log-records.ts moves them then); the rest may be changed by the tracking calls, so the indexer
+ * reads it from the log row as it is when it runs.
+ */
 export interface IndexableLog {
-  input: Record<string, unknown>;
-  output: Record<string, unknown>;
   tags: string[];
   metadata: Record<string, string>;
   prompt_input_variables: Record<string, unknown>;
+  /** Tool names the blueprints declare or call (toolsOf). */
+  tools: readonly string[];
+  /** The answer's text (textOf(output), the output_text column): its keys are indexed when it is a JSON object. */
+  outputText: string;
 }
 
 /**
@@ -43,10 +54,9 @@ export function indexRowsOf(log: IndexableLog): IndexRow[] {
 
   for (const tag of log.tags) add("tag", "", tag);
   for (const [k, v] of Object.entries(log.metadata)) add("metadata", k, v);
-  for (const name of toolNamesOf(log.input)) add("tool", "", name);
-  for (const name of toolNamesOf(log.output)) add("tool", "", name);
+  for (const name of log.tools) add("tool", "", name);
   for (const [k, v] of Object.entries(log.prompt_input_variables)) add("input_variable", k, stringify(v));
-  const out = jsonOutputOf(log.output);
+  const out = jsonObjectOf(log.outputText);
   if (out) for (const [k, v] of Object.entries(out)) add("output", k, stringify(v));
   return rows;
 }
@@ -59,6 +69,11 @@ export function stringify(v: unknown): string {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The tool names of a log's blueprints, input first, each once: what its `tool` side rows hold. */
+export function toolsOf(log: InputOutput): string[] {
+  return [...new Set([...toolNamesOf(log.input), ...toolNamesOf(log.output)])];
 }
 
 /** Tool names declared (tools, functions) or called (tool_calls, function_call) in a blueprint. */
@@ -103,7 +118,12 @@ export function textOf(blueprint: Record<string, unknown>): string {
 
 /** The output as a JSON object when its text is one (structured outputs), else null. */
 export function jsonOutputOf(output: Record<string, unknown>): Record<string, unknown> | null {
-  const text = textOf(output).trim();
+  return jsonObjectOf(textOf(output));
+}
+
+/** An answer's text (textOf) as a JSON object when it is one, else null. */
+export function jsonObjectOf(answer: string): Record<string, unknown> | null {
+  const text = answer.trim();
   if (!text.startsWith("{")) return null;
   try {
     const parsed: unknown = JSON.parse(text);
@@ -169,7 +189,7 @@ export interface SearchColumns {
   agentIntent: ReturnType<typeof agentIntentOf>;
 }
 
-export function searchColumnsOf(log: Pick<IndexableLog, "input" | "output">): SearchColumns {
+export function searchColumnsOf(log: InputOutput): SearchColumns {
   const outputText = textOf(log.output);
   return {
     inputText: inputTextOf(log.input),

@@ -4,20 +4,22 @@
 // first: the span's ingestion reads the records already there (spans.ts), a records' ingestion joins
 // them to a log already there (joinSpanLogs). A join writes only while the span's GenAI records are
 // those it read (their count), so of two joins racing, the one that read fewer records writes nothing,
-// and the one that saw every record is the last to write. The log's side rows (tools, output keys) and
-// its full-text entry follow its content in the same batch.
+// and the one that saw every record is the last to write. The log's search rows follow its content in
+// the same batch: an indexed log's side rows (tools, output keys), counts and full-text entry; a log
+// the indexer has yet to see, the tool names it will index (its texts it reads from the row).
 import { and, asc, eq, getTableName, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch, type Statement } from "../db/batch";
-import { requestLogs, spans, traceLogRecords, type SpanRow, type TraceLogRecordRow } from "../db/schema";
+import { requestLogs, requestLogUnindexed, spans, traceLogRecords, type SpanRow, type TraceLogRecordRow } from "../db/schema";
 import type { LogRecordInput } from "../traces/log-records";
 import type { AttrValue, SpanEvent, SpanInput } from "../traces/span-input";
-import { indexRowsOf, searchColumnsOf, type IndexRow } from "./index-rows";
+import { indexRowsOf, searchColumnsOf, textOf, toolsOf, type IndexRow } from "./index-rows";
+import { chunkIndexRows } from "./indexing";
 import { firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { encodeBlueprints, type Blueprints } from "./row-codec";
 import { byTraceHome } from "./trace-homes";
 import { addSideRows, retireSideRows } from "./tracking";
-import { chunkIndexRows, decodeLogRow, type RequestLog } from "./write";
+import { decodeLogRow, type RequestLog } from "./write";
 
 /** What of a record a log's content is read from. */
 export type JoinedRecord = Pick<LogRecordInput, "eventName" | "timeMs" | "body" | "attributes">;
@@ -87,11 +89,15 @@ export function spanInputOf(r: SpanRow): SpanInput {
 }
 
 /** The side rows a log's content makes (tool names, the keys of a JSON answer). */
-const contentRows = (c: LogContent): IndexRow[] => indexRowsOf({ ...c, tags: [], metadata: {}, prompt_input_variables: {} });
+const contentRows = (c: LogContent): IndexRow[] => indexRowsOf({ tools: toolsOf(c), outputText: textOf(c.output), tags: [], metadata: {}, prompt_input_variables: {} });
 
 const sameContent = (a: LogContent, b: LogContent) => JSON.stringify([a.input, a.output]) === JSON.stringify([b.input, b.output]);
 
-/** Statements giving `log` the content `next` (its texts and side rows with it), each only `when` holds. */
+/**
+ * Statements giving `log` the content `next` (its texts and search rows with it), each only `when`
+ * holds. Side rows move only for an indexed log (tracking.ts's statements test it); an unindexed one
+ * gets the tool names the indexer will read.
+ */
 function contentStatements(db: Db, ws: number, log: RequestLog, next: LogContent, when: SQL): Statement[] {
   const search = searchColumnsOf(next);
   const statements: Statement[] = [
@@ -99,6 +105,10 @@ function contentStatements(db: Db, ws: number, log: RequestLog, next: LogContent
       .update(requestLogs)
       .set({ ...encodeBlueprints({ ...next, parameters: log.parameters }, search), ...search })
       .where(and(eq(requestLogs.id, log.id), eq(requestLogs.workspaceId, ws), when)),
+    db
+      .update(requestLogUnindexed)
+      .set({ tools: toolsOf(next) })
+      .where(and(eq(requestLogUnindexed.requestId, log.id), when)),
   ];
   const [before, after] = [contentRows(log), contentRows(next)];
   if (JSON.stringify(before) !== JSON.stringify(after)) {

@@ -12,7 +12,10 @@
 // (a NUL character, an unpaired surrogate), since decoding needs the very same dictionary bytes.
 // Small blueprints, and every log written before this format, have body NULL and the three columns
 // as JSON text.
-import { deflateSync, inflateSync } from "fflate";
+// The runtime's own zlib (node:zlib, the nodejs_compat flag): native, about five times faster than a
+// JavaScript DEFLATE on these bodies, and the same raw DEFLATE stream format, so the bodies stored
+// before read back alike.
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 
 export interface Blueprints {
   input: Record<string, unknown>;
@@ -59,7 +62,7 @@ const fromUtf8 = new TextDecoder();
 
 function dictionaryOf(texts: LogTexts): Uint8Array | undefined {
   const dict = utf8.encode(`${texts.inputText}\n${texts.outputText}`);
-  // fflate keeps the last 32 KiB of a dictionary (the DEFLATE window) on both sides.
+  // DEFLATE keeps the last 32 KiB of a dictionary (its window) on both sides.
   return dict.length > 1 ? dict : undefined;
 }
 
@@ -71,7 +74,8 @@ export function encodeBlueprints(b: Blueprints, texts: LogTexts): StoredBlueprin
   const json = utf8.encode(`[${input},${output},${parameters}]`);
   if (json.length < MIN_COMPRESSED_BYTES) return { input, output, parameters, body: null };
   const withTexts = !UNSAFE_TEXT.test(texts.inputText) && !UNSAFE_TEXT.test(texts.outputText);
-  const stream = deflateSync(json, { level: 6, dictionary: withTexts ? dictionaryOf(texts) : undefined });
+  const dictionary = withTexts ? dictionaryOf(texts) : undefined;
+  const stream = deflateRawSync(json, { level: 6, ...(dictionary ? { dictionary } : {}) });
   // JSON.stringify escapes lone surrogates, so this UTF-8 is lossless, and its length less the
   // brackets and two commas is what the plain columns would hold.
   if (stream.length + 1 >= json.length - 4) return { input, output, parameters, body: null };
@@ -98,7 +102,8 @@ export function decodeBlueprints(row: StoredLogParts): Blueprints {
   }
   const bytes = bytesOf(row.body);
   if (bytes[0] !== DEFLATE_WITH_TEXTS && bytes[0] !== DEFLATE) throw new Error(`request log body: unknown format ${bytes[0]}`);
-  const json = fromUtf8.decode(inflateSync(bytes.subarray(1), { dictionary: bytes[0] === DEFLATE_WITH_TEXTS ? dictionaryOf(row) : undefined }));
+  const dictionary = bytes[0] === DEFLATE_WITH_TEXTS ? dictionaryOf(row) : undefined;
+  const json = fromUtf8.decode(inflateRawSync(bytes.subarray(1), dictionary ? { dictionary } : {}));
   const [input, output, parameters] = JSON.parse(json) as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
   return { input, output, parameters };
 }

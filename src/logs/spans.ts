@@ -6,15 +6,16 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
-import { requestLogFacets, requestLogs, requestLogValues, spans, traceClosures, type SpanRow } from "../db/schema";
+import { requestLogs, spans, traceClosures, type SpanRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
 import { findTemplate, resolveVersion } from "../services/prompt-templates";
 import type { SpanExtras, SpanInput } from "../traces/span-input";
-import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow } from "./index-rows";
-import { chunkIndexRows, type RequestLogInput } from "./write";
+import { facetRowsOf, searchColumnsOf, toolsOf } from "./index-rows";
+import { chunkIndexRows, isIndexed } from "./indexing";
+import type { RequestLogInput } from "./write";
 import { encodeBlueprints, hexOf, type Blueprints, type LogTexts } from "./row-codec";
 import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { genAiRecordCount, joinSpanLogs, spanRecords, type LogContentOf } from "./log-records";
@@ -161,12 +162,37 @@ async function linkEarlierLogs(store: WorkspaceLogs, home: Db, ws: number, part:
   const logged = new Set(part.requestLogs.map((l) => key(l.trace_id, l.span_id)));
   const bare = part.spans.filter((s) => s.created && !logged.has(key(s.trace_id, s.span_id))).map((s) => [s.trace_id, s.span_id]);
   if (bare.length === 0) return;
+  // A log indexed before it learns its trace is counted under the trace now, in its own database, as
+  // that database's indexer counts a log that has its trace when it runs (under the trace only: the
+  // span, and so its name, is in `home`, where neither sees it). The first span named wins, as below.
+  const firstBySpan = new Map<string, string>();
+  for (const [traceId, spanId] of bare) if (!firstBySpan.has(spanId)) firstBySpan.set(spanId, traceId);
+  const traceFacets = JSON.stringify(
+    [...firstBySpan].flatMap(([spanId, traceId]) =>
+      facetRowsOf({ model: "", provider: "", status: "", promptId: null, promptName: null, traceId, spanName: null }, [])
+        .filter(([field]) => field === "trace_id")
+        .map((f) => [spanId, ...f]),
+    ),
+  );
   for (const { db } of store.periods) {
     if (db === home) continue;
-    const linked = await db.all<{ id: number; span_id: string; trace_id: string }>(sql`
-      UPDATE request_logs SET trace_id = (SELECT j.value ->> 0 FROM json_each(${JSON.stringify(bare)}) AS j WHERE j.value ->> 1 = request_logs.span_id LIMIT 1)
-      WHERE workspace_id = ${ws} AND trace_id IS NULL AND span_id IN (SELECT j.value ->> 1 FROM json_each(${JSON.stringify(bare)}) AS j)
-      RETURNING id, span_id, trace_id`);
+    const results = await runBatch(db, [
+      sql`
+        INSERT INTO request_log_facets (workspace_id, field, key, value, value_fold, count)
+        SELECT * FROM (
+          SELECT ${ws}, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, count(*)
+          FROM json_each(${traceFacets}) AS j
+          CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.span_id = j.value ->> 0 AND r.trace_id IS NULL
+          WHERE ${isIndexed(sql`r.id`)}
+          GROUP BY j.value ->> 1, j.value ->> 2, j.value ->> 3
+        ) WHERE true
+        ON CONFLICT (workspace_id, field, key, value) DO UPDATE SET count = count + excluded.count`,
+      sql`
+        UPDATE request_logs SET trace_id = (SELECT j.value ->> 0 FROM json_each(${JSON.stringify(bare)}) AS j WHERE j.value ->> 1 = request_logs.span_id LIMIT 1)
+        WHERE workspace_id = ${ws} AND trace_id IS NULL AND span_id IN (SELECT j.value ->> 1 FROM json_each(${JSON.stringify(bare)}) AS j)
+        RETURNING id, span_id, trace_id`,
+    ]);
+    const linked = results[1].results as { id: number; span_id: string; trace_id: string }[];
     if (linked.length === 0) continue;
     await runBatch(
       home,
@@ -252,14 +278,12 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
   }
 
   const logRows: Record<string, unknown>[] = [];
-  const indexRows: unknown[] = [];
-  const facetCounts = new Map<string, { row: FacetRow; n: number }>();
+  const unindexed: [traceId: string, spanId: string, tools: string[]][] = [];
   for (const i of withLogs) {
     const log = joined.get(i)?.log ?? i.log!;
     const link = i.prompt ? prompts.get(JSON.stringify(i.prompt)) : null;
     const promptName = link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null;
     const promptId = link?.promptId ?? null;
-    const rows = indexRowsOf(log);
     const search = searchColumnsOf(log);
     logRows.push({
       workspace_id: ws,
@@ -296,13 +320,7 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
       trace_id: i.span.traceId,
       span_id: i.span.spanId,
     });
-    for (const r of rows) indexRows.push([i.span.traceId, i.span.spanId, ...r]);
-    for (const f of facetRowsOf({ model: log.model, provider: log.provider, status: log.status, promptId, promptName, traceId: i.span.traceId, spanName: i.span.name || null }, rows)) {
-      const id = JSON.stringify(f);
-      const c = facetCounts.get(id);
-      if (c) c.n += 1;
-      else facetCounts.set(id, { row: f, n: 1 });
-    }
+    unindexed.push([i.span.traceId, i.span.spanId, toolsOf(log)]);
   }
   const columns = sql.raw(LOG_COLUMNS.join(", "));
   const values = sql.raw(LOG_COLUMNS.map((c) => (c === "body" ? `unhex(j.value ->> 'body')` : JSON_COLUMNS.has(c) ? `j.value -> '${c}'` : `j.value ->> '${c}'`)).join(", "));
@@ -313,32 +331,17 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
       SELECT ${values} FROM json_each(${json}) AS j
       WHERE EXISTS (SELECT 1 FROM spans s WHERE s.workspace_id = ${ws} AND s.trace_id = j.value ->> 'trace_id' AND s.span_id = j.value ->> 'span_id' AND s.ingest_id = ${opts.ingestId})`);
   }
-  for (const json of chunkIndexRows(indexRows)) {
-    // CROSS JOIN keeps the rows given as the outer loop, each finding its span and its log by key; left
-    // to choose, SQLite ran the list inside a loop over the workspace's logs, a cost that grew with them.
-    statements.push(
-      logs.insert(requestLogValues).select(sql`
-        SELECT NULL, ${ws}, r.id, j.value ->> 2, j.value ->> 3, j.value ->> 4
-        FROM json_each(${json}) AS j
-        CROSS JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
-        CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1`),
-    );
-  }
-  // Suggestion counts: one increment per (field, key, value) with the number of new logs carrying it.
-  // Counted in the batch only when every span of it is new here (else the logs above were not all made).
-  for (const json of chunkIndexRows([...facetCounts.values()].map((c) => [...c.row, c.n]))) {
-    statements.push(
-      logs
-        .insert(requestLogFacets)
-        .select(sql`
-          SELECT NULL, ${ws}, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4
-          FROM json_each(${json}) AS j
-          WHERE (SELECT COUNT(*) FROM spans s WHERE s.workspace_id = ${ws} AND s.ingest_id = ${opts.ingestId}) = ${fresh.length}`)
-        .onConflictDoUpdate({
-          target: [requestLogFacets.workspaceId, requestLogFacets.field, requestLogFacets.key, requestLogFacets.value],
-          set: { count: sql`${requestLogFacets.count} + excluded.count` },
-        }),
-    );
+  for (const json of chunkIndexRows(unindexed)) {
+    // Each log made here waits for the indexer (indexing.ts), which writes its side rows, full-text
+    // entry, facet counts and daily totals from the row. CROSS JOIN keeps the rows given as the outer
+    // loop, each finding its span and its log by key; left to choose, SQLite ran a list like this
+    // inside a loop over the workspace's logs, a cost that grew with them.
+    statements.push(sql`
+      INSERT INTO request_log_unindexed (request_id, tools)
+      SELECT r.id, j.value -> 2
+      FROM json_each(${json}) AS j
+      CROSS JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
+      CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1`);
   }
   if (fresh.length > 0) {
     // Each new span points at its log: the one made above, or one logged earlier for the span id
@@ -349,6 +352,27 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
         AND span_id IN (SELECT s.span_id FROM spans s WHERE s.workspace_id = ${ws} AND s.ingest_id = ${opts.ingestId})
         AND NOT EXISTS (SELECT 1 FROM spans s2 CROSS JOIN request_logs r2 ON r2.workspace_id = s2.workspace_id AND r2.trace_id = s2.trace_id AND r2.span_id = s2.span_id
                         WHERE s2.workspace_id = ${ws} AND s2.ingest_id = ${opts.ingestId} AND s2.span_id = request_logs.span_id)`);
+    // A log indexed before its span arrived is counted under the span's trace and name now, as the
+    // indexer counts a log that has its trace when it runs. The logs made above are not indexed yet,
+    // and only a log just linked can be indexed and have the ids of a span stored only now.
+    const spanFacets = fresh.flatMap((i) =>
+      facetRowsOf({ model: "", provider: "", status: "", promptId: null, promptName: null, traceId: i.span.traceId, spanName: i.span.name || null }, [])
+        .filter(([field]) => field === "trace_id" || field === "span_name")
+        .map((f) => [i.span.traceId, i.span.spanId, ...f]),
+    );
+    for (const json of chunkIndexRows(spanFacets)) {
+      statements.push(sql`
+        INSERT INTO request_log_facets (workspace_id, field, key, value, value_fold, count)
+        SELECT * FROM (
+          SELECT ${ws}, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, count(*)
+          FROM json_each(${json}) AS j
+          CROSS JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
+          CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1
+          WHERE ${isIndexed(sql`r.id`)}
+          GROUP BY j.value ->> 2, j.value ->> 3, j.value ->> 4
+        ) WHERE true
+        ON CONFLICT (workspace_id, field, key, value) DO UPDATE SET count = count + excluded.count`);
+    }
     statements.push(sql`
       UPDATE spans SET request_log_id = (SELECT r.id FROM request_logs r WHERE r.workspace_id = ${ws} AND r.trace_id = spans.trace_id AND r.span_id = spans.span_id)
       WHERE workspace_id = ${ws} AND ingest_id = ${opts.ingestId} AND request_log_id IS NULL`);

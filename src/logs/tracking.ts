@@ -1,8 +1,10 @@
 // Tracking calls on a stored request log: a named score, metadata merged in, a prompt link, a group;
 // and request groups. One service for the SDK's /library-track-* and /track-group routes and their
 // REST twins /rest/track-*. Every write is one db.batch() keyed on (id, workspace), so another
-// workspace's log, group or prompt is a 404 that changes nothing, and the search side rows and
-// autocomplete counts move in the same transaction as the log (request-log-index.ts builds them).
+// workspace's log, group or prompt is a 404 that changes nothing. A log already indexed has its search
+// side rows, autocomplete counts and daily totals moved in the same transaction as the log; a log not
+// yet indexed only has its row changed, and the indexer builds its rows from the row as it finds it
+// (indexing.ts), so a call before or after indexing leaves the same rows.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch, type Statement as Stmt } from "../db/batch";
@@ -10,7 +12,7 @@ import { promptTemplates, requestGroups, requestLogs, type IndexKind } from "../
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { facetRowsOf, indexed, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
-import { addFacetCounts, insertIndexRows } from "./write";
+import { addFacetCounts, countFacets, dailyTotals, dropEmptyDailyTotals, insertSideRows, isIndexed } from "./indexing";
 import { resolveVersion } from "../services/prompt-templates";
 import type { WorkspaceLogs } from "./periods";
 
@@ -108,12 +110,19 @@ function facetsOfRows(rows: IndexRow[]): FacetRow[] {
   return facetRowsOf({ model: "", provider: "", status: "", promptId: null, promptName: null }, rows).filter(([field]) => !SCALAR_FACETS.has(field));
 }
 
-/** Statements adding side rows of a log with their autocomplete counts, each only `when` holds. */
+/**
+ * Statements adding side rows of an indexed log with their autocomplete counts, each only `when` holds
+ * too (nothing for a log the indexer has yet to see: it builds them from the row).
+ */
 export function addSideRows(db: Db, workspaceId: number, requestId: number, rows: IndexRow[], when: SQL = sql`true`): Stmt[] {
-  return [...insertIndexRows(db, workspaceId, sql`${requestId}`, rows, when), ...addFacetCounts(db, workspaceId, facetsOfRows(rows), when)];
+  const indexed = sql`${isIndexed(requestId)} AND ${when}`;
+  return [
+    ...insertSideRows(db, rows.map((r) => [requestId, workspaceId, ...r]), indexed),
+    ...addFacetCounts(db, countFacets([[workspaceId, facetsOfRows(rows)]]), indexed),
+  ];
 }
 
-const EMPTY_LOG = { tags: [], input: {}, output: {}, metadata: {}, prompt_input_variables: {} };
+const EMPTY_LOG = { tags: [], tools: [], outputText: "", metadata: {}, prompt_input_variables: {} };
 
 // ---- metadata ----
 
@@ -179,11 +188,15 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
   // The old link's autocomplete counts go down (and vanish at 0) in the batch, the new one's go up.
   const oldPromptId = sql`field = 'prompt_id' AND key = '' AND value = (SELECT pid FROM ${current})`;
   const oldPrompt = sql`field = 'prompt' AND (key, value) = (SELECT coalesce(pid, ''), pname FROM ${current})`;
+  const indexedLog = isIndexed(id);
   const statements: Stmt[] = [];
   for (const match of [oldPromptId, oldPrompt]) {
-    statements.push(sql`UPDATE request_log_facets SET count = count - 1 WHERE workspace_id = ${ws} AND ${match}`);
+    statements.push(sql`UPDATE request_log_facets SET count = count - 1 WHERE workspace_id = ${ws} AND ${match} AND ${indexedLog}`);
     statements.push(sql`DELETE FROM request_log_facets WHERE workspace_id = ${ws} AND ${match} AND count <= 0`);
   }
+  // The daily totals by prompt follow the link too: out of the old prompt's day here, into the new one's after the update.
+  const thisLog = sql`r.id = ${id} AND r.workspace_id = ${ws} AND ${indexedLog}`;
+  statements.push(dailyTotals(sql`request_logs AS r`, ["prompt"], -1, thisLog), dropEmptyDailyTotals(sql`request_logs AS r`, "prompt", thisLog));
   const variables = input.prompt_input_variables ?? null;
   if (variables) statements.push(...retireSideRows(logs, ws, id, "input_variable", null));
   statements.push(
@@ -201,7 +214,7 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
   const promptFacets = facetRowsOf({ model: "", provider: "", status: "", promptId: template.id, promptName: template.name }, []).filter(
     ([field]) => field === "prompt_id" || field === "prompt",
   );
-  statements.push(...addFacetCounts(logs, ws, promptFacets));
+  statements.push(...addFacetCounts(logs, countFacets([[ws, promptFacets]]), indexedLog), dailyTotals(sql`request_logs AS r`, ["prompt"], 1, thisLog));
   if (variables) statements.push(...addSideRows(logs, ws, id, indexRowsOf({ ...EMPTY_LOG, prompt_input_variables: variables })));
   await runBatch(logs, statements);
   return { prompt_id: template.id, prompt_version_id: version.id, version: version.version };

@@ -1,17 +1,19 @@
-// Logging requests: the hottest write path. One db.batch(): the log row, then its search side rows
-// expanded from JSON parameters (json_each), so any number of tags or keys stays within D1's
-// 100-bound-parameter limit. Nothing else slow happens here.
-import { and, eq, sql, type SQL } from "drizzle-orm";
+// Logging requests: the hottest write path. One db.batch(): the log row and its mark as not yet
+// indexed. Its search side rows, full-text entry, facet counts and daily totals are written after the
+// answer, many logs at a time, by the indexer (indexing.ts). Nothing else slow happens here.
+import { and, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { requestLogFacets, requestLogs, requestLogValues, type RequestLogRow, type RequestStatus } from "../db/schema";
+import { requestLogs, type RequestLogRow, type RequestStatus } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
 import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
 import { findPromptVersion, type PromptVersionView } from "../services/prompt-versions";
-import { facetRowsOf, indexRowsOf, searchColumnsOf, type FacetRow, type IndexRow } from "./index-rows";
+import { searchColumnsOf, toolsOf } from "./index-rows";
+import { markNewestUnindexed, NEWEST_LOG } from "./indexing";
 import { runBatch, type Statement } from "../db/batch";
+import { insertRow } from "../db/insert";
 import { inJsonList } from "../db/sql";
 import { decodeBlueprints, encodeBlueprints, type Blueprints } from "./row-codec";
 import type { WorkspaceLogs } from "./periods";
@@ -53,32 +55,8 @@ export interface LoggedRequest {
 }
 
 /**
- * Side rows travel as JSON text in one bound parameter per statement. D1 caps a value at 2 MB and
- * short tags grow ~4x as JSON rows, so rows are split into statements of at most this many bytes.
- */
-const INDEX_CHUNK_BYTES = 256 * 1024;
-
-export function chunkIndexRows(rows: readonly unknown[], maxBytes = INDEX_CHUNK_BYTES): string[] {
-  const chunks: string[] = [];
-  let parts: string[] = [];
-  let size = 2;
-  for (const row of rows) {
-    const text = JSON.stringify(row);
-    if (parts.length > 0 && size + text.length + 1 > maxBytes) {
-      chunks.push(`[${parts.join(",")}]`);
-      parts = [];
-      size = 2;
-    }
-    parts.push(text);
-    size += text.length + 1;
-  }
-  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
-  return chunks;
-}
-
-/**
- * More statements for a log's batch, given SQL naming the new log's id: they commit with the log or
- * not at all (an idempotency key's row, src/logs/idempotency.ts).
+ * More statements for a log's batch, given SQL naming the new log's id: they commit with the log (and
+ * its mark as not yet indexed) or not at all (an idempotency key's row, src/logs/idempotency.ts).
  */
 export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null) => Statement[];
 
@@ -93,51 +71,42 @@ export async function createRequestLog(db: Db, store: WorkspaceLogs, auth: AuthC
 
   const promptName = input.prompt_name ?? promptVersion?.prompt_name ?? null;
   const promptId = input.prompt_id ?? promptVersion?.prompt_id ?? null;
-  const indexRows = indexRowsOf(input);
   const search = searchColumnsOf(input);
-  const insertLog = logs
-    .insert(requestLogs)
-    .values({
-      workspaceId: auth.workspaceId,
-      provider: input.provider,
-      model: input.model,
-      apiType: input.api_type ?? null,
-      ...encodeBlueprints(input, search),
-      tags: input.tags,
-      metadata: input.metadata,
-      promptName,
-      promptId,
-      promptVersionNumber: input.prompt_version_number ?? null,
-      promptVersionId: promptVersion?.id ?? null,
-      promptInputVariables: input.prompt_input_variables,
-      inputTokens: input.input_tokens,
-      outputTokens: input.output_tokens,
-      price: input.price,
-      functionName: input.function_name,
-      score: input.score,
-      scoreName: input.score_name ?? null,
-      scores: initialScores(input),
-      groupId: input.group_id ?? null,
-      status: input.status,
-      errorType: input.error_type ?? null,
-      errorMessage: input.error_message ?? null,
-      requestStartTime: input.request_start_time,
-      requestEndTime: input.request_end_time,
-      createdBy: auth.userId,
-      apiKeyId: auth.apiKeyId,
-      spanId: input.span_id ?? null,
-      ...search,
-    })
-    .returning({ id: requestLogs.id });
+  const insertLog = insertRow(logs, requestLogs, {
+    workspaceId: auth.workspaceId,
+    provider: input.provider,
+    model: input.model,
+    apiType: input.api_type ?? null,
+    ...encodeBlueprints(input, search),
+    tags: input.tags,
+    metadata: input.metadata,
+    promptName,
+    promptId,
+    promptVersionNumber: input.prompt_version_number ?? null,
+    promptVersionId: promptVersion?.id ?? null,
+    promptInputVariables: input.prompt_input_variables,
+    inputTokens: input.input_tokens,
+    outputTokens: input.output_tokens,
+    price: input.price,
+    functionName: input.function_name,
+    score: input.score,
+    scoreName: input.score_name ?? null,
+    scores: initialScores(input),
+    groupId: input.group_id ?? null,
+    status: input.status,
+    errorType: input.error_type ?? null,
+    errorMessage: input.error_message ?? null,
+    requestStartTime: input.request_start_time,
+    requestEndTime: input.request_end_time,
+    createdBy: auth.userId,
+    apiKeyId: auth.apiKeyId,
+    spanId: input.span_id ?? null,
+    ...search,
+  }, ["id"]);
 
-  // Inside the batch's transaction the row just inserted is max(id): D1 runs a batch as one
-  // transaction on a single writer, and AUTOINCREMENT never reuses ids.
-  const newLogId = sql`(SELECT max(id) FROM request_logs)`;
-  const insertIndex = insertIndexRows(logs, auth.workspaceId, newLogId, indexRows);
-  // Autocomplete counts move in the same transaction as the log, so they never drift from it.
-  const facets = facetRowsOf({ model: input.model, provider: input.provider, status: input.status, promptId, promptName }, indexRows);
-  const countFacets = addFacetCounts(logs, auth.workspaceId, facets);
-  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, ...insertIndex, ...countFacets, ...(alsoWrite?.(newLogId, promptVersion) ?? [])]));
+  const [inserted] = await guardRevoked(
+    runBatch(logs, [insertLog, markNewestUnindexed(logs, toolsOf(input)), ...(alsoWrite?.(NEWEST_LOG, promptVersion) ?? [])]),
+  );
   return { id: (inserted.results[0] as { id: number }).id, promptVersion };
 }
 
@@ -145,35 +114,6 @@ export async function createRequestLog(db: Db, store: WorkspaceLogs, auth: AuthC
 function initialScores(input: Pick<RequestLogInput, "score" | "score_name">): Record<string, number> {
   if (input.score_name) return { [input.score_name]: input.score };
   return input.score !== 0 ? { default: input.score } : {};
-}
-
-/**
- * Statements inserting a log's search side rows; `requestId` is SQL (a bound id, or the batch's new
- * row); each writes only `when` holds (SQL evaluated in the statement).
- */
-export function insertIndexRows(db: Db, workspaceId: number, requestId: SQL, rows: readonly IndexRow[], when: SQL = sql`true`) {
-  return chunkIndexRows(rows).map((json) =>
-    db.insert(requestLogValues).select(sql`
-      SELECT NULL, ${workspaceId}, ${requestId},
-             json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]')
-      FROM json_each(${json}) AS j WHERE ${when}`),
-  );
-}
-
-/** Statements adding 1 to each facet count (creating the row at 1), each only `when` holds. */
-export function addFacetCounts(db: Db, workspaceId: number, facets: readonly FacetRow[], when: SQL = sql`true`) {
-  return chunkIndexRows(facets).map((json) =>
-    db
-      .insert(requestLogFacets)
-      .select(sql`
-        SELECT NULL, ${workspaceId}, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),
-               json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'), 1
-        FROM json_each(${json}) AS j WHERE ${when}`)
-      .onConflictDoUpdate({
-        target: [requestLogFacets.workspaceId, requestLogFacets.field, requestLogFacets.key, requestLogFacets.value],
-        set: { count: sql`${requestLogFacets.count} + 1` },
-      }),
-  );
 }
 
 /** The control database's request_logs_key_guard trigger refuses a log written under a revoked key (see auth cache). */

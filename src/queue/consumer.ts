@@ -1,10 +1,12 @@
-// The JOBS queue consumer: validates each message and dispatches it to its job's handler.
+// The queue consumer. The JOBS queue: validates each message and dispatches it to its job's handler.
+// The index queue: new logs to index, many at once (handleIndexBatch).
 // A message that fails validation can never succeed, so it is logged and acknowledged (not retried);
 // a handler that throws is retried with backoff and ends in the dead-letter queue after max_retries.
 import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/sheet-imports";
-import { enqueue, JobMessage } from "./messages";
+import { enqueue, IndexLogsMessage, JobMessage } from "./messages";
+import { indexLogs } from "../logs";
 import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluation-runs";
 import { buildDeps } from "../deps";
 import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflow-runs";
@@ -101,8 +103,43 @@ export function retryDelaySeconds(attempts: number): number {
   return Math.min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS ** Math.max(1, Math.min(attempts, 9)));
 }
 
+/** The index queue is named after the jobs queue with "-index" for "-jobs" (wrangler.toml). */
+export const isIndexQueue = (queue: string) => queue.endsWith("-index");
+
+/**
+ * The index queue's batch: the ids of each log database indexed together (a few D1 batches of many
+ * logs, src/logs/indexing.ts). A failed database's messages are retried; after their retries they are
+ * dropped, and the cron's sweeper indexes what they named.
+ */
+async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const deps = buildDeps(env);
+  const byShard = new Map<string, { ids: number[]; messages: Message<unknown>[] }>();
+  for (const msg of batch.messages) {
+    const parsed = IndexLogsMessage.safeParse(msg.body);
+    if (!parsed.success) {
+      console.error(JSON.stringify({ level: "error", msg: "invalid index message dropped", id: msg.id, issues: parsed.error.issues.slice(0, 5) }));
+      msg.ack();
+      continue;
+    }
+    const group = byShard.get(parsed.data.shard) ?? { ids: [], messages: [] };
+    group.ids.push(...parsed.data.ids);
+    group.messages.push(msg);
+    byShard.set(parsed.data.shard, group);
+  }
+  for (const [shard, group] of byShard) {
+    try {
+      await indexLogs(deps.logsOn(shard), group.ids);
+      for (const msg of group.messages) msg.ack();
+    } catch (err) {
+      console.error(JSON.stringify({ level: "error", msg: "indexing failed, retrying", shard, logs: group.ids.length, error: chainForLog(err) }));
+      for (const msg of group.messages) msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
+    }
+  }
+}
+
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   if (isDeadLetterQueue(batch.queue)) return handleDeadLetters(batch, env);
+  if (isIndexQueue(batch.queue)) return handleIndexBatch(batch, env);
   for (const msg of batch.messages) {
     const parsed = JobMessage.safeParse(msg.body);
     if (!parsed.success) {

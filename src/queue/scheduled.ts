@@ -1,12 +1,11 @@
-// What the cron trigger runs every minute: the webhook sweep, the job sweep, the log archive job, the
-// sweep of idempotency keys past their day, and the log databases' measurement (a full one sends its
-// workspaces' new logs elsewhere).
+// What the cron trigger runs every minute: the webhook sweep, the job sweep, the index sweep, the log
+// archive job, the sweep of idempotency keys past their day, and the log databases' measurement (a
+// full one sends its workspaces' new logs elsewhere).
 // Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
+import type { Db } from "../db/client";
 import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
-import { getDb } from "../db/client";
-import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, measureLogDatabases, sweepIdempotencyKeys } from "../logs";
-import { shardBinding } from "../logs/shards";
+import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind, measureLogDatabases, sweepIdempotencyKeys } from "../logs";
 import { inEventScope } from "../services/events";
 import { sweepJobs } from "../services/job-sweeper";
 import { dispatchQuietly, sweepWebhooks } from "../services/webhook-delivery";
@@ -26,19 +25,28 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
     if (emitted.size > 0) await dispatchQuietly(deps, [...emitted]);
   }
   await sweepWebhooks(deps);
+  await indexQuietly(deps, now);
   await archiveQuietly(deps, now);
   await sweepKeysQuietly(deps, now);
   await measureQuietly(deps);
 }
 
 /** Deletes the idempotency keys past their day from every log database (the control database's log tables included). */
-async function sweepKeysQuietly(deps: Deps, now: number): Promise<void> {
+function sweepKeysQuietly(deps: Deps, now: number): Promise<void> {
+  return onEveryLogDatabase(deps, "idempotency key sweep", (logs) => sweepIdempotencyKeys(logs, now));
+}
+
+/**
+ * Runs `sweep` on each log database in turn (the control database's log tables included) and logs
+ * what it counted; a database that fails waits for the next minute, the others go on.
+ */
+async function onEveryLogDatabase(deps: Deps, what: string, sweep: (logs: Db) => Promise<number>): Promise<void> {
   for (const shard of [CONTROL_SHARD, ...configuredShards(deps.env)]) {
     try {
-      const deleted = await sweepIdempotencyKeys(shard === CONTROL_SHARD ? deps.db : getDb(shardBinding(deps.env, shard)), now);
-      if (deleted > 0) console.log(JSON.stringify({ level: "info", msg: "idempotency keys swept", shard, deleted }));
+      const count = await sweep(deps.logsOn(shard));
+      if (count > 0) console.log(JSON.stringify({ level: "info", msg: what, shard, count }));
     } catch (err) {
-      console.error(JSON.stringify({ level: "error", msg: "idempotency key sweep failed", shard, error: chainForLog(err) }));
+      console.error(JSON.stringify({ level: "error", msg: `${what} failed`, shard, error: chainForLog(err) }));
     }
   }
 }
@@ -51,6 +59,15 @@ async function measureQuietly(deps: Deps): Promise<void> {
   } catch (err) {
     console.error(JSON.stringify({ level: "error", msg: "log database measurement failed", error: chainForLog(err) }));
   }
+}
+
+/**
+ * Indexes the logs of every log database left unindexed for a while (their queue message was lost,
+ * the queue was down, or indexing failed): nothing stays unsearchable. A database that fails waits for
+ * the next minute; the others go on.
+ */
+export function indexQuietly(deps: Deps, now: number): Promise<void> {
+  return onEveryLogDatabase(deps, "index sweep", (logs) => indexLeftBehind(logs, now));
 }
 
 /** Moves logs past their workspace's retention window to R2; a failure waits for the next minute (nothing is lost). */

@@ -7,7 +7,7 @@
 import { DRAFT_VERSION, type FileFillParams, type FillParams } from "./dataset-job-params";
 import { DatasetFileError, readDatasetFile } from "./dataset-file";
 import { logValues, matchingLogIds, type LogValues } from "../logs";
-import { chunkIndexRows } from "../logs/write";
+import { chunkIndexRows } from "../logs/indexing";
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { datasetJobs, datasetRows, datasets, type DatasetJobStatus } from "../db/schema";
 import { eventStatement } from "./events";

@@ -67,6 +67,8 @@ const logContentOf: LogContentOf = (span, records) => {
 export interface OtlpOutcome {
   rejectedSpans: number;
   errorMessage: string | null;
+  /** The logs of the spans taken (made now or before): for the indexer. */
+  logIds: number[];
 }
 
 /** Takes an OTLP export's spans; the answer counts every span refused, saying why. */
@@ -74,7 +76,7 @@ export async function ingestOtlp(db: Db, logs: WorkspaceLogs, auth: AuthContext,
   const items: SpanToStore[] = decoded.spans.map(({ span, extras }) => ({ span, extras, ...fromSpan(span) }));
   const stored = items.length > 0 ? await storeSpans(db, logs, auth, items, { ingestId: crypto.randomUUID(), closeAfter, contentOf: logContentOf }) : null;
   const rejected: RejectedSpan[] = [...decoded.rejected, ...(stored?.rejected ?? []).map((r) => ({ traceId: r.trace_id, spanId: r.span_id, reason: `trace ${r.trace_id} is closed` }))];
-  return { rejectedSpans: rejected.length, errorMessage: rejected.length > 0 ? describeRejections(rejected, "span") : null };
+  return { rejectedSpans: rejected.length, errorMessage: rejected.length > 0 ? describeRejections(rejected, "span") : null, logIds: (stored?.requestLogs ?? []).map((l) => l.id) };
 }
 
 export interface OtlpLogsOutcome {

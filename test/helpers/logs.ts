@@ -1,5 +1,9 @@
 // A small, varied set of logged requests for search and suggestion tests.
+import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { getDb } from "../../src/db/client";
+import { CONTROL_SHARD, configuredShards, indexLeftBehind, SWEEP_MAX_LOGS } from "../../src/logs";
+import { shardBinding } from "../../src/logs/shards";
 import { call, json } from "./api";
 import { logBody, text } from "./fixtures";
 
@@ -77,7 +81,21 @@ export const SEED = [
   }),
 ];
 
-/** Logs SEED into a workspace; returns the four ids in SEED order. */
+/**
+ * Indexes every log still waiting for the indexer, in every log database, at once: what search,
+ * suggestions and analytics see a few seconds after a write (src/logs/indexing.ts). The one way
+ * tests wait for indexing: call it between writing logs and reading them through those.
+ */
+export async function indexNow(): Promise<void> {
+  // The sweeper's own pass over the databases it sweeps (a workspace's periods may be on any of
+  // them), with every log old enough.
+  for (const shard of [CONTROL_SHARD, ...configuredShards(env)]) {
+    const logs = getDb(shardBinding(env, shard));
+    while ((await indexLeftBehind(logs, Number.MAX_SAFE_INTEGER)) >= SWEEP_MAX_LOGS);
+  }
+}
+
+/** Logs SEED into a workspace and indexes them; returns the four ids in SEED order. */
 export async function seedLogs(key: string): Promise<number[]> {
   const ids: number[] = [];
   for (const body of SEED) {
@@ -85,5 +103,6 @@ export async function seedLogs(key: string): Promise<number[]> {
     expect(res.status, JSON.stringify(await res.clone().json())).toBe(201);
     ids.push((await json(res)).id);
   }
+  await indexNow();
   return ids;
 }

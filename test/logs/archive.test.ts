@@ -18,6 +18,7 @@ import {
 import { call, createWorkspace as createAnyWorkspace, json, logInControlDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { WorkspaceLogs } from "../../src/logs/periods";
+import { indexNow } from "../helpers/logs";
 
 const db = getDb(env.DB);
 /**
@@ -42,6 +43,8 @@ async function logAt(ws: TestKey, start: number, extra: Record<string, unknown> 
     json: logBody({ request_start_time: new Date(start).toISOString(), request_end_time: new Date(start + 1500).toISOString(), tags: ["t1", `at-${start}`], metadata: { user: "u1" }, ...extra }),
   });
   expect(res.status).toBe(201);
+  // Indexed, as any log is within seconds: the job leaves a log the indexer has yet to see.
+  await indexNow();
   return (await json(res)).id;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { indexRowsOf, jsonOutputOf, textOf, toolNamesOf, type IndexRow } from "../../src/logs/index-rows";
-import { chunkIndexRows } from "../../src/logs/write";
+import { indexRowsOf, jsonOutputOf, textOf, toolNamesOf, toolsOf, type IndexRow } from "../../src/logs/index-rows";
+import { chunkIndexRows } from "../../src/logs/indexing";
 
 const chat = (text: string, extra: Record<string, unknown> = {}) => ({
   type: "chat",
@@ -10,7 +10,7 @@ const chat = (text: string, extra: Record<string, unknown> = {}) => ({
 
 describe("indexRowsOf", () => {
   it("indexes tags, metadata, tools, input variables and JSON outputs, once each", () => {
-    const rows = indexRowsOf({
+    const blueprints = {
       input: {
         type: "chat",
         messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
@@ -28,6 +28,10 @@ describe("indexRowsOf", () => {
           },
         ],
       },
+    };
+    const rows = indexRowsOf({
+      tools: toolsOf(blueprints),
+      outputText: textOf(blueprints.output),
       tags: ["prod", "prod", "eu"],
       metadata: { user_id: "u1", session: "s1" },
       prompt_input_variables: { topic: "cats", count: 3, opts: { a: true } },
@@ -50,7 +54,7 @@ describe("indexRowsOf", () => {
   });
 
   it("indexes nothing for a bare log", () => {
-    expect(indexRowsOf({ input: chat("x"), output: chat("plain text"), tags: [], metadata: {}, prompt_input_variables: {} })).toEqual([]);
+    expect(indexRowsOf({ tools: toolsOf({ input: chat("x"), output: chat("plain text") }), outputText: "plain text", tags: [], metadata: {}, prompt_input_variables: {} })).toEqual([]);
   });
 });
 

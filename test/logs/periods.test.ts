@@ -19,6 +19,7 @@ import { addKey, call, createWorkspace, json, logsOf, placeOn, type TestKey } fr
 import { bulkSpan, logBody } from "../helpers/fixtures";
 import { fuller, grow, shardOf, sizeOf } from "../helpers/log-databases";
 import { analytics, createGroup, datasetPost, expectExactly, exportedBetween, filledIds, getLog, importedIds, searchAll, snapshotById, sorted } from "../helpers/log-reads";
+import { indexNow } from "../helpers/logs";
 
 const NOW = Date.UTC(2024, 5, 10, 12);
 const RANGE = { from: Date.UTC(2024, 3, 1), to: Date.UTC(2024, 6, 1) };
@@ -150,6 +151,8 @@ beforeAll(async () => {
   await fillUp("LOGS_0", ["LOGS_1"]);
   await logPeriod(3);
   expect(await shardOf(w)).toBe("LOGS_1");
+  // Search, suggestions, analytics and the archive see a log once it is indexed, in its own database.
+  await indexNow();
   periods = JSON.parse((await env.DB.prepare("SELECT log_periods AS p FROM workspaces WHERE id = ?").bind(w.workspaceId).first<{ p: string }>())!.p);
   snapshot = await snapshotById(w, all());
 }, 120_000);

@@ -1,3 +1,4 @@
+import { deflateSync as fflateDeflate } from "fflate";
 import { describe, expect, it } from "vitest";
 import { searchColumnsOf } from "../../src/logs/index-rows";
 import { decodeBlueprints, encodeBlueprints, hexOf, type Blueprints } from "../../src/logs/row-codec";
@@ -115,6 +116,24 @@ describe("row codec: stored forms", () => {
     const b = chat("sys", "hello", "hi");
     const decoded = decodeBlueprints({ input: JSON.stringify(b.input), output: JSON.stringify(b.output), parameters: JSON.stringify(b.parameters), body: null, inputText: "", outputText: "" });
     expect(decoded).toEqual(b);
+  });
+
+  it("reads bodies written before the runtime's zlib did the compressing (fflate's raw DEFLATE), dictionaries past 32 KiB included", () => {
+    const utf8 = new TextEncoder();
+    const cases: [Blueprints, boolean][] = [
+      [chat(prose(400, 4), prose(60, 5), prose(120, 6)), true],
+      [chat(prose(9000, 7), prose(100, 8), prose(3000, 9)), true],
+      [chat(prose(300, 10), prose(30, 11), prose(90, 12)), false],
+    ];
+    for (const [b, texts] of cases) {
+      const search = searchColumnsOf(b);
+      const dictionary = utf8.encode(`${search.inputText}\n${search.outputText}`);
+      const json = utf8.encode(`[${JSON.stringify(b.input)},${JSON.stringify(b.output)},${JSON.stringify(b.parameters)}]`);
+      const stream = fflateDeflate(json, { level: 6, dictionary: texts ? dictionary : undefined });
+      const body = new Uint8Array([texts ? 1 : 2, ...stream]);
+      expect(decodeBlueprints({ input: "", output: "", parameters: "", body, ...search })).toEqual(b);
+    }
+    expect(utf8.encode(`${searchColumnsOf(cases[1][0]).inputText}`).length).toBeGreaterThan(32 * 1024);
   });
 
   it("reads a body handed over as Uint8Array, ArrayBuffer or an array of bytes alike", () => {

@@ -1,4 +1,5 @@
-// An ingestion's statements (the checks before, the write batch, the read after) must each find rows by
+// An ingestion's statements (the checks before, the write batch, the read after, and the indexer's on
+// the logs it made) must each find rows by
 // key: a span by (workspace, trace, span), the ingestion's own spans by (workspace, ingest id), a log
 // by (workspace, trace, span). A statement that reads every span or log of the workspace makes each
 // export slower as the workspace grows (measured by bench:traces: from 20 ms of CPU an export to
@@ -6,6 +7,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
+import { indexLogs } from "../../src/logs";
 import { ingestOtlp } from "../../src/services/traces";
 import { decodeExport } from "../../src/traces/otlp";
 import { createWorkspace, logsDb } from "../helpers/api";
@@ -90,9 +92,12 @@ describe("span ingestion plans", () => {
     const logs = getDb(recording(logsD1, recorded));
     const outcome = await ingestOtlp(db, WorkspaceLogs.single(ws.workspaceId, logs), auth, await exportBody(), false);
     expect(outcome.rejectedSpans).toBe(0);
-    // The write batch ran whole: the log, its search rows and facets, both link updates.
+    // Then the indexer, on the log the ingestion made.
+    expect(await indexLogs(logs, outcome.logIds)).toBe(1);
+    // The write batch ran whole (the log marked unindexed, both link updates), and the indexer's (search rows, facets, full text, daily totals).
     const sqlText = recorded.map((r) => r.sql).join("\n");
-    for (const what of ["INSERT INTO spans", "INSERT INTO request_logs", '"request_log_values"', '"request_log_facets"', "UPDATE request_logs", "UPDATE spans"]) expect(sqlText).toContain(what);
+    for (const what of ["INSERT INTO spans", "INSERT INTO request_logs", "INSERT INTO request_log_unindexed", "UPDATE request_logs", "UPDATE spans"]) expect(sqlText).toContain(what);
+    for (const what of ['"request_log_values"', '"request_log_facets"', "INSERT INTO request_logs_fts", "INSERT INTO request_log_daily", "DELETE FROM request_log_unindexed"]) expect(sqlText).toContain(what);
     // Spans, logs and their side rows are the workspace's log database's.
     for (const r of recorded) if (/\b(spans|request_logs|request_log_\w+|trace_closures)\b/.test(r.sql)) expect(r.d1 === logsD1, r.sql.slice(0, 120)).toBe(true);
 

@@ -13,6 +13,7 @@ import { call, createWorkspace, json, logsDb, logsDbOf, logsOf, shareLogsDb, typ
 import { logBody, text } from "../helpers/fixtures";
 import { shardOf, sizeOf } from "../helpers/log-databases";
 import { analytics, createGroup, datasetPost, expectExactly, exportedBetween, filledIds, getLog, importedIds, searchAll, snapshotById, sorted, suggest } from "../helpers/log-reads";
+import { indexNow } from "../helpers/logs";
 
 // Noon, 10 June 2024; a 30-day window archives the days up to 10 May (cutoff: 11 May 00:00).
 const NOW = Date.UTC(2024, 5, 10, 12);
@@ -62,6 +63,7 @@ async function logAll(ws: TestKey, owner: string): Promise<number[]> {
     expect(res.status, await res.clone().text()).toBe(201);
     ids.push((await json(res)).id);
   }
+  await indexNow();
   return ids;
 }
 
@@ -116,6 +118,7 @@ describe("two shards and two tiers", () => {
     const loggedC = await call("/log-request", { method: "POST", key: c.key, json: logBody({ request_start_time: new Date(at(6, 1)).toISOString(), request_end_time: new Date(at(6, 1) + 500).toISOString(), metadata: { owner: "C" } }) });
     expect(loggedC.status).toBe(201);
     const idC: number = (await json(loggedC)).id;
+    await indexNow();
     const byIdC = await snapshotById(c, [idC]);
     const countOn = async (d1: D1Database, ws: TestKey) => (await d1.prepare("SELECT count(*) AS n FROM request_logs WHERE workspace_id = ?").bind(ws.workspaceId).first<{ n: number }>())!.n;
     expect([await countOn(dbA, a), await countOn(dbA, b), await countOn(dbB, a), await countOn(dbB, b)]).toEqual([12, 0, 0, 12]);

@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { startLocalApi } from "../../scripts/lib/local-api.mjs";
 import { FAKE_USAGE, setEnv, startFakeProviders, type FakeProviders } from "./helpers/fake-providers";
+import { searchUntil } from "./search-until";
 
 const require = createRequire(import.meta.url);
 const { PromptLayer } = require("promptlayer") as typeof import("promptlayer");
@@ -155,18 +156,7 @@ describe("the Vercel AI SDK's telemetry", () => {
       expect(result.text).toBe("Otters hold hands.");
       await provider.forceFlush();
       // Find the trace through a log's search: the AI SDK makes its own trace id.
-      const deadline = Date.now() + 20_000;
-      let items: any[] = [];
-      while (Date.now() < deadline) {
-        const res = await fetch(`${api.url}/api/public/v2/requests/search`, {
-          method: "POST",
-          headers: { "X-API-KEY": api.key, "Content-Type": "application/json" },
-          body: JSON.stringify({ filter_group: { logic: "AND", filters: [{ field: "output_text", operator: "contains", value: "Otters hold hands" }] } }),
-        });
-        items = ((await res.json()) as any).items;
-        if (items.length > 0) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const items = await searchUntil(api, { filter_group: { logic: "AND", filters: [{ field: "output_text", operator: "contains", value: "Otters hold hands" }] } });
       expect(items).toHaveLength(1);
       const { body: log } = await getApi(`/api/public/v2/requests/${items[0].id}`);
       expect(log).toMatchObject({ provider: "openai", model: "gpt-4o-mini", input_tokens: FAKE_USAGE.openai.input, output_tokens: FAKE_USAGE.openai.output });

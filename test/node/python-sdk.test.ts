@@ -3,6 +3,7 @@
 // drives the SDK as a user would and reads what the server stored back through the REST API.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPythonHarness, type PythonHarness } from "./helpers/python";
+import { searchUntil } from "./search-until";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { d1Execute, lit } from "../../scripts/lib/wrangler.mjs";
 
@@ -385,6 +386,9 @@ log = pl.log_request(provider="openai", model="gpt-4o-mini",
 `;
     const mine = (await h.python(`${log(h.api.key, "mine")}
 emit({"log": log["id"], "group": pl.group.create()})`)).value;
+    // Once the log is indexed the server is idle again: the two statements below run in another
+    // process on the same local databases, which a write of the server's at that moment can break.
+    await searchUntil(h.api, { filter_group: { logic: "AND", filters: [{ field: "metadata", operator: "key_equals", nested_key: "who", value: "mine" }] } });
     // The other workspace goes on the log database this one is not on, before its first request.
     const [[placed]] = d1Execute(`SELECT log_shard AS shard FROM workspaces WHERE name = 'python-sdk'`, { persistTo: h.api.persistTo });
     const elsewhere = placed.shard === "LOGS_1" ? "LOGS_0" : "LOGS_1";

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { startLocalApi } from "../../scripts/lib/local-api.mjs";
 import { setEnv, startFakeProviders, type FakeProviders } from "./helpers/fake-providers";
+import { searchUntil } from "./search-until";
 
 const require = createRequire(import.meta.url);
 const { PromptLayer } = require("promptlayer") as typeof import("promptlayer");
@@ -25,10 +26,6 @@ afterAll(async () => {
 
 async function getApi(path: string, key = api.key) {
   const res = await fetch(`${api.url}${path}`, { headers: { "X-API-KEY": key } });
-  return { status: res.status, body: (await res.json()) as any };
-}
-async function postApi(path: string, body: unknown) {
-  const res = await fetch(`${api.url}${path}`, { method: "POST", headers: { "X-API-KEY": api.key, "Content-Type": "application/json" }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as any };
 }
 
@@ -78,7 +75,7 @@ describe("the official promptlayer SDK: tracking and groups", () => {
       prompt_input_variables: { topic: "otters" },
       group_id: groupId,
     });
-    const search = await postApi("/api/public/v2/requests/search", {
+    const items = await searchUntil(api, {
       filter_group: {
         logic: "AND",
         filters: [
@@ -88,8 +85,7 @@ describe("the official promptlayer SDK: tracking and groups", () => {
         ],
       },
     });
-    expect(search.status).toBe(200);
-    expect(search.body.items.map((i: { id: number }) => i.id)).toEqual([id]);
+    expect(items.map((i: { id: number }) => i.id)).toEqual([id]);
   });
 
   it("surfaces a 404 as the SDK's error, and returns false when throwOnError is off", async () => {

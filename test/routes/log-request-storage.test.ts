@@ -9,6 +9,8 @@ import { call, createWorkspace as createAnyWorkspace, json, logInControlDb, type
 import { bulkSpan, logBody, text } from "../helpers/fixtures";
 import { WorkspaceLogs } from "../../src/logs/periods";
 
+import { indexNow } from "../helpers/logs";
+
 /** The codec is the same on every database: these workspaces log into the control database, read here as env.DB. */
 async function createWorkspace(): Promise<TestKey> {
   const w = await createAnyWorkspace();
@@ -41,6 +43,7 @@ async function logged(body: Record<string, unknown>, key = ws.key): Promise<numb
   const res = await call("/log-request", { method: "POST", key, json: logBody(body) });
   const b = await json(res);
   expect(res.status, JSON.stringify(b).slice(0, 300)).toBe(201);
+  await indexNow();
   return b.id;
 }
 
@@ -164,6 +167,9 @@ describe("stored form: legacy rows and other writers", () => {
       .bind(ws.workspaceId, JSON.stringify(b.input), JSON.stringify(b.output), JSON.stringify(params), "legacy system prompt\nlegacy question quokkafind", "legacy answer")
       .first<{ id: number }>();
     const id = row!.id;
+    // Indexed from its row like any log (the indexer reads neither form of the blueprints).
+    await env.DB.prepare("INSERT INTO request_log_unindexed (request_id, tools) VALUES (?, '[]')").bind(id).run();
+    await indexNow();
     const got = await readBack(id);
     expect(got).toMatchObject({ input: b.input, output: b.output, parameters: params });
     expect(await search([], "quokkafind")).toEqual([id]);

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ERROR_TYPE_STATUSES, STATUSES } from "../../src/routes/log-request/schemas";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
 import { logBody, text } from "../helpers/fixtures";
+import { indexNow } from "../helpers/logs";
 
 let ws: TestKey;
 beforeAll(async () => {
@@ -334,7 +335,7 @@ describe("POST /log-request: linking the prompt version", () => {
 });
 
 describe("POST /log-request: the search side table", () => {
-  it("is filled in the same batch as the log", async () => {
+  it("is filled by the indexer from the stored log", async () => {
     const b = await expect201(
       logBody({
         tags: ["prod", "eu", "prod"],
@@ -344,6 +345,7 @@ describe("POST /log-request: the search side table", () => {
         output: { type: "chat", messages: [{ role: "assistant", content: text('{"label": "positive", "confidence": 0.8}') }] },
       }),
     );
+    await indexNow();
     const { results } = await (await logsDb(ws)).prepare("SELECT workspace_id, kind, key, value FROM request_log_values WHERE request_id = ? ORDER BY id").bind(b.id).all();
     expect(results).toEqual(
       [
@@ -363,6 +365,7 @@ describe("POST /log-request: the search side table", () => {
     const tags = Array.from({ length: 300 }, (_, i) => `tag-${i}`);
     const metadata = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`key-${i}`, `value-${i}`]));
     const b = await expect201(logBody({ tags, metadata }));
+    await indexNow();
     const row = await (await logsDb(ws)).prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
     expect(row!.n).toBe(600);
   });
@@ -372,14 +375,17 @@ describe("POST /log-request: the search side table", () => {
     const body = logBody({ tags });
     expect(JSON.stringify(body).length).toBeLessThan(Number(env.LOG_REQUEST_MAX_BYTES));
     const b = await expect201(body);
+    await indexNow();
     const row = await (await logsDb(ws)).prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
     expect(row!.n).toBe(150_000);
   }, 180_000);
 
   it("writes nothing when the log is refused", async () => {
-    const before = await (await logsDb(ws)).prepare("SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals").first();
+    await indexNow();
+    const counts = "SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals, (SELECT count(*) FROM request_log_unindexed) AS waiting";
+    const before = await (await logsDb(ws)).prepare(counts).first();
     await expect400(logBody({ tags: ["a"], score: 101 }), /score/);
-    const after = await (await logsDb(ws)).prepare("SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals").first();
+    const after = await (await logsDb(ws)).prepare(counts).first();
     expect(after).toEqual(before);
   });
 });

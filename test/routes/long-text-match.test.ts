@@ -3,6 +3,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { addKey, call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
+import { indexNow } from "../helpers/logs";
 import { likePattern } from "../../src/lib/query";
 
 const LONG = "The quarterly_report for 100% of EMEA accounts, with margins_and notes ".repeat(2); // 142 characters
@@ -18,6 +19,7 @@ beforeAll(async () => {
     const res = await call("/log-request", { method: "POST", key: ws.key, json: logBody({ input: chat(text), tags: [tag], metadata: { note } }) });
     expect(res.status).toBe(201);
   }
+  await indexNow();
 }, 60_000);
 
 const search = async (filters: unknown[]) => {

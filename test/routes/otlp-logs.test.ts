@@ -8,8 +8,13 @@ import { describe, expect, it } from "vitest";
 import { protobuf } from "../../src/traces/otlp";
 import { encodeLogsRequest, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT } from "../../src/traces/otlp-logs";
 import { JOIN_LIMITS } from "../../src/logs";
-import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
-import { hexOf, llm, nanos, sendSpans, str } from "../helpers/otlp";
+import { getDb } from "../../src/db/client";
+import { ingestOtlp, ingestOtlpLogs } from "../../src/services/traces";
+import { decodeExport } from "../../src/traces/otlp";
+import { decodeLogsExport } from "../../src/traces/otlp-logs";
+import { call, createWorkspace, json, logsDb, logsOf, shareLogsDb, type TestKey } from "../helpers/api";
+import { indexNow } from "../helpers/logs";
+import { hexOf, llm, nanos, sendSpans, str, traceExportOf } from "../helpers/otlp";
 
 const MAX = Number(env.TRACES_MAX_BYTES);
 const BASE = Date.UTC(2026, 0, 5, 9);
@@ -87,6 +92,8 @@ const chatSpan = (id: string, attrs: Record<string, unknown>[] = []) => ({
   attrs: [str("gen_ai.operation.name", "chat"), ...llm("gpt-4o-mini", "openai", 30, 12), ...attrs],
 });
 
+const authOf = (ws: TestKey) => ({ workspaceId: ws.workspaceId, userId: ws.userId, userEmail: ws.email, apiKeyId: 0 });
+
 const getTrace = (ws: TestKey, traceId: string) => call(`/api/public/v2/traces/${traceId}`, { key: ws.key });
 
 async function logOfSpan(ws: TestKey, traceId: string, spanId: string) {
@@ -126,13 +133,16 @@ describe("POST /v1/logs: GenAI records complete their span's log", () => {
     expect(log.input.messages).toEqual(EXPECTED_INPUT);
     expect(log.output.messages).toEqual(EXPECTED_OUTPUT);
     expect(log).toMatchObject({ model: "gpt-4o-mini", input_tokens: 30, output_tokens: 12, trace_id: t, span_id: s });
+    // Searchable once indexed, as any new log is (a few seconds after its write).
+    await indexNow();
     await expectSearchable(ws, log.request_id);
   });
 
-  it("records after their span (protobuf, gzip): the log made without messages takes them in, its search rows with it", async () => {
+  it("records after their span (protobuf, gzip): the indexed log made without messages takes them in, its search rows with it at once", async () => {
     const ws = await createWorkspace();
     const [t, s] = [hexOf(32), hexOf(16)];
     await sendSpans(ws, t, BASE, [chatSpan(s)]);
+    await indexNow();
     const before = await logOfSpan(ws, t, s);
     expect(before.input.messages).toEqual([]);
     expect(await searchIds(ws, { q: "umbrella" })).toEqual([]);
@@ -146,6 +156,26 @@ describe("POST /v1/logs: GenAI records complete their span's log", () => {
     expect(log.request_id).toBe(before.request_id);
     expect(log.input.messages).toEqual(EXPECTED_INPUT);
     expect(log.output.messages).toEqual(EXPECTED_OUTPUT);
+    await expectSearchable(ws, log.request_id);
+    const facets = await call("/api/public/v2/requests/suggestions?field=tool_names&include_counts=true", { key: ws.key });
+    expect((await json(facets)).counts).toEqual({ get_weather: 1 });
+  });
+
+  it("records joined to a log the indexer has not seen yet: it indexes the joined content, once", async () => {
+    const ws = await createWorkspace();
+    const [t, s] = [hexOf(32), hexOf(16)];
+    // Through the services (no index announcement is sent), so the log stays unindexed until indexNow.
+    const store = await logsOf(ws);
+    const spans = await decodeExport(new TextEncoder().encode(JSON.stringify(traceExportOf(t, BASE, [chatSpan(s)]))), "json");
+    await ingestOtlp(getDb(env.DB), store, authOf(ws), spans, false);
+    const records = await decodeLogsExport(new TextEncoder().encode(JSON.stringify(exportOf(conversation(t, s)))), "json", BASE);
+    await ingestOtlpLogs(store, authOf(ws), records);
+    const log = await logOfSpan(ws, t, s);
+    expect(log.input.messages).toEqual(EXPECTED_INPUT);
+    const pending = await (await logsDb(ws)).prepare("SELECT tools FROM request_log_unindexed WHERE request_id = ?").bind(log.request_id).first<{ tools: string }>();
+    expect(JSON.parse(pending!.tools)).toEqual(["get_weather"]);
+    expect(await searchIds(ws, { q: "umbrella" })).toEqual([]);
+    await indexNow();
     await expectSearchable(ws, log.request_id);
     const facets = await call("/api/public/v2/requests/suggestions?field=tool_names&include_counts=true", { key: ws.key });
     expect((await json(facets)).counts).toEqual({ get_weather: 1 });
@@ -165,6 +195,7 @@ describe("POST /v1/logs: GenAI records complete their span's log", () => {
       expect(log.input.messages).toEqual(EXPECTED_INPUT);
       expect(log.output.messages).toEqual(EXPECTED_OUTPUT);
     }
+    await indexNow();
     expect((await searchIds(ws, { q: "umbrella" })).length).toBe(calls.length);
   });
 
@@ -270,6 +301,7 @@ describe("POST /v1/logs: records kept with their trace", () => {
     const [t, s] = [hexOf(32), hexOf(16)];
     await sendSpans(owner, t, BASE, [chatSpan(s)]);
     await sendLogs(other, conversation(t, s));
+    await indexNow();
     expect((await logOfSpan(owner, t, s)).input.messages).toEqual([]);
     expect((await json(await getTrace(owner, t))).logs).toEqual([]);
     expect(await searchIds(owner, { q: "umbrella" })).toEqual([]);
@@ -279,7 +311,9 @@ describe("POST /v1/logs: records kept with their trace", () => {
     expect(theirs.logs).toHaveLength(5);
     // The owner's records join the owner's log only.
     await sendLogs(owner, conversation(t, s));
-    expect((await logOfSpan(owner, t, s)).input.messages).toEqual(EXPECTED_INPUT);
+    const joined = await logOfSpan(owner, t, s);
+    expect(joined.input.messages).toEqual(EXPECTED_INPUT);
+    expect(await searchIds(owner, { q: "umbrella" })).toEqual([joined.request_id]);
     expect(await searchIds(other, { q: "umbrella" })).toEqual([]);
   });
 });

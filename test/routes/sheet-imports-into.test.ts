@@ -14,6 +14,7 @@ import { MAX_ROW_INDEX } from "../../src/sheets/cell-id";
 import type { CellView, RowView } from "../../src/sheets/types";
 import { call, createWorkspace, json, shareLogsDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
+import { indexNow } from "../helpers/logs";
 import { addColumn, newSheet, type SheetRef } from "../helpers/sheet-data";
 import { b64, importAndWait, newTable, pollOperation } from "../helpers/tables";
 
@@ -323,6 +324,7 @@ describe("imports/request-logs into an existing sheet", () => {
       expect(res.status).toBe(201);
       ids.push((await json(res)).id);
     }
+    await indexNow();
     return ids;
   }
 

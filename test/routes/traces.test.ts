@@ -15,6 +15,7 @@ import vercel from "../fixtures/spans/vercel-ai.json";
 import { call, createWorkspace, json, shareLogsDb, type TestKey } from "../helpers/api";
 import { addColumn, newSheet, rows } from "../helpers/sheet-data";
 import { bulkSpan } from "../helpers/fixtures";
+import { indexNow } from "../helpers/logs";
 
 const MAX = Number(env.TRACES_MAX_BYTES);
 let seq = 0;
@@ -514,6 +515,7 @@ describe("trace fields in suggestions", () => {
     const ws = await createWorkspace();
     const [t, llm, parent] = [newTrace(), newSpan(), newSpan()];
     await postJson(ws, exportOf(spansOf(t, llm, parent)));
+    await indexNow();
     const suggest = async (field: string, prefix: string) => {
       const res = await call(`/api/public/v2/requests/suggestions?field=${field}&prefix=${encodeURIComponent(prefix)}`, { key: ws.key });
       const b = await json(res);

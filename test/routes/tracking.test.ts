@@ -3,6 +3,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { addKey, call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
+import { indexNow } from "../helpers/logs";
 
 let ws: TestKey;
 let other: TestKey;
@@ -16,9 +17,11 @@ beforeAll(async () => {
   await shareLogsDb(other, ws);
 });
 
+/** A log, indexed (test/logs/indexing.test.ts tracks logs before indexing too). */
 async function logOne(key: string, overrides: Record<string, unknown> = {}): Promise<number> {
   const res = await call("/log-request", { method: "POST", key, json: logBody(overrides) });
   expect(res.status).toBe(201);
+  await indexNow();
   return (await json(res)).id;
 }
 

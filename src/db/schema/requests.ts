@@ -155,6 +155,20 @@ export const requestLogs = sqliteTable(
   ],
 );
 
+/**
+ * Logs whose search side rows, full-text entry, facet counts and daily totals are not written yet
+ * (src/logs/indexing.ts). The log's writer adds its row in the batch that writes the log, the indexer
+ * deletes it in the batch that writes those, so a log is indexed exactly once. `tools` carries the
+ * tool names its blueprints declare or call (reading them back would mean decoding the stored body;
+ * the one write that changes a log's blueprints, a span's log records joining its log, updates them
+ * here too: src/logs/log-records.ts); everything else the indexer reads from the log row as it is then.
+ */
+export const requestLogUnindexed = sqliteTable("request_log_unindexed", {
+  requestId: integer("request_id").primaryKey(),
+  tools: text("tools", { mode: "json" }).notNull().$type<string[]>(),
+  createdAt: integer("created_at").notNull().default(now),
+});
+
 /** The dimensions request_log_daily keeps totals by; the key of `all` is ''. */
 export const ROLLUP_DIMS = ["all", "model", "provider", "prompt", "status"] as const;
 
@@ -162,8 +176,8 @@ export const ROLLUP_DIMS = ["all", "model", "provider", "prompt", "status"] as c
  * Request-log totals per workspace, UTC day and one dimension's value: all logs, each model, each
  * provider, each prompt (key: its id), each status with its error type (key: "STATUS|error_type").
  * `all`, `model` and `provider` rows are split by latency bucket (src/analytics/latency-buckets.ts)
- * for percentiles; `prompt` and `status` rows have bucket -1. Kept by a trigger on request_logs, so
- * every way a log is written counts it in the same transaction: analytics over weeks read these
+ * for percentiles; `prompt` and `status` rows have bucket -1. Written by the indexer with the log's
+ * other index rows (src/logs/indexing.ts), a batch of logs at a time: analytics over weeks read these
  * rows, never the logs.
  */
 export const requestLogDaily = sqliteTable(
@@ -233,7 +247,7 @@ export const requestLogValues = sqliteTable(
 
 /**
  * Autocomplete counts: one row per (workspace, suggestion field, key, value) with the number of logs
- * that carry it, kept up to date in the log's own batch, so suggestions without a filter_group are
+ * that carry it, kept up to date by the indexer and the tracking calls, so suggestions without a filter_group are
  * an index range read instead of a GROUP BY over every log. `value_fold` is the value lower-cased
  * (full Unicode, in JS) for the case-insensitive prefix; `key` is '' for fields without one, the
  * metadata/output/input-variable key for *_values, and the prompt id for `prompt`.

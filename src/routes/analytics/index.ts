@@ -81,7 +81,7 @@ const analytics = defineRoute({
     "and broken down by model, provider, prompt template and error type. Breakdown lists hold the 50 busiest values; per-period series (…ByDay) the 10 busiest. " +
     "Every count and sum is exact. Percentiles come from latency histograms with buckets 20 % wide, so they are within 10 % of the true value; " +
     "histograms are kept overall, by model and by provider, so prompt templates' percentiles are null (their averages are exact). " +
-    "When the only filters are top-level request_start_time bounds, whole UTC days are read from daily totals kept as logs are written " +
+    "When the only filters are top-level request_start_time bounds, whole UTC days are read from daily totals kept as logs are indexed, within seconds of their write " +
     "(the partial days at the edges from the logs); other filters and free text read the matching logs.",
   request: { body: { required: true, content: { "application/json": { schema: AnalyticsBody } } } },
   responses: { 200: { description: "The analytics", content: { "application/json": { schema: AnalyticsResponse } } } },

@@ -4,6 +4,7 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IDEMPOTENCY_DOC, IdempotencyKeyHeaders, answerIdempotently } from "../../http/idempotency";
 import { createRequestLog } from "../../logs";
+import { indexAfterAnswer } from "../../http/after-answer";
 import type { PromptVersionView } from "../../services/prompt-versions";
 import { LogRequestBody, LogRequestResponse } from "./schemas";
 
@@ -13,7 +14,9 @@ const logRequest = defineRoute({
   tags: ["request logs"],
   summary: "Log a request",
   description:
-    "Stores an LLM call made outside the managed run APIs, with its search side rows, in one batch. " +
+    "Stores an LLM call made outside the managed run APIs. The log is stored when this answers: readable by id, and open to " +
+    "the tracking calls and add-request-log, at once. Search, suggestions and analytics find it within seconds (its search " +
+    "rows are written after the answer, many logs at a time). " +
     "`prompt_version` is the linked version when prompt_id (or prompt_name) and prompt_version_number name one in the workspace." +
     IDEMPOTENCY_DOC,
   errors: [409],
@@ -40,6 +43,7 @@ export function registerLogRequestRoutes(app: OpenAPIHono<AppEnv>) {
     // A replayed answer is the stored JSON text, hence the untyped Response.
     return answerIdempotently(c, logs, 201, async (record) => {
       const logged = await createRequestLog(c.var.deps.db, logs, auth, body, record && ((logId, promptVersion) => record(answer(0, promptVersion), "id", logId)));
+      await indexAfterAnswer(c, logs, [logged.id]);
       return answer(logged.id, logged.promptVersion);
     }) as never;
   });

@@ -3,6 +3,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import type { AppEnv } from "../../env";
+import { indexAfterAnswer } from "../../http/after-answer";
 import { defineRoute } from "../../http/openapi";
 import { chainForLog } from "../../lib/error-text";
 import { executeRun, prepareRun } from "../../services/prompt-runs";
@@ -43,9 +44,14 @@ export function registerPromptRunRoutes(app: OpenAPIHono<AppEnv>) {
     const { db, env } = c.var.deps;
     const prepared = await prepareRun(db, env, auth, body);
     const logs = await c.var.deps.logs(auth.workspaceId);
-    if (!body.stream) return c.json(await executeRun(db, logs, auth, prepared), 200);
+    if (!body.stream) {
+      const result = await executeRun(db, logs, auth, prepared);
+      await indexAfterAnswer(c, logs, [result.request_id]);
+      return c.json(result, 200);
+    }
     return streamSSE(c, async (sse) => {
       const result = await executeRun(db, logs, auth, prepared, (text) => sse.writeSSE({ event: "delta", data: JSON.stringify({ text }) }));
+      await indexAfterAnswer(c, logs, [result.request_id]);
       await sse.writeSSE({ event: "done", data: JSON.stringify(result) });
     }, async (err, sse) => {
       // Past the first byte the status is sent: a failure of ours ends the stream with an error event.

@@ -144,7 +144,10 @@ const searchRequests = defineRoute({
   description:
     "Structured filters (nested AND/OR groups), free text over input and output text, sorting and pages. " +
     "Newest first by default; ties broken by id. The filter schema (StructuredFilter) lists the operators each field takes. " +
-    "total is exact up to 10,000 matches; past that the count stops and total_is_estimate is true (has_next stays exact).",
+    "total is exact up to 10,000 matches; past that the count stops and total_is_estimate is true (has_next stays exact). " +
+    "A new log becomes searchable within seconds of its write (usually about a second): its tags, metadata, tool names, input variables, " +
+    "output keys and full text are indexed after the write answers. Filters on the log's own fields (model, status, times, cost, tokens, " +
+    "prompt, trace) may match it sooner.",
   request: { body: { required: true, content: { "application/json": { schema: SearchBody } } } },
   responses: {
     200: { description: "One page of matching logs", content: { "application/json": { schema: SearchResponse } } },
@@ -158,7 +161,7 @@ const suggestions = defineRoute({
   summary: "Autocomplete suggestions for request-log fields",
   description:
     "Distinct values of a field, most frequent first (ties alphabetical). 10 requests a minute per API key, " +
-    "checked before anything else.",
+    "checked before anything else. A new log's values count within seconds of its write.",
   rateLimit: SUGGESTIONS_RATE_LIMIT,
   request: { query: SuggestionsQuery },
   responses: {

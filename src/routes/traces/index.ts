@@ -7,6 +7,7 @@ import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
+import { indexAfterAnswer } from "../../http/after-answer";
 import { ApiError } from "../../lib/errors";
 import { QueryBool, readQueryBool } from "../../lib/query";
 import { validationError } from "../../lib/validation";
@@ -145,7 +146,9 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
       if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
       throw err;
     }
-    const outcome = await ingestOtlp(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), decoded, closeAfter === true);
+    const logs = await c.var.deps.logs(c.get("auth").workspaceId);
+    const outcome = await ingestOtlp(c.var.deps.db, logs, c.get("auth"), decoded, closeAfter === true);
+    await indexAfterAnswer(c, logs, outcome.logIds);
     return otlpAnswer(c, await encodeResponse(encoding, outcome.rejectedSpans, outcome.errorMessage));
   });
   registerOtlpLogsRoute(app);
@@ -160,7 +163,9 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
       if (!parsed.success) throw validationError(parsed.error.issues.map((iss) => ({ ...iss, path: ["spans", i, "log_request", ...iss.path] })), { target: "json" });
       return parsed.data as MappedLog;
     });
-    const out = await ingestSpansBulk(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), { spans: body.spans, logs, close_after: body.close_after });
+    const store = await c.var.deps.logs(c.get("auth").workspaceId);
+    const out = await ingestSpansBulk(c.var.deps.db, store, c.get("auth"), { spans: body.spans, logs, close_after: body.close_after });
+    await indexAfterAnswer(c, store, out.request_logs.map((l) => l.id));
     return c.json(out, 201);
   });
 

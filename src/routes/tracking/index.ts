@@ -6,6 +6,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
+import { indexAfterAnswer } from "../../http/after-answer";
 import { IDEMPOTENCY_DOC, IdempotencyKeyHeaders, answerIdempotently } from "../../http/idempotency";
 import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore, type RecordAnswer } from "../../logs";
 import { trackRequest } from "../../services/tracking-request";
@@ -119,7 +120,9 @@ export function registerTrackingRoutes(app: OpenAPIHono<AppEnv>) {
     return answerIdempotently(c, logs, 200, async (record) => {
       const input = { ...body, request_start_time: request_start_time ?? end, request_end_time: end };
       const recordWithSuccess: RecordAnswer | undefined = record && ((answer, idField, logId) => record({ success: true, ...answer }, idField, logId));
-      return { success: true as const, ...(await trackRequest(c.var.deps.db, logs, c.get("auth"), input, convertProviderCall, recordWithSuccess)) };
+      const tracked = await trackRequest(c.var.deps.db, logs, c.get("auth"), input, convertProviderCall, recordWithSuccess);
+      await indexAfterAnswer(c, logs, [tracked.request_id]);
+      return { success: true as const, ...tracked };
     }) as never;
   });
 
