@@ -14,7 +14,7 @@ import { validationError } from "../../lib/validation";
 import { addRequestLog } from "../../services/dataset-drafts";
 import { addTraceToSheet, closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_LOG_RECORDS, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/traces";
 import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError } from "../../traces/otlp";
-import { otlpAnswer, readOtlpBody } from "./otlp-body";
+import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
 import { LogRequestBody } from "../log-request/schemas";
 import { registerTraceAnalyticsRoutes } from "./analytics";
 import { registerOtlpLogsRoute } from "./otlp-logs";
@@ -45,20 +45,9 @@ const otlpRoute = defineRoute({
   bodyLimit: false,
   request: {
     query: z.object({ close_after: QueryBool.optional().openapi({ description: "Close every trace of the export after storing it." }) }),
-    body: {
-      required: true,
-      content: {
-        "application/x-protobuf": { schema: z.string().openapi({ format: "binary", description: "A protobuf ExportTraceServiceRequest." }) },
-        "application/json": { schema: z.record(z.string(), z.unknown()).openapi({ description: "An ExportTraceServiceRequest in OTLP's JSON mapping." }) },
-      },
-    },
+    body: otlpRequestBody("ExportTraceServiceRequest"),
   },
-  responses: {
-    200: {
-      description: "Stored (in the request's encoding)",
-      content: { "application/json": { schema: OtlpResponse }, "application/x-protobuf": { schema: z.string().openapi({ format: "binary" }) } },
-    },
-  },
+  responses: otlpResponses(OtlpResponse),
 });
 
 const bulkRoute = defineRoute({

@@ -1,5 +1,6 @@
 // The OTLP/HTTP requests' body and answer, shared by POST /v1/traces and POST /v1/logs: the encodings
 // they take, the body read under one cap before and after gunzip, the answer in the request's encoding.
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { maxBytesOf } from "../../http/middleware";
@@ -42,3 +43,24 @@ export function otlpAnswer(c: Context<AppEnv>, answer: Uint8Array | Record<strin
   return c.json(answer, 200);
 }
 
+
+/** The OpenAPI request body of an OTLP/HTTP export (`message`: ExportTraceServiceRequest, …), both encodings. */
+export function otlpRequestBody(message: string) {
+  return {
+    required: true,
+    content: {
+      "application/x-protobuf": { schema: z.string().openapi({ format: "binary", description: `A protobuf ${message}.` }) },
+      "application/json": { schema: z.record(z.string(), z.unknown()).openapi({ description: `An ${message} in OTLP's JSON mapping.` }) },
+    },
+  };
+}
+
+/** The OpenAPI 200 of an OTLP/HTTP export: its answer (`json`, the JSON form) in the request's encoding. */
+export function otlpResponses<T extends z.ZodType>(json: T) {
+  return {
+    200: {
+      description: "Stored (in the request's encoding)",
+      content: { "application/json": { schema: json }, "application/x-protobuf": { schema: z.string().openapi({ format: "binary" }) } },
+    },
+  };
+}

@@ -11,7 +11,7 @@ import { ingestOtlpLogs } from "../../services/traces";
 import { MAX_ATTRIBUTE_DEPTH, OtlpFormatError } from "../../traces/otlp";
 import { decodeLogsExport, encodeLogsResponse, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT, OtlpTooManyRecords } from "../../traces/otlp-logs";
 import { JOIN_LIMITS } from "../../logs";
-import { otlpAnswer, readOtlpBody } from "./otlp-body";
+import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
 
 const OtlpLogsResponse = z
   .object({ partialSuccess: z.object({ rejectedLogRecords: z.string(), errorMessage: z.string() }).nullable() })
@@ -36,21 +36,8 @@ const logsRoute = defineRoute({
     "stored. The body may be at most TRACES_MAX_BYTES (5 MiB) as received and again once gunzipped: 413. Another content type: 415; a " +
     "body that is not an export (truncated protobuf, invalid JSON, bad gzip): 400, nothing stored.",
   bodyLimit: false,
-  request: {
-    body: {
-      required: true,
-      content: {
-        "application/x-protobuf": { schema: z.string().openapi({ format: "binary", description: "A protobuf ExportLogsServiceRequest." }) },
-        "application/json": { schema: z.record(z.string(), z.unknown()).openapi({ description: "An ExportLogsServiceRequest in OTLP's JSON mapping." }) },
-      },
-    },
-  },
-  responses: {
-    200: {
-      description: "Stored (in the request's encoding)",
-      content: { "application/json": { schema: OtlpLogsResponse }, "application/x-protobuf": { schema: z.string().openapi({ format: "binary" }) } },
-    },
-  },
+  request: { body: otlpRequestBody("ExportLogsServiceRequest") },
+  responses: otlpResponses(OtlpLogsResponse),
 });
 
 export function registerOtlpLogsRoute(app: OpenAPIHono<AppEnv>) {
