@@ -64,7 +64,8 @@ export function markNewestUnindexed(db: Db, tools: readonly string[]): D1Prepare
   return d1Of(db).prepare(MARK_NEWEST).bind(JSON.stringify(tools));
 }
 const NEWEST_LOG_SQL = `(SELECT max(id) FROM ${getTableName(requestLogs)})`;
-const MARK_NEWEST = `INSERT INTO ${getTableName(requestLogUnindexed)} (request_id, tools) VALUES (${NEWEST_LOG_SQL}, ?)`;
+// An upsert: the insert trigger of request_logs has marked the log already, without its tool names.
+const MARK_NEWEST = `INSERT INTO ${getTableName(requestLogUnindexed)} (request_id, tools) VALUES (${NEWEST_LOG_SQL}, ?) ON CONFLICT(request_id) DO UPDATE SET tools = excluded.tools`;
 
 /** SQL naming the log its batch has just inserted, for other statements of that batch (the same rule as markNewestUnindexed). */
 export const NEWEST_LOG: SQL = sql.raw(NEWEST_LOG_SQL);

@@ -341,7 +341,8 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
       SELECT r.id, j.value -> 2
       FROM json_each(${json}) AS j
       CROSS JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
-      CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1`);
+      CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1
+      WHERE true ON CONFLICT(request_id) DO UPDATE SET tools = excluded.tools`);
   }
   if (fresh.length > 0) {
     // Each new span points at its log: the one made above, or one logged earlier for the span id

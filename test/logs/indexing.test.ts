@@ -318,6 +318,23 @@ describe("logs not yet indexed elsewhere", () => {
     await d1.prepare("INSERT INTO request_logs_fts (request_logs_fts) VALUES ('integrity-check')").run();
   });
 
+  it("a log inserted by anything but the writers (a Worker of the version before deferred indexing) is marked, indexed by the sweeper and deleted cleanly", async () => {
+    const w = await createWorkspace();
+    const id = await logQuietly(w, BODY, recordingQueue().queue);
+    const d1 = await logsDb(w);
+    // The row inserted as the earlier version did: no unindexed mark of its own.
+    const cols = Object.keys((await d1.prepare("SELECT * FROM request_logs WHERE id = ?").bind(id).first())!).filter((c) => c !== "id").join(", ");
+    const copy = (await d1.prepare(`INSERT INTO request_logs (${cols}) SELECT ${cols} FROM request_logs WHERE id = ? RETURNING id`).bind(id).first<{ id: number }>())!.id;
+    expect(await d1.prepare("SELECT tools FROM request_log_unindexed WHERE request_id = ?").bind(copy).first("tools")).toBe("[]");
+    // The writer's own mark keeps its tool names (its upsert over the trigger's).
+    expect(JSON.parse((await d1.prepare("SELECT tools FROM request_log_unindexed WHERE request_id = ?").bind(id).first<string>("tools"))!)).toEqual(["lookup"]);
+    await indexNow();
+    expect(await searchIds(w, null, "unicorns")).toEqual([id, copy]);
+    await d1.prepare("DELETE FROM request_logs WHERE id = ?").bind(copy).run();
+    await d1.prepare("INSERT INTO request_logs_fts (request_logs_fts) VALUES ('integrity-check')").run();
+    expect(await searchIds(w, null, "unicorns")).toEqual([id]);
+  });
+
   it("the archive job's file of a day stops before the first log of that day not yet indexed", async () => {
     const w = await createWorkspace();
     const at = (h: number) => `2024-03-03T0${h}:00:00Z`;
