@@ -3,7 +3,8 @@
 // logs requests and makes a prompt, a table, a dataset and an evaluation through the API, then drives
 // the system Chromium (playwright-core, no browser download) through the console: find the requests
 // by a filter, open one and read its messages (markup in a log stays text), open a trace's span tree
-// and waterfall and go between a span and its request log both ways, diff two prompt versions,
+// and waterfall (its OTLP log records with their spans, the rest under the trace) and go between a
+// span and its request log both ways, diff two prompt versions,
 // see a sheet's stale cells and watch them recalculate, a dataset's rows, an evaluation run's status,
 // the analytics charts, and /docs rendered, its "try it" sending the key as X-API-KEY. Every request the browser makes to a host other than this
 // machine is blocked and fails the test, as does any Content-Security-Policy violation.
@@ -294,6 +295,17 @@ async function main() {
       await detail.getByTestId("span-error").getByText("upstream reset the connection").waitFor();
       const failedText = await detail.innerText();
       assert(failedText.includes("ConnectionResetError") && failedText.includes("<img src=x onerror=alert(1)>"), "the failed span's event or attribute is missing");
+      // Its OTLP log record, the body's markup as text; the records of no span listed under the trace.
+      const spanLogs = detail.getByTestId("span-logs");
+      await spanLogs.getByText(t.records.failed).waitFor();
+      assert((await spanLogs.innerText()).includes("ERROR"), "the record's severity is not shown");
+      const failedRow = page.locator(`[data-testid="span-row"][data-span-id="${t.spans.failed.id}"]`);
+      assert((await failedRow.getByTestId("span-log-count").innerText()) === "1 log", "the span's row does not count its record");
+      const outside = page.getByTestId("trace-logs");
+      await outside.getByText(t.records.outside).waitFor();
+      assert((await outside.innerText()).includes("no span") && (await outside.innerText()).includes("WARN"), "the record outside the spans lacks its place or severity");
+      assert((await page.getByTestId("trace-log-count").innerText()).trim() === "3", "the summary does not count the records");
+      assert((await page.getByTestId("trace-detail").locator("b:not(.text), i").count()) === 0, "a record's markup became elements");
       await page.getByTestId("span-tree").getByRole("link", { name: t.spans.llm.name, exact: true }).click();
       await page.waitForFunction((id) => location.hash.endsWith(`?span=${id}`), t.spans.llm.id);
       await detail.getByText("gen_ai.request.model").waitFor();

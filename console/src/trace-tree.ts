@@ -231,3 +231,35 @@ export function normalizeTraceId(raw: string): string | null {
   if (!/^[0-9A-Za-z._:-]{1,64}$/.test(v)) return null;
   return /^[0-9a-fA-F]+$/.test(v) ? v.toLowerCase() : v;
 }
+
+/** What the view reads of a trace's log record (GET /api/public/v2/traces/{id}, `logs`). */
+export interface LogRecordLike {
+  span_id: string | null;
+  severity_number: number;
+  severity_text: string | null;
+}
+
+const SEVERITIES = ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"];
+
+/** A record's severity as a word: its own text, else the range its number falls in (1-4 TRACE … 21-24 FATAL), else none. */
+export function severityName(r: Pick<LogRecordLike, "severity_number" | "severity_text">): string | null {
+  if (r.severity_text) return r.severity_text;
+  const n = r.severity_number;
+  return Number.isInteger(n) && n >= 1 && n <= 24 ? SEVERITIES[Math.floor((n - 1) / 4)] : null;
+}
+
+/** The records of each span shown, in their order, and those of no span here (outside any span, or of a span that has not arrived). */
+export function recordsBySpan<R extends LogRecordLike>(records: readonly R[], spanIds: ReadonlySet<string>): { bySpan: Map<string, R[]>; outside: R[] } {
+  const bySpan = new Map<string, R[]>();
+  const outside: R[] = [];
+  for (const r of records) {
+    if (r.span_id === null || !spanIds.has(r.span_id)) {
+      outside.push(r);
+      continue;
+    }
+    const list = bySpan.get(r.span_id);
+    if (list) list.push(r);
+    else bySpan.set(r.span_id, [r]);
+  }
+  return { bySpan, outside };
+}

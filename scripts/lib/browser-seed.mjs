@@ -1,7 +1,7 @@
 // What the browser test puts into a local API before it opens the console: request logs (one whose
 // text is markup, one that calls a tool), a prompt with two versions and a release label, a table
 // whose computed cells went stale after an edit, a dataset with an evaluation run, and an OTLP trace
-// whose LLM span becomes a request log. Everything goes through the public API, as any client would
+// whose LLM span becomes a request log, with OTLP log records of its spans and one outside them. Everything goes through the public API, as any client would
 // send it.
 
 /** A client for one base URL and key; every call that does not answer `ok` throws with its body. */
@@ -110,10 +110,39 @@ export async function seedTrace(api, run, now = Date.now()) {
   };
   const answer = await api("POST", "/v1/traces", body);
   if (answer?.partialSuccess?.rejectedSpans) throw new Error(`POST /v1/traces refused spans: ${JSON.stringify(answer.partialSuccess)}`);
+  // Its OTLP log records (POST /v1/logs): the failed span's error, a record outside any span (both
+  // markup that must stay text), and the LLM span's user message (its attributes win in its log).
+  const records = { failed: "reset by <b>upstream</b> after 250 ms", outside: "cache cold for <i>this run</i>" };
+  const record = (spanId, at, severityNumber, body, attributes = {}) => ({
+    timeUnixNano: nanos(t0 + at),
+    severityNumber,
+    traceId,
+    ...(spanId ? { spanId } : {}),
+    body: { stringValue: body },
+    attributes: otlpAttributes(attributes),
+  });
+  const logs = await api("POST", "/v1/logs", {
+    resourceLogs: [
+      {
+        resource: { attributes: otlpAttributes({ "service.name": "browser-seed" }) },
+        scopeLogs: [
+          {
+            scope: { name: "browser-seed" },
+            logRecords: [
+              record(null, 50, 13, records.outside),
+              record(spans.llm.id, 110, 9, JSON.stringify({ content: question }), { "event.name": "gen_ai.user.message" }),
+              record(spans.failed.id, 395, 17, records.failed, { "http.route": "/v1/chat/completions" }),
+            ],
+          },
+        ],
+      },
+    ],
+  });
+  if (logs?.partialSuccess?.rejectedLogRecords) throw new Error(`POST /v1/logs refused records: ${JSON.stringify(logs.partialSuccess)}`);
   const trace = await api("GET", `/api/public/v2/traces/${traceId}`);
   const requestLogId = trace.spans.find((s) => s.span_id === spans.llm.id)?.request_log_id;
   if (!requestLogId) throw new Error(`the LLM span made no request log: ${JSON.stringify(trace.spans.map((s) => [s.name, s.request_log_id]))}`);
-  return { traceId, spans, requestLogId, question };
+  return { traceId, spans, requestLogId, question, records };
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

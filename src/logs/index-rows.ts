@@ -13,9 +13,10 @@ export type { IndexKind };
 export type IndexRow = [kind: IndexKind, key: string, value: string];
 
 /**
- * What a log's side rows are made of. The tool names and the answer's text come from the blueprints,
- * which never change after the log is written (toolsOf, textOf); the rest may be changed by the
- * tracking calls, so the indexer reads it from the log row as it is when it runs.
+ * What a log's side rows are made of. The tool names and the answer's text come from the blueprints
+ * (toolsOf, textOf), which change after the log is written only when its span's log records complete
+ * it (log-records.ts moves them then); the rest may be changed by the tracking calls, so the indexer
+ * reads it from the log row as it is when it runs.
  */
 export interface IndexableLog {
   tags: string[];

@@ -27,5 +27,6 @@ export { logMark, logsInOrder, markFilter, matchingLogPages, type LogMark } from
 export { CONTROL_SHARD, configuredShards, measureLogDatabases, placeWorkspace } from "./shards";
 export { WorkspaceLogs } from "./periods";
 export { closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";
+export { JOIN_LIMITS, storeLogRecords, traceLogRecordRows, type JoinedRecord, type LogContentOf } from "./log-records";
 export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchivedLogLine, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";
 export { indexLeftBehind, indexLogs, INDEX_BATCH_LOGS, SWEEP_AFTER_MS, SWEEP_MAX_LOGS } from "./indexing";

@@ -108,3 +108,13 @@ function distinct(periods: readonly LogPeriod[]): LogPeriod[] {
 export function eachPeriod<T>(logs: WorkspaceLogs, read: (db: Db, i: number) => Promise<T>): Promise<T[]> {
   return Promise.all(logs.periods.map((p, i) => read(p.db, i)));
 }
+
+/**
+ * The first `limit` rows of `read` over every database of the workspace, in the order `compare` gives
+ * (each database's `read` answering its own first `limit` in that order).
+ */
+export async function firstOverPeriods<T>(logs: WorkspaceLogs, limit: number, read: (db: Db) => Promise<T[]>, compare: (a: T, b: T) => number): Promise<T[]> {
+  const found = await eachPeriod(logs, read);
+  if (found.length === 1) return found[0];
+  return found.flat().sort(compare).slice(0, limit);
+}

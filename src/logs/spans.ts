@@ -1,7 +1,8 @@
 // Spans and the request logs they make, written in one D1 batch per ingestion whatever the number of
 // spans: each kind of row travels as JSON in one bound parameter per statement (json_each), chunked by
 // size. A span is keyed by (workspace, trace id, span id): sent again it is stored once and makes one
-// log. Spans of a closed trace are refused, and the insert itself checks the closure too.
+// log. Spans of a closed trace are refused, and the insert itself checks the closure too. A log made
+// from a span itself takes in the span's OTLP log records already stored (log-records.ts).
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
@@ -16,7 +17,9 @@ import { facetRowsOf, searchColumnsOf, toolsOf } from "./index-rows";
 import { chunkIndexRows, isIndexed } from "./indexing";
 import type { RequestLogInput } from "./write";
 import { encodeBlueprints, hexOf, type Blueprints, type LogTexts } from "./row-codec";
-import { eachPeriod, type WorkspaceLogs } from "./periods";
+import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
+import { genAiRecordCount, joinSpanLogs, spanRecords, type LogContentOf } from "./log-records";
+import { byTraceHome, traceHomes } from "./trace-homes";
 
 /** The stored blueprint columns of a log row that travels as JSON: the body as hex (unhex() in SQL). */
 function storedBlueprints(log: Blueprints, texts: LogTexts) {
@@ -38,6 +41,15 @@ export interface SpanToStore {
   /** The log the span makes, if any. */
   log: Omit<RequestLogInput, "group_id"> | null;
   prompt: SpanPromptRef | null;
+  /** The log is made from the span itself (its attributes and events), not given with it: the span's log records complete it. */
+  logFromSpan?: boolean;
+}
+
+export interface StoreOptions {
+  ingestId: string;
+  closeAfter: boolean;
+  /** The mapping of a span and its GenAI log records to its log's content (for spans with logFromSpan). */
+  contentOf?: LogContentOf;
 }
 
 export interface StoredSpans {
@@ -129,14 +141,9 @@ const JSON_COLUMNS = new Set(["tags", "metadata", "prompt_input_variables", "sco
  * before a period change goes on where it began, and the trace reads and analytics see it whole. A
  * log logged earlier with the span's id alone (track-request's span_id) learns its trace wherever it is.
  */
-export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext, items: SpanToStore[], opts: { ingestId: string; closeAfter: boolean }): Promise<StoredSpans> {
+export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext, items: SpanToStore[], opts: StoreOptions): Promise<StoredSpans> {
   if (!store.spread) return storeSpansIn(db, store.current, auth, items, opts);
-  const homes = await traceHomes(store, auth.workspaceId, [...new Set(items.map((i) => i.span.traceId))]);
-  const byHome = new Map<Db, SpanToStore[]>();
-  for (const item of items) {
-    const home = homes.get(item.span.traceId) ?? store.current;
-    byHome.set(home, [...(byHome.get(home) ?? []), item]);
-  }
+  const byHome = await byTraceHome(store, auth.workspaceId, items, (i) => i.span.traceId);
   const parts: StoredSpans[] = [];
   // One batch per database: each is whole or nothing, as one batch is in a single database.
   for (const [home, mine] of byHome) {
@@ -145,22 +152,6 @@ export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext
     parts.push(part);
   }
   return mergeStored(items, parts);
-}
-
-/** Each trace among `traceIds` that has spans in the workspace: the newest period's database holding one. */
-async function traceHomes(store: WorkspaceLogs, ws: number, traceIds: string[]): Promise<Map<string, Db>> {
-  const homes = new Map<string, Db>();
-  if (traceIds.length === 0) return homes;
-  const found = await eachPeriod(store, (db) =>
-    db
-      .selectDistinct({ traceId: spans.traceId })
-      .from(spans)
-      .where(and(eq(spans.workspaceId, ws), sql`${spans.traceId} IN (SELECT value FROM json_each(${JSON.stringify(traceIds)}))`)),
-  );
-  store.periods.forEach((p, i) => {
-    for (const r of found[i]) if (!homes.has(r.traceId)) homes.set(r.traceId, p.db);
-  });
-  return homes;
 }
 
 /**
@@ -235,7 +226,7 @@ function mergeStored(items: SpanToStore[], parts: StoredSpans[]): StoredSpans {
 }
 
 /** storeSpans in one database: one batch, so a failure leaves nothing. */
-async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToStore[], opts: { ingestId: string; closeAfter: boolean }): Promise<StoredSpans> {
+async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToStore[], opts: StoreOptions): Promise<StoredSpans> {
   const ws = auth.workspaceId;
   const traceIds = [...new Set(items.map((i) => i.span.traceId))];
   const closed = await closedTraces(logs, ws, traceIds);
@@ -253,6 +244,9 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
   const withLogs = fresh.filter((i) => i.log !== null);
   const prompts = await resolvePrompts(db, ws, withLogs.map((i) => i.prompt).filter((p): p is SpanPromptRef => p !== null));
   const now = Date.now();
+  // Log records that came before their span: the log is made with them.
+  const joinable = open.filter((i) => i.log !== null && i.logFromSpan && opts.contentOf);
+  const joined = await joinedLogs(logs, ws, withLogs.filter((i) => i.logFromSpan), opts.contentOf);
 
   const spanRows = fresh.map((i) => ({
     t: i.span.traceId,
@@ -269,14 +263,15 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     l: i.extras.links,
     r: i.span.resource,
     o: i.extras.scope,
+    m: i.log !== null && i.logFromSpan === true,
   }));
   const statements = [];
   for (const json of chunkIndexRows(spanRows, 512 * 1024)) {
     statements.push(sql`
       INSERT INTO spans (workspace_id, trace_id, span_id, parent_span_id, name, kind, start_time, end_time, status_code, status_message,
-                         attributes, events, links, resource, scope, ingest_id, created_at)
+                         attributes, events, links, resource, scope, log_from_span, ingest_id, created_at)
       SELECT ${ws}, j.value ->> 't', j.value ->> 's', j.value ->> 'p', j.value ->> 'n', j.value ->> 'k', j.value ->> 'st', j.value ->> 'et',
-             j.value ->> 'sc', j.value ->> 'sm', j.value -> 'a', j.value -> 'e', j.value -> 'l', j.value -> 'r', j.value -> 'o', ${opts.ingestId}, ${now}
+             j.value ->> 'sc', j.value ->> 'sm', j.value -> 'a', j.value -> 'e', j.value -> 'l', j.value -> 'r', j.value -> 'o', j.value ->> 'm', ${opts.ingestId}, ${now}
       FROM json_each(${json}) AS j
       WHERE NOT EXISTS (SELECT 1 FROM trace_closures c WHERE c.workspace_id = ${ws} AND c.trace_id = j.value ->> 't')
       ON CONFLICT DO NOTHING`);
@@ -285,7 +280,7 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
   const logRows: Record<string, unknown>[] = [];
   const unindexed: [traceId: string, spanId: string, tools: string[]][] = [];
   for (const i of withLogs) {
-    const log = i.log!;
+    const log = joined.get(i)?.log ?? i.log!;
     const link = i.prompt ? prompts.get(JSON.stringify(i.prompt)) : null;
     const promptName = link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null;
     const promptId = link?.promptId ?? null;
@@ -399,7 +394,7 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     throw err;
   }
 
-  const kept = await spansByKey(logs, ws, open.map((i) => i.span));
+  const kept = await spansByKey(logs, ws, open.map((i) => i.span), joinable.length > 0);
   const out: StoredSpans = { spans: [], requestLogs: [], rejected, closedTraceIds: [...closed].filter((t) => rejected.some((r) => r.trace_id === t)) };
   for (const i of open) {
     const row = kept.get(key(i.span.traceId, i.span.spanId));
@@ -412,7 +407,34 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     out.spans.push({ id: `${row.traceId}-${row.spanId}`, name: row.name, span_id: row.spanId, trace_id: row.traceId, created: row.ingestId === opts.ingestId });
     if (row.requestLogId !== null) out.requestLogs.push({ id: row.requestLogId, span_id: row.spanId, trace_id: row.traceId });
   }
+  if (opts.contentOf && joinable.length > 0) await joinLateRecords(logs, ws, joinable, joined, kept, opts.contentOf);
   return out;
+}
+
+/** A log completed by its span's GenAI records, and how many records it read. */
+type Joined = Map<SpanToStore, { log: Omit<RequestLogInput, "group_id">; records: number }>;
+
+/** The logs of `items` completed by the GenAI log records already stored for their spans (only those that have some). */
+async function joinedLogs(logs: Db, ws: number, items: SpanToStore[], contentOf: LogContentOf | undefined): Promise<Joined> {
+  const out: Joined = new Map();
+  if (!contentOf || items.length === 0) return out;
+  const found = await spanRecords(logs, ws, items.map((i) => [i.span.traceId, i.span.spanId]));
+  for (const i of items) {
+    const source = found.get(key(i.span.traceId, i.span.spanId));
+    const content = source ? contentOf(i.span, source.records) : null;
+    if (source && content) out.set(i, { log: { ...i.log!, ...content }, records: source.count });
+  }
+  return out;
+}
+
+/**
+ * After the batch: records that arrived while it ran were not read into the logs it made, and a span
+ * stored before (sent again) may have records its log lacks (a join that failed half way). Those spans'
+ * logs are joined again; the records' own ingestion joins whatever lands after this read.
+ */
+async function joinLateRecords(logs: Db, ws: number, items: SpanToStore[], joined: Joined, kept: Map<string, KeptSpan>, contentOf: LogContentOf) {
+  const late = items.filter((i) => (kept.get(key(i.span.traceId, i.span.spanId))?.records ?? 0) !== (joined.get(i)?.records ?? 0));
+  if (late.length > 0) await joinSpanLogs(logs, ws, late.map((i) => [i.span.traceId, i.span.spanId]), contentOf);
 }
 
 async function existingSpans(db: Db, ws: number, list: SpanInput[]): Promise<Set<string>> {
@@ -420,12 +442,15 @@ async function existingSpans(db: Db, ws: number, list: SpanInput[]): Promise<Set
   return new Set(rows.keys());
 }
 
-/** The stored spans among `list`, by trace and span id. */
-async function spansByKey(db: Db, ws: number, list: SpanInput[]): Promise<Map<string, Pick<SpanRow, "traceId" | "spanId" | "name" | "requestLogId" | "ingestId">>> {
-  const out = new Map<string, Pick<SpanRow, "traceId" | "spanId" | "name" | "requestLogId" | "ingestId">>();
+type KeptSpan = Pick<SpanRow, "traceId" | "spanId" | "name" | "requestLogId" | "ingestId"> & { records: number };
+
+/** The stored spans among `list`, by trace and span id; `withRecords`: with how many GenAI log records each has (else 0). */
+async function spansByKey(db: Db, ws: number, list: SpanInput[], withRecords = false): Promise<Map<string, KeptSpan>> {
+  const out = new Map<string, KeptSpan>();
+  const records = withRecords ? genAiRecordCount(ws, sql`${spans.traceId}`, sql`${spans.spanId}`) : sql<number>`0`;
   for (const json of chunkIndexRows(list.map((s) => [s.traceId, s.spanId]))) {
     const rows = await db
-      .select({ traceId: spans.traceId, spanId: spans.spanId, name: spans.name, requestLogId: spans.requestLogId, ingestId: spans.ingestId })
+      .select({ traceId: spans.traceId, spanId: spans.spanId, name: spans.name, requestLogId: spans.requestLogId, ingestId: spans.ingestId, records })
       .from(spans)
       .where(sql`${spans.workspaceId} = ${ws} AND (${spans.traceId}, ${spans.spanId}) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${json}))`);
     for (const r of rows) out.set(key(r.traceId, r.spanId), r);
@@ -435,19 +460,18 @@ async function spansByKey(db: Db, ws: number, list: SpanInput[]): Promise<Map<st
 
 /** The first `limit` spans of a trace, by start time, from every period; empty when the workspace has none. */
 export async function traceSpans(logs: WorkspaceLogs, workspaceId: number, traceId: string, limit: number): Promise<SpanRow[]> {
-  const found = await eachPeriod(logs, (db) =>
-    db
-      .select()
-      .from(spans)
-      .where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)))
-      .orderBy(asc(spans.startTime), asc(spans.spanId))
-      .limit(limit),
+  return firstOverPeriods(
+    logs,
+    limit,
+    (db) =>
+      db
+        .select()
+        .from(spans)
+        .where(and(eq(spans.workspaceId, workspaceId), eq(spans.traceId, traceId)))
+        .orderBy(asc(spans.startTime), asc(spans.spanId))
+        .limit(limit),
+    (a, b) => a.startTime - b.startTime || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0),
   );
-  if (found.length === 1) return found[0];
-  return found
-    .flat()
-    .sort((a, b) => a.startTime - b.startTime || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0))
-    .slice(0, limit);
 }
 
 /** Whether the workspace holds the trace (with `spanId`: that span of it), in any period. */

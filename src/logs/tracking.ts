@@ -66,29 +66,40 @@ export async function trackScore(logs: WorkspaceLogs, auth: AuthContext, input: 
 
 // ---- side rows of one kind (metadata, input variables) ----
 
-const KEY_FACETS: Partial<Record<IndexKind, [keys: string, values: string]>> = {
-  metadata: ["metadata_keys", "metadata_values"],
-  input_variable: ["input_variable_keys", "input_variable_values"],
+/** The autocomplete counts a side row of each kind adds to: the field, and the (key, value) it counts under. */
+const KIND_FACETS: Partial<Record<IndexKind, [field: string, keyValue: SQL][]>> = {
+  metadata: [
+    ["metadata_keys", sql`'', v.key`],
+    ["metadata_values", sql`v.key, v.value`],
+  ],
+  input_variable: [
+    ["input_variable_keys", sql`'', v.key`],
+    ["input_variable_values", sql`v.key, v.value`],
+  ],
+  output: [
+    ["output_keys", sql`'', v.key`],
+    ["output_values", sql`v.key, v.value`],
+  ],
+  tool: [["tool_names", sql`'', v.value`]],
 };
 
 /**
  * Statements that take back a log's side rows of `kind` (only those under `keys` when given): each
- * one's autocomplete counts go down by one (a count that reaches 0 is removed), then the rows go.
- * They read the side rows themselves, so they see the log as the batch finds it, not as it was read.
+ * one's autocomplete counts go down by one (a count that reaches 0 is removed), then the rows go; each
+ * only `when` holds. They read the side rows themselves, so they see the log as the batch finds it,
+ * not as it was read.
  */
-function retireSideRows(db: Db, workspaceId: number, requestId: number, kind: IndexKind, keys: string[] | null): Stmt[] {
-  const [keysField, valuesField] = KEY_FACETS[kind]!;
+export function retireSideRows(db: Db, workspaceId: number, requestId: number, kind: IndexKind, keys: string[] | null, when: SQL = sql`true`): Stmt[] {
   const onlyKeys = keys ? sql` AND v.key IN (SELECT value FROM json_each(${JSON.stringify(keys)}))` : sql``;
   const rowsOf = (cols: SQL) =>
     sql`SELECT ${cols} FROM request_log_values AS v WHERE v.request_id = ${requestId} AND v.workspace_id = ${workspaceId} AND v.kind = ${kind}${onlyKeys}`;
-  const keyMatch = sql`field = ${keysField} AND key = '' AND value IN (${rowsOf(sql`v.key`)})`;
-  const valueMatch = sql`field = ${valuesField} AND (key, value) IN (${rowsOf(sql`v.key, v.value`)})`;
   const stmts: SQL[] = [];
-  for (const match of [keyMatch, valueMatch]) {
-    stmts.push(sql`UPDATE request_log_facets SET count = count - 1 WHERE workspace_id = ${workspaceId} AND ${match}`);
+  for (const [field, keyValue] of KIND_FACETS[kind]!) {
+    const match = sql`field = ${field} AND (key, value) IN (${rowsOf(keyValue)})`;
+    stmts.push(sql`UPDATE request_log_facets SET count = count - 1 WHERE workspace_id = ${workspaceId} AND ${match} AND ${when}`);
     stmts.push(sql`DELETE FROM request_log_facets WHERE workspace_id = ${workspaceId} AND ${match} AND count <= 0`);
   }
-  stmts.push(sql`DELETE FROM request_log_values AS v WHERE v.request_id = ${requestId} AND v.workspace_id = ${workspaceId} AND v.kind = ${kind}${onlyKeys}`);
+  stmts.push(sql`DELETE FROM request_log_values AS v WHERE v.request_id = ${requestId} AND v.workspace_id = ${workspaceId} AND v.kind = ${kind}${onlyKeys} AND ${when}`);
   return stmts;
 }
 
@@ -99,12 +110,15 @@ function facetsOfRows(rows: IndexRow[]): FacetRow[] {
   return facetRowsOf({ model: "", provider: "", status: "", promptId: null, promptName: null }, rows).filter(([field]) => !SCALAR_FACETS.has(field));
 }
 
-/** Statements adding side rows of an indexed log with their autocomplete counts (nothing for a log the indexer has yet to see). */
-function addSideRows(db: Db, workspaceId: number, requestId: number, rows: IndexRow[]): Stmt[] {
-  const when = isIndexed(requestId);
+/**
+ * Statements adding side rows of an indexed log with their autocomplete counts, each only `when` holds
+ * too (nothing for a log the indexer has yet to see: it builds them from the row).
+ */
+export function addSideRows(db: Db, workspaceId: number, requestId: number, rows: IndexRow[], when: SQL = sql`true`): Stmt[] {
+  const indexed = sql`${isIndexed(requestId)} AND ${when}`;
   return [
-    ...insertSideRows(db, rows.map((r) => [requestId, workspaceId, ...r]), when),
-    ...addFacetCounts(db, countFacets([[workspaceId, facetsOfRows(rows)]]), when),
+    ...insertSideRows(db, rows.map((r) => [requestId, workspaceId, ...r]), indexed),
+    ...addFacetCounts(db, countFacets([[workspaceId, facetsOfRows(rows)]]), indexed),
   ];
 }
 

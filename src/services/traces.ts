@@ -1,12 +1,16 @@
 // Traces: spans in from OTLP exports and from spans-bulk (the SDK's tracing), each LLM span (or span
-// sent with a log_request) making one request log; a trace read back whole; traces closed to more
-// spans; a trace's logs into a draft dataset.
+// sent with a log_request) making one request log; OTLP log records kept with their traces, the GenAI
+// ones completing their span's log; a trace read back whole; traces closed to more spans; a trace's
+// logs into a draft dataset.
 import type { Db } from "../db/client";
 import type { SpanRow } from "../db/schema";
 import type { AuthContext, Deps } from "../env";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
-import { closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "../logs";
+import { closeTrace, storeLogRecords, storeSpans, traceHasSpan, traceLogIds, traceLogRecordRows, traceSpans, type LogContentOf, type SpanPromptRef, type SpanToStore, type StoredSpans } from "../logs";
+import type { TraceLogRecordRow } from "../db/schema";
+import { recordEvent, type RejectedRecord } from "../traces/log-records";
+import type { DecodedLogs } from "../traces/otlp-logs";
 import type { RequestLogInput } from "../logs";
 import { ERROR_TYPE_STATUSES } from "../db/schema";
 import type { DecodedExport } from "../traces/otlp";
@@ -47,12 +51,18 @@ const ERROR_KINDS: [RegExp, string][] = [
   [/auth|\b401\b|\b403\b|api.?key|permission/i, "PROVIDER_AUTH_ERROR"],
 ];
 
-function fromSpan(span: SpanInput): { log: MappedLog | null; prompt: SpanPromptRef | null } {
+function fromSpan(span: SpanInput): Pick<SpanToStore, "log" | "prompt" | "logFromSpan"> {
   const mapped = spanToLog(span);
   if (!mapped) return { log: null, prompt: null };
   const log = fitErrorType(mapped.log);
-  return { log, prompt: promptRefOf(log, mapped.promptLabel) };
+  return { log, prompt: promptRefOf(log, mapped.promptLabel), logFromSpan: true };
 }
+
+/** A span's log content with its GenAI log records read in as the span's events (the span's own attributes winning). */
+const logContentOf: LogContentOf = (span, records) => {
+  const mapped = spanToLog(span, records.map(recordEvent));
+  return mapped ? { input: mapped.log.input, output: mapped.log.output } : null;
+};
 
 export interface OtlpOutcome {
   rejectedSpans: number;
@@ -64,13 +74,25 @@ export interface OtlpOutcome {
 /** Takes an OTLP export's spans; the answer counts every span refused, saying why. */
 export async function ingestOtlp(db: Db, logs: WorkspaceLogs, auth: AuthContext, decoded: DecodedExport, closeAfter: boolean): Promise<OtlpOutcome> {
   const items: SpanToStore[] = decoded.spans.map(({ span, extras }) => ({ span, extras, ...fromSpan(span) }));
-  const stored = items.length > 0 ? await storeSpans(db, logs, auth, items, { ingestId: crypto.randomUUID(), closeAfter }) : null;
+  const stored = items.length > 0 ? await storeSpans(db, logs, auth, items, { ingestId: crypto.randomUUID(), closeAfter, contentOf: logContentOf }) : null;
   const rejected: RejectedSpan[] = [...decoded.rejected, ...(stored?.rejected ?? []).map((r) => ({ traceId: r.trace_id, spanId: r.span_id, reason: `trace ${r.trace_id} is closed` }))];
-  return { rejectedSpans: rejected.length, errorMessage: rejected.length > 0 ? describeRejections(rejected) : null, logIds: (stored?.requestLogs ?? []).map((l) => l.id) };
+  return { rejectedSpans: rejected.length, errorMessage: rejected.length > 0 ? describeRejections(rejected, "span") : null, logIds: (stored?.requestLogs ?? []).map((l) => l.id) };
 }
 
-/** One message for OTLP's partialSuccess: the count, then each distinct reason with the spans it hit (a few named). */
-function describeRejections(rejected: RejectedSpan[]): string {
+export interface OtlpLogsOutcome {
+  rejectedLogRecords: number;
+  errorMessage: string | null;
+}
+
+/** Takes an OTLP logs export's records (each kept once, with its trace); the GenAI ones complete their spans' logs. */
+export async function ingestOtlpLogs(logs: WorkspaceLogs, auth: AuthContext, decoded: DecodedLogs): Promise<OtlpLogsOutcome> {
+  if (decoded.records.length > 0) await storeLogRecords(logs, auth.workspaceId, decoded.records, logContentOf);
+  const rejected: RejectedRecord[] = decoded.rejected;
+  return { rejectedLogRecords: rejected.length, errorMessage: rejected.length > 0 ? describeRejections(rejected, "log record") : null };
+}
+
+/** One message for OTLP's partialSuccess: the count, then each distinct reason with the items it hit (a few named by span id). */
+function describeRejections(rejected: (RejectedSpan | RejectedRecord)[], noun: "span" | "log record"): string {
   const byReason = new Map<string, string[]>();
   for (const r of rejected) {
     const ids = byReason.get(r.reason) ?? [];
@@ -79,7 +101,7 @@ function describeRejections(rejected: RejectedSpan[]): string {
   }
   const parts = [...byReason].slice(0, 5).map(([reason, ids]) => (ids.length > 0 ? `${reason} (span ${ids.slice(0, 3).join(", ")}${ids.length > 3 ? `, +${ids.length - 3}` : ""})` : reason));
   if (byReason.size > 5) parts.push(`and ${byReason.size - 5} more reasons`);
-  return `${rejected.length} span${rejected.length === 1 ? "" : "s"} rejected: ${parts.join("; ")}`;
+  return `${rejected.length} ${noun}${rejected.length === 1 ? "" : "s"} rejected: ${parts.join("; ")}`;
 }
 
 // ---- spans-bulk ----
@@ -123,7 +145,7 @@ export async function ingestSpansBulk(db: Db, logs: WorkspaceLogs, auth: AuthCon
     if (!log) return { span, extras, ...fromSpan(span) };
     return { span, extras, log, prompt: promptRefOf(log, null) };
   });
-  const stored = await storeSpans(db, logs, auth, items, { ingestId: crypto.randomUUID(), closeAfter: body.close_after });
+  const stored = await storeSpans(db, logs, auth, items, { ingestId: crypto.randomUUID(), closeAfter: body.close_after, contentOf: logContentOf });
   return bulkAnswer(stored);
 }
 
@@ -162,13 +184,40 @@ function spanView(s: SpanRow) {
   };
 }
 
+function logRecordView(r: TraceLogRecordRow) {
+  return {
+    span_id: r.spanId,
+    time: toIso(Math.floor(r.time)),
+    time_unix_ms: r.time,
+    observed_time: r.observedTime === null ? null : toIso(Math.floor(r.observedTime)),
+    severity_number: r.severityNumber,
+    severity_text: r.severityText,
+    event_name: r.eventName,
+    body: r.body ?? null,
+    attributes: r.attributes,
+    resource: r.resource,
+    scope: r.scope ?? null,
+    flags: r.flags,
+  };
+}
+
 /** A trace answers at most this many spans (the earliest); `truncated` says when it holds more. */
 export const TRACE_MAX_SPANS = 5000;
+/** A trace answers at most this many log records (the earliest); `logs_truncated` says when it holds more. */
+export const TRACE_MAX_LOG_RECORDS = 5000;
 
+/** A trace's spans and log records; a trace with neither in the workspace is a 404. */
 export async function getTrace(logs: WorkspaceLogs, workspaceId: number, traceId: string) {
-  const rows = await traceSpans(logs, workspaceId, traceId, TRACE_MAX_SPANS + 1);
-  if (rows.length === 0) throw ApiError.notFound("trace");
-  return { success: true as const, trace_id: traceId, spans: rows.slice(0, TRACE_MAX_SPANS).map(spanView), truncated: rows.length > TRACE_MAX_SPANS };
+  const [rows, records] = await Promise.all([traceSpans(logs, workspaceId, traceId, TRACE_MAX_SPANS + 1), traceLogRecordRows(logs, workspaceId, traceId, TRACE_MAX_LOG_RECORDS + 1)]);
+  if (rows.length === 0 && records.length === 0) throw ApiError.notFound("trace");
+  return {
+    success: true as const,
+    trace_id: traceId,
+    spans: rows.slice(0, TRACE_MAX_SPANS).map(spanView),
+    truncated: rows.length > TRACE_MAX_SPANS,
+    logs: records.slice(0, TRACE_MAX_LOG_RECORDS).map(logRecordView),
+    logs_truncated: records.length > TRACE_MAX_LOG_RECORDS,
+  };
 }
 
 /** Closes a trace of the workspace (one with at least one span); 409 when it is closed already. */

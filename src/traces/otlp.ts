@@ -2,27 +2,47 @@
 // generated from the official OTLP .proto files (protobufjs, static code: no eval, which Workers
 // forbid); JSON follows OTLP's JSON mapping (hex ids, enums as integers, 64-bit integers as strings).
 // Both become the same SpanInput list; a span that breaks a rule is set aside with its reason and the
-// rest are taken, as OTLP's partial success has it.
+// rest are taken, as OTLP's partial success has it. The readers of ids, times and AnyValues here are
+// shared with the logs exports (otlp-logs.ts).
+import type { Writer } from "protobufjs/minimal";
 import type { AttrValue, RejectedSpan, SpanExtras, SpanInput } from "./span-input";
 
-// The generated module's typings name only protobufjs's Root; these are the two messages used here.
-interface Codec {
+// The generated module's typings name only protobufjs's Root; these are the messages used here.
+export interface Codec {
   decode(body: Uint8Array): unknown;
-  encode(message: unknown): { finish(): Uint8Array };
+  encode(message: unknown, writer?: Writer): { finish(): Uint8Array };
   fromObject(object: unknown): unknown;
 }
-type TraceCollector = { ExportTraceServiceRequest: Codec; ExportTraceServiceResponse: Codec };
-type GeneratedRoot = { opentelemetry: { proto: { collector: { trace: { v1: TraceCollector } } } } };
+export interface Collectors {
+  trace: { v1: { ExportTraceServiceRequest: Codec; ExportTraceServiceResponse: Codec } };
+  logs: { v1: { ExportLogsServiceRequest: Codec; ExportLogsServiceResponse: Codec } };
+}
+type GeneratedRoot = { opentelemetry: { proto: { collector: Collectors } } };
 
-let collector: TraceCollector | null = null;
+let collectors: Collectors | null = null;
+let writerClass: (new () => Writer) | null = null;
 
-/** The generated code (about 700 KB) is loaded on first use: nothing but a protobuf export needs it. */
-async function protobuf(): Promise<TraceCollector> {
-  if (!collector) {
+/**
+ * The generated code (about 850 KB) is loaded on first use: nothing but a protobuf export needs it.
+ * The package is held at the last release whose module still holds the logs service beside the trace
+ * one (docs/decisions.md).
+ */
+export async function protobuf(): Promise<Collectors> {
+  if (!collectors) {
     const mod = (await import("@opentelemetry/otlp-transformer/build/src/generated/root")) as unknown as GeneratedRoot & { default?: GeneratedRoot };
-    collector = (mod.default ?? mod).opentelemetry.proto.collector.trace.v1;
+    collectors = (mod.default ?? mod).opentelemetry.proto.collector;
+    writerClass = (await import("protobufjs/minimal")).Writer;
   }
-  return collector;
+  return collectors;
+}
+
+/**
+ * Encodes with protobufjs's plain writer: the one it picks where a Buffer exists hands strings of 40
+ * bytes or more to Buffer#utf8Write, which workerd's Buffer refuses (an answer naming why spans were
+ * refused would fail).
+ */
+function encodeMessage(codec: Codec, message: unknown): Uint8Array {
+  return codec.encode(message, new writerClass!()).finish();
 }
 
 export type OtlpEncoding = "protobuf" | "json";
@@ -55,14 +75,15 @@ const KINDS: Record<string, number> = {
 };
 const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
-const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+export type Obj = Record<string, unknown>;
+export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+export const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const own = (o: Obj, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
-class SpanRejection extends Error {}
+/** One item of an export (a span, a log record) breaks a rule: it is set aside with this reason. */
+export class ItemRejection extends Error {}
 
-function hex(bytes: Uint8Array): string {
+export function hex(bytes: Uint8Array): string {
   let s = "";
   for (const b of bytes) s += b.toString(16).padStart(2, "0");
   return s;
@@ -75,26 +96,26 @@ function base64(bytes: Uint8Array): string {
 }
 
 /** An id of `size` bytes: bytes (protobuf) or hex digits (JSON); all zeros is no id. */
-function idOf(value: unknown, size: number, field: string, required: boolean): string | null {
+export function idOf(value: unknown, size: number, field: string, required: boolean): string | null {
   let id: string | null = null;
   if (value instanceof Uint8Array) {
     if (value.length === 0) id = null;
-    else if (value.length !== size) throw new SpanRejection(`${field} must be ${size} bytes, not ${value.length}`);
+    else if (value.length !== size) throw new ItemRejection(`${field} must be ${size} bytes, not ${value.length}`);
     else id = hex(value);
   } else if (typeof value === "string") {
     if (value === "") id = null;
-    else if (!new RegExp(`^[0-9a-fA-F]{${size * 2}}$`).test(value)) throw new SpanRejection(`${field} must be ${size * 2} hex digits`);
+    else if (!new RegExp(`^[0-9a-fA-F]{${size * 2}}$`).test(value)) throw new ItemRejection(`${field} must be ${size * 2} hex digits`);
     else id = value.toLowerCase();
   } else if (value !== undefined && value !== null) {
-    throw new SpanRejection(`${field} must be ${size * 2} hex digits`);
+    throw new ItemRejection(`${field} must be ${size * 2} hex digits`);
   }
   if (id !== null && /^0+$/.test(id)) id = null;
-  if (required && id === null) throw new SpanRejection(`${field} is missing or all zeros`);
+  if (required && id === null) throw new ItemRejection(`${field} is missing or all zeros`);
   return id;
 }
 
 /** Nanoseconds since the epoch (a number, a Long-like object, or a decimal string) as epoch milliseconds. */
-function msOf(value: unknown, field: string): number {
+export function msOf(value: unknown, field: string): number {
   if (typeof value === "string" && /^\d{1,20}$/.test(value)) {
     const ns = BigInt(value);
     return Number(ns / 1000n) / 1000;
@@ -103,7 +124,7 @@ function msOf(value: unknown, field: string): number {
   if (isObj(value) && typeof value.low === "number" && typeof value.high === "number") {
     return ((value.high >>> 0) * 4294967296 + (value.low >>> 0)) / 1e6;
   }
-  throw new SpanRejection(`${field} must be a count of nanoseconds since the epoch`);
+  throw new ItemRejection(`${field} must be a count of nanoseconds since the epoch`);
 }
 
 /** An integer attribute: a number while it is exact, else its decimal digits. */
@@ -123,8 +144,8 @@ function intOf(value: unknown): AttrValue {
 }
 
 /** OTLP's AnyValue, unwrapped. */
-function valueOf(v: unknown, depth: number): AttrValue {
-  if (depth > MAX_ATTRIBUTE_DEPTH) throw new SpanRejection(`an attribute value nests deeper than ${MAX_ATTRIBUTE_DEPTH} levels`);
+export function valueOf(v: unknown, depth: number): AttrValue {
+  if (depth > MAX_ATTRIBUTE_DEPTH) throw new ItemRejection(`an attribute value nests deeper than ${MAX_ATTRIBUTE_DEPTH} levels`);
   if (!isObj(v)) return null;
   if (own(v, "stringValue")) return typeof v.stringValue === "string" ? v.stringValue : String(v.stringValue);
   if (own(v, "boolValue")) return Boolean(v.boolValue);
@@ -140,7 +161,7 @@ function valueOf(v: unknown, depth: number): AttrValue {
   return null;
 }
 
-function attributesOf(kvs: unknown, depth = 0): Record<string, AttrValue> {
+export function attributesOf(kvs: unknown, depth = 0): Record<string, AttrValue> {
   const out: Record<string, AttrValue> = {};
   for (const kv of list(kvs)) {
     if (!isObj(kv) || typeof kv.key !== "string") continue;
@@ -149,7 +170,7 @@ function attributesOf(kvs: unknown, depth = 0): Record<string, AttrValue> {
   return out;
 }
 
-function enumOf(value: unknown, names: Record<string, number>, max: number): number {
+export function enumOf(value: unknown, names: Record<string, number>, max: number): number {
   if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= max) return value;
   if (typeof value === "string" && value in names) return names[value];
   return 0;
@@ -159,10 +180,10 @@ function spanOf(s: Obj, resource: Record<string, AttrValue>, scope: SpanExtras["
   const traceId = idOf(s.traceId, 16, "traceId", true)!;
   const spanId = idOf(s.spanId, 8, "spanId", true)!;
   const parentSpanId = idOf(s.parentSpanId, 8, "parentSpanId", false);
-  if (parentSpanId === spanId) throw new SpanRejection("parentSpanId is the span's own id");
+  if (parentSpanId === spanId) throw new ItemRejection("parentSpanId is the span's own id");
   const startTimeMs = msOf(s.startTimeUnixNano, "startTimeUnixNano");
   const endTimeMs = msOf(s.endTimeUnixNano, "endTimeUnixNano");
-  if (endTimeMs < startTimeMs) throw new SpanRejection("endTimeUnixNano is before startTimeUnixNano");
+  if (endTimeMs < startTimeMs) throw new ItemRejection("endTimeUnixNano is before startTimeUnixNano");
   const status = isObj(s.status) ? s.status : {};
   const span: SpanInput = {
     traceId,
@@ -183,7 +204,7 @@ function spanOf(s: Obj, resource: Record<string, AttrValue>, scope: SpanExtras["
     .filter(isObj)
     .map((l) => ({ trace_id: idOf(l.traceId, 16, "links.traceId", false), span_id: idOf(l.spanId, 8, "links.spanId", false), attributes: attributesOf(l.attributes) }));
   const size = JSON.stringify(span.attributes).length + JSON.stringify(span.events).length + JSON.stringify(links).length;
-  if (size > MAX_SPAN_BYTES) throw new SpanRejection(`the span's attributes, events and links take ${size} bytes, over the ${MAX_SPAN_BYTES} a span may hold`);
+  if (size > MAX_SPAN_BYTES) throw new ItemRejection(`the span's attributes, events and links take ${size} bytes, over the ${MAX_SPAN_BYTES} a span may hold`);
   return { span, extras: { links, scope } };
 }
 
@@ -197,7 +218,7 @@ function spansOf(request: unknown): DecodedExport {
     try {
       resource = attributesOf(isObj(rs.resource) ? rs.resource.attributes : null);
     } catch (err) {
-      if (!(err instanceof SpanRejection)) throw err;
+      if (!(err instanceof ItemRejection)) throw err;
       for (const ss of list(rs.scopeSpans)) for (const _ of list(isObj(ss) ? ss.spans : null)) out.rejected.push({ traceId: null, spanId: null, reason: `resource: ${err.message}` });
       continue;
     }
@@ -213,7 +234,7 @@ function spansOf(request: unknown): DecodedExport {
         try {
           out.spans.push(spanOf(s, resource, scope));
         } catch (err) {
-          if (!(err instanceof SpanRejection)) throw err;
+          if (!(err instanceof ItemRejection)) throw err;
           const hexOr = (v: unknown) => (typeof v === "string" ? v : v instanceof Uint8Array ? hex(v) : null);
           out.rejected.push({ traceId: hexOr(s.traceId), spanId: hexOr(s.spanId), reason: err.message });
         }
@@ -223,36 +244,53 @@ function spansOf(request: unknown): DecodedExport {
   return out;
 }
 
-/** Decodes an export body (already decompressed). Throws OtlpFormatError when the body is not one. */
-export async function decodeExport(body: Uint8Array, encoding: OtlpEncoding): Promise<DecodedExport> {
+/**
+ * An export body (already decompressed) as the plain object both encodings give: protobuf decoded by
+ * `codec` (named `message` in errors), JSON parsed. Throws OtlpFormatError when the body is not one.
+ */
+export async function readExport(body: Uint8Array, encoding: OtlpEncoding, codec: (c: Collectors) => Codec, message: string): Promise<unknown> {
   if (encoding === "protobuf") {
-    const codec = await protobuf();
-    let message: unknown;
+    const c = codec(await protobuf());
     try {
-      message = codec.ExportTraceServiceRequest.decode(body);
+      return c.decode(body);
     } catch (err) {
-      throw new OtlpFormatError(`the body is not a protobuf ExportTraceServiceRequest: ${err instanceof Error ? err.message : String(err)}`);
+      throw new OtlpFormatError(`the body is not a protobuf ${message}: ${err instanceof Error ? err.message : String(err)}`);
     }
-    return spansOf(message);
   }
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
   } catch (err) {
     throw new OtlpFormatError(`the body is not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return spansOf(parsed);
+}
+
+/** Decodes a trace export body (already decompressed). Throws OtlpFormatError when the body is not one. */
+export async function decodeExport(body: Uint8Array, encoding: OtlpEncoding): Promise<DecodedExport> {
+  return spansOf(await readExport(body, encoding, (c) => c.trace.v1.ExportTraceServiceRequest, "ExportTraceServiceRequest"));
+}
+
+/**
+ * An export's answer in the request's encoding: partialSuccess (its count under `countField`, e.g.
+ * rejectedSpans) only when items were rejected; JSON writes the 64-bit count as a string.
+ */
+export async function encodeAnswer(encoding: OtlpEncoding, codec: (c: Collectors) => Codec, countField: string, rejected: number, errorMessage: string | null): Promise<Uint8Array | Obj> {
+  const partialSuccess = rejected > 0 ? { [countField]: rejected, errorMessage: errorMessage ?? "" } : null;
+  if (encoding === "json") return { partialSuccess: partialSuccess ? { [countField]: String(rejected), errorMessage: partialSuccess.errorMessage } : null };
+  return encodeMessage(codec(await protobuf()), partialSuccess ? { partialSuccess } : {});
 }
 
 /** The ExportTraceServiceResponse: partialSuccess only when spans were rejected. */
-export async function encodeResponse(encoding: OtlpEncoding, rejectedSpans: number, errorMessage: string | null): Promise<Uint8Array | Obj> {
-  const partialSuccess = rejectedSpans > 0 ? { rejectedSpans, errorMessage: errorMessage ?? "" } : null;
-  if (encoding === "json") return { partialSuccess: partialSuccess ? { rejectedSpans: String(rejectedSpans), errorMessage: partialSuccess.errorMessage } : null };
-  return (await protobuf()).ExportTraceServiceResponse.encode(partialSuccess ? { partialSuccess } : {}).finish();
+export function encodeResponse(encoding: OtlpEncoding, rejectedSpans: number, errorMessage: string | null): Promise<Uint8Array | Obj> {
+  return encodeAnswer(encoding, (c) => c.trace.v1.ExportTraceServiceResponse, "rejectedSpans", rejectedSpans, errorMessage);
 }
 
-/** Encodes a request (for tests and the bench: what an exporter sends). */
-export async function encodeRequest(request: Obj): Promise<Uint8Array> {
-  const codec = await protobuf();
-  return codec.ExportTraceServiceRequest.encode(codec.ExportTraceServiceRequest.fromObject(request)).finish();
+/** Encodes a request with `codec` (for tests and the bench: what an exporter sends). */
+export async function encodeWith(codec: (c: Collectors) => Codec, request: Obj): Promise<Uint8Array> {
+  const c = codec(await protobuf());
+  return encodeMessage(c, c.fromObject(request));
+}
+
+/** Encodes a trace export request (for tests and the bench: what an exporter sends). */
+export function encodeRequest(request: Obj): Promise<Uint8Array> {
+  return encodeWith((c) => c.trace.v1.ExportTraceServiceRequest, request);
 }

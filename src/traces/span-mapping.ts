@@ -6,7 +6,7 @@
 import { priceOf } from "../converters/pricing";
 import type { RequestLogInput } from "../logs/write";
 
-import type { AttrValue, SpanInput } from "./span-input";
+import type { AttrValue, SpanEvent, SpanInput } from "./span-input";
 
 export type { AttrValue, SpanInput };
 
@@ -356,6 +356,11 @@ const eventsOf = (span: SpanInput) => (Array.isArray(span.events) ? span.events.
 /** The event of the current conventions that carries the messages as its attributes. */
 const DETAILS_EVENT = "gen_ai.client.inference.operation.details";
 
+/** An attribute of the details event (the span's messages, system instructions or tools recorded there). */
+function detailsAttr(span: SpanInput, name: string): unknown {
+  return eventsOf(span).find((ev) => ev.name === DETAILS_EVENT && isObj(ev.attributes) && ev.attributes[name] !== undefined)?.attributes[name];
+}
+
 const detailsInput: Side = (_a, span) => {
   const e = eventsOf(span).find((ev) => ev.name === DETAILS_EVENT && isObj(ev.attributes) && ev.attributes["gen_ai.input.messages"] !== undefined);
   return e ? messageList(e.attributes["gen_ai.input.messages"], "user") : null;
@@ -444,9 +449,10 @@ function toolDefinition(t: unknown): Obj | null {
   return { type: "function", function: fn };
 }
 
-function toolsOf(a: Obj, invocation: Obj): Obj[] {
+function toolsOf(a: Obj, invocation: Obj, span: SpanInput): Obj[] {
   const lists: unknown[] = [
     json(a["gen_ai.tool.definitions"]),
+    json(detailsAttr(span, "gen_ai.tool.definitions")),
     indexed(a, "llm.tools").map((t) => t["tool.json_schema"]),
     indexed(a, "llm.request.functions"),
     Array.isArray(a["ai.prompt.tools"]) ? a["ai.prompt.tools"] : json(a["ai.prompt.tools"]),
@@ -641,9 +647,32 @@ function timesOf(span: SpanInput) {
 
 // ---- the mapping -------------------------------------------------------------------------------
 
-/** The request log one LLM span stands for; null when the span is not an LLM call. */
-export function spanToLog(span: SpanInput): SpanLog | null {
-  if (!isLlmSpan(span)) return null;
+/** The kinds of GenAI event a span's messages may come from: the span's own events of a kind win over its log records of that kind. */
+function eventKind(name: string): "input" | "output" | "details" | null {
+  if (MESSAGE_EVENTS[name] !== undefined || name === "gen_ai.content.prompt") return "input";
+  if (name === "gen_ai.choice" || name === "gen_ai.content.completion") return "output";
+  return name === DETAILS_EVENT ? "details" : null;
+}
+
+/** The span with its log records' events after its own, save the kinds its own events already give. */
+function withRecords(span: SpanInput, records: readonly SpanEvent[]): SpanInput {
+  if (records.length === 0) return span;
+  const own = new Set(eventsOf(span).map((e) => eventKind(e.name)));
+  const taken = records.filter((r) => {
+    const kind = eventKind(r.name);
+    return kind !== null && !own.has(kind);
+  });
+  return taken.length ? { ...span, events: [...eventsOf(span), ...taken] } : span;
+}
+
+/**
+ * The request log one LLM span stands for; null when the span is not an LLM call (decided by the span
+ * alone). `records`: the span's OTLP log records as events (log-records.ts), oldest first; they fill
+ * in the messages as the span's own message events would, the span's attributes winning.
+ */
+export function spanToLog(callSpan: SpanInput, records: readonly SpanEvent[] = []): SpanLog | null {
+  if (!isLlmSpan(callSpan)) return null;
+  const span = withRecords(callSpan, records);
   const a = merged(span);
 
   const invocationRaw = json(a["llm.invocation_parameters"]);
@@ -652,10 +681,10 @@ export function spanToLog(span: SpanInput): SpanLog | null {
   const provider = providerOf(a, model);
 
   const inputMessages = firstOf(INPUT_READERS, a, span);
-  const system = systemInstructions(a["gen_ai.system_instructions"]);
+  const system = systemInstructions(a["gen_ai.system_instructions"] ?? detailsAttr(span, "gen_ai.system_instructions"));
   if (system) inputMessages.unshift(system);
   const input: Obj = { type: "chat", messages: inputMessages };
-  const tools = toolsOf(a, invocation);
+  const tools = toolsOf(a, invocation, span);
   if (tools.length) input.tools = tools;
   const output: Obj = { type: "chat", messages: firstOf(OUTPUT_READERS, a, span) };
 

@@ -10,6 +10,8 @@ import {
   formatDuration,
   kindName,
   normalizeTraceId,
+  recordsBySpan,
+  severityName,
   percentAt,
   statusName,
   traceWindow,
@@ -233,5 +235,31 @@ describe("labels and values", () => {
     expect(normalizeTraceId("")).toBeNull();
     expect(normalizeTraceId("a/b")).toBeNull();
     expect(normalizeTraceId("<script>")).toBeNull();
+  });
+});
+
+describe("log records in the trace view", () => {
+  it("names a severity by its text, else by the range of its number", () => {
+    expect(severityName({ severity_number: 9, severity_text: "info-ish" })).toBe("info-ish");
+    expect([0, 1, 4, 5, 9, 13, 17, 20, 21, 24, 25].map((n) => severityName({ severity_number: n, severity_text: null }))).toEqual([
+      null,
+      "TRACE",
+      "TRACE",
+      "DEBUG",
+      "INFO",
+      "WARN",
+      "ERROR",
+      "ERROR",
+      "FATAL",
+      "FATAL",
+      null,
+    ]);
+  });
+
+  it("groups records under the spans shown, in order; the rest (no span, a span not here) are outside", () => {
+    const r = (span_id: string | null, n: number) => ({ span_id, severity_number: n, severity_text: null });
+    const { bySpan, outside } = recordsBySpan([r("a", 1), r(null, 2), r("b", 3), r("a", 4), r("gone", 5)], new Set(["a", "b"]));
+    expect(Object.fromEntries([...bySpan].map(([k, v]) => [k, v.map((x) => x.severity_number)]))).toEqual({ a: [1, 4], b: [3] });
+    expect(outside.map((x) => x.severity_number)).toEqual([2, 5]);
   });
 });

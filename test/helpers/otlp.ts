@@ -29,9 +29,9 @@ export interface SpanSeed {
   attrs?: Record<string, unknown>[];
 }
 
-/** Sends the spans of one trace (times relative to `base`, epoch ms) and expects every one stored. */
-export async function sendSpans(ws: TestKey, traceId: string, base: number, spans: SpanSeed[]) {
-  const body = {
+/** The OTLP JSON export of one trace's spans (times relative to `base`, epoch ms). */
+export function traceExportOf(traceId: string, base: number, spans: SpanSeed[]) {
+  return {
     resourceSpans: [
       {
         resource: { attributes: [str("service.name", "agent")] },
@@ -54,7 +54,11 @@ export async function sendSpans(ws: TestKey, traceId: string, base: number, span
       },
     ],
   };
-  const res = await call("/v1/traces", { method: "POST", key: ws.key, json: body });
+}
+
+/** Sends the spans of one trace (times relative to `base`, epoch ms) and expects every one stored. */
+export async function sendSpans(ws: TestKey, traceId: string, base: number, spans: SpanSeed[]) {
+  const res = await call("/v1/traces", { method: "POST", key: ws.key, json: traceExportOf(traceId, base, spans) });
   expect(res.status).toBe(200);
   expect(await json(res)).toEqual({ partialSuccess: null });
 }

@@ -1,11 +1,17 @@
 // Real OpenTelemetry clients against a real `wrangler dev`: the OpenTelemetry JS SDK's own OTLP/HTTP
 // exporters (protobuf and JSON, gzip on and off), and the Vercel AI SDK's telemetry calling a fake
-// OpenAI-compatible provider served here, and the official promptlayer SDK with enableTracing (its
-// exporter posts each finished span to /spans-bulk). Each trace is read back through the API with its logs.
+// OpenAI-compatible provider served here, the official promptlayer SDK with enableTracing (its
+// exporter posts each finished span to /spans-bulk), and @opentelemetry/instrumentation-openai
+// around the openai client, its message events sent by the official OTLP logs exporters to /v1/logs.
+// Each trace is read back through the API with its logs.
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPLogExporter as ProtoLogExporter } from "@opentelemetry/exporter-logs-otlp-proto";
+import { OTLPLogExporter as JsonLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
+import { OpenAIInstrumentation } from "@opentelemetry/instrumentation-openai";
+import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from "@opentelemetry/sdk-logs";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { createOpenAI } from "@ai-sdk/openai";
@@ -225,4 +231,83 @@ describe("the promptlayer SDK with enableTracing", () => {
     expect(runSpan.request_log_id).toBe(res.request_id);
     expect(log.span_id).toBe(runSpan.span_id);
   });
+});
+
+describe("@opentelemetry/instrumentation-openai with the official OTLP logs exporters", () => {
+  const logExporters: Record<string, () => LogRecordExporter> = {
+    "protobuf with gzip": () => new ProtoLogExporter({ url: `${api.url}/v1/logs`, headers: { "X-API-KEY": api.key }, compression: "gzip" as never }),
+    JSON: () => new JsonLogExporter({ url: `${api.url}/v1/logs`, headers: { "x-api-key": api.key } }),
+  };
+  // One instrumentation for the file: its require hook patches the client when it is first loaded.
+  let instrumentation: OpenAIInstrumentation;
+  let OpenAI: typeof import("openai").OpenAI;
+  beforeAll(() => {
+    instrumentation = new OpenAIInstrumentation({ captureMessageContent: true });
+    OpenAI = (require("openai") as typeof import("openai")).OpenAI;
+  });
+  afterAll(() => instrumentation?.disable());
+
+  for (const [encoding, makeExporter] of Object.entries(logExporters)) {
+    it(`${encoding}: a chat's span and its message records make one request log with the whole conversation`, async () => {
+      const fake = await startFakeProviders();
+      const tracerProvider = providerWith(exporters.protobuf(false));
+      // Batched, as the SDK recommends: the records of one call go in one export, in the order emitted.
+      const loggerProvider = new LoggerProvider({ resource: resourceFromAttributes({ "service.name": "otel-logs-test" }), processors: [new BatchLogRecordProcessor(makeExporter())] });
+      instrumentation.setTracerProvider(tracerProvider);
+      instrumentation.setLoggerProvider(loggerProvider);
+      try {
+        const client = new OpenAI({ baseURL: `${fake.url}/v1`, apiKey: "sk-fake" });
+        const reply = `Rainy over ${encoding}.`;
+        const answer = await client.chat.completions.create({
+          model: "gpt-4o-mini",
+          messages: [
+            { role: "system", content: "You are terse." },
+            { role: "user", content: "Weather in Paris?" },
+            { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+            { role: "tool", tool_call_id: "call_1", content: "rainy, 14C" },
+            { role: "user", content: `So? [[reply:${reply}]]` },
+          ],
+        });
+        expect(answer.choices[0].message.content).toBe(reply);
+        await Promise.all([loggerProvider.forceFlush(), tracerProvider.forceFlush()]);
+        // The log is found by the answer's text, which only the joined records carry.
+        const deadline = Date.now() + 20_000;
+        let log: any = null;
+        while (!log) {
+          const res = await fetch(`${api.url}/api/public/v2/requests/search`, {
+            method: "POST",
+            headers: { "X-API-KEY": api.key, "Content-Type": "application/json" },
+            body: JSON.stringify({ filter_group: { logic: "AND", filters: [{ field: "output_text", operator: "is", value: reply }] } }),
+          });
+          const items = ((await res.json()) as any).items;
+          if (items.length > 0) log = (await getApi(`/api/public/v2/requests/${items[0].id}`)).body;
+          else if (Date.now() > deadline) throw new Error(`no log answered "${reply}"`);
+          else await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(log).toMatchObject({ provider: "openai", model: "gpt-4o-mini", input_tokens: FAKE_USAGE.openai.input, output_tokens: FAKE_USAGE.openai.output });
+        expect(log.input.messages).toEqual([
+          { role: "system", content: [{ type: "text", text: "You are terse." }] },
+          { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
+          { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+          { role: "tool", content: [{ type: "text", text: "rainy, 14C" }], tool_call_id: "call_1" },
+          { role: "user", content: [{ type: "text", text: `So? [[reply:${reply}]]` }] },
+        ]);
+        expect(log.output.messages).toEqual([{ role: "assistant", content: [{ type: "text", text: reply }] }]);
+        // The trace shows the span that made the log and the six records under it.
+        const tr = await traceWith(log.trace_id, 1);
+        const span = tr.spans.find((s: any) => s.request_log_id === log.request_id);
+        expect(span.name).toBe("chat gpt-4o-mini");
+        expect(tr.logs.map((l: any) => [l.span_id, l.event_name])).toEqual([
+          ...["system", "user", "assistant", "tool", "user"].map((role) => [span.span_id, `gen_ai.${role}.message`]),
+          [span.span_id, "gen_ai.choice"],
+        ]);
+        expect(tr.logs[5].body).toMatchObject({ index: 0, finish_reason: "stop", message: { content: reply } });
+        expect(tr.logs[0].resource).toMatchObject({ "service.name": "otel-logs-test" });
+      } finally {
+        await loggerProvider.shutdown();
+        await tracerProvider.shutdown();
+        await fake.close();
+      }
+    });
+  }
 });

@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { gzipSync, strToU8 } from "fflate";
 import { describe, expect, it } from "vitest";
-import { encodeRequest } from "../../src/traces/otlp";
+import { encodeRequest, protobuf } from "../../src/traces/otlp";
 import { spanToLog, type AttrValue, type SpanInput } from "../../src/traces/span-mapping";
 import genaiAttributesOnly from "../fixtures/spans/genai-attributes-only.json";
 import genaiEvents from "../fixtures/spans/genai-events.json";
@@ -135,6 +135,17 @@ describe("POST /v1/traces", () => {
     expect(body.partialSuccess.errorMessage).toContain("traceId must be 32 hex digits");
     expect(body.partialSuccess.errorMessage).toContain("endTimeUnixNano is before startTimeUnixNano");
     expect((await json(await trace(ws, t))).spans).toHaveLength(2);
+  });
+
+  it("a protobuf export with a refused span is answered in protobuf, the reason (a long string) included", async () => {
+    const ws = await createWorkspace();
+    const t = newTrace();
+    const backwards = { traceId: bytes(t), spanId: bytes(newSpan()), name: "backwards", startTimeUnixNano: "1700000005000000000", endTimeUnixNano: "1700000002000000000" };
+    const res = await postOtlp(ws, await encodeRequest(exportOf([backwards])), { "Content-Type": "application/x-protobuf" });
+    expect(res.status).toBe(200);
+    const answer = (await protobuf()).trace.v1.ExportTraceServiceResponse.decode(new Uint8Array(await res.arrayBuffer())) as { partialSuccess: { rejectedSpans: unknown; errorMessage: string } };
+    expect(Number(answer.partialSuccess.rejectedSpans)).toBe(1);
+    expect(answer.partialSuccess.errorMessage).toContain("endTimeUnixNano is before startTimeUnixNano");
   });
 
   it("answers 415 for another content type or encoding, 400 for a body that is not an export, storing nothing", async () => {

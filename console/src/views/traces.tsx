@@ -1,7 +1,8 @@
 // Traces: open one by id, see its spans as a tree with a waterfall of their timings, and read the
-// selected span (attributes, events, times, the request log it made). Span names and attributes are
-// whatever the instrumentation sent: rendered as text only. The bars are SVG drawn with attributes,
-// never inline styles, so the console's `style-src 'self'` holds.
+// selected span (attributes, events, times, its OTLP log records, the request log it made); records of
+// no span shown are listed under the trace. Span names, attributes and record bodies are whatever the
+// instrumentation sent: rendered as text only. The bars are SVG drawn with attributes, never inline
+// styles, so the console's `style-src 'self'` holds.
 import { Fragment } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { get, post } from "../api";
@@ -21,6 +22,8 @@ import {
   normalizeTraceId,
   offsetMs,
   percentAt,
+  recordsBySpan,
+  severityName,
   statusName,
   traceWindow,
   visibleRows,
@@ -46,6 +49,25 @@ interface Span {
   resource: Record<string, unknown>;
   scope: { name: string; version: string | null } | null;
   request_log_id: number | null;
+}
+
+/** A log record of the trace (POST /v1/logs), as GET /api/public/v2/traces/{id} lists them. */
+interface LogRecord {
+  span_id: string | null;
+  time: string;
+  time_unix_ms: number;
+  severity_number: number;
+  severity_text: string | null;
+  event_name: string | null;
+  body: unknown;
+  attributes: Record<string, unknown>;
+}
+
+interface TraceAnswer {
+  trace_id: string;
+  spans: Span[];
+  logs: LogRecord[];
+  logs_truncated: boolean;
 }
 
 /** Past this depth the tree stops indenting further and says the depth instead. */
@@ -235,8 +257,8 @@ function SpanBar({ span, win }: { span: Span; win: TraceWindow }) {
   );
 }
 
-function Waterfall(props: { traceId: string; rows: SpanRow<Span>[]; win: TraceWindow; selected: string | null }) {
-  const { traceId, rows, win, selected } = props;
+function Waterfall(props: { traceId: string; rows: SpanRow<Span>[]; win: TraceWindow; selected: string | null; logCounts: Map<string, number> }) {
+  const { traceId, rows, win, selected, logCounts } = props;
   const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
   const shown = useMemo(() => visibleRows(rows, collapsed), [rows, collapsed]);
   const selectedRow = useRef<HTMLTableRowElement>(null);
@@ -298,6 +320,11 @@ function Waterfall(props: { traceId: string; rows: SpanRow<Span>[]; win: TraceWi
                         <span class="badge kind">{kindName(s.kind)}</span>
                         {isError(s) ? <StatusBadge code={s.status.code} /> : null}
                         {s.request_log_id !== null ? <span class="badge llm">LLM #{s.request_log_id}</span> : null}
+                        {logCounts.get(s.span_id) ? (
+                          <span class="badge records" data-testid="span-log-count">
+                            {logCounts.get(s.span_id)} log{logCounts.get(s.span_id) === 1 ? "" : "s"}
+                          </span>
+                        ) : null}
                         {folded ? <span class="muted">{row.descendants} hidden</span> : null}
                         {folded && row.errorsBelow ? (
                           <span class="badge status-error">
@@ -364,7 +391,41 @@ function KeyValues({ values, testid }: { values: Record<string, unknown>; testid
   );
 }
 
-function SpanPanel({ traceId, row, win, byId }: { traceId: string; row: SpanRow<Span>; win: TraceWindow; byId: Map<string, Span> }) {
+/** When a record was, against the trace's spans (or as a date when the trace has none). */
+function recordWhen(r: LogRecord, win: TraceWindow | null): string {
+  if (!win) return fmt.time(r.time);
+  const offset = offsetMs(r.time_unix_ms, win);
+  return offset < 0 ? `${formatDuration(-offset)} before the trace` : `+${formatDuration(offset)} into the trace`;
+}
+
+/** Log records, oldest first: event name, severity, time, the body (text as text, a map as JSON) and the attributes. */
+function LogRecords({ records, win, testid, showSpan }: { records: LogRecord[]; win: TraceWindow | null; testid: string; showSpan?: boolean }) {
+  if (!records.length) return <p class="muted">none</p>;
+  return (
+    <ol class="events records" data-testid={testid}>
+      {records.map((r, i) => {
+        const severity = severityName(r);
+        const body = attributeText(r.body);
+        return (
+          <li key={i} data-testid="log-record">
+            <b class="text">{r.event_name || "(log record)"}</b> {severity ? <span class={`badge severity-${severity.toLowerCase()}`}>{severity}</span> : null}
+            <span class="muted"> {recordWhen(r, win)}</span>
+            {showSpan ? <span class="muted"> · {r.span_id ? <code>{r.span_id}</code> : "no span"}</span> : null}
+            {r.body === null || r.body === undefined ? null : body.block ? <pre class="json">{body.text}</pre> : <p class="text">{body.text}</p>}
+            {Object.keys(r.attributes ?? {}).length ? (
+              <details>
+                <summary>attributes</summary>
+                <KeyValues values={r.attributes} />
+              </details>
+            ) : null}
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+function SpanPanel({ traceId, row, win, byId, records }: { traceId: string; row: SpanRow<Span>; win: TraceWindow; byId: Map<string, Span>; records: LogRecord[] }) {
   const s = row.span;
   const parent = s.parent_id ? byId.get(s.parent_id) : undefined;
   const events = eventsOf(s.events);
@@ -456,6 +517,8 @@ function SpanPanel({ traceId, row, win, byId }: { traceId: string; row: SpanRow<
       ) : (
         <p class="muted">none</p>
       )}
+      <h3>Log records</h3>
+      <LogRecords records={records} win={win} testid="span-logs" />
       {Array.isArray(s.links) && s.links.length ? (
         <>
           <h3>Links</h3>
@@ -471,11 +534,13 @@ function SpanPanel({ traceId, row, win, byId }: { traceId: string; row: SpanRow<
 }
 
 export function TraceDetail({ traceId, spanId }: { traceId: string; spanId: string | null }) {
-  const r = useAsync(() => get<{ trace_id: string; spans: Span[] }>(`/api/public/v2/traces/${encodeURIComponent(traceId)}`), [traceId]);
+  const r = useAsync(() => get<TraceAnswer>(`/api/public/v2/traces/${encodeURIComponent(traceId)}`), [traceId]);
   const spans = r.data?.spans ?? [];
   const rows = useMemo(() => buildTree(spans), [r.data]);
   const win = useMemo(() => traceWindow(spans), [r.data]);
   const byId = useMemo(() => new Map(spans.map((s) => [s.span_id, s] as const)), [r.data]);
+  const records = useMemo(() => recordsBySpan(r.data?.logs ?? [], new Set(byId.keys())), [r.data]);
+  const logCounts = useMemo(() => new Map([...records.bySpan].map(([id, list]) => [id, list.length] as const)), [records]);
   const head = (
     <Section title="Trace">
       <TraceSearch current={traceId} />
@@ -520,6 +585,13 @@ export function TraceDetail({ traceId, spanId }: { traceId: string; spanId: stri
               </span>
             </dd>
           </div>
+          <div class="field">
+            <dt>Log records</dt>
+            <dd data-testid="trace-log-count">
+              {r.data.logs.length}
+              {r.data.logs_truncated ? " (the first; more were sent)" : ""}
+            </dd>
+          </div>
         </dl>
         {errors.length ? (
           <ul class="trace-errors">
@@ -535,10 +607,17 @@ export function TraceDetail({ traceId, spanId }: { traceId: string; spanId: stri
       {spanId && selectedRow?.span.span_id !== spanId ? <p class="muted">Span {spanId} is not in this trace; showing its first span.</p> : null}
       <div class="trace-layout">
         <section class="card">
-          <Waterfall key={traceId} traceId={traceId} rows={rows} win={win} selected={selectedRow?.span.span_id ?? null} />
+          <Waterfall key={traceId} traceId={traceId} rows={rows} win={win} selected={selectedRow?.span.span_id ?? null} logCounts={logCounts} />
         </section>
-        {selectedRow ? <SpanPanel traceId={traceId} row={selectedRow} win={win} byId={byId} /> : null}
+        {selectedRow ? <SpanPanel traceId={traceId} row={selectedRow} win={win} byId={byId} records={records.bySpan.get(selectedRow.span.span_id) ?? []} /> : null}
       </div>
+      {records.outside.length ? (
+        <section class="card">
+          <h2>Log records of no span shown</h2>
+          <p class="muted">Records sent outside any span, or for a span that has not arrived.</p>
+          <LogRecords records={records.outside} win={rows.length ? win : null} testid="trace-logs" showSpan />
+        </section>
+      ) : null}
     </div>
   );
 }

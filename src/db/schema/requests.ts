@@ -159,8 +159,9 @@ export const requestLogs = sqliteTable(
  * Logs whose search side rows, full-text entry, facet counts and daily totals are not written yet
  * (src/logs/indexing.ts). The log's writer adds its row in the batch that writes the log, the indexer
  * deletes it in the batch that writes those, so a log is indexed exactly once. `tools` carries the
- * tool names its blueprints declare or call (they never change, and reading them back would mean
- * decoding the stored body); everything else the indexer reads from the log row as it is then.
+ * tool names its blueprints declare or call (reading them back would mean decoding the stored body;
+ * the one write that changes a log's blueprints, a span's log records joining its log, updates them
+ * here too: src/logs/log-records.ts); everything else the indexer reads from the log row as it is then.
  */
 export const requestLogUnindexed = sqliteTable("request_log_unindexed", {
   requestId: integer("request_id").primaryKey(),

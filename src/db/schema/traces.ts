@@ -1,6 +1,7 @@
-// Traces: spans as received (OTLP or spans-bulk), one row per (workspace, trace id, span id), and the
-// traces closed to further spans.
-import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+// Traces: spans as received (OTLP or spans-bulk), one row per (workspace, trace id, span id); the log
+// records of traces (OTLP logs), one row per (workspace, trace id, record identity); and the traces
+// closed to further spans.
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { nowMs as now } from "../sql";
 
 export const spans = sqliteTable(
@@ -28,6 +29,11 @@ export const spans = sqliteTable(
     scope: text("scope", { mode: "json" }).$type<{ name: string; version: string | null } | null>(),
     /** The request log the span made (an LLM span, or a span sent with log_request). */
     requestLogId: integer("request_log_id"),
+    /**
+     * The span's log was made from the span itself (its GenAI attributes and events), so the span's
+     * log records complete it; not a log sent with log_request nor one logged earlier and linked.
+     */
+    logFromSpan: integer("log_from_span", { mode: "boolean" }).notNull().default(false),
     /** The ingestion that stored the span (an id per request): a span sent again keeps its first one. */
     ingestId: text("ingest_id").notNull(),
     createdAt: integer("created_at").notNull().default(now),
@@ -45,6 +51,43 @@ export const spans = sqliteTable(
 );
 
 export type SpanRow = typeof spans.$inferSelect;
+
+/** OTLP log records of traces: kept with their trace (in the log database its spans are in). */
+export const traceLogRecords = sqliteTable(
+  "trace_log_records",
+  {
+    /** Arrival order: records of one instant keep the order they were sent in. */
+    id: integer("id").primaryKey(),
+    workspaceId: integer("workspace_id").notNull(),
+    /** 32 lowercase hex digits. */
+    traceId: text("trace_id").notNull(),
+    /** 16 lowercase hex digits; null for a record of the trace outside any span. */
+    spanId: text("span_id"),
+    /** The record's identity (a hash of its fields, src/traces/otlp-logs.ts): sent again, it is stored once. */
+    recordKey: text("record_key").notNull(),
+    /** Epoch milliseconds (fractional): the record's time, else its observed time, else its arrival. */
+    time: real("time").notNull(),
+    observedTime: real("observed_time"),
+    /** OTLP SeverityNumber: 0 unspecified, 1-4 trace, 5-8 debug, 9-12 info, 13-16 warn, 17-20 error, 21-24 fatal. */
+    severityNumber: integer("severity_number").notNull().default(0),
+    severityText: text("severity_text"),
+    /** The LogRecord's event_name, else its event.name attribute. */
+    eventName: text("event_name"),
+    body: text("body", { mode: "json" }).$type<unknown>(),
+    attributes: text("attributes", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    resource: text("resource", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    scope: text("scope", { mode: "json" }).$type<{ name: string; version: string | null } | null>(),
+    flags: integer("flags").notNull().default(0),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [
+    uniqueIndex("trace_log_records_key").on(t.workspaceId, t.traceId, t.recordKey),
+    // A span's records in time order (the join to its log), a trace's all (its read).
+    index("trace_log_records_span").on(t.workspaceId, t.traceId, t.spanId, t.time),
+  ],
+);
+
+export type TraceLogRecordRow = typeof traceLogRecords.$inferSelect;
 
 export const traceClosures = sqliteTable(
   "trace_closures",

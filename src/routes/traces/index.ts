@@ -1,23 +1,23 @@
-// Traces: OTLP/HTTP ingestion (POST /v1/traces), the SDK's spans (POST /spans-bulk), a trace read back
-// whole, closing a trace, a trace's request logs into a draft dataset, custom charts over traces (analytics.ts)
-// and the search over traces (search.ts).
+// Traces: OTLP/HTTP ingestion (POST /v1/traces, and the log records of traces: POST /v1/logs in
+// otlp-logs.ts), the SDK's spans (POST /spans-bulk), a trace read back whole, closing a trace, a
+// trace's request logs into a draft dataset, custom charts over traces (analytics.ts) and the search
+// over traces (search.ts).
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
-import { maxBytesOf } from "../../http/middleware";
 import { indexAfterAnswer } from "../../http/after-answer";
-import { drainBody } from "../../lib/drain";
 import { ApiError } from "../../lib/errors";
 import { QueryBool, readQueryBool } from "../../lib/query";
-import { readBodyCapped } from "../../lib/read-body";
 import { validationError } from "../../lib/validation";
 import { addRequestLog } from "../../services/dataset-drafts";
-import { addTraceToSheet, closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/traces";
-import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError, type OtlpEncoding } from "../../traces/otlp";
+import { addTraceToSheet, closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_LOG_RECORDS, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/traces";
+import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError } from "../../traces/otlp";
+import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
 import { LogRequestBody } from "../log-request/schemas";
 import { registerTraceAnalyticsRoutes } from "./analytics";
+import { registerOtlpLogsRoute } from "./otlp-logs";
 import { registerTraceSearchRoute } from "./search";
 import { AddTraceBody, AddTraceResponse, AddTraceToSheetResponse, CloseResponse, SPANS_PER_REQUEST, SpansBulkBody, SpansBulkResponse, TraceIdParam, TraceResponse } from "./schemas";
 
@@ -45,20 +45,9 @@ const otlpRoute = defineRoute({
   bodyLimit: false,
   request: {
     query: z.object({ close_after: QueryBool.optional().openapi({ description: "Close every trace of the export after storing it." }) }),
-    body: {
-      required: true,
-      content: {
-        "application/x-protobuf": { schema: z.string().openapi({ format: "binary", description: "A protobuf ExportTraceServiceRequest." }) },
-        "application/json": { schema: z.record(z.string(), z.unknown()).openapi({ description: "An ExportTraceServiceRequest in OTLP's JSON mapping." }) },
-      },
-    },
+    body: otlpRequestBody("ExportTraceServiceRequest"),
   },
-  responses: {
-    200: {
-      description: "Stored (in the request's encoding)",
-      content: { "application/json": { schema: OtlpResponse }, "application/x-protobuf": { schema: z.string().openapi({ format: "binary" }) } },
-    },
-  },
+  responses: otlpResponses(OtlpResponse),
 });
 
 const bulkRoute = defineRoute({
@@ -86,7 +75,9 @@ const getRoute = defineRoute({
   description:
     "Every span of the trace, by start time: parent link (`parent_id`), times (ISO and epoch ms), duration, status, attributes, events, " +
     "links, resource and scope, and `request_log_id` for spans that made a request log. At most the first " +
-    `${TRACE_MAX_SPANS} spans (by start time); \`truncated\` is true when the trace holds more. A trace with no span in the workspace: 404.`,
+    `${TRACE_MAX_SPANS} spans (by start time); \`truncated\` is true when the trace holds more. \`logs\`: the trace's OTLP log records ` +
+    `(POST /v1/logs) by time, each with its \`span_id\` (null outside any span), at most the first ${TRACE_MAX_LOG_RECORDS} (\`logs_truncated\`). ` +
+    "A trace with neither spans nor log records in the workspace: 404.",
   errors: [404],
   request: { params: TraceIdParam },
   responses: { 200: { description: "The trace", content: { "application/json": { schema: TraceResponse } } } },
@@ -124,14 +115,6 @@ const addTraceRoute = defineRoute({
   responses: { 201: { description: "Added", content: { "application/json": { schema: z.union([AddTraceResponse, AddTraceToSheetResponse]) } } } },
 });
 
-/** The encoding a Content-Type names, or null (then 415). */
-function encodingOf(contentType: string | undefined): OtlpEncoding | null {
-  const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
-  if (type === "application/x-protobuf" || type === "application/protobuf") return "protobuf";
-  if (type === "application/json") return "json";
-  return null;
-}
-
 export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
   registerTraceAnalyticsRoutes(app);
   registerTraceSearchRoute(app);
@@ -140,20 +123,11 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
   const { middleware, ...otlpDoc } = otlpRoute as typeof otlpRoute & { middleware: MiddlewareHandler<AppEnv>[] };
   app.openAPIRegistry.registerPath(otlpDoc);
   app.on(["POST"], ["/v1/traces"], ...middleware, async (c) => {
-    const encoding = encodingOf(c.req.header("content-type"));
-    if (!encoding) {
-      if (c.req.raw.body) await drainBody(c.req.raw.body.getReader());
-      throw new ApiError("unsupported_media_type", "send the body as application/x-protobuf or application/json (with that Content-Type header)");
-    }
-    const contentEncoding = (c.req.header("content-encoding") ?? "identity").trim().toLowerCase();
-    if (contentEncoding !== "gzip" && contentEncoding !== "identity") {
-      if (c.req.raw.body) await drainBody(c.req.raw.body.getReader());
-      throw new ApiError("unsupported_media_type", `Content-Encoding: only gzip (or none) is taken, not ${contentEncoding}`);
-    }
     const closeAfterText = c.req.query("close_after");
     const closeAfter = closeAfterText === undefined ? false : readQueryBool(closeAfterText);
-    if (closeAfter === null) throw new ApiError("validation_error", "close_after: must be true or false");
-    const body = await readBodyCapped(c.req.raw.body, maxBytesOf(c.env, "TRACES_MAX_BYTES"), contentEncoding === "gzip");
+    const { encoding, body } = await readOtlpBody(c, () => {
+      if (closeAfter === null) throw new ApiError("validation_error", "close_after: must be true or false");
+    });
     let decoded;
     try {
       decoded = await decodeExport(body, encoding);
@@ -162,12 +136,11 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
       throw err;
     }
     const logs = await c.var.deps.logs(c.get("auth").workspaceId);
-    const outcome = await ingestOtlp(c.var.deps.db, logs, c.get("auth"), decoded, closeAfter);
+    const outcome = await ingestOtlp(c.var.deps.db, logs, c.get("auth"), decoded, closeAfter === true);
     await indexAfterAnswer(c, logs, outcome.logIds);
-    const answer = await encodeResponse(encoding, outcome.rejectedSpans, outcome.errorMessage);
-    if (answer instanceof Uint8Array) return new Response(answer, { status: 200, headers: { "Content-Type": "application/x-protobuf" } });
-    return c.json(answer, 200);
+    return otlpAnswer(c, await encodeResponse(encoding, outcome.rejectedSpans, outcome.errorMessage));
   });
+  registerOtlpLogsRoute(app);
 
   app.openapi(bulkRoute, async (c) => {
     const body = c.req.valid("json");

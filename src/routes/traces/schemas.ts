@@ -101,8 +101,32 @@ export const SpanView = z
   })
   .openapi("TraceSpan");
 
+export const LogRecordView = z
+  .object({
+    span_id: z.string().nullable().openapi({ description: "The span the record was emitted in; null for a record of the trace outside any span." }),
+    time: z.string().openapi({ description: "The record's time (ISO 8601), else its observed time, else when it was received." }),
+    time_unix_ms: z.number(),
+    observed_time: z.string().nullable(),
+    severity_number: z.int().openapi({ description: "OTLP SeverityNumber: 0 unspecified, 1-4 trace, 5-8 debug, 9-12 info, 13-16 warn, 17-20 error, 21-24 fatal." }),
+    severity_text: z.string().nullable(),
+    event_name: z.string().nullable().openapi({ description: "The LogRecord's event_name, else its `event.name` attribute (gen_ai.user.message, gen_ai.choice, …)." }),
+    body: z.unknown().openapi({ description: "The body, an AnyValue unwrapped: a string, number, boolean, list or map (null when absent)." }),
+    attributes: z.record(z.string(), z.unknown()),
+    resource: z.record(z.string(), z.unknown()),
+    scope: z.object({ name: z.string(), version: z.string().nullable() }).nullable(),
+    flags: z.int(),
+  })
+  .openapi("TraceLogRecord");
+
 export const TraceResponse = z
-  .object({ success: z.literal(true), trace_id: z.string(), spans: z.array(SpanView), truncated: z.boolean() })
+  .object({
+    success: z.literal(true),
+    trace_id: z.string(),
+    spans: z.array(SpanView),
+    truncated: z.boolean(),
+    logs: z.array(LogRecordView).openapi({ description: "The trace's OTLP log records (POST /v1/logs), by time then arrival, each naming its span." }),
+    logs_truncated: z.boolean(),
+  })
   .openapi("TraceDetailResponse");
 
 export const CloseResponse = z
