@@ -1,14 +1,45 @@
-// Pure: the one place a request_logs row is made, for both ways a log is written: POST /log-request
-// (and the SDK's tracking, write.ts), one row by a prepared INSERT, and the logs made from spans
-// (spans.ts), many rows as JSON read by `INSERT … SELECT … FROM json_each(?)`. The row type holds
-// every column a new log sets, each required, and the JSON columns come from the drizzle schema: so a
-// new column of request_logs fails the compiler here until the row sets it, and both paths store it.
+// Pure: what a log is made from (RequestLogInput) and the one place a request_logs row is made, for
+// both ways a log is written: POST /log-request and the SDK's tracking (write.ts), one row by a
+// prepared INSERT, and the logs made from spans (spans.ts), many rows as JSON read by
+// `INSERT … SELECT … FROM json_each(?)`. The row type holds every column a new log sets, each
+// required, and the JSON form's columns come from the drizzle schema: so a new column of request_logs
+// fails the compiler here until the row sets it, and both paths store it.
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
-import { requestLogs } from "../db/schema";
+import { requestLogs, type RequestStatus } from "../db/schema";
 import type { AuthContext } from "../env";
 import { searchColumnsOf } from "./index-rows";
 import { encodeBlueprints, hexOf } from "./row-codec";
-import type { RequestLogInput } from "./write";
+
+/** A validated logged request (defaults applied, times in epoch milliseconds). */
+export interface RequestLogInput {
+  provider: string;
+  model: string;
+  api_type?: string | null;
+  input: Record<string, unknown>;
+  output: Record<string, unknown>;
+  parameters: Record<string, unknown>;
+  tags: string[];
+  metadata: Record<string, string>;
+  prompt_name?: string | null;
+  prompt_id?: number | null;
+  prompt_version_number?: number | null;
+  prompt_input_variables: Record<string, unknown>;
+  input_tokens: number;
+  output_tokens: number;
+  price: number;
+  function_name: string;
+  score: number;
+  score_name?: string | null;
+  /** The request group (request_groups.id, already checked to be the workspace's). */
+  group_id?: number | null;
+  status: RequestStatus;
+  error_type?: string | null;
+  error_message?: string | null;
+  request_start_time: number;
+  request_end_time: number;
+  /** The span the call ran in (track-request's span_id); the log learns its trace when the span arrives. */
+  span_id?: string | null;
+}
 
 /** The columns the database sets itself: the id, the insert time and the revision its triggers bump. */
 const SET_BY_DB = ["id", "createdAt", "revision"] as const;

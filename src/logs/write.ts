@@ -3,7 +3,7 @@
 // answer, many logs at a time, by the indexer (indexing.ts). Nothing else slow happens here.
 import { and, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { requestLogs, type RequestLogRow, type RequestStatus } from "../db/schema";
+import { requestLogs, type RequestLogRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
@@ -16,39 +16,10 @@ import { runBatch, type Statement } from "../db/batch";
 import { insertRow } from "../db/insert";
 import { inJsonList } from "../db/sql";
 import { decodeBlueprints, type Blueprints } from "./row-codec";
-import { requestLogRow } from "./log-row";
+import { requestLogRow, type RequestLogInput } from "./log-row";
 import type { WorkspaceLogs } from "./periods";
 
-/** A validated logged request (defaults applied, times in epoch milliseconds). */
-export interface RequestLogInput {
-  provider: string;
-  model: string;
-  api_type?: string | null;
-  input: Record<string, unknown>;
-  output: Record<string, unknown>;
-  parameters: Record<string, unknown>;
-  tags: string[];
-  metadata: Record<string, string>;
-  prompt_name?: string | null;
-  prompt_id?: number | null;
-  prompt_version_number?: number | null;
-  prompt_input_variables: Record<string, unknown>;
-  input_tokens: number;
-  output_tokens: number;
-  price: number;
-  function_name: string;
-  score: number;
-  score_name?: string | null;
-  /** The request group (request_groups.id, already checked to be the workspace's). */
-  group_id?: number | null;
-  status: RequestStatus;
-  error_type?: string | null;
-  error_message?: string | null;
-  request_start_time: number;
-  request_end_time: number;
-  /** The span the call ran in (track-request's span_id); the log learns its trace when the span arrives. */
-  span_id?: string | null;
-}
+export type { RequestLogInput } from "./log-row";
 
 export interface LoggedRequest {
   id: number;

@@ -3,9 +3,8 @@ import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import { requestLogs } from "../../src/db/schema";
 import type { AuthContext } from "../../src/env";
-import { JSON_LOG_COLUMNS, jsonLogRow, requestLogRow } from "../../src/logs/log-row";
+import { JSON_LOG_COLUMNS, jsonLogRow, requestLogRow, type RequestLogInput } from "../../src/logs/log-row";
 import { decodeBlueprints } from "../../src/logs/row-codec";
-import type { RequestLogInput } from "../../src/logs/write";
 
 const auth: AuthContext = { workspaceId: 7, userId: 3, userEmail: "a@example.com", apiKeyId: 11 };
 const noPrompt = { name: null, id: null, versionNumber: null, versionId: null };
