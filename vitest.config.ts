@@ -37,6 +37,7 @@ const UNIT_TESTS = [
   "test/logs/index-rows.test.ts",
   "test/logs/merged-scan.test.ts",
   "test/logs/intent.test.ts",
+  "test/logs/log-row.test.ts",
   "test/logs/row-codec.test.ts",
   "test/logs/workspace-logs.test.ts",
   "test/services/{auth,dataset-file,evaluation-columns,prompt-patch,skill-manifest,workflow-graph}.test.ts",

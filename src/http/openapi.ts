@@ -1,13 +1,15 @@
 // defineRoute: the one way routes are declared. It adds API-key auth (unless public), a body limit
 // for routes with a body, and the error responses in the error shape, so /openapi.json stays complete.
-import { createRoute, type RouteConfig } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+// defineStreamingRoute declares and mounts, through it, a route whose handler reads the body itself.
+import { createRoute, type OpenAPIHono, type RouteConfig, type z } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { limitBody, requireAuth, requireCachedAuth, type BodyLimitVar } from "./middleware";
 import { captureBodyApiKey } from "./body-key";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
 import { codeForStatus, type ErrorCode } from "../lib/errors";
 import { ErrorSchema } from "../lib/schemas";
+import { validationError } from "../lib/validation";
 
 const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   validation_error: "malformed JSON or a field that breaks a rule; the message names the field and the rule",
@@ -77,4 +79,34 @@ export function defineRoute<R extends RouteOptions>(options: R) {
     middleware: mw,
     responses: { ...errorResponses, ...route.responses },
   } as unknown as Omit<R, "public" | "errors" | "bodyLimit" | "multipartLimit" | "rateLimit" | "cachedAuth" | "bodyKey">);
+}
+
+/** What defineStreamingRoute takes: defineRoute's options without the body cap (the handler caps the body). */
+export type StreamingRouteOptions = Omit<RouteOptions, "bodyLimit" | "multipartLimit" | "bodyKey">;
+
+/** The checked path parameters of a route (none: an empty object). */
+type ParamsOf<R extends StreamingRouteOptions> = R["request"] extends { params: infer P extends z.ZodType } ? z.output<P> : Record<never, never>;
+
+/**
+ * A route whose body the handler reads as a stream (a file streamed to R2, an OTLP export, gzip or
+ * protobuf): in /openapi.json as declared, like every route, with the same auth, rate limit and error
+ * responses (413 and 415 included), but no JSON validator and no cap before the handler, which caps
+ * the body itself (bodyLimit false). Path parameters are checked after the middleware and before the
+ * handler, with the 400 the validation hook gives; the query is the handler's to read.
+ */
+export function defineStreamingRoute<R extends StreamingRouteOptions>(
+  app: OpenAPIHono<AppEnv>,
+  options: R,
+  handler: (c: Context<AppEnv>, params: ParamsOf<R>) => Promise<Response>,
+): void {
+  const route = defineRoute({ ...options, bodyLimit: false });
+  const { middleware, ...doc } = route as typeof route & { middleware: MiddlewareHandler<AppEnv>[] };
+  app.openAPIRegistry.registerPath(doc);
+  const params = options.request?.params as z.ZodType | undefined;
+  app.on([options.method.toUpperCase()], [route.getRoutingPath()], ...middleware, async (c) => {
+    if (!params) return handler(c, {} as ParamsOf<R>);
+    const parsed = params.safeParse(c.req.param());
+    if (!parsed.success) throw validationError(parsed.error.issues, { target: "param" });
+    return handler(c, parsed.data as ParamsOf<R>);
+  });
 }

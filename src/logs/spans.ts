@@ -8,24 +8,15 @@ import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
 import { requestLogs, spans, traceClosures, type SpanRow } from "../db/schema";
 import type { AuthContext } from "../env";
-import { ApiError } from "../lib/errors";
-import { chainIncludes } from "../lib/error-text";
-import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
 import { findTemplate, resolveVersion } from "../services/prompt-templates";
 import type { SpanExtras, SpanInput } from "../traces/span-input";
-import { facetRowsOf, searchColumnsOf, toolsOf } from "./index-rows";
+import { facetRowsOf, toolsOf } from "./index-rows";
 import { chunkIndexRows, isIndexed } from "./indexing";
-import type { RequestLogInput } from "./write";
-import { encodeBlueprints, hexOf, type Blueprints, type LogTexts } from "./row-codec";
+import { guardRevoked, type RequestLogInput } from "./write";
+import { JSON_LOG_COLUMNS, jsonLogRow, requestLogRow } from "./log-row";
 import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { genAiRecordCount, joinSpanLogs, spanRecords, type LogContentOf } from "./log-records";
 import { byTraceHome, traceHomes } from "./trace-homes";
-
-/** The stored blueprint columns of a log row that travels as JSON: the body as hex (unhex() in SQL). */
-function storedBlueprints(log: Blueprints, texts: LogTexts) {
-  const stored = encodeBlueprints(log, texts);
-  return { input: stored.input, output: stored.output, parameters: stored.parameters, body: hexOf(stored.body) };
-}
 
 /** What a span says about the prompt its log used: by name or id, with a version number or a label. */
 export interface SpanPromptRef {
@@ -90,46 +81,6 @@ async function resolvePrompts(db: Db, workspaceId: number, refs: SpanPromptRef[]
   }
   return out;
 }
-
-const LOG_COLUMNS = [
-  "workspace_id",
-  "provider",
-  "model",
-  "api_type",
-  "input",
-  "output",
-  "parameters",
-  "body",
-  "tags",
-  "metadata",
-  "prompt_name",
-  "prompt_id",
-  "prompt_version_number",
-  "prompt_version_id",
-  "prompt_input_variables",
-  "input_tokens",
-  "output_tokens",
-  "price",
-  "function_name",
-  "score",
-  "score_name",
-  "scores",
-  "status",
-  "error_type",
-  "error_message",
-  "request_start_time",
-  "request_end_time",
-  "created_by",
-  "api_key_id",
-  "input_text",
-  "output_text",
-  "output_format",
-  "user_intent",
-  "agent_intent",
-  "trace_id",
-  "span_id",
-] as const;
-const JSON_COLUMNS = new Set(["tags", "metadata", "prompt_input_variables", "scores"]);
 
 /**
  * Stores the spans not stored before and the logs of the new ones, refusing spans of closed traces;
@@ -282,48 +233,11 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
   for (const i of withLogs) {
     const log = joined.get(i)?.log ?? i.log!;
     const link = i.prompt ? prompts.get(JSON.stringify(i.prompt)) : null;
-    const promptName = link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null;
-    const promptId = link?.promptId ?? null;
-    const search = searchColumnsOf(log);
-    logRows.push({
-      workspace_id: ws,
-      provider: log.provider,
-      model: log.model,
-      api_type: log.api_type ?? null,
-      ...storedBlueprints(log, search),
-      tags: log.tags,
-      metadata: log.metadata,
-      prompt_name: promptName,
-      prompt_id: promptId,
-      prompt_version_number: link?.version ?? null,
-      prompt_version_id: link?.versionId ?? null,
-      prompt_input_variables: log.prompt_input_variables,
-      input_tokens: log.input_tokens,
-      output_tokens: log.output_tokens,
-      price: log.price,
-      function_name: log.function_name,
-      score: log.score,
-      score_name: log.score_name ?? null,
-      scores: log.score_name ? { [log.score_name]: log.score } : log.score !== 0 ? { default: log.score } : {},
-      status: log.status,
-      error_type: log.error_type ?? null,
-      error_message: log.error_message ?? null,
-      request_start_time: Math.round(log.request_start_time),
-      request_end_time: Math.round(log.request_end_time),
-      created_by: auth.userId,
-      api_key_id: auth.apiKeyId,
-      input_text: search.inputText,
-      output_text: search.outputText,
-      output_format: search.outputFormat,
-      user_intent: search.userIntent,
-      agent_intent: search.agentIntent,
-      trace_id: i.span.traceId,
-      span_id: i.span.spanId,
-    });
+    const prompt = { name: link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null, id: link?.promptId ?? null, versionNumber: link?.version ?? null, versionId: link?.versionId ?? null };
+    logRows.push(jsonLogRow(requestLogRow(auth, log, prompt, { traceId: i.span.traceId, spanId: i.span.spanId })));
     unindexed.push([i.span.traceId, i.span.spanId, toolsOf(log)]);
   }
-  const columns = sql.raw(LOG_COLUMNS.join(", "));
-  const values = sql.raw(LOG_COLUMNS.map((c) => (c === "body" ? `unhex(j.value ->> 'body')` : JSON_COLUMNS.has(c) ? `j.value -> '${c}'` : `j.value ->> '${c}'`)).join(", "));
+  const { columns, values } = JSON_LOG_COLUMNS;
   for (const json of chunkIndexRows(logRows, 512 * 1024)) {
     // Only for spans this batch stored: a span another ingestion stored meanwhile makes no second log.
     statements.push(sql`
@@ -387,12 +301,7 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
         WHERE true ON CONFLICT DO NOTHING`);
     }
   }
-  try {
-    await runBatch(logs, statements);
-  } catch (err) {
-    if (chainIncludes(err, REVOKED_KEY_ABORT)) throw new ApiError("unauthorized", UNKNOWN_KEY);
-    throw err;
-  }
+  await guardRevoked(runBatch(logs, statements));
 
   const kept = await spansByKey(logs, ws, open.map((i) => i.span), joinable.length > 0);
   const out: StoredSpans = { spans: [], requestLogs: [], rejected, closedTraceIds: [...closed].filter((t) => rejected.some((r) => r.trace_id === t)) };

@@ -3,51 +3,23 @@
 // answer, many logs at a time, by the indexer (indexing.ts). Nothing else slow happens here.
 import { and, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { requestLogs, type RequestLogRow, type RequestStatus } from "../db/schema";
+import { requestLogs, type RequestLogRow } from "../db/schema";
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
 import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
 import { findPromptVersion, type PromptVersionView } from "../services/prompt-versions";
-import { searchColumnsOf, toolsOf } from "./index-rows";
+import { toolsOf } from "./index-rows";
 import { markNewestUnindexed, NEWEST_LOG } from "./indexing";
 import { runBatch, type Statement } from "../db/batch";
 import { insertRow } from "../db/insert";
 import { inJsonList } from "../db/sql";
-import { decodeBlueprints, encodeBlueprints, type Blueprints } from "./row-codec";
+import { decodeBlueprints, type Blueprints } from "./row-codec";
+import { requestLogRow, type RequestLogInput } from "./log-row";
 import type { WorkspaceLogs } from "./periods";
 
-/** A validated logged request (defaults applied, times in epoch milliseconds). */
-export interface RequestLogInput {
-  provider: string;
-  model: string;
-  api_type?: string | null;
-  input: Record<string, unknown>;
-  output: Record<string, unknown>;
-  parameters: Record<string, unknown>;
-  tags: string[];
-  metadata: Record<string, string>;
-  prompt_name?: string | null;
-  prompt_id?: number | null;
-  prompt_version_number?: number | null;
-  prompt_input_variables: Record<string, unknown>;
-  input_tokens: number;
-  output_tokens: number;
-  price: number;
-  function_name: string;
-  score: number;
-  score_name?: string | null;
-  /** The request group (request_groups.id, already checked to be the workspace's). */
-  group_id?: number | null;
-  status: RequestStatus;
-  error_type?: string | null;
-  error_message?: string | null;
-  request_start_time: number;
-  request_end_time: number;
-  /** The span the call ran in (track-request's span_id); the log learns its trace when the span arrives. */
-  span_id?: string | null;
-}
+export type { RequestLogInput } from "./log-row";
 
 export interface LoggedRequest {
   id: number;
@@ -69,40 +41,18 @@ export async function createRequestLog(db: Db, store: WorkspaceLogs, auth: AuthC
     versionNumber: input.prompt_version_number,
   });
 
-  const promptName = input.prompt_name ?? promptVersion?.prompt_name ?? null;
-  const promptId = input.prompt_id ?? promptVersion?.prompt_id ?? null;
-  const search = searchColumnsOf(input);
-  const insertLog = insertRow(logs, requestLogs, {
-    workspaceId: auth.workspaceId,
-    provider: input.provider,
-    model: input.model,
-    apiType: input.api_type ?? null,
-    ...encodeBlueprints(input, search),
-    tags: input.tags,
-    metadata: input.metadata,
-    promptName,
-    promptId,
-    promptVersionNumber: input.prompt_version_number ?? null,
-    promptVersionId: promptVersion?.id ?? null,
-    promptInputVariables: input.prompt_input_variables,
-    inputTokens: input.input_tokens,
-    outputTokens: input.output_tokens,
-    price: input.price,
-    functionName: input.function_name,
-    score: input.score,
-    scoreName: input.score_name ?? null,
-    scores: initialScores(input),
-    groupId: input.group_id ?? null,
-    status: input.status,
-    errorType: input.error_type ?? null,
-    errorMessage: input.error_message ?? null,
-    requestStartTime: input.request_start_time,
-    requestEndTime: input.request_end_time,
-    createdBy: auth.userId,
-    apiKeyId: auth.apiKeyId,
-    spanId: input.span_id ?? null,
-    ...search,
-  }, ["id"]);
+  const row = requestLogRow(
+    auth,
+    input,
+    {
+      name: input.prompt_name ?? promptVersion?.prompt_name ?? null,
+      id: input.prompt_id ?? promptVersion?.prompt_id ?? null,
+      versionNumber: input.prompt_version_number ?? null,
+      versionId: promptVersion?.id ?? null,
+    },
+    { traceId: null, spanId: input.span_id ?? null },
+  );
+  const insertLog = insertRow(logs, requestLogs, row, ["id"]);
 
   const [inserted] = await guardRevoked(
     runBatch(logs, [insertLog, markNewestUnindexed(logs, toolsOf(input)), ...(alsoWrite?.(NEWEST_LOG, promptVersion) ?? [])]),
@@ -110,14 +60,8 @@ export async function createRequestLog(db: Db, store: WorkspaceLogs, auth: AuthC
   return { id: (inserted.results[0] as { id: number }).id, promptVersion };
 }
 
-/** The named scores a new log starts with: its score under score_name, or "default"; none for an unnamed 0. */
-function initialScores(input: Pick<RequestLogInput, "score" | "score_name">): Record<string, number> {
-  if (input.score_name) return { [input.score_name]: input.score };
-  return input.score !== 0 ? { default: input.score } : {};
-}
-
 /** The control database's request_logs_key_guard trigger refuses a log written under a revoked key (see auth cache). */
-async function guardRevoked<T>(write: Promise<T>): Promise<T> {
+export async function guardRevoked<T>(write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (err) {

@@ -1,7 +1,7 @@
 // Pure: an OTLP log record as the store keeps it, and the records of a span read as that span's own
 // events, so the GenAI instrumentations that put message content in log records (event name in the
 // LogRecord's event_name, or its `event.name` attribute; body an AnyValue map) complete the span's
-// request log through the same readers as span events (span-mapping.ts).
+// request log through the same readers as span events (span-messages.ts).
 import type { AttrValue, SpanEvent } from "./span-input";
 
 export interface LogRecordInput {

@@ -75,3 +75,28 @@ describe("/openapi.json: what the SDKs call beyond PromptLayer's document", () =
     }
   });
 });
+
+describe("/openapi.json: the routes whose handler reads the body as a stream (defineStreamingRoute)", () => {
+  const STREAMING: Record<string, string[]> = {
+    "POST /v1/traces": ["200"],
+    "POST /v1/logs": ["200"],
+    "POST /api/public/v2/dataset-versions/from-file": ["201"],
+    "POST /api/public/v2/tables/{table_id}/sheets": ["201", "202"],
+    "POST /api/public/v2/tables/{table_id}/sheets/{sheet_id}/imports/file": ["202"],
+  };
+
+  it("declares each as defineRoute declares a route with a body: the key, its success codes, 400, 401, 413, 415 and 500", async () => {
+    const doc = await json(await call("/openapi.json"));
+    for (const [key, success] of Object.entries(STREAMING)) {
+      const [method, path] = key.split(" ");
+      const op = doc.paths[path]?.[method.toLowerCase()];
+      expect(op, key).toBeDefined();
+      expect(op.security, key).toEqual([{ ApiKeyAuth: [] }]);
+      expect(Object.keys(op.requestBody.content), key).toContain("application/json");
+      const codes = Object.keys(op.responses);
+      for (const code of [...success, "400", "401", "413", "415", "500"]) expect(codes, `${key} ${code}`).toContain(code);
+      const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      expect((op.parameters ?? []).filter((p: { in: string }) => p.in === "path").map((p: { name: string }) => p.name), key).toEqual(pathParams);
+    }
+  });
+});

@@ -62,6 +62,13 @@ describe("POST /tables/{id}/sheets without a source: a blank sheet", () => {
     expect(text.status).toBe(415);
     expect(await order(t.id)).toEqual([]);
   });
+
+  it("a table_id that is not a UUID is a 400 naming it, checked after the key (401 without one)", async () => {
+    const bad = await call(sheetsOf("not-a-uuid"), { method: "POST", key: ws.key, json: {} });
+    expect(bad.status).toBe(400);
+    expect(await json(bad)).toMatchObject({ error: "validation_error", message: expect.stringMatching(/^table_id: /) });
+    expect((await call(sheetsOf("not-a-uuid"), { method: "POST", json: {} })).status).toBe(401);
+  });
 });
 
 describe("GET|PATCH|DELETE a sheet, and the sheet list", () => {

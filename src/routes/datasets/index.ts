@@ -1,12 +1,11 @@
 // Datasets: groups, drafts filled on the queue (from request logs or a file), saved versions, listing and rows.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Deps } from "../../env";
 import { receiveUpload } from "../../http/file-upload";
 import { validationError } from "../../lib/validation";
 import { MAX_COLUMN_NAME_CHARS, MAX_FILE_COLUMNS, MAX_ROW_BYTES, queueFileFill } from "../../services/dataset-file";
 import { FilterGroupSchema } from "../../filters";
-import { defineRoute } from "../../http/openapi";
+import { defineRoute, defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
 import { QueryInt, ResourceListShape } from "../../lib/query";
 import { NameText, IdParam } from "../../lib/schemas";
 import { enqueue } from "../../queue/messages";
@@ -100,7 +99,7 @@ const FromFileBody = z
 /** What the streamed body holds once read: the file field is "" (its bytes are in R2). */
 const FromFileFields = FromFileBody.extend({ file_content_base64: z.string() });
 
-const fromFile = defineRoute({
+const fromFile = {
   method: "post",
   path: "/api/public/v2/dataset-versions/from-file",
   tags,
@@ -113,7 +112,6 @@ const fromFile = defineRoute({
     "one with fewer leaves the rest null; cells are text. A JSON file is an array of objects: the columns are the keys in the order they " +
     "first appear, values are kept as they are. Then, as from-filter-params, the draft (created when missing) gets a queued job that " +
     "replaces its rows with the file's, in file order; dataset_id is the draft, version_number -1.",
-  bodyLimit: false,
   errors: [404],
   request: { body: body(FromFileBody) },
   responses: {
@@ -130,7 +128,7 @@ const fromFile = defineRoute({
       "Queued",
     ),
   },
-});
+} satisfies StreamingRouteOptions;
 
 const save = defineRoute({
   method: "post",
@@ -284,11 +282,9 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
     );
   });
 
-  // The body is read as a stream (a 100 MiB file must never be held whole), so this route is
-  // documented from its schema but validated by hand after streaming, not by the JSON validator.
-  const { middleware: fromFileMiddleware, ...fromFileDoc } = fromFile as typeof fromFile & { middleware: MiddlewareHandler<AppEnv>[] };
-  app.openAPIRegistry.registerPath(fromFileDoc);
-  app.on(["POST"], ["/api/public/v2/dataset-versions/from-file"], ...fromFileMiddleware, async (c) => {
+  // The body is read as a stream (a 100 MiB file must never be held whole), so it is validated by
+  // hand after streaming, not by the JSON validator.
+  defineStreamingRoute(app, fromFile, async (c) => {
     const auth = c.get("auth");
     const { deps } = c.var;
     const received = await receiveUpload(c, `dataset-files/${auth.workspaceId}/${crypto.randomUUID()}`, ["file_content_base64"]);

@@ -1,11 +1,10 @@
 // POST /api/public/v2/tables/{table_id}/sheets/{sheet_id}/imports/file and …/imports/request-logs:
 // imports appended to a sheet that exists, run by the same queued job as a sheet created from a source.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { FilterGroupSchema } from "../../filters";
 import { receiveUpload } from "../../http/file-upload";
-import { defineRoute } from "../../http/openapi";
+import { defineRoute, defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
 import { UuidParam } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
@@ -66,7 +65,7 @@ const FileImportBody = z
 /** What the streamed body holds once read: the file field is "" (its bytes are in R2). */
 const FileImportFields = FileImportBody.extend({ file_content_base64: z.string() });
 
-const fileRoute = defineRoute({
+const fileRoute = {
   method: "post",
   path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}/imports/file",
   tags,
@@ -77,11 +76,10 @@ const fileRoute = defineRoute({
     "UTF-8, a CSV or JSON error, more than 500 columns in the file) ends the operation failed with `error_message`; the rows already " +
     "imported stay. A CSV's first row is the header; a JSON file is an array of objects (columns: the keys in first-seen order). " +
     MAPPING,
-  bodyLimit: false,
   errors: [404, 409],
   request: { params: SheetParams, body: { required: true, content: { "application/json": { schema: FileImportBody } } } },
   responses: { 202: { description: "File import queued", content: { "application/json": { schema: StartAnswer } } } },
-});
+} satisfies StreamingRouteOptions;
 
 const VariableName = z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters");
 
@@ -154,14 +152,9 @@ function startAnswer(tableId: string, started: SheetImport) {
 }
 
 export function registerSheetImportRoutes(app: OpenAPIHono<AppEnv>) {
-  // The body is read as a stream (a 100 MiB file must never be held whole), so this route is
-  // documented from its schema but validated by hand after streaming, not by the JSON validator.
-  const { middleware, ...fileDoc } = fileRoute as typeof fileRoute & { middleware: MiddlewareHandler<AppEnv>[] };
-  app.openAPIRegistry.registerPath(fileDoc);
-  app.on(["POST"], ["/api/public/v2/tables/:table_id/sheets/:sheet_id/imports/file"], ...middleware, async (c) => {
-    const params = SheetParams.safeParse({ table_id: c.req.param("table_id"), sheet_id: c.req.param("sheet_id") });
-    if (!params.success) throw validationError(params.error.issues, { target: "param" });
-    const { table_id, sheet_id } = params.data;
+  // The body is read as a stream (a 100 MiB file must never be held whole), so it is validated by
+  // hand after streaming, not by the JSON validator.
+  defineStreamingRoute(app, fileRoute, async (c, { table_id, sheet_id }) => {
     const deps = c.var.deps;
     const auth = c.get("auth");
     const sheet = await requireSheet(deps.db, auth.workspaceId, table_id, sheet_id);

@@ -1,11 +1,10 @@
 // /api/public/v2/tables/{table_id}/sheets: create (blank 201, or import 202 with the file streamed
 // to R2), list, get, update, delete; the import operation polling endpoint; imports into a sheet (imports.ts).
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { receiveUpload } from "../../http/file-upload";
 import { ApiError } from "../../lib/errors";
-import { defineRoute } from "../../http/openapi";
+import { defineRoute, defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
 import { UuidParam } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
 import { createFileImport, createRequestLogImport } from "../../services/sheet-imports";
@@ -39,7 +38,7 @@ const ImportAnswer = z.object({
   sheet: SheetSchema,
 });
 
-const createSheet = defineRoute({
+const createSheet = {
   method: "post",
   path: "/api/public/v2/tables/{table_id}/sheets",
   tags,
@@ -52,14 +51,13 @@ const createSheet = defineRoute({
     "`failed` operation with `error_message`. With `source` `request_logs`: the workspace's logs matching request_log_ids (which win), or " +
     "prompt_id, prompt_version_id and the start_time..end_time range of request_start_time; one row per log, columns from its input " +
     "variables and fields.",
-  bodyLimit: false,
   errors: [404, 409],
   request: { params: TableParams, body: { required: true, content: { "application/json": { schema: CreateSheetBody } } } },
   responses: {
     201: { description: "Blank sheet created", content: { "application/json": { schema: z.object({ success: z.literal(true), sheet: SheetSchema }) } } },
     202: { description: "Import accepted", content: { "application/json": { schema: ImportAnswer } } },
   },
-});
+} satisfies StreamingRouteOptions;
 
 const listRoute = defineRoute({
   method: "get",
@@ -141,14 +139,9 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json({ success: true as const, operation: operationView(op) }, 200);
   });
 
-  // The body is read as a stream (a 100 MiB file must never be held whole), so this route is
-  // documented from its schema but validated by hand after streaming, not by the JSON validator.
-  const { middleware, ...createDoc } = createSheet as typeof createSheet & { middleware: MiddlewareHandler<AppEnv>[] };
-  app.openAPIRegistry.registerPath(createDoc);
-  app.on(["POST"], ["/api/public/v2/tables/:table_id/sheets"], ...middleware, async (c) => {
-    const params = TableParams.safeParse({ table_id: c.req.param("table_id") });
-    if (!params.success) throw validationError(params.error.issues, { target: "param" });
-    const tableId = params.data.table_id;
+  // The body is read as a stream (a 100 MiB file must never be held whole), so it is validated by
+  // hand after streaming, not by the JSON validator.
+  defineStreamingRoute(app, createSheet, async (c, { table_id: tableId }) => {
     const db = c.var.deps.db;
     const auth = c.get("auth");
     await requireTable(db, auth.workspaceId, tableId);

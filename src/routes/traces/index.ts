@@ -4,9 +4,8 @@
 // over traces (search.ts).
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../http/openapi";
+import { defineRoute, defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
 import { indexAfterAnswer } from "../../http/after-answer";
 import { ApiError } from "../../lib/errors";
 import { QueryBool, readQueryBool } from "../../lib/query";
@@ -27,7 +26,7 @@ const OtlpResponse = z
   .object({ partialSuccess: z.object({ rejectedSpans: z.string(), errorMessage: z.string() }).nullable() })
   .openapi("OtlpExportTraceServiceResponse");
 
-const otlpRoute = defineRoute({
+const otlpRoute = {
   method: "post",
   path: "/v1/traces",
   tags,
@@ -42,13 +41,12 @@ const otlpRoute = defineRoute({
     "each make one request log, linked to its trace (docs/traces.md). `close_after=true` closes every trace of the export once " +
     "stored. The body may be at most TRACES_MAX_BYTES (5 MiB) as received and again once gunzipped: 413. Another content type: 415; " +
     "a body that is not an export (truncated protobuf, invalid JSON, bad gzip): 400, nothing stored.",
-  bodyLimit: false,
   request: {
     query: z.object({ close_after: QueryBool.optional().openapi({ description: "Close every trace of the export after storing it." }) }),
     body: otlpRequestBody("ExportTraceServiceRequest"),
   },
   responses: otlpResponses(OtlpResponse),
-});
+} satisfies StreamingRouteOptions;
 
 const bulkRoute = defineRoute({
   method: "post",
@@ -118,11 +116,9 @@ const addTraceRoute = defineRoute({
 export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
   registerTraceAnalyticsRoutes(app);
   registerTraceSearchRoute(app);
-  // The body is read by hand (gzip, protobuf, a cap on both sides of the gunzip), so this route is
-  // documented from its definition and validated after reading, not by the JSON validator.
-  const { middleware, ...otlpDoc } = otlpRoute as typeof otlpRoute & { middleware: MiddlewareHandler<AppEnv>[] };
-  app.openAPIRegistry.registerPath(otlpDoc);
-  app.on(["POST"], ["/v1/traces"], ...middleware, async (c) => {
+  // The body is read by hand (gzip, protobuf, a cap on both sides of the gunzip), and validated
+  // after reading, not by the JSON validator.
+  defineStreamingRoute(app, otlpRoute, async (c) => {
     const closeAfterText = c.req.query("close_after");
     const closeAfter = closeAfterText === undefined ? false : readQueryBool(closeAfterText);
     const { encoding, body } = await readOtlpBody(c, () => {

@@ -3,9 +3,8 @@
 // complete the request logs their spans made (docs/traces.md).
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
-import { defineRoute } from "../../http/openapi";
+import { defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
 import { ingestOtlpLogs } from "../../services/traces";
 import { MAX_ATTRIBUTE_DEPTH, OtlpFormatError } from "../../traces/otlp";
@@ -17,7 +16,7 @@ const OtlpLogsResponse = z
   .object({ partialSuccess: z.object({ rejectedLogRecords: z.string(), errorMessage: z.string() }).nullable() })
   .openapi("OtlpExportLogsServiceResponse");
 
-const logsRoute = defineRoute({
+const logsRoute = {
   method: "post",
   path: "/v1/logs",
   tags: ["traces"],
@@ -35,16 +34,13 @@ const logsRoute = defineRoute({
     `${JOIN_LIMITS.bytes} bytes of them per span, oldest first. An export of more than ${MAX_RECORDS_PER_EXPORT} records: 413, nothing ` +
     "stored. The body may be at most TRACES_MAX_BYTES (5 MiB) as received and again once gunzipped: 413. Another content type: 415; a " +
     "body that is not an export (truncated protobuf, invalid JSON, bad gzip): 400, nothing stored.",
-  bodyLimit: false,
   request: { body: otlpRequestBody("ExportLogsServiceRequest") },
   responses: otlpResponses(OtlpLogsResponse),
-});
+} satisfies StreamingRouteOptions;
 
 export function registerOtlpLogsRoute(app: OpenAPIHono<AppEnv>) {
-  // Read by hand as /v1/traces is: documented from its definition, validated after reading.
-  const { middleware, ...doc } = logsRoute as typeof logsRoute & { middleware: MiddlewareHandler<AppEnv>[] };
-  app.openAPIRegistry.registerPath(doc);
-  app.on(["POST"], ["/v1/logs"], ...middleware, async (c) => {
+  // Read by hand as /v1/traces is, validated after reading.
+  defineStreamingRoute(app, logsRoute, async (c) => {
     const { encoding, body } = await readOtlpBody(c);
     let decoded;
     try {
