@@ -3,30 +3,10 @@
 // no cycle, titles other columns read).
 import { describe, expect, it } from "vitest";
 import { cycleMessage, planColumn, planColumnUpdate, resolveColumn } from "../../src/sheets/column-plan";
-import { ColumnGraph } from "../../src/sheets/stale-graph";
 import type { SheetStore } from "../../src/sheets/storage";
-import { MAX_CONFIG_BYTES, SOURCE_EDGE, type ModelColumn, type SheetModel } from "../../src/sheets/types";
+import { MAX_CONFIG_BYTES, SOURCE_EDGE } from "../../src/sheets/types";
+import { combine, model, text } from "./model";
 
-function model(columns: ModelColumn[], sourceReaders: SheetModel["sourceReaders"] = []): SheetModel {
-  return {
-    list: columns,
-    bySeq: new Map(columns.map((c) => [c.seq, c])),
-    byId: new Map(columns.map((c) => [c.id, c])),
-    graph: new ColumnGraph(columns.map((c) => ({ seq: c.seq, upstream: c.upstream, computed: c.computed }))),
-    sourceReaders,
-  };
-}
-
-const text = (seq: number, title: string): ModelColumn => ({ seq, id: `c${seq}`, title, type: "TEXT", config: {}, computed: false, upstream: [] });
-const combine = (seq: number, title: string, reads: ModelColumn[]): ModelColumn => ({
-  seq,
-  id: `c${seq}`,
-  title,
-  type: "COMBINE_COLUMNS",
-  config: { sources: reads.map((r) => r.title) },
-  computed: true,
-  upstream: reads.map((r) => r.seq),
-});
 // planColumnUpdate reads the stored dependencies only when the patch changes config but not dependencies.
 const noStore = null as unknown as SheetStore;
 

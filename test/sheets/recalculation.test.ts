@@ -1,33 +1,14 @@
-// computeCell on its own: what one queued cell becomes, from the column model and the cells it reads.
+// computeCell on its own: what one queued cell becomes, from the column model and the cells it reads;
+// and computeAll, a chunk of them through the bounded pool.
 import { describe, expect, it } from "vitest";
 import type { BlockContext } from "../../src/blocks";
 import { MAX_CELL_BYTES } from "../../src/sheets/cell-values";
 import { computeAll, computeCell } from "../../src/sheets/recalculation";
-import { ColumnGraph, inputHash } from "../../src/sheets/stale-graph";
-import type { ModelColumn, SheetModel, StoredCell } from "../../src/sheets/types";
+import { inputHash } from "../../src/sheets/stale-graph";
+import type { ModelColumn, StoredCell } from "../../src/sheets/types";
+import { combine, model, text } from "./model";
 
 const ctx: BlockContext = {};
-
-function model(columns: ModelColumn[]): SheetModel {
-  return {
-    list: columns,
-    bySeq: new Map(columns.map((c) => [c.seq, c])),
-    byId: new Map(columns.map((c) => [c.id, c])),
-    graph: new ColumnGraph(columns.map((c) => ({ seq: c.seq, upstream: c.upstream, computed: c.computed }))),
-    sourceReaders: [],
-  };
-}
-
-const text = (seq: number, title: string): ModelColumn => ({ seq, id: `c${seq}`, title, type: "TEXT", config: {}, computed: false, upstream: [] });
-const combine = (seq: number, title: string, reads: ModelColumn[]): ModelColumn => ({
-  seq,
-  id: `c${seq}`,
-  title,
-  type: "COMBINE_COLUMNS",
-  config: { sources: reads.map((r) => r.title) },
-  computed: true,
-  upstream: reads.map((r) => r.seq),
-});
 
 function cell(row: number, seq: number, over: Partial<StoredCell> = {}): StoredCell {
   return {
