@@ -41,7 +41,7 @@ const UNIT_TESTS = [
   "test/logs/row-codec.test.ts",
   "test/logs/workspace-logs.test.ts",
   "test/services/{auth,dataset-file,evaluation-columns,prompt-patch,skill-manifest,workflow-graph}.test.ts",
-  "test/sheets/{cell-values,recalculation,stale-graph}.test.ts",
+  "test/sheets/{cell-values,column-plan,recalculation,scorecard-steps,stale-graph,version-refs}.test.ts",
 ];
 
 /**

@@ -1,10 +1,24 @@
-// The sheet's rows and cells as stored: appending rows, the STALE cells computed columns need, and
-// the API views of cells (a page of rows, one column, one cell).
-import { cellId, MAX_ROW_INDEX, parseCellId } from "./cell-id";
+// The sheet's rows and cells as stored: appending rows, the STALE cells computed columns need, the
+// API views of cells (a page of rows, one column, one cell), and the changes of rows and cells on an
+// admitted sheet (core.ts): Add Rows, Delete Rows, Update Cell.
+import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
+import { MAX_CELL_BYTES, storeEdit, storedBytes, storeValue, type StoredValue } from "./cell-values";
 import { columnRows } from "./columns";
-import { pendingStale, shownStatus, type PendingStale } from "./column-work";
+import { markStale, pendingStale, shownStatus, type PendingStale } from "./column-work";
+import type { SheetCore } from "./core";
 import type { SheetStore } from "./storage";
-import { ROWS_PAGE_BYTES, type CellStatus, type CellView, type JsonValue, type RowView, type SheetIdentity, type StoredCell } from "./types";
+import {
+  fail,
+  ROWS_PAGE_BYTES,
+  type CellStatus,
+  type CellView,
+  type JsonValue,
+  type ModelColumn,
+  type Result,
+  type RowView,
+  type SheetIdentity,
+  type StoredCell,
+} from "./types";
 
 const toIso = (ms: number) => new Date(ms).toISOString();
 
@@ -178,4 +192,129 @@ export function getCell(store: SheetStore, ident: SheetIdentity, id: string): Ce
   if (!row) return null;
   const stored = store.sql.exec<StoredCell>(`SELECT * FROM cells WHERE row_index = ? AND column_seq = ?`, rowIndex, col.seq).toArray()[0];
   return cellView(ident, col, rowIndex, stored, row.created_at, pendingStale(store));
+}
+
+/** Add Rows: `count` rows, text values set at once, non-text cells STALE. */
+export async function addRows(
+  s: SheetCore,
+  input: { count: number; values: Record<string, unknown>[] | null },
+): Promise<Result<{ rows_created: number; start_row_index: number; row_indices: number[]; rows: RowView[]; cell_count: number; row_count: number; version: number }>> {
+  const m = s.model();
+  if (m.list.length === 0) return fail("validation_error", "sheet: has no columns; add a column before adding rows");
+  const values = input.values ?? [];
+  const writes: { row: number; seq: number; v: StoredValue }[] = [];
+  for (let i = 0; i < values.length; i++) {
+    for (const [key, v] of Object.entries(values[i])) {
+      const col = m.byId.get(key.toLowerCase());
+      if (!col) return fail("validation_error", `values[${i}].${key}: no column with this id in this sheet`);
+      if (col.computed) return fail("validation_error", `values[${i}].${key}: column ${JSON.stringify(col.title)} is ${col.type}, not TEXT; its cells are computed`);
+      const stored = storeValue(v);
+      const bytes = storedBytes(stored);
+      if (bytes > MAX_CELL_BYTES) return fail("payload_too_large", `values[${i}].${key}: takes ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`);
+      writes.push({ row: i, seq: col.seq, v: stored });
+    }
+  }
+  if (s.store.meta("next_row_index") + input.count > MAX_ROW_INDEX) return fail("validation_error", "count: the sheet cannot hold more rows");
+  const now = Date.now();
+  const { base, version } = s.tx(() => {
+    const base = appendRows(s.store, input.count, null, now);
+    for (const w of writes) {
+      if (w.v.display === null && w.v.json === null) continue;
+      s.store.sql.exec(
+        `INSERT INTO cells (row_index, column_seq, status, display_value, value, updated_at) VALUES (?, ?, 'COMPLETED', ?, ?, ?)`,
+        base + w.row,
+        w.seq,
+        w.v.display,
+        w.v.json,
+        now,
+      );
+    }
+    return { base, version: s.bump() };
+  });
+  await s.syncListing();
+  const page = readRows(s.store, s.ident, { after: base - 1, limit: input.count });
+  return {
+    ok: true,
+    rows_created: input.count,
+    start_row_index: base,
+    row_indices: page.rows.map((r) => r.row_index),
+    rows: page.rows,
+    cell_count: input.count * m.list.length,
+    row_count: s.store.meta("row_count"),
+    version,
+  };
+}
+
+/**
+ * Delete Rows: the rows and all their cells go, in one transaction and one version. The other rows
+ * keep their row_index (cell ids are made from it), so indexes are not reused and a sheet's rows
+ * may have gaps. Every index must name a row of the sheet, or nothing is deleted.
+ */
+export async function deleteRows(s: SheetCore, rowIndices: number[]): Promise<Result<{ deleted_count: number; row_indices: number[]; row_count: number; version: number }>> {
+  const sql = s.store.sql;
+  const wanted = [...new Set(rowIndices)].sort((a, b) => a - b);
+  const list = JSON.stringify(wanted);
+  const found = new Set(sql.exec<{ row_index: number }>(`SELECT row_index FROM rows WHERE row_index IN (SELECT value FROM json_each(?))`, list).toArray().map((r) => r.row_index));
+  const missing = rowIndices.findIndex((r) => !found.has(r));
+  if (missing >= 0) return fail("not_found", `row_indices[${missing}]: the sheet has no row ${rowIndices[missing]}`);
+  const version = s.tx(() => {
+    sql.exec(`DELETE FROM cells WHERE row_index IN (SELECT value FROM json_each(?))`, list);
+    sql.exec(`DELETE FROM rows WHERE row_index IN (SELECT value FROM json_each(?))`, list);
+    s.store.setMeta("row_count", s.store.meta("row_count") - wanted.length);
+    return s.bump();
+  });
+  await s.syncListing();
+  return { ok: true, deleted_count: wanted.length, row_indices: wanted, row_count: s.store.meta("row_count"), version };
+}
+
+/** Finds a cell's column and row; null when the id names no cell of this sheet. */
+export function locateCell(s: SheetCore, cellIdStr: string): { col: ModelColumn; row: number } | null {
+  const parsed = parseCellId(cellIdStr);
+  if (!parsed) return null;
+  const m = s.model();
+  const col = m.list.find((c) => columnPrefix(c.id) === parsed.prefix);
+  if (!col) return null;
+  const row = parsed.rowIndexFor(col.id);
+  if (row < 0 || s.store.sql.exec(`SELECT 1 FROM rows WHERE row_index = ?`, row).toArray().length === 0) return null;
+  return { col, row };
+}
+
+/**
+ * Update Cell (TEXT cells only): sets the value and marks every cell downstream of it in the same
+ * row STALE, in one transaction: work in proportion to the downstream cells, not to the sheet.
+ */
+export async function updateCell(
+  s: SheetCore,
+  cellIdStr: string,
+  edit: { display_value?: string | null; value?: unknown },
+): Promise<Result<{ cell: CellView; version: number; stale_count: number }>> {
+  const at = locateCell(s, cellIdStr);
+  if (!at) return fail("not_found", "cell not found");
+  if (at.col.computed) {
+    return fail("validation_error", `cell_id: the cell is in column ${JSON.stringify(at.col.title)} of type ${at.col.type}; only cells of TEXT columns can be edited, the others are computed`);
+  }
+  const v = storeEdit(edit);
+  const bytes = storedBytes(v);
+  if (bytes > MAX_CELL_BYTES) return fail("payload_too_large", `value: display_value and value take ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`);
+  const downstream = s.model().graph.downstream([at.col.seq]);
+  const now = Date.now();
+  const { version, staleCount } = s.tx(() => {
+    if (v.display === null && v.json === null) {
+      s.store.sql.exec(`DELETE FROM cells WHERE row_index = ? AND column_seq = ?`, at.row, at.col.seq);
+    } else {
+      s.store.sql.exec(
+        `INSERT INTO cells (row_index, column_seq, status, display_value, value, updated_at) VALUES (?, ?, 'COMPLETED', ?, ?, ?)
+         ON CONFLICT (row_index, column_seq) DO UPDATE SET display_value = excluded.display_value, value = excluded.value, updated_at = excluded.updated_at`,
+        at.row,
+        at.col.seq,
+        v.display,
+        v.json,
+        now,
+      );
+    }
+    const staleCount = markStale(s.store, downstream, now, at.row);
+    return { version: s.bump(), staleCount };
+  });
+  s.syncSoon();
+  return { ok: true, cell: getCell(s.store, s.ident, cellIdStr)!, version, stale_count: staleCount };
 }

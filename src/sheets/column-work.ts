@@ -59,7 +59,7 @@ function applyRange(store: SheetStore, kind: ColumnWorkKind, seqsJson: string, l
       now,
     );
   }
-  return store.sql.exec<{ n: number }>(`SELECT changes() AS n`).one().n;
+  return store.changes();
 }
 
 /**
@@ -124,4 +124,20 @@ export function shownStatus(marks: PendingStale[], rowIndex: number, seq: number
   if (stored === "STALE") return stored;
   for (const m of marks) if (m.seqs.has(seq) && rowIndex >= m.fromRow && rowIndex < m.toRow) return "STALE";
   return stored;
+}
+
+/**
+ * Marks the cells of `columns` STALE (in one row, or in all rows: column-wide work, which on a large
+ * sheet goes on in the alarm); returns how many were not stale before. Runs in the caller's transaction.
+ */
+export function markStale(store: SheetStore, columns: number[], now: number, rowIndex?: number): number {
+  if (columns.length === 0) return 0;
+  if (rowIndex === undefined) return scheduleColumnWork(store, "stale", columns, now).changed;
+  store.sql.exec(
+    `UPDATE cells SET status = 'STALE', updated_at = ? WHERE row_index = ? AND column_seq IN (SELECT value FROM json_each(?)) AND status <> 'STALE'`,
+    now,
+    rowIndex,
+    JSON.stringify(columns),
+  );
+  return store.changes();
 }

@@ -1,10 +1,13 @@
-// Imports into a sheet, as the object stores them: how far an import got (its committed batches),
-// and which columns an import's column positions map to (TEXT columns it creates, or, for an import
-// into a sheet that already had columns, the sheet's columns of the same titles). A sheet holds at
-// most MAX_COLUMNS columns, imports included.
+// Imports into a sheet, as the object stores them: appending a batch (idempotent by its number), how
+// far an import got (its committed batches), and which columns an import's column positions map to
+// (TEXT columns it creates, or, for an import into a sheet that already had columns, the sheet's
+// columns of the same titles). A sheet holds at most MAX_COLUMNS columns, imports included.
+import { MAX_ROW_INDEX } from "./cell-id";
+import { insertStaleCells } from "./cells";
 import { insertColumn } from "./columns";
-import type { SheetStore } from "./storage";
-import { MAX_COLUMNS, type ImportBatchInput, type ImportProgress } from "./types";
+import type { SheetCore } from "./core";
+import { INSERT_IMPORT_CELLS, type SheetStore } from "./storage";
+import { MAX_COLUMNS, type ImportBatchInput, type ImportBatchResult, type ImportProgress } from "./types";
 
 /** 1 → "A", 27 → "AA": spreadsheet-style names for columns without a title. */
 export function columnLetters(n: number): string {
@@ -90,4 +93,52 @@ export function ensureImportColumns(store: SheetStore, operationId: string, titl
     store.sql.exec(`INSERT INTO import_columns (operation_id, position, column_seq) VALUES (?, ?, ?)`, operationId, p.position, seq);
   }
   return created;
+}
+
+/**
+ * Appends one batch of an import, atomically, bumping the version once. Idempotent by
+ * (operationId, batch): a batch already committed answers what it did then and writes nothing,
+ * so a redelivered import never duplicates a row.
+ */
+export async function appendImportBatch(s: SheetCore, input: ImportBatchInput): Promise<ImportBatchResult> {
+  const { store } = s;
+  const sql = store.sql;
+  const done = sql
+    .exec<{ row_count: number; version: number }>(`SELECT row_count, version FROM import_batches WHERE operation_id = ? AND batch = ?`, input.operationId, input.batch)
+    .toArray()[0];
+  if (done) {
+    const before = sql
+      .exec<{ n: number }>(`SELECT COALESCE(SUM(row_count), 0) AS n FROM import_batches WHERE operation_id = ? AND batch < ?`, input.operationId, input.batch)
+      .one().n;
+    const count = sql.exec<{ n: number }>(`SELECT json_array_length(?) AS n`, input.rowsJson).one().n;
+    // The same batch number with other rows: two runs of one import disagree; the caller restarts.
+    if (before !== input.firstRow || count !== done.row_count) return { ok: false, reason: "out_of_order", expectedBatch: importProgress(store, input.operationId).batchesCommitted };
+    const p = importProgress(store, input.operationId);
+    return { ok: true, duplicate: true, rowsAdded: done.row_count, rowsImported: p.rowsImported, batchesCommitted: p.batchesCommitted, rowCount: p.rowCount, version: done.version };
+  }
+  if (store.meta("deleted") === 1) return { ok: false, reason: "deleted" };
+  const progress = importProgress(store, input.operationId);
+  if (input.batch !== progress.batchesCommitted || input.firstRow !== progress.rowsImported) {
+    return { ok: false, reason: "out_of_order", expectedBatch: progress.batchesCommitted };
+  }
+  const count = sql.exec<{ n: number }>(`SELECT json_array_length(?) AS n`, input.rowsJson).one().n;
+  if (store.meta("next_row_index") + count > MAX_ROW_INDEX) return { ok: false, reason: "too_many_rows" };
+  if (!importColumnsFit(store, input)) return { ok: false, reason: "too_many_columns" };
+
+  const now = Date.now();
+  const version = s.tx(() => {
+    if (ensureImportColumns(store, input.operationId, input.columns, now, input.mapByTitle) > 0) s.dropModel();
+    const base = store.meta("next_row_index");
+    sql.exec(`INSERT INTO rows (row_index, source_operation, created_at) SELECT ? + key, ?, ? FROM json_each(?)`, base, input.operationId, now, input.rowsJson);
+    sql.exec(INSERT_IMPORT_CELLS, base, now, input.rowsJson, input.operationId);
+    insertStaleCells(store, base, count, input.operationId, now);
+    store.setMeta("next_row_index", base + count);
+    store.setMeta("row_count", store.meta("row_count") + count);
+    const version = s.bump();
+    sql.exec(`INSERT INTO import_batches (operation_id, batch, first_row, row_count, version) VALUES (?, ?, ?, ?, ?)`, input.operationId, input.batch, base, count, version);
+    return version;
+  });
+  await s.syncListing();
+  const p = importProgress(store, input.operationId);
+  return { ok: true, duplicate: false, rowsAdded: count, rowsImported: p.rowsImported, batchesCommitted: p.batchesCommitted, rowCount: p.rowCount, version };
 }

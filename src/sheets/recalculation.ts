@@ -1,10 +1,10 @@
-// What one queued cell computes to, given the sheet's column model and the cells it reads. Pure but
-// for the blocks' context (LLM calls, endpoints, stored prompts), so the sheet object's alarm and the
-// unit tests call the same function.
+// What one queued cell computes to, given the sheet's column model and the cells it reads, and what a
+// chunk of them computes to (computeAll, a bounded pool). Pure but for the blocks' context (LLM calls,
+// endpoints, stored prompts), so the sheet object's alarm and the unit tests call the same functions.
 import { blockExternalState, evaluateBlock, type BlockContext } from "../blocks";
 import { MAX_CELL_BYTES, readValue, storedBytes, storeValue } from "./cell-values";
 import { inputHash } from "./stale-graph";
-import type { Outcome, SheetModel, StoredCell } from "./types";
+import { EVAL_CONCURRENCY, type Outcome, type SheetModel, type StoredCell } from "./types";
 
 /**
  * The outcome of computing `cell`: "wait" while an input is still queued or running (or the column
@@ -39,4 +39,25 @@ export async function computeCell(m: SheetModel, cell: StoredCell, inputCells: M
   // Storing it would exceed SQLite's row limit and abort the whole chunk's transaction.
   if (bytes > MAX_CELL_BYTES) return { kind: "failed", error: `the result takes ${bytes} bytes stored; a cell holds at most ${MAX_CELL_BYTES}`, hash };
   return { kind: "completed", stored, hash };
+}
+
+/**
+ * The outcomes of a chunk of cells, computed EVAL_CONCURRENCY at a time, in the chunk's order. A throw
+ * fails its cell, not the alarm: a failed alarm would leave the chunk RUNNING and each retry recompute it.
+ */
+export async function computeAll(m: SheetModel, chunk: StoredCell[], inputCells: Map<string, StoredCell>, ctx: BlockContext): Promise<Outcome[]> {
+  const outcomes: Outcome[] = new Array(chunk.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < chunk.length; i = next++) {
+      try {
+        outcomes[i] = await computeCell(m, chunk[i], inputCells, ctx);
+      } catch (err) {
+        console.error(JSON.stringify({ level: "error", msg: "cell computation failed unexpectedly", error: String(err) }));
+        outcomes[i] = { kind: "failed", error: "the computation failed unexpectedly", hash: null };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(EVAL_CONCURRENCY, chunk.length) }, worker));
+  return outcomes;
 }

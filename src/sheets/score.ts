@@ -3,8 +3,9 @@
 // it scores the results of the recalculations asked before it), SCORE_RANGE_ROWS rows per alarm run
 // with requests served between runs; if the sheet changes meanwhile it starts over, so a completed
 // score is always of one sheet version. Completed calculations are the score history.
+import type { SheetCore } from "./core";
 import type { SheetStore } from "./storage";
-import { fail, type Fail, type JsonValue, type SheetIdentity } from "./types";
+import { fail, type Fail, type JsonValue, type Result, type SheetIdentity } from "./types";
 
 /** Rows read per alarm run of a score calculation: one primary-key range of the cells table. */
 export const SCORE_RANGE_ROWS = 5000;
@@ -585,4 +586,35 @@ export function scoreHistory(store: SheetStore, q: { range: HistoryRange; resolu
     max_points: q.maxPoints,
     is_sampled: points.length < ranged.length,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The calls of an admitted sheet (core.ts).
+
+export function scoreFor(s: SheetCore): Result<{ score: ScorePayload }> {
+  return { ok: true, score: scorePayload(s.store, s.ident) };
+}
+
+/** Stores a score configuration (one new sheet version); queues nothing. */
+export async function configureScore(s: SheetCore, input: ScoreConfigInput): Promise<Result<{ score_configuration_id: string; version: number }>> {
+  const plan = planSettings(s.model().list, input);
+  if ("ok" in plan) return plan;
+  const version = s.tx(() => {
+    configure(s.store, plan, Date.now());
+    return s.bump();
+  });
+  await s.syncListing();
+  return { ok: true, score_configuration_id: plan.id, version };
+}
+
+/** Queues a calculation of the configured score (restarting one still open). */
+export async function recalculateScore(s: SheetCore): Promise<Result<{ score_configuration_id: string; status: "queued" }>> {
+  const q = s.tx(() => queueCalculation(s.store, Date.now()));
+  if (!q.ok) return q;
+  await s.arm();
+  return { ok: true, score_configuration_id: q.configId, status: "queued" };
+}
+
+export function scoreHistoryFor(s: SheetCore, q: { range: HistoryRange; resolution: HistoryResolution; maxPoints: number }): Result<{ score_history: ReturnType<typeof scoreHistory> }> {
+  return { ok: true, score_history: scoreHistory(s.store, q) };
 }

@@ -18,7 +18,7 @@
 //                  (versions.ts); a snap_ record belongs to saved versions [from_v, to_v).
 //   score_settings, score_calculations: the sheet's score configuration and its calculations (score.ts).
 //   scorecards, scorecard_calculations, scorecard_rows: the scorecard, its calculations and their
-//                  per-row results (scorecard.ts).
+//                  per-row results (scorecard/).
 // Every mutation runs in one transactionSync and bumps `version` by exactly 1.
 import type { SheetIdentity } from "./types";
 
@@ -179,7 +179,7 @@ export const MIGRATIONS: string[][] = [
     `CREATE INDEX IF NOT EXISTS score_calculations_config ON score_calculations (config_id, created_at)`,
   ],
   [
-    // Scorecards (scorecard.ts): the active one has deleted_at NULL; its steps and aggregation are JSON.
+    // Scorecards (scorecard/storage.ts): the active one has deleted_at NULL; its steps and aggregation are JSON.
     `CREATE TABLE IF NOT EXISTS scorecards (
        id TEXT PRIMARY KEY,
        name TEXT NOT NULL,
@@ -268,6 +268,11 @@ export class SheetStore {
   /** Bumps and returns the version; call it once inside each mutation's transaction. */
   bumpVersion(): number {
     return this.sql.exec<{ value: number }>(`UPDATE sheet_meta SET value = value + 1 WHERE key = 'version' RETURNING value`).one().value;
+  }
+
+  /** Rows changed by the last INSERT, UPDATE or DELETE. */
+  changes(): number {
+    return this.sql.exec<{ n: number }>(`SELECT changes() AS n`).one().n;
   }
 
   identity(): SheetIdentity | null {

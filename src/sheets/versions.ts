@@ -5,8 +5,23 @@
 // Saving or restoring compares or copies the whole sheet inside one transaction (a snapshot must be
 // of one moment), so a sheet is versioned only up to MAX_VERSION_CELLS stored cells.
 import { cellView } from "./cells";
+import type { SheetCore } from "./core";
+import { promptRefsOf } from "./prompt-refs";
+import { readSettings, restoreSettings, scoreAt, settingsView, type SettingsView } from "./score";
 import type { SheetStore } from "./storage";
-import { fail, ROWS_PAGE_BYTES, SOURCE_EDGE, type ColumnView, type Fail, type JsonValue, type RowView, type SheetIdentity, type StoredCell } from "./types";
+import {
+  fail,
+  ROWS_PAGE_BYTES,
+  SOURCE_EDGE,
+  type ColumnView,
+  type Fail,
+  type JsonValue,
+  type ModelColumn,
+  type Result,
+  type RowView,
+  type SheetIdentity,
+  type StoredCell,
+} from "./types";
 
 /** Stored cells a sheet may hold to be saved or restored: the work is one transaction over all of them. */
 export const MAX_VERSION_CELLS = 250_000;
@@ -341,4 +356,84 @@ export function snapshotView(store: SheetStore, ident: SheetIdentity, v: SavedVe
     has_more_rows: hasMore,
     last_row_index: rows.length > 0 ? rows[rows.length - 1].row_index : null,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The calls of an admitted sheet (core.ts): list, read, save and restore.
+
+export function versionsFor(s: SheetCore, opts: { after: number | null; limit: number; order: "asc" | "desc" }): Result<{ versions: VersionView[]; has_more: boolean }> {
+  const page = listVersions(s.store, opts);
+  return { ok: true, versions: page.rows.map((v) => versionView(s.ident, v, scoreAt(s.store, v.sheet_version))), has_more: page.hasMore };
+}
+
+export function versionFor(s: SheetCore, id: string, rows: { after: number | null; limit: number }): Result<{ version: VersionView; snapshot: SnapshotView }> {
+  const v = findVersion(s.store, id);
+  if (!v) return fail("not_found", "version not found");
+  return { ok: true, version: versionView(s.ident, v, scoreAt(s.store, v.sheet_version)), snapshot: snapshotView(s.store, s.ident, v, rows) };
+}
+
+/**
+ * The prompt references D1 must list after a restore replaced the columns `before` by `after`: the
+ * columns gone lose theirs (as a TEXT column), the restored ones get theirs.
+ */
+export function promptRefChanges(before: ModelColumn[], after: ModelColumn[]): { id: string; type: string; config: unknown }[] {
+  const afterIds = new Set(after.map((c) => c.id));
+  const hadRefs = new Set(before.filter((c) => promptRefsOf(c.type, c.config).length > 0).map((c) => c.id));
+  const out: { id: string; type: string; config: unknown }[] = [];
+  for (const c of before) if (!afterIds.has(c.id) && hadRefs.has(c.id)) out.push({ id: c.id, type: "TEXT", config: {} });
+  for (const c of after) if (hadRefs.has(c.id) || promptRefsOf(c.type, c.config).length > 0) out.push({ id: c.id, type: c.type, config: c.config });
+  return out;
+}
+
+/**
+ * Saves the sheet as a new version named `name`; with `sourceVersionId`, first replaces the sheet's
+ * columns, rows and cells by that version's (one new sheet version), then saves the result.
+ */
+export async function createVersion(
+  s: SheetCore,
+  input: { name: string | null; sourceVersionId: string | null; createdBy: string | null },
+): Promise<Result<{ version: VersionView; snapshot: SnapshotView }>> {
+  const store = s.store;
+  const source = input.sourceVersionId ? findVersion(store, input.sourceVersionId) : undefined;
+  if (input.sourceVersionId && !source) return fail("not_found", "source_version_id: version not found");
+  if (!source && !input.name) return fail("validation_error", "name: is required unless source_version_id is given");
+  const big = source ? tooLarge((JSON.parse(source.metadata) as VersionMetadata).cell_count, `version ${source.number}`) : tooLarge(liveCellCount(store), "the sheet");
+  if (big) return big;
+  if (!source) s.settle();
+  const before = source ? s.model().list : [];
+  const now = Date.now();
+  const id = crypto.randomUUID();
+  s.tx(() => {
+    const number = versionCount(store) + 1;
+    if (source) {
+      restoreContent(store, source, now);
+      restoreSettings(store, source.score_configuration === null ? null : (JSON.parse(source.score_configuration) as SettingsView), now);
+      s.bump();
+    }
+    const snap = snapshot(store, number);
+    insertVersion(store, {
+      number,
+      id,
+      name: input.name ?? (source ? `Restored from version ${source.number}` : null),
+      createdBy: input.createdBy,
+      now,
+      deltas: snap.deltas,
+      scoreConfiguration: settingsView(readSettings(store)),
+      metadata: {
+        sheet_version: store.meta("version"),
+        row_count: snap.rowCount,
+        column_count: snap.columnCount,
+        cell_count: snap.cellCount,
+        next_row_index: store.meta("next_row_index"),
+        restored_from: source ? { version_id: source.id, version_number: source.number } : null,
+      },
+    });
+  });
+  if (source) {
+    s.dropModel();
+    for (const c of promptRefChanges(before, s.model().list)) await s.syncPromptRefs(c.id, c.type, c.config);
+    await s.syncListing();
+  }
+  const v = findVersion(store, id)!;
+  return { ok: true, version: versionView(s.ident, v, scoreAt(store, v.sheet_version)), snapshot: snapshotView(store, s.ident, v, { after: null, limit: 100 }) };
 }

@@ -1,33 +1,14 @@
-// computeCell on its own: what one queued cell becomes, from the column model and the cells it reads.
+// computeCell on its own: what one queued cell becomes, from the column model and the cells it reads;
+// and computeAll, a chunk of them through the bounded pool.
 import { describe, expect, it } from "vitest";
 import type { BlockContext } from "../../src/blocks";
 import { MAX_CELL_BYTES } from "../../src/sheets/cell-values";
-import { computeCell } from "../../src/sheets/recalculation";
-import { ColumnGraph, inputHash } from "../../src/sheets/stale-graph";
-import type { ModelColumn, SheetModel, StoredCell } from "../../src/sheets/types";
+import { computeAll, computeCell } from "../../src/sheets/recalculation";
+import { inputHash } from "../../src/sheets/stale-graph";
+import type { ModelColumn, StoredCell } from "../../src/sheets/types";
+import { combine, model, text } from "./model";
 
 const ctx: BlockContext = {};
-
-function model(columns: ModelColumn[]): SheetModel {
-  return {
-    list: columns,
-    bySeq: new Map(columns.map((c) => [c.seq, c])),
-    byId: new Map(columns.map((c) => [c.id, c])),
-    graph: new ColumnGraph(columns.map((c) => ({ seq: c.seq, upstream: c.upstream, computed: c.computed }))),
-    sourceReaders: [],
-  };
-}
-
-const text = (seq: number, title: string): ModelColumn => ({ seq, id: `c${seq}`, title, type: "TEXT", config: {}, computed: false, upstream: [] });
-const combine = (seq: number, title: string, reads: ModelColumn[]): ModelColumn => ({
-  seq,
-  id: `c${seq}`,
-  title,
-  type: "COMBINE_COLUMNS",
-  config: { sources: reads.map((r) => r.title) },
-  computed: true,
-  upstream: reads.map((r) => r.seq),
-});
 
 function cell(row: number, seq: number, over: Partial<StoredCell> = {}): StoredCell {
   return {
@@ -94,5 +75,39 @@ describe("computeCell", () => {
     expect(fits.kind).toBe("completed");
     const over = await computeCell(m, cell(0, 2), big(MAX_CELL_BYTES / 2 - 7), ctx);
     expect(over).toMatchObject({ kind: "failed", error: `the result takes ${MAX_CELL_BYTES + 2} bytes stored; a cell holds at most ${MAX_CELL_BYTES}` });
+  });
+});
+
+describe("computeAll", () => {
+  const a = text(1, "A");
+  const b = combine(2, "B", [a]);
+  const m = model([a, b]);
+
+  it("answers each cell's outcome in the chunk's order, whatever the pool's order of completion", async () => {
+    const chunk = Array.from({ length: 20 }, (_, i) => cell(i, 2));
+    const given = inputs(...chunk.map((c) => cell(c.row_index, 1, { status: "COMPLETED", display_value: `v${c.row_index}` })));
+    const out = await computeAll(m, chunk, given, ctx);
+    expect(out.map((o) => o.kind === "completed" && o.stored.display)).toEqual(chunk.map((c) => JSON.stringify({ A: `v${c.row_index}` })));
+  });
+
+  it("fails a cell whose computation throws, and computes the others", async () => {
+    const bad: ModelColumn = {
+      ...combine(3, "Bad", [a]),
+      config: new Proxy({}, { get: () => { throw new Error("boom"); }, ownKeys: () => { throw new Error("boom"); } }) as Record<string, unknown>,
+    };
+    const mm = model([a, b, bad]);
+    const quiet = console.error;
+    console.error = () => {};
+    try {
+      const out = await computeAll(mm, [cell(0, 3), cell(0, 2)], inputs(cell(0, 1, { status: "COMPLETED", display_value: "x" })), ctx);
+      expect(out[0]).toEqual({ kind: "failed", error: "the computation failed unexpectedly", hash: null });
+      expect(out[1]).toMatchObject({ kind: "completed" });
+    } finally {
+      console.error = quiet;
+    }
+  });
+
+  it("answers nothing for an empty chunk", async () => {
+    expect(await computeAll(m, [], inputs(), ctx)).toEqual([]);
   });
 });
