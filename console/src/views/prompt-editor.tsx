@@ -5,6 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, get, post, postEvents } from "../api";
 import type { CreatePromptTemplate, CreatePromptTemplateResponse, GetPromptTemplateResponse, PromptRunRequest, PromptRunResult } from "../api.gen";
+import { recordOf } from "../json";
 import { draftOf, draftVariables, ROLES, versionOf, type Draft, type JsonProblems, type MessageDraft } from "../draft";
 import { go, href } from "../router";
 import { ErrorBox, FieldError, fmt, Loading, Section, Status, useAsync, onText, WriteError } from "../ui";
@@ -420,7 +421,8 @@ export function Playground(props: { template: { id: number; name: string } | nul
 
 /** A delta event's text (its data is {"text": …}). */
 function deltaText(data: unknown): string {
-  return data && typeof data === "object" && "text" in data && typeof data.text === "string" ? data.text : "";
+  const text = recordOf(data).text;
+  return typeof text === "string" ? text : "";
 }
 
 function variablesOfVersion(v: GetPromptTemplateResponse): string[] {
