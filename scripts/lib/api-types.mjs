@@ -121,7 +121,7 @@ export async function writeApiTypes() {
     strictIndexSignatures: true,
     unknownAny: true,
     ignoreMinAndMaxItems: true,
-    format: false,
+    format: true,
   });
   if (!existsSync(API_TYPES_FILE) || readFileSync(API_TYPES_FILE, "utf8") !== ts) writeFileSync(API_TYPES_FILE, ts);
   return API_TYPES_FILE;
