@@ -1,6 +1,30 @@
 // The console's only way to the API: same-origin fetch with the key as X-API-KEY. The key lives in
 // this tab's sessionStorage (never in a URL, never in localStorage), entered once per tab.
+//
+// The helpers take a route as the API's OpenAPI document spells it ("/prompt-templates/{identifier}")
+// with the values of its placeholders, and are typed by console/src/api.gen.ts, generated from that
+// document (scripts/lib/api-types.mjs): a path the API does not answer, a wrong body or query name,
+// or an answer read wrongly fails `tsc -p console`.
 import { createParser } from "eventsource-parser";
+import type { Answers, Bodies, Queries } from "./api.gen";
+
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
+/** The paths the API answers JSON to with `M`. */
+export type PathOf<M extends Method> = { [K in keyof Answers]: K extends `${M} ${infer P}` ? P : never }[keyof Answers];
+/** What "<METHOD> <path>" answers (its 2xx JSON; null for a 204). */
+export type AnswerOf<K extends string> = K extends keyof Answers ? Answers[K] : never;
+/** The JSON body "<METHOD> <path>" reads. */
+export type BodyOf<K extends string> = K extends keyof Bodies ? Bodies[K] : never;
+/** The values of a path's {placeholders}. */
+type Params<P extends string> = P extends `${string}{${infer N}}${infer R}` ? { [k in N]: string | number } & Params<R> : unknown;
+/** The query "<METHOD> <path>" reads: its parameters' names and types (one value for a list), null or undefined for none. */
+type QueryOf<K extends string> = K extends keyof Queries ? { [N in keyof Queries[K]]: OneOf<Queries[K][N]> | null } : never;
+type OneOf<V> = V extends readonly (infer E)[] ? E : V;
+/** A path's placeholder values, when it has placeholders. */
+type ParamArgs<P extends string> = P extends `${string}{${string}}${string}` ? [params: Params<P>] : [];
+type GetArgs<P extends string> =
+  Record<never, never> extends QueryOf<`GET ${P}`> ? [...ParamArgs<P>, query?: QueryOf<`GET ${P}`>] : [...ParamArgs<P>, query: QueryOf<`GET ${P}`>];
+type WriteArgs<M extends Method, P extends string> = `${M} ${P}` extends keyof Bodies ? [...ParamArgs<P>, body: BodyOf<`${M} ${P}`>] : ParamArgs<P>;
 
 const KEY_SLOT = "promptedge.console.key";
 
@@ -43,7 +67,8 @@ export class ApiFailure extends Error {
   }
 }
 
-type Query = Record<string, string | number | boolean | null | undefined>;
+type QueryValue = string | number | boolean | null | undefined;
+type Query = Record<string, QueryValue>;
 
 function withQuery(path: string, query?: Query): string {
   if (!query) return path;
@@ -81,7 +106,8 @@ export function whenUnauthorized(fn: () => void) {
   onUnauthorized = fn;
 }
 
-export async function api<T = any>(method: string, path: string, opts: { query?: Query; body?: unknown; key?: string } = {}): Promise<T> {
+/** One call: the parsed JSON answer (null for an empty one), or the ApiFailure of a refusal. */
+async function request(method: Method, path: string, opts: { query?: Query; body?: unknown; key?: string } = {}): Promise<unknown> {
   const res = await fetch(withQuery(path, opts.query), {
     method,
     headers: headersFor(opts.key ?? savedKey(), opts.body !== undefined),
@@ -91,7 +117,7 @@ export async function api<T = any>(method: string, path: string, opts: { query?:
   });
   if (!res.ok) throw await failureOf(res, Boolean(opts.key));
   const text = await res.text();
-  return (text ? JSON.parse(text) : null) as T;
+  return text ? JSON.parse(text) : null;
 }
 
 /**
@@ -99,7 +125,7 @@ export async function api<T = any>(method: string, path: string, opts: { query?:
  * stream: true): each event's name and parsed data go to `onEvent` as they arrive. A refusal
  * (not 2xx) throws its ApiFailure before any event.
  */
-export async function postEvents(path: string, body: unknown, onEvent: (event: string, data: unknown) => void): Promise<void> {
+export async function postEvents<P extends PathOf<"POST">>(path: P, body: BodyOf<`POST ${P}`>, onEvent: (event: string, data: unknown) => void): Promise<void> {
   const res = await fetch(path, {
     method: "POST",
     headers: headersFor(savedKey(), true, "text/event-stream"),
@@ -118,7 +144,33 @@ export async function postEvents(path: string, body: unknown, onEvent: (event: s
   }
 }
 
-export const get = <T = any>(path: string, query?: Query) => api<T>("GET", path, { query });
-export const post = <T = any>(path: string, body?: unknown) => api<T>("POST", path, { body: body ?? {} });
-export const patch = <T = any>(path: string, body?: unknown) => api<T>("PATCH", path, { body: body ?? {} });
-export const del = <T = any>(path: string) => api<T>("DELETE", path);
+/** Whether `key` works: any call that needs a key tells. */
+export const tryKey = (key: string) => request("GET", "/prompt-templates" satisfies PathOf<"GET">, { query: { per_page: 1 }, key });
+
+const hasParams = (path: string) => path.includes("{");
+
+/** The path with each {name} replaced by its value, encoded. */
+function fill(path: string, params: unknown): string {
+  const values = params as Record<string, string | number>;
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(values[name])));
+}
+
+/** GET `path` ({name} placeholders filled from `params`, when it has some) with `query`: its 2xx JSON. */
+export function get<P extends PathOf<"GET">>(path: P, ...args: GetArgs<P>): Promise<AnswerOf<`GET ${P}`>> {
+  const [params, query] = hasParams(path) ? args : [undefined, ...args];
+  return request("GET", fill(path, params), { query: query as Query | undefined }) as Promise<AnswerOf<`GET ${P}`>>;
+}
+
+/** A write with `method`: `body` (an empty object when the route reads none) to `path`, placeholders filled from `params`. */
+const write =
+  <M extends "POST" | "PATCH">(method: M) =>
+  <P extends PathOf<M>>(path: P, ...args: WriteArgs<M, P>): Promise<AnswerOf<`${M} ${P}`>> => {
+    const [params, body] = hasParams(path) ? args : [undefined, ...args];
+    return request(method, fill(path, params), { body: body ?? {} }) as Promise<AnswerOf<`${M} ${P}`>>;
+  };
+export const post = write("POST");
+export const patch = write("PATCH");
+
+export function del<P extends PathOf<"DELETE">>(path: P, ...args: ParamArgs<P>): Promise<AnswerOf<`DELETE ${P}`>> {
+  return request("DELETE", fill(path, args[0])) as Promise<AnswerOf<`DELETE ${P}`>>;
+}

@@ -1,5 +1,7 @@
 // A line diff (longest common subsequence) laid out side by side: unchanged lines face each other,
 // removed lines stand on the left, added ones on the right.
+import type { GetPromptTemplateResponse } from "./api.gen";
+import { listOf, recordOf } from "./json";
 
 export interface DiffRow {
   kind: "same" | "removed" | "added" | "changed";
@@ -50,26 +52,28 @@ export function diffLines(a: string[], b: string[]): DiffRow[] {
 }
 
 /** A prompt version as lines of text: each message under its role, then tools and model settings. */
-export function versionLines(version: any): string[] {
+export function versionLines(version: Pick<GetPromptTemplateResponse, "prompt_template"> & { metadata?: GetPromptTemplateResponse["metadata"] }): string[] {
   const lines: string[] = [];
-  const t = version?.prompt_template ?? {};
-  const blockText = (c: any): string[] => {
+  const t = recordOf(version.prompt_template);
+  const blockText = (c: unknown): string[] => {
     if (c === null || c === undefined) return [];
     if (typeof c === "string") return c.split("\n");
-    if (Array.isArray(c)) return c.flatMap((b) => (b?.type === "text" ? String(b.text ?? "").split("\n") : JSON.stringify(b, null, 2).split("\n")));
+    if (Array.isArray(c)) return c.flatMap((b) => (recordOf(b).type === "text" ? String(recordOf(b).text ?? "").split("\n") : JSON.stringify(b, null, 2).split("\n")));
     return JSON.stringify(c, null, 2).split("\n");
   };
   if (t.type === "completion") {
     lines.push("[completion]", ...blockText(t.content));
   } else {
-    for (const m of t.messages ?? []) {
+    for (const m of listOf(t.messages).map(recordOf)) {
       lines.push(`[${m.role ?? "?"}${m.name ? ` ${m.name}` : ""}]`, ...blockText(m.content));
-      for (const call of m.tool_calls ?? []) lines.push(...JSON.stringify(call, null, 2).split("\n"));
+      for (const call of listOf(m.tool_calls)) lines.push(...JSON.stringify(call, null, 2).split("\n"));
       lines.push("");
     }
   }
-  if (t.tools?.length) lines.push("[tools]", ...JSON.stringify(t.tools, null, 2).split("\n"));
-  if (version?.metadata?.model) lines.push("[model]", ...JSON.stringify(version.metadata.model, null, 2).split("\n"));
+  const tools = listOf(t.tools);
+  if (tools.length) lines.push("[tools]", ...JSON.stringify(t.tools, null, 2).split("\n"));
+  const model = recordOf(version.metadata).model;
+  if (model) lines.push("[model]", ...JSON.stringify(model, null, 2).split("\n"));
   while (lines.length && lines[lines.length - 1] === "") lines.pop();
   return lines;
 }

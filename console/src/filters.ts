@@ -1,5 +1,11 @@
 // The filter fields of request search (the service's filter group: docs/logging-and-search.md), the
 // operators each takes, and which suggestions field lists its values.
+import type { Queries, StructuredFilter, StructuredFilterGroup, TraceStructuredFilter } from "./api.gen";
+
+/** A field the suggestions endpoint (GET /api/public/v2/requests/suggestions) lists values of. */
+export type SuggestField = Queries["GET /api/public/v2/requests/suggestions"]["field"];
+
+type Operator = StructuredFilter["operator"];
 
 export type FieldKind = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "score" | "nested";
 
@@ -7,13 +13,14 @@ export interface FieldSpec {
   kind: FieldKind;
   label: string;
   /** The suggestions endpoint's field for values (and for nested keys, `keys`). */
-  suggest?: string;
-  keys?: string;
+  suggest?: SuggestField;
+  keys?: SuggestField;
   values?: string[];
   /** A column a log may lack (a request not made from a span has no trace id): it also takes is_null / is_not_null. */
   nullable?: boolean;
 }
 
+// Each key is a field of the API's filters (`satisfies` checks it against the generated types).
 export const FIELDS: Record<string, FieldSpec> = {
   tags: { kind: "array", label: "Tags", suggest: "tags" },
   engine: { kind: "string", label: "Model", suggest: "engine" },
@@ -42,9 +49,9 @@ export const FIELDS: Record<string, FieldSpec> = {
   group_id: { kind: "numeric", label: "Group id", nullable: true },
   trace_id: { kind: "string", label: "Trace id", suggest: "trace_id", nullable: true },
   span_name: { kind: "string", label: "Span name", suggest: "span_name", nullable: true },
-};
+} satisfies { [F in StructuredFilter["field"]]?: FieldSpec };
 
-export const OPERATORS: Record<FieldKind, string[]> = {
+export const OPERATORS: Record<FieldKind, Operator[]> = {
   string: ["is", "is_not", "contains", "not_contains", "starts_with", "ends_with", "in", "not_in"],
   enum: ["is", "is_not", "in", "not_in"],
   text: ["contains", "not_contains", "is", "is_not", "starts_with", "ends_with", "is_empty", "is_not_empty"],
@@ -57,7 +64,7 @@ export const OPERATORS: Record<FieldKind, string[]> = {
 };
 
 /** The operators a field takes: its kind's, and is_null / is_not_null when the column may be empty. */
-export function operatorsOf(field: string): string[] {
+export function operatorsOf(field: string): Operator[] {
   const spec = FIELDS[field];
   if (!spec) return [];
   const base = OPERATORS[spec.kind];
@@ -81,7 +88,10 @@ export function newRow(field = "tags"): FilterRow {
   return { field, operator: operatorsOf(field)[0], value: "", nested_key: FIELDS[field].kind === "score" ? "default" : "" };
 }
 
-function typed(kind: FieldKind, raw: string): unknown {
+const isField = (field: string): field is StructuredFilter["field"] => field in FIELDS;
+const isOperator = (operator: string): operator is Operator => Object.values(OPERATORS).some((ops) => ops.some((o) => o === operator));
+
+function typed(kind: FieldKind, raw: string): string | number {
   const s = raw.trim();
   if (kind === "numeric" || kind === "score") {
     const n = Number(s);
@@ -91,10 +101,10 @@ function typed(kind: FieldKind, raw: string): unknown {
 }
 
 /** One row as the API's filter, or null while it is incomplete (an empty value, a missing key). */
-export function toFilter(row: FilterRow): Record<string, unknown> | null {
+export function toFilter(row: FilterRow): StructuredFilter | null {
   const spec = FIELDS[row.field];
-  if (!spec) return null;
-  const out: Record<string, unknown> = { field: row.field, operator: row.operator };
+  if (!spec || !isField(row.field) || !isOperator(row.operator)) return null;
+  const out: StructuredFilter = { field: row.field, operator: row.operator };
   if (needsKey(row.field)) {
     if (!row.nested_key.trim()) return null;
     out.nested_key = row.nested_key.trim();
@@ -125,7 +135,7 @@ export const MAX_DEPTH = 5;
 export const isGroup = (n: FilterRow | FilterGroupDraft): n is FilterGroupDraft => "items" in n;
 
 /** The API's filter group, leaving out incomplete rows and empty groups; null when nothing is left. */
-export function toGroup(g: FilterGroupDraft): { logic: "AND" | "OR"; filters: unknown[] } | null {
+export function toGroup(g: FilterGroupDraft): StructuredFilterGroup | null {
   const filters = g.items.map((n) => (isGroup(n) ? toGroup(n) : toFilter(n))).filter((f) => f !== null);
   return filters.length ? { logic: g.logic, filters } : null;
 }
@@ -145,8 +155,8 @@ export const NO_TRACE_FILTERS: TraceListFilters = { status: "", name: "", spanNa
  * The trace search's filter group (POST /api/public/v2/traces/search, AND across the trace's spans),
  * or null when no filter is set. Values go as typed: the API's rules judge them.
  */
-export function toTraceGroup(f: TraceListFilters): { logic: "AND"; filters: { field: string; operator: string; value: unknown }[] } | null {
-  const filters: { field: string; operator: string; value: unknown }[] = [];
+export function toTraceGroup(f: TraceListFilters): { logic: "AND"; filters: TraceStructuredFilter[] } | null {
+  const filters: TraceStructuredFilter[] = [];
   if (f.status) filters.push({ field: "trace_status", operator: "is", value: f.status });
   if (f.name.trim()) filters.push({ field: "trace_name", operator: "contains", value: f.name.trim() });
   if (f.spanName.trim()) filters.push({ field: "span_name", operator: "contains", value: f.spanName.trim() });

@@ -1,7 +1,7 @@
 // The console: asks for an API key once per tab, then shows the views over the public API.
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { api, forgetKey, saveKey, savedKey, whenUnauthorized } from "./api";
+import { forgetKey, saveKey, savedKey, tryKey, whenUnauthorized } from "./api";
 import { href, useRoute } from "./router";
 import "./style.css";
 import { AnalyticsView } from "./views/analytics";
@@ -36,8 +36,7 @@ function KeyForm({ onKey, reason }: { onKey: (key: string) => void; reason: stri
           const k = key.trim();
           if (!k) return;
           setBusy(true);
-          // Any call that needs a key tells whether this one works.
-          api("GET", "/prompt-templates", { query: { per_page: 1 }, key: k }).then(
+          tryKey(k).then(
             () => onKey(k),
             (err: Error) => {
               setBusy(false);

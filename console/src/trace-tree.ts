@@ -2,6 +2,7 @@
 // a tree (rows in depth-first order, each with its depth), the waterfall's geometry (each span's bar
 // as percentages of the trace's time window), and the small readings the view shows (kind and status
 // names, events, attribute values). No DOM, no Preact: unit tested in test/console/.
+import { recordOf } from "./json";
 
 /** What the tree and the layout read of a span (the API sends more; the view keeps the whole span). */
 export interface SpanLike {
@@ -189,13 +190,12 @@ export interface SpanEvent {
 export function eventsOf(events: unknown): SpanEvent[] {
   if (!Array.isArray(events)) return [];
   return events.map((e) => {
-    const o = e && typeof e === "object" ? (e as Record<string, unknown>) : {};
+    const o = recordOf(e);
     const t = o.timeMs ?? o.time_unix_ms ?? o.timestamp;
-    const attrs = o.attributes;
     return {
       name: typeof o.name === "string" ? o.name : "",
       timeMs: typeof t === "number" && Number.isFinite(t) ? t : null,
-      attributes: attrs && typeof attrs === "object" && !Array.isArray(attrs) ? (attrs as Record<string, unknown>) : {},
+      attributes: recordOf(o.attributes),
     };
   });
 }

@@ -3,6 +3,7 @@
 // output (git-ignored); `npm run build:assets` makes them, `npm run dev` and `npm run deploy` run it first.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { writeApiTypes } from "./api-types.mjs";
 import { ROOT } from "./wrangler.mjs";
 
 export const PUBLIC_DIR = join(ROOT, "public");
@@ -21,8 +22,12 @@ export function copyScalarBundle() {
   return SCALAR_DEST;
 }
 
-/** Builds console/ into public/console/ (Vite, production mode). */
+/**
+ * Builds console/ into public/console/ (Vite, production mode), after writing its answer types
+ * (console/src/api.gen.ts) so an editor has them once `npm run dev` ran; the bundle does not need them.
+ */
 export async function buildConsole({ quiet = false } = {}) {
+  await writeApiTypes();
   const { build } = await import("vite");
   await build({ configFile: join(ROOT, "console", "vite.config.mjs"), logLevel: quiet ? "warn" : "info" });
   return join(PUBLIC_DIR, "console");

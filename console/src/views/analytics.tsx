@@ -54,9 +54,9 @@ export function AnalyticsView() {
     });
   }, [range]);
   const d = data.data;
-  const stats: any[] = d?.stats ?? [];
+  const stats = d?.stats ?? [];
   const x = stats.map((s) => toSeconds(String(s.date)));
-  const byDate = (m: Record<string, number> | undefined) => stats.map((s) => m?.[s.date] ?? null);
+  const byDate = (m: Partial<Record<string, number | null>> | undefined) => stats.map((s) => m?.[s.date] ?? null);
   return (
     <div>
       <Section
@@ -113,7 +113,7 @@ export function AnalyticsView() {
                 <h3>Models</h3>
                 <table class="grid">
                   <tbody>
-                    {(d.mostUsedModels ?? []).map(([name, n]: [string, number]) => (
+                    {(d.mostUsedModels ?? []).map(([name, n]) => (
                       <tr key={name}>
                         <td>{name}</td>
                         <td class="num">{fmt.num(n)}</td>
@@ -126,10 +126,10 @@ export function AnalyticsView() {
                 <h3>Prompt templates</h3>
                 <table class="grid">
                   <tbody>
-                    {(d.mostUsedPromptTemplates ?? []).map((row: any, i: number) => (
+                    {(d.mostUsedPromptTemplates ?? []).map((row, i) => (
                       <tr key={i}>
-                        <td>{Array.isArray(row) ? String(row[0]) : String(row.promptName ?? row.name ?? `#${row.promptId}`)}</td>
-                        <td class="num">{Array.isArray(row) ? fmt.num(row[1]) : fmt.num(row.requests ?? row.count)}</td>
+                        <td>{row.promptName ?? `#${row.promptId}`}</td>
+                        <td class="num">{fmt.num(row.requests)}</td>
                       </tr>
                     ))}
                   </tbody>

@@ -2,7 +2,7 @@
 // status and rows with each evaluated cell's status).
 import { useState } from "preact/hooks";
 import { ApiFailure, get, post } from "../api";
-import type { RunBodyT, RunStartedT } from "../api-types";
+import type { EvaluationRowsResponse } from "../api.gen";
 import { go, href } from "../router";
 import { ErrorBox, FieldError, fmt, ListTable, Loading, Pager, Section, Status, useAsync, useInterval, WriteError } from "../ui";
 
@@ -13,10 +13,10 @@ export function DatasetsView() {
     <Section title="Datasets">
       <ListTable
         list={list}
-        items={(d: any) => d.datasets}
+        items={(d) => d.datasets}
         columns={[{ title: "dataset" }, { title: "version", num: true }, { title: "columns" }, { title: "fill" }, { title: "updated" }]}
         empty="No dataset."
-        row={(d: any) => (
+        row={(d) => (
           <tr key={d.id}>
             <td>
               <a href={href("datasets", d.id)}>{d.dataset_group?.name ?? `#${d.dataset_group_id}`}</a>
@@ -29,13 +29,14 @@ export function DatasetsView() {
             <td>{fmt.time(d.updated_at)}</td>
           </tr>
         )}
-        footer={(d: any) => <Pager page={d.page} pages={d.pages} total={d.total} onPage={setPage} />}
+        footer={(d) => <Pager page={d.page} pages={d.pages} total={d.total} onPage={setPage} />}
       />
     </Section>
   );
 }
 
-function RowsGrid({ columns, rows }: { columns: string[]; rows: any[][] }) {
+/** A dataset's rows, or an evaluation's (whose eval cells carry their status). */
+function RowsGrid({ columns, rows }: { columns: string[]; rows: EvaluationRowsResponse["rows"] }) {
   return (
     <div class="scroll">
       <table class="grid sheet-grid">
@@ -49,11 +50,11 @@ function RowsGrid({ columns, rows }: { columns: string[]; rows: any[][] }) {
         <tbody>
           {rows.map((row, i) => (
             <tr key={i}>
-              {row.map((cell: any, j: number) => (
-                <td key={j} class={cell?.type === "eval" ? `cell cell-${String(cell.status ?? "").toLowerCase()}` : "cell"} data-status={cell?.status}>
+              {row.map((cell, j) => (
+                <td key={j} class={cell?.type === "eval" ? `cell cell-${String(cell.status ?? "").toLowerCase()}` : "cell"} data-status={cell?.type === "eval" ? cell.status : undefined}>
                   <span class="cell-value">{fmt.value(cell?.value)}</span>
                   {cell?.type === "eval" && cell.status !== "COMPLETED" ? <Status value={cell.status} /> : null}
-                  {cell?.error_message ? <span class="cell-error">{cell.error_message}</span> : null}
+                  {cell?.type === "eval" && cell.error_message ? <span class="cell-error">{cell.error_message}</span> : null}
                 </td>
               ))}
             </tr>
@@ -66,7 +67,7 @@ function RowsGrid({ columns, rows }: { columns: string[]; rows: any[][] }) {
 
 export function DatasetDetail({ id }: { id: string }) {
   const [page, setPage] = useState(1);
-  const rows = useAsync(() => get(`/api/public/v2/datasets/${encodeURIComponent(id)}/rows`, { page, per_page: 50 }), [id, page]);
+  const rows = useAsync(() => get("/api/public/v2/datasets/{dataset_id}/rows", { dataset_id: id }, { page, per_page: 50 }), [id, page]);
   return (
     <div class="detail">
       <p>
@@ -94,10 +95,10 @@ export function EvaluationsView() {
     <Section title="Evaluations">
       <ListTable
         list={list}
-        items={(d: any) => d.evaluations}
+        items={(d) => d.evaluations}
         columns={[{ title: "name" }, { title: "kind" }, { title: "dataset" }, { title: "created" }]}
         empty="No evaluation."
-        row={(e: any) => (
+        row={(e) => (
           <tr key={e.id}>
             <td>
               <a href={href("evaluations", e.id)}>{e.name}</a>
@@ -109,7 +110,7 @@ export function EvaluationsView() {
             <td>{fmt.time(e.created_at)}</td>
           </tr>
         )}
-        footer={(d: any) => <Pager page={d.page} pages={d.pages} total={d.total} onPage={setPage} />}
+        footer={(d) => <Pager page={d.page} pages={d.pages} total={d.total} onPage={setPage} />}
       />
     </Section>
   );
@@ -117,8 +118,8 @@ export function EvaluationsView() {
 
 export function EvaluationDetail({ id }: { id: string }) {
   const [page, setPage] = useState(1);
-  const report = useAsync(() => get(`/reports/${encodeURIComponent(id)}`), [id]);
-  const rows = useAsync(() => get(`/api/public/v2/evaluations/${encodeURIComponent(id)}/rows`, { page, per_page: 50 }), [id, page]);
+  const report = useAsync(() => get("/reports/{report_id}", { report_id: id }), [id]);
+  const rows = useAsync(() => get("/api/public/v2/evaluations/{evaluation_id}/rows", { evaluation_id: id }, { page, per_page: 50 }), [id, page]);
   const status: string | undefined = report.data?.status;
   const running = status !== undefined && !["COMPLETED", "FAILED", "CANCELED", "CANCELLED"].includes(status) && !report.data?.report?.is_blueprint;
   useInterval(
@@ -152,7 +153,7 @@ export function EvaluationDetail({ id }: { id: string }) {
         {r.is_blueprint ? <StartRun pipelineId={r.id} /> : null}
         <p class="muted">
           Columns:{" "}
-          {(report.data.report_columns ?? []).map((c: any) => (
+          {(report.data.report_columns ?? []).map((c) => (
             <span key={c.id} class="tag">
               {c.name} ({c.column_type})
             </span>
@@ -180,8 +181,7 @@ function StartRun({ pipelineId }: { pipelineId: number }) {
       data-testid="start-run"
       onSubmit={(e) => {
         e.preventDefault();
-        const body: RunBodyT = { name };
-        post<RunStartedT>(`/reports/${pipelineId}/run`, body).then(
+        post("/reports/{report_id}/run", { report_id: pipelineId }, { name }).then(
           (run) => go("evaluations", run.report_id),
           (err: Error) => setFailure(err),
         );

@@ -4,7 +4,8 @@
 // or two side by side). The API validates every write: its rules come back next to their fields.
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, get, post, postEvents } from "../api";
-import type { EnvVarListT, PromptRunBodyT, PromptRunDeltaT, PromptRunT, PublishBodyT, PublishedT, TemplateVersionT } from "../api-types";
+import type { CreatePromptTemplate, CreatePromptTemplateResponse, GetPromptTemplateResponse, PromptRunRequest, PromptRunResult } from "../api.gen";
+import { recordOf } from "../json";
 import { draftOf, draftVariables, ROLES, versionOf, type Draft, type JsonProblems, type MessageDraft } from "../draft";
 import { go, href } from "../router";
 import { ErrorBox, FieldError, fmt, Loading, Section, Status, useAsync, onText, WriteError } from "../ui";
@@ -36,7 +37,7 @@ function MessageEditor({ m, i, failure, onChange, onRemove }: { m: MessageDraft;
 
 /** The version a draft is based on, with its snippets filled by the API (GET …?version=N), read only. */
 function Resolved({ id, version }: { id: number; version: number }) {
-  const v = useAsync(() => get<TemplateVersionT>(`/prompt-templates/${id}`, { version }), [id, version]);
+  const v = useAsync(() => get("/prompt-templates/{identifier}", { identifier: id }, { version }), [id, version]);
   if (v.error) return <ErrorBox error={v.error} />;
   if (!v.data) return <Loading />;
   const t = v.data.prompt_template;
@@ -60,7 +61,7 @@ function Resolved({ id, version }: { id: number; version: number }) {
  * The editor of a draft. `name` is fixed for an existing template (its versions are published under
  * it) and asked for a new one; publishing calls `onPublished` with the new version.
  */
-export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; template: { id: number; name: string; version: number } | null; onPublished: (p: PublishedT) => void }) {
+export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; template: { id: number; name: string; version: number } | null; onPublished: (p: CreatePromptTemplateResponse) => void }) {
   const { draft, setDraft, template } = props;
   const [name, setName] = useState("");
   const [commit, setCommit] = useState("");
@@ -76,12 +77,12 @@ export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; temp
     const v = versionOf(draft);
     setProblems(v.ok ? {} : v.problems);
     if (!v.ok) return;
-    const body: PublishBodyT = {
+    const body: CreatePromptTemplate = {
       prompt_template: { prompt_name: template ? template.name : name },
-      prompt_version: { prompt_template: v.prompt_template as PublishBodyT["prompt_version"]["prompt_template"], metadata: v.metadata, commit_message: commit || null },
+      prompt_version: { prompt_template: v.prompt_template as CreatePromptTemplate["prompt_version"]["prompt_template"], metadata: v.metadata, commit_message: commit || null },
     };
     setBusy(true);
-    post<PublishedT>("/rest/prompt-templates", body).then(
+    post("/rest/prompt-templates", body).then(
       (p) => {
         setBusy(false);
         setFailure(null);
@@ -214,7 +215,7 @@ const KEY_VARS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
 /** Says when the workspace has no provider key, and sets one (a workspace environment variable). */
 function KeyNotice({ reloadKey }: { reloadKey: number }) {
-  const vars = useAsync(() => get<EnvVarListT>("/api/public/v2/env-vars"), [reloadKey]);
+  const vars = useAsync(() => get("/api/public/v2/env-vars"), [reloadKey]);
   const [which, setWhich] = useState(KEY_VARS[0]);
   const [value, setValue] = useState("");
   const [failure, setFailure] = useState<ApiFailure | Error | null>(null);
@@ -268,14 +269,14 @@ interface PaneState {
 
 interface PaneRun {
   text: string;
-  result: PromptRunT | null;
+  result: PromptRunResult | null;
   failure: ApiFailure | Error | null;
   running: boolean;
 }
 
 const IDLE: PaneRun = { text: "", result: null, failure: null, running: false };
 
-function RunStats({ r }: { r: PromptRunT }) {
+function RunStats({ r }: { r: PromptRunResult }) {
   return (
     <div class="stats" data-testid="run-stats">
       <Status value={r.status} />
@@ -339,7 +340,7 @@ function Pane(props: { i: number; pane: PaneState; setPane: (p: PaneState) => vo
  * The playground: input variables (those the draft or versions use), one pane or two side by side,
  * each running a version or the draft with the saved model or another, all on the same variables.
  */
-export function Playground(props: { template: { id: number; name: string } | null; versions: number[]; draft: Draft | null; latest: TemplateVersionT | null }) {
+export function Playground(props: { template: { id: number; name: string } | null; versions: number[]; draft: Draft | null; latest: GetPromptTemplateResponse | null }) {
   const { template, versions, draft } = props;
   const [vars, setVars] = useState<Record<string, string>>({});
   const [panes, setPanes] = useState<PaneState[]>([{ source: draft ? "draft" : String(versions[0]), provider: "", model: "" }]);
@@ -351,14 +352,14 @@ export function Playground(props: { template: { id: number; name: string } | nul
   }, [panes.length]);
 
   const setRun = (i: number, f: (r: PaneRun) => PaneRun) => setRuns((rs) => rs.map((r, j) => (j === i ? f(r) : r)));
-  const bodyOf = (p: PaneState): PromptRunBodyT | Error => {
-    const base: PromptRunBodyT = { input_variables: vars, stream: true, tags: ["playground"] };
+  const bodyOf = (p: PaneState): PromptRunRequest | Error => {
+    const base: PromptRunRequest = { input_variables: vars, stream: true, tags: ["playground"] };
     if (p.provider.trim() || p.model.trim()) base.model = { provider: p.provider.trim() || null, name: p.model.trim() || null };
     if (p.source === "draft") {
       if (!draft) return new Error("there is no draft");
       const v = versionOf(draft);
       if (!v.ok) return new Error(`the draft's ${Object.entries(v.problems).map(([k, m]) => `${k} ${m}`).join("; ")}`);
-      return { ...base, ...(template ? { prompt: { identifier: String(template.id) } } : {}), prompt_version: { prompt_template: v.prompt_template as NonNullable<PromptRunBodyT["prompt_version"]>["prompt_template"], metadata: v.metadata } };
+      return { ...base, ...(template ? { prompt: { identifier: String(template.id) } } : {}), prompt_version: { prompt_template: v.prompt_template as NonNullable<PromptRunRequest["prompt_version"]>["prompt_template"], metadata: v.metadata } };
     }
     return { ...base, prompt: { identifier: String(template!.id), version: Number(p.source) } };
   };
@@ -367,8 +368,8 @@ export function Playground(props: { template: { id: number; name: string } | nul
     if (body instanceof Error) return setRun(i, () => ({ ...IDLE, failure: body }));
     setRun(i, () => ({ ...IDLE, running: true }));
     postEvents("/api/public/v2/prompt-runs", body, (event, data) => {
-      if (event === "delta") setRun(i, (r) => ({ ...r, text: r.text + (data as PromptRunDeltaT).text }));
-      else if (event === "done") setRun(i, (r) => ({ ...r, result: data as PromptRunT, text: (data as PromptRunT).output_text || r.text }));
+      if (event === "delta") setRun(i, (r) => ({ ...r, text: r.text + deltaText(data) }));
+      else if (event === "done") setRun(i, (r) => ({ ...r, result: data as PromptRunResult, text: (data as PromptRunResult).output_text || r.text }));
       else if (event === "error") setRun(i, (r) => ({ ...r, failure: new Error((data as { message?: string }).message ?? "the run failed") }));
     }).then(
       () => setRun(i, (r) => ({ ...r, running: false })),
@@ -418,6 +419,12 @@ export function Playground(props: { template: { id: number; name: string } | nul
   );
 }
 
-function variablesOfVersion(v: TemplateVersionT): string[] {
+/** A delta event's text (its data is {"text": …}). */
+function deltaText(data: unknown): string {
+  const text = recordOf(data).text;
+  return typeof text === "string" ? text : "";
+}
+
+function variablesOfVersion(v: GetPromptTemplateResponse): string[] {
   return draftVariables(draftOf(v.prompt_template, v.metadata));
 }

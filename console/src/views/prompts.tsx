@@ -4,14 +4,14 @@ import { useState } from "preact/hooks";
 import { del, get, patch, post } from "../api";
 import { diffLines, versionLines } from "../diff";
 import { go, href } from "../router";
-import type { FolderEntitiesT, FolderEntityT, TemplateListT, TemplateVersionT } from "../api-types";
+import type { GetPromptTemplateResponse, ListPromptTemplates } from "../api.gen";
 import { draftOf, type Draft } from "../draft";
 import { ErrorBox, fmt, ListTable, Loading, Pager, SearchLine, Section, Tag, useAsync } from "../ui";
 import { Editor, Playground } from "./prompt-editor";
 
 /** The folders of the workspace (every level), for the prompt list's folder choice. */
 function FolderPick({ value, onPick }: { value: number | null; onPick: (id: number | null) => void }) {
-  const folders = useAsync(() => get<FolderEntitiesT>("/api/public/v2/folders/entities", { filter_type: "FOLDER", flatten: true }), []);
+  const folders = useAsync(() => get("/api/public/v2/folders/entities", { filter_type: "FOLDER", flatten: true }), []);
   return (
     <select aria-label="Folder" value={value === null ? "" : String(value)} onChange={(e) => onPick((e.target as HTMLSelectElement).value ? Number((e.target as HTMLSelectElement).value) : null)}>
       <option value="">all folders</option>
@@ -26,14 +26,14 @@ function FolderPick({ value, onPick }: { value: number | null; onPick: (id: numb
 
 /** The templates directly in one folder (GET /api/public/v2/folders/entities), matching the search. */
 function FolderPrompts({ folderId, name }: { folderId: number; name: string }) {
-  const list = useAsync(() => get<FolderEntitiesT>("/api/public/v2/folders/entities", { folder_id: folderId, filter_type: "PROMPT", search_query: name }), [folderId, name]);
+  const list = useAsync(() => get("/api/public/v2/folders/entities", { folder_id: folderId, filter_type: "PROMPT", search_query: name }), [folderId, name]);
   return (
     <ListTable
       list={list}
-      items={(d: FolderEntitiesT) => d.entities}
+      items={(d) => d.entities}
       columns={[{ title: "name" }, { title: "folder" }, { title: "updated" }]}
       empty="No template in this folder."
-      row={(p: FolderEntityT) => (
+      row={(p) => (
         <tr key={String(p.id)}>
           <td>
             <a href={href("prompts", String(p.id))}>{p.name}</a>
@@ -49,7 +49,7 @@ function FolderPrompts({ folderId, name }: { folderId: number; name: string }) {
 export function PromptsView() {
   const [query, setQuery] = useState({ name: "", page: 1 });
   const [folder, setFolder] = useState<number | null>(null);
-  const list = useAsync(() => (folder === null ? get<TemplateListT>("/prompt-templates", { name: query.name, page: query.page, per_page: 25, sort_by: "updated_at" }) : Promise.resolve(null)), [query.name, query.page, folder]);
+  const list = useAsync(() => (folder === null ? get("/prompt-templates", { name: query.name, page: query.page, per_page: 25, sort_by: "updated_at" }) : Promise.resolve(null)), [query.name, query.page, folder]);
   return (
     <Section title="Prompt templates" actions={<a href={href("prompts", "new")}>+ New template</a>}>
       <div class="search-line">
@@ -61,10 +61,10 @@ export function PromptsView() {
       ) : (
         <ListTable
           list={list}
-          items={(d: TemplateListT | null) => d?.items ?? []}
+          items={(d: ListPromptTemplates | null) => d?.items ?? []}
           columns={[{ title: "name" }, { title: "latest version", num: true }, { title: "last change" }, { title: "tags" }, { title: "updated" }]}
           empty="No template."
-          row={(p: TemplateListT["items"][number]) => (
+          row={(p) => (
             <tr key={p.id}>
               <td>
                 <a href={href("prompts", p.id)}>{p.prompt_name}</a>
@@ -79,19 +79,19 @@ export function PromptsView() {
               <td>{fmt.time(p.updated_at)}</td>
             </tr>
           )}
-          footer={(d: TemplateListT | null) => (d ? <Pager page={d.page} pages={d.pages} total={d.total} onPage={(page) => setQuery({ ...query, page })} /> : null)}
+          footer={(d: ListPromptTemplates | null) => (d ? <Pager page={d.page} pages={d.pages} total={d.total} onPage={(page) => setQuery({ ...query, page })} /> : null)}
         />
       )}
     </Section>
   );
 }
 
-const versionCache = new Map<string, Promise<any>>();
+const versionCache = new Map<string, Promise<GetPromptTemplateResponse>>();
 function fetchVersion(id: string, version: number) {
   const k = `${id}@${version}`;
   let hit = versionCache.get(k);
   if (!hit) {
-    hit = get(`/prompt-templates/${encodeURIComponent(id)}`, { version });
+    hit = get("/prompt-templates/{identifier}", { identifier: id }, { version });
     hit.catch(() => versionCache.delete(k));
     versionCache.set(k, hit);
   }
@@ -139,7 +139,7 @@ function Diff({ id, left, right }: { id: string; left: number; right: number }) 
 }
 
 function Labels({ id, promptId, latest, onChange }: { id: string; promptId: number; latest: number; onChange: () => void }) {
-  const labels = useAsync(() => get(`/prompt-templates/${encodeURIComponent(id)}/labels`), [id]);
+  const labels = useAsync(() => get("/prompt-templates/{identifier}/labels", { identifier: id }), [id]);
   const [name, setName] = useState("");
   const [version, setVersion] = useState(String(latest));
   const [error, setError] = useState<string | null>(null);
@@ -165,7 +165,7 @@ function Labels({ id, promptId, latest, onChange }: { id: string; promptId: numb
           </tr>
         </thead>
         <tbody>
-          {(labels.data?.release_labels ?? []).map((l: any) => (
+          {(labels.data?.release_labels ?? []).map((l) => (
             <tr key={l.release_label_id}>
               <td>
                 <Tag>{l.release_label}</Tag>
@@ -174,7 +174,7 @@ function Labels({ id, promptId, latest, onChange }: { id: string; promptId: numb
                 <select
                   aria-label={`Version of ${l.release_label}`}
                   value={String(l.prompt_version_number)}
-                  onChange={(e) => act(patch(`/prompt-labels/${l.release_label_id}`, { prompt_version_number: Number((e.target as HTMLSelectElement).value) }))}
+                  onChange={(e) => act(patch("/prompt-labels/{prompt_label_id}", { prompt_label_id: l.release_label_id }, { prompt_version_number: Number((e.target as HTMLSelectElement).value) }))}
                 >
                   {versions.map((v) => (
                     <option value={String(v)} key={v}>
@@ -184,7 +184,7 @@ function Labels({ id, promptId, latest, onChange }: { id: string; promptId: numb
                 </select>
               </td>
               <td>
-                <button type="button" onClick={() => act(del(`/prompt-labels/${l.release_label_id}`))}>
+                <button type="button" onClick={() => act(del("/prompt-labels/{prompt_label_id}", { prompt_label_id: l.release_label_id }))}>
                   Delete
                 </button>
               </td>
@@ -197,7 +197,7 @@ function Labels({ id, promptId, latest, onChange }: { id: string; promptId: numb
         onSubmit={(e) => {
           e.preventDefault();
           if (!name.trim()) return;
-          act(post(`/prompts/${promptId}/label`, { name: name.trim(), prompt_version_number: Number(version) })).then(() => setName(""));
+          act(post("/prompts/{prompt_id}/label", { prompt_id: promptId }, { name: name.trim(), prompt_version_number: Number(version) })).then(() => setName(""));
         }}
       >
         <input aria-label="New label" placeholder="new label, e.g. prod" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
@@ -215,7 +215,7 @@ function Labels({ id, promptId, latest, onChange }: { id: string; promptId: numb
 }
 
 export function PromptDetail({ id, version }: { id: string; version: number | null }) {
-  const latest = useAsync(() => get<TemplateVersionT>(`/prompt-templates/${encodeURIComponent(id)}`), [id]);
+  const latest = useAsync(() => get("/prompt-templates/{identifier}", { identifier: id }), [id]);
   const [pair, setPair] = useState<{ left: number; right: number } | null>(null);
   if (latest.error) return <ErrorBox error={latest.error} />;
   if (!latest.data) return <Loading />;
@@ -270,8 +270,8 @@ export function PromptDetail({ id, version }: { id: string; version: number | nu
 }
 
 /** The editor on a draft of version `base`, and the playground over the versions and that draft. */
-function EditAndRun({ template, base, versions, onPublished }: { template: TemplateVersionT; base: number; versions: number[]; onPublished: () => void }) {
-  const version = useAsync(() => fetchVersion(String(template.id), base) as Promise<TemplateVersionT>, [template.id, base]);
+function EditAndRun({ template, base, versions, onPublished }: { template: GetPromptTemplateResponse; base: number; versions: number[]; onPublished: () => void }) {
+  const version = useAsync(() => fetchVersion(String(template.id), base), [template.id, base]);
   const [draft, setDraft] = useState<Draft | null>(null);
   if (version.error) return <ErrorBox error={version.error} />;
   if (!version.data) return <Loading />;

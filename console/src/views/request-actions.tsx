@@ -3,7 +3,7 @@
 // tracking API). Every write's refusal is the API's, shown next to its field.
 import { useState } from "preact/hooks";
 import { ApiFailure, get, post } from "../api";
-import type { DatasetListT, DatasetPreviewT, DraftResponseT, FillQueuedT, TrackMetadataBodyT, TrackResponseT, TrackScoreBodyT } from "../api-types";
+import type { CreateDatasetVersionFromFilterParamsResponse, PreviewDatasetVersionFromFilterParamsResponse, StructuredFilterGroup, TrackMetadata, TrackScore } from "../api.gen";
 import { href } from "../router";
 import { FieldError, fmt, Section, useAsync, onText, WriteError } from "../ui";
 
@@ -11,7 +11,7 @@ const asFailure = (e: Error | null) => (e instanceof ApiFailure ? e : null);
 
 /** A dataset group of the workspace, picked from the datasets list, or a new one created by name. */
 function GroupPick({ value, onPick }: { value: number | null; onPick: (id: number | null) => void }) {
-  const list = useAsync(() => get<DatasetListT>("/api/public/v2/datasets", { per_page: 100, sort_by: "updated_at" }), []);
+  const list = useAsync(() => get("/api/public/v2/datasets", { per_page: 100, sort_by: "updated_at" }), []);
   const [name, setName] = useState("");
   const [failure, setFailure] = useState<Error | null>(null);
   const groups = new Map<number, string>();
@@ -38,7 +38,7 @@ function GroupPick({ value, onPick }: { value: number | null; onPick: (id: numbe
         type="button"
         disabled={!name.trim()}
         onClick={() =>
-          post<{ dataset_group: { id: number } }>("/api/public/v2/dataset-groups", { name: name.trim() }).then(
+          post("/api/public/v2/dataset-groups", { name: name.trim() }).then(
             (g) => {
               setFailure(null);
               setName("");
@@ -58,7 +58,7 @@ function GroupPick({ value, onPick }: { value: number | null; onPick: (id: numbe
 
 /** The search a dataset is made from: the same filter group and text the results came from. */
 export interface SearchFilter {
-  filter_group?: unknown;
+  filter_group?: StructuredFilterGroup;
   q?: string;
 }
 
@@ -66,11 +66,12 @@ export interface SearchFilter {
 export function DatasetFromSearch({ search, onClose }: { search: SearchFilter; onClose: () => void }) {
   const [group, setGroup] = useState<number | null>(null);
   const [columns, setColumns] = useState("");
-  const [preview, setPreview] = useState<DatasetPreviewT | null>(null);
-  const [queued, setQueued] = useState<FillQueuedT | null>(null);
+  const [preview, setPreview] = useState<PreviewDatasetVersionFromFilterParamsResponse | null>(null);
+  const [queued, setQueued] = useState<CreateDatasetVersionFromFilterParamsResponse | null>(null);
   const [failure, setFailure] = useState<Error | null>(null);
-  const body = () => ({
-    dataset_group_id: group,
+  // The buttons are disabled until a dataset is picked.
+  const body = (groupId: number) => ({
+    dataset_group_id: groupId,
     filter_group: search.filter_group ?? null,
     q: search.q || null,
     variables_to_parse: columns.trim() ? columns.split(",").map((c) => c.trim()).filter(Boolean) : null,
@@ -87,14 +88,14 @@ export function DatasetFromSearch({ search, onClose }: { search: SearchFilter; o
             <input aria-label="Columns" size={50} value={columns} onInput={onText(setColumns)} placeholder="question, output" />
             <FieldError failure={asFailure(failure)} at="variables_to_parse" />
           </label>
-          <button type="button" disabled={group === null} onClick={() => post<DatasetPreviewT>("/api/public/v2/dataset-versions/from-filter-params/preview", body()).then((p) => { setFailure(null); setPreview(p); }, fail)}>
+          <button type="button" disabled={group === null} onClick={() => group !== null && post("/api/public/v2/dataset-versions/from-filter-params/preview", body(group)).then((p) => { setFailure(null); setPreview(p); }, fail)}>
             Preview
           </button>
           <button
             type="button"
             class="primary"
             disabled={!preview}
-            onClick={() => post<FillQueuedT>("/api/public/v2/dataset-versions/from-filter-params", body()).then((q) => { setFailure(null); setQueued(q); }, fail)}
+            onClick={() => group !== null && post("/api/public/v2/dataset-versions/from-filter-params", body(group)).then((q) => { setFailure(null); setQueued(q); }, fail)}
           >
             Fill the dataset
           </button>
@@ -165,7 +166,8 @@ export function RequestActions({ requestId, onChange }: { requestId: number; onC
             type="button"
             disabled={group === null}
             onClick={() =>
-              post<DraftResponseT>("/api/public/v2/dataset-versions/add-request-log", { dataset_group_id: group, request_log_id: requestId }).then((d) => {
+              group !== null &&
+              post("/api/public/v2/dataset-versions/add-request-log", { dataset_group_id: group, request_log_id: requestId }).then((d) => {
                 setAdded(d.draft_dataset_id);
                 done();
               }, failed("dataset"))
@@ -187,8 +189,8 @@ export function RequestActions({ requestId, onChange }: { requestId: number; onC
           class="form-line"
           onSubmit={(e) => {
             e.preventDefault();
-            const body: TrackScoreBodyT = { request_id: requestId, score: Number(score), name: scoreName.trim() || null };
-            post<TrackResponseT>("/rest/track-score", body).then(done, failed("score"));
+            const body: TrackScore = { request_id: requestId, score: Number(score), name: scoreName.trim() || null };
+            post("/rest/track-score", body).then(done, failed("score"));
           }}
         >
           <label>
@@ -210,8 +212,8 @@ export function RequestActions({ requestId, onChange }: { requestId: number; onC
           class="form-line"
           onSubmit={(e) => {
             e.preventDefault();
-            const body: TrackMetadataBodyT = { request_id: requestId, metadata: { [key]: value } };
-            post<TrackResponseT>("/rest/track-metadata", body).then(() => {
+            const body: TrackMetadata = { request_id: requestId, metadata: { [key]: value } };
+            post("/rest/track-metadata", body).then(() => {
               setKey("");
               setValue("");
               done();

@@ -1,18 +1,21 @@
 // Requests: search (filter builder, free text, sort, paging) and one request's detail.
 import { useEffect, useState } from "preact/hooks";
-import { get, post } from "../api";
+import type { ComponentChildren } from "preact";
+import { get, post, type BodyOf } from "../api";
 import { suggestions } from "../suggestions";
-import { FIELDS, hint, isGroup, MAX_DEPTH, needsKey, newRow, operatorsOf, takesValue, toGroup, type FilterGroupDraft, type FilterRow } from "../filters";
+import { FIELDS, hint, isGroup, MAX_DEPTH, needsKey, newRow, operatorsOf, takesValue, toGroup, type FilterGroupDraft, type FilterRow, type SuggestField } from "../filters";
 import { href } from "../router";
 import { ErrorBox, fmt, Json, Loading, Pager, Section, Status, Tag, useAsync } from "../ui";
 import { Conversation } from "./conversation";
 import { traceHref } from "./traces";
 import { DatasetFromSearch, RequestActions } from "./request-actions";
 
+type SortBy = NonNullable<BodyOf<"POST /api/public/v2/requests/search">["sort_by"]>;
+
 interface SearchState {
   group: FilterGroupDraft;
   q: string;
-  sortBy: string;
+  sortBy: SortBy;
   sortOrder: "asc" | "desc";
   perPage: number;
   page: number;
@@ -21,7 +24,7 @@ interface SearchState {
 // Kept while the tab lives, so going back from a request's detail finds the same search.
 let remembered: SearchState = { group: { logic: "AND", items: [] }, q: "", sortBy: "request_start_time", sortOrder: "desc", perPage: 25, page: 1 };
 
-const SORTS: Record<string, string> = {
+const SORTS: Record<SortBy, string> = {
   request_start_time: "Time",
   latency_ms: "Latency",
   cost: "Cost",
@@ -30,7 +33,7 @@ const SORTS: Record<string, string> = {
   status: "Status",
 };
 
-function Suggest({ id, field, metadataKey, active }: { id: string; field?: string; metadataKey?: string; active: boolean }) {
+function Suggest({ id, field, metadataKey, active }: { id: string; field?: SuggestField; metadataKey?: string; active: boolean }) {
   const [values, setValues] = useState<string[]>([]);
   useEffect(() => {
     if (!active || !field) return;
@@ -125,6 +128,8 @@ function FilterRowEditor({ row, onChange, onRemove }: { row: FilterRow; onChange
   );
 }
 
+const sortOf = (value: string): SortBy => (Object.keys(SORTS) as SortBy[]).find((k) => k === value) ?? "request_start_time";
+
 function searchBody(s: SearchState) {
   return {
     filter_group: toGroup(s.group) ?? undefined,
@@ -212,7 +217,7 @@ export function RequestsView() {
               value={draft.q}
               onInput={(e) => setDraft({ ...draft, q: (e.target as HTMLInputElement).value })}
             />
-            <select aria-label="Sort by" value={draft.sortBy} onChange={(e) => setDraft({ ...draft, sortBy: (e.target as HTMLSelectElement).value })}>
+            <select aria-label="Sort by" value={draft.sortBy} onChange={(e) => setDraft({ ...draft, sortBy: sortOf((e.target as HTMLSelectElement).value) })}>
               {Object.entries(SORTS).map(([k, v]) => (
                 <option value={k} key={k}>
                   {v}
@@ -277,7 +282,7 @@ export function RequestsView() {
                 </tr>
               </thead>
               <tbody>
-                {result.data.items.map((r: any) => (
+                {result.data.items.map((r) => (
                   <tr key={r.id}>
                     <td>
                       <a href={href("requests", r.id)}>#{r.id}</a>
@@ -288,7 +293,7 @@ export function RequestsView() {
                     <td>
                       <Status value={r.status} />
                     </td>
-                    <td class="num">{fmt.num(r.tokens)}</td>
+                    <td class="num">{fmt.num(r.input_tokens + r.output_tokens)}</td>
                     <td class="num">{fmt.cost(r.price)}</td>
                     <td class="num">{fmt.ms(r.latency_ms)}</td>
                     <td>
@@ -315,7 +320,7 @@ export function RequestsView() {
   );
 }
 
-function Field({ name, children }: { name: string; children: any }) {
+function Field({ name, children }: { name: string; children: ComponentChildren }) {
   return (
     <div class="field">
       <dt>{name}</dt>
@@ -325,7 +330,7 @@ function Field({ name, children }: { name: string; children: any }) {
 }
 
 export function RequestDetail({ id }: { id: string }) {
-  const r = useAsync(() => get(`/api/public/v2/requests/${encodeURIComponent(id)}`), [id]);
+  const r = useAsync(() => get("/api/public/v2/requests/{request_id}", { request_id: id }), [id]);
   if (r.error) return <ErrorBox error={r.error} />;
   if (!r.data) return <Loading />;
   const d = r.data;

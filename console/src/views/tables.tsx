@@ -2,16 +2,20 @@
 // (STALE, QUEUED, RUNNING, COMPLETED, FAILED); refreshed every second while an operation runs.
 import { useState } from "preact/hooks";
 import { ApiFailure, get, patch, post } from "../api";
-import type { CellEditedT, CellT, ColumnT, CreateColumnBodyT } from "../api-types";
+import type { Cell, Column, CreateColumnRequest } from "../api.gen";
 import { href } from "../router";
 import { ErrorBox, FieldError, fmt, ListTable, Loading, SearchLine, Section, Status, useAsync, useInterval, WriteError } from "../ui";
 
-const T = "/api/public/v2/tables";
+/** A sheet's place in the API's paths. */
+interface SheetIds {
+  table_id: string;
+  sheet_id: string;
+}
 
 export function TablesView() {
   const [cursor, setCursor] = useState<string | null>(null);
   const [query, setQuery] = useState("");
-  const list = useAsync(() => get(T, { limit: 50, cursor, name: query }), [cursor, query]);
+  const list = useAsync(() => get("/api/public/v2/tables", { limit: 50, cursor, name: query }), [cursor, query]);
   return (
     <Section title="Tables">
       <SearchLine
@@ -24,10 +28,10 @@ export function TablesView() {
       />
       <ListTable
         list={list}
-        items={(d: any) => d.data}
+        items={(d) => d.data}
         columns={[{ title: "title" }, { title: "sheets", num: true }, { title: "created" }]}
         empty="No table."
-        row={(t: any) => (
+        row={(t) => (
           <tr key={t.id}>
             <td>
               <a href={href("tables", t.id)}>{t.title}</a>
@@ -36,7 +40,7 @@ export function TablesView() {
             <td>{fmt.time(t.created_at)}</td>
           </tr>
         )}
-        footer={(d: any) => (
+        footer={(d) => (
           <div class="pager">
             {cursor ? (
               <button type="button" onClick={() => setCursor(null)}>
@@ -56,13 +60,13 @@ export function TablesView() {
 }
 
 export function TableDetail({ tableId, sheetId }: { tableId: string; sheetId: string | null }) {
-  const table = useAsync(() => get(`${T}/${encodeURIComponent(tableId)}`), [tableId]);
-  const sheets = useAsync(() => get(`${T}/${encodeURIComponent(tableId)}/sheets`, { limit: 100 }), [tableId]);
+  const table = useAsync(() => get("/api/public/v2/tables/{table_id}", { table_id: tableId }), [tableId]);
+  const sheets = useAsync(() => get("/api/public/v2/tables/{table_id}/sheets", { table_id: tableId }, { limit: 100 }), [tableId]);
   if (table.error || sheets.error) return <ErrorBox error={table.error ?? sheets.error} />;
   if (!table.data || !sheets.data) return <Loading />;
-  const list: any[] = sheets.data.data;
+  const list = sheets.data.data;
   const current = sheetId ?? list[0]?.id ?? null;
-  const t = table.data.table ?? table.data;
+  const t = table.data.table;
   return (
     <div class="detail">
       <p>
@@ -85,12 +89,12 @@ export function TableDetail({ tableId, sheetId }: { tableId: string; sheetId: st
 const ACTIVE = new Set(["QUEUED", "RUNNING"]);
 
 function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
-  const base = `${T}/${encodeURIComponent(tableId)}/sheets/${encodeURIComponent(sheetId)}`;
+  const ids: SheetIds = { table_id: tableId, sheet_id: sheetId };
   const [cursor, setCursor] = useState<string | null>(null);
-  const rows = useAsync(() => get(`${base}/rows`, { include_columns: true, limit: 100, cursor }), [base, cursor]);
-  const ops = useAsync(() => get(`${base}/operations`), [base]);
+  const rows = useAsync(() => get("/api/public/v2/tables/{table_id}/sheets/{sheet_id}/rows", ids, { include_columns: true, limit: 100, cursor }), [tableId, sheetId, cursor]);
+  const ops = useAsync(() => get("/api/public/v2/tables/{table_id}/sheets/{sheet_id}/operations", ids), [tableId, sheetId]);
   const [error, setError] = useState<string | null>(null);
-  const counts: Record<string, number> = ops.data?.status_counts ?? {};
+  const counts = ops.data?.status_counts ?? {};
   const running = (ops.data?.active_operations?.length ?? 0) > 0 || (counts.QUEUED ?? 0) + (counts.RUNNING ?? 0) > 0;
   useInterval(
     () => {
@@ -100,8 +104,8 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
     1000,
     running,
   );
-  const recalc = (statuses?: string[]) =>
-    post(`${base}/operations`, { operation: "recalculate", ...(statuses ? { statuses } : {}) }).then(
+  const recalc = (statuses?: Cell["status"][]) =>
+    post("/api/public/v2/tables/{table_id}/sheets/{sheet_id}/operations", ids, { operation: "recalculate", ...(statuses ? { statuses } : {}) }).then(
       () => {
         setError(null);
         ops.reload();
@@ -115,7 +119,8 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
   };
   if (rows.error) return <ErrorBox error={rows.error} />;
   if (!rows.data) return <Loading />;
-  const columns: any[] = rows.data.columns ?? [];
+  const columns = rows.data.columns ?? [];
+  const next = rows.data.next_cursor;
   return (
     <div data-testid="sheet">
       <div class="sheet-bar">
@@ -153,14 +158,14 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
             </tr>
           </thead>
           <tbody>
-            {rows.data.data.map((r: any) => (
+            {rows.data.data.map((r) => (
               <tr key={r.row_index}>
                 <td class="num muted">{r.row_index}</td>
                 {columns.map((c) => {
                   const cell = r.cells?.[c.id];
                   const status: string = cell?.status ?? "";
                   const computed = c.type !== "TEXT";
-                  if (!computed && cell) return <TextCell key={c.id} base={base} cell={cell} onEdited={edited} />;
+                  if (!computed && cell) return <TextCell key={c.id} ids={ids} cell={cell} onEdited={edited} />;
                   return (
                     <td
                       key={c.id}
@@ -179,7 +184,7 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
           </tbody>
         </table>
       </div>
-      <AddColumn base={base} columns={columns as ColumnT[]} onAdded={edited} />
+      <AddColumn ids={ids} columns={columns} onAdded={edited} />
       <div class="pager">
         {cursor ? (
           <button type="button" onClick={() => setCursor(null)}>
@@ -187,7 +192,7 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
           </button>
         ) : null}
         {rows.data.has_more ? (
-          <button type="button" onClick={() => setCursor(rows.data.next_cursor)}>
+          <button type="button" onClick={() => setCursor(next)}>
             Next rows ›
           </button>
         ) : null}
@@ -197,12 +202,12 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
 }
 
 /** A text cell: its value, edited in place (PATCH …/cells/{id}); what depends on it goes stale. */
-function TextCell({ base, cell, onEdited }: { base: string; cell: CellT; onEdited: () => void }) {
+function TextCell({ ids, cell, onEdited }: { ids: SheetIds; cell: Cell; onEdited: () => void }) {
   const [editing, setEditing] = useState<string | null>(null);
   const [failure, setFailure] = useState<Error | null>(null);
   const text = fmt.value(cell.display_value ?? cell.value);
   const save = (value: string) =>
-    patch<CellEditedT>(`${base}/cells/${encodeURIComponent(cell.id)}`, { display_value: value }).then(
+    patch("/api/public/v2/tables/{table_id}/sheets/{sheet_id}/cells/{cell_id}", { ...ids, cell_id: cell.id }, { display_value: value }).then(
       () => {
         setEditing(null);
         setFailure(null);
@@ -233,10 +238,10 @@ function TextCell({ base, cell, onEdited }: { base: string; cell: CellT; onEdite
 }
 
 // Types a column can have, offered in its type box; the API says which it takes.
-const COLUMN_TYPES = ["TEXT", "COUNT", "REGEX", "CONTAINS", "JSON_PATH", "LLM_ASSERTION", "PROMPT_TEMPLATE", "AI_DATA_EXTRACTION", "ENDPOINT", "COMPARE", "ASSERT_VALID"];
+const COLUMN_TYPES: CreateColumnRequest["type"][] = ["TEXT", "COUNT", "REGEX", "CONTAINS", "JSON_PATH", "LLM_ASSERTION", "PROMPT_TEMPLATE", "AI_DATA_EXTRACTION", "ENDPOINT", "COMPARE", "ASSERT_VALID"];
 
 /** Adds a column (POST …/columns): a title, a type and its configuration as JSON. */
-function AddColumn({ base, columns, onAdded }: { base: string; columns: ColumnT[]; onAdded: () => void }) {
+function AddColumn({ ids, columns, onAdded }: { ids: SheetIds; columns: Column[]; onAdded: () => void }) {
   const [title, setTitle] = useState("");
   const [type, setType] = useState("COUNT");
   const [config, setConfig] = useState(() => JSON.stringify({ source: columns[0]?.title ?? "", type: "words" }));
@@ -249,16 +254,17 @@ function AddColumn({ base, columns, onAdded }: { base: string; columns: ColumnT[
       data-testid="add-column"
       onSubmit={(e) => {
         e.preventDefault();
-        let parsed: CreateColumnBodyT["config"];
+        let parsed: unknown;
         try {
-          parsed = config.trim() ? (JSON.parse(config) as CreateColumnBodyT["config"]) : null;
+          parsed = config.trim() ? JSON.parse(config) : null;
         } catch (err) {
           setLocal(`is not JSON: ${(err as Error).message}`);
           return;
         }
         setLocal(null);
-        const body: CreateColumnBodyT = { title, type, config: parsed };
-        post<{ column: ColumnT }>(`${base}/columns`, body).then(
+        // The type and configuration go as typed: the API's rules judge them, next to their fields.
+        const body = { title, type: type as CreateColumnRequest["type"], config: parsed as CreateColumnRequest["config"] };
+        post("/api/public/v2/tables/{table_id}/sheets/{sheet_id}/columns", ids, body).then(
           () => {
             setFailure(null);
             setTitle("");

@@ -6,7 +6,7 @@
 import { Fragment } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { get, post } from "../api";
-import type { TraceSearchPageT, TraceSummaryT } from "../api-types";
+import type { TraceLogRecord, TraceSpan } from "../api.gen";
 import { NO_TRACE_FILTERS, toTraceGroup, type TraceListFilters } from "../filters";
 import { go, href } from "../router";
 import { suggestions } from "../suggestions";
@@ -32,43 +32,9 @@ import {
 } from "../trace-tree";
 import { ErrorBox, fmt, Json, ListTable, Loading, onText, Section, useAsync } from "../ui";
 
-interface Span {
-  span_id: string;
-  parent_id: string | null;
-  name: string;
-  kind: number;
-  start_time: string;
-  end_time: string;
-  start_time_unix_ms: number;
-  end_time_unix_ms: number;
-  duration_ms: number;
-  status: { code: number; message: string | null };
-  attributes: Record<string, unknown>;
-  events: unknown[];
-  links: unknown[];
-  resource: Record<string, unknown>;
-  scope: { name: string; version: string | null } | null;
-  request_log_id: number | null;
-}
-
+type Span = TraceSpan;
 /** A log record of the trace (POST /v1/logs), as GET /api/public/v2/traces/{id} lists them. */
-interface LogRecord {
-  span_id: string | null;
-  time: string;
-  time_unix_ms: number;
-  severity_number: number;
-  severity_text: string | null;
-  event_name: string | null;
-  body: unknown;
-  attributes: Record<string, unknown>;
-}
-
-interface TraceAnswer {
-  trace_id: string;
-  spans: Span[];
-  logs: LogRecord[];
-  logs_truncated: boolean;
-}
+type LogRecord = TraceLogRecord;
 
 /** Past this depth the tree stops indenting further and says the depth instead. */
 const MAX_INDENT = 24;
@@ -152,7 +118,7 @@ function RecentTraces() {
   const [applied, setApplied] = useState<{ filters: TraceListFilters; order: "desc" | "asc"; cursors: (string | null)[] }>({ filters: rememberedTraceFilters, order: "desc", cursors: [null] });
   const cursor = applied.cursors[applied.cursors.length - 1];
   const list = useAsync(
-    () => post<TraceSearchPageT>("/api/public/v2/traces/search", { filter_group: toTraceGroup(applied.filters), sort_order: applied.order, limit: 25, ...(cursor ? { cursor } : {}) }),
+    () => post("/api/public/v2/traces/search", { filter_group: toTraceGroup(applied.filters), sort_order: applied.order, limit: 25, ...(cursor ? { cursor } : {}) }),
     [JSON.stringify(applied)],
   );
   const field = (name: keyof TraceListFilters, label: string, placeholder: string) => (
@@ -197,10 +163,10 @@ function RecentTraces() {
       </form>
       <ListTable
         list={list}
-        items={(d: TraceSearchPageT) => d.items}
+        items={(d) => d.items}
         columns={[{ title: "trace" }, { title: "started" }, { title: "duration", num: true }, { title: "spans", num: true }, { title: "LLM calls", num: true }, { title: "status" }, { title: "tokens", num: true }, { title: "cost", num: true }, { title: "models" }]}
         empty="No trace matches."
-        row={(t: TraceSummaryT) => (
+        row={(t) => (
           <tr key={t.trace_id} data-testid="trace-row" data-trace-id={t.trace_id}>
             <td>
               <a href={traceHref(t.trace_id)}>{t.trace_name ?? t.trace_id}</a>
@@ -217,14 +183,15 @@ function RecentTraces() {
             <td>{t.trace_models_used.join(", ")}</td>
           </tr>
         )}
-        footer={(d: TraceSearchPageT) => (
+        // Asked by cursor, the search answers a cursor page (`has_more`), never a numbered one.
+        footer={(d) => (
           <div class="pager">
             {applied.cursors.length > 1 ? (
               <button type="button" onClick={() => setApplied({ ...applied, cursors: applied.cursors.slice(0, -1) })}>
                 ‹ Newer
               </button>
             ) : null}
-            {d.has_more && d.next_cursor ? (
+            {"has_more" in d && d.has_more && d.next_cursor ? (
               <button type="button" onClick={() => setApplied({ ...applied, cursors: [...applied.cursors, d.next_cursor] })}>
                 More ›
               </button>
@@ -534,7 +501,7 @@ function SpanPanel({ traceId, row, win, byId, records }: { traceId: string; row:
 }
 
 export function TraceDetail({ traceId, spanId }: { traceId: string; spanId: string | null }) {
-  const r = useAsync(() => get<TraceAnswer>(`/api/public/v2/traces/${encodeURIComponent(traceId)}`), [traceId]);
+  const r = useAsync(() => get("/api/public/v2/traces/{trace_id}", { trace_id: traceId }), [traceId]);
   const spans = r.data?.spans ?? [];
   const rows = useMemo(() => buildTree(spans), [r.data]);
   const win = useMemo(() => traceWindow(spans), [r.data]);
