@@ -5,7 +5,7 @@
 import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/sheet-imports";
-import { enqueue, IndexLogsMessage, JobMessage } from "./messages";
+import { enqueue, IndexLogsMessage, JobMessage } from "../lib/jobs";
 import { indexLogs } from "../logs";
 import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluation-runs";
 import { buildDeps } from "../deps";

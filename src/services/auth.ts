@@ -7,12 +7,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { apiKeys, logShards, users, workspaces } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
-import type { AuthContext } from "../env";
-
-export const UNKNOWN_KEY = "X-API-KEY is unknown or revoked";
-
-/** What the request_logs_key_guard trigger (migrations/0002) raises for a revoked key. */
-export const REVOKED_KEY_ABORT = "api key revoked";
+import type { AuthContext } from "../lib/auth-context";
 
 /** Keys look like `pe_` + 48 hex characters; anything far off that is not worth a query. */
 const MAX_KEY_LENGTH = 256;

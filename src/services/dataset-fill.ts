@@ -4,10 +4,9 @@
 // loads a stored file's rows (from-file). Redelivery-safe: rows are unique per (dataset, request log)
 // or resume after the last row the job wrote, a finished or superseded job does nothing, and a newer
 // fill of the same draft stops an older one (every chunk checks it is still the draft's current job).
-import { DRAFT_VERSION, type FileFillParams, type FillParams } from "./dataset-job-params";
+import { DRAFT_VERSION, type FileFillParams, type FillParams } from "../logs";
 import { DatasetFileError, readDatasetFile } from "./dataset-file";
-import { logValues, matchingLogIds, type LogValues } from "../logs";
-import { chunkIndexRows } from "../logs/indexing";
+import { chunkIndexRows, logValues, matchingLogIds, type LogValues } from "../logs";
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { datasetJobs, datasetRows, datasets, type DatasetJobStatus } from "../db/schema";
 import { eventStatement } from "./events";

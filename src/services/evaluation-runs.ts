@@ -12,7 +12,7 @@ import { datasetRows, datasets, reportColumns, reportRows, reports, type ReportC
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { enqueue } from "../queue/messages";
+import { enqueue } from "../lib/jobs";
 import { columnSources, validateColumns } from "./evaluation-columns";
 import { eventStatement } from "./events";
 import { runBatch } from "../db/batch";

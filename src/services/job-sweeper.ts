@@ -8,7 +8,7 @@
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import { datasetJobs, reports, sheetOperations, workflowExecutions } from "../db/schema";
 import type { Deps, Env } from "../env";
-import { enqueue, type JobMessage } from "../queue/messages";
+import { enqueue, type JobMessage } from "../lib/jobs";
 import { markFillFailed } from "./dataset-fill";
 import { giveUpEvaluationRun } from "./evaluation-runs";
 import { failOperation } from "./sheet-imports";

@@ -15,7 +15,7 @@ import { requireFolder } from "./folders";
 import { applyPromptPatch, renderTemplate, type PromptPatch } from "./prompt-patch";
 import { eventStatement } from "./events";
 import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../converters";
-import type { ReadSource } from "../prompts/cache";
+import type { ReadSource } from "../prompts";
 import { refuseSnippetCycles, resolveSnippets, type SnippetDependencies } from "./snippets";
 import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";

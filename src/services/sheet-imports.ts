@@ -10,14 +10,14 @@ import type { AuthContext, Deps } from "../env";
 import { CsvError, CsvRowStream } from "../lib/csv-stream";
 import { ApiError } from "../lib/errors";
 import { JsonStreamError, JsonStreamReader } from "../lib/json-stream";
-import { enqueue } from "../queue/messages";
+import { enqueue } from "../lib/jobs";
 import { runBatch, statement } from "../db/batch";
 import { eventStatement } from "./events";
 import { findOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
 import { MAX_COLUMNS } from "../sheets/types";
 import { columnLetters } from "../sheets/imports";
 import { fillQuery, logMark, logsInOrder, markFilter, matchingLogIds, matchingLogPages } from "../logs";
-import { MAX_LOGS_PER_JOB, type FillParams } from "./dataset-job-params";
+import { MAX_LOGS_PER_JOB, type FillParams } from "../logs";
 import type { WorkspaceLogs } from "../logs";
 
 export type ImportFormat = "csv" | "json";

@@ -4,7 +4,7 @@ import { and, desc, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { promptTemplates, promptVersions } from "../db/schema";
 import { ApiError } from "../lib/errors";
-import { expandSnippets, SnippetCycleError, type SnippetLookup } from "../prompts/snippets";
+import { expandSnippets, SnippetCycleError, type SnippetLookup } from "../prompts";
 
 type Obj = Record<string, unknown>;
 

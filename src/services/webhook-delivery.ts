@@ -10,7 +10,7 @@ import { toHex } from "../lib/crypto";
 import { chainForLog } from "../lib/error-text";
 import { pythonJsonDumps } from "../lib/py-json";
 import { toIso } from "../lib/time";
-import type { JobMessage } from "../queue/messages";
+import type { JobMessage } from "../lib/jobs";
 import { and, eq, gte, lt, sql } from "drizzle-orm";
 import { webhookDeliveries, webhookDeliveryAttempts } from "../db/schema";
 import { runBatch } from "../db/batch";

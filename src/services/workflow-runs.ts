@@ -9,7 +9,7 @@ import { workflowExecutionNodes, workflowExecutions, workflowVersions, type Node
 import type { AuthContext } from "../env";
 import { ApiError } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { enqueue } from "../queue/messages";
+import { enqueue } from "../lib/jobs";
 import { edgePasses, validateGraph, type EdgeSpec, type NodeSpec } from "./workflow-graph";
 import { findVersion, findWorkflow } from "./workflows";
 import { channelOf, completionMessage, runChannelOf, type ChannelMessage } from "../realtime/protocol";

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { getDb } from "../../src/db/client";
-import { blockContextFor } from "../../src/services/block-context";
+import { blockContextFor } from "../../src/base-deps";
 import { giveUpEvaluationRun, runEvaluationBatch, startEvaluationRun } from "../../src/services/evaluation-runs";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";

@@ -6,7 +6,7 @@ import { createApp } from "../../src/app";
 import { getDb } from "../../src/db/client";
 import { buildDeps } from "../../src/deps";
 import type { Deps, Env } from "../../src/env";
-import type { JobMessage } from "../../src/queue/messages";
+import type { JobMessage } from "../../src/lib/jobs";
 import { sweepJobs } from "../../src/services/job-sweeper";
 import { createFileImportIntoSheet, createRequestLogImportIntoSheet, runImport } from "../../src/services/sheet-imports";
 import { findOperation, requireSheet } from "../../src/services/sheets";

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { blockContextFor } from "../../src/services/block-context";
+import { blockContextFor } from "../../src/base-deps";
 import { createWorkspace } from "../helpers/api";
 
 describe("blockContextFor", () => {

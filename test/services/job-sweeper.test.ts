@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { buildDeps } from "../../src/deps";
 import type { Deps, Env } from "../../src/env";
-import type { JobMessage } from "../../src/queue/messages";
+import type { JobMessage } from "../../src/lib/jobs";
 import { runDatasetFill } from "../../src/services/dataset-fill";
 import { createDraft } from "../../src/services/dataset-drafts";
 import { queueDraftFill } from "../../src/services/datasets";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { resolvePromptForBlocks } from "../../src/services/prompt-resolver";
+import { resolvePromptForBlocks } from "../../src/prompts/find";
 import { createWorkspace } from "../helpers/api";
 
 describe("resolvePromptForBlocks", () => {

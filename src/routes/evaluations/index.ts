@@ -5,7 +5,7 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
-import { requireOwnWorkspace } from "../../lib/workspace";
+import { requireOwnWorkspace } from "../../http/workspace";
 import { startEvaluationRun } from "../../services/evaluation-runs";
 import {
   addColumn,

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { QueryBool, QueryInt, QueryList, ResourceFilterShape, SortBy } from "../../lib/query";
 import { NameText, IdParam } from "../../lib/schemas";
-import { requireOwnWorkspace } from "../../lib/workspace";
+import { requireOwnWorkspace } from "../../http/workspace";
 import { purgesPromptCache } from "../../http/prompt-cache";
 import { FOLDER_ENTITY_SOURCES } from "../../services/folder-entity-sources";
 import { FOLDER_ENTITY_TYPES, listFolderEntities, type FolderEntityType } from "../../services/folder-entities";

@@ -6,7 +6,7 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam, PromptBlueprint } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
-import { requireOwnWorkspace } from "../../lib/workspace";
+import { requireOwnWorkspace } from "../../http/workspace";
 import {
   createLabel,
   deleteLabel,
@@ -21,7 +21,7 @@ import {
   type TemplateVersionRead,
   type TemplateVersionView,
 } from "../../services/prompt-templates";
-import { asksForFresh, CACHE_STATE_HEADER } from "../../prompts/cache";
+import { asksForFresh, CACHE_STATE_HEADER } from "../../prompts";
 import { purgesPromptCache } from "../../http/prompt-cache";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalIdSource, ExternalIdValue } from "../external-ids/schemas";

@@ -1,7 +1,7 @@
 // Job messages on the JOBS queue: small (ids and keys, never payloads, well under 128 KB), versioned,
 // validated on the way in and on the way out. A new kind of job adds its message to this union.
 import { z } from "zod";
-import { chainForLog } from "../lib/error-text";
+import { chainForLog } from "./error-text";
 
 /** Wraps a job body with the envelope fields every message carries. */
 export const envelope = <K extends string, B extends z.ZodRawShape>(kind: K, body: B) =>

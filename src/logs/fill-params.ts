@@ -1,7 +1,7 @@
 // What a dataset fill job is: its parameters and the bounds the draft flow and the fill share.
 import type { FilterGroup } from "../filters";
-import type { LogMark } from "../logs/readers";
-import type { SortBy } from "../logs/search";
+import type { LogMark } from "./readers";
+import type { SortBy } from "./search";
 
 /** The interface's bound: one fill job copies at most this many request logs. */
 export const MAX_LOGS_PER_JOB = 50_000;
