@@ -2,7 +2,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, AuthContext } from "../env";
 import { CONTROL_SHARD, placementOf } from "../logs";
-import { AuthCache, authenticateHash, hashKey, plausibleKey } from "../services/auth";
+import { AuthCache, authenticateHash, hashKey, plausibleKey } from "../services/workspace";
 import { ApiError, UNKNOWN_KEY } from "../lib/errors";
 import { msSetting } from "../lib/time";
 import { drainBody } from "../lib/drain";

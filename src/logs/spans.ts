@@ -10,7 +10,7 @@ import { requestLogs, spans, traceClosures, type SpanRow } from "../db/schema";
 import type { AuthContext } from "../lib/auth-context";
 import { ApiError, REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
-import { findTemplate, resolveVersion } from "../services/prompt-templates";
+import { findTemplate, resolveVersion } from "../services/registry/prompt-templates";
 import type { SpanExtras, SpanInput } from "./span-input";
 import { facetRowsOf, searchColumnsOf, toolsOf } from "./index-rows";
 import { chunkIndexRows, isIndexed } from "./indexing";

@@ -14,7 +14,7 @@ import { ApiError } from "../lib/errors";
 import { indexed } from "../filters";
 import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { addFacetCounts, countFacets, dailyTotals, dropEmptyDailyTotals, insertSideRows, isIndexed } from "./indexing";
-import { resolveVersion } from "../services/prompt-templates";
+import { resolveVersion } from "../services/registry/prompt-templates";
 import type { WorkspaceLogs } from "./periods";
 
 /** The score name that is also the log's `score`. */

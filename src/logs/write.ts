@@ -8,7 +8,7 @@ import type { AuthContext } from "../lib/auth-context";
 import { ApiError, REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import { findPromptVersion, type PromptVersionView } from "../services/prompt-versions";
+import { findPromptVersion, type PromptVersionView } from "../prompts";
 import { searchColumnsOf, toolsOf } from "./index-rows";
 import { markNewestUnindexed, NEWEST_LOG } from "./indexing";
 import { runBatch, type Statement } from "../db/batch";

@@ -17,3 +17,5 @@ export {
   type ReadRequest,
   type ReadSource,
 } from "./cache";
+export { applyPromptPatch, renderTemplate, templateVariableNames, type PromptPatch } from "./patch";
+export { findPromptVersion, type PromptVersionView } from "./versions";

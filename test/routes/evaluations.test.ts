@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { getDb } from "../../src/db/client";
 import { blockContextFor } from "../../src/base-deps";
-import { giveUpEvaluationRun, runEvaluationBatch, startEvaluationRun } from "../../src/services/evaluation-runs";
+import { giveUpEvaluationRun, runEvaluationBatch, startEvaluationRun } from "../../src/services/evaluations/runs";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { hookKey, hookUrl, inbox, register, verify, waitForInbox } from "../helpers/webhooks";

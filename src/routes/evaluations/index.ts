@@ -6,22 +6,7 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
 import { requireOwnWorkspace } from "../../http/workspace";
-import { startEvaluationRun } from "../../services/evaluation-runs";
-import {
-  addColumn,
-  archiveReport,
-  archiveReportsByName,
-  createPipeline,
-  deleteColumn,
-  editColumn,
-  evaluationRows,
-  getReport,
-  getReportScore,
-  listEvaluations,
-  pipelineExists,
-  renameReport,
-  updateScoreCard,
-} from "../../services/evaluations";
+import { addColumn, archiveReport, archiveReportsByName, createPipeline, deleteColumn, editColumn, evaluationRows, getReport, getReportScore, listEvaluations, pipelineExists, renameReport, startEvaluationRun, updateScoreCard } from "../../services/evaluations";
 import { externalIdRoutes } from "../external-ids";
 import {
   AddColumnBody,
