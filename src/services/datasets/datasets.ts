@@ -1,6 +1,6 @@
 // Dataset groups and their versions: create a group (with its empty draft), queue a fill of the draft
 // from request logs (explicit ids or a filter group on the shared compiler), save the draft as the
-// next numbered version, list datasets and page through rows. The fill itself is dataset-fill.ts.
+// next numbered version, list datasets and page through rows. The fill itself is fill.ts.
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { nowMs } from "../../db/sql";
