@@ -119,6 +119,26 @@ async function templateOf(db: Db, workspaceId: number, sel: TemplateSel): Promis
   return row ?? null;
 }
 
+/** The id of the version a release label (by its own id) points at, in the workspace, or null. */
+export async function labelVersionId(db: Db, workspaceId: number, labelId: number): Promise<number | null> {
+  const [label] = await db
+    .select({ versionId: promptLabels.promptVersionId })
+    .from(promptLabels)
+    .where(and(eq(promptLabels.id, labelId), eq(promptLabels.workspaceId, workspaceId)))
+    .limit(1);
+  return label?.versionId ?? null;
+}
+
+/** What a log records of a version (its template's id and its number), by the version's id, in the workspace, or null. */
+export async function versionNumberOf(db: Db, workspaceId: number, versionId: number): Promise<{ promptId: number; version: number } | null> {
+  const [pv] = await db
+    .select({ promptId: promptVersions.promptId, version: promptVersions.version })
+    .from(promptVersions)
+    .where(and(eq(promptVersions.id, versionId), eq(promptVersions.workspaceId, workspaceId)))
+    .limit(1);
+  return pv ?? null;
+}
+
 /** A version as a logged request answers it (log-request's prompt link). */
 export interface PromptVersionView {
   id: number;

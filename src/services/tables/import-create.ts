@@ -1,8 +1,8 @@
 // Creating a sheet import that makes its sheet (POST …/sheets/file and …/sheets/request-logs): the
 // sheet and its import operation in one batch, then the queued job (import-run.ts runs it).
-import { and, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { promptLabels, promptVersions, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../../db/schema";
+import type { SheetImportSource, SheetOperationRow, SheetRow } from "../../db/schema";
 import type { Filter, FilterGroup } from "../../filters";
 import type { AuthContext, Deps } from "../../env";
 import { ApiError } from "../../lib/errors";
@@ -10,6 +10,7 @@ import { runBatch, statement } from "../../db/batch";
 import { findOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
 import { logMark, markFilter, type WorkspaceLogs } from "../../logs";
 import { formatOf } from "../../lib/file-format";
+import { labelVersionId, versionNumberOf } from "../../prompts";
 import { importEvent, queueImport } from "./import-run";
 
 export interface FileImportInput {
@@ -140,20 +141,12 @@ export async function requestLogFilter(db: Db, logs: WorkspaceLogs, workspaceId:
     const versionIds: number[] = [];
     if (src.prompt_version_id != null) versionIds.push(src.prompt_version_id);
     if (src.prompt_label_id != null) {
-      const [label] = await db
-        .select({ versionId: promptLabels.promptVersionId })
-        .from(promptLabels)
-        .where(and(eq(promptLabels.id, src.prompt_label_id), eq(promptLabels.workspaceId, workspaceId)))
-        .limit(1);
-      if (!label) throw new ApiError("not_found", `source.prompt_label_id: release label ${src.prompt_label_id} not found`);
-      versionIds.push(label.versionId);
+      const versionId = await labelVersionId(db, workspaceId, src.prompt_label_id);
+      if (versionId === null) throw new ApiError("not_found", `source.prompt_label_id: release label ${src.prompt_label_id} not found`);
+      versionIds.push(versionId);
     }
     for (const id of versionIds) {
-      const [pv] = await db
-        .select({ promptId: promptVersions.promptId, version: promptVersions.version })
-        .from(promptVersions)
-        .where(and(eq(promptVersions.id, id), eq(promptVersions.workspaceId, workspaceId)))
-        .limit(1);
+      const pv = await versionNumberOf(db, workspaceId, id);
       if (!pv) throw new ApiError("not_found", `source.prompt_version_id: prompt version ${id} not found`);
       filters.push({ field: "prompt_id", operator: "is", value: pv.promptId });
       filters.push({ field: "prompt_version_number", operator: "is", value: pv.version });
