@@ -5,7 +5,7 @@
 // which keeps any group within D1's 100 bound parameters (SqlParams refuses to go past it).
 import { ApiError } from "../lib/errors";
 import { likePattern, longTextMatch, type TextMatch } from "../lib/query";
-import { INDEX_VALUE_MAX, indexed } from "../logs/index-rows";
+import { INDEX_VALUE_MAX, indexed } from "./indexed";
 import { FILTER_FIELDS, type FieldSpec } from "./fields";
 import { isGroup, type Filter, type FilterGroup, type Scalar } from "./parse";
 

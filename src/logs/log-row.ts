@@ -6,7 +6,7 @@
 // fails the compiler here until the row sets it, and both paths store it.
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { requestLogs, type RequestStatus } from "../db/schema";
-import type { AuthContext } from "../env";
+import type { AuthContext } from "../lib/auth-context";
 import { searchColumnsOf } from "./index-rows";
 import { encodeBlueprints, hexOf } from "./row-codec";
 

@@ -5,10 +5,9 @@
 import { sql as sqlOf } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { FACET_FIELDS, type FacetField } from "../db/schema";
-import { compileRequestLogQuery, facetLookupsOf, isGroup, SPAN_NAME, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
+import { compileRequestLogQuery, facetLookupsOf, indexed, isGroup, SPAN_NAME, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { groupBy } from "../lib/collections";
 import { toIso } from "../lib/time";
-import { indexed } from "./index-rows";
 import { promptNames } from "./prompt-names";
 import { runBatch } from "../db/batch";
 import { LOGS_BY_IDS } from "./datasets";

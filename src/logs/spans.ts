@@ -7,9 +7,9 @@ import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
 import { requestLogs, spans, traceClosures, type SpanRow } from "../db/schema";
-import type { AuthContext } from "../env";
-import { findTemplate, resolveVersion } from "../services/prompt-templates";
-import type { SpanExtras, SpanInput } from "../traces/span-input";
+import type { AuthContext } from "../lib/auth-context";
+import { findPromptVersion } from "../prompts";
+import type { SpanExtras, SpanInput } from "./span-input";
 import { facetRowsOf, toolsOf } from "./index-rows";
 import { chunkIndexRows, isIndexed } from "./indexing";
 import { guardRevoked, type RequestLogInput } from "./write";
@@ -71,13 +71,12 @@ async function resolvePrompts(db: Db, workspaceId: number, refs: SpanPromptRef[]
   for (const ref of refs) {
     const id = JSON.stringify(ref);
     if (out.has(id)) continue;
-    const template = await findTemplate(db, workspaceId, ref.id != null ? String(ref.id) : (ref.name ?? ""));
-    if (!template || (ref.id != null && template.id !== ref.id)) {
-      out.set(id, null);
-      continue;
-    }
-    const version = await resolveVersion(db, template.id, { version: ref.version, label: ref.version != null ? null : ref.label }).catch(() => null);
-    out.set(id, version ? { promptId: template.id, promptName: template.name, version: version.version, versionId: version.id } : null);
+    // A name is a path identifier here: a span naming prompt "42" links template 42 when there is one.
+    const found = await findPromptVersion(db, workspaceId, {
+      ...(ref.id != null ? { id: ref.id } : { identifier: ref.name ?? "" }),
+      ...(ref.version != null ? { version: ref.version } : ref.label != null ? { label: ref.label } : { latest: true as const }),
+    });
+    out.set(id, found ? { promptId: found.template.id, promptName: found.template.name, version: found.version.version, versionId: found.version.id } : null);
   }
   return out;
 }

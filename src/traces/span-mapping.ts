@@ -6,8 +6,7 @@
 // The messages are read by span-messages.ts; the rest of the log (model, provider, tools, parameters,
 // usage, metadata, the prompt link, the status) here.
 import { priceOf } from "../converters/pricing";
-import type { RequestLogInput } from "../logs/write";
-import type { AttrValue, SpanEvent, SpanInput } from "./span-input";
+import type { AttrValue, RequestLogInput, SpanEvent, SpanInput } from "../logs";
 import { detailsAttr, DETAILS_EVENT, eventsOf, inputMessagesOf, MESSAGE_EVENTS, outputMessagesOf, withRecords } from "./span-messages";
 import { asText, count, indexed, isObj, json, record, str, text, under, type Obj } from "./span-values";
 

@@ -2,7 +2,7 @@
 // (current gen_ai.* messages or events, OpenLLMetry's indexed gen_ai.prompt.N, OpenInference's llm.*,
 // the Vercel AI SDK's ai.*), and which of a span's events carry them. For span-mapping.ts, which
 // makes the rest of the log.
-import type { AttrValue, SpanEvent, SpanInput } from "./span-input";
+import type { AttrValue, SpanEvent, SpanInput } from "../logs";
 import { asText, count, indexed, isObj, json, record, str, text, under, type Obj } from "./span-values";
 
 type Block = Obj;

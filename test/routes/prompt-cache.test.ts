@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { getDb } from "../../src/db/client";
 import { BOOKMARK_HEADER } from "../../src/db/sessions";
-import { readTemplateVersion, TEMPLATE_READ_FORMAT } from "../../src/services/prompt-templates";
+import { readTemplateVersion, TEMPLATE_READ_FORMAT } from "../../src/services/registry/prompt-templates";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 
 let ws: TestKey;
@@ -126,7 +126,7 @@ describe("served from the edge cache", () => {
     const read = await readTemplateVersion(getDb(env.DB), ws.workspaceId, name, {});
     const shape = { read: Object.keys(read).sort(), t: Object.keys(read.t).sort(), v: Object.keys(read.v).sort() };
     // A deployment reads the entries the previous one kept, for up to a day: when this fails, change
-    // TEMPLATE_READ_FORMAT (src/services/prompt-templates.ts), then the expected shape here.
+    // TEMPLATE_READ_FORMAT (src/services/registry/prompt-templates.ts), then the expected shape here.
     expect({ format: TEMPLATE_READ_FORMAT, shape }).toEqual({
       format: "template-version-1",
       shape: {

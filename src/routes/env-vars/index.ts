@@ -1,12 +1,12 @@
 // Environment variables: the workspace's (/api/public/v2/env-vars) and a tool's
-// (/api/public/v2/tool-registry/{identifier}/env-vars). Values are secrets: see services/env-vars.ts.
+// (/api/public/v2/tool-registry/{identifier}/env-vars). Values are secrets: see services/workspace/env-vars.ts.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
-import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/env-vars";
-import { requireTool } from "../../services/tool-registry";
+import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/workspace";
+import { requireTool } from "../../services/registry";
 import { CreateBody, EnvVar, UpdateBody } from "./schemas";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });

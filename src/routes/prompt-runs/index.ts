@@ -1,12 +1,12 @@
 // POST /api/public/v2/prompt-runs: the playground's run of a template version or an unsaved draft
-// (services/prompt-runs.ts), answered as JSON or streamed as server-sent events.
+// (services/ingest/prompt-runs.ts), answered as JSON or streamed as server-sent events.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import type { AppEnv } from "../../env";
 import { indexAfterAnswer } from "../../http/after-answer";
 import { defineRoute } from "../../http/openapi";
 import { chainForLog } from "../../lib/error-text";
-import { executeRun, prepareRun } from "../../services/prompt-runs";
+import { executeRun, prepareRun } from "../../services/ingest";
 import { PromptRunBody, PromptRunResult } from "./schemas";
 
 const run = defineRoute({
