@@ -163,10 +163,17 @@ export async function startPythonHarness(opts: { workspace: string; vars?: Recor
     throw err;
   }
   const call: PythonHarness["call"] = async (method, path, body, key = api.key) => {
-    const res = await fetch(`${api.url}${path}`, {
-      method,
-      headers: { "X-API-KEY": key, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
+    const send = () =>
+      fetch(`${api.url}${path}`, {
+        method,
+        headers: { "X-API-KEY": key, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    // A kept-alive socket the server closes while idle (a Python run can take longer than its
+    // keep-alive) fails the next request on it; a read is sent again, once, on a new socket.
+    const res = await send().catch((err: unknown) => {
+      if (method !== "GET" || (err as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw err;
+      return send();
     });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
