@@ -31,7 +31,7 @@ const UNIT_TESTS = [
   "test/filters/**/*.test.ts",
   "test/lib/**/*.test.ts",
   "test/db/sessions.test.ts",
-  "test/prompts/**/*.test.ts",
+  "test/prompts/{cache,patch,snippets}.test.ts",
   "test/traces/**/*.test.ts",
   "test/realtime/protocol.test.ts",
   "test/logs/index-rows.test.ts",
@@ -39,7 +39,11 @@ const UNIT_TESTS = [
   "test/logs/intent.test.ts",
   "test/logs/row-codec.test.ts",
   "test/logs/workspace-logs.test.ts",
-  "test/services/{auth,dataset-file,evaluation-columns,prompt-patch,skill-manifest,workflow-graph}.test.ts",
+  "test/services/workspace/auth.test.ts",
+  "test/services/datasets/file.test.ts",
+  "test/services/evaluations/columns.test.ts",
+  "test/services/registry/skill-manifest.test.ts",
+  "test/services/workflows/graph.test.ts",
   "test/sheets/{cell-values,recalculation,stale-graph}.test.ts",
 ];
 

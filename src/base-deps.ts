@@ -1,14 +1,12 @@
 // What every part of the Worker works with, the Durable Objects included: the database, the blocks'
 // context, the clock. Built from the few bindings it needs, so an object can build it without the
 // request-side Deps (deps.ts) and without an import of the Worker's whole env.
-import type { BlockContext } from "./blocks/types";
+import { createLlmProviders, DEFAULT_ENDPOINT_POLICY, type BlockContext, type BlockSettings, type PromptRef, type ResolvedPrompt } from "./blocks";
 import { getDb, type Db } from "./db/client";
 import type { RequestSessions } from "./db/sessions";
 import { promisesByKey } from "./lib/collections";
-import { ensureIdRange, idRangeFor } from "./logs/id-ranges";
-import { WorkspaceLogs, type LogPeriod } from "./logs/periods";
-import { CONTROL_SHARD, openPeriod, recordedPlacement, shardBinding, workspacePlacement, type LogShardEnv, type Placement } from "./logs/shards";
-import { blockContextFor, type BlockSettings } from "./services/block-context";
+import { CONTROL_SHARD, ensureIdRange, idRangeFor, openPeriod, recordedPlacement, shardBinding, workspacePlacement, WorkspaceLogs, type LogPeriod, type LogShardEnv, type Placement } from "./logs";
+import { resolvePromptForBlocks } from "./prompts";
 
 export interface BaseEnv extends BlockSettings, LogShardEnv {
   DB: D1Database;
@@ -98,4 +96,28 @@ export function buildBaseDeps(env: BaseEnv, sessions?: RequestSessions): BaseDep
     now: () => Date.now(),
   };
   return deps;
+}
+
+/**
+ * The context blocks run with inside the Worker: providers from secrets, the ENDPOINT policy from vars,
+ * and the workspace's prompt registry. Workflow runs, evaluation batches and sheet recalculation
+ * chunks each make one; within it a stored prompt is looked up once, however many cells or rows name it.
+ */
+export function blockContextFor(env: BlockSettings, db: Db, workspaceId: number): BlockContext {
+  const timeout = Number(env.ENDPOINT_TIMEOUT_MS);
+  return {
+    fetch: (input, init) => fetch(input, init),
+    llm: createLlmProviders(env),
+    endpoint: {
+      timeoutMs: timeout > 0 ? timeout : DEFAULT_ENDPOINT_POLICY.timeoutMs,
+      allowPrivateAddresses: env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true",
+    },
+    resolvePrompt: oncePerRef((ref) => resolvePromptForBlocks(db, workspaceId, ref)),
+  };
+}
+
+/** Memoizes a prompt lookup by (name, version, label); a failed lookup is not kept, so the next call tries again. */
+function oncePerRef(resolve: (ref: PromptRef) => Promise<ResolvedPrompt | null>): (ref: PromptRef) => Promise<ResolvedPrompt | null> {
+  const seen = promisesByKey<string, ResolvedPrompt | null>();
+  return (ref) => seen(JSON.stringify([ref.name, ref.version_number ?? null, ref.label ?? null]), () => resolve(ref));
 }

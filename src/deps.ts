@@ -5,7 +5,7 @@ import { buildBaseDeps } from "./base-deps";
 import type { RequestSessions } from "./db/sessions";
 import type { Deps, Env } from "./env";
 import { msSetting } from "./lib/time";
-import { DEFAULT_PROMPT_CACHE_TTL_MS, PromptCache } from "./prompts/cache";
+import { DEFAULT_PROMPT_CACHE_TTL_MS, PromptCache } from "./prompts";
 
 /** The control database's binding name, as the request's sessions know it. */
 const CONTROL_DB = "DB";

@@ -1,9 +1,12 @@
 // The Worker's bindings (wrangler.toml) and the per-request values the Hono app carries.
 import type { SheetObject } from "./sheets/sheet-object";
 import type { RealtimeHub } from "./realtime/hub-object";
-import type { BlockSettings } from "./services/block-context";
+import type { BlockSettings } from "./blocks";
 import type { BaseDeps } from "./base-deps";
-import type { PromptCache } from "./prompts/cache";
+import type { AuthContext } from "./lib/auth-context";
+import type { PromptCache } from "./prompts";
+
+export type { AuthContext };
 
 /** The Worker's bindings and settings; the LLM providers' and ENDPOINT block's settings are BlockSettings. */
 export interface Env extends BlockSettings {
@@ -68,20 +71,6 @@ export interface Deps extends BaseDeps {
   sheet(sheetId: string): DurableObjectStub<SheetObject>;
   /** The edge cache of template reads, in this data centre. */
   readonly prompts: PromptCache;
-}
-
-/** Who is calling: resolved from X-API-KEY by the auth middleware. */
-export interface AuthContext {
-  workspaceId: number;
-  userId: number;
-  userEmail: string;
-  apiKeyId: number;
-  /** The workspace's current log database when the key lookup found it placed (src/logs/shards.ts). */
-  logShard?: string | null;
-  /** Every log database the workspace has had, oldest first (null: only logShard). */
-  logPeriods?: string[] | null;
-  /** The current log database was measured full: the request opens a new period. */
-  logShardFull?: boolean | null;
 }
 
 export type AppEnv = {

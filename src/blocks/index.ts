@@ -6,7 +6,7 @@ import { EFFECT_BLOCKS } from "./defs/effects";
 import { UNSUPPORTED_BLOCKS, unsupportedReason } from "./defs/unsupported";
 import { BlockError, type BlockContext, type BlockDefinition, type BlockInputs, type BlockResult, type ConfigCheck } from "./types";
 
-export type { BlockContext, BlockDefinition, BlockInputs, BlockResult, ConfigCheck, EndpointPolicy, PromptRef, ResolvedPrompt } from "./types";
+export type { BlockContext, BlockDefinition, BlockSettings, BlockInputs, BlockResult, ConfigCheck, EndpointPolicy, PromptRef, ResolvedPrompt } from "./types";
 export { BlockError } from "./types";
 export { createLlmProviders, openAiCompatible, anthropic, type LlmProvider, type LlmProviders, type LlmSettings, type LlmRequest, type LlmResponse } from "./llm";
 export { DEFAULT_ENDPOINT_POLICY } from "./endpoint";

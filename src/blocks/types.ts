@@ -2,6 +2,14 @@
 // and an evaluate() that turns (config, inputs, context) into a value. Effects (LLM calls, HTTP, the
 // prompt registry) come in through the context, so blocks stay unit-testable without bindings.
 import type { z } from "zod";
+import type { LlmSettings } from "./llm";
+
+/** The settings blocks read: the LLM providers' and the ENDPOINT block's. */
+export interface BlockSettings extends LlmSettings {
+  ENDPOINT_TIMEOUT_MS?: string;
+  /** "true" lets ENDPOINT blocks call loopback/private addresses: local development only. */
+  ENDPOINT_ALLOW_PRIVATE_ADDRESSES?: string;
+}
 
 /** The values a block can read, by name: a sheet row's cells by column name, or a node's dependencies. */
 export type BlockInputs = Readonly<Record<string, unknown>>;

@@ -7,7 +7,7 @@ import { getTableName } from "drizzle-orm";
 import { REQUEST_LOGS_FTS, requestLogValues } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { likePattern, longTextMatch, type TextMatch } from "../lib/query";
-import { INDEX_VALUE_MAX, indexed } from "../logs/index-rows";
+import { INDEX_VALUE_MAX, indexed } from "./indexed";
 import { FILTER_FIELDS, type FieldSpec } from "./fields";
 import { isGroup, type Filter, type FilterGroup, type Scalar } from "./parse";
 

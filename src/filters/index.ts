@@ -4,3 +4,4 @@ export * from "./fields";
 export * from "./parse";
 export * from "./compile";
 export * from "./schema";
+export * from "./indexed";

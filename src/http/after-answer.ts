@@ -5,7 +5,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import type { WorkspaceLogs } from "../logs";
 import { chainForLog } from "../lib/error-text";
-import { announceUnindexed } from "../queue/messages";
+import { announceUnindexed } from "../lib/jobs";
 
 /** Runs `work` after the answer; without an execution context (a bare app.fetch in a test), before it. */
 export async function afterAnswer(c: Context<AppEnv>, work: Promise<unknown>): Promise<void> {

@@ -2,8 +2,7 @@
 // them dispatched, after the response, in waitUntil. Requests that emit nothing cost nothing here.
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { inEventScope } from "../services/events";
-import { dispatchQuietly } from "../services/webhook-delivery";
+import { dispatchQuietly, inEventScope } from "../services/webhooks";
 import { afterAnswer } from "./after-answer";
 
 export const dispatchEmittedEvents: MiddlewareHandler<AppEnv> = async (c, next) => {

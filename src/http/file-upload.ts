@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import type { AppEnv, Env } from "../env";
 import { ApiError } from "../lib/errors";
-import { fileTooLarge, maxBodyBytes, receiveFileBody, type ReceivedBody, type UploadLimits } from "../services/file-upload";
+import { fileTooLarge, maxBodyBytes, receiveFileBody, type ReceivedBody, type UploadLimits } from "../lib/file-upload";
 import { maxBytesOf } from "./middleware";
 
 const MIB = 1024 * 1024;

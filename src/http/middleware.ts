@@ -1,9 +1,9 @@
 // Middleware every request passes: a request id and one structured log line; API-key auth; body limits.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, AuthContext } from "../env";
-import { CONTROL_SHARD, placementOf } from "../logs/shards";
-import { AuthCache, authenticateHash, hashKey, plausibleKey, UNKNOWN_KEY } from "../services/auth";
-import { ApiError } from "../lib/errors";
+import { CONTROL_SHARD, placementOf } from "../logs";
+import { AuthCache, authenticateHash, hashKey, plausibleKey } from "../services/workspace";
+import { ApiError, UNKNOWN_KEY } from "../lib/errors";
 import { msSetting } from "../lib/time";
 import { drainBody } from "../lib/drain";
 import { capStream } from "../lib/read-body";

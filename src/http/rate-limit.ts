@@ -2,7 +2,7 @@
 // key, so the check runs before any database work (even before the key is looked up).
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../env";
-import { hashKey } from "../services/auth";
+import { hashKey } from "../services/workspace";
 import { ApiError } from "../lib/errors";
 
 export interface RateLimitRule {

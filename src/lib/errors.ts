@@ -25,6 +25,12 @@ export function codeForStatus(status: number): ErrorCode | undefined {
   return (Object.keys(ErrorCode) as ErrorCode[]).find((code) => ErrorCode[code] === status);
 }
 
+/** The 401 of a key that is unknown or revoked (the auth middleware, and the log writes below it). */
+export const UNKNOWN_KEY = "X-API-KEY is unknown or revoked";
+
+/** What the request_logs_key_guard trigger (migrations/0002) raises for a revoked key. */
+export const REVOKED_KEY_ABORT = "api key revoked";
+
 export interface ErrorDetail {
   field: string;
   rule: string;

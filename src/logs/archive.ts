@@ -20,7 +20,6 @@ import { runBatch } from "../db/batch";
 import { d1Of, type Db } from "../db/client";
 import { requestLogArchives, requestLogs, workspaces } from "../db/schema";
 import { col, columnList, inJsonList } from "../db/sql";
-import type { Env } from "../env";
 import { isIndexed } from "./indexing";
 import { getRequestLog, getRequestLogs, requestLogView } from "./write";
 import type { WorkspaceLogs } from "./periods";
@@ -48,7 +47,14 @@ function positive(value: string | undefined, fallback: number): number {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
-export function archiveSettings(env: Partial<Env>): ArchiveSettings {
+/** The Worker's settings the archive reads (wrangler.toml vars). */
+export interface ArchiveEnv {
+  ARCHIVE_FILE_MAX_LOGS?: string;
+  ARCHIVE_FILE_MAX_BYTES?: string;
+  ARCHIVE_RUN_MAX_FILES?: string;
+}
+
+export function archiveSettings(env: ArchiveEnv): ArchiveSettings {
   return {
     fileMaxLogs: positive(env.ARCHIVE_FILE_MAX_LOGS, DEFAULT_ARCHIVE_SETTINGS.fileMaxLogs),
     fileMaxBytes: positive(env.ARCHIVE_FILE_MAX_BYTES, DEFAULT_ARCHIVE_SETTINGS.fileMaxBytes),

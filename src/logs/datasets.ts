@@ -6,7 +6,7 @@ import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContex
 import { and, eq, getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
-import { MAX_LOGS_PER_JOB, type FillParams } from "../services/dataset-job-params";
+import { MAX_LOGS_PER_JOB, type FillParams } from "./fill-params";
 import { filterEstimates, SORT_COLUMNS, sortKeyOrder } from "./search";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 import { markSql } from "./readers";

@@ -4,6 +4,7 @@
 // Values are strings; non-string values are stored as their JSON text.
 
 import type { FacetField, IndexKind, OutputFormat } from "../db/schema";
+import { indexed } from "../filters";
 import { agentIntentOf, userIntentOf } from "./intent";
 import type { Blueprints } from "./row-codec";
 
@@ -26,18 +27,6 @@ export interface IndexableLog {
   tools: readonly string[];
   /** The answer's text (textOf(output), the output_text column): its keys are indexed when it is a JSON object. */
   outputText: string;
-}
-
-/**
- * Keys and values are indexed up to this many characters. A longer one is stored as its first
- * INDEX_VALUE_MAX characters followed by "…", so it can never equal a value of at most
- * INDEX_VALUE_MAX characters; the full text stays in the log row (the filter compiler falls back
- * to it for longer filter values). Keeps the side table and its index from growing with documents.
- */
-export const INDEX_VALUE_MAX = 1024;
-
-export function indexed(v: string): string {
-  return v.length > INDEX_VALUE_MAX ? `${v.slice(0, INDEX_VALUE_MAX)}\u2026` : v;
 }
 
 export function indexRowsOf(log: IndexableLog): IndexRow[] {

@@ -24,9 +24,24 @@ export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnal
 export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchInput, type TraceSearchLimits } from "./trace-search";
 export { fillQuery, findLog, logValues, logValuesSql, LOGS_BY_IDS, matchingLogIds, previewLogs, REQUEST_FIELDS, valuesSql, type LogValues } from "./datasets";
 export { logMark, logsInOrder, markFilter, matchingLogPages, type LogMark } from "./readers";
-export { CONTROL_SHARD, configuredShards, measureLogDatabases, placeWorkspace } from "./shards";
-export { WorkspaceLogs } from "./periods";
+export {
+  CONTROL_SHARD,
+  configuredShards,
+  measureLogDatabases,
+  openPeriod,
+  placementOf,
+  placeWorkspace,
+  recordedPlacement,
+  shardBinding,
+  workspacePlacement,
+  type LogShardEnv,
+  type Placement,
+} from "./shards";
+export { ensureIdRange, idRangeFor } from "./id-ranges";
+export { WorkspaceLogs, type LogPeriod } from "./periods";
 export { closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";
 export { JOIN_LIMITS, storeLogRecords, traceLogRecordRows, type JoinedRecord, type LogContentOf } from "./log-records";
 export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchivedLogLine, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";
-export { indexLeftBehind, indexLogs, INDEX_BATCH_LOGS, SWEEP_AFTER_MS, SWEEP_MAX_LOGS } from "./indexing";
+export type { AttrValue, LogRecordInput, RejectedRecord, RejectedSpan, SpanEvent, SpanExtras, SpanInput } from "./span-input";
+export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./fill-params";
+export { chunkIndexRows, indexLeftBehind, indexLogs, INDEX_BATCH_LOGS, SWEEP_AFTER_MS, SWEEP_MAX_LOGS } from "./indexing";

@@ -10,11 +10,12 @@ import type { Db } from "../db/client";
 import { runBatch, type Statement as Stmt } from "../db/batch";
 import { promptTemplates, requestGroups, requestLogFacets, requestLogs, requestLogValues, type IndexKind } from "../db/schema";
 import { col } from "../db/sql";
-import type { AuthContext } from "../env";
+import type { AuthContext } from "../lib/auth-context";
 import { ApiError } from "../lib/errors";
-import { facetRowsOf, indexed, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
+import { indexed } from "../filters";
+import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { addFacetCounts, countFacets, dailyTotals, dropEmptyDailyTotals, insertSideRows, isIndexed } from "./indexing";
-import { resolveVersion } from "../services/prompt-templates";
+import { resolveVersion } from "../services/registry/prompt-templates";
 import type { WorkspaceLogs } from "./periods";
 
 /** The score name that is also the log's `score`. */

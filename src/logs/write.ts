@@ -4,12 +4,11 @@
 import { and, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { requestLogs, type RequestLogRow, type RequestStatus } from "../db/schema";
-import type { AuthContext } from "../env";
-import { ApiError } from "../lib/errors";
+import type { AuthContext } from "../lib/auth-context";
+import { ApiError, REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import { REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../services/auth";
-import { findPromptVersion, type PromptVersionView } from "../services/prompt-versions";
+import { findPromptVersion, type PromptVersionView } from "../prompts";
 import { searchColumnsOf, toolsOf } from "./index-rows";
 import { markNewestUnindexed, NEWEST_LOG } from "./indexing";
 import { runBatch, type Statement } from "../db/batch";

@@ -4,15 +4,14 @@
 // a handler that throws is retried with backoff and ends in the dead-letter queue after max_retries.
 import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
-import { runImport } from "../services/sheet-imports";
-import { enqueue, IndexLogsMessage, JobMessage } from "./messages";
+import { runImport } from "../services/tables";
+import { enqueue, IndexLogsMessage, JobMessage } from "../lib/jobs";
 import { indexLogs } from "../logs";
-import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluation-runs";
+import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluations";
 import { buildDeps } from "../deps";
-import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflow-runs";
-import { inEventScope } from "../services/events";
-import { deliverWebhook, dispatchQuietly } from "../services/webhook-delivery";
-import { markFillFailed, runDatasetFill } from "../services/dataset-fill";
+import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflows";
+import { deliverWebhook, dispatchQuietly, inEventScope } from "../services/webhooks";
+import { markFillFailed, runDatasetFill } from "../services/datasets";
 
 /**
  * Tells the run's realtime subscribers (the SDKs' run workflow calls) that it is over, with its

@@ -6,9 +6,8 @@ import type { Db } from "../db/client";
 import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind, measureLogDatabases, sweepIdempotencyKeys } from "../logs";
-import { inEventScope } from "../services/events";
-import { sweepJobs } from "../services/job-sweeper";
-import { dispatchQuietly, sweepWebhooks } from "../services/webhook-delivery";
+import { dispatchQuietly, inEventScope, sweepWebhooks } from "../services/webhooks";
+import { sweepJobs } from "./sweeper";
 
 export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> {
   const emitted = new Set<number>();

@@ -3,8 +3,7 @@
 // same readers of ids, times and AnyValues). Each record becomes a LogRecordInput with its identity;
 // a record that breaks a rule is set aside with its reason and the rest are taken, as OTLP's partial
 // success has it. An export of more than MAX_RECORDS_PER_EXPORT records is refused whole.
-import type { LogRecordInput, RejectedRecord } from "./log-records";
-import type { AttrValue } from "./span-input";
+import type { AttrValue, LogRecordInput, RejectedRecord } from "../logs";
 import { attributesOf, encodeAnswer, encodeWith, enumOf, hex, idOf, isObj, ItemRejection, list, msOf, OtlpFormatError, readExport, valueOf, type Obj, type OtlpEncoding } from "./otlp";
 
 /** Records taken from one export at most; more is a 413 (split the export). */

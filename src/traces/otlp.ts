@@ -5,7 +5,7 @@
 // rest are taken, as OTLP's partial success has it. The readers of ids, times and AnyValues here are
 // shared with the logs exports (otlp-logs.ts).
 import type { Writer } from "protobufjs/minimal";
-import type { AttrValue, RejectedSpan, SpanExtras, SpanInput } from "./span-input";
+import type { AttrValue, RejectedSpan, SpanExtras, SpanInput } from "../logs";
 
 // The generated module's typings name only protobufjs's Root; these are the messages used here.
 export interface Codec {

@@ -4,9 +4,8 @@
 // values of the wrong type never throw: they are ignored or stringified, and the fields keep within
 // the limits POST /log-request and the tracking calls hold logged requests to (docs/traces.md).
 import { priceOf } from "../converters/pricing";
-import type { RequestLogInput } from "../logs/write";
 
-import type { AttrValue, SpanEvent, SpanInput } from "./span-input";
+import type { AttrValue, RequestLogInput, SpanEvent, SpanInput } from "../logs";
 
 export type { AttrValue, SpanInput };
 

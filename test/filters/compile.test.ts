@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { compileFilterGroup, compileRequestLogQuery, D1_MAX_PARAMS, escapeLike, ftsQuery, parseFilterGroup, SqlParams, type FilterGroup } from "../../src/filters";
 import { ApiError } from "../../src/lib/errors";
-import { INDEX_VALUE_MAX } from "../../src/logs/index-rows";
+import { INDEX_VALUE_MAX } from "../../src/filters";
 
 function compile(raw: unknown) {
   const parsed = parseFilterGroup(raw);

@@ -12,7 +12,7 @@ import { getDb } from "../../src/db/client";
 import { indexLogs, placeWorkspace, SWEEP_AFTER_MS } from "../../src/logs";
 import { pickArchiveBatch, DEFAULT_ARCHIVE_SETTINGS } from "../../src/logs/archive";
 import { indexQuietly } from "../../src/queue/scheduled";
-import type { IndexLogsMessage } from "../../src/queue/messages";
+import type { IndexLogsMessage } from "../../src/lib/jobs";
 import { ID_RANGE_SIZE, idRangeFor, idRangeOf } from "../../src/logs/id-ranges";
 import { addKey, call, createWorkspace, json, logsDb, placeOn, type TestKey } from "../helpers/api";
 import { bulkSpan, logBody, text } from "../helpers/fixtures";

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { WorkspaceLogs, type LogPeriod } from "../../src/logs/periods";
-import { getTrace, ingestOtlp, ingestOtlpLogs } from "../../src/services/traces";
+import { getTrace, ingestOtlp, ingestOtlpLogs } from "../../src/services/ingest/traces";
 import { decodeExport } from "../../src/traces/otlp";
 import { decodeLogsExport } from "../../src/traces/otlp-logs";
 import { createWorkspace, type TestKey } from "../helpers/api";

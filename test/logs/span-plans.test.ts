@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { indexLogs } from "../../src/logs";
-import { ingestOtlp } from "../../src/services/traces";
+import { ingestOtlp } from "../../src/services/ingest/traces";
 import { decodeExport } from "../../src/traces/otlp";
 import { createWorkspace, logsDb } from "../helpers/api";
 import { WorkspaceLogs } from "../../src/logs/periods";

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import { describe, expect, it } from "vitest";
 import { retryDelaySeconds } from "../../src/queue/consumer";
-import { enqueue, JobMessage } from "../../src/queue/messages";
+import { enqueue, JobMessage } from "../../src/lib/jobs";
 
 const msg = (id: string, body: unknown, attempts = 1) => ({ id, timestamp: new Date(), attempts, body });
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { createApp } from "../../src/app";
 import { getDb } from "../../src/db/client";
-import { runDatasetFill } from "../../src/services/dataset-fill";
+import { runDatasetFill } from "../../src/services/datasets/fill";
 import { call, createWorkspace, json, logsOf, type TestKey } from "../helpers/api";
 import { seedLogs } from "../helpers/logs";
 import { b64 } from "../helpers/tables";

@@ -2,8 +2,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { runDatasetFill } from "../../src/services/dataset-fill";
-import { queueDraftFill } from "../../src/services/datasets";
+import { runDatasetFill } from "../../src/services/datasets/fill";
+import { queueDraftFill } from "../../src/services/datasets/datasets";
 import { call, createWorkspace, json, logsOf, shareLogsDb, type TestKey } from "../helpers/api";
 import { seedLogs } from "../helpers/logs";
 

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
-import { envForRun } from "../../src/services/env-vars";
+import { envForRun } from "../../src/services/workspace/env-vars";
 import { getDb } from "../../src/db/client";
 
 let ws: TestKey;

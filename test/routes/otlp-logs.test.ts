@@ -9,7 +9,7 @@ import { protobuf } from "../../src/traces/otlp";
 import { encodeLogsRequest, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT } from "../../src/traces/otlp-logs";
 import { JOIN_LIMITS } from "../../src/logs";
 import { getDb } from "../../src/db/client";
-import { ingestOtlp, ingestOtlpLogs } from "../../src/services/traces";
+import { ingestOtlp, ingestOtlpLogs } from "../../src/services/ingest/traces";
 import { decodeExport } from "../../src/traces/otlp";
 import { decodeLogsExport } from "../../src/traces/otlp-logs";
 import { call, createWorkspace, json, logsDb, logsOf, shareLogsDb, type TestKey } from "../helpers/api";

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { getDb } from "../../src/db/client";
 import { BOOKMARK_HEADER } from "../../src/db/sessions";
-import { readTemplateVersion, TEMPLATE_READ_FORMAT } from "../../src/services/prompt-templates";
+import { readTemplateVersion, TEMPLATE_READ_FORMAT } from "../../src/services/registry/prompt-templates";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 
 let ws: TestKey;

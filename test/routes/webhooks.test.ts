@@ -7,9 +7,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { getDb } from "../../src/db/client";
 import { runBatch } from "../../src/db/batch";
-import { EVENT_TYPES, eventStatement } from "../../src/services/events";
-import { closedDeliveriesBefore, deliverWebhook, dispatchEvents, retryDelay, sweepWebhooks } from "../../src/services/webhook-delivery";
-import { MAX_WEBHOOKS_PER_WORKSPACE } from "../../src/services/webhooks";
+import { EVENT_TYPES, eventStatement } from "../../src/services/webhooks/events";
+import { closedDeliveriesBefore, deliverWebhook, dispatchEvents, retryDelay, sweepWebhooks } from "../../src/services/webhooks/delivery";
+import { MAX_WEBHOOKS_PER_WORKSPACE } from "../../src/services/webhooks/webhooks";
 import { call, createWorkspace, json, logsOf, type TestKey } from "../helpers/api";
 import { seedLogs } from "../helpers/logs";
 import { b64, newTable, pollOperation } from "../helpers/tables";
@@ -517,11 +517,11 @@ describe("events: one per change, at its site, in the change's batch", () => {
   });
 
   it("a fill job run again after its completion committed (a redelivery) emits no second event", async () => {
-    const { runDatasetFill } = await import("../../src/services/dataset-fill");
+    const { runDatasetFill } = await import("../../src/services/datasets/fill");
     const w = await createWorkspace();
     const ids = await seedLogs(w.key);
     const g = await json(await call("/api/public/v2/dataset-groups", { method: "POST", key: w.key, json: { name: uniq("g") } }));
-    const { queueDraftFill } = await import("../../src/services/datasets");
+    const { queueDraftFill } = await import("../../src/services/datasets/datasets");
     const auth = { workspaceId: w.workspaceId, userId: w.userId, userEmail: w.email, apiKeyId: 0 };
     const job = await queueDraftFill(getDb(env.DB), auth, { dataset_group_id: g.dataset_group.id, request_log_ids: ids.slice(0, 3) });
     expect(await runDatasetFill(getDb(env.DB), logsOf, w.workspaceId, job.jobId)).toMatchObject({ state: "completed", rowsAdded: 3 });

@@ -75,6 +75,25 @@ export const folders = sqliteTable(
   (t) => [uniqueIndex("folders_sibling_name").on(t.workspaceId, t.parentKey, t.name)],
 );
 
+/**
+ * The entity types a folder holds (GET folders/entities), names only, here so the answer schemas can
+ * name them without the registry's services. Every type the endpoint knows; those without a registered
+ * source (services/registry/folder-entity-sources.ts) simply list nothing.
+ */
+export const FOLDER_ENTITY_TYPES = [
+  "FOLDER",
+  "PROMPT",
+  "SNIPPET",
+  "WORKFLOW",
+  "DATASET",
+  "REPORT",
+  "AB_TEST",
+  "INPUT_VARIABLE_SET",
+  "SKILL_COLLECTION",
+  "TOOL_REGISTRY",
+] as const;
+export type FolderEntityType = (typeof FOLDER_ENTITY_TYPES)[number];
+
 export const toolRegistry = sqliteTable(
   "tool_registry",
   {

@@ -5,8 +5,8 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
-import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/env-vars";
-import { requireTool } from "../../services/tool-registry";
+import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/workspace";
+import { requireTool } from "../../services/registry";
 import { CreateBody, EnvVar, UpdateBody } from "./schemas";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });

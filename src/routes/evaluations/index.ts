@@ -5,23 +5,8 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
-import { requireOwnWorkspace } from "../../lib/workspace";
-import { startEvaluationRun } from "../../services/evaluation-runs";
-import {
-  addColumn,
-  archiveReport,
-  archiveReportsByName,
-  createPipeline,
-  deleteColumn,
-  editColumn,
-  evaluationRows,
-  getReport,
-  getReportScore,
-  listEvaluations,
-  pipelineExists,
-  renameReport,
-  updateScoreCard,
-} from "../../services/evaluations";
+import { requireOwnWorkspace } from "../../http/workspace";
+import { addColumn, archiveReport, archiveReportsByName, createPipeline, deleteColumn, editColumn, evaluationRows, getReport, getReportScore, listEvaluations, pipelineExists, renameReport, startEvaluationRun, updateScoreCard } from "../../services/evaluations";
 import { externalIdRoutes } from "../external-ids";
 import {
   AddColumnBody,

@@ -8,7 +8,7 @@ import type { ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
-import { attachExternalId, detachExternalId, listExternalIds } from "../../services/external-ids";
+import { attachExternalId, detachExternalId, listExternalIds } from "../../services/registry";
 import { ExternalId, ExternalIdSource, ExternalIdValue } from "./schemas";
 
 export interface ExternalIdRouteOptions<Id extends string | number = number> {

@@ -1,6 +1,6 @@
 // Answer schemas of the folder endpoints.
 import { z } from "@hono/zod-openapi";
-import { FOLDER_ENTITY_TYPES } from "../../services/folder-entity-types";
+import { FOLDER_ENTITY_TYPES } from "../../db/schema/registry";
 import { ExternalId } from "../external-ids/schemas";
 
 export const Folder = z

@@ -5,7 +5,7 @@ import { defineRoute } from "../../http/openapi";
 import { IDEMPOTENCY_DOC, IdempotencyKeyHeaders, answerIdempotently } from "../../http/idempotency";
 import { createRequestLog } from "../../logs";
 import { indexAfterAnswer } from "../../http/after-answer";
-import type { PromptVersionView } from "../../services/prompt-versions";
+import type { PromptVersionView } from "../../prompts";
 import { LogRequestBody, LogRequestResponse } from "./schemas";
 
 const logRequest = defineRoute({

@@ -6,7 +6,7 @@ import type { AppEnv } from "../../env";
 import { indexAfterAnswer } from "../../http/after-answer";
 import { defineRoute } from "../../http/openapi";
 import { chainForLog } from "../../lib/error-text";
-import { executeRun, prepareRun } from "../../services/prompt-runs";
+import { executeRun, prepareRun } from "../../services/ingest";
 import { PromptRunBody, PromptRunResult } from "./schemas";
 
 const run = defineRoute({

@@ -6,28 +6,13 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam, PromptBlueprint } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
-import { requireOwnWorkspace } from "../../lib/workspace";
-import {
-  createLabel,
-  deleteLabel,
-  getTemplateVersion,
-  listTemplates,
-  moveLabel,
-  patchTemplate,
-  publishTemplate,
-  templateExists,
-  templateLabels,
-  templateReadSource,
-  type TemplateVersionRead,
-  type TemplateVersionView,
-} from "../../services/prompt-templates";
-import { asksForFresh, CACHE_STATE_HEADER } from "../../prompts/cache";
+import { requireOwnWorkspace } from "../../http/workspace";
+import { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, snippetUsage, templateExists, templateLabels, templateReadSource, upsertTemplateByExternalId, type TemplateVersionRead, type TemplateVersionView } from "../../services/registry";
+import { asksForFresh, CACHE_STATE_HEADER } from "../../prompts";
 import { purgesPromptCache } from "../../http/prompt-cache";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalIdSource, ExternalIdValue } from "../external-ids/schemas";
 import { QueryInt } from "../../lib/query";
-import { upsertTemplateByExternalId } from "../../services/prompt-template-upsert";
-import { snippetUsage } from "../../services/snippet-usage";
 import {
   CreateLabelBody,
   GetTemplateBody,

@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../http/openapi";
 import { ErrorSchema } from "../../lib/schemas";
-import { unwrap } from "../../services/sheet-engine";
+import { unwrap } from "../../services/tables";
 import {
   AddRowsBody,
   CellParams,

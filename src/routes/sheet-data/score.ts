@@ -6,7 +6,7 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
 import { QueryInt } from "../../lib/query";
-import { unwrap } from "../../services/sheet-engine";
+import { unwrap } from "../../services/tables";
 import { DEFAULT_FALSE_VALUES, DEFAULT_TRUE_VALUES, MAX_SCORE_COLUMNS, SCORE_RANGE_ROWS } from "../../sheets/score";
 import { SheetParams } from "./schemas";
 import { sheetOf } from "./access";

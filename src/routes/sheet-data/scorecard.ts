@@ -8,7 +8,7 @@ import { defineRoute } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
 import { QueryInt } from "../../lib/query";
 import { NameText, UuidParam } from "../../lib/schemas";
-import { unwrap } from "../../services/sheet-engine";
+import { unwrap } from "../../services/tables";
 import { MAX_ROW_INDEX } from "../../sheets/cell-id";
 import { jsonDepth, MAX_JSON_DEPTH } from "../../sheets/cell-values";
 import {

@@ -7,7 +7,7 @@ import { defineRoute } from "../../http/openapi";
 import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { NameText, UuidParam } from "../../lib/schemas";
 import { QueryInt } from "../../lib/query";
-import { unwrap } from "../../services/sheet-engine";
+import { unwrap } from "../../services/tables";
 import { MAX_VERSION_CELLS } from "../../sheets/versions";
 import { ColumnSchema, RowSchema, SheetParams } from "./schemas";
 import { sheetOf } from "./access";

@@ -10,15 +10,7 @@ import { ApiError } from "../../lib/errors";
 import { UuidParam } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
 import { SORT_COLUMNS, type SortBy } from "../../logs";
-import {
-  createFileImportIntoSheet,
-  createRequestLogImportIntoSheet,
-  LOG_FIELDS,
-  MAX_IMPORT_COLUMNS,
-  MAX_IMPORT_LOGS,
-  type SheetImport,
-} from "../../services/sheet-imports";
-import { operationView, requireSheet } from "../../services/sheets";
+import { createFileImportIntoSheet, createRequestLogImportIntoSheet, LOG_FIELDS, MAX_IMPORT_COLUMNS, MAX_IMPORT_LOGS, operationView, requireSheet, type SheetImport } from "../../services/tables";
 import { OperationId, OperationSchema } from "../tables/schemas";
 
 const tags = ["smart tables"];

@@ -8,18 +8,7 @@ import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../http/openapi";
 import { UuidParam } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
-import { createFileImport, createRequestLogImport } from "../../services/sheet-imports";
-import {
-  createBlankSheet,
-  deleteSheet,
-  findOperation,
-  listSheets,
-  operationView,
-  requireSheet,
-  sheetView,
-  updateSheet,
-} from "../../services/sheets";
-import { requireTable } from "../../services/tables";
+import { createBlankSheet, createFileImport, createRequestLogImport, deleteSheet, findOperation, listSheets, operationView, requireSheet, requireTable, sheetView, updateSheet } from "../../services/tables";
 import { CreateSheetBody, ListSheetsQuery, OperationSchema, SheetSchema, UpdateSheetBody } from "../tables/schemas";
 import { registerSheetImportRoutes } from "./imports";
 

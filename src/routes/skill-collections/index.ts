@@ -8,22 +8,7 @@ import { maxBytesOf } from "../../http/middleware";
 import { defineRoute } from "../../http/openapi";
 import { zipStream } from "../../lib/zip";
 import { externalIdRoutes } from "../external-ids";
-import {
-  collectionExists,
-  collectionExternalIds,
-  collectionView,
-  createCollection,
-  createVersion,
-  listCollections,
-  renameCollection,
-  requireCollection,
-  selectVersion,
-  versionFiles,
-  versionView,
-  type NewFile,
-  type SkillStore,
-} from "../../services/skill-collections";
-import { normalizePath } from "../../services/skill-manifest";
+import { collectionExists, collectionExternalIds, collectionView, createCollection, createVersion, listCollections, normalizePath, renameCollection, requireCollection, selectVersion, versionFiles, versionView, type NewFile, type SkillStore } from "../../services/registry";
 import {
   CreateCollectionBody,
   CreateCollectionResponse,

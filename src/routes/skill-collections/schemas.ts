@@ -3,8 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { SKILL_PROVIDERS } from "../../db/schema";
 import { IdParam } from "../../lib/schemas";
 import { ExternalId as ExternalIdOut, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
-import { looksLikeUuid } from "../../services/skill-collections";
-import { SKILL_MAX_FILES } from "../../services/skill-manifest";
+import { looksLikeUuid, SKILL_MAX_FILES } from "../../services/registry";
 import { QueryInt, ResourceFilterShape, SortBy, SortOrder } from "../../lib/query";
 
 // eslint-disable-next-line no-control-regex

@@ -9,7 +9,7 @@ import { maxBytesOf } from "../../http/middleware";
 import { boundaryOf, DISCARD, isMultipart, readMultipart, TextFieldSink, type PartSink } from "../../lib/multipart";
 import { validationError } from "../../lib/validation";
 import { ZipCollector, type UnzippedFile } from "../../lib/zip";
-import { SKILL_MAX_FILE_BYTES, SKILL_MAX_FILES } from "../../services/skill-manifest";
+import { SKILL_MAX_FILE_BYTES, SKILL_MAX_FILES } from "../../services/registry";
 
 const METADATA_PARTS = new Set(["metadata", "json"]);
 const ARCHIVE_PARTS = new Set(["archive", "zip", "files"]);

@@ -3,8 +3,7 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { UuidParam } from "../../lib/schemas";
-import { createBlankSheet, sheetView } from "../../services/sheets";
-import { createTable, deleteTable, listTables, requireTable, tableDetail, updateTable } from "../../services/tables";
+import { createBlankSheet, createTable, deleteTable, listTables, requireTable, sheetView, tableDetail, updateTable } from "../../services/tables";
 import { CreateTableBody, ListTablesQuery, SheetSchema, TableDetailSchema, TableSchema, UpdateTableBody } from "./schemas";
 
 const tags = ["smart tables"];

@@ -4,8 +4,7 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { QueryInt, ResourceFilterShape, SortBy, SortOrder } from "../../lib/query";
-import { addToolVersion, createTool, getTool, listTools, toolExists } from "../../services/tool-registry";
-import { testExecuteTool } from "../../services/tool-execution";
+import { addToolVersion, createTool, getTool, listTools, testExecuteTool, toolExists } from "../../services/registry";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 

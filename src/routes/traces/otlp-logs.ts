@@ -7,7 +7,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
-import { ingestOtlpLogs } from "../../services/traces";
+import { ingestOtlpLogs } from "../../services/ingest";
 import { MAX_ATTRIBUTE_DEPTH, OtlpFormatError } from "../../traces/otlp";
 import { decodeLogsExport, encodeLogsResponse, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT, OtlpTooManyRecords } from "../../traces/otlp-logs";
 import { JOIN_LIMITS } from "../../logs";

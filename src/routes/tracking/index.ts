@@ -9,7 +9,7 @@ import { defineRoute } from "../../http/openapi";
 import { indexAfterAnswer } from "../../http/after-answer";
 import { IDEMPOTENCY_DOC, IdempotencyKeyHeaders, answerIdempotently } from "../../http/idempotency";
 import { createGroup, trackGroup, trackMetadata, trackPrompt, trackScore, type RecordAnswer } from "../../logs";
-import { trackRequest } from "../../services/tracking-request";
+import { trackRequest } from "../../services/ingest";
 import { convertProviderCall } from "../../converters";
 import {
   CreateGroupBody,

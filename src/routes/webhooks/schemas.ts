@@ -1,8 +1,7 @@
 // Shapes of the webhook endpoints.
 import { z } from "@hono/zod-openapi";
 import { QueryInt } from "../../lib/query";
-import { EVENT_TYPES } from "../../services/events";
-import { MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from "../../services/webhooks";
+import { EVENT_TYPES, MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from "../../services/webhooks";
 
 export const EventTypeSchema = z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` });
 

@@ -7,8 +7,7 @@ import { defineRoute } from "../../http/openapi";
 import { externalIdRoutes } from "../external-ids";
 import { and, eq } from "drizzle-orm";
 import { workflows } from "../../db/schema";
-import { createWorkflowVersion, getWorkflowVersion, listWorkflowLabels, listWorkflows, patchWorkflow } from "../../services/workflows";
-import { executionResults, startRun } from "../../services/workflow-runs";
+import { createWorkflowVersion, executionResults, getWorkflowVersion, listWorkflowLabels, listWorkflows, patchWorkflow, startRun } from "../../services/workflows";
 import {
   CreateWorkflowBody,
   CreateWorkflowResponse,

@@ -1,7 +1,7 @@
 // Request and response schemas of the workflow endpoints (PromptLayer's shapes); they also feed /openapi.json.
 import { NameText } from "../../lib/schemas";
 import { z } from "@hono/zod-openapi";
-import { OPERATORS } from "../../services/workflow-graph";
+import { OPERATORS } from "../../services/workflows";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 import { QueryBool, QueryInt, ResourceFilterShape, SortBy } from "../../lib/query";
 import { CHANNEL_SUFFIX } from "../../realtime/protocol";

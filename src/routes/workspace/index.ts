@@ -4,7 +4,7 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { LOG_RETENTION_DAYS } from "../../logs";
-import { getLogRetention, setLogRetention } from "../../services/log-retention";
+import { getLogRetention, setLogRetention } from "../../services/workspace";
 
 const { min, max } = LOG_RETENTION_DAYS;
 const RULE = `must be an integer from ${min} to ${max}, or null`;

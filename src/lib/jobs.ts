@@ -1,0 +1,63 @@
+// Job messages on the JOBS queue: small (ids and keys, never payloads, well under 128 KB), versioned,
+// validated on the way in and on the way out. A new kind of job adds its message to this union.
+import { z } from "zod";
+import { chainForLog } from "./error-text";
+
+/** Wraps a job body with the envelope fields every message carries. */
+export const envelope = <K extends string, B extends z.ZodRawShape>(kind: K, body: B) =>
+  z.object({ v: z.literal(1), kind: z.literal(kind), workspace_id: z.int().positive(), ...body });
+
+/** Checks that the queue path works end to end (used by tests and `npm run dev` smoke checks). */
+export const PingJob = envelope("ping", { token: z.string().max(200) });
+
+/** Runs (or resumes) one workflow execution; the rows it works on say what is left to do. */
+export const WorkflowRunJob = envelope("workflow_run", { execution_id: z.int().positive() });
+
+/** Fills a dataset draft (from-filter-params, create-draft from a version, from-file); the job row holds the parameters. */
+export const DatasetFillJob = envelope("dataset_fill", { job_id: z.int().positive() });
+
+/** Runs (or resumes) a sheet import; everything else it needs is on the operation row. */
+export const SheetImportJob = envelope("sheet_import", { operation_id: z.string().min(1).max(255) });
+
+/** Makes the next attempt of one webhook delivery (event × webhook); the delivery row holds the rest. */
+export const WebhookDeliveryJob = envelope("webhook_delivery", { delivery_id: z.string().min(1).max(64) });
+
+/** Evaluates the next batch of an evaluation run's rows (and queues itself again while rows are left). */
+export const EvaluationRunJob = envelope("evaluation_run", { report_id: z.int().positive() });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob, EvaluationRunJob]);
+export type JobMessage = z.infer<typeof JobMessage>;
+
+export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {
+  await queue.send(JobMessage.parse(message), { contentType: "json" });
+}
+
+/** Ids one index message carries at most (a message stays far below the queue's 128 KB). */
+export const INDEX_MESSAGE_IDS = 1000;
+
+/**
+ * Logs just written to one log database (`shard`, its binding), for the indexer (src/logs/indexing.ts).
+ * On the index queue, not the jobs queue: its consumer takes many at once and indexes them together.
+ */
+export const IndexLogsMessage = z.object({
+  v: z.literal(1),
+  kind: z.literal("index_logs"),
+  shard: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/),
+  ids: z.array(z.int().positive()).min(1).max(INDEX_MESSAGE_IDS),
+});
+export type IndexLogsMessage = z.infer<typeof IndexLogsMessage>;
+
+/**
+ * Announces logs to the index queue. Never throws: a queue that refuses or fails loses nothing (the
+ * logs are written and marked unindexed, and the cron's sweeper indexes what no message brought).
+ */
+export async function announceUnindexed(queue: Queue, shard: string, ids: readonly number[]): Promise<void> {
+  try {
+    for (let at = 0; at < ids.length; at += INDEX_MESSAGE_IDS) {
+      const message: IndexLogsMessage = { v: 1, kind: "index_logs", shard, ids: ids.slice(at, at + INDEX_MESSAGE_IDS) };
+      await queue.send(IndexLogsMessage.parse(message), { contentType: "json" });
+    }
+  } catch (err) {
+    console.error(JSON.stringify({ level: "warn", msg: "index queue send failed; the sweeper will index these logs", shard, logs: ids.length, error: chainForLog(err) }));
+  }
+}

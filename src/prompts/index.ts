@@ -1,0 +1,21 @@
+// The prompt store's face: every read of a stored prompt (a template and one of its versions, for
+// logging, blocks and the registry's reads), the pure rules of prompt text (snippets), and the edge
+// cache of template reads. Below the log store: logs/ looks prompt versions up while it writes a log,
+// so nothing here imports logs/ or services/. The registry's writes (publish, patch, labels) are
+// services/registry's.
+export { resolvePromptForBlocks } from "./find";
+export { expandSnippets, MAX_SNIPPET_DEPTH, referencedSnippets, SNIPPET_PATTERN, SnippetCycleError, snippetText, type SnippetLookup, type SnippetSource } from "./snippets";
+export {
+  asksForFresh,
+  CACHE_STATE_HEADER,
+  DEFAULT_PROMPT_CACHE_TTL_MS,
+  PromptCache,
+  type BookmarkPort,
+  type CacheState,
+  type PromptCacheOptions,
+  type ReadKey,
+  type ReadRequest,
+  type ReadSource,
+} from "./cache";
+export { applyPromptPatch, renderTemplate, templateVariableNames, type PromptPatch } from "./patch";
+export { findPromptVersion, type PromptVersionView } from "./versions";

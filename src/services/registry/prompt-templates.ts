@@ -1,0 +1,606 @@
+// The prompt registry: templates, their numbered versions and release labels. New versions and
+// label moves are single conditional statements in one db.batch(), so concurrent publishes never
+// reuse a version number and a label always names exactly one version.
+import { and, asc, desc, eq, or, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { inJsonList, nowMs } from "../../db/sql";
+import { runBatch } from "../../db/batch";
+import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../../db/schema";
+import type { AuthContext } from "../../env";
+import { ApiError } from "../../lib/errors";
+import { chainIncludes } from "../../lib/error-text";
+import { toIso } from "../../lib/time";
+import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
+import { requireFolder } from "./folders";
+import { applyPromptPatch, renderTemplate, type PromptPatch, type ReadSource } from "../../prompts";
+import { eventStatement } from "../webhooks";
+import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../../converters";
+import { refuseSnippetCycles, resolveSnippets, type SnippetDependencies } from "./snippets";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
+import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
+
+type Obj = Record<string, unknown>;
+
+export interface PublishInput {
+  prompt_template: { prompt_name: string; tags?: string[] | null; folder_id?: number | null };
+  prompt_version: { prompt_template: Obj; commit_message?: string | null; metadata?: Obj | null };
+  release_labels?: string[] | null;
+  external_ids?: ExternalIdPair[] | null;
+}
+
+export interface PublishedView {
+  id: number;
+  prompt_name: string;
+  prompt_version_id: number;
+  version_number: number;
+  tags: string[];
+  release_labels: string[];
+  prompt_template: Obj;
+  metadata: Obj | null;
+  commit_message: string | null;
+  folder_id: number | null;
+  external_ids: ExternalIdPair[];
+}
+
+/** The id a numeric identifier names (tried before the name it also is), else null. */
+const idOf = (identifier: string): number | null => (/^[1-9][0-9]{0,15}$/.test(identifier) ? Number(identifier) : null);
+
+/** A template by id or name. A numeric identifier is tried as an id first, then as a name. */
+export async function findTemplate(db: Db, workspaceId: number, identifier: string): Promise<PromptTemplateRow | null> {
+  const asId = idOf(identifier);
+  if (asId !== null) {
+    const [byId] = await db.select().from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.id, asId))).limit(1);
+    if (byId) return byId;
+  }
+  const [byName] = await db.select().from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.name, identifier))).limit(1);
+  return byName ?? null;
+}
+
+export async function requireTemplate(db: Db, workspaceId: number, identifier: string): Promise<PromptTemplateRow> {
+  const t = await findTemplate(db, workspaceId, identifier);
+  if (!t) throw ApiError.notFound("prompt template");
+  return t;
+}
+
+export async function templateExists(db: Db, workspaceId: number, id: number): Promise<boolean> {
+  const [row] = await db.select({ id: promptTemplates.id }).from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.id, id))).limit(1);
+  return Boolean(row);
+}
+
+/** The version `version` or `label` selects (both: 400), else the latest. 404 when it does not exist. */
+export async function resolveVersion(db: Db, templateId: number, sel: { version?: number | null; label?: string | null }): Promise<PromptVersionRow> {
+  if (sel.version != null && sel.label != null) throw new ApiError("validation_error", "version: give either version or label, not both");
+  let row: PromptVersionRow | undefined;
+  if (sel.label != null) {
+    [row] = await db
+      .select({ v: promptVersions })
+      .from(promptLabels)
+      .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
+      .where(and(eq(promptLabels.promptId, templateId), eq(promptLabels.name, sel.label)))
+      .limit(1)
+      .then((r) => r.map((x) => x.v));
+    if (!row) throw new ApiError("not_found", `label: no release label "${sel.label}" on this prompt template`);
+    return row;
+  }
+  const where = sel.version != null ? and(eq(promptVersions.promptId, templateId), eq(promptVersions.version, sel.version)) : eq(promptVersions.promptId, templateId);
+  [row] = await db.select().from(promptVersions).where(where).orderBy(desc(promptVersions.version)).limit(1);
+  if (!row) throw new ApiError("not_found", sel.version != null ? `version: prompt template has no version ${sel.version}` : "prompt template has no versions");
+  return row;
+}
+
+/** Creates a template with its first version, or adds a version when the name exists. */
+export async function publishTemplate(db: Db, auth: AuthContext, input: PublishInput): Promise<PublishedView> {
+  const ws = auth.workspaceId;
+  const name = input.prompt_template.prompt_name;
+  const tags = input.prompt_template.tags ?? null;
+  const folderId = input.prompt_template.folder_id;
+  await requireFolder(db, ws, folderId);
+  await refuseSnippetCycles(db, ws, name, input.prompt_version.prompt_template);
+  const existing = await findByName(db, ws, name);
+  const mappings = await newMappings(db, ws, "prompt_template", existing?.id ?? null, input.external_ids);
+  const self = sql`SELECT id FROM prompt_templates WHERE workspace_id = ${ws} AND name = ${name}`;
+  const v = input.prompt_version;
+
+  const upsert = db
+    .insert(promptTemplates)
+    .values({ workspaceId: ws, name, folderId: folderId ?? null, tags: tags ?? [], createdBy: auth.userId })
+    .onConflictDoUpdate({
+      target: [promptTemplates.workspaceId, promptTemplates.name],
+      set: {
+        updatedAt: nowMs,
+        // Only what the caller sent changes an existing template.
+        ...(tags !== null ? { tags: sql`excluded.tags` } : {}),
+        ...(folderId !== undefined ? { folderId: sql`excluded.folder_id` } : {}),
+      },
+    });
+  const version = insertVersionStatement(ws, self, v.prompt_template, v.metadata ?? null, v.commit_message ?? null, auth.userId);
+  let results: D1Result[];
+  try {
+    results = await runBatch(db, [
+      upsert,
+      version,
+      ...versionEventStatements(ws, auth.userId, self, input.release_labels),
+      ...labelStatements(ws, self, input.release_labels),
+      ...mappings.attach(self),
+    ]);
+  } catch (err) {
+    mappings.throwIfTaken(err);
+    throw err;
+  }
+  const t = await requireTemplate(db, ws, name);
+  // The answer describes the version this call wrote, not whichever is newest by now.
+  return publishedView(db, ws, t, await insertedVersion(db, results[1]));
+}
+
+/** The version row a batch's insertVersionStatement wrote (it answers its id). */
+async function insertedVersion(db: Db, result: D1Result): Promise<PromptVersionRow> {
+  const id = (result.results[0] as { id: number }).id;
+  const [row] = await db.select().from(promptVersions).where(eq(promptVersions.id, id));
+  return row;
+}
+
+export interface PatchInput extends PromptPatch {
+  version?: number | null;
+  label?: string | null;
+  commit_message?: string | null;
+  release_labels?: string[] | null;
+}
+
+/** A new version from a base version (latest, `version` or `label`) with the patch applied. */
+export async function patchTemplate(
+  db: Db,
+  auth: AuthContext,
+  identifier: string,
+  input: PatchInput,
+  validate: (template: Obj) => Obj,
+): Promise<PublishedView & { base_version: number }> {
+  const ws = auth.workspaceId;
+  const t = await requireTemplate(db, ws, identifier);
+  const base = await resolveVersion(db, t.id, { version: input.version, label: input.label });
+  const next = applyPromptPatch({ template: base.promptTemplate, metadata: base.metadata ?? null }, input);
+  const template = validate(next.template);
+  await refuseSnippetCycles(db, ws, t.name, template);
+  const self = sql`SELECT ${t.id} AS id`;
+  const [written] = await runBatch(db, [
+    insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
+    db.update(promptTemplates).set({ updatedAt: nowMs }).where(eq(promptTemplates.id, t.id)),
+    ...versionEventStatements(ws, auth.userId, self, input.release_labels),
+    ...labelStatements(ws, self, input.release_labels),
+  ]);
+  return { ...(await publishedView(db, ws, t, await insertedVersion(db, written))), base_version: base.version };
+}
+
+function insertVersionStatement(ws: number, templateIdSql: SQL, template: Obj, metadata: Obj | null, commitMessage: string | null, userId: number): SQL {
+  return sql`
+    INSERT INTO prompt_versions (workspace_id, prompt_id, version, prompt_template, metadata, commit_message, created_by)
+    SELECT ${ws}, t.id, coalesce((SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id), 0) + 1,
+           ${JSON.stringify(template)}, ${metadata === null ? null : JSON.stringify(metadata)}, ${commitMessage}, ${userId}
+    FROM (${templateIdSql}) AS t
+    RETURNING id`;
+}
+
+const NEWEST_VERSION = sql`(SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id)`;
+
+/**
+ * The events of a new version (right after its insert) and of the labels it takes: each name is a
+ * label created or a label moved, judged before labelStatements changes them (same batch).
+ */
+function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+  const template = sql`(${templateIdSql}) AS s JOIN prompt_templates AS t ON t.id = s.id`;
+  const events = [
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_version_created",
+      userId,
+      from: template,
+      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${NEWEST_VERSION})`,
+    }),
+  ];
+  const names = JSON.stringify([...new Set(labels ?? [])]);
+  if (names === "[]") return events;
+  return [
+    ...events,
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_moved",
+      userId,
+      from: sql`${template} JOIN prompt_labels AS l ON l.prompt_id = t.id JOIN prompt_versions AS ov ON ov.id = l.prompt_version_id`,
+      when: sql`l.name IN (SELECT value FROM json_each(${names}))`,
+      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${NEWEST_VERSION},
+        'old_prompt_template_version_number', ov.version, 'prompt_template_label', l.name)`,
+    }),
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_created",
+      userId,
+      from: sql`${template}, json_each(${names}) AS j`,
+      when: sql`NOT EXISTS (SELECT 1 FROM prompt_labels WHERE prompt_id = t.id AND name = j.value)`,
+      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${NEWEST_VERSION}, 'prompt_template_label', j.value)`,
+    }),
+  ];
+}
+
+/** The prompt templates' release labels (release-labels.ts). */
+const PROMPT_LABELS: LabelTable = {
+  labels: promptLabels,
+  workspaceId: promptLabels.workspaceId,
+  owner: promptLabels.promptId,
+  version: promptLabels.promptVersionId,
+  name: promptLabels.name,
+  updatedAt: promptLabels.updatedAt,
+  versions: promptVersions,
+  versionId: promptVersions.id,
+  versionOwner: promptVersions.promptId,
+};
+
+/** Creates or moves each label to the template's newest version (the one the batch just added). */
+export function labelStatements(ws: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+  return moveLabels(PROMPT_LABELS, ws, templateIdSql, labels);
+}
+
+async function findByName(db: Db, ws: number, name: string) {
+  const [row] = await db.select().from(promptTemplates).where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.name, name))).limit(1);
+  return row ?? null;
+}
+
+export async function publishedView(db: Db, ws: number, t: PromptTemplateRow, v: PromptVersionRow): Promise<PublishedView> {
+  const [labels, ext] = await Promise.all([
+    db.select({ name: promptLabels.name }).from(promptLabels).where(eq(promptLabels.promptVersionId, v.id)).orderBy(asc(promptLabels.name)),
+    externalIdsFor(db, ws, "prompt_template", [t.id]),
+  ]);
+  return {
+    id: t.id,
+    prompt_name: t.name,
+    prompt_version_id: v.id,
+    version_number: v.version,
+    tags: t.tags ?? [],
+    release_labels: labels.map((l) => l.name),
+    prompt_template: v.promptTemplate,
+    metadata: v.metadata ?? null,
+    commit_message: v.commitMessage ?? null,
+    folder_id: t.folderId ?? null,
+    external_ids: ext.get(String(t.id)) ?? [],
+  };
+}
+
+export interface TemplateVersionView {
+  success: true;
+  id: number;
+  prompt_name: string;
+  prompt_version_id: number;
+  version: number;
+  workspace_id: number;
+  folder_id: number | null;
+  prompt_template: Obj;
+  metadata: Obj | null;
+  commit_message: string | null;
+  tags: string[];
+  release_labels: string[];
+  created_at: string;
+  updated_at: string;
+  snippets: { id: number; prompt_name: string; version: number }[];
+  llm_kwargs: Obj | null;
+  external_ids: ExternalIdPair[];
+}
+
+/**
+ * What a fetch reads before it renders anything: the template, the selected version, its labels and
+ * external IDs, the blueprint with its snippets filled in, and what the snippets' lookups found. Plain
+ * JSON, so the edge cache can keep it (src/prompts/cache.ts): change TEMPLATE_READ_FORMAT with its shape.
+ */
+export interface TemplateVersionRead {
+  t: PromptTemplateRow;
+  v: PromptVersionRow;
+  p: Pick<PublishedView, "release_labels" | "external_ids">;
+  expanded: Obj;
+  snippets: { id: number; prompt_name: string; version: number }[];
+  dependencies: SnippetDependencies;
+}
+
+/** Names TemplateVersionRead's shape (and its rows' columns) in the edge cache's keys. */
+export const TEMPLATE_READ_FORMAT = "template-version-1";
+
+export async function readTemplateVersion(db: Db, ws: number, identifier: string, sel: { version?: number | null; label?: string | null }): Promise<TemplateVersionRead> {
+  const t = await requireTemplate(db, ws, identifier);
+  const v = await resolveVersion(db, t.id, sel);
+  // Snippets first: their text may hold input variables too.
+  const [p, { template: expanded, snippets, dependencies }] = await Promise.all([publishedView(db, ws, t, v), resolveSnippets(db, ws, t.name, v.promptTemplate)]);
+  return { t, v, p: { release_labels: p.release_labels, external_ids: p.external_ids }, expanded, snippets, dependencies };
+}
+
+/** What a version-pinned read rests on: its template at a generation, and each snippet name's answer. */
+export interface TemplateReadPin {
+  id: number;
+  generation: number;
+  snippets: SnippetDependencies;
+}
+
+/** The generations a read was made at: the template's read with its row, each snippet's with its text. */
+const templateReadPin = (read: TemplateVersionRead): TemplateReadPin => ({ id: read.t.id, generation: read.t.cacheGeneration, snippets: read.dependencies });
+
+/**
+ * Whether a read pinned by `pin` would be read the same now, in one query: the identifier still names
+ * that template at that generation, and every snippet name still finds what it found (or still nothing).
+ */
+export async function templateReadHolds(db: Db, ws: number, identifier: string, pin: TemplateReadPin): Promise<boolean> {
+  const asId = idOf(identifier);
+  const names = [identifier, ...Object.keys(pin.snippets)];
+  const rows = await db
+    .select({ id: promptTemplates.id, name: promptTemplates.name, generation: promptTemplates.cacheGeneration })
+    .from(promptTemplates)
+    .where(and(eq(promptTemplates.workspaceId, ws), or(asId !== null ? eq(promptTemplates.id, asId) : undefined, inJsonList(promptTemplates.name, names))));
+  const named = (name: string) => rows.find((r) => r.name === name);
+  const t = (asId !== null ? rows.find((r) => r.id === asId) : undefined) ?? named(identifier);
+  if (!t || t.id !== pin.id || t.generation !== pin.generation) return false;
+  return Object.entries(pin.snippets).every(([name, found]) => {
+    const now = named(name);
+    return found === null ? now === undefined : now !== undefined && now.id === found.id && now.generation === found.generation;
+  });
+}
+
+/** The edge cache's source of a template read (src/prompts/cache.ts): the read, its pin, the pin's proof. */
+export function templateReadSource(
+  db: Db,
+  ws: number,
+  identifier: string,
+  sel: { version?: number | null; label?: string | null },
+): ReadSource<TemplateVersionRead, TemplateReadPin> {
+  return {
+    format: TEMPLATE_READ_FORMAT,
+    load: () => readTemplateVersion(db, ws, identifier, sel),
+    pin: templateReadPin,
+    holds: (pin) => templateReadHolds(db, ws, identifier, pin),
+  };
+}
+
+/**
+ * One template at the selected version; with input variables, text blocks come back filled in. run()'s
+ * overrides (provider, model, model_parameter_overrides) change the answered metadata.model and the
+ * llm_kwargs built from it, never the stored version. `read`: the read already made (the edge cache's).
+ * `sdkForm` (POST, the SDKs' fetch) also fills variables when none are given but the version has
+ * provider arguments, missing ones empty: PromptLayer's rule, which the Python SDK's template cache
+ * repeats on what it fetched with skip_input_variable_rendering. GET never fills them.
+ */
+export async function getTemplateVersion(
+  db: Db,
+  ws: number,
+  identifier: string,
+  sel: {
+    version?: number | null;
+    label?: string | null;
+    input_variables?: Record<string, unknown> | null;
+    skip_input_variable_rendering?: boolean | null;
+    sdkForm?: boolean;
+  } & ModelOverrides,
+  read?: TemplateVersionRead,
+): Promise<TemplateVersionView> {
+  const { t, v, p, expanded, snippets } = read ?? (await readTemplateVersion(db, ws, identifier, sel));
+  const metadata = withModelOverrides(v.metadata ?? null, sel);
+  const render = !sel.skip_input_variable_rendering && (sel.input_variables != null || (sel.sdkForm === true && llmKwargsFor(expanded, metadata) !== null));
+  const promptTemplate = render ? renderTemplate(expanded, sel.input_variables ?? {}) : expanded;
+  return {
+    success: true,
+    id: t.id,
+    prompt_name: t.name,
+    prompt_version_id: v.id,
+    version: v.version,
+    workspace_id: ws,
+    folder_id: t.folderId ?? null,
+    prompt_template: promptTemplate,
+    metadata,
+    commit_message: v.commitMessage ?? null,
+    tags: t.tags ?? [],
+    release_labels: p.release_labels,
+    created_at: toIso(v.createdAt),
+    updated_at: toIso(t.updatedAt),
+    snippets,
+    // What the SDK's run() hands the provider: built from the (rendered) blueprint and metadata.model.
+    llm_kwargs: llmKwargsFor(promptTemplate, metadata),
+    external_ids: p.external_ids,
+  };
+}
+
+export interface ListTemplatesQuery extends ExternalIdLookupQuery, ResourceFilters {
+  page: number;
+  per_page: number;
+  label?: string;
+  tags?: string[];
+  sort_order: "asc" | "desc";
+}
+
+export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
+  const lookup = await resolveExternalIdLookup(db, ws, "prompt_template", q);
+  const empty = { has_next: false, has_prev: q.page > 1, items: [], next_num: null, prev_num: q.page > 1 ? q.page - 1 : null, page: q.page, pages: 0, total: 0 };
+  if (lookup === null) return empty;
+  const t = promptTemplates;
+  const columns = { id: t.id, name: t.name, userId: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt };
+  const conds: (SQL | undefined)[] = [
+    eq(t.workspaceId, ws),
+    sql`EXISTS (SELECT 1 FROM prompt_versions v WHERE v.prompt_id = ${t.id})`,
+    lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined,
+    ...resourceConditions(ws, columns, { ...q, name: q.name || undefined }),
+    q.label ? sql`EXISTS (SELECT 1 FROM prompt_labels l WHERE l.prompt_id = ${t.id} AND l.name = ${q.label})` : undefined,
+    // Every tag asked for: the list is one JSON parameter, however many tags are given.
+    q.tags?.length
+      ? sql`NOT EXISTS (SELECT 1 FROM json_each(${JSON.stringify([...new Set(q.tags)])}) AS w WHERE w.value NOT IN (SELECT value FROM json_each(${t.tags})))`
+      : undefined,
+  ];
+  const where = and(...conds);
+  const [{ total }] = await db.select({ total: sql<number>`count(*)` }).from(t).where(where);
+  const rows = await db
+    .select()
+    .from(t)
+    .where(where)
+    .orderBy(...resourceOrder(columns, q))
+    .limit(q.per_page)
+    .offset((q.page - 1) * q.per_page);
+  const ids = rows.map((r) => r.id);
+  const versions = ids.length === 0 ? [] : q.label ? await labeledVersions(db, ids, q.label) : await latestVersions(db, ids);
+  const byTemplate = new Map(versions.map((v) => [v.promptId, v]));
+  const ext = await externalIdsFor(db, ws, "prompt_template", ids);
+  const pages = Math.ceil(total / q.per_page);
+  return {
+    has_next: q.page < pages,
+    has_prev: q.page > 1,
+    items: rows.map((r) => {
+      const v = byTemplate.get(r.id)!;
+      return {
+        id: r.id,
+        prompt_name: r.name,
+        prompt_version_id: v.id,
+        version: v.version,
+        prompt_template: v.promptTemplate,
+        metadata: v.metadata ?? null,
+        commit_message: v.commitMessage ?? null,
+        llm_kwargs: llmKwargsFor(v.promptTemplate, v.metadata ?? null),
+        tags: r.tags ?? [],
+        folder_id: r.folderId ?? null,
+        created_at: toIso(r.createdAt),
+        updated_at: toIso(r.updatedAt),
+        external_ids: ext.get(String(r.id)) ?? [],
+      };
+    }),
+    next_num: q.page < pages ? q.page + 1 : null,
+    prev_num: q.page > 1 ? q.page - 1 : null,
+    page: q.page,
+    pages,
+    total,
+  };
+}
+
+async function latestVersions(db: Db, templateIds: number[]) {
+  return db
+    .select()
+    .from(promptVersions)
+    .where(
+      and(
+        inJsonList(promptVersions.promptId, templateIds),
+        sql`${promptVersions.version} = (SELECT max(v2.version) FROM prompt_versions v2 WHERE v2.prompt_id = ${promptVersions.promptId})`,
+      ),
+    );
+}
+
+async function labeledVersions(db: Db, templateIds: number[], label: string) {
+  const rows = await db
+    .select({ v: promptVersions })
+    .from(promptLabels)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
+    .where(and(inJsonList(promptLabels.promptId, templateIds), eq(promptLabels.name, label)));
+  return rows.map((r) => r.v);
+}
+
+// ---- release labels ----
+
+export interface LabelView {
+  id: number;
+  name: string;
+  prompt_id: number;
+  prompt_version_id: number;
+  prompt_version_number: number;
+  created_at: string;
+  updated_at: string;
+}
+
+function labelView(l: PromptLabelRow, versionNumber: number): LabelView {
+  return {
+    id: l.id,
+    name: l.name,
+    prompt_id: l.promptId,
+    prompt_version_id: l.promptVersionId,
+    prompt_version_number: versionNumber,
+    created_at: toIso(l.createdAt),
+    updated_at: toIso(l.updatedAt),
+  };
+}
+
+export async function templateLabels(db: Db, ws: number, identifier: string) {
+  const t = await requireTemplate(db, ws, identifier);
+  const rows = await db
+    .select({ l: promptLabels, number: promptVersions.version })
+    .from(promptLabels)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
+    .where(eq(promptLabels.promptId, t.id))
+    .orderBy(asc(promptLabels.name));
+  return rows.map((r) => ({ prompt_version_id: r.l.promptVersionId, prompt_version_number: r.number, release_label: r.l.name, release_label_id: r.l.id }));
+}
+
+async function versionOf(db: Db, ws: number, promptId: number, number: number): Promise<PromptVersionRow> {
+  if (!(await templateExists(db, ws, promptId))) throw ApiError.notFound("prompt template");
+  const [v] = await db.select().from(promptVersions).where(and(eq(promptVersions.promptId, promptId), eq(promptVersions.version, number))).limit(1);
+  if (!v) throw new ApiError("not_found", `prompt_version_number: prompt ${promptId} has no version ${number}`);
+  return v;
+}
+
+const labelDetails = (version: SQL) =>
+  sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${version}, 'prompt_template_label', l.name)`;
+
+export async function createLabel(db: Db, auth: AuthContext, promptId: number, input: { prompt_version_number: number; name: string }): Promise<LabelView> {
+  const ws = auth.workspaceId;
+  const v = await versionOf(db, ws, promptId, input.prompt_version_number);
+  // The event is written only when the label is new (checked before the insert, in the same batch).
+  const [, inserted] = await runBatch(db, [
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_created",
+      userId: auth.userId,
+      from: sql`prompt_templates AS t, (SELECT ${input.name} AS name) AS l`,
+      when: sql`t.id = ${promptId} AND NOT EXISTS (SELECT 1 FROM prompt_labels WHERE prompt_id = ${promptId} AND name = ${input.name})`,
+      details: labelDetails(sql`${v.version}`),
+    }),
+    db.insert(promptLabels).values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name }).onConflictDoNothing(),
+  ]);
+  // changes counts the rows the cache-generation triggers (migration 0030) update as well: none when nothing was inserted.
+  const [row] = inserted.meta.changes > 0 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
+  if (!row) throw new ApiError("conflict", `name: prompt ${promptId} already has a label "${input.name}" (move it with PATCH /prompt-labels/{id})`);
+  return labelView(row, v.version);
+}
+
+async function requireLabel(db: Db, ws: number, id: number): Promise<PromptLabelRow> {
+  const [l] = await db.select().from(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))).limit(1);
+  if (!l) throw ApiError.notFound("release label");
+  return l;
+}
+
+export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { prompt_version_number: number }): Promise<LabelView> {
+  const ws = auth.workspaceId;
+  const l = await requireLabel(db, ws, id);
+  const v = await versionOf(db, ws, l.promptId, input.prompt_version_number);
+  // The old version is read by the event's insert, before the update in the same batch; a label put
+  // back on the version it names already has not moved.
+  const [, updated] = await runBatch(db, [
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_moved",
+      userId: auth.userId,
+      from: sql`prompt_labels AS l JOIN prompt_versions AS ov ON ov.id = l.prompt_version_id JOIN prompt_templates AS t ON t.id = l.prompt_id`,
+      when: sql`l.id = ${id} AND l.workspace_id = ${ws} AND l.prompt_version_id <> ${v.id}`,
+      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${v.version},
+        'old_prompt_template_version_number', ov.version, 'prompt_template_label', l.name)`,
+    }),
+    db
+      .update(promptLabels)
+      .set({ promptVersionId: v.id, updatedAt: Date.now() })
+      .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
+  ]);
+  const [row] = updated.meta.changes > 0 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
+  if (!row) throw ApiError.notFound("release label");
+  return labelView(row, v.version);
+}
+
+export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promise<void> {
+  const ws = auth.workspaceId;
+  const [, deleted] = await runBatch(db, [
+    eventStatement({
+      workspaceId: ws,
+      type: "prompt_template_label_deleted",
+      userId: auth.userId,
+      from: sql`prompt_labels AS l JOIN prompt_versions AS v ON v.id = l.prompt_version_id JOIN prompt_templates AS t ON t.id = l.prompt_id`,
+      when: sql`l.id = ${id} AND l.workspace_id = ${ws}`,
+      details: labelDetails(sql`v.version`),
+    }),
+    db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
+  ]);
+  if (deleted.meta.changes === 0) throw ApiError.notFound("release label");
+}
+
+export const isTemplateNameTaken = (err: unknown) => chainIncludes(err, /UNIQUE constraint failed: prompt_templates\./);

@@ -1,0 +1,48 @@
+// POST /api/public/v2/tool-registry/{identifier}/test-execute: runs a tool version's code (or an
+// unsaved override) with given inputs in the JavaScript sandbox, with the tool's and the
+// workspace's environment variables. A failure of the user's code is a result, not an error.
+import type { Db } from "../../db/client";
+import { ApiError } from "../../lib/errors";
+import { runJavaScript, type JsRunResult } from "../../sandbox/run-javascript";
+import { envForRun } from "../workspace";
+import { getTool } from "./tool-registry";
+
+export interface ToolRunDeps {
+  db: Db;
+  loader: WorkerLoader | undefined;
+  envKey: string | undefined;
+  timeoutMs: number;
+  cpuMs: number;
+}
+
+export interface TestExecuteInput {
+  inputs?: Record<string, unknown>;
+  execution?: { type: "code"; language: "python" | "javascript"; code: string } | null;
+  tool_definition?: Record<string, unknown> | null;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+export async function testExecuteTool(
+  deps: ToolRunDeps,
+  workspaceId: number,
+  identifier: string,
+  sel: { version?: number; label?: string },
+  input: TestExecuteInput,
+): Promise<JsRunResult> {
+  const tool = await getTool(deps.db, workspaceId, identifier, sel);
+  const execution = (input.execution ?? tool.version?.execution ?? null) as TestExecuteInput["execution"];
+  if (!execution || execution.type !== "code" || typeof execution.code !== "string") {
+    throw new ApiError("validation_error", "execution: this tool version has no execution config; send one in the body to test unsaved code");
+  }
+  const definition = (input.tool_definition ?? tool.version?.tool_definition ?? {}) as { function?: { name?: unknown } };
+  const name = definition.function?.name;
+  if (typeof name !== "string" || !name) throw new ApiError("validation_error", "tool_definition: function.name is missing");
+  if (execution.language !== "javascript") {
+    throw new ApiError("validation_error", `execution.language: ${execution.language} tools cannot run here; only javascript runs in this service's sandbox`);
+  }
+  if (!IDENTIFIER.test(name)) throw new ApiError("validation_error", `tool_definition: function.name "${name}" is not a JavaScript function name`);
+  if (!deps.loader) throw new ApiError("internal_error", "this deployment has no LOADER (Worker Loader) binding, so it cannot run tools");
+  const env = await envForRun(deps.db, deps.envKey, workspaceId, tool.id);
+  return runJavaScript(deps.loader, { code: execution.code, functionName: name, inputs: input.inputs ?? {}, env, timeoutMs: deps.timeoutMs, cpuMs: deps.cpuMs });
+}

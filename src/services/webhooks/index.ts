@@ -1,0 +1,7 @@
+// The webhooks domain: the event outbox, webhook registrations and signed delivery with retries.
+// Route folder: webhooks. Every domain that reports a change writes its outbox row (eventStatement) in
+// the same db.batch() as the change; dispatch and delivery run from the queue and the cron.
+// Rule: imports no other domain; every domain that emits events imports this face.
+export { deliverWebhook, dispatchQuietly, sweepWebhooks } from "./delivery";
+export { EVENT_TYPES, eventStatement, inEventScope } from "./events";
+export { createWebhook, deleteWebhook, listWebhooks, MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, MAX_WEBHOOKS_PER_WORKSPACE, webhookDeliveriesPage } from "./webhooks";
