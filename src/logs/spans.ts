@@ -199,7 +199,7 @@ async function linkEarlierLogs(store: WorkspaceLogs, home: Db, ws: number, part:
       sql`
         UPDATE ${requestLogs} SET ${col(requestLogs.traceId)} = (SELECT j.value ->> 0 FROM json_each(${JSON.stringify(bare)}) AS j WHERE j.value ->> 1 = ${requestLogs.spanId} LIMIT 1)
         WHERE ${requestLogs.workspaceId} = ${ws} AND ${requestLogs.traceId} IS NULL AND ${requestLogs.spanId} IN (SELECT j.value ->> 1 FROM json_each(${JSON.stringify(bare)}) AS j)
-        RETURNING ${requestLogs.id}, ${requestLogs.spanId}, ${requestLogs.traceId}`,
+        RETURNING ${col(requestLogs.id)}, ${col(requestLogs.spanId)}, ${col(requestLogs.traceId)}`,
     ]);
     const linked = results[1].results as { id: number; span_id: string; trace_id: string }[];
     if (linked.length === 0) continue;
