@@ -1,5 +1,5 @@
 // SQL fragments the schema and the services share.
-import { getTableColumns, sql, type Name, type SQL } from "drizzle-orm";
+import { getTableColumns, getTableName, sql, type Name, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 
 /** Now, in epoch milliseconds (the unit of every time column). */
@@ -18,6 +18,15 @@ export function inJsonList(column: SQLiteColumn | SQL, values: readonly (string 
 /** A column's bare name, for where SQLite wants it unqualified: after an alias (`v.${col(t.c)}`), a SET target. */
 export function col(column: SQLiteColumn): Name {
   return sql.identifier(column.name);
+}
+
+/**
+ * `"table"."column"` wherever it stands. `${table.column}` gives the same, except at the top of a select field
+ * of a one-table query, where drizzle drops the table: inside a subquery there the column would bind to the
+ * subquery's own table.
+ */
+export function qualified(column: SQLiteColumn): SQL {
+  return sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
 }
 
 /** `"a", "b", …`: the SQL names of a table's columns by their drizzle keys, for an INSERT's column list. */

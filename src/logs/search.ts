@@ -333,11 +333,11 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput, only?:
            WHERE ${where} AND ${source.column} IS NOT NULL${promptCond}${prefixIn(source.column)}${onlyIn(source.column)}
            GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   } else {
-    const col = source.on === "key" ? "v.key" : "v.value";
+    const side = source.on === "key" ? "v.key" : "v.value";
     const keyCond = key ? ` AND v.key = ${key}` : source.kind === "tag" || source.kind === "tool" ? " AND v.key = ''" : "";
-    sql = `SELECT ${col} AS suggestion, count(DISTINCT v.request_id) AS n
+    sql = `SELECT ${side} AS suggestion, count(DISTINCT v.request_id) AS n
            FROM ${VALUES} AS v JOIN ${LOGS} AS r ON r.id = v.request_id
-           WHERE v.workspace_id = ${ws} AND v.kind = '${source.kind}'${keyCond} AND ${where}${prefixIn(col)}${onlyIn(col)}
+           WHERE v.workspace_id = ${ws} AND v.kind = '${source.kind}'${keyCond} AND ${where}${prefixIn(side)}${onlyIn(side)}
            GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   }
   return { sql, params: params.values };

@@ -36,26 +36,16 @@ function tableNames(): string[] {
 const ALLOWED: Record<string, { owner: string; tables: string[] }> = {
   // The span path's request-log row (its INSERT and column list) is being rebuilt as one row builder (issue 31, item 4).
   "src/logs/spans.ts": { owner: "logrow", tables: ["request_logs", "spans"] },
-  // services/ is converted after its move into domain folders (issue 31, item 2).
-  "src/services/dataset-drafts.ts": { owner: "sqlnames", tables: ["dataset_jobs", "dataset_rows"] },
-  "src/services/dataset-fill.ts": { owner: "sqlnames", tables: ["dataset_jobs", "dataset_jobs", "datasets", "dataset_rows", "datasets", "dataset_rows", "dataset_rows", "dataset_rows", "datasets", "dataset_rows", "datasets"] },
-  "src/services/datasets.ts": { owner: "sqlnames", tables: ["dataset_groups", "datasets", "datasets", "datasets", "dataset_jobs", "datasets", "dataset_jobs", "datasets", "reports", "reports", "dataset_rows"] },
-  "src/services/evaluation-runs.ts": { owner: "sqlnames", tables: ["report_columns", "report_columns", "report_rows", "dataset_rows", "report_rows", "report_rows", "reports", "reports", "report_rows", "report_rows", "report_rows"] },
-  "src/services/evaluations.ts": { owner: "sqlnames", tables: ["reports", "reports", "report_columns", "report_columns", "report_rows", "report_columns", "reports", "report_columns", "reports", "report_columns", "report_columns", "report_columns", "report_rows", "dataset_rows"] },
-  "src/services/events.ts": { owner: "sqlnames", tables: ["webhook_events"] },
-  "src/services/external-ids.ts": { owner: "sqlnames", tables: ["external_ids"] },
-  "src/services/folder-entity-sources.ts": { owner: "sqlnames", tables: ["prompt_versions", "workflow_versions"] },
-  "src/services/folders.ts": { owner: "sqlnames", tables: ["folders"] },
-  "src/services/prompt-templates.ts": { owner: "sqlnames", tables: ["prompt_templates", "prompt_versions", "prompt_versions", "prompt_versions", "prompt_templates", "prompt_labels", "prompt_versions", "prompt_labels", "prompt_versions", "prompt_labels", "prompt_versions", "prompt_templates", "prompt_labels", "prompt_labels", "prompt_versions", "prompt_templates", "prompt_labels", "prompt_versions", "prompt_templates"] },
-  "src/services/sheet-imports.ts": { owner: "sqlnames", tables: ["sheet_operations", "sheet_operations", "sheets", "sheet_operations", "sheet_operations"] },
-  "src/services/sheets.ts": { owner: "sqlnames", tables: ["smart_tables", "sheet_prompt_refs"] },
-  "src/services/skill-collections.ts": { owner: "sqlnames", tables: ["skill_collection_versions", "skill_collections"] },
-  "src/services/tables.ts": { owner: "sqlnames", tables: ["sheets", "smart_tables", "sheet_prompt_refs", "sheets"] },
-  "src/services/tool-registry.ts": { owner: "sqlnames", tables: ["tool_versions", "tool_versions", "tool_registry"] },
-  "src/services/webhook-delivery.ts": { owner: "sqlnames", tables: ["webhook_events", "webhook_deliveries", "webhook_events", "webhooks", "webhook_events", "webhook_deliveries", "webhook_events", "webhooks", "webhook_deliveries", "webhook_events", "webhook_deliveries", "webhook_delivery_attempts", "webhook_deliveries", "webhook_events", "webhook_events", "webhook_deliveries"] },
-  "src/services/webhooks.ts": { owner: "sqlnames", tables: ["webhooks"] },
-  "src/services/workflow-runs.ts": { owner: "sqlnames", tables: ["workflow_execution_nodes", "workflow_executions"] },
-  "src/services/workflows.ts": { owner: "sqlnames", tables: ["workflow_versions", "workflow_versions", "workflow_versions", "workflows"] },
+  // Being split (issue 31, items 1 and 2): the prompt registry's lookups and labels, the sheet imports' four jobs.
+  "src/services/registry/prompt-templates.ts": {
+    owner: "rooms",
+    tables: [
+      ...["prompt_templates", "prompt_versions", "prompt_versions", "prompt_versions", "prompt_templates", "prompt_labels", "prompt_versions", "prompt_labels"],
+      ...["prompt_versions", "prompt_labels", "prompt_versions", "prompt_templates", "prompt_labels", "prompt_labels", "prompt_versions", "prompt_templates"],
+      ...["prompt_labels", "prompt_versions", "prompt_templates"],
+    ],
+  },
+  "src/services/tables/sheet-imports.ts": { owner: "rooms", tables: ["sheet_operations", "sheet_operations", "sheets", "sheet_operations", "sheet_operations"] },
 };
 
 /** `src/path:line table` for each line of src/ that names a table bare in SQL (comment lines skipped). */
