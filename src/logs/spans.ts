@@ -191,8 +191,8 @@ async function linkEarlierLogs(store: WorkspaceLogs, home: Db, ws: number, part:
         SELECT * FROM (
           SELECT ${ws}, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, count(*)
           FROM json_each(${traceFacets}) AS j
-          CROSS JOIN ${requestLogs} AS r ON r.workspace_id = ${ws} AND r.span_id = j.value ->> 0 AND r.trace_id IS NULL
-          WHERE ${isIndexed(sql`r.id`)}
+          CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.spanId)} = j.value ->> 0 AND r.${col(requestLogs.traceId)} IS NULL
+          WHERE ${isIndexed(sql`r.${col(requestLogs.id)}`)}
           GROUP BY j.value ->> 1, j.value ->> 2, j.value ->> 3
         ) WHERE true
         ${FACETS_ADD}`,
@@ -346,21 +346,21 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     // inside a loop over the workspace's logs, a cost that grew with them.
     statements.push(sql`
       INSERT INTO ${requestLogUnindexed} (${columnList(requestLogUnindexed, ["requestId", "tools"])})
-      SELECT r.id, j.value -> 2
+      SELECT r.${col(requestLogs.id)}, j.value -> 2
       FROM json_each(${json}) AS j
-      CROSS JOIN ${spans} AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
-      CROSS JOIN ${requestLogs} AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1
+      CROSS JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.traceId)} = j.value ->> 0 AND s.${col(spans.spanId)} = j.value ->> 1 AND s.${col(spans.ingestId)} = ${opts.ingestId}
+      CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.traceId)} = j.value ->> 0 AND r.${col(requestLogs.spanId)} = j.value ->> 1
       WHERE true ON CONFLICT(${col(requestLogUnindexed.requestId)}) DO UPDATE SET ${col(requestLogUnindexed.tools)} = excluded.${col(requestLogUnindexed.tools)}`);
   }
   if (fresh.length > 0) {
     // Each new span points at its log: the one made above, or one logged earlier for the span id
     // alone (track-request's span_id), which then learns its trace.
     statements.push(sql`
-      UPDATE ${requestLogs} SET ${col(requestLogs.traceId)} = (SELECT s.trace_id FROM ${spans} s WHERE s.workspace_id = ${ws} AND s.span_id = ${requestLogs.spanId} AND s.ingest_id = ${opts.ingestId} LIMIT 1)
+      UPDATE ${requestLogs} SET ${col(requestLogs.traceId)} = (SELECT s.${col(spans.traceId)} FROM ${spans} s WHERE s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.spanId)} = ${requestLogs.spanId} AND s.${col(spans.ingestId)} = ${opts.ingestId} LIMIT 1)
       WHERE ${requestLogs.workspaceId} = ${ws} AND ${requestLogs.traceId} IS NULL
-        AND ${requestLogs.spanId} IN (SELECT s.span_id FROM ${spans} s WHERE s.workspace_id = ${ws} AND s.ingest_id = ${opts.ingestId})
-        AND NOT EXISTS (SELECT 1 FROM ${spans} s2 CROSS JOIN ${requestLogs} r2 ON r2.workspace_id = s2.workspace_id AND r2.trace_id = s2.trace_id AND r2.span_id = s2.span_id
-                        WHERE s2.workspace_id = ${ws} AND s2.ingest_id = ${opts.ingestId} AND s2.span_id = ${requestLogs.spanId})`);
+        AND ${requestLogs.spanId} IN (SELECT s.${col(spans.spanId)} FROM ${spans} s WHERE s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.ingestId)} = ${opts.ingestId})
+        AND NOT EXISTS (SELECT 1 FROM ${spans} s2 CROSS JOIN ${requestLogs} r2 ON r2.${col(requestLogs.workspaceId)} = s2.${col(spans.workspaceId)} AND r2.${col(requestLogs.traceId)} = s2.${col(spans.traceId)} AND r2.${col(requestLogs.spanId)} = s2.${col(spans.spanId)}
+                        WHERE s2.${col(spans.workspaceId)} = ${ws} AND s2.${col(spans.ingestId)} = ${opts.ingestId} AND s2.${col(spans.spanId)} = ${requestLogs.spanId})`);
     // A log indexed before its span arrived is counted under the span's trace and name now, as the
     // indexer counts a log that has its trace when it runs. The logs made above are not indexed yet,
     // and only a log just linked can be indexed and have the ids of a span stored only now.
@@ -375,15 +375,15 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
         SELECT * FROM (
           SELECT ${ws}, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, count(*)
           FROM json_each(${json}) AS j
-          CROSS JOIN ${spans} AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
-          CROSS JOIN ${requestLogs} AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1
-          WHERE ${isIndexed(sql`r.id`)}
+          CROSS JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.traceId)} = j.value ->> 0 AND s.${col(spans.spanId)} = j.value ->> 1 AND s.${col(spans.ingestId)} = ${opts.ingestId}
+          CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.traceId)} = j.value ->> 0 AND r.${col(requestLogs.spanId)} = j.value ->> 1
+          WHERE ${isIndexed(sql`r.${col(requestLogs.id)}`)}
           GROUP BY j.value ->> 2, j.value ->> 3, j.value ->> 4
         ) WHERE true
         ${FACETS_ADD}`);
     }
     statements.push(sql`
-      UPDATE ${spans} SET ${col(spans.requestLogId)} = (SELECT r.id FROM ${requestLogs} r WHERE r.workspace_id = ${ws} AND r.trace_id = ${spans.traceId} AND r.span_id = ${spans.spanId})
+      UPDATE ${spans} SET ${col(spans.requestLogId)} = (SELECT r.${col(requestLogs.id)} FROM ${requestLogs} r WHERE r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.traceId)} = ${spans.traceId} AND r.${col(requestLogs.spanId)} = ${spans.spanId})
       WHERE ${spans.workspaceId} = ${ws} AND ${spans.ingestId} = ${opts.ingestId} AND ${spans.requestLogId} IS NULL`);
   }
   if (opts.closeAfter && traceIds.length > 0) {
