@@ -68,21 +68,24 @@ export async function trackScore(logs: WorkspaceLogs, auth: AuthContext, input: 
 
 // ---- side rows of one kind (metadata, input variables) ----
 
+/** A side row's key and value (alias v). */
+const [KEY, VALUE] = [sql`v.${col(requestLogValues.key)}`, sql`v.${col(requestLogValues.value)}`];
+
 /** The autocomplete counts a side row of each kind adds to: the field, and the (key, value) it counts under. */
 const KIND_FACETS: Partial<Record<IndexKind, [field: string, keyValue: SQL][]>> = {
   metadata: [
-    ["metadata_keys", sql`'', v.key`],
-    ["metadata_values", sql`v.key, v.value`],
+    ["metadata_keys", sql`'', ${KEY}`],
+    ["metadata_values", sql`${KEY}, ${VALUE}`],
   ],
   input_variable: [
-    ["input_variable_keys", sql`'', v.key`],
-    ["input_variable_values", sql`v.key, v.value`],
+    ["input_variable_keys", sql`'', ${KEY}`],
+    ["input_variable_values", sql`${KEY}, ${VALUE}`],
   ],
   output: [
-    ["output_keys", sql`'', v.key`],
-    ["output_values", sql`v.key, v.value`],
+    ["output_keys", sql`'', ${KEY}`],
+    ["output_values", sql`${KEY}, ${VALUE}`],
   ],
-  tool: [["tool_names", sql`'', v.value`]],
+  tool: [["tool_names", sql`'', ${VALUE}`]],
 };
 
 /**

@@ -130,11 +130,13 @@ export async function addRequestLog(db: Db, logs: WorkspaceLogs, auth: AuthConte
 async function mergeColumns(db: Db, datasetId: number, next: (current: string[]) => string[]): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt++) {
     // Compared as stored text: the update applies only to the exact text it was computed from.
-    const row = await db.get<{ c: string }>(sql`SELECT column_names AS c FROM ${datasets} WHERE id = ${datasetId}`);
+    const row = await db.get<{ c: string }>(sql`SELECT ${datasets.columnNames} AS c FROM ${datasets} WHERE ${datasets.id} = ${datasetId}`);
     if (!row) return;
     const text = JSON.stringify(next(JSON.parse(row.c) as string[]));
     if (text === row.c) return;
-    const res = await db.run(sql`UPDATE ${datasets} SET column_names = ${text}, updated_at = ${Date.now()} WHERE id = ${datasetId} AND column_names = ${row.c}`);
+    const res = await db.run(
+      sql`UPDATE ${datasets} SET ${col(datasets.columnNames)} = ${text}, ${col(datasets.updatedAt)} = ${Date.now()} WHERE ${datasets.id} = ${datasetId} AND ${datasets.columnNames} = ${row.c}`,
+    );
     if ((res.meta.changes ?? 0) > 0) return;
   }
   throw new Error(`dataset ${datasetId}: column_names kept changing under 50 concurrent updates`);

@@ -62,8 +62,8 @@ const finishJob = (db: Db, job: JobRow, now: number) =>
   db
     .update(datasetJobs)
     .set({
-      status: sql`CASE WHEN (SELECT current_job_id FROM ${datasets} WHERE id = ${job.dataset_id}) = ${job.id} THEN 'COMPLETED' ELSE 'SUPERSEDED' END`,
-      rowsAdded: sql`(SELECT count(*) FROM ${datasetRows} WHERE dataset_id = ${job.dataset_id} AND job_id = ${job.id})`,
+      status: sql`CASE WHEN (SELECT ${datasets.currentJobId} FROM ${datasets} WHERE ${datasets.id} = ${job.dataset_id}) = ${job.id} THEN 'COMPLETED' ELSE 'SUPERSEDED' END`,
+      rowsAdded: sql`(SELECT count(*) FROM ${datasetRows} WHERE ${datasetRows.datasetId} = ${job.dataset_id} AND ${datasetRows.jobId} = ${job.id})`,
       updatedAt: now,
     })
     .where(eq(datasetJobs.id, job.id));
@@ -73,8 +73,8 @@ const rowsAddedOf = (db: Db, jobId: number) => db.select({ n: datasetJobs.rowsAd
 /** `blobs` holds the files of from-file jobs (the queue consumer passes it; fills from logs need none). */
 export async function runDatasetFill(db: Db, logsOf: (ws: number) => Promise<WorkspaceLogs>, ws: number, jobId: number, blobs?: R2Bucket): Promise<FillOutcome> {
   const job = await db.get<JobRow>(
-    sql`SELECT j.id, j.dataset_id, j.params, j.status, d.current_job_id, d.version_number
-        FROM ${datasetJobs} AS j JOIN ${datasets} AS d ON d.id = j.dataset_id WHERE j.id = ${jobId} AND j.workspace_id = ${ws}`,
+    sql`SELECT j.${col(datasetJobs.id)}, j.${col(datasetJobs.datasetId)}, j.${col(datasetJobs.params)}, j.${col(datasetJobs.status)}, d.${col(datasets.currentJobId)}, d.${col(datasets.versionNumber)}
+        FROM ${datasetJobs} AS j JOIN ${datasets} AS d ON d.${col(datasets.id)} = j.${col(datasetJobs.datasetId)} WHERE j.${col(datasetJobs.id)} = ${jobId} AND j.${col(datasetJobs.workspaceId)} = ${ws}`,
   );
   if (!job) return { state: "skipped" };
   const p = JSON.parse(job.params) as FillParams;
@@ -171,7 +171,7 @@ async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Prom
     finishJob(db, job, now),
     db
       .update(datasets)
-      .set({ columnNames: sql`(SELECT column_names FROM ${datasets} WHERE id = ${sourceId} AND workspace_id = ${ws})`, updatedAt: now })
+      .set({ columnNames: sql`(SELECT s.${col(datasets.columnNames)} FROM ${datasets} AS s WHERE s.${col(datasets.id)} = ${sourceId} AND s.${col(datasets.workspaceId)} = ${ws})`, updatedAt: now })
       .where(and(eq(datasets.id, job.dataset_id), eq(datasets.currentJobId, job.id))),
     rowsAddedOf(db, job.id),
   ]);
