@@ -36,15 +36,7 @@ function tableNames(): string[] {
 const ALLOWED: Record<string, { owner: string; tables: string[] }> = {
   // The span path's request-log row (its INSERT and column list) is being rebuilt as one row builder (issue 31, item 4).
   "src/logs/spans.ts": { owner: "logrow", tables: ["request_logs", "spans"] },
-  // Being split (issue 31, items 1 and 2): the prompt registry's lookups and labels, the sheet imports' four jobs.
-  "src/services/registry/prompt-templates.ts": {
-    owner: "rooms",
-    tables: [
-      ...["prompt_templates", "prompt_versions", "prompt_versions", "prompt_versions", "prompt_templates", "prompt_labels", "prompt_versions", "prompt_labels"],
-      ...["prompt_versions", "prompt_labels", "prompt_versions", "prompt_templates", "prompt_labels", "prompt_labels", "prompt_versions", "prompt_templates"],
-      ...["prompt_labels", "prompt_versions", "prompt_templates"],
-    ],
-  },
+  // Being split into four (issue 31, item 2).
   "src/services/tables/sheet-imports.ts": { owner: "rooms", tables: ["sheet_operations", "sheet_operations", "sheets", "sheet_operations", "sheet_operations"] },
 };
 
