@@ -6,7 +6,7 @@ import { getDb, type Db } from "./db/client";
 import type { RequestSessions } from "./db/sessions";
 import { promisesByKey } from "./lib/collections";
 import { CONTROL_SHARD, ensureIdRange, idRangeFor, openPeriod, recordedPlacement, shardBinding, workspacePlacement, WorkspaceLogs, type LogPeriod, type LogShardEnv, type Placement } from "./logs";
-import { resolvePromptForBlocks } from "./prompts";
+import { findPromptVersion } from "./prompts";
 
 export interface BaseEnv extends BlockSettings, LogShardEnv {
   DB: D1Database;
@@ -112,7 +112,14 @@ export function blockContextFor(env: BlockSettings, db: Db, workspaceId: number)
       timeoutMs: timeout > 0 ? timeout : DEFAULT_ENDPOINT_POLICY.timeoutMs,
       allowPrivateAddresses: env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true",
     },
-    resolvePrompt: oncePerRef((ref) => resolvePromptForBlocks(db, workspaceId, ref)),
+    // A label wins over a version number, then the latest; a prompt is found by its exact name.
+    resolvePrompt: oncePerRef(async (ref) => {
+      const found = await findPromptVersion(db, workspaceId, {
+        name: ref.name,
+        ...(ref.label ? { label: ref.label } : ref.version_number ? { version: ref.version_number } : { latest: true as const }),
+      });
+      return found ? { prompt_template: found.version.promptTemplate, metadata: found.version.metadata ?? null } : null;
+    }),
   };
 }
 

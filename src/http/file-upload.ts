@@ -1,6 +1,6 @@
 // The request side of a JSON body carrying a base64 file (sheet imports, dataset versions from a file):
 // the content type, the limits from the env, a refusal on Content-Length before anything is read, and
-// the streamed receive into R2 (src/services/file-upload.ts).
+// the streamed receive into R2 (src/lib/file-upload.ts).
 import type { Context } from "hono";
 import type { AppEnv, Env } from "../env";
 import { ApiError } from "../lib/errors";

@@ -61,7 +61,7 @@ const BOUND = "ISO 8601 or epoch seconds/milliseconds";
 
 /**
  * Who made a resource and when it was made or last changed: the filters every resource list takes
- * (src/services/resource-list.ts applies them). Spread into a list's query schema, beside the
+ * (src/services/registry/resource-list.ts applies them). Spread into a list's query schema, beside the
  * external-ID lookup (routes/external-ids/schemas.ts) where its resources carry external IDs.
  */
 export const ResourceFilterShape = {

@@ -10,8 +10,8 @@ import { requestLogFacets, requestLogs, requestLogUnindexed, spans, traceClosure
 import { col, columnList } from "../db/sql";
 import type { AuthContext } from "../lib/auth-context";
 import { ApiError, REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../lib/errors";
+import { findPromptVersion } from "../prompts";
 import { chainIncludes } from "../lib/error-text";
-import { findTemplate, resolveVersion } from "../services/registry/prompt-templates";
 import type { SpanExtras, SpanInput } from "./span-input";
 import { facetRowsOf, searchColumnsOf, toolsOf } from "./index-rows";
 import { chunkIndexRows, isIndexed } from "./indexing";
@@ -89,13 +89,12 @@ async function resolvePrompts(db: Db, workspaceId: number, refs: SpanPromptRef[]
   for (const ref of refs) {
     const id = JSON.stringify(ref);
     if (out.has(id)) continue;
-    const template = await findTemplate(db, workspaceId, ref.id != null ? String(ref.id) : (ref.name ?? ""));
-    if (!template || (ref.id != null && template.id !== ref.id)) {
-      out.set(id, null);
-      continue;
-    }
-    const version = await resolveVersion(db, template.id, { version: ref.version, label: ref.version != null ? null : ref.label }).catch(() => null);
-    out.set(id, version ? { promptId: template.id, promptName: template.name, version: version.version, versionId: version.id } : null);
+    // A name is a path identifier here: a span naming prompt "42" links template 42 when there is one.
+    const found = await findPromptVersion(db, workspaceId, {
+      ...(ref.id != null ? { id: ref.id } : { identifier: ref.name ?? "" }),
+      ...(ref.version != null ? { version: ref.version } : ref.label != null ? { label: ref.label } : { latest: true as const }),
+    });
+    out.set(id, found ? { promptId: found.template.id, promptName: found.template.name, version: found.version.version, versionId: found.version.id } : null);
   }
   return out;
 }

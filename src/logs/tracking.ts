@@ -8,14 +8,14 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch, type Statement as Stmt } from "../db/batch";
-import { promptTemplates, requestGroups, requestLogFacets, requestLogs, requestLogValues, type IndexKind } from "../db/schema";
+import { requestGroups, requestLogFacets, requestLogs, requestLogValues, type IndexKind } from "../db/schema";
 import { col } from "../db/sql";
 import type { AuthContext } from "../lib/auth-context";
 import { ApiError } from "../lib/errors";
 import { indexed } from "../filters";
+import { requirePromptVersion } from "../prompts";
 import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { addFacetCounts, countFacets, dailyTotals, dropEmptyDailyTotals, insertSideRows, isIndexed } from "./indexing";
-import { resolveVersion } from "../services/registry/prompt-templates";
 import type { WorkspaceLogs } from "./periods";
 
 /** The score name that is also the log's `score`. */
@@ -187,13 +187,7 @@ export interface TrackedPrompt {
 export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContext, input: TrackPromptInput): Promise<TrackedPrompt> {
   const ws = auth.workspaceId;
   if (input.version != null && input.label != null) throw new ApiError("validation_error", "version: give either version or label, not both");
-  const [template] = await db
-    .select({ id: promptTemplates.id, name: promptTemplates.name })
-    .from(promptTemplates)
-    .where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.name, input.prompt_name)))
-    .limit(1);
-  if (!template) throw ApiError.notFound("prompt template");
-  const version = await resolveVersion(db, template.id, { version: input.version, label: input.label });
+  const { template, version } = await requirePromptVersion(db, ws, { name: input.prompt_name }, { version: input.version, label: input.label });
   const logs = await logDatabase(store, input.request_id);
   await requireLog(logs, ws, input.request_id);
 

@@ -8,7 +8,7 @@ import type { AuthContext } from "../lib/auth-context";
 import { ApiError, REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import { findPromptVersion, type PromptVersionView } from "../prompts";
+import { loggedPromptVersion, type PromptVersionView } from "../prompts";
 import { searchColumnsOf, toolsOf } from "./index-rows";
 import { markNewestUnindexed, NEWEST_LOG } from "./indexing";
 import { runBatch, type Statement } from "../db/batch";
@@ -62,7 +62,7 @@ export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null) =>
 /** `db` is the control database (the prompt the log names); the log goes to the workspace's current log database. */
 export async function createRequestLog(db: Db, store: WorkspaceLogs, auth: AuthContext, input: RequestLogInput, alsoWrite?: AlsoWrite): Promise<LoggedRequest> {
   const logs = store.current;
-  const promptVersion = await findPromptVersion(db, auth.workspaceId, {
+  const promptVersion = await loggedPromptVersion(db, auth.workspaceId, {
     promptId: input.prompt_id,
     promptName: input.prompt_name,
     versionNumber: input.prompt_version_number,

@@ -1,9 +1,25 @@
 // The prompt store's face: every read of a stored prompt (a template and one of its versions, for
-// logging, blocks and the registry's reads), the pure rules of prompt text (snippets), and the edge
+// logging, blocks and the registry's reads), the pure rules of prompt text (snippets, the PATCH merge), and the edge
 // cache of template reads. Below the log store: logs/ looks prompt versions up while it writes a log,
 // so nothing here imports logs/ or services/. The registry's writes (publish, patch, labels) are
 // services/registry's.
-export { resolvePromptForBlocks } from "./find";
+export {
+  findPromptVersion,
+  findTemplate,
+  labelVersionId,
+  loggedPromptVersion,
+  promptVersionView,
+  requirePromptVersion,
+  requireTemplate,
+  templateExists,
+  templateIdOf,
+  versionNumberOf,
+  type FoundVersion,
+  type PromptVersionView,
+  type TemplateSel,
+  type VersionSel,
+} from "./find";
+export { refuseSnippetCycles, registryLookup, resolveSnippets, type SnippetDependencies } from "./snippet-lookup";
 export { expandSnippets, MAX_SNIPPET_DEPTH, referencedSnippets, SNIPPET_PATTERN, SnippetCycleError, snippetText, type SnippetLookup, type SnippetSource } from "./snippets";
 export {
   asksForFresh,
@@ -18,4 +34,3 @@ export {
   type ReadSource,
 } from "./cache";
 export { applyPromptPatch, renderTemplate, templateVariableNames, type PromptPatch } from "./patch";
-export { findPromptVersion, type PromptVersionView } from "./versions";

@@ -13,7 +13,7 @@ import { queueDraftFill } from "../../src/services/datasets/datasets";
 import { runEvaluationBatch, startEvaluationRun } from "../../src/services/evaluations/runs";
 import { runScheduled } from "../../src/queue/scheduled";
 import { sweepJobs, type SweepSettings } from "../../src/queue/sweeper";
-import { createFileImport, runImport } from "../../src/services/tables/sheet-imports";
+import { createFileImport, runImport } from "../../src/services/tables";
 import { findOperation } from "../../src/services/tables/sheets";
 import { runExecution, startRun } from "../../src/services/workflows/runs";
 import { call, createWorkspace, json, logsOf, type TestKey } from "../helpers/api";

@@ -126,7 +126,7 @@ describe("served from the edge cache", () => {
     const read = await readTemplateVersion(getDb(env.DB), ws.workspaceId, name, {});
     const shape = { read: Object.keys(read).sort(), t: Object.keys(read.t).sort(), v: Object.keys(read.v).sort() };
     // A deployment reads the entries the previous one kept, for up to a day: when this fails, change
-    // TEMPLATE_READ_FORMAT (src/services/prompt-templates.ts), then the expected shape here.
+    // TEMPLATE_READ_FORMAT (src/services/registry/prompt-templates.ts), then the expected shape here.
     expect({ format: TEMPLATE_READ_FORMAT, shape }).toEqual({
       format: "template-version-1",
       shape: {

@@ -8,7 +8,7 @@ import { buildDeps } from "../../src/deps";
 import type { Deps, Env } from "../../src/env";
 import type { JobMessage } from "../../src/lib/jobs";
 import { sweepJobs } from "../../src/queue/sweeper";
-import { createFileImportIntoSheet, createRequestLogImportIntoSheet, runImport } from "../../src/services/tables/sheet-imports";
+import { createFileImportIntoSheet, createRequestLogImportIntoSheet, runImport } from "../../src/services/tables";
 import { findOperation, requireSheet } from "../../src/services/tables/sheets";
 import { MAX_ROW_INDEX } from "../../src/sheets/cell-id";
 import type { CellView, RowView } from "../../src/sheets/types";

@@ -1,5 +1,5 @@
 // Environment variables: the workspace's (/api/public/v2/env-vars) and a tool's
-// (/api/public/v2/tool-registry/{identifier}/env-vars). Values are secrets: see services/env-vars.ts.
+// (/api/public/v2/tool-registry/{identifier}/env-vars). Values are secrets: see services/workspace/env-vars.ts.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";

@@ -1,6 +1,6 @@
 // Evaluations: pipelines (POST /reports), their columns (/report-columns), runs (POST /reports/{id}/run),
 // reading (GET /reports/{id}, /score, GET /api/public/v2/evaluations and …/{id}/rows), renaming, scoring
-// and archiving. Thin handlers; the work is in services/evaluations.ts and services/evaluation-runs.ts.
+// and archiving. Thin handlers; the work is in services/evaluations/ (pipelines.ts, runs.ts).
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";

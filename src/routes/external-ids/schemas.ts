@@ -16,7 +16,7 @@ export const ExternalIdsInput = z.array(ExternalId).max(100, "at most 100 mappin
 
 /**
  * Spread into a list endpoint's query schema; pass the parsed query to resolveExternalIdLookup
- * (src/services/external-ids.ts), which also refuses one parameter without the other.
+ * (src/services/registry/external-ids.ts), which also refuses one parameter without the other.
  */
 export const ExternalIdLookupShape = {
   external_source: ExternalIdSource.optional().openapi({ description: "With external_id: only the entity carrying this mapping." }),

@@ -1,5 +1,5 @@
 // POST /api/public/v2/prompt-runs: the playground's run of a template version or an unsaved draft
-// (services/prompt-runs.ts), answered as JSON or streamed as server-sent events.
+// (services/ingest/prompt-runs.ts), answered as JSON or streamed as server-sent events.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import type { AppEnv } from "../../env";

@@ -1,5 +1,5 @@
 // The tracking calls: a named score, metadata, a prompt link or a group added to a stored request log,
-// and request groups. Two families over one service (services/tracking.ts): the official SDK's paths
+// and request groups. Two families over one service (logs/tracking.ts): the official SDK's paths
 // (/library-track-*, /create-group, /track-group; the key may be `api_key` in the body) and the REST
 // twins of PromptLayer's document (/rest/track-*; X-API-KEY). All answer 200: the SDK counts any
 // other status as a failure.

@@ -1,17 +1,18 @@
 // Dataset groups and their versions: create a group (with its empty draft), queue a fill of the draft
 // from request logs (explicit ids or a filter group on the shared compiler), save the draft as the
-// next numbered version, list datasets and page through rows. The fill itself is dataset-fill.ts.
+// next numbered version, list datasets and page through rows. The fill itself is fill.ts.
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { col, columnList, nowMs } from "../../db/sql";
 import { runBatch } from "../../db/batch";
-import { datasetGroups, datasetJobs, datasetRows, datasets, promptLabels, promptVersions, reports, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../../db/schema";
+import { datasetGroups, datasetJobs, datasetRows, datasets, reports, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { chainIncludes } from "../../lib/error-text";
 import { containsText } from "../../lib/query";
 import { toIso } from "../../lib/time";
 import { externalIdsFor, newMappings, requireFolder, resolveExternalIdLookup, resourceConditions, resourceOrder, type ExternalIdLookupQuery, type ExternalIdPair, type ResourceListQuery } from "../registry";
+import { labelVersionId, versionNumberOf } from "../../prompts";
 import { fillQuery } from "../../logs";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "../../logs";
 
@@ -233,20 +234,12 @@ async function promptFilter(db: Db, ws: number, q: ListDatasetsQuery): Promise<S
   const versionIds: number[] = [];
   if (q.prompt_version_id !== undefined) versionIds.push(q.prompt_version_id);
   if (q.prompt_label_id !== undefined) {
-    const [label] = await db
-      .select({ versionId: promptLabels.promptVersionId })
-      .from(promptLabels)
-      .where(and(eq(promptLabels.id, q.prompt_label_id), eq(promptLabels.workspaceId, ws)))
-      .limit(1);
-    if (!label) return null;
-    versionIds.push(label.versionId);
+    const versionId = await labelVersionId(db, ws, q.prompt_label_id);
+    if (versionId === null) return null;
+    versionIds.push(versionId);
   }
   for (const id of versionIds) {
-    const [pv] = await db
-      .select({ promptId: promptVersions.promptId, version: promptVersions.version })
-      .from(promptVersions)
-      .where(and(eq(promptVersions.id, id), eq(promptVersions.workspaceId, ws)))
-      .limit(1);
+    const pv = await versionNumberOf(db, ws, id);
     if (!pv) return null;
     versions.push(pv);
   }

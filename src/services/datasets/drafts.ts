@@ -1,6 +1,6 @@
 // The draft endpoints beyond from-filter-params: create-draft (empty, or a queued copy of a saved
 // version), add-request-log (one log appended to the draft at once), and the no-write preview of a
-// from-filter-params call. Row values are built by the same SQL as the fill job (dataset-fill.ts).
+// from-filter-params call. Row values are built by the same SQL as the fill job (fill.ts).
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { col, columnList } from "../../db/sql";

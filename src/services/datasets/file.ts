@@ -1,7 +1,7 @@
 // Dataset versions from a file: the one reader of a stored CSV or JSON file, used twice on the same
 // bytes: by the request, which reads the whole file before answering (so a bad file is a 400 naming
 // its line, and nothing is queued), and by the fill job, which writes the rows it yields into the
-// draft (dataset-fill.ts). The file streams from R2 in slices and is never held whole; a row is at
+// draft (fill.ts). The file streams from R2 in slices and is never held whole; a row is at
 // most MAX_ROW_BYTES as JSON, well under D1's 2 MB value.
 import type { Db } from "../../db/client";
 import type { AuthContext } from "../../env";

@@ -1,6 +1,6 @@
 // Evaluation pipelines (reports): create on a saved dataset version with columns of the block engine,
 // list, read with columns, stats and scores, edit columns, rename, archive, and page through a run's
-// rows. Runs themselves are evaluation-runs.ts.
+// rows. Runs themselves are runs.ts.
 import { and, asc, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";

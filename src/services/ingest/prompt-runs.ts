@@ -12,8 +12,8 @@ import type { AuthContext } from "../../env";
 import type { WorkspaceLogs } from "../../logs";
 import { ApiError } from "../../lib/errors";
 import { envForRun } from "../workspace";
-import { renderTemplate, templateVariableNames } from "../../prompts";
-import { getTemplateVersion, resolveSnippets } from "../registry";
+import { renderTemplate, resolveSnippets, templateVariableNames } from "../../prompts";
+import { getTemplateVersion } from "../registry";
 import { trackRequest } from "./tracking-request";
 
 type Obj = Record<string, unknown>;

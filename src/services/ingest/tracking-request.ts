@@ -7,8 +7,7 @@ import type { Db } from "../../db/client";
 import type { RequestStatus } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { templateExists } from "../registry";
-import { findPromptVersion } from "../../prompts";
+import { findPromptVersion, templateExists } from "../../prompts";
 import { createRequestLog, requireGroup, type RecordAnswer, type RequestLogInput, type WorkspaceLogs } from "../../logs";
 
 /** What the provider call gives a log (the fields of RequestLogInput a converter fills). */
@@ -75,7 +74,7 @@ export async function trackRequest(
   if (body.prompt_id != null) {
     if (!(await templateExists(db, ws, body.prompt_id))) throw ApiError.notFound("prompt template");
     if (body.prompt_version != null) {
-      const version = await findPromptVersion(db, ws, { promptId: body.prompt_id, versionNumber: body.prompt_version });
+      const version = await findPromptVersion(db, ws, { id: body.prompt_id, version: body.prompt_version });
       if (!version) throw new ApiError("not_found", `prompt_version: prompt template has no version ${body.prompt_version}`);
     }
   } else if (body.prompt_version != null) {

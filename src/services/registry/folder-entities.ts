@@ -1,5 +1,5 @@
 // GET /api/public/v2/folders/entities: what a folder holds, across every registered entity type.
-// A resource joins by adding one FolderEntitySource to FOLDER_ENTITY_SOURCES (src/services/folder-entity-sources.ts).
+// A resource joins by adding one FolderEntitySource to FOLDER_ENTITY_SOURCES (folder-entity-sources.ts).
 import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";

@@ -9,12 +9,11 @@ export { deleteFolderEntities, moveFolderEntities, resolveFolderPath } from "./f
 export { FOLDER_ENTITY_SOURCES } from "./folder-entity-sources";
 export { createFolder, folderExists, renameFolder, requireFolder } from "./folders";
 export { upsertTemplateByExternalId } from "./prompt-template-upsert";
-export { createLabel, deleteLabel, findTemplate, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, resolveVersion, templateExists, templateLabels, templateReadSource, type TemplateVersionRead, type TemplateVersionView } from "./prompt-templates";
+export { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, templateLabels, templateReadSource, type TemplateVersionRead, type TemplateVersionView } from "./prompt-templates";
 export { labelStatements, type LabelTable } from "./release-labels";
 export { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters, type ResourceListQuery } from "./resource-list";
 export { collectionExists, collectionExternalIds, collectionView, createCollection, createVersion, listCollections, looksLikeUuid, renameCollection, requireCollection, selectVersion, versionFiles, versionView, type NewFile, type SkillStore } from "./skill-collections";
 export { normalizePath, SKILL_MAX_FILE_BYTES, SKILL_MAX_FILES } from "./skill-manifest";
 export { snippetUsage } from "./snippet-usage";
-export { resolveSnippets } from "./snippets";
 export { testExecuteTool } from "./tool-execution";
 export { addToolVersion, createTool, getTool, listTools, requireTool, toolExists } from "./tool-registry";

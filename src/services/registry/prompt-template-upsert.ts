@@ -11,8 +11,8 @@ import { ApiError } from "../../lib/errors";
 import { chainIncludes } from "../../lib/error-text";
 import { findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { requireFolder } from "./folders";
-import { findTemplate, labelStatements, publishedView, publishTemplate, resolveVersion, type PublishedView, type PublishInput } from "./prompt-templates";
-import { refuseSnippetCycles } from "./snippets";
+import { labelStatements, publishedView, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
+import { findPromptVersion, findTemplate, refuseSnippetCycles } from "../../prompts";
 
 /** JSON with object keys sorted, so two blueprints compare by content, not key order. */
 function canonical(value: unknown): string {
@@ -54,7 +54,7 @@ export async function upsertTemplateByExternalId(
       throw err;
     }
   }
-  const latest = await resolveVersion(db, template.id, {}).catch(() => null);
+  const latest = (await findPromptVersion(db, ws, { id: template.id, latest: true }))?.version ?? null;
   const v = input.prompt_version;
   const unchanged =
     latest !== null && canonical(latest.promptTemplate) === canonical(v.prompt_template) && canonical(latest.metadata ?? null) === canonical(v.metadata ?? null);

@@ -1,7 +1,7 @@
 // The prompt registry: templates, their numbered versions and release labels. New versions and
 // label moves are single conditional statements in one db.batch(), so concurrent publishes never
 // reuse a version number and a label always names exactly one version.
-import { and, asc, desc, eq, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { col, columnList, inJsonList, nowMs } from "../../db/sql";
 import { runBatch } from "../../db/batch";
@@ -12,10 +12,22 @@ import { chainIncludes } from "../../lib/error-text";
 import { toIso } from "../../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
-import { applyPromptPatch, renderTemplate, type PromptPatch, type ReadSource } from "../../prompts";
+import {
+  applyPromptPatch,
+  findPromptVersion,
+  refuseSnippetCycles,
+  renderTemplate,
+  requirePromptVersion,
+  requireTemplate,
+  resolveSnippets,
+  templateExists,
+  templateIdOf,
+  type PromptPatch,
+  type ReadSource,
+  type SnippetDependencies,
+} from "../../prompts";
 import { eventStatement } from "../webhooks";
 import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../../converters";
-import { refuseSnippetCycles, resolveSnippets, type SnippetDependencies } from "./snippets";
 import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
@@ -40,52 +52,6 @@ export interface PublishedView {
   commit_message: string | null;
   folder_id: number | null;
   external_ids: ExternalIdPair[];
-}
-
-/** The id a numeric identifier names (tried before the name it also is), else null. */
-const idOf = (identifier: string): number | null => (/^[1-9][0-9]{0,15}$/.test(identifier) ? Number(identifier) : null);
-
-/** A template by id or name. A numeric identifier is tried as an id first, then as a name. */
-export async function findTemplate(db: Db, workspaceId: number, identifier: string): Promise<PromptTemplateRow | null> {
-  const asId = idOf(identifier);
-  if (asId !== null) {
-    const [byId] = await db.select().from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.id, asId))).limit(1);
-    if (byId) return byId;
-  }
-  const [byName] = await db.select().from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.name, identifier))).limit(1);
-  return byName ?? null;
-}
-
-export async function requireTemplate(db: Db, workspaceId: number, identifier: string): Promise<PromptTemplateRow> {
-  const t = await findTemplate(db, workspaceId, identifier);
-  if (!t) throw ApiError.notFound("prompt template");
-  return t;
-}
-
-export async function templateExists(db: Db, workspaceId: number, id: number): Promise<boolean> {
-  const [row] = await db.select({ id: promptTemplates.id }).from(promptTemplates).where(and(eq(promptTemplates.workspaceId, workspaceId), eq(promptTemplates.id, id))).limit(1);
-  return Boolean(row);
-}
-
-/** The version `version` or `label` selects (both: 400), else the latest. 404 when it does not exist. */
-export async function resolveVersion(db: Db, templateId: number, sel: { version?: number | null; label?: string | null }): Promise<PromptVersionRow> {
-  if (sel.version != null && sel.label != null) throw new ApiError("validation_error", "version: give either version or label, not both");
-  let row: PromptVersionRow | undefined;
-  if (sel.label != null) {
-    [row] = await db
-      .select({ v: promptVersions })
-      .from(promptLabels)
-      .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
-      .where(and(eq(promptLabels.promptId, templateId), eq(promptLabels.name, sel.label)))
-      .limit(1)
-      .then((r) => r.map((x) => x.v));
-    if (!row) throw new ApiError("not_found", `label: no release label "${sel.label}" on this prompt template`);
-    return row;
-  }
-  const where = sel.version != null ? and(eq(promptVersions.promptId, templateId), eq(promptVersions.version, sel.version)) : eq(promptVersions.promptId, templateId);
-  [row] = await db.select().from(promptVersions).where(where).orderBy(desc(promptVersions.version)).limit(1);
-  if (!row) throw new ApiError("not_found", sel.version != null ? `version: prompt template has no version ${sel.version}` : "prompt template has no versions");
-  return row;
 }
 
 /** Creates a template with its first version, or adds a version when the name exists. */
@@ -155,8 +121,7 @@ export async function patchTemplate(
   validate: (template: Obj) => Obj,
 ): Promise<PublishedView & { base_version: number }> {
   const ws = auth.workspaceId;
-  const t = await requireTemplate(db, ws, identifier);
-  const base = await resolveVersion(db, t.id, { version: input.version, label: input.label });
+  const { template: t, version: base } = await requirePromptVersion(db, ws, { identifier }, { version: input.version, label: input.label });
   const next = applyPromptPatch({ template: base.promptTemplate, metadata: base.metadata ?? null }, input);
   const template = validate(next.template);
   await refuseSnippetCycles(db, ws, t.name, template);
@@ -301,8 +266,7 @@ export interface TemplateVersionRead {
 export const TEMPLATE_READ_FORMAT = "template-version-1";
 
 export async function readTemplateVersion(db: Db, ws: number, identifier: string, sel: { version?: number | null; label?: string | null }): Promise<TemplateVersionRead> {
-  const t = await requireTemplate(db, ws, identifier);
-  const v = await resolveVersion(db, t.id, sel);
+  const { template: t, version: v } = await requirePromptVersion(db, ws, { identifier }, sel);
   // Snippets first: their text may hold input variables too.
   const [p, { template: expanded, snippets, dependencies }] = await Promise.all([publishedView(db, ws, t, v), resolveSnippets(db, ws, t.name, v.promptTemplate)]);
   return { t, v, p: { release_labels: p.release_labels, external_ids: p.external_ids }, expanded, snippets, dependencies };
@@ -323,7 +287,7 @@ const templateReadPin = (read: TemplateVersionRead): TemplateReadPin => ({ id: r
  * that template at that generation, and every snippet name still finds what it found (or still nothing).
  */
 export async function templateReadHolds(db: Db, ws: number, identifier: string, pin: TemplateReadPin): Promise<boolean> {
-  const asId = idOf(identifier);
+  const asId = templateIdOf(identifier);
   const names = [identifier, ...Object.keys(pin.snippets)];
   const rows = await db
     .select({ id: promptTemplates.id, name: promptTemplates.name, generation: promptTemplates.cacheGeneration })
@@ -526,9 +490,9 @@ export async function templateLabels(db: Db, ws: number, identifier: string) {
 
 async function versionOf(db: Db, ws: number, promptId: number, number: number): Promise<PromptVersionRow> {
   if (!(await templateExists(db, ws, promptId))) throw ApiError.notFound("prompt template");
-  const [v] = await db.select().from(promptVersions).where(and(eq(promptVersions.promptId, promptId), eq(promptVersions.version, number))).limit(1);
-  if (!v) throw new ApiError("not_found", `prompt_version_number: prompt ${promptId} has no version ${number}`);
-  return v;
+  const found = await findPromptVersion(db, ws, { id: promptId, version: number });
+  if (!found) throw new ApiError("not_found", `prompt_version_number: prompt ${promptId} has no version ${number}`);
+  return found.version;
 }
 
 const labelDetails = (version: SQL) =>

@@ -3,7 +3,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { promptLabels, promptTemplates, promptVersions } from "../../db/schema";
-import { requireTemplate, resolveVersion } from "./prompt-templates";
+import { ApiError } from "../../lib/errors";
+import { findPromptVersion, requireTemplate } from "../../prompts";
 
 export interface SnippetUsage {
   success: true;
@@ -24,9 +25,11 @@ export async function snippetUsage(db: Db, ws: number, identifier: string, versi
   const snippet = await requireTemplate(db, ws, identifier);
   let current = true;
   if (versionNumber !== undefined) {
-    const v = await resolveVersion(db, snippet.id, { version: versionNumber });
-    const latest = await resolveVersion(db, snippet.id, {});
-    current = v.id === latest.id;
+    const v = await findPromptVersion(db, ws, { id: snippet.id, version: versionNumber });
+    if (!v) throw new ApiError("not_found", `version: prompt template has no version ${versionNumber}`);
+    const latest = await findPromptVersion(db, ws, { id: snippet.id, latest: true });
+    if (!latest) throw new ApiError("not_found", "prompt template has no versions");
+    current = v.version.id === latest.version.id;
   }
   const marker = `@@@${snippet.name}@@@`;
   // The marker as it appears inside the stored JSON text (quotes and backslashes escaped).

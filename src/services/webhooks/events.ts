@@ -2,7 +2,7 @@
 // SAME db.batch() as the change it reports, so an event is never lost and never exists for a change
 // that did not commit. Callers add eventStatement(...) to their batch; the emission scope notes the
 // workspace so that, once the request or job is over, its undispatched events are fanned out to
-// deliveries (webhook-delivery.ts). Whatever that misses, the scheduled sweeper picks up.
+// deliveries (delivery.ts). Whatever that misses, the scheduled sweeper picks up.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { sql, type SQL } from "drizzle-orm";
 import { webhookEvents } from "../../db/schema";

@@ -4,7 +4,7 @@ import { getDb } from "../../../src/db/client";
 import type { Deps, Env } from "../../../src/env";
 import { buildDeps } from "../../../src/deps";
 import type { CellView } from "../../../src/sheets/types";
-import { createFileImport, runImport } from "../../../src/services/tables/sheet-imports";
+import { createFileImport, runImport } from "../../../src/services/tables";
 import { findOperation } from "../../../src/services/tables/sheets";
 import { createWorkspace } from "../../helpers/api";
 import { newTable } from "../../helpers/tables";

@@ -1,10 +1,10 @@
 // Snippets in the registry: resolving `@@@name@@@` references when a template is fetched, and
-// refusing a version that would make them cycle.
-import { and, desc, eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { promptTemplates, promptVersions } from "../../db/schema";
-import { ApiError } from "../../lib/errors";
-import { expandSnippets, SnippetCycleError, type SnippetLookup } from "../../prompts";
+// refusing a version that would make them cycle. The expansion is snippets.ts's (pure); the lookup
+// is the latest version of a template by name (findPromptVersion).
+import type { Db } from "../db/client";
+import { ApiError } from "../lib/errors";
+import { findPromptVersion } from "./find";
+import { expandSnippets, SnippetCycleError, type SnippetLookup } from "./snippets";
 
 type Obj = Record<string, unknown>;
 
@@ -17,21 +17,9 @@ export type SnippetDependencies = Record<string, { id: number; generation: numbe
 /** The latest version of each template by name, looked up as the expansion meets it; `seen` records each answer. */
 export function registryLookup(db: Db, ws: number, seen?: SnippetDependencies): SnippetLookup {
   return async (name) => {
-    const [row] = await db
-      .select({
-        id: promptTemplates.id,
-        name: promptTemplates.name,
-        generation: promptTemplates.cacheGeneration,
-        version: promptVersions.version,
-        template: promptVersions.promptTemplate,
-      })
-      .from(promptTemplates)
-      .innerJoin(promptVersions, eq(promptVersions.promptId, promptTemplates.id))
-      .where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.name, name)))
-      .orderBy(desc(promptVersions.version))
-      .limit(1);
-    if (seen) seen[name] = row ? { id: row.id, generation: row.generation } : null;
-    return row ? { id: row.id, name: row.name, version: row.version, template: row.template as Obj } : null;
+    const found = await findPromptVersion(db, ws, { name, latest: true });
+    if (seen) seen[name] = found ? { id: found.template.id, generation: found.template.cacheGeneration } : null;
+    return found ? { id: found.template.id, name: found.template.name, version: found.version.version, template: found.version.promptTemplate as Obj } : null;
   };
 }
 
