@@ -36,8 +36,6 @@ function tableNames(): string[] {
 const ALLOWED: Record<string, { owner: string; tables: string[] }> = {
   // The span path's request-log row (its INSERT and column list) is being rebuilt as one row builder (issue 31, item 4).
   "src/logs/spans.ts": { owner: "logrow", tables: ["request_logs", "spans"] },
-  // Being split into four (issue 31, item 2).
-  "src/services/tables/sheet-imports.ts": { owner: "rooms", tables: ["sheet_operations", "sheet_operations", "sheets", "sheet_operations", "sheet_operations"] },
 };
 
 /** `src/path:line table` for each line of src/ that names a table bare in SQL (comment lines skipped). */
