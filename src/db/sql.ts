@@ -1,6 +1,6 @@
 // SQL fragments the schema and the services share.
-import { sql, type SQL } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { getTableColumns, getTableName, sql, type Name, type SQL } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 
 /** Now, in epoch milliseconds (the unit of every time column). */
 export const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
@@ -8,4 +8,32 @@ export const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 /** `column IN (values)` with the list bound as one JSON parameter: any length fits D1's 100 bound parameters. */
 export function inJsonList(column: SQLiteColumn | SQL, values: readonly (string | number)[]): SQL {
   return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+}
+
+// Table and column names reach SQL text from the schema, never as bare words, so a rename fails the
+// compiler (test/node/sql-names.test.ts greps for bare table names). In a `sql` template a table is
+// `${table}` and a column `${table.column}` ("table"."column"); SQL built as text takes a table's name
+// from drizzle's getTableName, once at module load, unquoted as before.
+
+/** A column's bare name, for where SQLite wants it unqualified: after an alias (`v.${col(t.c)}`), a SET target. */
+export function col(column: SQLiteColumn): Name {
+  return sql.identifier(column.name);
+}
+
+/**
+ * `"table"."column"` wherever it stands. `${table.column}` gives the same, except at the top of a select field
+ * of a one-table query, where drizzle drops the table: inside a subquery there the column would bind to the
+ * subquery's own table.
+ */
+export function qualified(column: SQLiteColumn): SQL {
+  return sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
+}
+
+/** `"a", "b", …`: the SQL names of a table's columns by their drizzle keys, for an INSERT's column list. */
+export function columnList<T extends SQLiteTable>(table: T, keys: readonly (keyof T["$inferInsert"] & string)[]): SQL {
+  const columns = getTableColumns(table) as Record<string, SQLiteColumn>;
+  return sql.join(
+    keys.map((k) => sql.identifier(columns[k].name)),
+    sql`, `,
+  );
 }

@@ -3,6 +3,8 @@
 // parameters; the only text spliced into SQL comes from fields.ts. Parameters are numbered (?N) and
 // shared, so the workspace id is bound once; lists travel as one JSON parameter read with json_each,
 // which keeps any group within D1's 100 bound parameters (SqlParams refuses to go past it).
+import { getTableName } from "drizzle-orm";
+import { REQUEST_LOGS_FTS, requestLogValues } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { likePattern, longTextMatch, type TextMatch } from "../lib/query";
 import { INDEX_VALUE_MAX, indexed } from "./indexed";
@@ -11,6 +13,8 @@ import { isGroup, type Filter, type FilterGroup, type Scalar } from "./parse";
 
 /** D1 binds at most 100 parameters per statement. */
 export const D1_MAX_PARAMS = 100;
+
+const VALUES = getTableName(requestLogValues);
 
 /** Lists of at most this many values are bound one parameter a value, while the statement has room. */
 const SHORT_LIST = 8;
@@ -263,7 +267,7 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
 
 /** Logs having a side row of this kind that meets cond, on the (workspace, kind, key, value, request_id) index. */
 function sideRows(ctx: CompileContext, kind: string, cond: string, mode: SideMode): string {
-  const rows = `FROM request_log_values AS v WHERE v.workspace_id = ${ctx.workspace} AND v.kind = '${kind}' AND ${cond}`;
+  const rows = `FROM ${VALUES} AS v WHERE v.workspace_id = ${ctx.workspace} AND v.kind = '${kind}' AND ${cond}`;
   return mode === "exists" ? `EXISTS (SELECT 1 ${rows} AND v.request_id = r.id)` : `r.id IN (SELECT v.request_id ${rows})`;
 }
 
@@ -298,6 +302,6 @@ export function compileRequestLogQuery(query: RequestLogQuery, ctx: CompileConte
   const parts = [`r.workspace_id = ${ctx.workspace}`];
   if (query.filter_group && query.filter_group.filters.length > 0) parts.push(compileFilterGroup(query.filter_group, ctx));
   const fts = query.q ? ftsQuery(query.q) : null;
-  if (fts) parts.push(`r.id IN (SELECT rowid FROM request_logs_fts WHERE request_logs_fts MATCH ${ctx.params.add(fts)})`);
+  if (fts) parts.push(`r.id IN (SELECT rowid FROM ${REQUEST_LOGS_FTS} WHERE ${REQUEST_LOGS_FTS} MATCH ${ctx.params.add(fts)})`);
   return parts.join(" AND ");
 }

@@ -1,6 +1,7 @@
 // The fields and operators of PromptLayer's structured filter group, and which operators each kind
 // of field takes. Pure data: the parser validates against it and the compiler reads it.
-import { AGENT_INTENTS, REQUEST_STATUSES, USER_INTENTS, type IndexKind, type OutputFormat } from "../db/schema";
+import { getTableName } from "drizzle-orm";
+import { AGENT_INTENTS, REQUEST_STATUSES, spans, USER_INTENTS, type IndexKind, type OutputFormat } from "../db/schema";
 
 export const FILTER_OPERATORS = [
   "is",
@@ -33,7 +34,7 @@ export const FILTER_OPERATORS = [
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
 /** The name of the span a log was made from (a correlated lookup by its primary key). */
-export const SPAN_NAME = "(SELECT s.name FROM spans AS s WHERE s.workspace_id = r.workspace_id AND s.trace_id = r.trace_id AND s.span_id = r.span_id)";
+export const SPAN_NAME = `(SELECT s.name FROM ${getTableName(spans)} AS s WHERE s.workspace_id = r.workspace_id AND s.trace_id = r.trace_id AND s.span_id = r.span_id)`;
 
 export type FieldType = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "nested" | "score";
 

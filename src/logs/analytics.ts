@@ -4,7 +4,9 @@
 // ranges drawn by the hour, and queries with other filters or free text read the matching logs.
 // Either way every count and sum is exact, computed inside the database; only percentiles come from
 // latency histograms.
+import { getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
+import { requestLogDaily, requestLogs } from "../db/schema";
 import { compileRequestLogQuery, isGroup, SqlParams, type CompileContext, type FilterGroup } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import { intervalOf, summarize, type Interval, type Sums, type Views } from "../analytics/summarize";
@@ -82,6 +84,9 @@ const LOG_KEY: Record<Dim, { key: string; bucket: string }> = {
  * One dimension of the matching logs as an SQL source of (period, key, bucket, counts) rows: the
  * daily totals for whole days inside the range, one row per log for the rest.
  */
+const DAILY = getTableName(requestLogDaily);
+const LOGS = getTableName(requestLogs);
+
 export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan: Plan, dim: Dim, params: SqlParams, estimate: Estimate): string {
   const ws = params.add(workspaceId);
   const parts: string[] = [];
@@ -89,14 +94,14 @@ export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan
   if (plan.inner) {
     parts.push(`SELECT r.day AS period, r.key AS key, r.bucket AS bucket, r.requests AS requests, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens,
         r.cost AS cost, r.latency_ms AS latency_ms
-      FROM request_log_daily AS r WHERE r.workspace_id = ${ws} AND r.dim = '${dim}' AND r.day >= ${params.add(plan.inner.from)} AND r.day < ${params.add(plan.inner.to)}`);
+      FROM ${DAILY} AS r WHERE r.workspace_id = ${ws} AND r.dim = '${dim}' AND r.day >= ${params.add(plan.inner.from)} AND r.day < ${params.add(plan.inner.to)}`);
   }
   let where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
   if (plan.inner) where += ` AND NOT (r.request_start_time >= ${params.add(plan.inner.from)} AND r.request_start_time < ${params.add(plan.inner.to)})`;
   if (dim === "prompt") where += " AND r.prompt_id IS NOT NULL";
   parts.push(`SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.input_tokens AS input_tokens,
       r.output_tokens AS output_tokens, r.price AS cost, ${LATENCY} AS latency_ms
-    FROM request_logs AS r WHERE ${where}`);
+    FROM ${LOGS} AS r WHERE ${where}`);
   return parts.join(" UNION ALL ");
 }
 

@@ -15,11 +15,11 @@
 // The steps (pick, upload, commit) and the readers' inner parts take one log database as `logs`; the
 // job and the readers take the workspace's logs (every period, periods.ts) and go through its
 // databases; the retention settings come from the control database (`db`).
-import { and, asc, desc, eq, gt, gte, isNotNull, lt, lte, min, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableName, gt, gte, isNotNull, lt, lte, min, sql } from "drizzle-orm";
 import { runBatch } from "../db/batch";
 import { d1Of, type Db } from "../db/client";
 import { requestLogArchives, requestLogs, workspaces } from "../db/schema";
-import { inJsonList } from "../db/sql";
+import { col, columnList, inJsonList } from "../db/sql";
 import { isIndexed } from "./indexing";
 import { getRequestLog, getRequestLogs, requestLogView } from "./write";
 import type { WorkspaceLogs } from "./periods";
@@ -168,13 +168,13 @@ export async function commitArchiveFile(logs: Db, file: ArchiveFile): Promise<bo
   const inFile = sql`${requestLogs.workspaceId} = ${file.workspaceId} AND ${requestLogs.requestStartTime} >= ${file.day}
     AND ${requestLogs.requestStartTime} < ${file.day + DAY_MS} AND ${inJsonList(requestLogs.id, file.ids)}`;
   const [inserted] = await runBatch(logs, [
-    sql`INSERT INTO request_log_archives (workspace_id, day, object_key, first_id, last_id, log_count, bytes)
+    sql`INSERT INTO ${requestLogArchives} (${columnList(requestLogArchives, ["workspaceId", "day", "objectKey", "firstId", "lastId", "logCount", "bytes"])})
       SELECT ${file.workspaceId}, ${file.day}, ${file.key}, ${file.ids[0]}, ${file.ids[file.ids.length - 1]}, ${file.ids.length}, ${file.bytes}
-      WHERE (SELECT count(*) FROM request_logs JOIN json_each(${copied}) AS c
-               ON request_logs.id = json_extract(c.value, '$[0]') AND request_logs.revision = json_extract(c.value, '$[1]')
+      WHERE (SELECT count(*) FROM ${requestLogs} JOIN json_each(${copied}) AS c
+               ON ${requestLogs.id} = json_extract(c.value, '$[0]') AND ${requestLogs.revision} = json_extract(c.value, '$[1]')
              WHERE ${inFile}) = ${file.ids.length}
-      ON CONFLICT (object_key) DO NOTHING`,
-    sql`DELETE FROM request_logs WHERE ${inFile} AND EXISTS (SELECT 1 FROM request_log_archives WHERE object_key = ${file.key})`,
+      ON CONFLICT (${col(requestLogArchives.objectKey)}) DO NOTHING`,
+    sql`DELETE FROM ${requestLogs} WHERE ${inFile} AND EXISTS (SELECT 1 FROM ${requestLogArchives} WHERE ${requestLogArchives.objectKey} = ${file.key})`,
   ]);
   return (inserted.meta.changes ?? 0) > 0;
 }
@@ -382,11 +382,15 @@ export async function* exportLogs(logs: WorkspaceLogs, blobs: R2Bucket, workspac
   for (const { db } of [...logs.periods].reverse()) yield* exportFrom(db, blobs, workspaceId, from, to, options);
 }
 
+// The export's pages are SQL built as text (numbered parameters, reused), with the tables' names from the schema.
+const LOGS = getTableName(requestLogs);
+const ARCHIVES = getTableName(requestLogArchives);
+
 /** exportLogs over one database. */
 async function* exportFrom(logs: Db, blobs: R2Bucket, workspaceId: number, from: number, to: number, options: ExportOptions): AsyncGenerator<string> {
   const pageSize = options.pageSize ?? 200;
   const d1 = d1Of(logs);
-  const newest = `SELECT coalesce(max(id), 0) AS seq FROM request_log_archives WHERE workspace_id = ?1`;
+  const newest = `SELECT coalesce(max(id), 0) AS seq FROM ${ARCHIVES} WHERE workspace_id = ?1`;
   const firstSeq = (await d1.prepare(newest).bind(workspaceId).first<{ seq: number }>())!.seq;
   const inRange = (log: { start: number }) => log.start >= from && log.start < to;
   const startOf = (line: string) => Date.parse((JSON.parse(line) as ArchivedLog).request_start_time);
@@ -403,9 +407,9 @@ async function* exportFrom(logs: Db, blobs: R2Bucket, workspaceId: number, from:
 
   // 2. Live logs. Ids and marks come from one batch (one transaction), so they agree.
   const page = `SELECT r.id, r.request_start_time AS start,
-      EXISTS (SELECT 1 FROM request_log_archives AS a WHERE a.workspace_id = r.workspace_id
+      EXISTS (SELECT 1 FROM ${ARCHIVES} AS a WHERE a.workspace_id = r.workspace_id
         AND a.day = r.request_start_time - (r.request_start_time % ${DAY_MS}) AND a.first_id <= r.id AND a.last_id >= r.id) AS archived
-    FROM request_logs AS r
+    FROM ${LOGS} AS r
     WHERE r.workspace_id = ?1 AND r.request_start_time >= ?2 AND r.request_start_time < ?3
       AND (r.request_start_time > ?4 OR (r.request_start_time = ?4 AND r.id > ?5))
     ORDER BY r.request_start_time, r.id LIMIT ?6`;

@@ -2,7 +2,9 @@
 // selects. Charts made of counts, sums, averages and latency percentiles by model, provider, prompt,
 // status or error type share one read of the grouped rows (rollups for whole hours, as analytics
 // does); the others (min, max, prompt_version_number, side-table groupings) read the logs per chart.
+import { getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
+import { requestLogs, requestLogValues } from "../db/schema";
 import { compileRequestLogQuery, SqlParams } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import {
@@ -103,6 +105,9 @@ async function sourceObservations(db: Db, workspaceId: number, input: AnalyticsI
   return results.map((r) => logObservation(r));
 }
 
+const LOGS = getTableName(requestLogs);
+const VALUES = getTableName(requestLogValues);
+
 /** The same, read from the logs, with the chart's own field's min, max and sum (and side-table groupings). */
 async function logObservations(db: Db, workspaceId: number, input: AnalyticsInput, chart: ChartSpec, interval: Interval, estimate: Estimate): Promise<Observation[]> {
   const d1 = d1Of(db);
@@ -112,11 +117,11 @@ async function logObservations(db: Db, workspaceId: number, input: AnalyticsInpu
   let join = "";
   let group = "NULL";
   if (chart.groupByMetadataKey) {
-    join = `JOIN request_log_values AS v ON v.workspace_id = ${ws} AND v.kind = 'metadata' AND v.key = ${params.add(chart.groupByMetadataKey)} AND v.request_id = r.id`;
+    join = `JOIN ${VALUES} AS v ON v.workspace_id = ${ws} AND v.kind = 'metadata' AND v.key = ${params.add(chart.groupByMetadataKey)} AND v.request_id = r.id`;
     group = "v.value";
   } else if (chart.groupByField && SIDE_GROUP[chart.groupByField]) {
     const side = SIDE_GROUP[chart.groupByField]!;
-    join = `JOIN request_log_values AS v ON v.workspace_id = ${ws} AND v.kind = '${side.kind}' AND v.request_id = r.id`;
+    join = `JOIN ${VALUES} AS v ON v.workspace_id = ${ws} AND v.kind = '${side.kind}' AND v.request_id = r.id`;
     group = `v.${side.by}`;
   } else if (chart.groupByField) {
     group = COLUMN_GROUP[chart.groupByField]!;
@@ -128,7 +133,7 @@ async function logObservations(db: Db, workspaceId: number, input: AnalyticsInpu
   const sql = `SELECT ${group} AS grp, ${period} AS hour, ${bucketSql(LATENCY)} AS bucket, count(*) AS requests,
       sum(r.input_tokens) AS input_tokens, sum(r.output_tokens) AS output_tokens, sum(r.price) AS cost, sum(${LATENCY}) AS latency_ms,
       min(${v}) AS vmin, max(${v}) AS vmax, sum(${v}) AS vsum, count(${v}) AS vcount
-    FROM request_logs AS r ${join} WHERE ${where} GROUP BY grp, hour, bucket`;
+    FROM ${LOGS} AS r ${join} WHERE ${where} GROUP BY grp, hour, bucket`;
   const { results } = await d1.prepare(sql).bind(...params.values).all<Parameters<typeof logObservation>[0]>();
   return results.map((r) => logObservation(r, field));
 }

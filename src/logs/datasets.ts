@@ -3,7 +3,7 @@
 // reads logs through. The rows themselves are written by the dataset services, in the control database.
 // Compiled statements: their numbered parameters are shared (src/filters/), which drizzle's sql cannot express.
 import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContext, type Scalar } from "../filters";
-import { and, eq } from "drizzle-orm";
+import { and, eq, getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { MAX_LOGS_PER_JOB, type FillParams } from "./fill-params";
@@ -12,6 +12,7 @@ import { eachPeriod, type WorkspaceLogs } from "./periods";
 import { markSql } from "./readers";
 import { decodeBlueprints, type StoredLogParts } from "./row-codec";
 
+const LOGS = getTableName(requestLogs);
 const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'unixepoch')`;
 
 /**
@@ -208,7 +209,7 @@ export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["
   const order = `${sortExpr} ${dir}, r.id ${dir}`;
   const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
   const columns = withSortKey ? `r.id, ${sortExpr} AS k` : "r.id";
-  return { sql: `SELECT ${columns} FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`, params: params.values };
+  return { sql: `SELECT ${columns} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`, params: params.values };
 }
 
 /** The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort order. */
@@ -234,7 +235,7 @@ export async function matchingLogIds(logs: WorkspaceLogs, ws: number, p: FillPar
  * each id is one primary-key lookup whatever statistics SQLite has (with a plain JOIN and no
  * sqlite_stat1 the planner may scan the workspace's logs once per chunk instead).
  */
-export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN request_logs AS r ON r.id = j.value AND r.workspace_id = ${ws}`;
+export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN ${LOGS} AS r ON r.id = j.value AND r.workspace_id = ${ws}`;
 
 /** A log's values as a dataset row holds them, and the prompt (version) the log records. */
 export interface LogValues {
@@ -303,7 +304,7 @@ export async function previewLogs(
     const counts = await eachPeriod(logs, async (db) => {
       const count = new SqlParams();
       const where = compileRequestLogQuery({ filter_group: group0, q: input.q }, { params: count, workspace: count.add(ws), estimate: await filterEstimates(db, ws, group0) });
-      return (await d1Of(db).prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`).bind(...count.values).first<{ n: number }>())!.n;
+      return (await d1Of(db).prepare(`SELECT count(*) AS n FROM ${LOGS} AS r WHERE ${where}`).bind(...count.values).first<{ n: number }>())!.n;
     });
     matching = counts.reduce((a, b) => a + b, 0);
     ids = await matchingLogIds(logs, ws, { ...input, request_log_ids: null, limit: Math.min(cap, opts.rows) });

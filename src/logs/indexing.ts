@@ -15,7 +15,8 @@
 import { getTableName, sql, type SQL } from "drizzle-orm";
 import { runBatch, type Statement } from "../db/batch";
 import { d1Of, type Db } from "../db/client";
-import { requestLogFacets, requestLogs, requestLogUnindexed, requestLogValues } from "../db/schema";
+import { REQUEST_LOGS_FTS, requestLogDaily, requestLogFacets, requestLogs, requestLogUnindexed, requestLogValues, spans } from "../db/schema";
+import { col, columnList } from "../db/sql";
 import { bucketSql } from "../analytics/latency-buckets";
 import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
 
@@ -72,7 +73,7 @@ export const NEWEST_LOG: SQL = sql.raw(NEWEST_LOG_SQL);
 
 /** SQL true while the log (an id or an id expression) has had its index rows written. */
 export function isIndexed(requestId: SQL | number): SQL {
-  return sql`NOT EXISTS (SELECT 1 FROM request_log_unindexed AS ix WHERE ix.request_id = ${requestId})`;
+  return sql`NOT EXISTS (SELECT 1 FROM ${requestLogUnindexed} AS ix WHERE ix.${col(requestLogUnindexed.requestId)} = ${requestId})`;
 }
 
 // ---- statements shared with the tracking calls ----
@@ -141,23 +142,29 @@ export function dailyTotals(from: SQL, dims: readonly (keyof typeof DAILY_DIMS)[
   const keyOf = sql.raw(`CASE d.dim ${dims.map((d) => `WHEN '${d}' THEN ${DAILY_DIMS[d].key}`).join(" ")} END`);
   const bucketOf = sql.raw(`CASE WHEN d.dim IN (${dims.filter((d) => DAILY_DIMS[d].buckets).map((d) => `'${d}'`).join(", ") || "NULL"}) THEN ${bucketSql(LATENCY)} ELSE -1 END`);
   return sql`
-    INSERT INTO request_log_daily (workspace_id, dim, day, key, bucket, requests, input_tokens, output_tokens, cost, latency_ms)
+    INSERT INTO ${requestLogDaily} (${columnList(requestLogDaily, ["workspaceId", "dim", "day", "key", "bucket", "requests", "inputTokens", "outputTokens", "cost", "latencyMs"])})
     SELECT * FROM (
-      SELECT r.workspace_id, d.dim, r.request_start_time - (r.request_start_time % 86400000) AS day, ${keyOf} AS k, ${bucketOf} AS b,
-             ${sign} * count(*), ${sign} * sum(r.input_tokens), ${sign} * sum(r.output_tokens), ${sign} * sum(r.price), ${sign} * sum(${sql.raw(LATENCY)})
+      SELECT r.${col(requestLogs.workspaceId)}, d.dim, r.${col(requestLogs.requestStartTime)} - (r.${col(requestLogs.requestStartTime)} % 86400000) AS day, ${keyOf} AS k, ${bucketOf} AS b,
+             ${sign} * count(*), ${sign} * sum(r.${col(requestLogs.inputTokens)}), ${sign} * sum(r.${col(requestLogs.outputTokens)}), ${sign} * sum(r.${col(requestLogs.price)}), ${sign} * sum(${sql.raw(LATENCY)})
       FROM ${from} CROSS JOIN (${dimRows}) AS d
       WHERE ${when}
-      GROUP BY r.workspace_id, d.dim, day, k, b
+      GROUP BY r.${col(requestLogs.workspaceId)}, d.dim, day, k, b
     ) WHERE k IS NOT NULL
-    ON CONFLICT (workspace_id, dim, key, day, bucket) DO UPDATE SET
-      requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens,
-      output_tokens = output_tokens + excluded.output_tokens, cost = cost + excluded.cost, latency_ms = latency_ms + excluded.latency_ms`;
+    ON CONFLICT (${DAILY_KEY}) DO UPDATE SET ${DAILY_ADD}`;
 }
+
+/** The daily totals' unique key, and the SET adding an insert's sums to the row already there. */
+const DAILY_KEY = sql.join([requestLogDaily.workspaceId, requestLogDaily.dim, requestLogDaily.key, requestLogDaily.day, requestLogDaily.bucket].map(col), sql`, `);
+const DAILY_ADD = sql.join(
+  [requestLogDaily.requests, requestLogDaily.inputTokens, requestLogDaily.outputTokens, requestLogDaily.cost, requestLogDaily.latencyMs].map((c) => sql`${col(c)} = ${col(c)} + excluded.${col(c)}`),
+  sql`, `,
+);
 
 /** Removes the daily rows of `dim` of the logs `r` of `from` (as dailyTotals) that a take-back left at zero requests. */
 export function dropEmptyDailyTotals(from: SQL, dim: keyof typeof DAILY_DIMS, when: SQL = sql`true`): SQL {
-  return sql`DELETE FROM request_log_daily WHERE requests <= 0 AND (workspace_id, dim, key, day) IN (
-    SELECT r.workspace_id, ${dim}, ${sql.raw(DAILY_DIMS[dim].key)}, r.request_start_time - (r.request_start_time % 86400000) FROM ${from} WHERE ${when})`;
+  const d = requestLogDaily;
+  return sql`DELETE FROM ${d} WHERE ${col(d.requests)} <= 0 AND (${col(d.workspaceId)}, ${col(d.dim)}, ${col(d.key)}, ${col(d.day)}) IN (
+    SELECT r.${col(requestLogs.workspaceId)}, ${dim}, ${sql.raw(DAILY_DIMS[dim].key)}, r.${col(requestLogs.requestStartTime)} - (r.${col(requestLogs.requestStartTime)} % 86400000) FROM ${from} WHERE ${when})`;
 }
 
 // ---- the indexer ----
@@ -184,14 +191,14 @@ interface UnindexedLog {
 /** The logs among `ids` still unindexed, as their rows are now (and the name of the span a log was made from or for). */
 async function readUnindexed(logs: Db, ids: readonly number[]): Promise<UnindexedLog[]> {
   return logs.all<UnindexedLog>(sql`
-    SELECT r.id, r.workspace_id AS ws, r.revision, r.model, r.provider, r.status, r.prompt_id, r.prompt_name,
-           r.tags, r.metadata, r.prompt_input_variables, u.tools,
-           CASE WHEN instr(r.output_text, '{') > 0 THEN r.output_text ELSE '' END AS answer,
-           r.trace_id, s.name AS span_name
+    SELECT r.${col(requestLogs.id)}, r.${col(requestLogs.workspaceId)} AS ws, r.${col(requestLogs.revision)}, r.${col(requestLogs.model)}, r.${col(requestLogs.provider)}, r.${col(requestLogs.status)}, r.${col(requestLogs.promptId)}, r.${col(requestLogs.promptName)},
+           r.${col(requestLogs.tags)}, r.${col(requestLogs.metadata)}, r.${col(requestLogs.promptInputVariables)}, u.${col(requestLogUnindexed.tools)},
+           CASE WHEN instr(r.${col(requestLogs.outputText)}, '{') > 0 THEN r.${col(requestLogs.outputText)} ELSE '' END AS answer,
+           r.${col(requestLogs.traceId)}, s.${col(spans.name)} AS span_name
     FROM json_each(${JSON.stringify(ids)}) AS j
-    CROSS JOIN request_log_unindexed AS u ON u.request_id = j.value
-    CROSS JOIN request_logs AS r ON r.id = u.request_id
-    LEFT JOIN spans AS s ON s.workspace_id = r.workspace_id AND s.trace_id = r.trace_id AND s.span_id = r.span_id`);
+    CROSS JOIN ${requestLogUnindexed} AS u ON u.${col(requestLogUnindexed.requestId)} = j.value
+    CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.id)} = u.${col(requestLogUnindexed.requestId)}
+    LEFT JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = r.${col(requestLogs.workspaceId)} AND s.${col(spans.traceId)} = r.${col(requestLogs.traceId)} AND s.${col(spans.spanId)} = r.${col(requestLogs.spanId)}`);
 }
 
 /** The statements indexing `rows`, every one of them writing only while each log is unindexed at the revision read. */
@@ -199,8 +206,8 @@ function indexStatements(logs: Db, rows: UnindexedLog[]): Statement[] {
   const ids = JSON.stringify(rows.map((r) => r.id));
   const read = JSON.stringify(rows.map((r) => [r.id, r.revision]));
   const unchanged = sql`(SELECT count(*) FROM json_each(${read}) AS g
-    CROSS JOIN request_log_unindexed AS gu ON gu.request_id = g.value ->> 0
-    CROSS JOIN request_logs AS gr ON gr.id = gu.request_id AND gr.revision = g.value ->> 1) = ${rows.length}`;
+    CROSS JOIN ${requestLogUnindexed} AS gu ON gu.${col(requestLogUnindexed.requestId)} = g.value ->> 0
+    CROSS JOIN ${requestLogs} AS gr ON gr.${col(requestLogs.id)} = gu.${col(requestLogUnindexed.requestId)} AND gr.${col(requestLogs.revision)} = g.value ->> 1) = ${rows.length}`;
   const sideRows: SideRow[] = [];
   const facets: [number, FacetRow[]][] = [];
   for (const r of rows) {
@@ -215,14 +222,14 @@ function indexStatements(logs: Db, rows: UnindexedLog[]): Statement[] {
     const scalars = { model: r.model, provider: r.provider, status: r.status, promptId: r.prompt_id, promptName: r.prompt_name, traceId: r.trace_id, spanName: r.span_name || null };
     facets.push([r.ws, facetRowsOf(scalars, indexRows)]);
   }
-  const theseLogs = sql`json_each(${ids}) AS j CROSS JOIN request_logs AS r ON r.id = j.value`;
+  const theseLogs = sql`json_each(${ids}) AS j CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.id)} = j.value`;
   return [
     ...insertSideRows(logs, sideRows, unchanged),
     ...addFacetCounts(logs, countFacets(facets), unchanged),
-    sql`INSERT INTO request_logs_fts (rowid, input_text, output_text) SELECT r.id, r.input_text, r.output_text FROM ${theseLogs} WHERE ${unchanged}`,
+    sql`INSERT INTO ${sql.identifier(REQUEST_LOGS_FTS)} (rowid, input_text, output_text) SELECT r.${col(requestLogs.id)}, r.${col(requestLogs.inputText)}, r.${col(requestLogs.outputText)} FROM ${theseLogs} WHERE ${unchanged}`,
     dailyTotals(theseLogs, ["all", "model", "provider", "prompt", "status"], 1, unchanged),
     // Last: its count says whether the batch wrote (the same condition held for every statement).
-    sql`DELETE FROM request_log_unindexed WHERE request_id IN (SELECT value FROM json_each(${ids})) AND ${unchanged}`,
+    sql`DELETE FROM ${requestLogUnindexed} WHERE ${requestLogUnindexed.requestId} IN (SELECT value FROM json_each(${ids})) AND ${unchanged}`,
   ];
 }
 

@@ -2,7 +2,7 @@
 // import or a fill fixes the logs that exist when it starts (a mark) so a run started again reads the
 // same ones. Compiled statements: their numbered parameters are shared (src/filters/), which
 // drizzle's sql cannot express.
-import { eq, sql } from "drizzle-orm";
+import { eq, getTableName, sql } from "drizzle-orm";
 import { d1Of } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
@@ -17,6 +17,8 @@ import { eachPeriod, type WorkspaceLogs } from "./periods";
  * ranges: every id up to it.
  */
 export type LogMark = number | number[];
+
+const LOGS = getTableName(requestLogs);
 
 /** The workspace's logs as they are now, as a mark. */
 export async function logMark(logs: WorkspaceLogs, ws: number): Promise<number[]> {
@@ -61,12 +63,12 @@ export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs
   const after = params.add(-1);
   const afterIndex = params.values.length - 1;
   const limit = params.add(pageSize);
-  const query = `SELECT r.* FROM request_logs AS r WHERE ${where} AND r.id > ${after} ORDER BY r.id LIMIT ${limit}`;
+  const query = `SELECT r.* FROM ${LOGS} AS r WHERE ${where} AND r.id > ${after} ORDER BY r.id LIMIT ${limit}`;
   return {
     async count(): Promise<number> {
       const counts = await eachPeriod(logs, async (db) => {
         const counted = await d1Of(db)
-          .prepare(`SELECT count(*) AS n FROM request_logs AS r WHERE ${where}`)
+          .prepare(`SELECT count(*) AS n FROM ${LOGS} AS r WHERE ${where}`)
           .bind(...params.values.slice(0, afterIndex))
           .first<{ n: number }>();
         return counted?.n ?? 0;

@@ -2,9 +2,10 @@
 // SQL over D1 because the compiler emits numbered parameters (?N) that drizzle's builder cannot
 // carry; every value is bound. Suggestions without a filter_group read the facet counts kept by
 // POST /log-request (an index range, no GROUP BY over logs); with one they count the matching logs.
-import { sql as sqlOf } from "drizzle-orm";
+import { getTableName, sql as sqlOf } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
-import { FACET_FIELDS, type FacetField } from "../db/schema";
+import { FACET_FIELDS, requestLogFacets, requestLogs, requestLogValues, type FacetField } from "../db/schema";
+import { col } from "../db/sql";
 import { compileRequestLogQuery, facetLookupsOf, indexed, isGroup, SPAN_NAME, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { groupBy } from "../lib/collections";
 import { toIso } from "../lib/time";
@@ -59,6 +60,11 @@ interface SearchRow {
   trace_id: string | null;
 }
 
+// The search's SQL is built as text (numbered, shared parameters): the tables' names from the schema.
+const LOGS = getTableName(requestLogs);
+const VALUES = getTableName(requestLogValues);
+const FACETS = getTableName(requestLogFacets);
+
 /** The columns a search item is made of (searchItem). */
 const PAGE_COLUMNS = `r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
                 r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.scores, r.group_id, r.status, r.error_type, r.prompt_id,
@@ -87,9 +93,9 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   const limit = params.add(input.per_page);
   const offset = params.add((input.page - 1) * input.per_page);
   return {
-    pageSql: `SELECT ${PAGE_COLUMNS} FROM request_logs AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
+    pageSql: `SELECT ${PAGE_COLUMNS} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
     pageParams: params.values,
-    countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM request_logs AS r WHERE ${where} LIMIT ${bound})`,
+    countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${LOGS} AS r WHERE ${where} LIMIT ${bound})`,
     countParams,
     bound,
   };
@@ -122,9 +128,9 @@ export function searchKeysQueries(workspaceId: number, input: SearchInput, want:
     cond = `(${where}) AND (${sortExpr} ${cmp} ${k} OR (${sortExpr} = ${k} AND r.id ${cmp} ${id}))`;
   }
   return {
-    keysSql: `SELECT ${sortExpr} AS k, r.id AS id FROM request_logs AS r WHERE ${cond} ORDER BY ${order} LIMIT ${params.add(want)}`,
+    keysSql: `SELECT ${sortExpr} AS k, r.id AS id FROM ${LOGS} AS r WHERE ${cond} ORDER BY ${order} LIMIT ${params.add(want)}`,
     keysParams: params.values,
-    countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM request_logs AS r WHERE ${where} LIMIT ${bound})`,
+    countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${LOGS} AS r WHERE ${where} LIMIT ${bound})`,
     countParams,
     bound,
   };
@@ -308,8 +314,8 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput, only?:
     const onlyValues = onlyIn("f.value");
     // Without a prompt id, a prompt's name is counted across the ids it was logged under.
     const sql = facetKey
-      ? `SELECT f.value AS suggestion, f.count AS n FROM request_log_facets AS f WHERE ${conds.join(" AND ")}${onlyValues} ORDER BY n DESC, suggestion LIMIT ${limit}`
-      : `SELECT f.value AS suggestion, sum(f.count) AS n FROM request_log_facets AS f WHERE ${conds.join(" AND ")}${onlyValues} GROUP BY f.value ORDER BY n DESC, suggestion LIMIT ${limit}`;
+      ? `SELECT f.value AS suggestion, f.count AS n FROM ${FACETS} AS f WHERE ${conds.join(" AND ")}${onlyValues} ORDER BY n DESC, suggestion LIMIT ${limit}`
+      : `SELECT f.value AS suggestion, sum(f.count) AS n FROM ${FACETS} AS f WHERE ${conds.join(" AND ")}${onlyValues} GROUP BY f.value ORDER BY n DESC, suggestion LIMIT ${limit}`;
     return { sql, params: params.values };
   }
 
@@ -318,20 +324,20 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput, only?:
   // The case-insensitive prefix goes through the facets' folded index, so it is Unicode-aware here too.
   const prefixIn = (expr: string) =>
     prefixRange
-      ? ` AND ${expr} IN (SELECT f.value FROM request_log_facets AS f WHERE f.workspace_id = ${ws} AND f.field = ${field}${facetKey ? ` AND f.key = ${facetKey}` : ""} AND ${prefixRange})`
+      ? ` AND ${expr} IN (SELECT f.value FROM ${FACETS} AS f WHERE f.workspace_id = ${ws} AND f.field = ${field}${facetKey ? ` AND f.key = ${facetKey}` : ""} AND ${prefixRange})`
       : "";
   let sql: string;
   if ("column" in source) {
     const promptCond = promptKey ? ` AND r.prompt_id = ${params.add(input.prompt_id!)}` : "";
-    sql = `SELECT ${source.column} AS suggestion, count(*) AS n FROM request_logs AS r
+    sql = `SELECT ${source.column} AS suggestion, count(*) AS n FROM ${LOGS} AS r
            WHERE ${where} AND ${source.column} IS NOT NULL${promptCond}${prefixIn(source.column)}${onlyIn(source.column)}
            GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   } else {
-    const col = source.on === "key" ? "v.key" : "v.value";
+    const side = source.on === "key" ? "v.key" : "v.value";
     const keyCond = key ? ` AND v.key = ${key}` : source.kind === "tag" || source.kind === "tool" ? " AND v.key = ''" : "";
-    sql = `SELECT ${col} AS suggestion, count(DISTINCT v.request_id) AS n
-           FROM request_log_values AS v JOIN request_logs AS r ON r.id = v.request_id
-           WHERE v.workspace_id = ${ws} AND v.kind = '${source.kind}'${keyCond} AND ${where}${prefixIn(col)}${onlyIn(col)}
+    sql = `SELECT ${side} AS suggestion, count(DISTINCT v.request_id) AS n
+           FROM ${VALUES} AS v JOIN ${LOGS} AS r ON r.id = v.request_id
+           WHERE v.workspace_id = ${ws} AND v.kind = '${source.kind}'${keyCond} AND ${where}${prefixIn(side)}${onlyIn(side)}
            GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   }
   return { sql, params: params.values };
@@ -392,8 +398,8 @@ export async function filterEstimates(db: Db, workspaceId: number, group: Filter
   const keys = [...new Set([...wanted.values()].flat().map((t) => JSON.stringify(t)))].slice(0, 5000);
   const results = await db.all<{ i: number; n: number }>(
     sqlOf`SELECT j.key AS i, f.count AS n FROM json_each(${JSON.stringify(keys.map((k) => JSON.parse(k)))}) AS j
-        JOIN request_log_facets AS f ON f.workspace_id = ${workspaceId} AND f.field = json_extract(j.value, '$[0]')
-         AND f.key = json_extract(j.value, '$[1]') AND f.value = json_extract(j.value, '$[2]')`,
+        JOIN ${requestLogFacets} AS f ON f.${col(requestLogFacets.workspaceId)} = ${workspaceId} AND f.${col(requestLogFacets.field)} = json_extract(j.value, '$[0]')
+         AND f.${col(requestLogFacets.key)} = json_extract(j.value, '$[1]') AND f.${col(requestLogFacets.value)} = json_extract(j.value, '$[2]')`,
   );
   const counts = new Map(results.map((r) => [keys[r.i], r.n]));
   // A value no log carries counts 0: the best possible driver.

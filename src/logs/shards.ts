@@ -5,10 +5,10 @@
 // older ones stay where they are (periods.ts reads them all). Adding a shard is a binding, a
 // LOG_SHARDS entry and its migrations: nothing moves. Workspaces that logged before log databases
 // existed started in the control database ("DB").
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, getTableName, isNull, sql } from "drizzle-orm";
 import { runBatch } from "../db/batch";
 import { d1Of, type Db } from "../db/client";
-import { logShards, workspaces } from "../db/schema";
+import { logShards, requestGroups, requestLogs, workspaces } from "../db/schema";
 import { idRangeFor, nearRangeEnd } from "./id-ranges";
 
 /** The shard name of the control database (its binding): where pre-shard workspaces keep their logs. */
@@ -86,6 +86,9 @@ interface Measured {
   full: boolean;
 }
 
+/** The highest id a database has handed out to a log or a group (both count against its id range). */
+const USED_IDS = `SELECT max(coalesce((SELECT max(id) FROM ${getTableName(requestLogs)}), 0), coalesce((SELECT max(id) FROM ${getTableName(requestGroups)}), 0)) AS used`;
+
 /**
  * Measures every log database LOG_SHARDS lists, and the control database (the workspaces that log
  * there move on too when it fills), and records sizes and full flags in the shard map; a full log
@@ -103,7 +106,7 @@ export async function measureLogDatabases(control: Db, env: LogShardEnv): Promis
   const measured = await Promise.all(
     all.map(async (binding, i): Promise<Measured> => {
       const d1 = binding === CONTROL_SHARD ? env.DB : shardBinding(env, binding);
-      const res = await d1.prepare("SELECT max(coalesce((SELECT max(id) FROM request_logs), 0), coalesce((SELECT max(id) FROM request_groups), 0)) AS used").all<{ used: number }>();
+      const res = await d1.prepare(USED_IDS).all<{ used: number }>();
       const size = (res.meta as { size_after?: number }).size_after ?? 0;
       return { binding, size, full: size >= limit || nearRangeEnd(ranges[i], res.results[0].used) };
     }),

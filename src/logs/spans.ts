@@ -6,7 +6,8 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
-import { requestLogs, spans, traceClosures, type SpanRow } from "../db/schema";
+import { requestLogFacets, requestLogs, requestLogUnindexed, spans, traceClosures, type SpanRow } from "../db/schema";
+import { col, columnList } from "../db/sql";
 import type { AuthContext } from "../lib/auth-context";
 import { findPromptVersion } from "../prompts";
 import type { SpanExtras, SpanInput } from "./span-input";
@@ -54,6 +55,15 @@ export interface StoredSpans {
 }
 
 const key = (traceId: string, spanId: string) => `${traceId}:${spanId}`;
+
+/** The span columns storeSpansIn writes, in the order of its SELECT. */
+const SPAN_COLUMNS = columnList(spans, [
+  "workspaceId", "traceId", "spanId", "parentSpanId", "name", "kind", "startTime", "endTime", "statusCode", "statusMessage",
+  "attributes", "events", "links", "resource", "scope", "logFromSpan", "ingestId", "createdAt",
+]);
+/** Facet counts added by an INSERT … SELECT (workspace, field, key, value, fold, n): a row already there takes the sum. */
+const FACETS_INSERT = sql`INSERT INTO ${requestLogFacets} (${columnList(requestLogFacets, ["workspaceId", "field", "key", "value", "valueFold", "count"])})`;
+const FACETS_ADD = sql`ON CONFLICT (${columnList(requestLogFacets, ["workspaceId", "field", "key", "value"])}) DO UPDATE SET ${col(requestLogFacets.count)} = ${col(requestLogFacets.count)} + excluded.${col(requestLogFacets.count)}`;
 
 /** The trace ids among `traceIds` that are closed in the workspace. */
 export async function closedTraces(db: Db, workspaceId: number, traceIds: string[]): Promise<Set<string>> {
@@ -128,19 +138,19 @@ async function linkEarlierLogs(store: WorkspaceLogs, home: Db, ws: number, part:
     if (db === home) continue;
     const results = await runBatch(db, [
       sql`
-        INSERT INTO request_log_facets (workspace_id, field, key, value, value_fold, count)
+        ${FACETS_INSERT}
         SELECT * FROM (
           SELECT ${ws}, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, count(*)
           FROM json_each(${traceFacets}) AS j
-          CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.span_id = j.value ->> 0 AND r.trace_id IS NULL
-          WHERE ${isIndexed(sql`r.id`)}
+          CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.spanId)} = j.value ->> 0 AND r.${col(requestLogs.traceId)} IS NULL
+          WHERE ${isIndexed(sql`r.${col(requestLogs.id)}`)}
           GROUP BY j.value ->> 1, j.value ->> 2, j.value ->> 3
         ) WHERE true
-        ON CONFLICT (workspace_id, field, key, value) DO UPDATE SET count = count + excluded.count`,
+        ${FACETS_ADD}`,
       sql`
-        UPDATE request_logs SET trace_id = (SELECT j.value ->> 0 FROM json_each(${JSON.stringify(bare)}) AS j WHERE j.value ->> 1 = request_logs.span_id LIMIT 1)
-        WHERE workspace_id = ${ws} AND trace_id IS NULL AND span_id IN (SELECT j.value ->> 1 FROM json_each(${JSON.stringify(bare)}) AS j)
-        RETURNING id, span_id, trace_id`,
+        UPDATE ${requestLogs} SET ${col(requestLogs.traceId)} = (SELECT j.value ->> 0 FROM json_each(${JSON.stringify(bare)}) AS j WHERE j.value ->> 1 = ${requestLogs.spanId} LIMIT 1)
+        WHERE ${requestLogs.workspaceId} = ${ws} AND ${requestLogs.traceId} IS NULL AND ${requestLogs.spanId} IN (SELECT j.value ->> 1 FROM json_each(${JSON.stringify(bare)}) AS j)
+        RETURNING ${col(requestLogs.id)}, ${col(requestLogs.spanId)}, ${col(requestLogs.traceId)}`,
     ]);
     const linked = results[1].results as { id: number; span_id: string; trace_id: string }[];
     if (linked.length === 0) continue;
@@ -218,12 +228,11 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
   const statements = [];
   for (const json of chunkIndexRows(spanRows, 512 * 1024)) {
     statements.push(sql`
-      INSERT INTO spans (workspace_id, trace_id, span_id, parent_span_id, name, kind, start_time, end_time, status_code, status_message,
-                         attributes, events, links, resource, scope, log_from_span, ingest_id, created_at)
+      INSERT INTO ${spans} (${SPAN_COLUMNS})
       SELECT ${ws}, j.value ->> 't', j.value ->> 's', j.value ->> 'p', j.value ->> 'n', j.value ->> 'k', j.value ->> 'st', j.value ->> 'et',
              j.value ->> 'sc', j.value ->> 'sm', j.value -> 'a', j.value -> 'e', j.value -> 'l', j.value -> 'r', j.value -> 'o', j.value ->> 'm', ${opts.ingestId}, ${now}
       FROM json_each(${json}) AS j
-      WHERE NOT EXISTS (SELECT 1 FROM trace_closures c WHERE c.workspace_id = ${ws} AND c.trace_id = j.value ->> 't')
+      WHERE NOT EXISTS (SELECT 1 FROM ${traceClosures} c WHERE c.${col(traceClosures.workspaceId)} = ${ws} AND c.${col(traceClosures.traceId)} = j.value ->> 't')
       ON CONFLICT DO NOTHING`);
   }
 
@@ -250,22 +259,22 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     // loop, each finding its span and its log by key; left to choose, SQLite ran a list like this
     // inside a loop over the workspace's logs, a cost that grew with them.
     statements.push(sql`
-      INSERT INTO request_log_unindexed (request_id, tools)
-      SELECT r.id, j.value -> 2
+      INSERT INTO ${requestLogUnindexed} (${columnList(requestLogUnindexed, ["requestId", "tools"])})
+      SELECT r.${col(requestLogs.id)}, j.value -> 2
       FROM json_each(${json}) AS j
-      CROSS JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
-      CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1
-      WHERE true ON CONFLICT(request_id) DO UPDATE SET tools = excluded.tools`);
+      CROSS JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.traceId)} = j.value ->> 0 AND s.${col(spans.spanId)} = j.value ->> 1 AND s.${col(spans.ingestId)} = ${opts.ingestId}
+      CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.traceId)} = j.value ->> 0 AND r.${col(requestLogs.spanId)} = j.value ->> 1
+      WHERE true ON CONFLICT(${col(requestLogUnindexed.requestId)}) DO UPDATE SET ${col(requestLogUnindexed.tools)} = excluded.${col(requestLogUnindexed.tools)}`);
   }
   if (fresh.length > 0) {
     // Each new span points at its log: the one made above, or one logged earlier for the span id
     // alone (track-request's span_id), which then learns its trace.
     statements.push(sql`
-      UPDATE request_logs SET trace_id = (SELECT s.trace_id FROM spans s WHERE s.workspace_id = ${ws} AND s.span_id = request_logs.span_id AND s.ingest_id = ${opts.ingestId} LIMIT 1)
-      WHERE workspace_id = ${ws} AND trace_id IS NULL
-        AND span_id IN (SELECT s.span_id FROM spans s WHERE s.workspace_id = ${ws} AND s.ingest_id = ${opts.ingestId})
-        AND NOT EXISTS (SELECT 1 FROM spans s2 CROSS JOIN request_logs r2 ON r2.workspace_id = s2.workspace_id AND r2.trace_id = s2.trace_id AND r2.span_id = s2.span_id
-                        WHERE s2.workspace_id = ${ws} AND s2.ingest_id = ${opts.ingestId} AND s2.span_id = request_logs.span_id)`);
+      UPDATE ${requestLogs} SET ${col(requestLogs.traceId)} = (SELECT s.${col(spans.traceId)} FROM ${spans} s WHERE s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.spanId)} = ${requestLogs.spanId} AND s.${col(spans.ingestId)} = ${opts.ingestId} LIMIT 1)
+      WHERE ${requestLogs.workspaceId} = ${ws} AND ${requestLogs.traceId} IS NULL
+        AND ${requestLogs.spanId} IN (SELECT s.${col(spans.spanId)} FROM ${spans} s WHERE s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.ingestId)} = ${opts.ingestId})
+        AND NOT EXISTS (SELECT 1 FROM ${spans} s2 CROSS JOIN ${requestLogs} r2 ON r2.${col(requestLogs.workspaceId)} = s2.${col(spans.workspaceId)} AND r2.${col(requestLogs.traceId)} = s2.${col(spans.traceId)} AND r2.${col(requestLogs.spanId)} = s2.${col(spans.spanId)}
+                        WHERE s2.${col(spans.workspaceId)} = ${ws} AND s2.${col(spans.ingestId)} = ${opts.ingestId} AND s2.${col(spans.spanId)} = ${requestLogs.spanId})`);
     // A log indexed before its span arrived is counted under the span's trace and name now, as the
     // indexer counts a log that has its trace when it runs. The logs made above are not indexed yet,
     // and only a log just linked can be indexed and have the ids of a span stored only now.
@@ -276,26 +285,26 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     );
     for (const json of chunkIndexRows(spanFacets)) {
       statements.push(sql`
-        INSERT INTO request_log_facets (workspace_id, field, key, value, value_fold, count)
+        ${FACETS_INSERT}
         SELECT * FROM (
           SELECT ${ws}, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, count(*)
           FROM json_each(${json}) AS j
-          CROSS JOIN spans AS s ON s.workspace_id = ${ws} AND s.trace_id = j.value ->> 0 AND s.span_id = j.value ->> 1 AND s.ingest_id = ${opts.ingestId}
-          CROSS JOIN request_logs AS r ON r.workspace_id = ${ws} AND r.trace_id = j.value ->> 0 AND r.span_id = j.value ->> 1
-          WHERE ${isIndexed(sql`r.id`)}
+          CROSS JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.traceId)} = j.value ->> 0 AND s.${col(spans.spanId)} = j.value ->> 1 AND s.${col(spans.ingestId)} = ${opts.ingestId}
+          CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.traceId)} = j.value ->> 0 AND r.${col(requestLogs.spanId)} = j.value ->> 1
+          WHERE ${isIndexed(sql`r.${col(requestLogs.id)}`)}
           GROUP BY j.value ->> 2, j.value ->> 3, j.value ->> 4
         ) WHERE true
-        ON CONFLICT (workspace_id, field, key, value) DO UPDATE SET count = count + excluded.count`);
+        ${FACETS_ADD}`);
     }
     statements.push(sql`
-      UPDATE spans SET request_log_id = (SELECT r.id FROM request_logs r WHERE r.workspace_id = ${ws} AND r.trace_id = spans.trace_id AND r.span_id = spans.span_id)
-      WHERE workspace_id = ${ws} AND ingest_id = ${opts.ingestId} AND request_log_id IS NULL`);
+      UPDATE ${spans} SET ${col(spans.requestLogId)} = (SELECT r.${col(requestLogs.id)} FROM ${requestLogs} r WHERE r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.traceId)} = ${spans.traceId} AND r.${col(requestLogs.spanId)} = ${spans.spanId})
+      WHERE ${spans.workspaceId} = ${ws} AND ${spans.ingestId} = ${opts.ingestId} AND ${spans.requestLogId} IS NULL`);
   }
   if (opts.closeAfter && traceIds.length > 0) {
     const closures = traceIds.filter((t) => !closed.has(t)).map((t) => [crypto.randomUUID(), t]);
     if (closures.length > 0) {
       statements.push(sql`
-        INSERT INTO trace_closures (id, workspace_id, trace_id, created_at)
+        INSERT INTO ${traceClosures} (${columnList(traceClosures, ["id", "workspaceId", "traceId", "createdAt"])})
         SELECT j.value ->> 0, ${ws}, j.value ->> 1, ${now} FROM json_each(${JSON.stringify(closures)}) AS j
         WHERE true ON CONFLICT DO NOTHING`);
     }

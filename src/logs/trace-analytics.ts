@@ -10,12 +10,18 @@
 import { chartProblem, drawChart, needsOwnField, seriesOf, type ChartInterval, type ChartType, type Observation } from "../analytics/custom-charts";
 import { intervalOf } from "../analytics/summarize";
 import { chartLevel, TRACE_CHART_FIELDS, WHOLE_FIELDS, type TraceChartSpec, type TraceGroupField, type TraceMetricField } from "../analytics/trace-charts";
+import { getTableName } from "drizzle-orm";
 import { d1Of } from "../db/client";
+import { requestLogs, spans } from "../db/schema";
 import { SqlParams } from "../filters";
 import { compileTraceFilter, fieldsOfGroup, traceStartBounds, type CompiledTraceFilter, type Level, type TraceFilterGroup } from "../filters/traces";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
+
+// Trace analytics are SQL built as text: the tables' names from the schema.
+const SPANS = getTableName(spans);
+const LOGS = getTableName(requestLogs);
 
 /** What one request may read: the newest traces of the range, and the spans they hold. */
 export interface TraceAnalyticsLimits {
@@ -162,10 +168,10 @@ export function windowQuery(workspaceId: number, bounds: { from: number | null; 
   if (bounds.to !== null) range.push(`start_time <= ${p.add(bounds.to)}`);
   const sql = `WITH w AS (
       SELECT trace_id, min(start_time) AS first, sum(count(*)) OVER () AS scanned
-      FROM (SELECT trace_id, start_time FROM spans WHERE ${range.join(" AND ")} ORDER BY start_time DESC LIMIT ${limits.maxSpans + 1})
+      FROM (SELECT trace_id, start_time FROM ${SPANS} WHERE ${range.join(" AND ")} ORDER BY start_time DESC LIMIT ${limits.maxSpans + 1})
       GROUP BY trace_id ORDER BY first DESC LIMIT ${limits.maxTraces + 1})
     SELECT trace_id, first, scanned,
-      (SELECT count(*) FROM (SELECT 1 FROM spans AS s WHERE s.workspace_id = ${ws} AND s.trace_id = w.trace_id LIMIT ${limits.maxSpans + 1})) AS size
+      (SELECT count(*) FROM (SELECT 1 FROM ${SPANS} AS s WHERE s.workspace_id = ${ws} AND s.trace_id = w.trace_id LIMIT ${limits.maxSpans + 1})) AS size
     FROM w ORDER BY first DESC`;
   return { sql, params: p.values };
 }
@@ -283,8 +289,8 @@ export function traceRowCtes(ws: string, win: string, filter: CompiledTraceFilte
         rx.price AS span_cost_usd, rx.input_tokens + rx.output_tokens AS span_tokens, rx.input_tokens AS span_input_tokens, rx.output_tokens AS span_output_tokens,
         rx.model AS span_model, rx.prompt_id AS span_prompt_id${filter.nested.map((c, k) => `,\n        CASE WHEN ${c} THEN 1 ELSE 0 END AS nv${k}`).join("")}
       FROM json_each(${win}) AS w
-      CROSS JOIN spans AS sx ON sx.workspace_id = ${ws} AND sx.trace_id = w.value
-      LEFT JOIN request_logs AS rx ON rx.id = sx.request_log_id AND rx.workspace_id = ${ws})`,
+      CROSS JOIN ${SPANS} AS sx ON sx.workspace_id = ${ws} AND sx.trace_id = w.value
+      LEFT JOIN ${LOGS} AS rx ON rx.id = sx.request_log_id AND rx.workspace_id = ${ws})`,
     // The root: the earliest span without a parent (SQLite takes the bare column from the min() row).
     `roots AS (SELECT trace_id, span_name AS trace_name, min(start_time) AS root_start FROM sp WHERE parent_span_id IS NULL GROUP BY trace_id)`,
     `agg AS (
@@ -302,9 +308,9 @@ export function traceRowCtes(ws: string, win: string, filter: CompiledTraceFilte
     ctes.push(
       `chain(trace_id, span_id, d) AS (
         SELECT trace_id, span_id, 1 FROM sp
-        WHERE parent_span_id IS NULL OR NOT EXISTS (SELECT 1 FROM spans AS px WHERE px.workspace_id = ${ws} AND px.trace_id = sp.trace_id AND px.span_id = sp.parent_span_id)
+        WHERE parent_span_id IS NULL OR NOT EXISTS (SELECT 1 FROM ${SPANS} AS px WHERE px.workspace_id = ${ws} AND px.trace_id = sp.trace_id AND px.span_id = sp.parent_span_id)
         UNION ALL
-        SELECT c.trace_id, c.span_id, chain.d + 1 FROM chain CROSS JOIN spans AS c ON c.workspace_id = ${ws} AND c.trace_id = chain.trace_id AND c.parent_span_id = chain.span_id
+        SELECT c.trace_id, c.span_id, chain.d + 1 FROM chain CROSS JOIN ${SPANS} AS c ON c.workspace_id = ${ws} AND c.trace_id = chain.trace_id AND c.parent_span_id = chain.span_id
         WHERE chain.d < ${MAX_DEPTH})`,
       `depths AS (SELECT trace_id, max(d) AS trace_depth FROM chain GROUP BY trace_id)`,
     );

@@ -12,7 +12,9 @@
 // request costs the same whatever the workspace holds; what the bound leaves unread the answer says.
 // A workspace over several log databases (periods) has a scan per database, merged in key order
 // (merged-scan.ts): a trace lives in the database where it began.
+import { getTableName } from "drizzle-orm";
 import { d1Of } from "../db/client";
+import { spans } from "../db/schema";
 import { SqlParams } from "../filters";
 import { compileTraceFilter, fieldsOfGroup, traceStartBounds, type TraceFilterGroup } from "../filters/traces";
 import { decodeCursor, encodeCursor } from "../lib/cursor";
@@ -82,7 +84,7 @@ export function windowSpansQuery(workspaceId: number, order: "asc" | "desc", aft
   if (range.to !== null) where.push(`start_time <= ${p.add(range.to)}`);
   if (after) where.push(keyPast("start_time", "trace_id", order, after, p));
   const dir = order === "desc" ? "DESC" : "ASC";
-  return { sql: `SELECT trace_id, start_time FROM spans WHERE ${where.join(" AND ")} ORDER BY start_time ${dir}, trace_id ${dir} LIMIT ${size}`, params: p.values };
+  return { sql: `SELECT trace_id, start_time FROM ${getTableName(spans)} WHERE ${where.join(" AND ")} ORDER BY start_time ${dir}, trace_id ${dir} LIMIT ${size}`, params: p.values };
 }
 
 /**

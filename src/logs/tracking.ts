@@ -8,7 +8,8 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch, type Statement as Stmt } from "../db/batch";
-import { requestGroups, requestLogs, type IndexKind } from "../db/schema";
+import { requestGroups, requestLogFacets, requestLogs, requestLogValues, type IndexKind } from "../db/schema";
+import { col } from "../db/sql";
 import type { AuthContext } from "../lib/auth-context";
 import { ApiError } from "../lib/errors";
 import { indexed } from "../filters";
@@ -67,21 +68,24 @@ export async function trackScore(logs: WorkspaceLogs, auth: AuthContext, input: 
 
 // ---- side rows of one kind (metadata, input variables) ----
 
+/** A side row's key and value (alias v). */
+const [KEY, VALUE] = [sql`v.${col(requestLogValues.key)}`, sql`v.${col(requestLogValues.value)}`];
+
 /** The autocomplete counts a side row of each kind adds to: the field, and the (key, value) it counts under. */
 const KIND_FACETS: Partial<Record<IndexKind, [field: string, keyValue: SQL][]>> = {
   metadata: [
-    ["metadata_keys", sql`'', v.key`],
-    ["metadata_values", sql`v.key, v.value`],
+    ["metadata_keys", sql`'', ${KEY}`],
+    ["metadata_values", sql`${KEY}, ${VALUE}`],
   ],
   input_variable: [
-    ["input_variable_keys", sql`'', v.key`],
-    ["input_variable_values", sql`v.key, v.value`],
+    ["input_variable_keys", sql`'', ${KEY}`],
+    ["input_variable_values", sql`${KEY}, ${VALUE}`],
   ],
   output: [
-    ["output_keys", sql`'', v.key`],
-    ["output_values", sql`v.key, v.value`],
+    ["output_keys", sql`'', ${KEY}`],
+    ["output_values", sql`${KEY}, ${VALUE}`],
   ],
-  tool: [["tool_names", sql`'', v.value`]],
+  tool: [["tool_names", sql`'', ${VALUE}`]],
 };
 
 /**
@@ -90,17 +94,26 @@ const KIND_FACETS: Partial<Record<IndexKind, [field: string, keyValue: SQL][]>> 
  * only `when` holds. They read the side rows themselves, so they see the log as the batch finds it,
  * not as it was read.
  */
+/** The autocomplete counts `match` selects go down by one, only `when` holds; then those at 0 are removed. */
+function facetsDown(workspaceId: number, match: SQL, when: SQL): SQL[] {
+  const f = requestLogFacets;
+  return [
+    sql`UPDATE ${f} SET ${col(f.count)} = ${col(f.count)} - 1 WHERE ${f.workspaceId} = ${workspaceId} AND ${match} AND ${when}`,
+    sql`DELETE FROM ${f} WHERE ${f.workspaceId} = ${workspaceId} AND ${match} AND ${f.count} <= 0`,
+  ];
+}
+
 export function retireSideRows(db: Db, workspaceId: number, requestId: number, kind: IndexKind, keys: string[] | null, when: SQL = sql`true`): Stmt[] {
-  const onlyKeys = keys ? sql` AND v.key IN (SELECT value FROM json_each(${JSON.stringify(keys)}))` : sql``;
-  const rowsOf = (cols: SQL) =>
-    sql`SELECT ${cols} FROM request_log_values AS v WHERE v.request_id = ${requestId} AND v.workspace_id = ${workspaceId} AND v.kind = ${kind}${onlyKeys}`;
+  const v = requestLogValues;
+  const f = requestLogFacets;
+  const onlyKeys = keys ? sql` AND v.${col(v.key)} IN (SELECT value FROM json_each(${JSON.stringify(keys)}))` : sql``;
+  const ofThisLog = sql`v.${col(v.requestId)} = ${requestId} AND v.${col(v.workspaceId)} = ${workspaceId} AND v.${col(v.kind)} = ${kind}${onlyKeys}`;
   const stmts: SQL[] = [];
   for (const [field, keyValue] of KIND_FACETS[kind]!) {
-    const match = sql`field = ${field} AND (key, value) IN (${rowsOf(keyValue)})`;
-    stmts.push(sql`UPDATE request_log_facets SET count = count - 1 WHERE workspace_id = ${workspaceId} AND ${match} AND ${when}`);
-    stmts.push(sql`DELETE FROM request_log_facets WHERE workspace_id = ${workspaceId} AND ${match} AND count <= 0`);
+    const match = sql`${f.field} = ${field} AND (${f.key}, ${f.value}) IN (SELECT ${keyValue} FROM ${v} AS v WHERE ${ofThisLog})`;
+    stmts.push(...facetsDown(workspaceId, match, when));
   }
-  stmts.push(sql`DELETE FROM request_log_values AS v WHERE v.request_id = ${requestId} AND v.workspace_id = ${workspaceId} AND v.kind = ${kind}${onlyKeys} AND ${when}`);
+  stmts.push(sql`DELETE FROM ${v} AS v WHERE ${ofThisLog} AND ${when}`);
   return stmts;
 }
 
@@ -179,19 +192,18 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
   await requireLog(logs, ws, input.request_id);
 
   const id = input.request_id;
-  const current = sql`(SELECT CAST(r.prompt_id AS TEXT) AS pid, r.prompt_name AS pname FROM request_logs AS r WHERE r.id = ${id} AND r.workspace_id = ${ws})`;
+  const [r, f] = [requestLogs, requestLogFacets];
+  const current = sql`(SELECT CAST(r.${col(r.promptId)} AS TEXT) AS pid, r.${col(r.promptName)} AS pname FROM ${r} AS r WHERE r.${col(r.id)} = ${id} AND r.${col(r.workspaceId)} = ${ws})`;
   // The old link's autocomplete counts go down (and vanish at 0) in the batch, the new one's go up.
-  const oldPromptId = sql`field = 'prompt_id' AND key = '' AND value = (SELECT pid FROM ${current})`;
-  const oldPrompt = sql`field = 'prompt' AND (key, value) = (SELECT coalesce(pid, ''), pname FROM ${current})`;
+  const oldPromptId = sql`${f.field} = 'prompt_id' AND ${f.key} = '' AND ${f.value} = (SELECT pid FROM ${current})`;
+  const oldPrompt = sql`${f.field} = 'prompt' AND (${f.key}, ${f.value}) = (SELECT coalesce(pid, ''), pname FROM ${current})`;
   const indexedLog = isIndexed(id);
   const statements: Stmt[] = [];
-  for (const match of [oldPromptId, oldPrompt]) {
-    statements.push(sql`UPDATE request_log_facets SET count = count - 1 WHERE workspace_id = ${ws} AND ${match} AND ${indexedLog}`);
-    statements.push(sql`DELETE FROM request_log_facets WHERE workspace_id = ${ws} AND ${match} AND count <= 0`);
-  }
+  for (const match of [oldPromptId, oldPrompt]) statements.push(...facetsDown(ws, match, indexedLog));
   // The daily totals by prompt follow the link too: out of the old prompt's day here, into the new one's after the update.
-  const thisLog = sql`r.id = ${id} AND r.workspace_id = ${ws} AND ${indexedLog}`;
-  statements.push(dailyTotals(sql`request_logs AS r`, ["prompt"], -1, thisLog), dropEmptyDailyTotals(sql`request_logs AS r`, "prompt", thisLog));
+  const thisLog = sql`r.${col(r.id)} = ${id} AND r.${col(r.workspaceId)} = ${ws} AND ${indexedLog}`;
+  const logsR = sql`${r} AS r`;
+  statements.push(dailyTotals(logsR, ["prompt"], -1, thisLog), dropEmptyDailyTotals(logsR, "prompt", thisLog));
   const variables = input.prompt_input_variables ?? null;
   if (variables) statements.push(...retireSideRows(logs, ws, id, "input_variable", null));
   statements.push(
@@ -209,7 +221,7 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
   const promptFacets = facetRowsOf({ model: "", provider: "", status: "", promptId: template.id, promptName: template.name }, []).filter(
     ([field]) => field === "prompt_id" || field === "prompt",
   );
-  statements.push(...addFacetCounts(logs, countFacets([[ws, promptFacets]]), indexedLog), dailyTotals(sql`request_logs AS r`, ["prompt"], 1, thisLog));
+  statements.push(...addFacetCounts(logs, countFacets([[ws, promptFacets]]), indexedLog), dailyTotals(logsR, ["prompt"], 1, thisLog));
   if (variables) statements.push(...addSideRows(logs, ws, id, indexRowsOf({ ...EMPTY_LOG, prompt_input_variables: variables })));
   await runBatch(logs, statements);
   return { prompt_id: template.id, prompt_version_id: version.id, version: version.version };
@@ -260,7 +272,7 @@ export async function trackGroup(logs: WorkspaceLogs, auth: AuthContext, input: 
       .where(
         and(
           ofLog(ws, input.request_id),
-          db === groupDb ? sql`EXISTS (SELECT 1 FROM request_groups AS g WHERE g.id = ${input.group_id} AND g.workspace_id = ${ws})` : undefined,
+          db === groupDb ? sql`EXISTS (SELECT 1 FROM ${requestGroups} AS g WHERE g.${col(requestGroups.id)} = ${input.group_id} AND g.${col(requestGroups.workspaceId)} = ${ws})` : undefined,
         ),
       )
       .returning({ id: requestLogs.id });

@@ -156,6 +156,13 @@ export const requestLogs = sqliteTable(
 );
 
 /**
+ * The FTS5 index of request logs' text, keyed by rowid = request_logs.id. A virtual table drizzle cannot
+ * declare: migrations/0004_request_logs_fts.sql and migrations-logs/0001_search_triggers.sql create it,
+ * the indexer fills it (src/logs/indexing.ts). Its name in SQL comes from here.
+ */
+export const REQUEST_LOGS_FTS = "request_logs_fts";
+
+/**
  * Logs whose search side rows, full-text entry, facet counts and daily totals are not written yet
  * (src/logs/indexing.ts). The log's writer adds its row in the batch that writes the log, the indexer
  * deletes it in the batch that writes those, so a log is indexed exactly once. `tools` carries the

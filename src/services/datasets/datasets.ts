@@ -3,9 +3,9 @@
 // next numbered version, list datasets and page through rows. The fill itself is fill.ts.
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { nowMs } from "../../db/sql";
+import { col, columnList, nowMs } from "../../db/sql";
 import { runBatch } from "../../db/batch";
-import { datasetGroups, datasetJobs, datasetRows, datasets, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../../db/schema";
+import { datasetGroups, datasetJobs, datasetRows, datasets, reports, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { chainIncludes } from "../../lib/error-text";
@@ -62,16 +62,20 @@ export interface CreateGroupInput {
   external_ids?: ExternalIdPair[] | null;
 }
 
+/** The columns of a new, empty draft: workspace, group, version number, column names, user. */
+const DRAFT_COLUMNS = columnList(datasets, ["workspaceId", "datasetGroupId", "versionNumber", "columnNames", "userId"]);
+
 /** The group, its empty draft and its mappings, in one batch: all or nothing. */
 export async function createDatasetGroup(db: Db, auth: AuthContext, input: CreateGroupInput) {
   const ws = auth.workspaceId;
   await requireFolder(db, ws, input.folder_id);
   const mappings = await newMappings(db, ws, "dataset_group", null, input.external_ids);
-  const self = sql`SELECT id FROM dataset_groups WHERE workspace_id = ${ws} AND name = ${input.name}`;
+  const g = datasetGroups;
+  const self = sql`SELECT ${g.id} FROM ${g} WHERE ${g.workspaceId} = ${ws} AND ${g.name} = ${input.name}`;
   try {
     await runBatch(db, [
       db.insert(datasetGroups).values({ workspaceId: ws, name: input.name, folderId: input.folder_id ?? null, createdBy: auth.userId }),
-      sql`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id) SELECT ${ws}, g.id, ${DRAFT_VERSION}, '[]', ${auth.userId} FROM (${self}) AS g`,
+      sql`INSERT INTO ${datasets} (${DRAFT_COLUMNS}) SELECT ${ws}, g.${col(g.id)}, ${DRAFT_VERSION}, '[]', ${auth.userId} FROM (${self}) AS g`,
       ...mappings.attach(self),
     ]);
   } catch (err) {
@@ -123,14 +127,16 @@ export async function queueDraftFill(db: Db, auth: AuthContext, input: FromFilte
  */
 export async function queueDraftJob(db: Db, auth: AuthContext, groupId: number, params: FillParams, filterParams: FillParams | null) {
   const ws = auth.workspaceId;
-  const draftSql = sql`SELECT id FROM datasets WHERE dataset_group_id = ${groupId} AND version_number = ${DRAFT_VERSION}`;
+  const [d, j] = [datasets, datasetJobs];
+  const draftSql = sql`SELECT ${d.id} FROM ${d} WHERE ${d.datasetGroupId} = ${groupId} AND ${d.versionNumber} = ${DRAFT_VERSION}`;
   const results = await runBatch(db, [
-    sql`INSERT INTO datasets (workspace_id, dataset_group_id, version_number, column_names, user_id)
-        VALUES (${ws}, ${groupId}, ${DRAFT_VERSION}, '[]', ${auth.userId}) ON CONFLICT (dataset_group_id, version_number) DO NOTHING`,
-    sql`INSERT INTO dataset_jobs (workspace_id, dataset_id, params, created_by) SELECT ${ws}, d.id, ${JSON.stringify(params)}, ${auth.userId} FROM (${draftSql}) AS d RETURNING id, dataset_id`,
-    sql`UPDATE datasets SET current_job_id = (SELECT max(id) FROM dataset_jobs WHERE dataset_id = datasets.id),
-        filter_params = ${filterParams ? JSON.stringify(filterParams) : null}, updated_at = ${nowMs}
-        WHERE id = (${draftSql})`,
+    sql`INSERT INTO ${d} (${DRAFT_COLUMNS})
+        VALUES (${ws}, ${groupId}, ${DRAFT_VERSION}, '[]', ${auth.userId}) ON CONFLICT (${col(d.datasetGroupId)}, ${col(d.versionNumber)}) DO NOTHING`,
+    sql`INSERT INTO ${j} (${columnList(j, ["workspaceId", "datasetId", "params", "createdBy"])}) SELECT ${ws}, d.${col(d.id)}, ${JSON.stringify(params)}, ${auth.userId} FROM (${draftSql}) AS d
+        RETURNING ${col(j.id)}, ${col(j.datasetId)}`,
+    sql`UPDATE ${d} SET ${col(d.currentJobId)} = (SELECT max(${j.id}) FROM ${j} WHERE ${j.datasetId} = ${d.id}),
+        ${col(d.filterParams)} = ${filterParams ? JSON.stringify(filterParams) : null}, ${col(d.updatedAt)} = ${nowMs}
+        WHERE ${d.id} = (${draftSql})`,
   ]);
   const job = results[1].results[0] as { id: number; dataset_id: number };
   return { jobId: job.id, datasetId: job.dataset_id, datasetGroupId: groupId };
@@ -150,7 +156,7 @@ export async function saveDraft(db: Db, ws: number, groupId: number) {
   const [saved] = await db
     .update(datasets)
     .set({
-      versionNumber: sql`(SELECT coalesce(max(d2.version_number), 0) + 1 FROM datasets AS d2 WHERE d2.dataset_group_id = ${group.id} AND d2.version_number > 0)`,
+      versionNumber: sql`(SELECT coalesce(max(d2.${col(datasets.versionNumber)}), 0) + 1 FROM ${datasets} AS d2 WHERE d2.${col(datasets.datasetGroupId)} = ${group.id} AND d2.${col(datasets.versionNumber)} > 0)`,
       updatedAt: nowMs,
     })
     .where(
@@ -192,7 +198,7 @@ export async function listDatasets(db: Db, ws: number, q: ListDatasetsQuery) {
     prompt,
     // An evaluation's dataset, and for a run also its pipeline's ("includes parent report").
     q.report_id !== undefined
-      ? sql`${d.id} IN (SELECT dataset_id FROM reports WHERE workspace_id = ${ws} AND (id = ${q.report_id} OR id = (SELECT parent_report_id FROM reports WHERE id = ${q.report_id} AND workspace_id = ${ws})))`
+      ? sql`${d.id} IN (SELECT ${reports.datasetId} FROM ${reports} WHERE ${reports.workspaceId} = ${ws} AND (${reports.id} = ${q.report_id} OR ${reports.id} = (SELECT p.${col(reports.parentReportId)} FROM ${reports} AS p WHERE p.${col(reports.id)} = ${q.report_id} AND p.${col(reports.workspaceId)} = ${ws})))`
       : undefined,
     ...resourceConditions(ws, columns, q),
   ];
@@ -246,10 +252,11 @@ async function promptFilter(db: Db, ws: number, q: ListDatasetsQuery): Promise<S
  */
 function holdsLogsOf(ws: number, of: { promptId?: number; versions: { promptId: number; version: number }[] }): SQL | undefined {
   const conds: SQL[] = [];
-  if (of.promptId !== undefined) conds.push(sql`dr.log_prompt_id = ${of.promptId}`);
-  for (const v of of.versions) conds.push(sql`dr.log_prompt_id = ${v.promptId} AND dr.log_prompt_version = ${v.version}`);
+  const r = datasetRows;
+  if (of.promptId !== undefined) conds.push(sql`dr.${col(r.logPromptId)} = ${of.promptId}`);
+  for (const v of of.versions) conds.push(sql`dr.${col(r.logPromptId)} = ${v.promptId} AND dr.${col(r.logPromptVersion)} = ${v.version}`);
   if (conds.length === 0) return undefined;
-  return sql`EXISTS (SELECT 1 FROM dataset_rows AS dr WHERE dr.dataset_id = ${datasets.id} AND dr.workspace_id = ${ws} AND ${sql.join(conds, sql` AND `)})`;
+  return sql`EXISTS (SELECT 1 FROM ${r} AS dr WHERE dr.${col(r.datasetId)} = ${datasets.id} AND dr.${col(r.workspaceId)} = ${ws} AND ${sql.join(conds, sql` AND `)})`;
 }
 
 export async function datasetRowsPage(db: Db, ws: number, datasetId: number, q: { page: number; per_page: number; q?: string }) {

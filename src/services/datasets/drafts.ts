@@ -3,6 +3,7 @@
 // from-filter-params call. Row values are built by the same SQL as the fill job (fill.ts).
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { col, columnList } from "../../db/sql";
 import { datasetJobs, datasetRows, datasets } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
@@ -45,13 +46,13 @@ export async function createDraft(db: Db, auth: AuthContext, input: { dataset_gr
       return { queued: false as const, draftDatasetId: row.id, jobId: null };
     }
     const params: FillParams = { source_dataset_id: source.id };
-    const draftSql = sql`SELECT id FROM ${datasets} WHERE dataset_group_id = ${group.id} AND version_number = ${DRAFT_VERSION}`;
+    const draftSql = sql`SELECT ${datasets.id} FROM ${datasets} WHERE ${datasets.datasetGroupId} = ${group.id} AND ${datasets.versionNumber} = ${DRAFT_VERSION}`;
     const [draft, job] = await runBatch(db, [
       insertDraft,
-      sql`INSERT INTO dataset_jobs (workspace_id, dataset_id, params, created_by) SELECT ${ws}, d.id, ${JSON.stringify(params)}, ${auth.userId} FROM (${draftSql}) AS d RETURNING id`,
+      sql`INSERT INTO ${datasetJobs} (${columnList(datasetJobs, ["workspaceId", "datasetId", "params", "createdBy"])}) SELECT ${ws}, d.id, ${JSON.stringify(params)}, ${auth.userId} FROM (${draftSql}) AS d RETURNING ${col(datasetJobs.id)}`,
       db
         .update(datasets)
-        .set({ currentJobId: sql`(SELECT max(id) FROM ${datasetJobs} WHERE dataset_id = ${datasets.id})` })
+        .set({ currentJobId: sql`(SELECT max(${datasetJobs.id}) FROM ${datasetJobs} WHERE ${datasetJobs.datasetId} = ${datasets.id})` })
         .where(and(eq(datasets.datasetGroupId, group.id), eq(datasets.versionNumber, DRAFT_VERSION))),
     ]);
     return { queued: true as const, draftDatasetId: (draft.results[0] as { id: number }).id, jobId: (job.results[0] as { id: number }).id };
@@ -106,7 +107,7 @@ export async function addRequestLog(db: Db, logs: WorkspaceLogs, auth: AuthConte
   // there already or a fill started meanwhile (the guard on current_job_id keeps the two apart).
   const [values] = await logValues(logs, ws, [log.id], variables);
   if (!values) throw new ApiError("not_found", `request_log_id: request log ${input.request_log_id} not found`);
-  const position = sql`(SELECT coalesce(max(position) + 1, 0) FROM dataset_rows WHERE dataset_id = ${draft.id} AND job_id = ${jobId})`;
+  const position = sql`(SELECT coalesce(max(${datasetRows.position}) + 1, 0) FROM ${datasetRows} WHERE ${datasetRows.datasetId} = ${draft.id} AND ${datasetRows.jobId} = ${jobId})`;
   const written = await runBatch(db, insertLogRows(ws, { datasetId: draft.id, jobId, offset: position }, [values]));
   if (!written.some((r) => (r.meta.changes ?? 0) > 0)) {
     const [already] = await db
@@ -129,11 +130,13 @@ export async function addRequestLog(db: Db, logs: WorkspaceLogs, auth: AuthConte
 async function mergeColumns(db: Db, datasetId: number, next: (current: string[]) => string[]): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt++) {
     // Compared as stored text: the update applies only to the exact text it was computed from.
-    const row = await db.get<{ c: string }>(sql`SELECT column_names AS c FROM ${datasets} WHERE id = ${datasetId}`);
+    const row = await db.get<{ c: string }>(sql`SELECT ${datasets.columnNames} AS c FROM ${datasets} WHERE ${datasets.id} = ${datasetId}`);
     if (!row) return;
     const text = JSON.stringify(next(JSON.parse(row.c) as string[]));
     if (text === row.c) return;
-    const res = await db.run(sql`UPDATE ${datasets} SET column_names = ${text}, updated_at = ${Date.now()} WHERE id = ${datasetId} AND column_names = ${row.c}`);
+    const res = await db.run(
+      sql`UPDATE ${datasets} SET ${col(datasets.columnNames)} = ${text}, ${col(datasets.updatedAt)} = ${Date.now()} WHERE ${datasets.id} = ${datasetId} AND ${datasets.columnNames} = ${row.c}`,
+    );
     if ((res.meta.changes ?? 0) > 0) return;
   }
   throw new Error(`dataset ${datasetId}: column_names kept changing under 50 concurrent updates`);

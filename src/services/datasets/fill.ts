@@ -9,6 +9,7 @@ import { DatasetFileError, readDatasetFile } from "./file";
 import { chunkIndexRows, logValues, matchingLogIds, type LogValues } from "../../logs";
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import { datasetJobs, datasetRows, datasets, type DatasetJobStatus } from "../../db/schema";
+import { col, columnList } from "../../db/sql";
 import { eventStatement } from "../webhooks";
 import type { SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -61,8 +62,8 @@ const finishJob = (db: Db, job: JobRow, now: number) =>
   db
     .update(datasetJobs)
     .set({
-      status: sql`CASE WHEN (SELECT current_job_id FROM ${datasets} WHERE id = ${job.dataset_id}) = ${job.id} THEN 'COMPLETED' ELSE 'SUPERSEDED' END`,
-      rowsAdded: sql`(SELECT count(*) FROM ${datasetRows} WHERE dataset_id = ${job.dataset_id} AND job_id = ${job.id})`,
+      status: sql`CASE WHEN (SELECT ${datasets.currentJobId} FROM ${datasets} WHERE ${datasets.id} = ${job.dataset_id}) = ${job.id} THEN 'COMPLETED' ELSE 'SUPERSEDED' END`,
+      rowsAdded: sql`(SELECT count(*) FROM ${datasetRows} WHERE ${datasetRows.datasetId} = ${job.dataset_id} AND ${datasetRows.jobId} = ${job.id})`,
       updatedAt: now,
     })
     .where(eq(datasetJobs.id, job.id));
@@ -72,8 +73,8 @@ const rowsAddedOf = (db: Db, jobId: number) => db.select({ n: datasetJobs.rowsAd
 /** `blobs` holds the files of from-file jobs (the queue consumer passes it; fills from logs need none). */
 export async function runDatasetFill(db: Db, logsOf: (ws: number) => Promise<WorkspaceLogs>, ws: number, jobId: number, blobs?: R2Bucket): Promise<FillOutcome> {
   const job = await db.get<JobRow>(
-    sql`SELECT j.id, j.dataset_id, j.params, j.status, d.current_job_id, d.version_number
-        FROM ${datasetJobs} AS j JOIN ${datasets} AS d ON d.id = j.dataset_id WHERE j.id = ${jobId} AND j.workspace_id = ${ws}`,
+    sql`SELECT j.${col(datasetJobs.id)}, j.${col(datasetJobs.datasetId)}, j.${col(datasetJobs.params)}, j.${col(datasetJobs.status)}, d.${col(datasets.currentJobId)}, d.${col(datasets.versionNumber)}
+        FROM ${datasetJobs} AS j JOIN ${datasets} AS d ON d.${col(datasets.id)} = j.${col(datasetJobs.datasetId)} WHERE j.${col(datasetJobs.id)} = ${jobId} AND j.${col(datasetJobs.workspaceId)} = ${ws}`,
   );
   if (!job) return { state: "skipped" };
   const p = JSON.parse(job.params) as FillParams;
@@ -118,14 +119,17 @@ export async function runDatasetFill(db: Db, logsOf: (ws: number) => Promise<Wor
       workspaceId: ws,
       type: "dataset_version_created_from_filter_params",
       id: `dataset_fill_${job.id}`,
-      userId: sql`(SELECT created_by FROM dataset_jobs WHERE id = ${job.id})`,
-      details: sql`json_object('dataset_id', d.id, 'rows_added', (SELECT rows_added FROM dataset_jobs WHERE id = ${job.id}), 'dataset_version_number', d.version_number)`,
-      from: sql`datasets AS d`,
-      when: sql`d.id = ${job.dataset_id} AND d.current_job_id = ${job.id}`,
+      userId: sql`(SELECT ${datasetJobs.createdBy} FROM ${datasetJobs} WHERE ${datasetJobs.id} = ${job.id})`,
+      details: sql`json_object('dataset_id', d.${col(datasets.id)}, 'rows_added', (SELECT ${datasetJobs.rowsAdded} FROM ${datasetJobs} WHERE ${datasetJobs.id} = ${job.id}), 'dataset_version_number', d.${col(datasets.versionNumber)})`,
+      from: sql`${datasets} AS d`,
+      when: sql`d.${col(datasets.id)} = ${job.dataset_id} AND d.${col(datasets.currentJobId)} = ${job.id}`,
     }),
   ]);
   return { state: "completed", datasetId: job.dataset_id, rowsAdded: (count.results[0] as { rows_added: number }).rows_added };
 }
+
+/** The columns a row copied from a log or another version fills. */
+const ROW_COLUMNS = columnList(datasetRows, ["workspaceId", "datasetId", "jobId", "position", "requestLogId", "values", "logPromptId", "logPromptVersion"]);
 
 /**
  * Statements writing logs' values as rows of a draft at positions offset + at, while `jobId` is the
@@ -134,10 +138,10 @@ export async function runDatasetFill(db: Db, logsOf: (ws: number) => Promise<Wor
 export function insertLogRows(ws: number, to: { datasetId: number; jobId: number; offset: number | SQL }, values: readonly LogValues[]) {
   const rows = values.map((r) => [r.at, r.id, r.v, r.promptId, r.promptVersion]);
   return chunkIndexRows(rows, LOG_ROWS_CHARS).map(
-    (json) => sql`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values", log_prompt_id, log_prompt_version)
+    (json) => sql`INSERT INTO ${datasetRows} (${ROW_COLUMNS})
         SELECT ${ws}, ${to.datasetId}, ${to.jobId}, ${to.offset} + (j.value ->> 0), j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(${json}) AS j
-        WHERE (SELECT coalesce(current_job_id, 0) FROM datasets WHERE id = ${to.datasetId}) = ${to.jobId}
-        ON CONFLICT (dataset_id, request_log_id) DO NOTHING`,
+        WHERE (SELECT coalesce(${datasets.currentJobId}, 0) FROM ${datasets} WHERE ${datasets.id} = ${to.datasetId}) = ${to.jobId}
+        ON CONFLICT (${col(datasetRows.datasetId)}, ${col(datasetRows.requestLogId)}) DO NOTHING`,
   );
 }
 
@@ -147,14 +151,16 @@ export function insertLogRows(ws: number, to: { datasetId: number; jobId: number
  * redelivered job resumes exactly where the previous attempt stopped.
  */
 async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Promise<FillOutcome> {
+  const r = datasetRows;
   await jobStatus(db, job.id, "RUNNING");
   for (;;) {
     const [res] = await runBatch(db, [
-      sql`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values", log_prompt_id, log_prompt_version)
-          SELECT ${ws}, ${job.dataset_id}, ${job.id}, s.k, s.request_log_id, s.v, s.log_prompt_id, s.log_prompt_version
-          FROM (SELECT row_number() OVER (ORDER BY job_id, position, id) - 1 AS k, request_log_id, "values" AS v, log_prompt_id, log_prompt_version FROM dataset_rows WHERE dataset_id = ${sourceId} AND workspace_id = ${ws}
-                ORDER BY job_id, position, id LIMIT ${COPY_CHUNK} OFFSET (SELECT count(*) FROM dataset_rows WHERE dataset_id = ${job.dataset_id} AND job_id = ${job.id})) AS s
-          WHERE (SELECT current_job_id FROM datasets WHERE id = ${job.dataset_id}) = ${job.id}
+      sql`INSERT INTO ${r} (${ROW_COLUMNS})
+          SELECT ${ws}, ${job.dataset_id}, ${job.id}, s.k, s.${col(r.requestLogId)}, s.v, s.${col(r.logPromptId)}, s.${col(r.logPromptVersion)}
+          FROM (SELECT row_number() OVER (ORDER BY ${r.jobId}, ${r.position}, ${r.id}) - 1 AS k, ${r.requestLogId}, ${r.values} AS v, ${r.logPromptId}, ${r.logPromptVersion}
+                FROM ${r} WHERE ${r.datasetId} = ${sourceId} AND ${r.workspaceId} = ${ws}
+                ORDER BY ${r.jobId}, ${r.position}, ${r.id} LIMIT ${COPY_CHUNK} OFFSET (SELECT count(*) FROM ${r} WHERE ${r.datasetId} = ${job.dataset_id} AND ${r.jobId} = ${job.id})) AS s
+          WHERE (SELECT ${datasets.currentJobId} FROM ${datasets} WHERE ${datasets.id} = ${job.dataset_id}) = ${job.id}
           ORDER BY s.k`,
       heartbeat(db, job.id),
     ]);
@@ -165,7 +171,7 @@ async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Prom
     finishJob(db, job, now),
     db
       .update(datasets)
-      .set({ columnNames: sql`(SELECT column_names FROM ${datasets} WHERE id = ${sourceId} AND workspace_id = ${ws})`, updatedAt: now })
+      .set({ columnNames: sql`(SELECT s.${col(datasets.columnNames)} FROM ${datasets} AS s WHERE s.${col(datasets.id)} = ${sourceId} AND s.${col(datasets.workspaceId)} = ${ws})`, updatedAt: now })
       .where(and(eq(datasets.id, job.dataset_id), eq(datasets.currentJobId, job.id))),
     rowsAddedOf(db, job.id),
   ]);
@@ -207,9 +213,9 @@ async function loadFile(db: Db, blobs: R2Bucket, ws: number, job: JobRow, file: 
       rows = rows.slice(n);
       chars -= size;
       const [res] = await runBatch(db, [
-        sql`INSERT INTO dataset_rows (workspace_id, dataset_id, job_id, position, request_log_id, "values")
+        sql`INSERT INTO ${datasetRows} (${columnList(datasetRows, ["workspaceId", "datasetId", "jobId", "position", "requestLogId", "values"])})
             SELECT ${ws}, ${job.dataset_id}, ${job.id}, ${position} + j.key, NULL, j.value FROM json_each(${`[${chunk.join(",")}]`}) AS j
-            WHERE (SELECT current_job_id FROM datasets WHERE id = ${job.dataset_id}) = ${job.id}`,
+            WHERE (SELECT ${datasets.currentJobId} FROM ${datasets} WHERE ${datasets.id} = ${job.dataset_id}) = ${job.id}`,
         heartbeat(db, job.id),
       ]);
       // Nothing written: a newer fill of the draft took over; finishJob marks this one SUPERSEDED.

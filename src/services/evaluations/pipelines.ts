@@ -4,15 +4,15 @@
 import { and, asc, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
-import { inJsonList, nowMs } from "../../db/sql";
-import { datasets, reportColumns, reports, type ReportCells, type ReportColumnRow, type ReportRow } from "../../db/schema";
+import { col, columnList, inJsonList, nowMs } from "../../db/sql";
+import { datasetRows, datasets, reportColumns, reportRows, reports, type ReportCells, type ReportColumnRow, type ReportRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { chainIncludes } from "../../lib/error-text";
 import { toIso } from "../../lib/time";
 import { DRAFT_VERSION, requireGroup } from "../datasets";
 import { orderColumns, validateColumns, type ColumnIssue, type ColumnSpec } from "./columns";
-import { computeScore, type ReportScore } from "./runs";
+import { COLUMN_COLUMNS, computeScore, type ReportScore } from "./runs";
 import { externalIdsFor, newMappings, requireFolder, resolveExternalIdLookup, resourceConditions, resourceOrder, type ExternalIdLookupQuery, type ExternalIdPair, type ResourceListQuery } from "../registry";
 
 
@@ -116,16 +116,16 @@ export async function createPipeline(db: Db, auth: AuthContext, input: CreatePip
   if (issues.length > 0) throw columnsError(issues);
   const mappings = await newMappings(db, ws, "evaluation", null, input.external_ids);
   const name = input.name ?? `evaluation-${crypto.randomUUID().slice(0, 8)}`;
-  const self = sql`SELECT max(id) FROM reports WHERE workspace_id = ${ws}`;
+  const self = sql`SELECT max(${reports.id}) FROM ${reports} WHERE ${reports.workspaceId} = ${ws}`;
   const cols = ordered.map((c, i) => ({ ...spec(c), position: i + 1 }));
   let results;
   try {
     results = await runBatch(db, [
-      sql`INSERT INTO reports (workspace_id, name, folder_id, is_blueprint, dataset_group_id, dataset_id, user_id)
-          VALUES (${ws}, ${name}, ${input.folder_id ?? null}, 1, ${group.id}, ${dataset.id}, ${auth.userId}) RETURNING id`,
+      sql`INSERT INTO ${reports} (${columnList(reports, ["workspaceId", "name", "folderId", "isBlueprint", "datasetGroupId", "datasetId", "userId"])})
+          VALUES (${ws}, ${name}, ${input.folder_id ?? null}, 1, ${group.id}, ${dataset.id}, ${auth.userId}) RETURNING ${col(reports.id)}`,
       ...(cols.length
         ? [
-            sql`INSERT INTO report_columns (workspace_id, report_id, column_type, name, position, configuration, is_part_of_score)
+            sql`INSERT INTO ${reportColumns} (${COLUMN_COLUMNS})
                 SELECT ${ws}, (${self}), j.value ->> 'column_type', j.value ->> 'name', j.value ->> 'position', json(j.value -> 'configuration'), j.value ->> 'is_part_of_score'
                 FROM json_each(${JSON.stringify(cols)}) AS j`,
           ]
@@ -154,11 +154,12 @@ export interface StatusCounts {
 async function statusCounts(db: Db, runIds: number[]): Promise<Map<number, StatusCounts>> {
   const out = new Map<number, StatusCounts>();
   if (runIds.length === 0) return out;
+  const rr = reportRows;
   const results = await db.all<{ id: number; c: number; f: number; q: number; running: number; ncols: number }>(
-    sql`SELECT r.report_id AS id, sum(r.completed_count) AS c, sum(r.failed_count) AS f,
-               sum(r.state = 'QUEUED') AS q, sum(r.state = 'RUNNING') AS running,
-               (SELECT count(*) FROM report_columns WHERE report_id = r.report_id) AS ncols
-        FROM report_rows AS r WHERE r.report_id IN (SELECT value FROM json_each(${JSON.stringify(runIds)})) GROUP BY r.report_id`,
+    sql`SELECT r.${col(rr.reportId)} AS id, sum(r.${col(rr.completedCount)}) AS c, sum(r.${col(rr.failedCount)}) AS f,
+               sum(r.${col(rr.state)} = 'QUEUED') AS q, sum(r.${col(rr.state)} = 'RUNNING') AS running,
+               (SELECT count(*) FROM ${reportColumns} WHERE ${reportColumns.reportId} = r.${col(rr.reportId)}) AS ncols
+        FROM ${rr} AS r WHERE r.${col(rr.reportId)} IN (SELECT value FROM json_each(${JSON.stringify(runIds)})) GROUP BY r.${col(rr.reportId)}`,
   );
   for (const r of results) out.set(r.id, { COMPLETED: r.c, FAILED: r.f, QUEUED: r.q * r.ncols, RUNNING: r.running * r.ncols });
   return out;
@@ -350,13 +351,17 @@ export async function updateScoreCard(db: Db, ws: number, id: number, body: { co
   const unknown = body.column_names.filter((n) => !known.has(n));
   if (unknown.length) throw new ApiError("validation_error", `column_names: not columns of the pipeline: ${unknown.map((n) => JSON.stringify(n)).join(", ")}`);
   await runBatch(db, [
-    sql`UPDATE report_columns SET is_part_of_score = (name IN (SELECT value FROM json_each(${JSON.stringify(body.column_names)}))), updated_at = ${nowMs} WHERE report_id = ${r.id}`,
-    sql`UPDATE reports SET updated_at = ${nowMs} WHERE id = ${r.id}`,
+    sql`UPDATE ${reportColumns} SET ${col(reportColumns.isPartOfScore)} = (${reportColumns.name} IN (SELECT value FROM json_each(${JSON.stringify(body.column_names)}))), ${col(reportColumns.updatedAt)} = ${nowMs}
+        WHERE ${reportColumns.reportId} = ${r.id}`,
+    touched(r.id),
   ]);
   return { success: true as const, report: { id: r.id, name: r.name, tags: r.tags, score_configuration: null } };
 }
 
 // ---- columns of a pipeline ----
+
+/** The statement marking a pipeline changed now. */
+const touched = (reportId: number) => sql`UPDATE ${reports} SET ${col(reports.updatedAt)} = ${nowMs} WHERE ${reports.id} = ${reportId}`;
 
 async function pipelineColumns(db: Db, reportId: number): Promise<ReportColumnRow[]> {
   return db.select().from(reportColumns).where(eq(reportColumns.reportId, reportId)).orderBy(asc(reportColumns.position), asc(reportColumns.id));
@@ -371,9 +376,9 @@ async function saveColumns(db: Db, r: ReportRow, next: (ReportColumnRow | (Colum
   try {
     await runBatch(db, [
     ...extra,
-    sql`UPDATE report_columns SET position = (SELECT j.value ->> 'position' FROM json_each(${JSON.stringify(positions)}) AS j WHERE j.value ->> 'id' = report_columns.id)
-        WHERE report_id = ${r.id} AND id IN (SELECT j.value ->> 'id' FROM json_each(${JSON.stringify(positions)}) AS j)`,
-    sql`UPDATE reports SET updated_at = ${nowMs} WHERE id = ${r.id}`,
+    sql`UPDATE ${reportColumns} SET ${col(reportColumns.position)} = (SELECT j.value ->> 'position' FROM json_each(${JSON.stringify(positions)}) AS j WHERE j.value ->> 'id' = ${reportColumns.id})
+        WHERE ${reportColumns.reportId} = ${r.id} AND ${reportColumns.id} IN (SELECT j.value ->> 'id' FROM json_each(${JSON.stringify(positions)}) AS j)`,
+    touched(r.id),
     ]);
   } catch (err) {
     // Two concurrent changes naming a column alike: the loser is told as validation would have.
@@ -392,7 +397,7 @@ export async function addColumn(db: Db, ws: number, body: ColumnInput & { report
   const at = slot(body.position, current.length);
   const next = [...current.slice(0, at), fresh, ...current.slice(at)];
   await saveColumns(db, r, next, [
-    sql`INSERT INTO report_columns (workspace_id, report_id, column_type, name, position, configuration, is_part_of_score)
+    sql`INSERT INTO ${reportColumns} (${COLUMN_COLUMNS})
         VALUES (${ws}, ${r.id}, ${body.column_type}, ${body.name}, ${at + 1}, ${JSON.stringify(body.configuration)}, ${body.is_part_of_score ? 1 : 0})`,
   ]);
   const [c] = await db.select().from(reportColumns).where(and(eq(reportColumns.reportId, r.id), eq(reportColumns.name, body.name))).limit(1);
@@ -423,7 +428,8 @@ export async function editColumn(db: Db, ws: number, columnId: number, body: Edi
   const at = body.position != null ? slot(body.position, others.length) : current.findIndex((x) => x.id === c.id);
   const next = [...others.slice(0, at), changed, ...others.slice(at)];
   await saveColumns(db, r, next, [
-    sql`UPDATE report_columns SET column_type = ${changed.columnType}, configuration = ${JSON.stringify(changed.configuration)}, name = ${changed.name}, updated_at = ${nowMs} WHERE id = ${c.id}`,
+    sql`UPDATE ${reportColumns} SET ${col(reportColumns.columnType)} = ${changed.columnType}, ${col(reportColumns.configuration)} = ${JSON.stringify(changed.configuration)},
+        ${col(reportColumns.name)} = ${changed.name}, ${col(reportColumns.updatedAt)} = ${nowMs} WHERE ${reportColumns.id} = ${c.id}`,
   ]);
   const [u] = await db.select().from(reportColumns).where(eq(reportColumns.id, c.id)).limit(1);
   return columnView(u);
@@ -433,7 +439,7 @@ export async function deleteColumn(db: Db, ws: number, columnId: number): Promis
   const c = await requireColumn(db, ws, columnId);
   const r = await requirePipeline(db, ws, c.reportId);
   const next = (await pipelineColumns(db, r.id)).filter((x) => x.id !== c.id);
-  await saveColumns(db, r, next, [sql`DELETE FROM report_columns WHERE id = ${c.id}`]);
+  await saveColumns(db, r, next, [sql`DELETE FROM ${reportColumns} WHERE ${reportColumns.id} = ${c.id}`]);
 }
 
 // ---- rows ----
@@ -460,8 +466,9 @@ export async function evaluationRows(db: Db, ws: number, id: number, q: { page: 
   if (r.isBlueprint) return empty;
   const total = r.rowCount ?? 0;
   const results = await db.all<{ state: string; cells: string | null; v: string }>(
-    sql`SELECT rr.state, rr.cells, dr."values" AS v FROM report_rows AS rr JOIN dataset_rows AS dr ON dr.id = rr.dataset_row_id
-        WHERE rr.report_id = ${r.id} ORDER BY rr.row_index LIMIT ${q.per_page} OFFSET ${(q.page - 1) * q.per_page}`,
+    sql`SELECT rr.${col(reportRows.state)}, rr.${col(reportRows.cells)}, dr.${col(datasetRows.values)} AS v
+        FROM ${reportRows} AS rr JOIN ${datasetRows} AS dr ON dr.${col(datasetRows.id)} = rr.${col(reportRows.datasetRowId)}
+        WHERE rr.${col(reportRows.reportId)} = ${r.id} ORDER BY rr.${col(reportRows.rowIndex)} LIMIT ${q.per_page} OFFSET ${(q.page - 1) * q.per_page}`,
   );
   const rows = results.map((row) => {
     const values = JSON.parse(row.v) as Record<string, unknown>;

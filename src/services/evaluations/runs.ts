@@ -7,7 +7,7 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../../blocks";
 import type { Db } from "../../db/client";
-import { inJsonList } from "../../db/sql";
+import { col, columnList, inJsonList } from "../../db/sql";
 import { datasetRows, datasets, reportColumns, reportRows, reports, type ReportCells, type ReportColumnRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
@@ -35,7 +35,11 @@ export interface RunBody {
   refresh_dataset?: boolean | null;
 }
 
+/** The columns a pipeline column is written with (a new one, or a pipeline's copied into its run). */
+export const COLUMN_COLUMNS = columnList(reportColumns, ["workspaceId", "reportId", "columnType", "name", "position", "configuration", "isPartOfScore"]);
+
 /** Starts a run of a pipeline; answers the new run's report id (the job is queued). */
+
 export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext, pipelineId: number, body: RunBody): Promise<number> {
   const ws = auth.workspaceId;
   const [pipeline] = await db
@@ -67,7 +71,8 @@ export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext,
     throw new ApiError("validation_error", `dataset_id: the pipeline's columns cannot run on this dataset: ${issues.slice(0, 5).map((i) => `${i.field}: ${i.rule}`).join("; ")}`, { details: issues });
   }
   // AUTOINCREMENT ids only grow and a batch is one transaction: the workspace's newest report is this run.
-  const runId = sql`(SELECT max(id) FROM ${reports} WHERE workspace_id = ${ws})`;
+  const runId = sql`(SELECT max(${reports.id}) FROM ${reports} WHERE ${reports.workspaceId} = ${ws})`;
+  const [c, dr] = [reportColumns, datasetRows];
   const [inserted] = await runBatch(db, [
     db
       .insert(reports)
@@ -80,14 +85,14 @@ export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext,
         datasetGroupId: dataset.datasetGroupId,
         datasetId: dataset.id,
         status: "RUNNING",
-        rowCount: sql`(SELECT count(*) FROM ${datasetRows} WHERE dataset_id = ${dataset.id})`,
+        rowCount: sql`(SELECT count(*) FROM ${datasetRows} WHERE ${datasetRows.datasetId} = ${dataset.id})`,
         userId: auth.userId,
       })
       .returning({ id: reports.id }),
-    sql`INSERT INTO report_columns (workspace_id, report_id, column_type, name, position, configuration, is_part_of_score)
-        SELECT ${ws}, ${runId}, column_type, name, position, configuration, is_part_of_score FROM report_columns WHERE report_id = ${pipeline.id}`,
-    sql`INSERT INTO report_rows (report_id, row_index, dataset_row_id)
-        SELECT ${runId}, row_number() OVER (ORDER BY job_id, position, id) - 1, id FROM dataset_rows WHERE dataset_id = ${dataset.id}`,
+    sql`INSERT INTO ${c} (${COLUMN_COLUMNS})
+        SELECT ${ws}, ${runId}, ${c.columnType}, ${c.name}, ${c.position}, ${c.configuration}, ${c.isPartOfScore} FROM ${c} WHERE ${c.reportId} = ${pipeline.id}`,
+    sql`INSERT INTO ${reportRows} (${columnList(reportRows, ["reportId", "rowIndex", "datasetRowId"])})
+        SELECT ${runId}, row_number() OVER (ORDER BY ${dr.jobId}, ${dr.position}, ${dr.id}) - 1, ${dr.id} FROM ${dr} WHERE ${dr.datasetId} = ${dataset.id}`,
   ]);
   const id = (inserted.results[0] as { id: number }).id;
   try {
@@ -190,21 +195,22 @@ export async function runEvaluationBatch(
   const maxRows = opts.maxRows ?? Math.max(1, Math.min(ROWS_PER_BATCH, Math.floor(CELLS_PER_BATCH / Math.max(1, columns.length))));
   const deadline = Date.now() + (opts.budgetMs ?? BATCH_BUDGET_MS);
   let done = 0;
+  const rr = reportRows;
   while (done < maxRows && Date.now() < deadline) {
     // A row RUNNING under a live claim is another delivery's (a duplicated message): left to it. Rows whose
     // claim went stale (their delivery died; none outlives the queue's 15-minute limit) are taken over.
     const now = Date.now();
     const claimed = await db.all<ClaimedRow>(
-      sql`UPDATE report_rows SET state = 'RUNNING', claimed_at = ${now}, claims = claims + 1
-          WHERE id IN (SELECT id FROM report_rows WHERE report_id = ${reportId}
-                         AND (state = 'QUEUED' OR (state = 'RUNNING' AND coalesce(claimed_at, 0) < ${now - ROW_CLAIM_LEASE_MS}))
-                       ORDER BY row_index LIMIT ${Math.min(ROW_CONCURRENCY, maxRows - done)})
-            AND (SELECT deleted FROM reports WHERE id = ${reportId}) = 0
-          RETURNING id, dataset_row_id, claims`,
+      sql`UPDATE ${rr} SET ${col(rr.state)} = 'RUNNING', ${col(rr.claimedAt)} = ${now}, ${col(rr.claims)} = ${col(rr.claims)} + 1
+          WHERE ${rr.id} IN (SELECT q.${col(rr.id)} FROM ${rr} AS q WHERE q.${col(rr.reportId)} = ${reportId}
+                         AND (q.${col(rr.state)} = 'QUEUED' OR (q.${col(rr.state)} = 'RUNNING' AND coalesce(q.${col(rr.claimedAt)}, 0) < ${now - ROW_CLAIM_LEASE_MS}))
+                       ORDER BY q.${col(rr.rowIndex)} LIMIT ${Math.min(ROW_CONCURRENCY, maxRows - done)})
+            AND (SELECT ${reports.deleted} FROM ${reports} WHERE ${reports.id} = ${reportId}) = 0
+          RETURNING ${col(rr.id)}, ${col(rr.datasetRowId)}, ${col(rr.claims)}`,
     );
     if (claimed.length === 0) break;
     const values = await db.all<{ id: number; v: string }>(
-      sql`SELECT id, "values" AS v FROM ${datasetRows} WHERE ${inJsonList(datasetRows.id, claimed.map((r) => r.dataset_row_id))}`,
+      sql`SELECT ${datasetRows.id}, ${datasetRows.values} AS v FROM ${datasetRows} WHERE ${inJsonList(datasetRows.id, claimed.map((r) => r.dataset_row_id))}`,
     );
     const byId = new Map(values.map((v) => [v.id, JSON.parse(v.v) as Record<string, unknown>]));
     await Promise.all(
@@ -234,16 +240,17 @@ export async function runEvaluationBatch(
  */
 async function completeRun(db: Db, ws: number, reportId: number, columns: ReportColumnRow[]): Promise<void> {
   const score = await computeScore(db, reportId, columns);
+  const r = reports;
   await runBatch(db, [
     eventStatement({
       workspaceId: ws,
       type: "report_finished",
       id: `report_finished_${reportId}`,
-      userId: sql`r.user_id`,
-      from: sql`reports AS r`,
-      when: sql`r.id = ${reportId} AND r.workspace_id = ${ws} AND r.status = 'RUNNING'`,
-      details: sql`json_object('report_id', r.id, 'report_name', r.name, 'parent_report_id', r.parent_report_id, 'dataset_id', r.dataset_id,
-        'row_count', r.row_count, 'score', ${score.overall_score})`,
+      userId: sql`r.${col(r.userId)}`,
+      from: sql`${r} AS r`,
+      when: sql`r.${col(r.id)} = ${reportId} AND r.${col(r.workspaceId)} = ${ws} AND r.${col(r.status)} = 'RUNNING'`,
+      details: sql`json_object('report_id', r.${col(r.id)}, 'report_name', r.${col(r.name)}, 'parent_report_id', r.${col(r.parentReportId)}, 'dataset_id', r.${col(r.datasetId)},
+        'row_count', r.${col(r.rowCount)}, 'score', ${score.overall_score})`,
     }),
     db
       .update(reports)
@@ -269,10 +276,11 @@ export async function giveUpEvaluationRun(db: Db, ws: number, reportId: number, 
   const cells: ReportCells = Object.fromEntries(columns.map((c) => [String(c.id), { status: "FAILED" as const, value: null, error_message: reason }]));
   // In chunks: one UPDATE writing every row of a 50,000-row run would outgrow a D1 statement, and the run
   // would then stay RUNNING for good. Each chunk is safe to repeat (it takes rows not yet DONE).
+  const rr = reportRows;
   for (;;) {
     const res = await db.run(
-      sql`UPDATE report_rows SET state = 'DONE', cells = ${JSON.stringify(cells)}, completed_count = 0, failed_count = ${columns.length}
-          WHERE id IN (SELECT id FROM report_rows WHERE report_id = ${reportId} AND state <> 'DONE' LIMIT ${GIVE_UP_CHUNK})`,
+      sql`UPDATE ${rr} SET ${col(rr.state)} = 'DONE', ${col(rr.cells)} = ${JSON.stringify(cells)}, ${col(rr.completedCount)} = 0, ${col(rr.failedCount)} = ${columns.length}
+          WHERE ${rr.id} IN (SELECT q.${col(rr.id)} FROM ${rr} AS q WHERE q.${col(rr.reportId)} = ${reportId} AND q.${col(rr.state)} <> 'DONE' LIMIT ${GIVE_UP_CHUNK})`,
     );
     if ((res.meta.changes ?? 0) < GIVE_UP_CHUNK) break;
   }
@@ -312,8 +320,8 @@ export async function computeScore(db: Db, reportId: number, columns: ReportColu
                   WHEN json_type(c.value, '$.value') = 'true' THEN 100.0
                   WHEN json_type(c.value, '$.value') = 'false' THEN 0.0
                   WHEN json_type(c.value, '$.value') IN ('integer', 'real') THEN json_extract(c.value, '$.value') END) AS total
-       FROM report_rows AS r, json_each(r.cells) AS c
-       WHERE r.report_id = ${reportId} AND r.state = 'DONE' AND c.key IN (SELECT value FROM json_each(${JSON.stringify(scored.map((c) => String(c.id)))}))
+       FROM ${reportRows} AS r, json_each(r.${col(reportRows.cells)}) AS c
+       WHERE r.${col(reportRows.reportId)} = ${reportId} AND r.${col(reportRows.state)} = 'DONE' AND c.key IN (SELECT value FROM json_each(${JSON.stringify(scored.map((c) => String(c.id)))}))
        GROUP BY c.key`,
   );
   const byCol = new Map(results.map((r) => [r.col, r]));

@@ -3,7 +3,7 @@
 // (workspace, entity_type, source, external_id) decides races; this module only translates its verdict.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { inJsonList } from "../../db/sql";
+import { columnList, inJsonList } from "../../db/sql";
 import { externalIds, type ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import { chainIncludes } from "../../lib/error-text";
@@ -175,7 +175,7 @@ export async function checkNewMappings(
  */
 export function insertMappingsStatement(workspaceId: number, type: ExternalIdEntityType, entityIdSql: SQL, pairs: readonly ExternalIdPair[]): SQL {
   return sql`
-    INSERT INTO external_ids (workspace_id, entity_type, entity_id, source, external_id)
+    INSERT INTO ${externalIds} (${columnList(externalIds, ["workspaceId", "entityType", "entityId", "source", "externalId"])})
     SELECT ${workspaceId}, ${type}, CAST((${entityIdSql}) AS TEXT), value ->> 'source', value ->> 'external_id'
     FROM json_each(${JSON.stringify(pairs)})`;
 }

@@ -3,7 +3,7 @@
 // (any table with id, name, workspaceId, folderId, createdBy, createdAt, updatedAt columns; map others by hand).
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { inJsonList as inList, nowMs } from "../../db/sql";
+import { col, inJsonList as inList, nowMs } from "../../db/sql";
 import {
   datasetGroups,
   datasets,
@@ -41,7 +41,7 @@ async function promptMetadata(db: Db, _ws: number, ids: string[]) {
     .from(promptVersions)
     .where(
       sql`${inList(promptVersions.promptId, ids.map(Number))}
-        AND ${promptVersions.version} = (SELECT max(v2.version) FROM prompt_versions v2 WHERE v2.prompt_id = ${promptVersions.promptId})`,
+        AND ${promptVersions.version} = (SELECT max(v2.${col(promptVersions.version)}) FROM ${promptVersions} v2 WHERE v2.${col(promptVersions.promptId)} = ${promptVersions.promptId})`,
     );
   return new Map<string, Record<string, unknown>>(rows.map((r) => [String(r.promptId), { type: r.type, latest_version_number: r.version }]));
 }
@@ -151,8 +151,9 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
 ];
 
 async function workflowMetadata(db: Db, _ws: number, ids: string[]) {
+  const wv = workflowVersions;
   const rows = await db.all<{ workflow_id: number; latest: number }>(
-    sql`SELECT workflow_id, max(version_number) AS latest FROM workflow_versions WHERE ${inList(sql`workflow_id`, ids.map(Number))} GROUP BY workflow_id`,
+    sql`SELECT ${wv.workflowId}, max(${wv.versionNumber}) AS latest FROM ${wv} WHERE ${inList(wv.workflowId, ids.map(Number))} GROUP BY ${wv.workflowId}`,
   );
   return new Map<string, Record<string, unknown>>(rows.map((r) => [String(r.workflow_id), { latest_version_number: r.latest }]));
 }

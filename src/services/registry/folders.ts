@@ -96,7 +96,7 @@ export async function createFolder(
   const parentId = input.parent_id ?? null;
   await requireFolder(db, ws, parentId, "parent_id");
   const mappings = await newMappings(db, ws, "folder", null, input.external_ids);
-  const self = sql`SELECT id FROM folders WHERE workspace_id = ${ws} AND parent_key = ${parentId ?? 0} AND name = ${input.name}`;
+  const self = sql`SELECT ${folders.id} FROM ${folders} WHERE ${folders.workspaceId} = ${ws} AND ${folders.parentKey} = ${parentId ?? 0} AND ${folders.name} = ${input.name}`;
   try {
     await runBatch(db, [
       db.insert(folders).values({ workspaceId: ws, parentId, name: input.name, createdBy: auth.userId }),

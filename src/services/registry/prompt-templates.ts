@@ -3,7 +3,7 @@
 // reuse a version number and a label always names exactly one version.
 import { and, asc, eq, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { inJsonList, nowMs } from "../../db/sql";
+import { col, columnList, inJsonList, nowMs } from "../../db/sql";
 import { runBatch } from "../../db/batch";
 import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
@@ -64,7 +64,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
   await refuseSnippetCycles(db, ws, name, input.prompt_version.prompt_template);
   const existing = await findByName(db, ws, name);
   const mappings = await newMappings(db, ws, "prompt_template", existing?.id ?? null, input.external_ids);
-  const self = sql`SELECT id FROM prompt_templates WHERE workspace_id = ${ws} AND name = ${name}`;
+  const self = sql`SELECT ${promptTemplates.id} FROM ${promptTemplates} WHERE ${promptTemplates.workspaceId} = ${ws} AND ${promptTemplates.name} = ${name}`;
   const v = input.prompt_version;
 
   const upsert = db
@@ -75,8 +75,8 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
       set: {
         updatedAt: nowMs,
         // Only what the caller sent changes an existing template.
-        ...(tags !== null ? { tags: sql`excluded.tags` } : {}),
-        ...(folderId !== undefined ? { folderId: sql`excluded.folder_id` } : {}),
+        ...(tags !== null ? { tags: sql`excluded.${col(promptTemplates.tags)}` } : {}),
+        ...(folderId !== undefined ? { folderId: sql`excluded.${col(promptTemplates.folderId)}` } : {}),
       },
     });
   const version = insertVersionStatement(ws, self, v.prompt_template, v.metadata ?? null, v.commit_message ?? null, auth.userId);
@@ -137,28 +137,28 @@ export async function patchTemplate(
 
 function insertVersionStatement(ws: number, templateIdSql: SQL, template: Obj, metadata: Obj | null, commitMessage: string | null, userId: number): SQL {
   return sql`
-    INSERT INTO prompt_versions (workspace_id, prompt_id, version, prompt_template, metadata, commit_message, created_by)
-    SELECT ${ws}, t.id, coalesce((SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id), 0) + 1,
+    INSERT INTO ${promptVersions} (${columnList(promptVersions, ["workspaceId", "promptId", "version", "promptTemplate", "metadata", "commitMessage", "createdBy"])})
+    SELECT ${ws}, t.id, coalesce((SELECT max(${promptVersions.version}) FROM ${promptVersions} WHERE ${promptVersions.promptId} = t.id), 0) + 1,
            ${JSON.stringify(template)}, ${metadata === null ? null : JSON.stringify(metadata)}, ${commitMessage}, ${userId}
     FROM (${templateIdSql}) AS t
-    RETURNING id`;
+    RETURNING ${col(promptVersions.id)}`;
 }
 
-const NEWEST_VERSION = sql`(SELECT max(version) FROM prompt_versions WHERE prompt_id = t.id)`;
+const NEWEST_VERSION = sql`(SELECT max(${promptVersions.version}) FROM ${promptVersions} WHERE ${promptVersions.promptId} = t.${col(promptTemplates.id)})`;
 
 /**
  * The events of a new version (right after its insert) and of the labels it takes: each name is a
  * label created or a label moved, judged before labelStatements changes them (same batch).
  */
 function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
-  const template = sql`(${templateIdSql}) AS s JOIN prompt_templates AS t ON t.id = s.id`;
+  const template = sql`(${templateIdSql}) AS s JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = s.id`;
   const events = [
     eventStatement({
       workspaceId: ws,
       type: "prompt_template_version_created",
       userId,
       from: template,
-      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${NEWEST_VERSION})`,
+      details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION})`,
     }),
   ];
   const names = JSON.stringify([...new Set(labels ?? [])]);
@@ -169,18 +169,18 @@ function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, 
       workspaceId: ws,
       type: "prompt_template_label_moved",
       userId,
-      from: sql`${template} JOIN prompt_labels AS l ON l.prompt_id = t.id JOIN prompt_versions AS ov ON ov.id = l.prompt_version_id`,
-      when: sql`l.name IN (SELECT value FROM json_each(${names}))`,
-      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${NEWEST_VERSION},
-        'old_prompt_template_version_number', ov.version, 'prompt_template_label', l.name)`,
+      from: sql`${template} JOIN ${promptLabels} AS l ON l.${col(promptLabels.promptId)} = t.${col(promptTemplates.id)} JOIN ${promptVersions} AS ov ON ov.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)}`,
+      when: sql`l.${col(promptLabels.name)} IN (SELECT value FROM json_each(${names}))`,
+      details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION},
+        'old_prompt_template_version_number', ov.${col(promptVersions.version)}, 'prompt_template_label', l.${col(promptLabels.name)})`,
     }),
     eventStatement({
       workspaceId: ws,
       type: "prompt_template_label_created",
       userId,
       from: sql`${template}, json_each(${names}) AS j`,
-      when: sql`NOT EXISTS (SELECT 1 FROM prompt_labels WHERE prompt_id = t.id AND name = j.value)`,
-      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${NEWEST_VERSION}, 'prompt_template_label', j.value)`,
+      when: sql`NOT EXISTS (SELECT 1 FROM ${promptLabels} WHERE ${promptLabels.promptId} = t.${col(promptTemplates.id)} AND ${promptLabels.name} = j.value)`,
+      details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION}, 'prompt_template_label', j.value)`,
     }),
   ];
 }
@@ -380,10 +380,10 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
   const columns = { id: t.id, name: t.name, userId: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt };
   const conds: (SQL | undefined)[] = [
     eq(t.workspaceId, ws),
-    sql`EXISTS (SELECT 1 FROM prompt_versions v WHERE v.prompt_id = ${t.id})`,
+    sql`EXISTS (SELECT 1 FROM ${promptVersions} v WHERE v.${col(promptVersions.promptId)} = ${t.id})`,
     lookup !== undefined ? sql`CAST(${t.id} AS TEXT) = ${lookup}` : undefined,
     ...resourceConditions(ws, columns, { ...q, name: q.name || undefined }),
-    q.label ? sql`EXISTS (SELECT 1 FROM prompt_labels l WHERE l.prompt_id = ${t.id} AND l.name = ${q.label})` : undefined,
+    q.label ? sql`EXISTS (SELECT 1 FROM ${promptLabels} l WHERE l.${col(promptLabels.promptId)} = ${t.id} AND l.${col(promptLabels.name)} = ${q.label})` : undefined,
     // Every tag asked for: the list is one JSON parameter, however many tags are given.
     q.tags?.length
       ? sql`NOT EXISTS (SELECT 1 FROM json_each(${JSON.stringify([...new Set(q.tags)])}) AS w WHERE w.value NOT IN (SELECT value FROM json_each(${t.tags})))`
@@ -439,7 +439,7 @@ async function latestVersions(db: Db, templateIds: number[]) {
     .where(
       and(
         inJsonList(promptVersions.promptId, templateIds),
-        sql`${promptVersions.version} = (SELECT max(v2.version) FROM prompt_versions v2 WHERE v2.prompt_id = ${promptVersions.promptId})`,
+        sql`${promptVersions.version} = (SELECT max(v2.${col(promptVersions.version)}) FROM ${promptVersions} v2 WHERE v2.${col(promptVersions.promptId)} = ${promptVersions.promptId})`,
       ),
     );
 }
@@ -496,7 +496,7 @@ async function versionOf(db: Db, ws: number, promptId: number, number: number): 
 }
 
 const labelDetails = (version: SQL) =>
-  sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${version}, 'prompt_template_label', l.name)`;
+  sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${version}, 'prompt_template_label', l.${col(promptLabels.name)})`;
 
 export async function createLabel(db: Db, auth: AuthContext, promptId: number, input: { prompt_version_number: number; name: string }): Promise<LabelView> {
   const ws = auth.workspaceId;
@@ -507,8 +507,8 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
       workspaceId: ws,
       type: "prompt_template_label_created",
       userId: auth.userId,
-      from: sql`prompt_templates AS t, (SELECT ${input.name} AS name) AS l`,
-      when: sql`t.id = ${promptId} AND NOT EXISTS (SELECT 1 FROM prompt_labels WHERE prompt_id = ${promptId} AND name = ${input.name})`,
+      from: sql`${promptTemplates} AS t, (SELECT ${input.name} AS name) AS l`,
+      when: sql`t.${col(promptTemplates.id)} = ${promptId} AND NOT EXISTS (SELECT 1 FROM ${promptLabels} WHERE ${promptLabels.promptId} = ${promptId} AND ${promptLabels.name} = ${input.name})`,
       details: labelDetails(sql`${v.version}`),
     }),
     db.insert(promptLabels).values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name }).onConflictDoNothing(),
@@ -536,10 +536,10 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
       workspaceId: ws,
       type: "prompt_template_label_moved",
       userId: auth.userId,
-      from: sql`prompt_labels AS l JOIN prompt_versions AS ov ON ov.id = l.prompt_version_id JOIN prompt_templates AS t ON t.id = l.prompt_id`,
-      when: sql`l.id = ${id} AND l.workspace_id = ${ws} AND l.prompt_version_id <> ${v.id}`,
-      details: sql`json_object('prompt_template_id', t.id, 'prompt_template_name', t.name, 'prompt_template_version_number', ${v.version},
-        'old_prompt_template_version_number', ov.version, 'prompt_template_label', l.name)`,
+      from: sql`${promptLabels} AS l JOIN ${promptVersions} AS ov ON ov.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)} JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = l.${col(promptLabels.promptId)}`,
+      when: sql`l.${col(promptLabels.id)} = ${id} AND l.${col(promptLabels.workspaceId)} = ${ws} AND l.${col(promptLabels.promptVersionId)} <> ${v.id}`,
+      details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${v.version},
+        'old_prompt_template_version_number', ov.${col(promptVersions.version)}, 'prompt_template_label', l.${col(promptLabels.name)})`,
     }),
     db
       .update(promptLabels)
@@ -558,9 +558,9 @@ export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promis
       workspaceId: ws,
       type: "prompt_template_label_deleted",
       userId: auth.userId,
-      from: sql`prompt_labels AS l JOIN prompt_versions AS v ON v.id = l.prompt_version_id JOIN prompt_templates AS t ON t.id = l.prompt_id`,
-      when: sql`l.id = ${id} AND l.workspace_id = ${ws}`,
-      details: labelDetails(sql`v.version`),
+      from: sql`${promptLabels} AS l JOIN ${promptVersions} AS v ON v.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)} JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = l.${col(promptLabels.promptId)}`,
+      when: sql`l.${col(promptLabels.id)} = ${id} AND l.${col(promptLabels.workspaceId)} = ${ws}`,
+      details: labelDetails(sql`v.${col(promptVersions.version)}`),
     }),
     db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
   ]);

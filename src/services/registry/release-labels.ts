@@ -3,7 +3,7 @@
 // or moves each named label to the entity's newest version.
 import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { nowMs } from "../../db/sql";
+import { col, nowMs } from "../../db/sql";
 
 /** The label table of one entity type, named by its drizzle columns. */
 export interface LabelTable {
@@ -23,8 +23,7 @@ export interface LabelTable {
 export function labelStatements(t: LabelTable, ws: number, ownerIdSql: SQL, labels: string[] | null | undefined): SQL[] {
   const names = [...new Set(labels ?? [])];
   if (names.length === 0) return [];
-  // Column names unqualified where SQLite's INSERT and ON CONFLICT clauses need them bare.
-  const col = (c: SQLiteColumn) => sql.identifier(c.name);
+  // Column names unqualified (col) where SQLite's INSERT and ON CONFLICT clauses need them bare.
   return [
     sql`
       INSERT INTO ${t.labels} (${col(t.workspaceId)}, ${col(t.owner)}, ${col(t.version)}, ${col(t.name)})

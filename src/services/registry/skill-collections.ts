@@ -155,7 +155,7 @@ function filesChangedEvent(auth: AuthContext, collection: { id: string; name: st
       workspaceId: auth.workspaceId,
       type: "skill_collection_files_changed",
       userId: auth.userId,
-      when: sql`EXISTS (SELECT 1 FROM skill_collection_versions WHERE id = ${version.id})`,
+      when: sql`EXISTS (SELECT 1 FROM ${skillCollectionVersions} WHERE ${skillCollectionVersions.id} = ${version.id})`,
       details: {
         skill_collection_id: collection.id,
         skill_collection_name: collection.name,
@@ -356,7 +356,7 @@ export async function createVersion(store: SkillStore, auth: AuthContext, identi
     };
     // Every statement carries the same guard (nobody saved a version since we read), so the batch
     // either moves the label, inserts the version and bumps the collection, or does nothing.
-    const unchanged = sql`exists (select 1 from skill_collections where id = ${collection.id} and latest_version = ${expected})`;
+    const unchanged = sql`exists (select 1 from ${skillCollections} where ${skillCollections.id} = ${collection.id} and ${skillCollections.latestVersion} = ${expected})`;
     // Values in the table's column order (drizzle inserts a raw select into every column).
     const insert = db.insert(skillCollectionVersions).select(
       sql`select ${version.id}, ${version.workspaceId}, ${version.collectionId}, ${version.number}, ${version.rootPathAtVersion}, ${provider},

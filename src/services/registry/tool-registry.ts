@@ -2,7 +2,7 @@
 // definition and optional release labels. Creation is one db.batch(): tool, first version, labels, mappings.
 import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { inJsonList, nowMs } from "../../db/sql";
+import { col, columnList, inJsonList, nowMs } from "../../db/sql";
 import { runBatch } from "../../db/batch";
 import { toolLabels, toolRegistry, toolVersions, type ToolRow, type ToolVersionRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
@@ -75,12 +75,13 @@ export async function requireTool(db: Db, ws: number, identifier: string): Promi
 }
 
 function insertVersion(ws: number, toolIdSql: SQL, input: ToolVersionInput, userId: number): SQL {
+  const v = toolVersions;
   return sql`
-    INSERT INTO tool_versions (workspace_id, tool_id, version, tool_definition, execution, commit_message, created_by)
-    SELECT ${ws}, t.id, coalesce((SELECT max(version) FROM tool_versions WHERE tool_id = t.id), 0) + 1,
+    INSERT INTO ${v} (${columnList(v, ["workspaceId", "toolId", "version", "toolDefinition", "execution", "commitMessage", "createdBy"])})
+    SELECT ${ws}, t.${col(toolRegistry.id)}, coalesce((SELECT max(${v.version}) FROM ${v} WHERE ${v.toolId} = t.${col(toolRegistry.id)}), 0) + 1,
            ${JSON.stringify(input.tool_definition)}, ${input.execution ? JSON.stringify(input.execution) : null}, ${input.commit_message ?? null}, ${userId}
     FROM (${toolIdSql}) AS t
-    RETURNING id`;
+    RETURNING ${col(v.id)}`;
 }
 
 /** The tools' release labels (release-labels.ts). */
@@ -107,7 +108,7 @@ export async function createTool(db: Db, auth: AuthContext, input: CreateToolInp
   const ws = auth.workspaceId;
   await requireFolder(db, ws, input.folder_id);
   const mappings = await newMappings(db, ws, "tool_registry", null, input.external_ids);
-  const self = sql`SELECT id FROM tool_registry WHERE workspace_id = ${ws} AND name = ${input.name}`;
+  const self = sql`SELECT ${toolRegistry.id} FROM ${toolRegistry} WHERE ${toolRegistry.workspaceId} = ${ws} AND ${toolRegistry.name} = ${input.name}`;
   try {
     await runBatch(db, [
       db.insert(toolRegistry).values({ workspaceId: ws, name: input.name, description: input.description ?? null, folderId: input.folder_id ?? null, createdBy: auth.userId }),

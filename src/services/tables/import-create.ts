@@ -2,7 +2,8 @@
 // sheet and its import operation in one batch, then the queued job (import-run.ts runs it).
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import type { SheetImportSource, SheetOperationRow, SheetRow } from "../../db/schema";
+import { sheetOperations, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../../db/schema";
+import { col, columnList } from "../../db/sql";
 import type { Filter, FilterGroup } from "../../filters";
 import type { AuthContext, Deps } from "../../env";
 import { ApiError } from "../../lib/errors";
@@ -71,17 +72,20 @@ async function createImport(deps: Deps, auth: AuthContext, tableId: string, inpu
   const message = error ? "Import failed" : "Import queued";
   const format = input.fileName ? formatOf(input.fileName) : null;
   const params = input.params ? JSON.stringify(input.params) : null;
-  const ours = sql`EXISTS (SELECT 1 FROM sheet_operations WHERE workspace_id = ${auth.workspaceId} AND id = ${opId} AND sheet_id = ${sheetId})`;
+  const o = sheetOperations;
+  const ours = sql`EXISTS (SELECT 1 FROM ${o} WHERE ${o.workspaceId} = ${auth.workspaceId} AND ${o.id} = ${opId} AND ${o.sheetId} = ${sheetId})`;
   await runBatch(db, [
     statement(
       db,
       sql`
-      INSERT INTO sheet_operations (workspace_id, id, table_id, sheet_id, source, status, progress, message, file_name, format,
-                                    file_bytes, blob_key, params, error_message, created_by, created_at, updated_at)
+      INSERT INTO ${o} (${columnList(o, [
+        "workspaceId", "id", "tableId", "sheetId", "source", "status", "progress", "message", "fileName", "format",
+        "fileBytes", "blobKey", "params", "errorMessage", "createdBy", "createdAt", "updatedAt",
+      ])})
       SELECT ${auth.workspaceId}, ${opId}, ${tableId}, ${sheetId}, ${input.source}, ${status}, 0, ${message}, ${input.fileName},
              ${format}, ${input.fileBytes}, ${error ? null : input.blobKey}, ${params}, ${error}, ${auth.userId}, ${now}, ${now}
       WHERE ${tableAlive(auth.workspaceId, tableId)}
-      ON CONFLICT (workspace_id, id) DO NOTHING`,
+      ON CONFLICT (${col(o.workspaceId)}, ${col(o.id)}) DO NOTHING`,
     ),
     ...insertSheetStatements(db, { id: sheetId, workspaceId: auth.workspaceId, tableId, title: input.title, index: input.index, stats }, ours),
     // An import known to fail before it runs (bad base64, an empty file) ends here: its event too.

@@ -4,7 +4,8 @@
 // become TEXT columns. A title naming a computed column takes no values: that column's cells of the
 // new rows are STALE, as for rows added by hand (sheets/imports.ts).
 import { sql } from "drizzle-orm";
-import type { SheetImportSource, SheetOperationRow, SheetRow } from "../../db/schema";
+import { sheetOperations, sheets, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../../db/schema";
+import { col, columnList } from "../../db/sql";
 import type { FilterGroup } from "../../filters";
 import type { AuthContext, Deps } from "../../env";
 import { ApiError } from "../../lib/errors";
@@ -41,7 +42,7 @@ function replayIntoSheet(op: SheetOperationRow, sheet: SheetRow): SheetImport {
 }
 
 const sheetAlive = (workspaceId: number, tableId: string, sheetId: string) =>
-  sql`EXISTS (SELECT 1 FROM sheets WHERE id = ${sheetId} AND table_id = ${tableId} AND workspace_id = ${workspaceId} AND deleted_at IS NULL)
+  sql`EXISTS (SELECT 1 FROM ${sheets} WHERE ${sheets.id} = ${sheetId} AND ${sheets.tableId} = ${tableId} AND ${sheets.workspaceId} = ${workspaceId} AND ${sheets.deletedAt} IS NULL)
       AND ${tableAlive(workspaceId, tableId)}`;
 
 /**
@@ -63,15 +64,18 @@ async function createImportIntoSheet(deps: Deps, auth: AuthContext, sheet: Sheet
   }
   const now = Date.now();
   const format = input.fileName ? formatOf(input.fileName) : null;
+  const o = sheetOperations;
   const [inserted] = await runBatch(db, [
     sql`
-      INSERT INTO sheet_operations (workspace_id, id, table_id, sheet_id, source, status, progress, message, file_name, format,
-                                    file_bytes, blob_key, params, created_by, created_at, updated_at)
+      INSERT INTO ${o} (${columnList(o, [
+        "workspaceId", "id", "tableId", "sheetId", "source", "status", "progress", "message", "fileName", "format",
+        "fileBytes", "blobKey", "params", "createdBy", "createdAt", "updatedAt",
+      ])})
       SELECT ${auth.workspaceId}, ${opId}, ${sheet.tableId}, ${sheet.id}, ${input.source}, 'pending', 0, 'Import queued', ${input.fileName},
              ${format}, ${input.fileBytes}, ${input.blobKey}, ${JSON.stringify(input.params)}, ${auth.userId}, ${now}, ${now}
       WHERE ${sheetAlive(auth.workspaceId, sheet.tableId, sheet.id)}
-      ON CONFLICT (workspace_id, id) DO NOTHING
-      RETURNING seq`,
+      ON CONFLICT (${col(o.workspaceId)}, ${col(o.id)}) DO NOTHING
+      RETURNING ${col(o.seq)}`,
   ]);
   const op = await findOperation(db, auth.workspaceId, opId);
   if (!op) {

@@ -4,6 +4,7 @@
 // for an import that created its sheet) in the same batch as its status.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { col } from "../../db/sql";
 import { sheetOperations, type SheetImportSource, type SheetOperationRow } from "../../db/schema";
 import type { FilterGroup } from "../../filters";
 import type { Deps } from "../../env";
@@ -51,15 +52,16 @@ export function intoExistingSheet(op: Pick<SheetOperationRow, "params">): boolea
  * (its id is the operation's), and only if the operation really is in that state after the change.
  */
 export function importEvent(workspaceId: number, operationId: string, source: SheetImportSource, outcome: "completed" | "failed"): SQL {
+  const o = sheetOperations;
   return eventStatement({
     workspaceId,
     type: source === "file" ? (outcome === "failed" ? "sheet_created_from_file_failed" : "sheet_created_from_file") : outcome === "failed" ? "sheet_created_from_request_logs_failed" : "sheet_created_from_request_logs",
     id: `sheet_import:${workspaceId}:${operationId}`,
-    userId: sql`o.created_by`,
-    from: sql`sheet_operations AS o`,
-    when: sql`o.workspace_id = ${workspaceId} AND o.id = ${operationId} AND o.status = ${outcome}`,
-    details: sql`json_object('table_id', o.table_id, 'sheet_id', o.sheet_id, 'operation_id', o.id, 'source', o.source, 'file_name', o.file_name,
-      'rows_added', o.rows_added, 'row_count', o.row_count, 'error_message', o.error_message)`,
+    userId: sql`o.${col(o.createdBy)}`,
+    from: sql`${o} AS o`,
+    when: sql`o.${col(o.workspaceId)} = ${workspaceId} AND o.${col(o.id)} = ${operationId} AND o.${col(o.status)} = ${outcome}`,
+    details: sql`json_object('table_id', o.${col(o.tableId)}, 'sheet_id', o.${col(o.sheetId)}, 'operation_id', o.${col(o.id)}, 'source', o.${col(o.source)},
+      'file_name', o.${col(o.fileName)}, 'rows_added', o.${col(o.rowsAdded)}, 'row_count', o.${col(o.rowCount)}, 'error_message', o.${col(o.errorMessage)})`,
   });
 }
 

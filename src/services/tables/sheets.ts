@@ -3,7 +3,8 @@
 // shifts the others inside one atomic db.batch, with the new position computed in SQL.
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sheetOperations, sheets, type SheetImportSource, type SheetOperationRow, type SheetOperationStatus, type SheetRow } from "../../db/schema";
+import { col } from "../../db/sql";
+import { sheetOperations, sheetPromptRefs, sheets, smartTables, type SheetImportSource, type SheetOperationRow, type SheetOperationStatus, type SheetRow } from "../../db/schema";
 import type { Deps } from "../../env";
 import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { ApiError } from "../../lib/errors";
@@ -107,7 +108,22 @@ export async function defaultSheetTitle(db: Db, tableId: string): Promise<string
 const liveInTable = (tableId: string) => sql`${sheets.tableId} = ${tableId} AND ${sheets.deletedAt} IS NULL`;
 const liveCount = (tableId: string) => sql`(SELECT COUNT(*) FROM ${sheets} WHERE ${liveInTable(tableId)})`;
 export const tableAlive = (workspaceId: number, tableId: string) =>
-  sql`EXISTS (SELECT 1 FROM smart_tables WHERE id = ${tableId} AND workspace_id = ${workspaceId} AND deleted_at IS NULL)`;
+  sql`EXISTS (SELECT 1 FROM ${smartTables} WHERE ${smartTables.id} = ${tableId} AND ${smartTables.workspaceId} = ${workspaceId} AND ${smartTables.deletedAt} IS NULL)`;
+
+/** The prompt a sheet's columns refer to, as conditions on its sheet_prompt_refs rows (alias r). */
+export interface PromptRefQuery {
+  prompt_id?: number;
+  prompt_version_id?: number;
+  prompt_label_id?: number;
+}
+export function promptRefConditions(q: PromptRefQuery): SQL[] {
+  const r = sheetPromptRefs;
+  const conds: SQL[] = [];
+  if (q.prompt_id !== undefined) conds.push(sql`r.${col(r.promptId)} = ${q.prompt_id}`);
+  if (q.prompt_version_id !== undefined) conds.push(sql`r.${col(r.promptVersionId)} = ${q.prompt_version_id}`);
+  if (q.prompt_label_id !== undefined) conds.push(sql`r.${col(r.promptLabelId)} = ${q.prompt_label_id}`);
+  return conds;
+}
 
 export interface NewSheet {
   id: string;
@@ -169,12 +185,10 @@ export async function listSheets(
   q: { cursor?: string; limit: number; order: "asc" | "desc"; prompt_id?: number; prompt_version_id?: number; prompt_label_id?: number },
 ) {
   const conds: SQL[] = [eq(sheets.tableId, tableId), eq(sheets.workspaceId, workspaceId), isNull(sheets.deletedAt)];
-  const refConds: SQL[] = [];
-  if (q.prompt_id !== undefined) refConds.push(sql`r.prompt_id = ${q.prompt_id}`);
-  if (q.prompt_version_id !== undefined) refConds.push(sql`r.prompt_version_id = ${q.prompt_version_id}`);
-  if (q.prompt_label_id !== undefined) refConds.push(sql`r.prompt_label_id = ${q.prompt_label_id}`);
+  const refConds = promptRefConditions(q);
   if (refConds.length > 0) {
-    conds.push(sql`${sheets.id} IN (SELECT r.sheet_id FROM sheet_prompt_refs r WHERE r.workspace_id = ${workspaceId} AND ${sql.join(refConds, sql` AND `)})`);
+    const r = sheetPromptRefs;
+    conds.push(sql`${sheets.id} IN (SELECT r.${col(r.sheetId)} FROM ${r} r WHERE r.${col(r.workspaceId)} = ${workspaceId} AND ${sql.join(refConds, sql` AND `)})`);
   }
   if (q.cursor !== undefined) {
     // Keyset on (position, seq): positions shift when sheets move, so a page boundary is best effort

@@ -2,7 +2,9 @@
 // A table's sheets live in sheets.ts; sheet_count is counted, never stored, so it is always true.
 import { and, asc, desc, eq, getTableColumns, gt, isNull, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sheets, smartTables, type SmartTableRow } from "../../db/schema";
+import { sheetPromptRefs, sheets, smartTables, type SmartTableRow } from "../../db/schema";
+import { col, qualified } from "../../db/sql";
+import { promptRefConditions } from "./sheets";
 import type { AuthContext } from "../../env";
 import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { requireFolder, resourceConditions, type ResourceFilters } from "../registry";
@@ -25,8 +27,8 @@ export interface TableDetailView extends TableView {
 }
 
 
-// Written out: drizzle leaves columns unqualified inside a subquery, which would bind them to `sheets`.
-const sheetCount = sql<number>`(SELECT COUNT(*) FROM sheets AS s WHERE s.table_id = "smart_tables"."id" AND s.deleted_at IS NULL)`;
+// qualified(): drizzle leaves a select field's columns unqualified, which inside the subquery would bind them to `sheets`.
+const sheetCount = sql<number>`(SELECT COUNT(*) FROM ${sheets} AS s WHERE s.${col(sheets.tableId)} = ${qualified(smartTables.id)} AND s.${col(sheets.deletedAt)} IS NULL)`;
 
 type TableWithCount = SmartTableRow & { sheetCount: number };
 
@@ -121,14 +123,12 @@ export async function listTables(db: Db, workspaceId: number, q: ListTablesQuery
   if (q.name) conds.push(sql`instr(${smartTables.titleFolded}, ${q.name.toLowerCase()}) > 0`);
   const t = smartTables;
   for (const c of resourceConditions(workspaceId, { id: t.id, name: t.title, userId: t.createdBy, createdAt: t.createdAt, updatedAt: t.updatedAt }, { ...q, name: undefined })) if (c) conds.push(c);
-  const refConds: SQL[] = [];
-  if (q.prompt_id !== undefined) refConds.push(sql`r.prompt_id = ${q.prompt_id}`);
-  if (q.prompt_version_id !== undefined) refConds.push(sql`r.prompt_version_id = ${q.prompt_version_id}`);
-  if (q.prompt_label_id !== undefined) refConds.push(sql`r.prompt_label_id = ${q.prompt_label_id}`);
+  const refConds = promptRefConditions(q);
   if (refConds.length > 0) {
+    const r = sheetPromptRefs;
     conds.push(
-      sql`${smartTables.id} IN (SELECT r.table_id FROM sheet_prompt_refs r JOIN sheets s ON s.id = r.sheet_id AND s.deleted_at IS NULL
-          WHERE r.workspace_id = ${workspaceId} AND ${sql.join(refConds, sql` AND `)})`,
+      sql`${smartTables.id} IN (SELECT r.${col(r.tableId)} FROM ${r} r JOIN ${sheets} s ON s.${col(sheets.id)} = r.${col(r.sheetId)} AND s.${col(sheets.deletedAt)} IS NULL
+          WHERE r.${col(r.workspaceId)} = ${workspaceId} AND ${sql.join(refConds, sql` AND `)})`,
     );
   }
   if (q.cursor !== undefined) {

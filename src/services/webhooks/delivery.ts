@@ -12,7 +12,8 @@ import { pythonJsonDumps } from "../../lib/py-json";
 import { toIso } from "../../lib/time";
 import type { JobMessage } from "../../lib/jobs";
 import { and, eq, gte, lt, sql } from "drizzle-orm";
-import { webhookDeliveries, webhookDeliveryAttempts } from "../../db/schema";
+import { webhookDeliveries, webhookDeliveryAttempts, webhookEvents, webhooks } from "../../db/schema";
+import { col, columnList } from "../../db/sql";
 import { runBatch } from "../../db/batch";
 
 /** What delivery needs: the database, the jobs queue, and its settings. */
@@ -73,17 +74,19 @@ export async function dispatchEvents(deps: WebhookDeps, workspaceId: number): Pr
   for (let round = 0; round < DISPATCH_ROUNDS; round++) {
     const now = Date.now();
     // The same events in both statements: the INSERT does not change what the subquery selects.
-    const chunk = sql`SELECT id FROM webhook_events WHERE workspace_id = ${workspaceId} AND dispatched_at IS NULL ORDER BY created_at, id LIMIT ${DISPATCH_EVENTS_PER_ROUND}`;
+    const [ev, wh, d] = [webhookEvents, webhooks, webhookDeliveries];
+    const chunk = sql`SELECT c.${col(ev.id)} FROM ${ev} AS c WHERE c.${col(ev.workspaceId)} = ${workspaceId} AND c.${col(ev.dispatchedAt)} IS NULL
+      ORDER BY c.${col(ev.createdAt)}, c.${col(ev.id)} LIMIT ${DISPATCH_EVENTS_PER_ROUND}`;
     const [inserted, marked] = await runBatch(deps.db, [
-      sql`INSERT INTO webhook_deliveries (id, workspace_id, webhook_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
-          SELECT 'msg_' || lower(hex(randomblob(16))), e.workspace_id, w.id, e.id, 'pending', 0, ${now}, ${now}, ${now}
-          FROM webhook_events AS e
-          JOIN webhooks AS w ON w.workspace_id = e.workspace_id AND w.deleted_at IS NULL AND w.created_at <= e.created_at
-          WHERE e.id IN (${chunk})
-            AND (w.events IS NULL OR e.event_type IN (SELECT value FROM json_each(w.events)))
-          ON CONFLICT (event_id, webhook_id) DO NOTHING
-          RETURNING id, workspace_id`,
-      sql`UPDATE webhook_events SET dispatched_at = ${now} WHERE id IN (${chunk})`,
+      sql`INSERT INTO ${d} (${columnList(d, ["id", "workspaceId", "webhookId", "eventId", "status", "attempts", "nextAttemptAt", "createdAt", "updatedAt"])})
+          SELECT 'msg_' || lower(hex(randomblob(16))), e.${col(ev.workspaceId)}, w.${col(wh.id)}, e.${col(ev.id)}, 'pending', 0, ${now}, ${now}, ${now}
+          FROM ${ev} AS e
+          JOIN ${wh} AS w ON w.${col(wh.workspaceId)} = e.${col(ev.workspaceId)} AND w.${col(wh.deletedAt)} IS NULL AND w.${col(wh.createdAt)} <= e.${col(ev.createdAt)}
+          WHERE e.${col(ev.id)} IN (${chunk})
+            AND (w.${col(wh.events)} IS NULL OR e.${col(ev.eventType)} IN (SELECT value FROM json_each(w.${col(wh.events)})))
+          ON CONFLICT (${col(d.eventId)}, ${col(d.webhookId)}) DO NOTHING
+          RETURNING ${col(d.id)}, ${col(d.workspaceId)}`,
+      sql`UPDATE ${ev} SET ${col(ev.dispatchedAt)} = ${now} WHERE ${ev.id} IN (${chunk})`,
     ]);
     const rows = inserted.results as { id: string; workspace_id: number }[];
     await queueDeliveries(deps, rows);
@@ -202,18 +205,19 @@ export async function deliverWebhook(
       .update(d)
       .set({ status: "failed", leaseUntil: null, lastError: "the last attempt gave no outcome (it was cut off) and no attempt is left", updatedAt: started })
       .where(and(eq(d.id, deliveryId), eq(d.workspaceId, workspaceId), eq(d.status, "sending"), lt(d.leaseUntil, started), gte(d.attempts, s.maxAttempts))),
-    sql`UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, lease_until = ${started + s.timeoutMs + 60_000}, updated_at = ${started}
-        WHERE id = ${deliveryId} AND workspace_id = ${workspaceId}
-          AND ((status IN ('pending', 'retrying') AND next_attempt_at <= ${started + 1000}) OR (status = 'sending' AND lease_until < ${started}))
-        RETURNING attempts, event_id, webhook_id`,
+    sql`UPDATE ${d} SET ${col(d.status)} = 'sending', ${col(d.attempts)} = ${col(d.attempts)} + 1, ${col(d.leaseUntil)} = ${started + s.timeoutMs + 60_000}, ${col(d.updatedAt)} = ${started}
+        WHERE ${d.id} = ${deliveryId} AND ${d.workspaceId} = ${workspaceId}
+          AND ((${d.status} IN ('pending', 'retrying') AND ${d.nextAttemptAt} <= ${started + 1000}) OR (${d.status} = 'sending' AND ${d.leaseUntil} < ${started}))
+        RETURNING ${col(d.attempts)}, ${col(d.eventId)}, ${col(d.webhookId)}`,
   ]);
   const claimed = (claimedResult.results[0] as Claimed | undefined) ?? null;
   if (!claimed) return { state: "skipped" };
+  const [ev, wh] = [webhookEvents, webhooks];
 
   const target = await db.get<Target>(
-    sql`SELECT e.event_type, e.details, e.user_id, e.created_at, w.url, w.secret, w.deleted_at
-        FROM webhook_events AS e LEFT JOIN webhooks AS w ON w.id = ${claimed.webhook_id} AND w.workspace_id = e.workspace_id
-        WHERE e.id = ${claimed.event_id} AND e.workspace_id = ${workspaceId}`,
+    sql`SELECT e.${col(ev.eventType)}, e.${col(ev.details)}, e.${col(ev.userId)}, e.${col(ev.createdAt)}, w.${col(wh.url)}, w.${col(wh.secret)}, w.${col(wh.deletedAt)}
+        FROM ${ev} AS e LEFT JOIN ${wh} AS w ON w.${col(wh.id)} = ${claimed.webhook_id} AND w.${col(wh.workspaceId)} = e.${col(ev.workspaceId)}
+        WHERE e.${col(ev.id)} = ${claimed.event_id} AND e.${col(ev.workspaceId)} = ${workspaceId}`,
   );
   if (!target || target.url === null || target.secret === null || target.deleted_at !== null) {
     await db
@@ -276,27 +280,29 @@ const SWEEP_LIMIT = 500;
 /** Run by the cron trigger: dispatch what was missed, re-queue what was lost, forget what is old. */
 /** The retention pass's pick of closed deliveries older than `cutoff` (read through webhook_deliveries_closed). */
 export const closedDeliveriesBefore = (cutoff: number) =>
-  sql`SELECT id FROM webhook_deliveries WHERE created_at < ${cutoff} AND status IN ('delivered', 'failed') LIMIT ${sql.raw(String(SWEEP_LIMIT))}`;
+  sql`SELECT ${webhookDeliveries.id} FROM ${webhookDeliveries} WHERE ${webhookDeliveries.createdAt} < ${cutoff} AND ${webhookDeliveries.status} IN ('delivered', 'failed')
+    LIMIT ${sql.raw(String(SWEEP_LIMIT))}`;
 
 export async function sweepWebhooks(deps: WebhookDeps, now = Date.now()): Promise<{ workspaces: number; requeued: number }> {
+  const [ev, d] = [webhookEvents, webhookDeliveries];
   const stale = await deps.db.all<{ workspace_id: number }>(
-    sql`SELECT DISTINCT workspace_id FROM webhook_events WHERE dispatched_at IS NULL AND created_at < ${now - SWEEP_GRACE_MS} LIMIT 100`,
+    sql`SELECT DISTINCT ${ev.workspaceId} FROM ${ev} WHERE ${ev.dispatchedAt} IS NULL AND ${ev.createdAt} < ${now - SWEEP_GRACE_MS} LIMIT 100`,
   );
   await dispatchQuietly(deps, stale.map((r) => r.workspace_id));
 
   const overdue = await deps.db.all<{ id: string; workspace_id: number }>(
-    sql`SELECT id, workspace_id FROM webhook_deliveries
-        WHERE status IN ('pending', 'sending', 'retrying') AND next_attempt_at < ${now - SWEEP_GRACE_MS} AND (lease_until IS NULL OR lease_until < ${now})
-        ORDER BY next_attempt_at LIMIT ${SWEEP_LIMIT}`,
+    sql`SELECT ${d.id}, ${d.workspaceId} FROM ${d}
+        WHERE ${d.status} IN ('pending', 'sending', 'retrying') AND ${d.nextAttemptAt} < ${now - SWEEP_GRACE_MS} AND (${d.leaseUntil} IS NULL OR ${d.leaseUntil} < ${now})
+        ORDER BY ${d.nextAttemptAt} LIMIT ${SWEEP_LIMIT}`,
   );
   await queueDeliveries(deps, overdue);
 
   const cutoff = now - RETENTION_MS;
   await runBatch(deps.db, [
-    sql`DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (${closedDeliveriesBefore(cutoff)})`,
-    sql`DELETE FROM webhook_deliveries WHERE id IN (${closedDeliveriesBefore(cutoff)})`,
-    sql`DELETE FROM webhook_events WHERE id IN (SELECT e.id FROM webhook_events AS e WHERE e.created_at < ${cutoff} AND e.dispatched_at IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS d WHERE d.event_id = e.id) LIMIT ${SWEEP_LIMIT})`,
+    sql`DELETE FROM ${webhookDeliveryAttempts} WHERE ${webhookDeliveryAttempts.deliveryId} IN (${closedDeliveriesBefore(cutoff)})`,
+    sql`DELETE FROM ${d} WHERE ${d.id} IN (${closedDeliveriesBefore(cutoff)})`,
+    sql`DELETE FROM ${ev} WHERE ${ev.id} IN (SELECT e.${col(ev.id)} FROM ${ev} AS e WHERE e.${col(ev.createdAt)} < ${cutoff} AND e.${col(ev.dispatchedAt)} IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM ${d} AS d WHERE d.${col(d.eventId)} = e.${col(ev.id)}) LIMIT ${SWEEP_LIMIT})`,
   ]);
   return { workspaces: stale.length, requeued: overdue.length };
 }

@@ -5,7 +5,8 @@
 // deliveries (delivery.ts). Whatever that misses, the scheduled sweeper picks up.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { sql, type SQL } from "drizzle-orm";
-import { nowMs } from "../../db/sql";
+import { webhookEvents } from "../../db/schema";
+import { col, columnList, nowMs } from "../../db/sql";
 
 /** Event types; PromptLayer's names where PromptLayer has the event. Details shapes: docs/webhooks.md. */
 export const EVENT_TYPES = [
@@ -47,17 +48,19 @@ export interface EventSpec {
 }
 
 /** The outbox INSERT for one event (or one per row of `from`); put it in the change's own batch. */
+const EVENT_COLUMNS = columnList(webhookEvents, ["id", "workspaceId", "userId", "eventType", "details", "createdAt"]);
+
 export function eventStatement(e: EventSpec): SQL {
   scope.getStore()?.add(e.workspaceId);
   const id = e.id !== undefined ? sql`${e.id}` : sql`'evt_' || lower(hex(randomblob(16)))`;
   const details = isSql(e.details) ? sql`json(${e.details})` : sql`${JSON.stringify(e.details)}`;
   const userId = e.userId === null ? sql`NULL` : isSql(e.userId) ? e.userId : sql`${e.userId}`;
   // The WHERE is always there: SQLite needs it to read ON CONFLICT after INSERT … SELECT.
-  return sql`INSERT INTO webhook_events (id, workspace_id, user_id, event_type, details, created_at)
+  return sql`INSERT INTO ${webhookEvents} (${EVENT_COLUMNS})
     SELECT ${id}, ${e.workspaceId}, ${userId}, ${e.type}, ${details}, ${nowMs}
     ${e.from ? sql`FROM ${e.from}` : sql``}
     WHERE ${e.when ?? sql`1`}
-    ON CONFLICT (id) DO NOTHING`;
+    ON CONFLICT (${col(webhookEvents.id)}) DO NOTHING`;
 }
 
 

@@ -39,7 +39,7 @@ export async function createWebhook(db: Db, auth: AuthContext, input: CreateWebh
     .insert(webhooks)
     .select(
       sql`SELECT NULL, ${ws}, ${input.url}, ${input.description ?? null}, ${events ? JSON.stringify(events) : null}, ${secret}, ${auth.userId}, ${now}, NULL
-          WHERE (SELECT count(*) FROM webhooks WHERE workspace_id = ${ws} AND deleted_at IS NULL) < ${MAX_WEBHOOKS_PER_WORKSPACE}`,
+          WHERE (SELECT count(*) FROM ${webhooks} WHERE ${webhooks.workspaceId} = ${ws} AND ${webhooks.deletedAt} IS NULL) < ${MAX_WEBHOOKS_PER_WORKSPACE}`,
     )
     .returning();
   if (!row) {

@@ -6,6 +6,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../../blocks";
 import type { Db } from "../../db/client";
 import { workflowExecutionNodes, workflowExecutions, workflowVersions, type NodeStatus } from "../../db/schema";
+import { col, columnList } from "../../db/sql";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { chainIncludes } from "../../lib/error-text";
@@ -61,9 +62,9 @@ export async function startRun(db: Db, jobs: Queue, auth: AuthContext, workflowN
       channelNameSuffix: body.channel_name_suffix ?? null,
     }),
     // AUTOINCREMENT ids only grow and the batch is one transaction: the workspace's newest execution is ours.
-    sql`INSERT INTO workflow_execution_nodes (execution_id, node_name, is_output_node)
-        SELECT (SELECT MAX(id) FROM workflow_executions WHERE workspace_id = ${auth.workspaceId}), json_extract(j.value, '$.name'), json_extract(j.value, '$.out')
-        FROM json_each(${JSON.stringify(nodeRows)}) j RETURNING execution_id`,
+    sql`INSERT INTO ${workflowExecutionNodes} (${columnList(workflowExecutionNodes, ["executionId", "nodeName", "isOutputNode"])})
+        SELECT (SELECT MAX(${workflowExecutions.id}) FROM ${workflowExecutions} WHERE ${workflowExecutions.workspaceId} = ${auth.workspaceId}), json_extract(j.value, '$.name'), json_extract(j.value, '$.out')
+        FROM json_each(${JSON.stringify(nodeRows)}) j RETURNING ${col(workflowExecutionNodes.executionId)}`,
   ]);
   const executionId = (inserted.results[0] as { execution_id: number }).execution_id;
   try {

@@ -13,7 +13,7 @@ import { toIso } from "../../lib/time";
 import { externalIdsFor, labelStatements, listExternalIds, newMappings, requireFolder, resolveExternalIdLookup, resourceConditions, resourceOrder, type ExternalIdPair, type LabelTable, type NewMappings, type ResourceColumns, type ResourceFilters } from "../registry";
 import { applyNodeChanges, validateGraph, type EdgeSpec, type GraphIssue, type NodeChange, type NodeSpec } from "./graph";
 import { runBatch, type Statement } from "../../db/batch";
-import { nowMs } from "../../db/sql";
+import { col, columnList, nowMs, qualified } from "../../db/sql";
 
 export interface VersionInput {
   nodes: NodeSpec[];
@@ -106,16 +106,17 @@ async function writeVersion(db: Db, auth: AuthContext, wfName: string, v: Versio
   const ws = auth.workspaceId;
   const nodes: WorkflowNodeRow[] = v.nodes.map((n) => ({ id: crypto.randomUUID(), ...n }));
   const edges = v.edges.map((e) => ({ id: crypto.randomUUID(), ...e })) as unknown as WorkflowEdgeRow[];
-  const self = sql`SELECT id FROM ${workflows} WHERE ${workflows.workspaceId} = ${ws} AND ${workflows.name} = ${wfName}`;
+  const self = sql`SELECT ${workflows.id} FROM ${workflows} WHERE ${workflows.workspaceId} = ${ws} AND ${workflows.name} = ${wfName}`;
+  const wv = workflowVersions;
   const stmts: Statement[] = [];
   if (opts.create) stmts.push(db.insert(workflows).values({ workspaceId: ws, name: wfName, createdBy: auth.userId, folderId: opts.folderId ?? null }));
   // INSERT … SELECT: the number is MAX+1 inside the batch's transaction, so concurrent versions never share one.
   stmts.push(sql`
-    INSERT INTO workflow_versions (workspace_id, workflow_id, version_number, commit_message, required_input_variables, nodes, edges, base_version, created_by)
-    SELECT ${ws}, w.id, COALESCE((SELECT MAX(version_number) FROM workflow_versions WHERE workflow_id = w.id), 0) + 1,
+    INSERT INTO ${wv} (${columnList(wv, ["workspaceId", "workflowId", "versionNumber", "commitMessage", "requiredInputVariables", "nodes", "edges", "baseVersion", "createdBy"])})
+    SELECT ${ws}, w.${col(workflows.id)}, COALESCE((SELECT MAX(${wv.versionNumber}) FROM ${wv} WHERE ${wv.workflowId} = w.${col(workflows.id)}), 0) + 1,
            ${v.commitMessage}, ${JSON.stringify(v.requiredInputVariables)}, ${JSON.stringify(nodes)}, ${JSON.stringify(edges)}, ${opts.baseVersion}, ${auth.userId}
     FROM (${self}) AS w
-    RETURNING id, workflow_id, version_number, created_at`);
+    RETURNING ${col(wv.id)}, ${col(wv.workflowId)}, ${col(wv.versionNumber)}, ${col(wv.createdAt)}`);
   stmts.push(...labelStatements(WORKFLOW_LABELS, ws, self, v.releaseLabels));
   stmts.push(...(opts.mappings?.attach(self) ?? []));
   stmts.push(
@@ -295,8 +296,8 @@ export async function listWorkflows(db: Db, workspaceId: number, q: ListQuery) {
   const rows = await db
     .select({
       wf: workflows,
-      // Spelled out: drizzle leaves columns unqualified, and "id" inside the subquery would be the version's.
-      latest: sql<number | null>`(SELECT MAX(v.version_number) FROM workflow_versions v WHERE v.workflow_id = "workflows"."id")`,
+      // qualified(): drizzle leaves a select field's columns unqualified, and "id" inside the subquery would be the version's.
+      latest: sql<number | null>`(SELECT MAX(v.${col(workflowVersions.versionNumber)}) FROM ${workflowVersions} v WHERE v.${col(workflowVersions.workflowId)} = ${qualified(workflows.id)})`,
     })
     .from(workflows)
     .where(and(...where))
