@@ -249,9 +249,9 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
   for (const json of chunkIndexRows(logRows, 512 * 1024)) {
     // Only for spans this batch stored: a span another ingestion stored meanwhile makes no second log.
     statements.push(sql`
-      INSERT INTO request_logs (${columns})
+      INSERT INTO ${requestLogs} (${columns})
       SELECT ${values} FROM json_each(${json}) AS j
-      WHERE EXISTS (SELECT 1 FROM spans s WHERE s.workspace_id = ${ws} AND s.trace_id = j.value ->> 'trace_id' AND s.span_id = j.value ->> 'span_id' AND s.ingest_id = ${opts.ingestId})`);
+      WHERE EXISTS (SELECT 1 FROM ${spans} s WHERE s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.traceId)} = j.value ->> 'trace_id' AND s.${col(spans.spanId)} = j.value ->> 'span_id' AND s.${col(spans.ingestId)} = ${opts.ingestId})`);
   }
   for (const json of chunkIndexRows(unindexed)) {
     // Each log made here waits for the indexer (indexing.ts), which writes its side rows, full-text

@@ -28,16 +28,6 @@ function tableNames(): string[] {
   return [...names].sort();
 }
 
-/**
- * Bare names still allowed, by file: code another change owns while this rule lands. Each entry names its
- * owner and the exact tables its hits name (one per hit), so the file cannot gain another; the list empties
- * as that work merges, and an entry that no longer matches its file fails the test.
- */
-const ALLOWED: Record<string, { owner: string; tables: string[] }> = {
-  // The span path's request-log row (its INSERT and column list) is being rebuilt as one row builder (issue 31, item 4).
-  "src/logs/spans.ts": { owner: "logrow", tables: ["request_logs", "spans"] },
-};
-
 /** `src/path:line table` for each line of src/ that names a table bare in SQL (comment lines skipped). */
 function bareNames(names: string[]): string[] {
   const alt = names.join("|");
@@ -67,13 +57,6 @@ describe("table names in SQL", () => {
   });
 
   it("come from the drizzle schema, never as bare words", () => {
-    const hits = bareNames(names);
-    const fileOf = (hit: string) => hit.slice(0, hit.indexOf(":"));
-    const unexpected = hits.filter((h) => !(fileOf(h) in ALLOWED));
-    expect(unexpected, "bare table names in SQL: use ${table} in a sql template, getTableName(table) in SQL built as text").toEqual([]);
-    for (const [file, { tables }] of Object.entries(ALLOWED)) {
-      const found = hits.filter((h) => fileOf(h) === file).map((h) => h.slice(h.lastIndexOf(" ") + 1));
-      expect(found.sort(), `${file}: its allow-list entry must match its bare names exactly`).toEqual([...tables].sort());
-    }
+    expect(bareNames(names), "bare table names in SQL: use ${table} in a sql template, getTableName(table) in SQL built as text").toEqual([]);
   });
 });
