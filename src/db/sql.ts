@@ -1,6 +1,7 @@
 // SQL fragments the schema and the services share.
 import { getTableColumns, getTableName, sql, type Name, type SQL } from "drizzle-orm";
-import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
+import { chainIncludes } from "../lib/error-text";
 
 /** Now, in epoch milliseconds (the unit of every time column). */
 export const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
@@ -36,4 +37,13 @@ export function columnList<T extends SQLiteTable>(table: T, keys: readonly (keyo
     keys.map((k) => sql.identifier(columns[k].name)),
     sql`, `,
   );
+}
+
+/**
+ * Whether a write failed on a UNIQUE constraint of a table (SQLite names the constraint's columns as
+ * `table.column` in its message); given a column, on a constraint that includes that column.
+ */
+export function isUniqueViolation(err: unknown, of: SQLiteTable | SQLiteColumn): boolean {
+  if (!(of instanceof SQLiteColumn)) return chainIncludes(err, `UNIQUE constraint failed: ${getTableName(of)}.`);
+  return chainIncludes(err, new RegExp(`UNIQUE constraint failed: [^:]*\\b${getTableName(of.table)}\\.${of.name}\\b`));
 }

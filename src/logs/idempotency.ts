@@ -10,8 +10,8 @@ import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
-import { chainIncludes } from "../lib/error-text";
 import { pythonJsonDumps } from "../lib/py-json";
+import { isUniqueViolation } from "../db/sql";
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -100,7 +100,7 @@ export type RecordAnswer = (answer: Record<string, unknown>, idField: string, lo
 
 /** Whether a write failed because its idempotency key was recorded meanwhile. */
 export function isKeyTaken(err: unknown): boolean {
-  return chainIncludes(err, /UNIQUE constraint failed: idempotency_keys\./);
+  return isUniqueViolation(err, idempotencyKeys);
 }
 
 /** Rows deleted per statement of the sweep (an index range on created_at). */

@@ -3,12 +3,11 @@
 // next numbered version, list datasets and page through rows. The fill itself is fill.ts.
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { col, columnList, nowMs } from "../../db/sql";
+import { col, columnList, isUniqueViolation, nowMs } from "../../db/sql";
 import { runBatch } from "../../db/batch";
 import { datasetGroups, datasetJobs, datasetRows, datasets, reports, type DatasetGroupRow, type DatasetJobStatus, type DatasetRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import { containsText } from "../../lib/query";
 import { toIso } from "../../lib/time";
 import { externalIdsFor, newMappings, requireFolder, resolveExternalIdLookup, resourceConditions, resourceOrder, type ExternalIdLookupQuery, type ExternalIdPair, type ResourceListQuery } from "../registry";
@@ -79,7 +78,7 @@ export async function createDatasetGroup(db: Db, auth: AuthContext, input: Creat
       ...mappings.attach(self),
     ]);
   } catch (err) {
-    if (chainIncludes(err, /UNIQUE constraint failed: dataset_groups\./)) {
+    if (isUniqueViolation(err, datasetGroups)) {
       throw new ApiError("conflict", `name: a dataset group named "${input.name}" already exists in this workspace`);
     }
     mappings.throwIfTaken(err);

@@ -3,11 +3,10 @@
 // from-filter-params call. Row values are built by the same SQL as the fill job (fill.ts).
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { col, columnList } from "../../db/sql";
+import { col, columnList, isUniqueViolation } from "../../db/sql";
 import { datasetJobs, datasetRows, datasets } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import { findArchivedLogLine, findLog, logValues, previewLogs } from "../../logs";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, requireGroup, type FillParams, type FromFilterParamsInput } from "./datasets";
 import { runBatch } from "../../db/batch";
@@ -57,7 +56,7 @@ export async function createDraft(db: Db, auth: AuthContext, input: { dataset_gr
     ]);
     return { queued: true as const, draftDatasetId: (draft.results[0] as { id: number }).id, jobId: (job.results[0] as { id: number }).id };
   } catch (err) {
-    if (chainIncludes(err, /UNIQUE constraint failed: datasets\./)) throw draftExists();
+    if (isUniqueViolation(err, datasets)) throw draftExists();
     throw err;
   }
 }

@@ -4,11 +4,10 @@
 import { and, asc, desc, eq, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
-import { col, columnList, inJsonList, nowMs } from "../../db/sql";
+import { col, columnList, inJsonList, isUniqueViolation, nowMs } from "../../db/sql";
 import { datasetRows, datasets, reportColumns, reportRows, reports, type ReportCells, type ReportColumnRow, type ReportRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import { toIso } from "../../lib/time";
 import { DRAFT_VERSION, requireGroup } from "../datasets";
 import { orderColumns, validateColumns, type ColumnIssue, type ColumnSpec } from "./columns";
@@ -382,7 +381,7 @@ async function saveColumns(db: Db, r: ReportRow, next: (ReportColumnRow | (Colum
     ]);
   } catch (err) {
     // Two concurrent changes naming a column alike: the loser is told as validation would have.
-    if (chainIncludes(err, /UNIQUE constraint failed: report_columns\./)) throw new ApiError("validation_error", "name: is used by another column; names must be unique in the pipeline");
+    if (isUniqueViolation(err, reportColumns)) throw new ApiError("validation_error", "name: is used by another column; names must be unique in the pipeline");
     throw err;
   }
 }

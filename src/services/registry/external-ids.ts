@@ -3,10 +3,9 @@
 // (workspace, entity_type, source, external_id) decides races; this module only translates its verdict.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { columnList, inJsonList } from "../../db/sql";
+import { columnList, inJsonList, isUniqueViolation } from "../../db/sql";
 import { externalIds, type ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 
 export interface ExternalIdPair {
   source: string;
@@ -35,7 +34,7 @@ function conflict(type: ExternalIdEntityType, p: ExternalIdPair): ApiError {
 
 /** Whether an error is the external-ID unique index refusing a mapping. */
 export function isExternalIdConflict(err: unknown): boolean {
-  return chainIncludes(err, /UNIQUE constraint failed: external_ids\./);
+  return isUniqueViolation(err, externalIds);
 }
 
 /** Attaches one mapping. Same mapping on the same entity: nothing changes. On another entity: 409. */

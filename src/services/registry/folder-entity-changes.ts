@@ -3,10 +3,9 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
-import { inJsonList, nowMs } from "../../db/sql";
+import { inJsonList, isUniqueViolation, nowMs } from "../../db/sql";
 import { externalIds, folders, type ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import type { FolderEntityType } from "../../db/schema";
 import type { FolderEntitySource } from "./folder-entities";
 import { loadFolderTree, subtreeOf } from "./folders";
@@ -49,7 +48,7 @@ async function resolveRefs(db: Db, ws: number, sources: readonly FolderEntitySou
 const idList = (src: FolderEntitySource, ids: (number | string)[]) => inJsonList(sql`CAST(${src.columns.id} AS TEXT)`, ids.map(String));
 
 function siblingNameTaken(err: unknown): boolean {
-  return chainIncludes(err, /UNIQUE constraint failed: folders\./);
+  return isUniqueViolation(err, folders);
 }
 
 /** Moves the entities into `folderId` (null: the workspace root). Returns how many were named. */

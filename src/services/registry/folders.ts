@@ -6,9 +6,9 @@ import { runBatch } from "../../db/batch";
 import { folders, type FolderRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import { toIso } from "../../lib/time";
 import { type ExternalIdPair, externalIdsFor, newMappings } from "./external-ids";
+import { isUniqueViolation } from "../../db/sql";
 
 export interface FolderNode {
   id: number;
@@ -82,7 +82,7 @@ export function subtreeOf(tree: Map<number, FolderNode>, id: number): number[] {
 }
 
 function nameTaken(err: unknown): boolean {
-  return chainIncludes(err, /UNIQUE constraint failed: folders\./);
+  return isUniqueViolation(err, folders);
 }
 
 const taken = (name: string) => new ApiError("conflict", `name: a folder named "${name}" already exists in this parent folder`);

@@ -4,11 +4,10 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
-import { nowMs } from "../../db/sql";
+import { isUniqueViolation, nowMs } from "../../db/sql";
 import { promptTemplates } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import { findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { requireFolder } from "./folders";
 import { labelStatements, publishedView, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
@@ -50,7 +49,7 @@ export async function upsertTemplateByExternalId(
         .where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.id, template.id)))
         .returning();
     } catch (err) {
-      if (chainIncludes(err, /UNIQUE constraint failed: prompt_templates\./)) throw new ApiError("conflict", `prompt_name: another prompt template is named "${name}"`);
+      if (isUniqueViolation(err, promptTemplates)) throw new ApiError("conflict", `prompt_name: another prompt template is named "${name}"`);
       throw err;
     }
   }

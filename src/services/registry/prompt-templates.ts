@@ -3,12 +3,11 @@
 // reuse a version number and a label always names exactly one version.
 import { and, asc, eq, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { col, columnList, inJsonList, nowMs } from "../../db/sql";
+import { col, columnList, inJsonList, isUniqueViolation, nowMs } from "../../db/sql";
 import { runBatch } from "../../db/batch";
 import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import { toIso } from "../../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
@@ -567,4 +566,4 @@ export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promis
   if (deleted.meta.changes === 0) throw ApiError.notFound("release label");
 }
 
-export const isTemplateNameTaken = (err: unknown) => chainIncludes(err, /UNIQUE constraint failed: prompt_templates\./);
+export const isTemplateNameTaken = (err: unknown) => isUniqueViolation(err, promptTemplates);

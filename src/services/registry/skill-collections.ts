@@ -17,7 +17,7 @@ import { eventStatement } from "../webhooks";
 import type { AuthContext } from "../../env";
 import { sha256Hex } from "../../lib/crypto";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
+import { isUniqueViolation } from "../../db/sql";
 import { toIso } from "../../lib/time";
 import type { UnzippedFile } from "../../lib/zip";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
@@ -169,8 +169,6 @@ function filesChangedEvent(auth: AuthContext, collection: { id: string; name: st
   ];
 }
 
-const uniqueViolation = (err: unknown, column: string) => chainIncludes(err, new RegExp(`UNIQUE constraint failed: [^:]*\\b${column}\\b`));
-
 export async function createCollection(store: SkillStore, auth: AuthContext, input: CreateCollectionInput) {
   const { db } = store;
   await requireFolder(db, auth.workspaceId, input.folder_id);
@@ -228,8 +226,8 @@ export async function createCollection(store: SkillStore, auth: AuthContext, inp
     } catch (err) {
       mappings.throwIfTaken(err);
       // Lost a race for the name, or for a root path derived from it (then try the next free one).
-      if (uniqueViolation(err, "name")) throw nameTaken(input.name);
-      if (uniqueViolation(err, "root_path")) {
+      if (isUniqueViolation(err, skillCollections.name)) throw nameTaken(input.name);
+      if (isUniqueViolation(err, skillCollections.rootPath)) {
         if (explicitRoot || attempt >= 2) throw rootTaken(rootPath);
         rootPath = await freeRootPath(db, auth.workspaceId, rootPathFromName(input.name));
         continue;
@@ -399,7 +397,7 @@ export async function renameCollection(db: Db, auth: AuthContext, identifier: st
       .set({ name, updatedBy: auth.userId, updatedAt: now })
       .where(and(eq(skillCollections.id, collection.id), eq(skillCollections.workspaceId, auth.workspaceId)));
   } catch (err) {
-    if (uniqueViolation(err, "name")) throw nameTaken(name);
+    if (isUniqueViolation(err, skillCollections.name)) throw nameTaken(name);
     throw err;
   }
   return { ...collection, name, updatedBy: auth.userId, updatedAt: now };

@@ -2,12 +2,11 @@
 // definition and optional release labels. Creation is one db.batch(): tool, first version, labels, mappings.
 import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { col, columnList, inJsonList, nowMs } from "../../db/sql";
+import { col, columnList, inJsonList, isUniqueViolation, nowMs } from "../../db/sql";
 import { runBatch } from "../../db/batch";
 import { toolLabels, toolRegistry, toolVersions, type ToolRow, type ToolVersionRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import { toIso } from "../../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
@@ -117,7 +116,7 @@ export async function createTool(db: Db, auth: AuthContext, input: CreateToolInp
       ...mappings.attach(self),
     ]);
   } catch (err) {
-    if (chainIncludes(err, /UNIQUE constraint failed: tool_registry\./)) {
+    if (isUniqueViolation(err, toolRegistry)) {
       throw new ApiError("conflict", `name: a tool named "${input.name}" already exists in this workspace`);
     }
     mappings.throwIfTaken(err);

@@ -4,11 +4,10 @@
 // statement, so concurrent versions of one workflow never collide.
 import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { inJsonList } from "../../db/sql";
+import { inJsonList, isUniqueViolation } from "../../db/sql";
 import { workflowReleaseLabels, workflows, workflowVersions, type WorkflowEdgeRow, type WorkflowNodeRow, type WorkflowRow, type WorkflowVersionRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import { toIso } from "../../lib/time";
 import { externalIdsFor, labelStatements, listExternalIds, newMappings, requireFolder, resolveExternalIdLookup, resourceConditions, resourceOrder, type ExternalIdPair, type LabelTable, type NewMappings, type ResourceColumns, type ResourceFilters } from "../registry";
 import { applyNodeChanges, validateGraph, type EdgeSpec, type GraphIssue, type NodeChange, type NodeSpec } from "./graph";
@@ -129,7 +128,7 @@ async function writeVersion(db: Db, auth: AuthContext, wfName: string, v: Versio
   try {
     results = await runBatch(db, stmts);
   } catch (err) {
-    if (opts.create && chainIncludes(err, /UNIQUE constraint failed: workflows\./)) {
+    if (opts.create && isUniqueViolation(err, workflows)) {
       throw new ApiError("conflict", `a workflow named ${JSON.stringify(wfName)} already exists; pass workflow_name to add a version to it`);
     }
     opts.mappings?.throwIfTaken(err);

@@ -4,10 +4,9 @@
 import { and, asc, eq, isNull, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { envVars, type EnvVarRow } from "../../db/schema";
-import { nowMs } from "../../db/sql";
+import { isUniqueViolation, nowMs } from "../../db/sql";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { chainIncludes } from "../../lib/error-text";
 import { open, seal } from "../../lib/secret-box";
 import { toIso } from "../../lib/time";
 
@@ -65,7 +64,7 @@ export async function createEnvVar(db: Db, secret: string | undefined, auth: Aut
       .returning();
     return view(row);
   } catch (err) {
-    if (chainIncludes(err, /UNIQUE constraint failed: env_vars\./)) {
+    if (isUniqueViolation(err, envVars)) {
       throw new ApiError("conflict", `key: ${input.key} already exists ${scope.toolId == null ? "in this workspace" : "for this tool"}`);
     }
     throw err;
