@@ -5,8 +5,9 @@
 // A template named by id or name costs one joined query; an identifier costs the template lookup
 // (one or two queries) and then the version's, as a path lookup always did. The template must be the
 // one the identifier picks even when it lacks the version: a single OR query could find another.
-import { and, desc, eq, type SQL } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { col, inJsonList } from "../db/sql";
 import { promptLabels, promptTemplates, promptVersions, type PromptTemplateRow, type PromptVersionRow } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { toIso } from "../lib/time";
@@ -73,6 +74,31 @@ export async function findPromptVersion(db: Db, workspaceId: number, sel: Templa
     .orderBy(desc(promptVersions.version))
     .limit(1);
   return row ?? null;
+}
+
+/**
+ * The condition on prompt_versions that keeps, of the templates `templateIds`, each one's latest
+ * version: for a caller that reads only some columns of it (findPromptVersions reads whole rows).
+ */
+export function latestVersionsOf(templateIds: readonly number[]): SQL {
+  return sql`${inJsonList(promptVersions.promptId, templateIds)}
+    AND ${promptVersions.version} = (SELECT max(v2.${col(promptVersions.version)}) FROM ${promptVersions} v2 WHERE v2.${col(promptVersions.promptId)} = ${promptVersions.promptId})`;
+}
+
+/**
+ * Many templates' versions in one query (a list page's): of each template in `templateIds`, its
+ * latest version or the one release label `label` names. A template without one has no row. The ids
+ * are the caller's, already found in its workspace; none is no query.
+ */
+export async function findPromptVersions(db: Db, templateIds: readonly number[], sel: { latest: true } | { label: string }): Promise<PromptVersionRow[]> {
+  if (templateIds.length === 0) return [];
+  if ("latest" in sel) return db.select().from(promptVersions).where(latestVersionsOf(templateIds));
+  const rows = await db
+    .select({ v: promptVersions })
+    .from(promptLabels)
+    .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
+    .where(and(inJsonList(promptLabels.promptId, templateIds), eq(promptLabels.name, sel.label)));
+  return rows.map((r) => r.v);
 }
 
 /** One version of a template already found (in the caller's workspace): by label, by number, or the latest. */

@@ -5,8 +5,10 @@
 // services/registry's.
 export {
   findPromptVersion,
+  findPromptVersions,
   findTemplate,
   labelVersionId,
+  latestVersionsOf,
   loggedPromptVersion,
   promptVersionView,
   requirePromptVersion,

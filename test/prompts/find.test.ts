@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { blockContextFor } from "../../src/base-deps";
 import { getDb } from "../../src/db/client";
-import { findPromptVersion, loggedPromptVersion, requirePromptVersion } from "../../src/prompts";
+import { findPromptVersion, findPromptVersions, loggedPromptVersion, requirePromptVersion } from "../../src/prompts";
 import { createWorkspace } from "../helpers/api";
 
 const text = (n: number | string) => ({ type: "completion", content: [{ type: "text", text: `v${n}` }] });
@@ -67,6 +67,26 @@ describe("findPromptVersion", () => {
     expect(await loggedPromptVersion(db, ws.workspaceId, { promptId: id, promptName: "not-it", versionNumber: 2 })).toMatchObject({ prompt_id: id, prompt_name: "logged", version: 2 });
     expect(await loggedPromptVersion(db, ws.workspaceId, { promptName: "logged", versionNumber: 1 })).toMatchObject({ prompt_id: id, version: 1, prompt_template: text(1) });
     expect(await loggedPromptVersion(db, ws.workspaceId, { promptName: "logged", versionNumber: 9 })).toBeNull();
+  });
+});
+
+describe("findPromptVersions", () => {
+  it("gives each listed template's latest version, or the one a label names; a template without one has no row", async () => {
+    const ws = await createWorkspace();
+    const a = await seed(ws.workspaceId, "bulk-a", 3);
+    const b = await seed(ws.workspaceId, "bulk-b", 1, "staging");
+    const empty = await seed(ws.workspaceId, "bulk-empty", 0);
+    const unlisted = await seed(ws.workspaceId, "bulk-unlisted", 2);
+    const db = getDb(env.DB);
+    const byTemplate = (rows: { promptId: number; version: number }[]) => Object.fromEntries(rows.map((r) => [r.promptId, r.version]));
+    expect(byTemplate(await findPromptVersions(db, [a, b, empty], { latest: true }))).toEqual({ [a]: 3, [b]: 1 });
+    expect(byTemplate(await findPromptVersions(db, [a, b, empty], { label: "prod" }))).toEqual({ [a]: 1 });
+    expect(byTemplate(await findPromptVersions(db, [a, b], { label: "staging" }))).toEqual({ [b]: 1 });
+    expect(await findPromptVersions(db, [a, b], { label: "nobody" })).toEqual([]);
+    expect(await findPromptVersions(db, [], { latest: true })).toEqual([]);
+    const [latestA] = await findPromptVersions(db, [a], { latest: true });
+    expect(latestA).toMatchObject({ promptId: a, version: 3, promptTemplate: text(3), workspaceId: ws.workspaceId });
+    expect((await findPromptVersions(db, [unlisted], { latest: true })).map((r) => r.version)).toEqual([2]);
   });
 });
 

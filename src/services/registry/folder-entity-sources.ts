@@ -3,7 +3,7 @@
 // (any table with id, name, workspaceId, folderId, createdBy, createdAt, updatedAt columns; map others by hand).
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { col, inJsonList as inList, nowMs } from "../../db/sql";
+import { inJsonList as inList, nowMs } from "../../db/sql";
 import {
   datasetGroups,
   datasets,
@@ -23,6 +23,7 @@ import {
   workflows,
   workflowVersions,
 } from "../../db/schema";
+import { latestVersionsOf } from "../../prompts";
 import type { FolderEntitySource } from "./folder-entities";
 
 type StandardTable = FolderEntitySource["columns"];
@@ -39,10 +40,7 @@ async function promptMetadata(db: Db, _ws: number, ids: string[]) {
       type: sql<string | null>`json_extract(${promptVersions.promptTemplate}, '$.type')`,
     })
     .from(promptVersions)
-    .where(
-      sql`${inList(promptVersions.promptId, ids.map(Number))}
-        AND ${promptVersions.version} = (SELECT max(v2.${col(promptVersions.version)}) FROM ${promptVersions} v2 WHERE v2.${col(promptVersions.promptId)} = ${promptVersions.promptId})`,
-    );
+    .where(latestVersionsOf(ids.map(Number)));
   return new Map<string, Record<string, unknown>>(rows.map((r) => [String(r.promptId), { type: r.type, latest_version_number: r.version }]));
 }
 

@@ -14,6 +14,7 @@ import { requireFolder } from "./folders";
 import {
   applyPromptPatch,
   findPromptVersion,
+  findPromptVersions,
   refuseSnippetCycles,
   renderTemplate,
   requirePromptVersion,
@@ -398,7 +399,7 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
     .limit(q.per_page)
     .offset((q.page - 1) * q.per_page);
   const ids = rows.map((r) => r.id);
-  const versions = ids.length === 0 ? [] : q.label ? await labeledVersions(db, ids, q.label) : await latestVersions(db, ids);
+  const versions = await findPromptVersions(db, ids, q.label ? { label: q.label } : { latest: true });
   const byTemplate = new Map(versions.map((v) => [v.promptId, v]));
   const ext = await externalIdsFor(db, ws, "prompt_template", ids);
   const pages = Math.ceil(total / q.per_page);
@@ -429,27 +430,6 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
     pages,
     total,
   };
-}
-
-async function latestVersions(db: Db, templateIds: number[]) {
-  return db
-    .select()
-    .from(promptVersions)
-    .where(
-      and(
-        inJsonList(promptVersions.promptId, templateIds),
-        sql`${promptVersions.version} = (SELECT max(v2.${col(promptVersions.version)}) FROM ${promptVersions} v2 WHERE v2.${col(promptVersions.promptId)} = ${promptVersions.promptId})`,
-      ),
-    );
-}
-
-async function labeledVersions(db: Db, templateIds: number[], label: string) {
-  const rows = await db
-    .select({ v: promptVersions })
-    .from(promptLabels)
-    .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
-    .where(and(inJsonList(promptLabels.promptId, templateIds), eq(promptLabels.name, label)));
-  return rows.map((r) => r.v);
 }
 
 // ---- release labels ----
