@@ -74,7 +74,8 @@ export async function trackRequest(
   if (body.prompt_id != null) {
     if (!(await templateExists(db, ws, body.prompt_id))) throw ApiError.notFound("prompt template");
     if (body.prompt_version != null) {
-      const version = await findPromptVersion(db, ws, { id: body.prompt_id, version: body.prompt_version });
+      // Versions are numbered from 1: a lower number names none, and costs no query.
+      const version = body.prompt_version >= 1 && (await findPromptVersion(db, ws, { id: body.prompt_id, version: body.prompt_version }));
       if (!version) throw new ApiError("not_found", `prompt_version: prompt template has no version ${body.prompt_version}`);
     }
   } else if (body.prompt_version != null) {

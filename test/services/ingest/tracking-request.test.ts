@@ -75,6 +75,19 @@ async function publish(key: string, name: string): Promise<number> {
   return (await json(res)).id;
 }
 
+/** The control database with the statements it is asked to run recorded (drizzle prepares each query it runs). */
+function recordingDb() {
+  const statements: string[] = [];
+  const d1 = new Proxy(env.DB, {
+    get(target, prop) {
+      if (prop === "prepare") return (query: string) => (statements.push(query), target.prepare(query));
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db: getDb(d1), statements };
+}
+
 const count = async (workspaceId: number) =>
   (await (await logsDb(workspaceId)).prepare("SELECT count(*) AS n FROM request_logs WHERE workspace_id = ?").bind(workspaceId).first<{ n: number }>())!.n;
 
@@ -154,6 +167,28 @@ describe("trackRequest", () => {
       await expect(trackRequest(db, logs, wsAuth, body(extra), convert), JSON.stringify(extra)).rejects.toMatchObject({ status: 404 });
     }
     await expect(trackRequest(db, logs, wsAuth, body({ prompt_version: 1 }), convert)).rejects.toMatchObject({ status: 400 });
+    expect(await count(ws.workspaceId)).toBe(before);
+  });
+
+  it("prompt_version 0 (below the first version) is the same 404 as a missing version, without looking versions up", async () => {
+    const logs = await logsOf(ws);
+    const mine = await publish(ws.key, `trs-zero-${Date.now()}`);
+    const before = await count(ws.workspaceId);
+    const missing = recordingDb();
+    await expect(trackRequest(missing.db, logs, wsAuth, body({ prompt_id: mine, prompt_version: 5 }), convert)).rejects.toMatchObject({
+      status: 404,
+      message: "prompt_version: prompt template has no version 5",
+    });
+    // The template's check, then the version's.
+    expect(missing.statements).toHaveLength(2);
+    const zero = recordingDb();
+    await expect(trackRequest(zero.db, logs, wsAuth, body({ prompt_id: mine, prompt_version: 0 }), convert)).rejects.toMatchObject({
+      status: 404,
+      message: "prompt_version: prompt template has no version 0",
+    });
+    // The template's check only.
+    expect(zero.statements).toHaveLength(1);
+    expect(zero.statements[0]).toContain('"prompt_templates"');
     expect(await count(ws.workspaceId)).toBe(before);
   });
 });
