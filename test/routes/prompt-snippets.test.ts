@@ -68,7 +68,10 @@ describe("snippets in the registry", () => {
     expect((await json(await call(`/prompt-templates/${snip}/snippet-usage?prompt_version_number=1`, { key: ws.key }))).total_prompts_using_snippet).toBe(1);
     await publish(ws.key, snip, "S2");
     expect((await json(await call(`/prompt-templates/${snip}/snippet-usage?prompt_version_number=1`, { key: ws.key }))).snippet_usage).toEqual([]);
-    expect((await call(`/prompt-templates/${snip}/snippet-usage?prompt_version_number=9`, { key: ws.key })).status).toBe(404);
+    const noVersion = await call(`/prompt-templates/${snip}/snippet-usage?prompt_version_number=9`, { key: ws.key });
+    expect([noVersion.status, (await json(noVersion)).message]).toEqual([404, "version: prompt template has no version 9"]);
+    const foreign = await call(`/prompt-templates/${snip}/snippet-usage?prompt_version_number=1`, { key: other.key });
+    expect([foreign.status, (await json(foreign)).message]).toEqual([404, "prompt template not found"]);
     expect((await call(`/prompt-templates/${snip}/snippet-usage`, { key: other.key })).status).toBe(404);
     expect((await call(`/prompt-templates/${snip}/snippet-usage?prompt_version_number=0`, { key: ws.key })).status).toBe(400);
   });
@@ -106,7 +109,8 @@ describe("PUT /prompt-templates/by-external-id/{source}/{external_id}", () => {
     expect(await json(res)).toMatchObject({ id: created.id, prompt_name: renamed, version_number: 1 });
     const taken = uniq("taken");
     await publish(ws.key, taken, "x");
-    expect((await put(ws.key, "repo", ext, taken, "same")).status).toBe(409);
+    const conflict = await put(ws.key, "repo", ext, taken, "same");
+    expect([conflict.status, (await json(conflict)).message]).toEqual([409, `prompt_name: another prompt template is named "${taken}"`]);
     expect((await json(await get(ws.key, renamed))).id).toBe(created.id);
   });
 

@@ -3,12 +3,12 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
-import { inJsonList, isUniqueViolation, nowMs } from "../../db/sql";
+import { inJsonList, nowMs } from "../../db/sql";
 import { externalIds, folders, type ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import type { FolderEntityType } from "../../db/schema";
 import type { FolderEntitySource } from "./folder-entities";
-import { loadFolderTree, subtreeOf } from "./folders";
+import { isFolderNameTaken, loadFolderTree, subtreeOf } from "./folders";
 
 export interface EntityRef {
   id: number | string;
@@ -47,10 +47,6 @@ async function resolveRefs(db: Db, ws: number, sources: readonly FolderEntitySou
 
 const idList = (src: FolderEntitySource, ids: (number | string)[]) => inJsonList(sql`CAST(${src.columns.id} AS TEXT)`, ids.map(String));
 
-function siblingNameTaken(err: unknown): boolean {
-  return isUniqueViolation(err, folders);
-}
-
 /** Moves the entities into `folderId` (null: the workspace root). Returns how many were named. */
 export async function moveFolderEntities(db: Db, ws: number, sources: readonly FolderEntitySource[], refs: EntityRef[], folderId: number | null): Promise<number> {
   const tree = await loadFolderTree(db, ws);
@@ -73,7 +69,7 @@ export async function moveFolderEntities(db: Db, ws: number, sources: readonly F
   try {
     if (statements.length) await runBatch(db, statements);
   } catch (err) {
-    if (siblingNameTaken(err)) throw new ApiError("conflict", "entities: the destination folder already holds a folder of the same name");
+    if (isFolderNameTaken(err)) throw new ApiError("conflict", "entities: the destination folder already holds a folder of the same name");
     throw err;
   }
   return [...groups.values()].reduce((n, ids) => n + ids.length, 0);

@@ -81,7 +81,8 @@ export function subtreeOf(tree: Map<number, FolderNode>, id: number): number[] {
   return out;
 }
 
-function nameTaken(err: unknown): boolean {
+/** A write failed because the parent folder already holds a folder of that name (create, rename, move). */
+export function isFolderNameTaken(err: unknown): boolean {
   return isUniqueViolation(err, folders);
 }
 
@@ -103,7 +104,7 @@ export async function createFolder(
       ...mappings.attach(self),
     ]);
   } catch (err) {
-    if (nameTaken(err)) throw taken(input.name);
+    if (isFolderNameTaken(err)) throw taken(input.name);
     mappings.throwIfTaken(err);
     throw err;
   }
@@ -120,7 +121,7 @@ export async function renameFolder(db: Db, workspaceId: number, id: number, name
       .where(and(eq(folders.workspaceId, workspaceId), eq(folders.id, id)))
       .returning();
   } catch (err) {
-    if (nameTaken(err)) throw taken(name);
+    if (isFolderNameTaken(err)) throw taken(name);
     throw err;
   }
   if (!rows[0]) throw ApiError.notFound("folder");

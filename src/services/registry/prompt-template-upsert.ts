@@ -4,13 +4,13 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
-import { isUniqueViolation, nowMs } from "../../db/sql";
+import { nowMs } from "../../db/sql";
 import { promptTemplates } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { requireFolder } from "./folders";
-import { labelStatements, publishedView, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
+import { isTemplateNameTaken, labelStatements, publishedView, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
 import { findPromptVersion, findTemplate, refuseSnippetCycles } from "../../prompts";
 
 /** JSON with object keys sorted, so two blueprints compare by content, not key order. */
@@ -49,7 +49,7 @@ export async function upsertTemplateByExternalId(
         .where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.id, template.id)))
         .returning();
     } catch (err) {
-      if (isUniqueViolation(err, promptTemplates)) throw new ApiError("conflict", `prompt_name: another prompt template is named "${name}"`);
+      if (isTemplateNameTaken(err)) throw new ApiError("conflict", `prompt_name: another prompt template is named "${name}"`);
       throw err;
     }
   }

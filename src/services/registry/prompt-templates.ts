@@ -546,4 +546,5 @@ export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promis
   if (deleted.meta.changes === 0) throw ApiError.notFound("release label");
 }
 
+/** A write failed because the workspace already has a template of that name. */
 export const isTemplateNameTaken = (err: unknown) => isUniqueViolation(err, promptTemplates);

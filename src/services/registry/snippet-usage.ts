@@ -2,9 +2,8 @@
 // include a snippet. A scan of the workspace's prompt versions: registries hold thousands, not millions.
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { promptLabels, promptTemplates, promptVersions } from "../../db/schema";
-import { ApiError } from "../../lib/errors";
-import { findPromptVersion, requireTemplate } from "../../prompts";
+import { promptLabels, promptTemplates, promptVersions, type PromptTemplateRow } from "../../db/schema";
+import { findPromptVersion, requirePromptVersion, requireTemplate } from "../../prompts";
 
 export interface SnippetUsage {
   success: true;
@@ -22,14 +21,15 @@ export interface SnippetUsage {
  * answers no usage.
  */
 export async function snippetUsage(db: Db, ws: number, identifier: string, versionNumber?: number): Promise<SnippetUsage> {
-  const snippet = await requireTemplate(db, ws, identifier);
+  let snippet: PromptTemplateRow;
   let current = true;
-  if (versionNumber !== undefined) {
-    const v = await findPromptVersion(db, ws, { id: snippet.id, version: versionNumber });
-    if (!v) throw new ApiError("not_found", `version: prompt template has no version ${versionNumber}`);
+  if (versionNumber === undefined) snippet = await requireTemplate(db, ws, identifier);
+  else {
+    // The API's 404s for the template and its version; the latest then exists (the asked version is one).
+    const asked = await requirePromptVersion(db, ws, { identifier }, { version: versionNumber });
+    snippet = asked.template;
     const latest = await findPromptVersion(db, ws, { id: snippet.id, latest: true });
-    if (!latest) throw new ApiError("not_found", "prompt template has no versions");
-    current = v.version.id === latest.version.id;
+    current = asked.version.id === latest?.version.id;
   }
   const marker = `@@@${snippet.name}@@@`;
   // The marker as it appears inside the stored JSON text (quotes and backslashes escaped).
