@@ -10,29 +10,19 @@ export {
   labelVersionId,
   latestVersionsOf,
   loggedPromptVersion,
-  promptVersionView,
   requirePromptVersion,
   requireTemplate,
   templateExists,
   templateIdOf,
   versionNumberOf,
-  type FoundVersion,
   type PromptVersionView,
-  type TemplateSel,
-  type VersionSel,
 } from "./find";
-export { refuseSnippetCycles, registryLookup, resolveSnippets, type SnippetDependencies } from "./snippet-lookup";
-export { expandSnippets, MAX_SNIPPET_DEPTH, referencedSnippets, SNIPPET_PATTERN, SnippetCycleError, snippetText, type SnippetLookup, type SnippetSource } from "./snippets";
+export { refuseSnippetCycles, resolveSnippets, type SnippetDependencies } from "./snippet-lookup";
 export {
   asksForFresh,
   CACHE_STATE_HEADER,
   DEFAULT_PROMPT_CACHE_TTL_MS,
   PromptCache,
-  type BookmarkPort,
-  type CacheState,
-  type PromptCacheOptions,
-  type ReadKey,
-  type ReadRequest,
   type ReadSource,
 } from "./cache";
 export { applyPromptPatch, renderTemplate, templateVariableNames, type PromptPatch } from "./patch";
