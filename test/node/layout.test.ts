@@ -1,7 +1,7 @@
 // The layout of src/ (docs/conventions.md, "Layout of the code"), checked over the import graph: the
 // floors (a file imports only a strictly lower floor or its own unit; type-only imports count too),
-// the faces (another unit enters prompts/, logs/ or a services domain through its index), no flat
-// file in services/, no file over 700 lines, and no workerd-only module behind app.ts (the console's
+// the faces (another unit enters prompts/, logs/, sheets/ or a services domain through its index), no
+// flat file in services/, no file over 700 lines, and no workerd-only module behind app.ts (the console's
 // type generator loads app.ts in Node). Pure Node: it reads the sources with node:fs, in about a
 // second, so it lives in the node project (the workerd projects cannot read the host's files).
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -39,7 +39,15 @@ const FLOORS: string[][] = [
 ];
 
 /** Units entered only through their index.ts from outside. */
-const FACES = (unit: string) => unit === "prompts" || unit === "logs" || unit.startsWith("services/");
+const FACES = (unit: string) => ["prompts", "logs", "sheets"].includes(unit) || unit.startsWith("services/");
+
+/**
+ * Imports that pass by a face, each for a reason. The Worker's entry exports the sheet Durable
+ * Object's class to the runtime, so it needs the class as a value; sheets/index.ts exports it as a
+ * type only, since sheet-object.ts imports `cloudflare:workers` and everything a route imports from
+ * the face is behind app.ts (see the last check).
+ */
+const PAST_FACES = new Set(["index.ts → sheets/sheet-object.ts"]);
 
 const MAX_LINES = 700;
 const lineCount = (text: string) => text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
@@ -154,11 +162,11 @@ describe("the layout of src/", () => {
     expect(bad).toEqual([]);
   });
 
-  it("enters prompts/, logs/ and every services domain through its index", () => {
+  it("enters prompts/, logs/, sheets/ and every services domain through its index", () => {
     const bad: string[] = [];
     for (const e of edges) {
       const [a, b] = [unitOf(e.from), unitOf(e.to)];
-      if (a === b || !FACES(b) || e.to === `${b}/index.ts`) continue;
+      if (a === b || !FACES(b) || e.to === `${b}/index.ts` || PAST_FACES.has(`${e.from} → ${e.to}`)) continue;
       bad.push(`src/${e.from}:${e.line} → ${e.spec} (enter ${b} through ${b}/index.ts)`);
     }
     expect(bad).toEqual([]);
