@@ -1,8 +1,8 @@
 // The layout of src/ (docs/conventions.md, "Layout of the code"), checked over the import graph: the
 // floors (a file imports only a strictly lower floor or its own unit; type-only imports count too),
-// the faces (another unit enters prompts/, logs/, sheets/ or a services domain through its index), no
-// flat file in services/, no file over 700 lines, and no workerd-only module behind app.ts (the console's
-// type generator loads app.ts in Node). Pure Node: it reads the sources with node:fs, in about a
+// the faces (another unit enters prompts/, logs/, sheets/, traces/ or a services domain through its
+// index), no flat file in services/, no file over 700 lines, and no workerd-only module behind app.ts
+// (the console's type generator loads app.ts in Node). Pure Node: it reads the sources with node:fs, in about a
 // second, so it lives in the node project (the workerd projects cannot read the host's files).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -39,7 +39,7 @@ const FLOORS: string[][] = [
 ];
 
 /** Units entered only through their index.ts from outside. */
-const FACES = (unit: string) => ["prompts", "logs", "sheets"].includes(unit) || unit.startsWith("services/");
+const FACES = (unit: string) => ["prompts", "logs", "sheets", "traces"].includes(unit) || unit.startsWith("services/");
 
 /**
  * Imports that pass by a face, each for a reason. The Worker's entry exports the sheet Durable
@@ -162,7 +162,7 @@ describe("the layout of src/", () => {
     expect(bad).toEqual([]);
   });
 
-  it("enters prompts/, logs/, sheets/ and every services domain through its index", () => {
+  it("enters prompts/, logs/, sheets/, traces/ and every services domain through its index", () => {
     const bad: string[] = [];
     for (const e of edges) {
       const [a, b] = [unitOf(e.from), unitOf(e.to)];
