@@ -1,5 +1,5 @@
 // The Worker's bindings (wrangler.toml) and the per-request values the Hono app carries.
-import type { SheetObject } from "./sheets/sheet-object";
+import type { SheetObject } from "./sheets";
 import type { RealtimeHub } from "./realtime/hub-object";
 import type { BlockSettings } from "./blocks";
 import type { BaseDeps } from "./base-deps";
@@ -80,7 +80,7 @@ export type AppEnv = {
     /** The request's services, built once before any route runs. */
     deps: Deps;
     auth: AuthContext;
-    /** The body's api_key, on the routes that take the key there (lib/body-key.ts). */
+    /** The body's api_key, on the routes that take the key there (http/body-key.ts). */
     bodyApiKey?: string;
     /** Set on the routes that take the key from the body too. */
     acceptsBodyKey?: boolean;

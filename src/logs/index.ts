@@ -3,7 +3,8 @@
 // Its functions take the workspace's logs as deps.logs(ws) hands them out (periods.ts): one database
 // or several (periods), which each function reads as a whole.
 // The filter compiler (src/filters/) is its query language.
-export { createRequestLog, decodeLogRow, getRequestLog, getRequestLogs, requestLogView, type AlsoWrite, type RequestLog, type RequestLogInput } from "./write";
+export { createRequestLog, getRequestLog } from "./write";
+export type { RequestLogInput } from "./log-row";
 export {
   IDEMPOTENCY_WINDOW_MS,
   idempotencyFingerprint,
@@ -20,10 +21,10 @@ export { filterEstimates, KEYED_FIELDS, searchRequestLogs, SORT_COLUMNS, suggest
 export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "./tracking";
 export { requestAnalytics } from "./analytics";
 export { customAnalytics } from "./custom-analytics";
-export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics, type TraceAnalyticsLimits } from "./trace-analytics";
-export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchInput, type TraceSearchLimits } from "./trace-search";
-export { fillQuery, findLog, logValues, logValuesSql, LOGS_BY_IDS, matchingLogIds, previewLogs, REQUEST_FIELDS, valuesSql, type LogValues } from "./datasets";
-export { logMark, logsInOrder, markFilter, matchingLogPages, type LogMark } from "./readers";
+export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics } from "./trace-analytics";
+export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchInput } from "./trace-search";
+export { fillQuery, findLog, logValues, logValuesSql, LOGS_BY_IDS, matchingLogIds, previewLogs, type LogValues } from "./datasets";
+export { logMark, logsInOrder, markFilter, matchingLogPages } from "./readers";
 export {
   CONTROL_SHARD,
   configuredShards,
@@ -40,8 +41,8 @@ export {
 export { ensureIdRange, idRangeFor } from "./id-ranges";
 export { WorkspaceLogs, type LogPeriod } from "./periods";
 export { closeTrace, storeSpans, traceHasSpan, traceLogIds, traceSpans, type SpanPromptRef, type SpanToStore, type StoredSpans } from "./spans";
-export { JOIN_LIMITS, storeLogRecords, traceLogRecordRows, type JoinedRecord, type LogContentOf } from "./log-records";
+export { JOIN_LIMITS, storeLogRecords, traceLogRecordRows, type LogContentOf } from "./log-records";
 export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchivedLogLine, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";
 export type { AttrValue, LogRecordInput, RejectedRecord, RejectedSpan, SpanEvent, SpanExtras, SpanInput } from "./span-input";
 export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./fill-params";
-export { chunkIndexRows, indexLeftBehind, indexLogs, INDEX_BATCH_LOGS, SWEEP_AFTER_MS, SWEEP_MAX_LOGS } from "./indexing";
+export { chunkIndexRows, indexLeftBehind, indexLogs, SWEEP_AFTER_MS, SWEEP_MAX_LOGS } from "./indexing";

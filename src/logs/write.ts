@@ -18,8 +18,6 @@ import { decodeBlueprints, type Blueprints } from "./row-codec";
 import { requestLogRow, type RequestLogInput } from "./log-row";
 import type { WorkspaceLogs } from "./periods";
 
-export type { RequestLogInput } from "./log-row";
-
 export interface LoggedRequest {
   id: number;
   promptVersion: PromptVersionView | null;

@@ -1,6 +1,7 @@
 // The sheet's rows and cells as stored: appending rows, the STALE cells computed columns need, the
 // API views of cells (a page of rows, one column, one cell), and the changes of rows and cells on an
 // admitted sheet (core.ts): Add Rows, Delete Rows, Update Cell.
+import { toIso } from "../lib/time";
 import { cellId, columnPrefix, MAX_ROW_INDEX, parseCellId } from "./cell-id";
 import { MAX_CELL_BYTES, storeEdit, storedBytes, storeValue, type StoredValue } from "./cell-values";
 import { columnRows } from "./columns";
@@ -19,8 +20,6 @@ import {
   type SheetIdentity,
   type StoredCell,
 } from "./types";
-
-const toIso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * Appends `count` empty rows (in the caller's transaction): text cells stay absent (empty), every

@@ -1,9 +1,8 @@
 // A sheet's recalculation operations (executions) as the API shows them: one operation's counts and
 // state, and the summary of the sheet's cell statuses with the operations still running.
+import { toIso } from "../lib/time";
 import type { SheetStore } from "./storage";
 import { CELL_STATUSES, type ExecutionRow, type SheetIdentity, type SheetOperationsSummary, type SheetOperationView } from "./types";
-
-const toIso = (ms: number) => new Date(ms).toISOString();
 
 export function operationView(store: SheetStore, ident: SheetIdentity, e: ExecutionRow): SheetOperationView {
   const counts = Object.fromEntries(

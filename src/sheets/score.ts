@@ -3,6 +3,7 @@
 // it scores the results of the recalculations asked before it), SCORE_RANGE_ROWS rows per alarm run
 // with requests served between runs; if the sheet changes meanwhile it starts over, so a completed
 // score is always of one sheet version. Completed calculations are the score history.
+import { toIso } from "../lib/time";
 import type { SheetCore } from "./core";
 import type { SheetStore } from "./storage";
 import { fail, type Fail, type JsonValue, type Result, type SheetIdentity } from "./types";
@@ -94,8 +95,6 @@ interface ScoreResult {
     resolved_scoring_type: ScoreType | null;
   }[];
 }
-
-const toIso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function readSettings(store: SheetStore): ScoreSettings | null {
   const r = store.sql.exec<{ config: string }>(`SELECT config FROM score_settings WHERE key = 'current'`).toArray()[0];

@@ -4,6 +4,7 @@
 // the one before (an unchanged cell is one record shared by every version it lived through).
 // Saving or restoring compares or copies the whole sheet inside one transaction (a snapshot must be
 // of one moment), so a sheet is versioned only up to MAX_VERSION_CELLS stored cells.
+import { toIso } from "../lib/time";
 import { cellView } from "./cells";
 import type { SheetCore } from "./core";
 import { promptRefsOf } from "./prompt-refs";
@@ -25,8 +26,6 @@ import {
 
 /** Stored cells a sheet may hold to be saved or restored: the work is one transaction over all of them. */
 export const MAX_VERSION_CELLS = 250_000;
-
-const toIso = (ms: number) => new Date(ms).toISOString();
 
 export interface SavedVersionRow {
   number: number;

@@ -4,8 +4,7 @@ import { z } from "@hono/zod-openapi";
 import { COMPUTING_BLOCK_TYPES } from "../../blocks";
 import { UuidParam } from "../../lib/schemas";
 import { QueryBool, QueryInt } from "../../lib/query";
-import { jsonDepth, MAX_JSON_DEPTH } from "../../sheets/cell-values";
-import { CELL_STATUSES } from "../../sheets/types";
+import { CELL_STATUSES, jsonDepth, MAX_JSON_DEPTH } from "../../sheets";
 import { Title } from "../tables/schemas";
 
 export const SheetParams = z.object({ table_id: UuidParam("table_id"), sheet_id: UuidParam("sheet_id") });

@@ -7,7 +7,7 @@ import { defineRoute } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
 import { QueryInt } from "../../lib/query";
 import { unwrap } from "../../services/tables";
-import { DEFAULT_FALSE_VALUES, DEFAULT_TRUE_VALUES, MAX_SCORE_COLUMNS, SCORE_RANGE_ROWS } from "../../sheets/score";
+import { DEFAULT_FALSE_VALUES, DEFAULT_TRUE_VALUES, MAX_SCORE_COLUMNS, SCORE_RANGE_ROWS } from "../../sheets";
 import { SheetParams } from "./schemas";
 import { sheetOf } from "./access";
 

@@ -1,7 +1,7 @@
 // A sheet's scorecard: /api/public/v2/tables/{table_id}/sheets/{sheet_id}/scorecard (get, configure,
 // delete), its calculations (queue, cancel, get one), row results (list, one row) and the migration of
 // the sheet's score into scorecard steps. The sheet's object keeps and calculates it
-// (sheets/scorecard.ts); each handler finds the sheet in D1 for the key's workspace first.
+// (sheets/scorecard/); each handler finds the sheet in D1 for the key's workspace first.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
@@ -9,18 +9,19 @@ import { ApiError } from "../../lib/errors";
 import { QueryInt } from "../../lib/query";
 import { NameText, UuidParam } from "../../lib/schemas";
 import { unwrap } from "../../services/tables";
-import { MAX_ROW_INDEX } from "../../sheets/cell-id";
-import { jsonDepth, MAX_JSON_DEPTH } from "../../sheets/cell-values";
 import {
   AGGREGATION_METHODS,
   CHUNK_EVALUATIONS,
+  jsonDepth,
   KEPT_CALCULATIONS,
   MAX_EVALUATED_COLUMNS,
+  MAX_JSON_DEPTH,
+  MAX_ROW_INDEX,
   MAX_STEPS,
   PRIMITIVES,
   ROW_RESULT_CALCULATIONS,
   VERDICTS,
-} from "../../sheets/scorecard";
+} from "../../sheets";
 import { SheetParams } from "./schemas";
 import { sheetOf } from "./access";
 

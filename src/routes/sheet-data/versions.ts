@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { NameText, UuidParam } from "../../lib/schemas";
 import { QueryInt } from "../../lib/query";
 import { unwrap } from "../../services/tables";
-import { MAX_VERSION_CELLS } from "../../sheets/versions";
+import { MAX_VERSION_CELLS } from "../../sheets";
 import { ColumnSchema, RowSchema, SheetParams } from "./schemas";
 import { sheetOf } from "./access";
 

@@ -12,7 +12,7 @@ import { QueryBool, readQueryBool } from "../../lib/query";
 import { validationError } from "../../lib/validation";
 import { addRequestLog } from "../../services/datasets";
 import { addTraceToSheet, closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_LOG_RECORDS, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/ingest";
-import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError } from "../../traces/otlp";
+import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError } from "../../traces";
 import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
 import { LogRequestBody } from "../log-request/schemas";
 import { registerTraceAnalyticsRoutes } from "./analytics";

@@ -7,7 +7,7 @@ import { maxBytesOf } from "../../http/middleware";
 import { drainBody } from "../../lib/drain";
 import { ApiError } from "../../lib/errors";
 import { readBodyCapped } from "../../lib/read-body";
-import type { OtlpEncoding } from "../../traces/otlp";
+import type { OtlpEncoding } from "../../traces";
 
 /** The encoding a Content-Type names, or null (then 415). */
 function encodingOf(contentType: string | undefined): OtlpEncoding | null {

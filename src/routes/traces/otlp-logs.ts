@@ -7,8 +7,7 @@ import type { AppEnv } from "../../env";
 import { defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
 import { ingestOtlpLogs } from "../../services/ingest";
-import { MAX_ATTRIBUTE_DEPTH, OtlpFormatError } from "../../traces/otlp";
-import { decodeLogsExport, encodeLogsResponse, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT, OtlpTooManyRecords } from "../../traces/otlp-logs";
+import { decodeLogsExport, encodeLogsResponse, MAX_ATTRIBUTE_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT, OtlpFormatError, OtlpTooManyRecords } from "../../traces";
 import { JOIN_LIMITS } from "../../logs";
 import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
 

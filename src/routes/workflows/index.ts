@@ -1,6 +1,6 @@
 // Workflows: POST /rest/workflows, PATCH /rest/workflows/{id_or_name}, GET /workflows,
 // GET /workflows/{id_or_name}, GET /workflows/{id_or_name}/labels, POST /workflows/{name}/run and
-// GET /workflow-version-execution-results. Thin handlers; the work is in services/workflows*.ts.
+// GET /workflow-version-execution-results. Thin handlers; the work is in services/workflows/.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";

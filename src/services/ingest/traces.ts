@@ -9,14 +9,10 @@ import { ApiError } from "../../lib/errors";
 import { toIso } from "../../lib/time";
 import { closeTrace, storeLogRecords, storeSpans, traceHasSpan, traceLogIds, traceLogRecordRows, traceSpans, type LogContentOf, type SpanPromptRef, type SpanToStore, type StoredSpans } from "../../logs";
 import type { TraceLogRecordRow } from "../../db/schema";
-import { recordEvent } from "../../traces/log-records";
-import type { DecodedLogs } from "../../traces/otlp-logs";
 import type { RequestLogInput } from "../../logs";
 import { ERROR_TYPE_STATUSES } from "../../db/schema";
-import type { DecodedExport } from "../../traces/otlp";
-import { spanToLog } from "../../traces/span-mapping";
 import type { AttrValue, RejectedRecord, RejectedSpan, SpanInput } from "../../logs";
-import { spanTree, treeRequestLogIds } from "../../traces/span-tree";
+import { recordEvent, spanToLog, spanTree, treeRequestLogIds, type DecodedExport, type DecodedLogs } from "../../traces";
 import { liveSheet, unwrap } from "../tables";
 import type { WorkspaceLogs } from "../../logs";
 

@@ -12,7 +12,7 @@ import { enqueue } from "../../lib/jobs";
 import { runBatch } from "../../db/batch";
 import { eventStatement } from "../webhooks";
 import { findOperation } from "./sheets";
-import { columnLetters } from "../../sheets/imports";
+import { columnLetters } from "../../sheets";
 import type { FillParams } from "../../logs";
 import type { ImportFormat } from "../../lib/file-format";
 import { contentMessage, fileSource, ImportContentError, logQuerySource, MAX_IMPORT_COLUMNS, requestLogSource, RowBatcher, type Cell, type LogField, type RowSource } from "./import-sources";

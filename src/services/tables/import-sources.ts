@@ -4,7 +4,7 @@
 import type { FilterGroup } from "../../filters";
 import { CsvError, CsvRowStream } from "../../lib/csv-stream";
 import { JsonStreamError, JsonStreamReader } from "../../lib/json-stream";
-import { MAX_COLUMNS } from "../../sheets/types";
+import { MAX_COLUMNS } from "../../sheets";
 import { logsInOrder, matchingLogIds, matchingLogPages, type FillParams, type WorkspaceLogs } from "../../logs";
 import type { ImportFormat } from "../../lib/file-format";
 

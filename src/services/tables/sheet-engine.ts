@@ -2,7 +2,7 @@
 // a 404) and turns the sheet object's tagged results into ApiErrors. The work itself runs in the object.
 import type { Deps } from "../../env";
 import { ApiError } from "../../lib/errors";
-import type { Fail, SheetAccess } from "../../sheets/types";
+import type { Fail, SheetAccess } from "../../sheets";
 import { requireSheet } from "./sheets";
 
 /**

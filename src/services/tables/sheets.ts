@@ -10,7 +10,7 @@ import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { ApiError } from "../../lib/errors";
 import { toIso } from "../../lib/time";
 import { statement } from "../../db/batch";
-import type { SheetStats } from "../../sheets/types";
+import type { SheetStats } from "../../sheets";
 import { runBatch } from "../../db/batch";
 
 export interface SheetView {

@@ -4,6 +4,7 @@
 // tool-call check of a JSON value), and a row's step results combined into its score and verdict
 // (combineRow). Pure but for the blocks' context, so they are unit-tested without a sheet.
 import { evaluateBlock, validateBlockConfig, blockSources, type BlockContext } from "../../blocks";
+import { toIso } from "../../lib/time";
 import { findColumnByRef } from "../columns";
 import { utf8Bytes } from "../cell-values";
 import { DEFAULT_FALSE_VALUES, DEFAULT_TRUE_VALUES, scoreValue } from "../score";
@@ -109,7 +110,6 @@ export interface RowResult {
   input_hash: string;
 }
 
-export const toIso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 export const zeroVerdicts = () => Object.fromEntries(VERDICTS.map((v) => [v, 0])) as Record<string, number>;
 
 // ---------------------------------------------------------------------------------------------
@@ -442,7 +442,7 @@ export function stepView(s: StoredStep, order: number) {
     order_index: order,
     backing_column_id: null,
     config_hash: s.config_hash,
-    created_at: toIso(s.created_at)!,
-    updated_at: toIso(s.updated_at)!,
+    created_at: toIso(s.created_at),
+    updated_at: toIso(s.updated_at),
   };
 }

@@ -2,6 +2,7 @@
 // table (the active one is the latest not deleted, its steps stored as JSON), saving, deleting and
 // migrating the sheet's score into steps; and the views of a scorecard, its calculations and their
 // row results.
+import { toIso } from "../../lib/time";
 import { cellId } from "../cell-id";
 import { readSettings } from "../score";
 import type { SheetStore } from "../storage";
@@ -10,7 +11,6 @@ import {
   MAX_STEPS,
   planScorecard,
   stepView,
-  toIso,
   zeroVerdicts,
   type Aggregation,
   type Col,
@@ -234,7 +234,7 @@ export function calculationView(ident: SheetIdentity, c: CalcRow) {
     verdict_counts: s?.verdict_counts ?? st?.verdicts ?? zeroVerdicts(),
     row_indices: c.rows_filter ? (JSON.parse(c.rows_filter) as number[]) : null,
     step_ids: c.steps_filter ? (JSON.parse(c.steps_filter) as string[]) : null,
-    created_at: toIso(c.created_at)!,
+    created_at: toIso(c.created_at),
   };
 }
 
@@ -272,8 +272,8 @@ export function scorecardView(store: SheetStore, ident: SheetIdentity, sc: Score
     latest_calculation_id: latest?.id ?? null,
     config_hash: sc.config_hash,
     steps: steps.map((s, i) => stepView(s, i)),
-    created_at: toIso(sc.created_at)!,
-    updated_at: toIso(sc.updated_at)!,
+    created_at: toIso(sc.created_at),
+    updated_at: toIso(sc.updated_at),
   };
 }
 
