@@ -72,7 +72,8 @@ export type Estimate = CompileContext["estimate"];
 
 const R = columnNames(requestLogs);
 const D = columnNames(requestLogDaily);
-const LATENCY = `max(r.${R.requestEndTime} - r.${R.requestStartTime}, 0)`;
+/** A log `r`'s latency in milliseconds, never negative (as the daily totals count it). */
+export const LATENCY = `max(r.${R.requestEndTime} - r.${R.requestStartTime}, 0)`;
 export type Dim = "all" | "model" | "provider" | "prompt" | "status";
 /** How the logs give each dimension's key and bucket, the way the trigger writes them. */
 const LOG_KEY: Record<Dim, { key: string; bucket: string }> = {

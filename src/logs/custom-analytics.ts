@@ -23,14 +23,13 @@ import {
 } from "../analytics/custom-charts";
 import type { Interval } from "../analytics/summarize";
 import { ApiError } from "../lib/errors";
-import { dimensionSource, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./analytics";
+import { dimensionSource, LATENCY, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./analytics";
 import { filterEstimates } from "./search";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const HOUR = 3_600_000;
 const R = columnNames(requestLogs);
 const V = columnNames(requestLogValues);
-const LATENCY = `max(r.${R.requestEndTime} - r.${R.requestStartTime}, 0)`;
 
 /** Groupings the daily totals carry: which dimension, and the group from its key. */
 const DIM_GROUP: Partial<Record<GroupField, { dim: Dim; group: string }>> = {
