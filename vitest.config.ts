@@ -30,7 +30,7 @@ const UNIT_TESTS = [
   "test/converters/**/*.test.ts",
   "test/filters/**/*.test.ts",
   "test/lib/**/*.test.ts",
-  "test/db/sessions.test.ts",
+  "test/db/{sessions,sql}.test.ts",
   "test/prompts/{cache,patch,snippets}.test.ts",
   "test/traces/**/*.test.ts",
   "test/realtime/protocol.test.ts",

@@ -14,7 +14,9 @@ export function inJsonList(column: SQLiteColumn | SQL, values: readonly (string 
 // Table and column names reach SQL text from the schema, never as bare words, so a rename fails the
 // compiler (test/node/sql-names.test.ts greps for bare table names). In a `sql` template a table is
 // `${table}` and a column `${table.column}` ("table"."column"); SQL built as text takes a table's name
-// from drizzle's getTableName, once at module load, unquoted as before.
+// from drizzle's getTableName, and its columns' names from columnNames, once at module load, unquoted as
+// before (the text sent to D1 does not change). Only the FTS table's columns, which drizzle does not know,
+// are named as constants (REQUEST_LOGS_FTS_COLUMNS in db/schema/requests.ts).
 
 /** A column's bare name, for where SQLite wants it unqualified: after an alias (`v.${col(t.c)}`), a SET target. */
 export function col(column: SQLiteColumn): Name {
@@ -37,6 +39,12 @@ export function columnList<T extends SQLiteTable>(table: T, keys: readonly (keyo
     keys.map((k) => sql.identifier(columns[k].name)),
     sql`, `,
   );
+}
+
+/** A table's SQL column names by their drizzle keys, unquoted: for SQL built as text, taken once at module load. */
+export function columnNames<T extends SQLiteTable>(table: T): { readonly [K in keyof T["_"]["columns"]]: string } {
+  const columns = getTableColumns(table) as Record<string, SQLiteColumn>;
+  return Object.fromEntries(Object.entries(columns).map(([key, c]) => [key, c.name])) as { [K in keyof T["_"]["columns"]]: string };
 }
 
 /**

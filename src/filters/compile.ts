@@ -4,7 +4,8 @@
 // shared, so the workspace id is bound once; lists travel as one JSON parameter read with json_each,
 // which keeps any group within D1's 100 bound parameters (SqlParams refuses to go past it).
 import { getTableName } from "drizzle-orm";
-import { REQUEST_LOGS_FTS, requestLogValues } from "../db/schema";
+import { REQUEST_LOGS_FTS, REQUEST_LOGS_FTS_COLUMNS, requestLogs, requestLogValues } from "../db/schema";
+import { columnNames } from "../db/sql";
 import { ApiError } from "../lib/errors";
 import { likePattern, longTextMatch, type TextMatch } from "../lib/query";
 import { INDEX_VALUE_MAX, indexed } from "./indexed";
@@ -15,6 +16,8 @@ import { isGroup, type Filter, type FilterGroup, type Scalar } from "./parse";
 export const D1_MAX_PARAMS = 100;
 
 const VALUES = getTableName(requestLogValues);
+const R = columnNames(requestLogs);
+const V = columnNames(requestLogValues);
 
 /** Lists of at most this many values are bound one parameter a value, while the statement has room. */
 const SHORT_LIST = 8;
@@ -170,11 +173,11 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
       return valueCondition(spec.column, "nullable" in spec && spec.nullable === true, f, p);
     case "boolean": {
       const wanted = f.operator === "is_true" || (f.operator === "is" && f.value === true) || (f.operator === "is_not" && f.value === false);
-      return `r.output_format ${wanted ? "=" : "<>"} '${spec.format}'`;
+      return `r.${R.outputFormat} ${wanted ? "=" : "<>"} '${spec.format}'`;
     }
     case "array": {
       // Tags and tools are side rows' values under key ''; *_keys are the side rows' keys.
-      const [guard, elColumn] = spec.on === "value" ? ["v.key = '' AND ", "v.value"] : ["", "v.key"];
+      const [guard, elColumn] = spec.on === "value" ? [`v.${V.key} = '' AND `, `v.${V.value}`] : ["", `v.${V.key}`];
       const el = `${guard}${elColumn}`;
       const has = (cond: string) => sideRows(ctx, spec.kind, cond, mode);
       switch (f.operator) {
@@ -197,10 +200,10 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
     }
     case "nested": {
       const key = p.add(indexed(f.nested_key!));
-      const has = (cond: string) => sideRows(ctx, spec.kind, `v.key = ${key}${cond ? ` AND ${cond}` : ""}`, mode);
+      const has = (cond: string) => sideRows(ctx, spec.kind, `v.${V.key} = ${key}${cond ? ` AND ${cond}` : ""}`, mode);
       const equals = () => {
         const value = String(f.value);
-        const lookup = has(`v.value = ${p.add(indexed(value))}`);
+        const lookup = has(`v.${V.value} = ${p.add(indexed(value))}`);
         if (value.length <= INDEX_VALUE_MAX) return lookup;
         // The index keeps a long value's first characters: confirm the whole value on the log itself.
         const exact = `EXISTS (SELECT 1 FROM json_each(${spec.json}) AS j WHERE j.key = ${p.add(f.nested_key!)} AND CAST(j.value AS TEXT) = ${p.add(value)})`;
@@ -212,11 +215,11 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
         case "key_not_equals":
           return `NOT ${equals()}`;
         case "key_contains":
-          return has(match("v.value", "contains"));
+          return has(match(`v.${V.value}`, "contains"));
         case "in":
-          return has(`v.value IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`);
+          return has(`v.${V.value} IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`);
         case "not_in":
-          return `NOT ${has(`v.value IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`)}`;
+          return `NOT ${has(`v.${V.value} IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`)}`;
         case "is_null":
         case "is_empty":
           return `NOT ${has("")}`;
@@ -267,8 +270,8 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
 
 /** Logs having a side row of this kind that meets cond, on the (workspace, kind, key, value, request_id) index. */
 function sideRows(ctx: CompileContext, kind: string, cond: string, mode: SideMode): string {
-  const rows = `FROM ${VALUES} AS v WHERE v.workspace_id = ${ctx.workspace} AND v.kind = '${kind}' AND ${cond}`;
-  return mode === "exists" ? `EXISTS (SELECT 1 ${rows} AND v.request_id = r.id)` : `r.id IN (SELECT v.request_id ${rows})`;
+  const rows = `FROM ${VALUES} AS v WHERE v.${V.workspaceId} = ${ctx.workspace} AND v.${V.kind} = '${kind}' AND ${cond}`;
+  return mode === "exists" ? `EXISTS (SELECT 1 ${rows} AND v.${V.requestId} = r.${R.id})` : `r.${R.id} IN (SELECT v.${V.requestId} ${rows})`;
 }
 
 /** The facet counts (field, key, value) whose sum bounds how many logs a side-row filter matches. */
@@ -299,9 +302,9 @@ export interface RequestLogQuery {
 
 /** The WHERE condition of a request-log query: the workspace, the filter group and the free text. */
 export function compileRequestLogQuery(query: RequestLogQuery, ctx: CompileContext): string {
-  const parts = [`r.workspace_id = ${ctx.workspace}`];
+  const parts = [`r.${R.workspaceId} = ${ctx.workspace}`];
   if (query.filter_group && query.filter_group.filters.length > 0) parts.push(compileFilterGroup(query.filter_group, ctx));
   const fts = query.q ? ftsQuery(query.q) : null;
-  if (fts) parts.push(`r.id IN (SELECT rowid FROM ${REQUEST_LOGS_FTS} WHERE ${REQUEST_LOGS_FTS} MATCH ${ctx.params.add(fts)})`);
+  if (fts) parts.push(`r.${R.id} IN (SELECT ${REQUEST_LOGS_FTS_COLUMNS.rowid} FROM ${REQUEST_LOGS_FTS} WHERE ${REQUEST_LOGS_FTS} MATCH ${ctx.params.add(fts)})`);
   return parts.join(" AND ");
 }

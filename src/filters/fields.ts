@@ -1,7 +1,8 @@
 // The fields and operators of PromptLayer's structured filter group, and which operators each kind
 // of field takes. Pure data: the parser validates against it and the compiler reads it.
 import { getTableName } from "drizzle-orm";
-import { AGENT_INTENTS, REQUEST_STATUSES, spans, USER_INTENTS, type IndexKind, type OutputFormat } from "../db/schema";
+import { AGENT_INTENTS, REQUEST_STATUSES, requestLogs, spans, USER_INTENTS, type IndexKind, type OutputFormat } from "../db/schema";
+import { columnNames } from "../db/sql";
 
 export const FILTER_OPERATORS = [
   "is",
@@ -33,8 +34,12 @@ export const FILTER_OPERATORS = [
 ] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
+// Columns of request_logs (alias r) and spans, their names from the schema.
+const R = columnNames(requestLogs);
+const S = columnNames(spans);
+
 /** The name of the span a log was made from (a correlated lookup by its primary key). */
-export const SPAN_NAME = `(SELECT s.name FROM ${getTableName(spans)} AS s WHERE s.workspace_id = r.workspace_id AND s.trace_id = r.trace_id AND s.span_id = r.span_id)`;
+export const SPAN_NAME = `(SELECT s.${S.name} FROM ${getTableName(spans)} AS s WHERE s.${S.workspaceId} = r.${R.workspaceId} AND s.${S.traceId} = r.${R.traceId} AND s.${S.spanId} = r.${R.spanId})`;
 
 export type FieldType = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "nested" | "score";
 
@@ -59,38 +64,38 @@ export type FieldSpec =
   | { type: "score"; json: string };
 
 export const FILTER_FIELDS = {
-  pl_id: { type: "numeric", integer: true, column: "r.id" },
-  prompt_id: { type: "numeric", integer: true, column: "r.prompt_id", nullable: true },
-  engine: { type: "string", column: "r.model" },
-  provider_type: { type: "string", column: "r.provider" },
-  input_text: { type: "text", column: "r.input_text" },
-  output_text: { type: "text", column: "r.output_text" },
-  prompt_version_number: { type: "numeric", integer: true, column: "r.prompt_version_number", nullable: true },
-  input_tokens: { type: "numeric", integer: true, column: "r.input_tokens" },
-  output_tokens: { type: "numeric", integer: true, column: "r.output_tokens" },
-  cost: { type: "numeric", integer: false, column: "r.price" },
-  latency_ms: { type: "numeric", integer: false, column: "(r.request_end_time - r.request_start_time)" },
-  request_start_time: { type: "datetime", column: "r.request_start_time" },
-  request_end_time: { type: "datetime", column: "r.request_end_time" },
-  status: { type: "enum", values: REQUEST_STATUSES, column: "r.status" },
+  pl_id: { type: "numeric", integer: true, column: `r.${R.id}` },
+  prompt_id: { type: "numeric", integer: true, column: `r.${R.promptId}`, nullable: true },
+  engine: { type: "string", column: `r.${R.model}` },
+  provider_type: { type: "string", column: `r.${R.provider}` },
+  input_text: { type: "text", column: `r.${R.inputText}` },
+  output_text: { type: "text", column: `r.${R.outputText}` },
+  prompt_version_number: { type: "numeric", integer: true, column: `r.${R.promptVersionNumber}`, nullable: true },
+  input_tokens: { type: "numeric", integer: true, column: `r.${R.inputTokens}` },
+  output_tokens: { type: "numeric", integer: true, column: `r.${R.outputTokens}` },
+  cost: { type: "numeric", integer: false, column: `r.${R.price}` },
+  latency_ms: { type: "numeric", integer: false, column: `(r.${R.requestEndTime} - r.${R.requestStartTime})` },
+  request_start_time: { type: "datetime", column: `r.${R.requestStartTime}` },
+  request_end_time: { type: "datetime", column: `r.${R.requestEndTime}` },
+  status: { type: "enum", values: REQUEST_STATUSES, column: `r.${R.status}` },
   is_json: { type: "boolean", format: "json" },
   is_tool_call: { type: "boolean", format: "tool_call" },
   is_plain_text: { type: "boolean", format: "text" },
   tags: { type: "array", kind: "tag", on: "value" },
   metadata_keys: { type: "array", kind: "metadata", on: "key" },
-  metadata: { type: "nested", kind: "metadata", json: "r.metadata" },
+  metadata: { type: "nested", kind: "metadata", json: `r.${R.metadata}` },
   tool_names: { type: "array", kind: "tool", on: "value" },
-  output: { type: "nested", kind: "output", json: "CASE WHEN r.output_format = 'json' THEN trim(r.output_text) END" },
+  output: { type: "nested", kind: "output", json: `CASE WHEN r.${R.outputFormat} = 'json' THEN trim(r.${R.outputText}) END` },
   output_keys: { type: "array", kind: "output", on: "key" },
-  input_variables: { type: "nested", kind: "input_variable", json: "r.prompt_input_variables" },
+  input_variables: { type: "nested", kind: "input_variable", json: `r.${R.promptInputVariables}` },
   input_variable_keys: { type: "array", kind: "input_variable", on: "key" },
-  user_intent: { type: "enum", values: USER_INTENTS, column: "r.user_intent", nullable: true },
-  agent_intent: { type: "enum", values: AGENT_INTENTS, column: "r.agent_intent", nullable: true },
+  user_intent: { type: "enum", values: USER_INTENTS, column: `r.${R.userIntent}`, nullable: true },
+  agent_intent: { type: "enum", values: AGENT_INTENTS, column: `r.${R.agentIntent}`, nullable: true },
   // Not in PromptLayer's list: the request group and the named scores the tracking calls add.
-  group_id: { type: "numeric", integer: true, column: "r.group_id", nullable: true },
-  scores: { type: "score", json: "r.scores" },
+  group_id: { type: "numeric", integer: true, column: `r.${R.groupId}`, nullable: true },
+  scores: { type: "score", json: `r.${R.scores}` },
   // Logs made from spans: the trace, and the name of the span that made the log.
-  trace_id: { type: "string", column: "r.trace_id", nullable: true },
+  trace_id: { type: "string", column: `r.${R.traceId}`, nullable: true },
   span_name: { type: "string", column: SPAN_NAME, nullable: true },
 } as const satisfies Record<string, FieldSpec>;
 

@@ -4,6 +4,8 @@
 // parse.ts's, the operators' SQL compile.ts's; only the combination across spans is new here:
 // AND / OR hold for a trace when each span-level filter is met by some span of it (not necessarily
 // the same one), SPAN_AND / SPAN_OR when one and the same span meets all / any of their branches.
+import { requestLogs, spans } from "../db/schema";
+import { columnNames } from "../db/sql";
 import { valueCondition, type SqlParams } from "./compile";
 import type { FieldShape } from "./fields";
 import { isGroup, parseFilterGroupOf, type Filter, type FilterGroup, type FilterIssue, type Scalar } from "./parse";
@@ -23,6 +25,10 @@ export type Level = "trace" | "span";
  * span row s; for a nested field it is the span query's JSON column the key is looked up in.
  */
 export type TraceFieldSpec = FieldShape & { level: Level; sql: string };
+
+// The span query's tables, for the nested fields' JSON columns (sx: spans, rx: request_logs).
+const S = columnNames(spans);
+const R = columnNames(requestLogs);
 
 export const TRACE_FILTER_FIELDS = {
   trace_id: { level: "trace", type: "string", sql: "t.trace_id" },
@@ -54,9 +60,9 @@ export const TRACE_FILTER_FIELDS = {
   span_tokens: { level: "span", type: "numeric", integer: true, sql: "s.span_tokens", nullable: true },
   span_input_tokens: { level: "span", type: "numeric", integer: true, sql: "s.span_input_tokens", nullable: true },
   span_output_tokens: { level: "span", type: "numeric", integer: true, sql: "s.span_output_tokens", nullable: true },
-  span_attributes: { level: "span", type: "nested", sql: "sx.attributes" },
-  span_resource: { level: "span", type: "nested", sql: "sx.resource" },
-  span_input_variables: { level: "span", type: "nested", sql: "rx.prompt_input_variables" },
+  span_attributes: { level: "span", type: "nested", sql: `sx.${S.attributes}` },
+  span_resource: { level: "span", type: "nested", sql: `sx.${S.resource}` },
+  span_input_variables: { level: "span", type: "nested", sql: `rx.${R.promptInputVariables}` },
 } as const satisfies Record<string, TraceFieldSpec>;
 
 export type TraceFilterField = keyof typeof TRACE_FILTER_FIELDS;

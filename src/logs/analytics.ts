@@ -7,6 +7,7 @@
 import { getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { requestLogDaily, requestLogs } from "../db/schema";
+import { columnNames } from "../db/sql";
 import { compileRequestLogQuery, isGroup, SqlParams, type CompileContext, type FilterGroup } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import { intervalOf, summarize, type Interval, type Sums, type Views } from "../analytics/summarize";
@@ -69,15 +70,18 @@ export function planAnalytics(input: AnalyticsInput): Plan {
 
 export type Estimate = CompileContext["estimate"];
 
-const LATENCY = "max(r.request_end_time - r.request_start_time, 0)";
+const R = columnNames(requestLogs);
+const D = columnNames(requestLogDaily);
+/** A log `r`'s latency in milliseconds, never negative (as the daily totals count it). */
+export const LATENCY = `max(r.${R.requestEndTime} - r.${R.requestStartTime}, 0)`;
 export type Dim = "all" | "model" | "provider" | "prompt" | "status";
 /** How the logs give each dimension's key and bucket, the way the trigger writes them. */
 const LOG_KEY: Record<Dim, { key: string; bucket: string }> = {
   all: { key: "''", bucket: bucketSql(LATENCY) },
-  model: { key: "r.model", bucket: bucketSql(LATENCY) },
-  provider: { key: "r.provider", bucket: bucketSql(LATENCY) },
-  prompt: { key: "CAST(r.prompt_id AS TEXT)", bucket: "-1" },
-  status: { key: "r.status || '|' || coalesce(r.error_type, '')", bucket: "-1" },
+  model: { key: `r.${R.model}`, bucket: bucketSql(LATENCY) },
+  provider: { key: `r.${R.provider}`, bucket: bucketSql(LATENCY) },
+  prompt: { key: `CAST(r.${R.promptId} AS TEXT)`, bucket: "-1" },
+  status: { key: `r.${R.status} || '|' || coalesce(r.${R.errorType}, '')`, bucket: "-1" },
 };
 
 /**
@@ -90,17 +94,17 @@ const LOGS = getTableName(requestLogs);
 export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan: Plan, dim: Dim, params: SqlParams, estimate: Estimate): string {
   const ws = params.add(workspaceId);
   const parts: string[] = [];
-  const period = plan.interval === "day" ? `(r.request_start_time - (r.request_start_time % ${DAY}))` : `(r.request_start_time - (r.request_start_time % ${HOUR}))`;
+  const period = plan.interval === "day" ? `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${DAY}))` : `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${HOUR}))`;
   if (plan.inner) {
-    parts.push(`SELECT r.day AS period, r.key AS key, r.bucket AS bucket, r.requests AS requests, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens,
-        r.cost AS cost, r.latency_ms AS latency_ms
-      FROM ${DAILY} AS r WHERE r.workspace_id = ${ws} AND r.dim = '${dim}' AND r.day >= ${params.add(plan.inner.from)} AND r.day < ${params.add(plan.inner.to)}`);
+    parts.push(`SELECT r.${D.day} AS period, r.${D.key} AS key, r.${D.bucket} AS bucket, r.${D.requests} AS requests, r.${D.inputTokens} AS input_tokens, r.${D.outputTokens} AS output_tokens,
+        r.${D.cost} AS cost, r.${D.latencyMs} AS latency_ms
+      FROM ${DAILY} AS r WHERE r.${D.workspaceId} = ${ws} AND r.${D.dim} = '${dim}' AND r.${D.day} >= ${params.add(plan.inner.from)} AND r.${D.day} < ${params.add(plan.inner.to)}`);
   }
   let where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
-  if (plan.inner) where += ` AND NOT (r.request_start_time >= ${params.add(plan.inner.from)} AND r.request_start_time < ${params.add(plan.inner.to)})`;
-  if (dim === "prompt") where += " AND r.prompt_id IS NOT NULL";
-  parts.push(`SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.input_tokens AS input_tokens,
-      r.output_tokens AS output_tokens, r.price AS cost, ${LATENCY} AS latency_ms
+  if (plan.inner) where += ` AND NOT (r.${R.requestStartTime} >= ${params.add(plan.inner.from)} AND r.${R.requestStartTime} < ${params.add(plan.inner.to)})`;
+  if (dim === "prompt") where += ` AND r.${R.promptId} IS NOT NULL`;
+  parts.push(`SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.${R.inputTokens} AS input_tokens,
+      r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms
     FROM ${LOGS} AS r WHERE ${where}`);
   return parts.join(" UNION ALL ");
 }

@@ -19,7 +19,7 @@ import { and, asc, desc, eq, getTableName, gt, gte, isNotNull, lt, lte, min, sql
 import { runBatch } from "../db/batch";
 import { d1Of, type Db } from "../db/client";
 import { requestLogArchives, requestLogs, workspaces } from "../db/schema";
-import { col, columnList, inJsonList } from "../db/sql";
+import { col, columnList, columnNames, inJsonList } from "../db/sql";
 import { isIndexed } from "./indexing";
 import { getRequestLog, getRequestLogs, requestLogView } from "./write";
 import type { WorkspaceLogs } from "./periods";
@@ -385,12 +385,14 @@ export async function* exportLogs(logs: WorkspaceLogs, blobs: R2Bucket, workspac
 // The export's pages are SQL built as text (numbered parameters, reused), with the tables' names from the schema.
 const LOGS = getTableName(requestLogs);
 const ARCHIVES = getTableName(requestLogArchives);
+const R = columnNames(requestLogs);
+const A = columnNames(requestLogArchives);
 
 /** exportLogs over one database. */
 async function* exportFrom(logs: Db, blobs: R2Bucket, workspaceId: number, from: number, to: number, options: ExportOptions): AsyncGenerator<string> {
   const pageSize = options.pageSize ?? 200;
   const d1 = d1Of(logs);
-  const newest = `SELECT coalesce(max(id), 0) AS seq FROM ${ARCHIVES} WHERE workspace_id = ?1`;
+  const newest = `SELECT coalesce(max(${A.id}), 0) AS seq FROM ${ARCHIVES} WHERE ${A.workspaceId} = ?1`;
   const firstSeq = (await d1.prepare(newest).bind(workspaceId).first<{ seq: number }>())!.seq;
   const inRange = (log: { start: number }) => log.start >= from && log.start < to;
   const startOf = (line: string) => Date.parse((JSON.parse(line) as ArchivedLog).request_start_time);
@@ -406,13 +408,13 @@ async function* exportFrom(logs: Db, blobs: R2Bucket, workspaceId: number, from:
   for await (const m of manifestRows(logs, workspaceId, from, to, { above: -1, atMost: firstSeq })) yield* fileLines(m, () => true);
 
   // 2. Live logs. Ids and marks come from one batch (one transaction), so they agree.
-  const page = `SELECT r.id, r.request_start_time AS start,
-      EXISTS (SELECT 1 FROM ${ARCHIVES} AS a WHERE a.workspace_id = r.workspace_id
-        AND a.day = r.request_start_time - (r.request_start_time % ${DAY_MS}) AND a.first_id <= r.id AND a.last_id >= r.id) AS archived
+  const page = `SELECT r.${R.id}, r.${R.requestStartTime} AS start,
+      EXISTS (SELECT 1 FROM ${ARCHIVES} AS a WHERE a.${A.workspaceId} = r.${R.workspaceId}
+        AND a.${A.day} = r.${R.requestStartTime} - (r.${R.requestStartTime} % ${DAY_MS}) AND a.${A.firstId} <= r.${R.id} AND a.${A.lastId} >= r.${R.id}) AS archived
     FROM ${LOGS} AS r
-    WHERE r.workspace_id = ?1 AND r.request_start_time >= ?2 AND r.request_start_time < ?3
-      AND (r.request_start_time > ?4 OR (r.request_start_time = ?4 AND r.id > ?5))
-    ORDER BY r.request_start_time, r.id LIMIT ?6`;
+    WHERE r.${R.workspaceId} = ?1 AND r.${R.requestStartTime} >= ?2 AND r.${R.requestStartTime} < ?3
+      AND (r.${R.requestStartTime} > ?4 OR (r.${R.requestStartTime} = ?4 AND r.${R.id} > ?5))
+    ORDER BY r.${R.requestStartTime}, r.${R.id} LIMIT ?6`;
   const marks: PageMark[] = [];
   const vanished = new Set<number>();
   let after = { start: from - 1, id: -1 };

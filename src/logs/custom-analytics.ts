@@ -5,6 +5,7 @@
 import { getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { requestLogs, requestLogValues } from "../db/schema";
+import { columnNames } from "../db/sql";
 import { compileRequestLogQuery, SqlParams } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import {
@@ -22,12 +23,13 @@ import {
 } from "../analytics/custom-charts";
 import type { Interval } from "../analytics/summarize";
 import { ApiError } from "../lib/errors";
-import { dimensionSource, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./analytics";
+import { dimensionSource, LATENCY, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./analytics";
 import { filterEstimates } from "./search";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const HOUR = 3_600_000;
-const LATENCY = "max(r.request_end_time - r.request_start_time, 0)";
+const R = columnNames(requestLogs);
+const V = columnNames(requestLogValues);
 
 /** Groupings the daily totals carry: which dimension, and the group from its key. */
 const DIM_GROUP: Partial<Record<GroupField, { dim: Dim; group: string }>> = {
@@ -39,12 +41,12 @@ const DIM_GROUP: Partial<Record<GroupField, { dim: Dim; group: string }>> = {
 };
 
 const COLUMN_GROUP: Partial<Record<GroupField, string>> = {
-  engine: "r.model",
-  provider_type: "r.provider",
-  prompt_id: "CAST(r.prompt_id AS TEXT)",
-  prompt_version_number: "CAST(r.prompt_version_number AS TEXT)",
-  status: "r.status",
-  error_type: "r.error_type",
+  engine: `r.${R.model}`,
+  provider_type: `r.${R.provider}`,
+  prompt_id: `CAST(r.${R.promptId} AS TEXT)`,
+  prompt_version_number: `CAST(r.${R.promptVersionNumber} AS TEXT)`,
+  status: `r.${R.status}`,
+  error_type: `r.${R.errorType}`,
 };
 /** Groupings read from the search side table: which kind of row, and whether its key or value names the group. */
 const SIDE_GROUP: Partial<Record<GroupField, { kind: string; by: "key" | "value" }>> = {
@@ -55,11 +57,11 @@ const SIDE_GROUP: Partial<Record<GroupField, { kind: string; by: "key" | "value"
   output_keys: { kind: "output", by: "key" },
 };
 const FIELD_SQL: Partial<Record<MetricField, string>> = {
-  input_tokens: "r.input_tokens",
-  output_tokens: "r.output_tokens",
-  cost: "r.price",
+  input_tokens: `r.${R.inputTokens}`,
+  output_tokens: `r.${R.outputTokens}`,
+  cost: `r.${R.price}`,
   latency_ms: LATENCY,
-  prompt_version_number: "r.prompt_version_number",
+  prompt_version_number: `r.${R.promptVersionNumber}`,
 };
 
 /** The request-log charts: bars, lines and areas. */
@@ -117,21 +119,21 @@ async function logObservations(db: Db, workspaceId: number, input: AnalyticsInpu
   let join = "";
   let group = "NULL";
   if (chart.groupByMetadataKey) {
-    join = `JOIN ${VALUES} AS v ON v.workspace_id = ${ws} AND v.kind = 'metadata' AND v.key = ${params.add(chart.groupByMetadataKey)} AND v.request_id = r.id`;
-    group = "v.value";
+    join = `JOIN ${VALUES} AS v ON v.${V.workspaceId} = ${ws} AND v.${V.kind} = 'metadata' AND v.${V.key} = ${params.add(chart.groupByMetadataKey)} AND v.${V.requestId} = r.${R.id}`;
+    group = `v.${V.value}`;
   } else if (chart.groupByField && SIDE_GROUP[chart.groupByField]) {
     const side = SIDE_GROUP[chart.groupByField]!;
-    join = `JOIN ${VALUES} AS v ON v.workspace_id = ${ws} AND v.kind = '${side.kind}' AND v.request_id = r.id`;
-    group = `v.${side.by}`;
+    join = `JOIN ${VALUES} AS v ON v.${V.workspaceId} = ${ws} AND v.${V.kind} = '${side.kind}' AND v.${V.requestId} = r.${R.id}`;
+    group = `v.${V[side.by]}`;
   } else if (chart.groupByField) {
     group = COLUMN_GROUP[chart.groupByField]!;
   }
   const field = seriesOf(chart).find((s) => needsOwnField(s, REQUEST_LOG_CHART_FIELDS))?.metricField;
   const v = field ? FIELD_SQL[field]! : "NULL";
-  const hour = `(r.request_start_time - (r.request_start_time % ${HOUR}))`;
-  const period = chart.timeSeries ? (interval === "day" ? `(r.request_start_time - (r.request_start_time % ${24 * HOUR}))` : hour) : "0";
+  const hour = `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${HOUR}))`;
+  const period = chart.timeSeries ? (interval === "day" ? `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${24 * HOUR}))` : hour) : "0";
   const sql = `SELECT ${group} AS grp, ${period} AS hour, ${bucketSql(LATENCY)} AS bucket, count(*) AS requests,
-      sum(r.input_tokens) AS input_tokens, sum(r.output_tokens) AS output_tokens, sum(r.price) AS cost, sum(${LATENCY}) AS latency_ms,
+      sum(r.${R.inputTokens}) AS input_tokens, sum(r.${R.outputTokens}) AS output_tokens, sum(r.${R.price}) AS cost, sum(${LATENCY}) AS latency_ms,
       min(${v}) AS vmin, max(${v}) AS vmax, sum(${v}) AS vsum, count(${v}) AS vcount
     FROM ${LOGS} AS r ${join} WHERE ${where} GROUP BY grp, hour, bucket`;
   const { results } = await d1.prepare(sql).bind(...params.values).all<Parameters<typeof logObservation>[0]>();

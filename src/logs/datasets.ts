@@ -6,6 +6,7 @@ import { compileRequestLogQuery, parseFilterGroup, SqlParams, type CompileContex
 import { and, eq, getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
+import { columnNames } from "../db/sql";
 import { MAX_LOGS_PER_JOB, type FillParams } from "./fill-params";
 import { filterEstimates, SORT_COLUMNS, sortKeyOrder } from "./search";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
@@ -13,6 +14,7 @@ import { markSql } from "./readers";
 import { decodeBlueprints, type StoredLogParts } from "./row-codec";
 
 const LOGS = getTableName(requestLogs);
+const R = columnNames(requestLogs);
 const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'unixepoch')`;
 
 /**
@@ -22,29 +24,29 @@ const iso = (col: string) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${col} / 1000.0, 'u
  * decoded JSON.
  */
 export const REQUEST_FIELDS: Record<string, string> = {
-  request_log_id: "r.id",
+  request_log_id: `r.${R.id}`,
   input: "NULL",
-  output: "r.output_text",
-  input_text: "r.input_text",
+  output: `r.${R.outputText}`,
+  input_text: `r.${R.inputText}`,
   output_blueprint: "NULL",
-  engine: "r.model",
-  model: "r.model",
-  provider: "r.provider",
-  provider_type: "r.provider",
-  tags: "json(r.tags)",
-  metadata: "json(r.metadata)",
-  prompt_input_variables: "json(r.prompt_input_variables)",
-  prompt_name: "r.prompt_name",
-  prompt_id: "r.prompt_id",
-  prompt_version_number: "r.prompt_version_number",
-  input_tokens: "r.input_tokens",
-  output_tokens: "r.output_tokens",
-  price: "r.price",
-  score: "r.score",
-  status: "r.status",
-  latency_ms: "(r.request_end_time - r.request_start_time)",
-  request_start_time: iso("r.request_start_time"),
-  request_end_time: iso("r.request_end_time"),
+  engine: `r.${R.model}`,
+  model: `r.${R.model}`,
+  provider: `r.${R.provider}`,
+  provider_type: `r.${R.provider}`,
+  tags: `json(r.${R.tags})`,
+  metadata: `json(r.${R.metadata})`,
+  prompt_input_variables: `json(r.${R.promptInputVariables})`,
+  prompt_name: `r.${R.promptName}`,
+  prompt_id: `r.${R.promptId}`,
+  prompt_version_number: `r.${R.promptVersionNumber}`,
+  input_tokens: `r.${R.inputTokens}`,
+  output_tokens: `r.${R.outputTokens}`,
+  price: `r.${R.price}`,
+  score: `r.${R.score}`,
+  status: `r.${R.status}`,
+  latency_ms: `(r.${R.requestEndTime} - r.${R.requestStartTime})`,
+  request_start_time: iso(`r.${R.requestStartTime}`),
+  request_end_time: iso(`r.${R.requestEndTime}`),
 };
 
 /** Fields of REQUEST_FIELDS that are blueprints, each with the blueprint that goes in its place. */
@@ -59,13 +61,13 @@ type BlueprintField = keyof typeof BLUEPRINT_FIELDS;
 export function valuesSql(params: SqlParams, variables: string[] | null | undefined, blueprints?: Record<BlueprintField, string>): string {
   const field = (name: string) => (blueprints && name in BLUEPRINT_FIELDS ? blueprints[name as BlueprintField] : REQUEST_FIELDS[name]);
   if (!variables || variables.length === 0) {
-    return `json_set(json(r.prompt_input_variables), '$.input', ${field("input")}, '$.output', r.output_text)`;
+    return `json_set(json(r.${R.promptInputVariables}), '$.input', ${field("input")}, '$.output', r.${R.outputText})`;
   }
   const pairs = variables.map((name) => {
     const key = params.add(name);
     const expr =
       field(name) ??
-      `(SELECT CASE WHEN v.type IN ('object', 'array') THEN json(v.value) ELSE v.value END FROM json_each(r.prompt_input_variables) AS v WHERE v.key = ${key})`;
+      `(SELECT CASE WHEN v.type IN ('object', 'array') THEN json(v.value) ELSE v.value END FROM json_each(r.${R.promptInputVariables}) AS v WHERE v.key = ${key})`;
     return `${key}, ${expr}`;
   });
   return `json_object(${pairs.join(", ")})`;
@@ -89,10 +91,10 @@ export function logValuesSql(ws: number, ids: readonly number[], variables: stri
   const params = new SqlParams();
   const blueprints = { input: params.add(placeholderOf(nonce, "input")), output_blueprint: params.add(placeholderOf(nonce, "output_blueprint")) };
   const values = valuesSql(params, variables, blueprints);
-  const stored = blueprintKeys(variables).length > 0 ? ", r.input, r.output, r.parameters, r.body, r.input_text AS inputText, r.output_text AS outputText" : "";
+  const stored = blueprintKeys(variables).length > 0 ? `, r.${R.input}, r.${R.output}, r.${R.parameters}, r.${R.body}, r.${R.inputText} AS inputText, r.${R.outputText} AS outputText` : "";
   const from = LOGS_BY_IDS(params.add(JSON.stringify(ids)), params.add(ws));
   return {
-    sql: `SELECT r.id, ${values} AS v, r.prompt_id AS promptId, r.prompt_version_number AS promptVersion${stored} FROM ${from} ORDER BY j.key`,
+    sql: `SELECT r.${R.id}, ${values} AS v, r.${R.promptId} AS promptId, r.${R.promptVersionNumber} AS promptVersion${stored} FROM ${from} ORDER BY j.key`,
     params: params.values,
   };
 }
@@ -120,8 +122,8 @@ async function valuePages(db: Db, ws: number, ids: readonly number[]): Promise<n
   for (let at = 0; at < ids.length; at += COUNT_CHUNK) {
     const { results } = await d1Of(db)
       .prepare(
-        `SELECT r.id, octet_length(r.input) + octet_length(r.output) + octet_length(r.parameters) + 8 * coalesce(octet_length(r.body), 0)
-           + 2 * (octet_length(r.input_text) + octet_length(r.output_text) + octet_length(r.prompt_input_variables)) AS n
+        `SELECT r.${R.id}, octet_length(r.${R.input}) + octet_length(r.${R.output}) + octet_length(r.${R.parameters}) + 8 * coalesce(octet_length(r.${R.body}), 0)
+           + 2 * (octet_length(r.${R.inputText}) + octet_length(r.${R.outputText}) + octet_length(r.${R.promptInputVariables})) AS n
          FROM ${LOGS_BY_IDS("?1", "?2")} ORDER BY j.key`,
       )
       .bind(JSON.stringify(ids.slice(at, at + COUNT_CHUNK)), ws)
@@ -206,9 +208,9 @@ export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["
   if (p.max_log_id != null) where = `(${where}) AND ${markSql(p.max_log_id, params)}`;
   const dir = p.sort_order === "asc" ? "ASC" : "DESC";
   const sortExpr = SORT_COLUMNS[p.sort_by ?? "request_start_time"];
-  const order = `${sortExpr} ${dir}, r.id ${dir}`;
+  const order = `${sortExpr} ${dir}, r.${R.id} ${dir}`;
   const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
-  const columns = withSortKey ? `r.id, ${sortExpr} AS k` : "r.id";
+  const columns = withSortKey ? `r.${R.id}, ${sortExpr} AS k` : `r.${R.id}`;
   return { sql: `SELECT ${columns} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`, params: params.values };
 }
 
@@ -235,7 +237,7 @@ export async function matchingLogIds(logs: WorkspaceLogs, ws: number, p: FillPar
  * each id is one primary-key lookup whatever statistics SQLite has (with a plain JOIN and no
  * sqlite_stat1 the planner may scan the workspace's logs once per chunk instead).
  */
-export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN ${LOGS} AS r ON r.id = j.value AND r.workspace_id = ${ws}`;
+export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN ${LOGS} AS r ON r.${R.id} = j.value AND r.${R.workspaceId} = ${ws}`;
 
 /** A log's values as a dataset row holds them, and the prompt (version) the log records. */
 export interface LogValues {
@@ -271,7 +273,7 @@ async function existingIds(logs: WorkspaceLogs, ws: number, ids: readonly number
     const found = new Set<number>();
     for (const [db, mine] of await logs.byDatabase(chunk)) {
       const { results } = await d1Of(db)
-        .prepare(`SELECT r.id FROM ${LOGS_BY_IDS("?1", "?2")}`)
+        .prepare(`SELECT r.${R.id} FROM ${LOGS_BY_IDS("?1", "?2")}`)
         .bind(JSON.stringify(mine), ws)
         .all<{ id: number }>();
       for (const r of results) found.add(r.id);

@@ -11,7 +11,7 @@ import { idempotencyKeys } from "../db/schema";
 import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { pythonJsonDumps } from "../lib/py-json";
-import { isUniqueViolation } from "../db/sql";
+import { columnList, isUniqueViolation } from "../db/sql";
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -90,7 +90,7 @@ export function recordAnswerStatements(
 ): SQL[] {
   return [
     sql`DELETE FROM ${idempotencyKeys} WHERE ${idempotencyKeys.workspaceId} = ${workspaceId} AND ${idempotencyKeys.key} = ${claim.key} AND ${idempotencyKeys.createdAt} < ${cutoff(now)}`,
-    sql`INSERT INTO ${idempotencyKeys} (workspace_id, key, fingerprint, request_log_id, status, answer, created_at)
+    sql`INSERT INTO ${idempotencyKeys} (${columnList(idempotencyKeys, ["workspaceId", "key", "fingerprint", "requestLogId", "status", "answer", "createdAt"])})
         VALUES (${workspaceId}, ${claim.key}, ${claim.fingerprint}, ${logId}, ${status}, json_set(${JSON.stringify(answer)}, ${`$.${idField}`}, ${logId}), ${now})`,
   ];
 }

@@ -15,8 +15,8 @@
 import { getTableName, sql, type SQL } from "drizzle-orm";
 import { runBatch, type Statement } from "../db/batch";
 import { d1Of, type Db } from "../db/client";
-import { REQUEST_LOGS_FTS, requestLogDaily, requestLogFacets, requestLogs, requestLogUnindexed, requestLogValues, spans } from "../db/schema";
-import { col, columnList } from "../db/sql";
+import { REQUEST_LOGS_FTS, REQUEST_LOGS_FTS_COLUMNS, requestLogDaily, requestLogFacets, requestLogs, requestLogUnindexed, requestLogValues, spans } from "../db/schema";
+import { col, columnList, columnNames } from "../db/sql";
 import { bucketSql } from "../analytics/latency-buckets";
 import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
 
@@ -64,9 +64,11 @@ const INDEX_ATTEMPTS = 3;
 export function markNewestUnindexed(db: Db, tools: readonly string[]): D1PreparedStatement {
   return d1Of(db).prepare(MARK_NEWEST).bind(JSON.stringify(tools));
 }
-const NEWEST_LOG_SQL = `(SELECT max(id) FROM ${getTableName(requestLogs)})`;
+const R = columnNames(requestLogs);
+const U = columnNames(requestLogUnindexed);
+const NEWEST_LOG_SQL = `(SELECT max(${R.id}) FROM ${getTableName(requestLogs)})`;
 // An upsert: the insert trigger of request_logs has marked the log already, without its tool names.
-const MARK_NEWEST = `INSERT INTO ${getTableName(requestLogUnindexed)} (request_id, tools) VALUES (${NEWEST_LOG_SQL}, ?) ON CONFLICT(request_id) DO UPDATE SET tools = excluded.tools`;
+const MARK_NEWEST = `INSERT INTO ${getTableName(requestLogUnindexed)} (${U.requestId}, ${U.tools}) VALUES (${NEWEST_LOG_SQL}, ?) ON CONFLICT(${U.requestId}) DO UPDATE SET ${U.tools} = excluded.${U.tools}`;
 
 /** SQL naming the log its batch has just inserted, for other statements of that batch (the same rule as markNewestUnindexed). */
 export const NEWEST_LOG: SQL = sql.raw(NEWEST_LOG_SQL);
@@ -125,12 +127,12 @@ export function addFacetCounts(db: Db, counts: readonly FacetCount[], when: SQL 
 /** The daily totals' dimensions (ROLLUP_DIMS): each dimension's key of a log `r`, and whether its rows have latency buckets. */
 const DAILY_DIMS: Record<string, { key: string; buckets: boolean }> = {
   all: { key: "''", buckets: true },
-  model: { key: "r.model", buckets: true },
-  provider: { key: "r.provider", buckets: true },
-  prompt: { key: "CAST(r.prompt_id AS TEXT)", buckets: false },
-  status: { key: "r.status || '|' || coalesce(r.error_type, '')", buckets: false },
+  model: { key: `r.${R.model}`, buckets: true },
+  provider: { key: `r.${R.provider}`, buckets: true },
+  prompt: { key: `CAST(r.${R.promptId} AS TEXT)`, buckets: false },
+  status: { key: `r.${R.status} || '|' || coalesce(r.${R.errorType}, '')`, buckets: false },
 };
-const LATENCY = "max(r.request_end_time - r.request_start_time, 0)";
+const LATENCY = `max(r.${R.requestEndTime} - r.${R.requestStartTime}, 0)`;
 
 /**
  * The statement adding (sign 1) or taking back (sign -1) the logs `r` of `from` (a FROM clause naming
@@ -201,6 +203,9 @@ async function readUnindexed(logs: Db, ids: readonly number[]): Promise<Unindexe
     LEFT JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = r.${col(requestLogs.workspaceId)} AND s.${col(spans.traceId)} = r.${col(requestLogs.traceId)} AND s.${col(spans.spanId)} = r.${col(requestLogs.spanId)}`);
 }
 
+const FTS = REQUEST_LOGS_FTS_COLUMNS;
+const FTS_COLUMNS = `${FTS.rowid}, ${FTS.inputText}, ${FTS.outputText}`;
+
 /** The statements indexing `rows`, every one of them writing only while each log is unindexed at the revision read. */
 function indexStatements(logs: Db, rows: UnindexedLog[]): Statement[] {
   const ids = JSON.stringify(rows.map((r) => r.id));
@@ -226,7 +231,7 @@ function indexStatements(logs: Db, rows: UnindexedLog[]): Statement[] {
   return [
     ...insertSideRows(logs, sideRows, unchanged),
     ...addFacetCounts(logs, countFacets(facets), unchanged),
-    sql`INSERT INTO ${sql.identifier(REQUEST_LOGS_FTS)} (rowid, input_text, output_text) SELECT r.${col(requestLogs.id)}, r.${col(requestLogs.inputText)}, r.${col(requestLogs.outputText)} FROM ${theseLogs} WHERE ${unchanged}`,
+    sql`INSERT INTO ${sql.identifier(REQUEST_LOGS_FTS)} (${sql.raw(FTS_COLUMNS)}) SELECT r.${col(requestLogs.id)}, r.${col(requestLogs.inputText)}, r.${col(requestLogs.outputText)} FROM ${theseLogs} WHERE ${unchanged}`,
     dailyTotals(theseLogs, ["all", "model", "provider", "prompt", "status"], 1, unchanged),
     // Last: its count says whether the batch wrote (the same condition held for every statement).
     sql`DELETE FROM ${requestLogUnindexed} WHERE ${requestLogUnindexed.requestId} IN (SELECT value FROM json_each(${ids})) AND ${unchanged}`,

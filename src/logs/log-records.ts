@@ -7,8 +7,9 @@
 // and the one that saw every record is the last to write. The log's search rows follow its content in
 // the same batch: an indexed log's side rows (tools, output keys), counts and full-text entry; a log
 // the indexer has yet to see, the tool names it will index (its texts it reads from the row).
-import { and, asc, eq, getTableName, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { col, columnList } from "../db/sql";
 import { runBatch, type Statement } from "../db/batch";
 import { requestLogs, requestLogUnindexed, spans, traceLogRecords, type SpanRow, type TraceLogRecordRow } from "../db/schema";
 import type { AttrValue, LogRecordInput, SpanEvent, SpanInput } from "./span-input";
@@ -30,16 +31,16 @@ export type LogContentOf = (span: SpanInput, records: JoinedRecord[]) => LogCont
 /** A log joins at most this many of its span's GenAI records, and at most this many bytes of them (bodies and attributes as JSON), oldest first; the rest stay readable in the trace. */
 export const JOIN_LIMITS = { records: 1000, bytes: 512 * 1024 } as const;
 
-const RECORDS = getTableName(traceLogRecords);
+const lr = traceLogRecords;
 /** The records a join reads: GenAI events (gen_ai.user.message, gen_ai.choice, …), not a trace's other logs. */
-const GENAI = sql.raw(`event_name GLOB 'gen_ai.*'`);
+const GENAI = sql`${col(lr.eventName)} GLOB 'gen_ai.*'`;
 
 export type SpanKey = [traceId: string, spanId: string];
 const keyOf = (traceId: string, spanId: string) => `${traceId}:${spanId}`;
 
 /** SQL: how many GenAI records the span (`traceId`, `spanId`: values or columns) has. */
 export function genAiRecordCount(ws: number, traceId: SQL | string, spanId: SQL | string): SQL<number> {
-  return sql<number>`(SELECT count(*) FROM ${sql.raw(RECORDS)} AS gr WHERE gr.workspace_id = ${ws} AND gr.trace_id = ${traceId} AND gr.span_id = ${spanId} AND gr.${GENAI})`;
+  return sql<number>`(SELECT count(*) FROM ${lr} AS gr WHERE gr.${col(lr.workspaceId)} = ${ws} AND gr.${col(lr.traceId)} = ${traceId} AND gr.${col(lr.spanId)} = ${spanId} AND gr.${GENAI})`;
 }
 
 /** The GenAI records of each span among `keys` that has some, oldest first (by time, then arrival), within JOIN_LIMITS, with how many it has in all. */
@@ -48,10 +49,11 @@ export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]):
   for (const json of chunkIndexRows(keys)) {
     const rows = await db.all<{ t: string; s: string; e: string | null; tm: number; b: string | null; a: string; total: number }>(sql`
       SELECT t, s, e, tm, b, a, total FROM (
-        SELECT trace_id AS t, span_id AS s, event_name AS e, time AS tm, body AS b, attributes AS a,
-               row_number() OVER (PARTITION BY trace_id, span_id ORDER BY time, id) AS n, count(*) OVER (PARTITION BY trace_id, span_id) AS total
-        FROM ${sql.raw(RECORDS)}
-        WHERE workspace_id = ${ws} AND (trace_id, span_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${json})) AND ${GENAI}
+        SELECT ${col(lr.traceId)} AS t, ${col(lr.spanId)} AS s, ${col(lr.eventName)} AS e, ${col(lr.time)} AS tm, ${col(lr.body)} AS b, ${col(lr.attributes)} AS a,
+               row_number() OVER (PARTITION BY ${col(lr.traceId)}, ${col(lr.spanId)} ORDER BY ${col(lr.time)}, ${col(lr.id)}) AS n,
+               count(*) OVER (PARTITION BY ${col(lr.traceId)}, ${col(lr.spanId)}) AS total
+        FROM ${lr}
+        WHERE ${col(lr.workspaceId)} = ${ws} AND (${col(lr.traceId)}, ${col(lr.spanId)}) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${json})) AND ${GENAI}
       ) WHERE n <= ${JOIN_LIMITS.records} ORDER BY t, s, n`);
     for (const r of rows) {
       const k = keyOf(r.t, r.s);
@@ -180,8 +182,8 @@ export async function storeLogRecords(store: WorkspaceLogs, ws: number, records:
       db,
       chunkIndexRows(rows, 512 * 1024).map(
         (json) => sql`
-        INSERT INTO ${sql.raw(RECORDS)} (workspace_id, trace_id, span_id, record_key, time, observed_time, severity_number, severity_text, event_name,
-                                         body, attributes, resource, scope, flags, created_at)
+        INSERT INTO ${lr} (${columnList(lr, ["workspaceId", "traceId", "spanId", "recordKey", "time", "observedTime", "severityNumber", "severityText", "eventName",
+                                             "body", "attributes", "resource", "scope", "flags", "createdAt"])})
         SELECT ${ws}, j.value ->> 't', j.value ->> 's', j.value ->> 'k', j.value ->> 'tm', j.value ->> 'ot', j.value ->> 'sn', j.value ->> 'st', j.value ->> 'en',
                j.value -> 'b', j.value -> 'a', j.value -> 'r', j.value -> 'o', j.value ->> 'f', ${now}
         FROM json_each(${json}) AS j

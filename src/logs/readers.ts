@@ -5,6 +5,7 @@
 import { eq, getTableName, sql } from "drizzle-orm";
 import { d1Of } from "../db/client";
 import { requestLogs } from "../db/schema";
+import { columnNames } from "../db/sql";
 import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
 import { LOGS_BY_IDS } from "./datasets";
 import { ID_RANGE_SIZE, idRangeOf } from "./id-ranges";
@@ -19,6 +20,7 @@ import { eachPeriod, type WorkspaceLogs } from "./periods";
 export type LogMark = number | number[];
 
 const LOGS = getTableName(requestLogs);
+const R = columnNames(requestLogs);
 
 /** The workspace's logs as they are now, as a mark. */
 export async function logMark(logs: WorkspaceLogs, ws: number): Promise<number[]> {
@@ -34,7 +36,7 @@ export async function logMark(logs: WorkspaceLogs, ws: number): Promise<number[]
 }
 
 /** A mark's condition on `col` (pure), its values added to `params`. */
-export function markSql(mark: LogMark, params: SqlParams, col = "r.id"): string {
+export function markSql(mark: LogMark, params: SqlParams, col = `r.${R.id}`): string {
   if (!Array.isArray(mark)) return `${col} <= ${params.add(mark)}`;
   const ranges = mark.filter((m) => idRangeOf(m) > 0).map((m) => `${col} BETWEEN ${params.add(idRangeOf(m) * ID_RANGE_SIZE + 1)} AND ${params.add(m)}`);
   return `(${[`${col} < ${params.add(ID_RANGE_SIZE)}`, ...ranges].join(" OR ")})`;
@@ -63,7 +65,7 @@ export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs
   const after = params.add(-1);
   const afterIndex = params.values.length - 1;
   const limit = params.add(pageSize);
-  const query = `SELECT r.* FROM ${LOGS} AS r WHERE ${where} AND r.id > ${after} ORDER BY r.id LIMIT ${limit}`;
+  const query = `SELECT r.* FROM ${LOGS} AS r WHERE ${where} AND r.${R.id} > ${after} ORDER BY r.${R.id} LIMIT ${limit}`;
   return {
     async count(): Promise<number> {
       const counts = await eachPeriod(logs, async (db) => {

@@ -5,7 +5,7 @@
 import { getTableName, sql as sqlOf } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
 import { FACET_FIELDS, requestLogFacets, requestLogs, requestLogValues, type FacetField } from "../db/schema";
-import { col } from "../db/sql";
+import { col, columnNames } from "../db/sql";
 import { compileRequestLogQuery, facetLookupsOf, indexed, isGroup, SPAN_NAME, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { groupBy } from "../lib/collections";
 import { toIso } from "../lib/time";
@@ -14,13 +14,18 @@ import { runBatch } from "../db/batch";
 import { LOGS_BY_IDS } from "./datasets";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
+// The search's SQL is built as text (numbered, shared parameters): the tables' and columns' names from the schema.
+const R = columnNames(requestLogs);
+const V = columnNames(requestLogValues);
+const F = columnNames(requestLogFacets);
+
 export const SORT_COLUMNS = {
-  request_start_time: "r.request_start_time",
-  input_tokens: "r.input_tokens",
-  output_tokens: "r.output_tokens",
-  cost: "r.price",
-  latency_ms: "(r.request_end_time - r.request_start_time)",
-  status: "r.status",
+  request_start_time: `r.${R.requestStartTime}`,
+  input_tokens: `r.${R.inputTokens}`,
+  output_tokens: `r.${R.outputTokens}`,
+  cost: `r.${R.price}`,
+  latency_ms: `(r.${R.requestEndTime} - r.${R.requestStartTime})`,
+  status: `r.${R.status}`,
 } as const;
 export type SortBy = keyof typeof SORT_COLUMNS;
 
@@ -60,15 +65,14 @@ interface SearchRow {
   trace_id: string | null;
 }
 
-// The search's SQL is built as text (numbered, shared parameters): the tables' names from the schema.
 const LOGS = getTableName(requestLogs);
 const VALUES = getTableName(requestLogValues);
 const FACETS = getTableName(requestLogFacets);
 
 /** The columns a search item is made of (searchItem). */
-const PAGE_COLUMNS = `r.id, r.model, r.provider, r.api_type, r.input_tokens, r.output_tokens, r.price, r.request_start_time,
-                r.request_end_time, r.tags, r.metadata, r.score, r.score_name, r.scores, r.group_id, r.status, r.error_type, r.prompt_id,
-                r.prompt_version_number, r.prompt_version_id, r.prompt_name, r.created_at, r.trace_id`;
+const PAGE_COLUMNS = `r.${R.id}, r.${R.model}, r.${R.provider}, r.${R.apiType}, r.${R.inputTokens}, r.${R.outputTokens}, r.${R.price}, r.${R.requestStartTime},
+                r.${R.requestEndTime}, r.${R.tags}, r.${R.metadata}, r.${R.score}, r.${R.scoreName}, r.${R.scores}, r.${R.groupId}, r.${R.status}, r.${R.errorType}, r.${R.promptId},
+                r.${R.promptVersionNumber}, r.${R.promptVersionId}, r.${R.promptName}, r.${R.createdAt}, r.${R.traceId}`;
 
 /** A search's condition, order and count bound over one database, its parameters so far in `params`. */
 function searchParts(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"]) {
@@ -82,7 +86,7 @@ function searchParts(workspaceId: number, input: SearchInput, estimate?: Compile
   // logs match: exact up to SEARCH_COUNT_CAP (and always past the page asked for, so has_next is
   // right on any page), a lower bound beyond.
   const bound = Math.max(SEARCH_COUNT_CAP, input.page * input.per_page) + 1;
-  return { params, where, desc, sortExpr, order: `${sortExpr} ${dir}, r.id ${dir}`, bound };
+  return { params, where, desc, sortExpr, order: `${sortExpr} ${dir}, r.${R.id} ${dir}`, bound };
 }
 
 /** The page and the bounded count of a search, as SQL and bound values: pure, so tests can EXPLAIN them. */
@@ -125,10 +129,10 @@ export function searchKeysQueries(workspaceId: number, input: SearchInput, want:
     const [k, id] = [params.add(before.k), params.add(before.id)];
     // Before `before` in the order: a larger sort value when newest (largest) first, a smaller one when ascending.
     const cmp = desc ? ">" : "<";
-    cond = `(${where}) AND (${sortExpr} ${cmp} ${k} OR (${sortExpr} = ${k} AND r.id ${cmp} ${id}))`;
+    cond = `(${where}) AND (${sortExpr} ${cmp} ${k} OR (${sortExpr} = ${k} AND r.${R.id} ${cmp} ${id}))`;
   }
   return {
-    keysSql: `SELECT ${sortExpr} AS k, r.id AS id FROM ${LOGS} AS r WHERE ${cond} ORDER BY ${order} LIMIT ${params.add(want)}`,
+    keysSql: `SELECT ${sortExpr} AS k, r.${R.id} AS id FROM ${LOGS} AS r WHERE ${cond} ORDER BY ${order} LIMIT ${params.add(want)}`,
     keysParams: params.values,
     countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${LOGS} AS r WHERE ${where} LIMIT ${bound})`,
     countParams,
@@ -261,11 +265,11 @@ export const KEYED_FIELDS: ReadonlySet<SuggestionField> = new Set(["metadata_val
 
 /** Where a field's values live in the logs: a column of request_logs, or a side-table kind. */
 const SOURCES: Record<SuggestionField, { column: string } | { kind: string; on: "key" | "value" }> = {
-  engine: { column: "r.model" },
-  provider_type: { column: "r.provider" },
-  status: { column: "r.status" },
-  prompt_id: { column: "CAST(r.prompt_id AS TEXT)" },
-  prompt: { column: "r.prompt_name" },
+  engine: { column: `r.${R.model}` },
+  provider_type: { column: `r.${R.provider}` },
+  status: { column: `r.${R.status}` },
+  prompt_id: { column: `CAST(r.${R.promptId} AS TEXT)` },
+  prompt: { column: `r.${R.promptName}` },
   tags: { kind: "tag", on: "value" },
   tool_names: { kind: "tool", on: "value" },
   metadata_keys: { kind: "metadata", on: "key" },
@@ -274,7 +278,7 @@ const SOURCES: Record<SuggestionField, { column: string } | { kind: string; on: 
   metadata_values: { kind: "metadata", on: "value" },
   output_values: { kind: "output", on: "value" },
   input_variable_values: { kind: "input_variable", on: "value" },
-  trace_id: { column: "r.trace_id" },
+  trace_id: { column: `r.${R.traceId}` },
   span_name: { column: SPAN_NAME },
 };
 
@@ -303,19 +307,19 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput, only?:
   // The facet key: the named key for *_values, the prompt id for prompt (all ids when none), '' otherwise.
   const facetKey = key ?? promptKey ?? (input.field === "prompt" ? null : params.add(""));
   const fold = input.prefix ? input.prefix.toLowerCase() : "";
-  const prefixRange = fold ? `f.value_fold >= ${params.add(fold)} AND f.value_fold < ${params.add(`${fold}\u{10FFFF}`)}` : null;
+  const prefixRange = fold ? `f.${F.valueFold} >= ${params.add(fold)} AND f.${F.valueFold} < ${params.add(`${fold}\u{10FFFF}`)}` : null;
   const onlyIn = (expr: string) => (only ? ` AND ${expr} IN (SELECT value FROM json_each(${params.add(JSON.stringify(only))}))` : "");
 
   if (!input.filter_group || input.filter_group.filters.length === 0) {
-    const conds = [`f.workspace_id = ${ws}`, `f.field = ${field}`];
-    if (facetKey) conds.push(`f.key = ${facetKey}`);
+    const conds = [`f.${F.workspaceId} = ${ws}`, `f.${F.field} = ${field}`];
+    if (facetKey) conds.push(`f.${F.key} = ${facetKey}`);
     if (prefixRange) conds.push(prefixRange);
     const limit = params.add(input.limit);
-    const onlyValues = onlyIn("f.value");
+    const onlyValues = onlyIn(`f.${F.value}`);
     // Without a prompt id, a prompt's name is counted across the ids it was logged under.
     const sql = facetKey
-      ? `SELECT f.value AS suggestion, f.count AS n FROM ${FACETS} AS f WHERE ${conds.join(" AND ")}${onlyValues} ORDER BY n DESC, suggestion LIMIT ${limit}`
-      : `SELECT f.value AS suggestion, sum(f.count) AS n FROM ${FACETS} AS f WHERE ${conds.join(" AND ")}${onlyValues} GROUP BY f.value ORDER BY n DESC, suggestion LIMIT ${limit}`;
+      ? `SELECT f.${F.value} AS suggestion, f.${F.count} AS n FROM ${FACETS} AS f WHERE ${conds.join(" AND ")}${onlyValues} ORDER BY n DESC, suggestion LIMIT ${limit}`
+      : `SELECT f.${F.value} AS suggestion, sum(f.${F.count}) AS n FROM ${FACETS} AS f WHERE ${conds.join(" AND ")}${onlyValues} GROUP BY f.${F.value} ORDER BY n DESC, suggestion LIMIT ${limit}`;
     return { sql, params: params.values };
   }
 
@@ -324,20 +328,20 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput, only?:
   // The case-insensitive prefix goes through the facets' folded index, so it is Unicode-aware here too.
   const prefixIn = (expr: string) =>
     prefixRange
-      ? ` AND ${expr} IN (SELECT f.value FROM ${FACETS} AS f WHERE f.workspace_id = ${ws} AND f.field = ${field}${facetKey ? ` AND f.key = ${facetKey}` : ""} AND ${prefixRange})`
+      ? ` AND ${expr} IN (SELECT f.${F.value} FROM ${FACETS} AS f WHERE f.${F.workspaceId} = ${ws} AND f.${F.field} = ${field}${facetKey ? ` AND f.${F.key} = ${facetKey}` : ""} AND ${prefixRange})`
       : "";
   let sql: string;
   if ("column" in source) {
-    const promptCond = promptKey ? ` AND r.prompt_id = ${params.add(input.prompt_id!)}` : "";
+    const promptCond = promptKey ? ` AND r.${R.promptId} = ${params.add(input.prompt_id!)}` : "";
     sql = `SELECT ${source.column} AS suggestion, count(*) AS n FROM ${LOGS} AS r
            WHERE ${where} AND ${source.column} IS NOT NULL${promptCond}${prefixIn(source.column)}${onlyIn(source.column)}
            GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   } else {
-    const side = source.on === "key" ? "v.key" : "v.value";
-    const keyCond = key ? ` AND v.key = ${key}` : source.kind === "tag" || source.kind === "tool" ? " AND v.key = ''" : "";
-    sql = `SELECT ${side} AS suggestion, count(DISTINCT v.request_id) AS n
-           FROM ${VALUES} AS v JOIN ${LOGS} AS r ON r.id = v.request_id
-           WHERE v.workspace_id = ${ws} AND v.kind = '${source.kind}'${keyCond} AND ${where}${prefixIn(side)}${onlyIn(side)}
+    const side = source.on === "key" ? `v.${V.key}` : `v.${V.value}`;
+    const keyCond = key ? ` AND v.${V.key} = ${key}` : source.kind === "tag" || source.kind === "tool" ? ` AND v.${V.key} = ''` : "";
+    sql = `SELECT ${side} AS suggestion, count(DISTINCT v.${V.requestId}) AS n
+           FROM ${VALUES} AS v JOIN ${LOGS} AS r ON r.${R.id} = v.${V.requestId}
+           WHERE v.${V.workspaceId} = ${ws} AND v.${V.kind} = '${source.kind}'${keyCond} AND ${where}${prefixIn(side)}${onlyIn(side)}
            GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   }
   return { sql, params: params.values };
@@ -397,7 +401,7 @@ export async function filterEstimates(db: Db, workspaceId: number, group: Filter
   if (wanted.size === 0) return undefined;
   const keys = [...new Set([...wanted.values()].flat().map((t) => JSON.stringify(t)))].slice(0, 5000);
   const results = await db.all<{ i: number; n: number }>(
-    sqlOf`SELECT j.key AS i, f.count AS n FROM json_each(${JSON.stringify(keys.map((k) => JSON.parse(k)))}) AS j
+    sqlOf`SELECT j.key AS i, f.${col(requestLogFacets.count)} AS n FROM json_each(${JSON.stringify(keys.map((k) => JSON.parse(k)))}) AS j
         JOIN ${requestLogFacets} AS f ON f.${col(requestLogFacets.workspaceId)} = ${workspaceId} AND f.${col(requestLogFacets.field)} = json_extract(j.value, '$[0]')
          AND f.${col(requestLogFacets.key)} = json_extract(j.value, '$[1]') AND f.${col(requestLogFacets.value)} = json_extract(j.value, '$[2]')`,
   );

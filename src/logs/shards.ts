@@ -87,7 +87,7 @@ interface Measured {
 }
 
 /** The highest id a database has handed out to a log or a group (both count against its id range). */
-const USED_IDS = `SELECT max(coalesce((SELECT max(id) FROM ${getTableName(requestLogs)}), 0), coalesce((SELECT max(id) FROM ${getTableName(requestGroups)}), 0)) AS used`;
+const USED_IDS = `SELECT max(coalesce((SELECT max(${requestLogs.id.name}) FROM ${getTableName(requestLogs)}), 0), coalesce((SELECT max(${requestGroups.id.name}) FROM ${getTableName(requestGroups)}), 0)) AS used`;
 
 /**
  * Measures every log database LOG_SHARDS lists, and the control database (the workspaces that log

@@ -13,6 +13,7 @@ import { chartLevel, TRACE_CHART_FIELDS, WHOLE_FIELDS, type TraceChartSpec, type
 import { getTableName } from "drizzle-orm";
 import { d1Of } from "../db/client";
 import { requestLogs, spans } from "../db/schema";
+import { columnNames } from "../db/sql";
 import { SqlParams } from "../filters";
 import { compileTraceFilter, fieldsOfGroup, traceStartBounds, type CompiledTraceFilter, type Level, type TraceFilterGroup } from "../filters/traces";
 import { ApiError } from "../lib/errors";
@@ -22,6 +23,9 @@ import { eachPeriod, type WorkspaceLogs } from "./periods";
 // Trace analytics are SQL built as text: the tables' names from the schema.
 const SPANS = getTableName(spans);
 const LOGS = getTableName(requestLogs);
+// Column names of the tables read; the CTEs' own columns (sp, roots, agg, tr) are named in this file.
+const S = columnNames(spans);
+const R = columnNames(requestLogs);
 
 /** What one request may read: the newest traces of the range, and the spans they hold. */
 export interface TraceAnalyticsLimits {
@@ -38,7 +42,7 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 /** A span attribute (a constant name, flat dotted keys as stored). */
-const attr = (name: string) => `(sx.attributes ->> '$."${name}"')`;
+const attr = (name: string) => `(sx.${S.attributes} ->> '$."${name}"')`;
 /**
  * Names read into the window's span rows are cut (attributes may hold 512 KiB): span names at 1024
  * characters (as spans-bulk takes them), names from attributes at LABEL_MAX.
@@ -47,10 +51,10 @@ export const LABEL_MAX = 256;
 const label = (expr: string) => `nullif(substr(CAST(${expr} AS TEXT), 1, ${LABEL_MAX}), '')`;
 const TOOL = label(`coalesce(${attr("gen_ai.tool.name")}, ${attr("ai.toolCall.name")}, ${attr("tool.name")})`);
 const WORKFLOW = label(attr("promptlayer.workflow.id"));
-const TYPE = `CASE WHEN sx.request_log_id IS NOT NULL THEN 'llm'
+const TYPE = `CASE WHEN sx.${S.requestLogId} IS NOT NULL THEN 'llm'
   WHEN ${TOOL} IS NOT NULL OR ${attr("gen_ai.operation.name")} = 'execute_tool' OR ${attr("openinference.span.kind")} = 'TOOL' THEN 'tool' ELSE 'span' END`;
-const KIND = `CASE sx.kind WHEN 1 THEN 'internal' WHEN 2 THEN 'server' WHEN 3 THEN 'client' WHEN 4 THEN 'producer' WHEN 5 THEN 'consumer' ELSE 'unspecified' END`;
-const STATUS = `CASE sx.status_code WHEN 2 THEN 'error' WHEN 1 THEN 'ok' ELSE 'unset' END`;
+const KIND = `CASE sx.${S.kind} WHEN 1 THEN 'internal' WHEN 2 THEN 'server' WHEN 3 THEN 'client' WHEN 4 THEN 'producer' WHEN 5 THEN 'consumer' ELSE 'unspecified' END`;
+const STATUS = `CASE sx.${S.statusCode} WHEN 2 THEN 'error' WHEN 1 THEN 'ok' ELSE 'unset' END`;
 
 /** Trace groupings that are sets of the spans' values: a trace counts once under each, and not at all without one. */
 const SET_GROUPS: Partial<Record<TraceGroupField, string>> = {
@@ -163,15 +167,15 @@ async function commonBins(
 export function windowQuery(workspaceId: number, bounds: { from: number | null; to: number | null }, limits: TraceAnalyticsLimits) {
   const p = new SqlParams();
   const ws = p.add(workspaceId);
-  const range = [`workspace_id = ${ws}`];
-  if (bounds.from !== null) range.push(`start_time >= ${p.add(bounds.from)}`);
-  if (bounds.to !== null) range.push(`start_time <= ${p.add(bounds.to)}`);
+  const range = [`${S.workspaceId} = ${ws}`];
+  if (bounds.from !== null) range.push(`${S.startTime} >= ${p.add(bounds.from)}`);
+  if (bounds.to !== null) range.push(`${S.startTime} <= ${p.add(bounds.to)}`);
   const sql = `WITH w AS (
-      SELECT trace_id, min(start_time) AS first, sum(count(*)) OVER () AS scanned
-      FROM (SELECT trace_id, start_time FROM ${SPANS} WHERE ${range.join(" AND ")} ORDER BY start_time DESC LIMIT ${limits.maxSpans + 1})
-      GROUP BY trace_id ORDER BY first DESC LIMIT ${limits.maxTraces + 1})
-    SELECT trace_id, first, scanned,
-      (SELECT count(*) FROM (SELECT 1 FROM ${SPANS} AS s WHERE s.workspace_id = ${ws} AND s.trace_id = w.trace_id LIMIT ${limits.maxSpans + 1})) AS size
+      SELECT ${S.traceId}, min(${S.startTime}) AS first, sum(count(*)) OVER () AS scanned
+      FROM (SELECT ${S.traceId}, ${S.startTime} FROM ${SPANS} WHERE ${range.join(" AND ")} ORDER BY ${S.startTime} DESC LIMIT ${limits.maxSpans + 1})
+      GROUP BY ${S.traceId} ORDER BY first DESC LIMIT ${limits.maxTraces + 1})
+    SELECT ${S.traceId}, first, scanned,
+      (SELECT count(*) FROM (SELECT 1 FROM ${SPANS} AS s WHERE s.${S.workspaceId} = ${ws} AND s.${S.traceId} = w.${S.traceId} LIMIT ${limits.maxSpans + 1})) AS size
     FROM w ORDER BY first DESC`;
   return { sql, params: p.values };
 }
@@ -283,14 +287,14 @@ function autoWidthSql(max: string, bins: number, whole: boolean): string {
 export function traceRowCtes(ws: string, win: string, filter: CompiledTraceFilter, depth: boolean): string[] {
   const ctes = [
     `sp AS MATERIALIZED (
-      SELECT sx.trace_id, sx.span_id, sx.parent_span_id, sx.start_time, sx.end_time, sx.status_code, sx.start_time AS span_start,
-        substr(sx.name, 1, 1024) AS span_name, ${KIND} AS span_kind, ${STATUS} AS span_status, ${TYPE} AS span_type, ${TOOL} AS span_tool_name, ${WORKFLOW} AS span_workflow_id,
-        max(sx.end_time - sx.start_time, 0) AS span_duration_ms,
-        rx.price AS span_cost_usd, rx.input_tokens + rx.output_tokens AS span_tokens, rx.input_tokens AS span_input_tokens, rx.output_tokens AS span_output_tokens,
-        rx.model AS span_model, rx.prompt_id AS span_prompt_id${filter.nested.map((c, k) => `,\n        CASE WHEN ${c} THEN 1 ELSE 0 END AS nv${k}`).join("")}
+      SELECT sx.${S.traceId}, sx.${S.spanId}, sx.${S.parentSpanId}, sx.${S.startTime}, sx.${S.endTime}, sx.${S.statusCode}, sx.${S.startTime} AS span_start,
+        substr(sx.${S.name}, 1, 1024) AS span_name, ${KIND} AS span_kind, ${STATUS} AS span_status, ${TYPE} AS span_type, ${TOOL} AS span_tool_name, ${WORKFLOW} AS span_workflow_id,
+        max(sx.${S.endTime} - sx.${S.startTime}, 0) AS span_duration_ms,
+        rx.${R.price} AS span_cost_usd, rx.${R.inputTokens} + rx.${R.outputTokens} AS span_tokens, rx.${R.inputTokens} AS span_input_tokens, rx.${R.outputTokens} AS span_output_tokens,
+        rx.${R.model} AS span_model, rx.${R.promptId} AS span_prompt_id${filter.nested.map((c, k) => `,\n        CASE WHEN ${c} THEN 1 ELSE 0 END AS nv${k}`).join("")}
       FROM json_each(${win}) AS w
-      CROSS JOIN ${SPANS} AS sx ON sx.workspace_id = ${ws} AND sx.trace_id = w.value
-      LEFT JOIN ${LOGS} AS rx ON rx.id = sx.request_log_id AND rx.workspace_id = ${ws})`,
+      CROSS JOIN ${SPANS} AS sx ON sx.${S.workspaceId} = ${ws} AND sx.${S.traceId} = w.value
+      LEFT JOIN ${LOGS} AS rx ON rx.${R.id} = sx.${S.requestLogId} AND rx.${R.workspaceId} = ${ws})`,
     // The root: the earliest span without a parent (SQLite takes the bare column from the min() row).
     `roots AS (SELECT trace_id, span_name AS trace_name, min(start_time) AS root_start FROM sp WHERE parent_span_id IS NULL GROUP BY trace_id)`,
     `agg AS (
@@ -308,9 +312,9 @@ export function traceRowCtes(ws: string, win: string, filter: CompiledTraceFilte
     ctes.push(
       `chain(trace_id, span_id, d) AS (
         SELECT trace_id, span_id, 1 FROM sp
-        WHERE parent_span_id IS NULL OR NOT EXISTS (SELECT 1 FROM ${SPANS} AS px WHERE px.workspace_id = ${ws} AND px.trace_id = sp.trace_id AND px.span_id = sp.parent_span_id)
+        WHERE parent_span_id IS NULL OR NOT EXISTS (SELECT 1 FROM ${SPANS} AS px WHERE px.${S.workspaceId} = ${ws} AND px.${S.traceId} = sp.trace_id AND px.${S.spanId} = sp.parent_span_id)
         UNION ALL
-        SELECT c.trace_id, c.span_id, chain.d + 1 FROM chain CROSS JOIN ${SPANS} AS c ON c.workspace_id = ${ws} AND c.trace_id = chain.trace_id AND c.parent_span_id = chain.span_id
+        SELECT c.${S.traceId}, c.${S.spanId}, chain.d + 1 FROM chain CROSS JOIN ${SPANS} AS c ON c.${S.workspaceId} = ${ws} AND c.${S.traceId} = chain.trace_id AND c.${S.parentSpanId} = chain.span_id
         WHERE chain.d < ${MAX_DEPTH})`,
       `depths AS (SELECT trace_id, max(d) AS trace_depth FROM chain GROUP BY trace_id)`,
     );

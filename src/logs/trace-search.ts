@@ -15,6 +15,7 @@
 import { getTableName } from "drizzle-orm";
 import { d1Of } from "../db/client";
 import { spans } from "../db/schema";
+import { columnNames } from "../db/sql";
 import { SqlParams } from "../filters";
 import { compileTraceFilter, fieldsOfGroup, traceStartBounds, type TraceFilterGroup } from "../filters/traces";
 import { decodeCursor, encodeCursor } from "../lib/cursor";
@@ -76,15 +77,17 @@ export function traceSummary(r: TraceRow) {
   };
 }
 
+const S = columnNames(spans);
+
 /** One window's statements: the spans past `after`, and the rows of the traces whose first span they hold. */
 export function windowSpansQuery(workspaceId: number, order: "asc" | "desc", after: Key | null, range: { from: number | null; to: number | null }, size: number) {
   const p = new SqlParams();
-  const where = [`workspace_id = ${p.add(workspaceId)}`];
-  if (range.from !== null) where.push(`start_time >= ${p.add(range.from)}`);
-  if (range.to !== null) where.push(`start_time <= ${p.add(range.to)}`);
-  if (after) where.push(keyPast("start_time", "trace_id", order, after, p));
+  const where = [`${S.workspaceId} = ${p.add(workspaceId)}`];
+  if (range.from !== null) where.push(`${S.startTime} >= ${p.add(range.from)}`);
+  if (range.to !== null) where.push(`${S.startTime} <= ${p.add(range.to)}`);
+  if (after) where.push(keyPast(S.startTime, S.traceId, order, after, p));
   const dir = order === "desc" ? "DESC" : "ASC";
-  return { sql: `SELECT trace_id, start_time FROM ${getTableName(spans)} WHERE ${where.join(" AND ")} ORDER BY start_time ${dir}, trace_id ${dir} LIMIT ${size}`, params: p.values };
+  return { sql: `SELECT ${S.traceId}, ${S.startTime} FROM ${getTableName(spans)} WHERE ${where.join(" AND ")} ORDER BY ${S.startTime} ${dir}, ${S.traceId} ${dir} LIMIT ${size}`, params: p.values };
 }
 
 /**

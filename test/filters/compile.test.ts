@@ -85,6 +85,28 @@ describe("compileFilterGroup", () => {
     expect(compile({ filters: [] }).sql).toBe("1");
   });
 
+  it("names tables and columns as the schema does, the text unchanged by taking them from it", () => {
+    const parsed = parseFilterGroup({
+      logic: "AND",
+      filters: [
+        { field: "tags", operator: "contains", value: "t" },
+        { field: "metadata", operator: "key_equals", nested_key: "env", value: "prod" },
+        { field: "is_json", operator: "is_true" },
+        { field: "span_name", operator: "is", value: "s" },
+      ],
+    });
+    if (!parsed.ok) throw new Error("filter");
+    const params = new SqlParams();
+    const sql = compileRequestLogQuery({ filter_group: parsed.group, q: "hi" }, { params, workspace: params.add(7) });
+    expect(sql).toBe(
+      "r.workspace_id = ?1 AND (r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'tag' AND v.key = '' AND v.value = ?2)" +
+        " AND EXISTS (SELECT 1 FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'metadata' AND v.key = ?3 AND v.value = ?4 AND v.request_id = r.id)" +
+        " AND r.output_format = 'json'" +
+        " AND (SELECT s.name FROM spans AS s WHERE s.workspace_id = r.workspace_id AND s.trace_id = r.trace_id AND s.span_id = r.span_id) = ?5)" +
+        " AND r.id IN (SELECT rowid FROM request_logs_fts WHERE request_logs_fts MATCH ?6)",
+    );
+  });
+
   it("never puts a value or a nested key into the SQL text", () => {
     const evil = `x'); DROP TABLE request_logs; --`;
     const fields = [

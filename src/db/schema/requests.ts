@@ -163,6 +163,12 @@ export const requestLogs = sqliteTable(
 export const REQUEST_LOGS_FTS = "request_logs_fts";
 
 /**
+ * The FTS table's columns (rowid is its key, the log's id), named once here since drizzle does not know
+ * them: migrations/0004_request_logs_fts.sql and migrations-logs/0001_search_triggers.sql declare them.
+ */
+export const REQUEST_LOGS_FTS_COLUMNS = { rowid: "rowid", inputText: "input_text", outputText: "output_text" } as const;
+
+/**
  * Logs whose search side rows, full-text entry, facet counts and daily totals are not written yet
  * (src/logs/indexing.ts). The log's writer adds its row in the batch that writes the log, the indexer
  * deletes it in the batch that writes those, so a log is indexed exactly once. `tools` carries the

@@ -39,7 +39,7 @@ interface JobRow {
 export async function columnNames(db: Db, datasetId: number, variables: string[] | null | undefined): Promise<string[]> {
   if (variables && variables.length > 0) return [...new Set(variables)];
   const keys = await db.all<{ k: string }>(
-    sql`SELECT DISTINCT j.key AS k FROM ${datasetRows} AS d, json_each(d."values") AS j WHERE d.dataset_id = ${datasetId} AND j.key NOT IN ('input', 'output') ORDER BY k`,
+    sql`SELECT DISTINCT j.key AS k FROM ${datasetRows} AS d, json_each(d.${col(datasetRows.values)}) AS j WHERE d.${col(datasetRows.datasetId)} = ${datasetId} AND j.key NOT IN ('input', 'output') ORDER BY k`,
   );
   return [...keys.map((r) => r.k), "input", "output"];
 }

@@ -3,7 +3,7 @@
 // shifts the others inside one atomic db.batch, with the new position computed in SQL.
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { col } from "../../db/sql";
+import { col, columnList } from "../../db/sql";
 import { sheetOperations, sheetPromptRefs, sheets, smartTables, type SheetImportSource, type SheetOperationRow, type SheetOperationStatus, type SheetRow } from "../../db/schema";
 import type { Deps } from "../../env";
 import { decodeCursor, encodeCursor } from "../../lib/cursor";
@@ -105,6 +105,8 @@ export async function defaultSheetTitle(db: Db, tableId: string): Promise<string
   for (let n = rows.length + 1; ; n++) if (!taken.has(`Sheet ${n}`)) return `Sheet ${n}`;
 }
 
+/** Bare column names of sheets, for SET targets and the statements below (unqualified as SQLite reads them). */
+const c = { id: col(sheets.id), position: col(sheets.position), updatedAt: col(sheets.updatedAt), deletedAt: col(sheets.deletedAt), title: col(sheets.title) };
 const liveInTable = (tableId: string) => sql`${sheets.tableId} = ${tableId} AND ${sheets.deletedAt} IS NULL`;
 const liveCount = (tableId: string) => sql`(SELECT COUNT(*) FROM ${sheets} WHERE ${liveInTable(tableId)})`;
 export const tableAlive = (workspaceId: number, tableId: string) =>
@@ -147,7 +149,7 @@ export function insertSheetStatements(db: Db, s: NewSheet, guard: SQL = sql`1`) 
     stmts.push(
       statement(
         db,
-        sql`UPDATE ${sheets} SET position = position + 1 WHERE ${liveInTable(s.tableId)} AND position >= ${s.index}
+        sql`UPDATE ${sheets} SET ${c.position} = ${c.position} + 1 WHERE ${liveInTable(s.tableId)} AND ${c.position} >= ${s.index}
             AND ${tableAlive(s.workspaceId, s.tableId)} AND ${guard}`,
       ),
     );
@@ -155,7 +157,7 @@ export function insertSheetStatements(db: Db, s: NewSheet, guard: SQL = sql`1`) 
   stmts.push(
     statement(
       db,
-      sql`INSERT INTO ${sheets} (id, workspace_id, table_id, title, position, row_count, version_count, created_at, updated_at)
+      sql`INSERT INTO ${sheets} (${columnList(sheets, ["id", "workspaceId", "tableId", "title", "position", "rowCount", "versionCount", "createdAt", "updatedAt"])})
           SELECT ${s.id}, ${s.workspaceId}, ${s.tableId}, ${s.title}, ${at}, ${s.stats.rowCount}, ${s.stats.versionCount}, ${now}, ${now}
           WHERE ${tableAlive(s.workspaceId, s.tableId)} AND ${guard}`,
     ),
@@ -229,7 +231,7 @@ export async function updateSheet(
   const now = Date.now();
   const stmts: D1PreparedStatement[] = [];
   if (patch.title != null) {
-    stmts.push(statement(db, sql`UPDATE ${sheets} SET title = ${patch.title}, updated_at = ${now} WHERE id = ${sheetId}`));
+    stmts.push(statement(db, sql`UPDATE ${sheets} SET ${c.title} = ${patch.title}, ${c.updatedAt} = ${now} WHERE ${c.id} = ${sheetId}`));
   }
   if (stmts.length > 0) await runBatch(db, stmts);
   if (patch.index != null) await moveSheet(db, tableId, sheetId, patch.index);
@@ -255,11 +257,11 @@ async function moveSheet(db: Db, tableId: string, sheetId: string, index: number
     const res = await statement(
       db,
       sql`UPDATE ${sheets} SET
-            position = CASE WHEN id = ${sheetId} THEN ${q} WHEN ${q} > ${p} THEN position - 1 ELSE position + 1 END,
-            updated_at = CASE WHEN id = ${sheetId} THEN ${now} ELSE updated_at END
+            ${c.position} = CASE WHEN ${c.id} = ${sheetId} THEN ${q} WHEN ${q} > ${p} THEN ${c.position} - 1 ELSE ${c.position} + 1 END,
+            ${c.updatedAt} = CASE WHEN ${c.id} = ${sheetId} THEN ${now} ELSE ${c.updatedAt} END
           WHERE ${liveInTable(tableId)}
-            AND (id = ${sheetId} OR position BETWEEN ${Math.min(p, q)} AND ${Math.max(p, q)})
-            AND (SELECT position FROM ${sheets} WHERE id = ${sheetId} AND deleted_at IS NULL) = ${p}
+            AND (${c.id} = ${sheetId} OR ${c.position} BETWEEN ${Math.min(p, q)} AND ${Math.max(p, q)})
+            AND (SELECT ${c.position} FROM ${sheets} WHERE ${c.id} = ${sheetId} AND ${c.deletedAt} IS NULL) = ${p}
             AND ${liveCount(tableId)} = ${cur.n}`,
     ).run();
     if (res.meta.changes > 0) return;
@@ -274,10 +276,10 @@ export async function deleteSheet(db: Db, workspaceId: number, tableId: string, 
   await runBatch(db, [
     statement(
       db,
-      sql`UPDATE ${sheets} SET position = position - 1
-          WHERE ${liveInTable(tableId)} AND position > (SELECT position FROM ${sheets} WHERE id = ${sheetId} AND deleted_at IS NULL)`,
+      sql`UPDATE ${sheets} SET ${c.position} = ${c.position} - 1
+          WHERE ${liveInTable(tableId)} AND ${c.position} > (SELECT ${c.position} FROM ${sheets} WHERE ${c.id} = ${sheetId} AND ${c.deletedAt} IS NULL)`,
     ),
-    statement(db, sql`UPDATE ${sheets} SET deleted_at = ${now}, updated_at = ${now} WHERE id = ${s.id} AND deleted_at IS NULL`),
+    statement(db, sql`UPDATE ${sheets} SET ${c.deletedAt} = ${now}, ${c.updatedAt} = ${now} WHERE ${c.id} = ${s.id} AND ${c.deletedAt} IS NULL`),
   ]);
 }
 
