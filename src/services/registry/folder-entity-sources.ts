@@ -60,7 +60,7 @@ function removeWorkflows(ws: number, list: string[]) {
   const w = ids(list);
   return [
     sql`DELETE FROM ${workflowExecutionNodes} WHERE ${workflowExecutionNodes.executionId} IN
-      (SELECT id FROM ${workflowExecutions} WHERE ${workflowExecutions.workspaceId} = ${ws} AND ${inList(workflowExecutions.workflowId, w)})`,
+      (SELECT ${workflowExecutions.id} FROM ${workflowExecutions} WHERE ${workflowExecutions.workspaceId} = ${ws} AND ${inList(workflowExecutions.workflowId, w)})`,
     sql`DELETE FROM ${workflowExecutions} WHERE ${workflowExecutions.workspaceId} = ${ws} AND ${inList(workflowExecutions.workflowId, w)}`,
     sql`DELETE FROM ${workflowReleaseLabels} WHERE ${workflowReleaseLabels.workspaceId} = ${ws} AND ${inList(workflowReleaseLabels.workflowId, w)}`,
     sql`DELETE FROM ${workflowVersions} WHERE ${workflowVersions.workspaceId} = ${ws} AND ${inList(workflowVersions.workflowId, w)}`,
