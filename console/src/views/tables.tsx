@@ -1,7 +1,7 @@
 // Tables: the tables, one table's sheets, and a sheet as a grid whose cells show their status
 // (STALE, QUEUED, RUNNING, COMPLETED, FAILED); refreshed every second while an operation runs.
 import { useState } from "preact/hooks";
-import { ApiFailure, get, patch, post } from "../api";
+import { get, patch, post } from "../api";
 import type { Cell, Column, CreateColumnRequest } from "../api.gen";
 import { href } from "../router";
 import { ErrorBox, FieldError, fmt, ListTable, Loading, SearchLine, Section, Status, useAsync, useInterval, WriteError } from "../ui";
@@ -231,7 +231,7 @@ function TextCell({ ids, cell, onEdited }: { ids: SheetIds; cell: Cell; onEdited
       >
         <input aria-label="Cell value" value={editing} onInput={(e) => setEditing((e.target as HTMLInputElement).value)} onKeyDown={(e) => e.key === "Escape" && setEditing(null)} />
       </form>
-      <FieldError failure={failure instanceof ApiFailure ? failure : null} at="display_value" />
+      <FieldError failure={failure} at="display_value" />
       <WriteError failure={failure} shown={["display_value"]} />
     </td>
   );
@@ -247,7 +247,6 @@ function AddColumn({ ids, columns, onAdded }: { ids: SheetIds; columns: Column[]
   const [config, setConfig] = useState(() => JSON.stringify({ source: columns[0]?.title ?? "", type: "words" }));
   const [failure, setFailure] = useState<Error | null>(null);
   const [local, setLocal] = useState<string | null>(null);
-  const apiFailure = failure instanceof ApiFailure ? failure : null;
   return (
     <form
       class="form-line"
@@ -277,7 +276,7 @@ function AddColumn({ ids, columns, onAdded }: { ids: SheetIds; columns: Column[]
       <label>
         New column
         <input aria-label="Column title" value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} placeholder="title" />
-        <FieldError failure={apiFailure} at="title" />
+        <FieldError failure={failure} at="title" />
       </label>
       <label>
         Type
@@ -287,12 +286,12 @@ function AddColumn({ ids, columns, onAdded }: { ids: SheetIds; columns: Column[]
             <option key={t} value={t} />
           ))}
         </datalist>
-        <FieldError failure={apiFailure} at="type" />
+        <FieldError failure={failure} at="type" />
       </label>
       <label>
         Configuration (JSON)
         <input aria-label="Column configuration" size={50} value={config} onInput={(e) => setConfig((e.target as HTMLInputElement).value)} />
-        <FieldError failure={apiFailure} at="config" local={local} />
+        <FieldError failure={failure} at="config" local={local} />
       </label>
       <button type="submit">Add column</button>
       <WriteError failure={failure} shown={["title", "type", "config"]} />
