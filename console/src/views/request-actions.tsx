@@ -187,6 +187,8 @@ export function RequestActions({ requestId, onChange }: { requestId: number; onC
           class="form-line"
           onSubmit={(e) => {
             e.preventDefault();
+            // An empty field is no score (Number("") would save a 0).
+            if (!score.trim()) return;
             const body: TrackScore = { request_id: requestId, score: Number(score), name: scoreName.trim() || null };
             post("/rest/track-score", body).then(done, failed("score"));
           }}
@@ -201,7 +203,9 @@ export function RequestActions({ requestId, onChange }: { requestId: number; onC
             <input aria-label="Score" inputMode="numeric" size={6} value={score} onInput={onText(setScore)} />
             <FieldError failure={shown("score")} at="score" />
           </label>
-          <button type="submit">Save score</button>
+          <button type="submit" disabled={!score.trim()}>
+            Save score
+          </button>
         </form>
         <WriteError failure={shown("score")} shown={["name", "score"]} />
 
