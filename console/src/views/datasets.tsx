@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { get, post } from "../api";
 import type { EvaluationRowsResponse } from "../api.gen";
 import { go, href } from "../router";
-import { ErrorBox, FieldError, fmt, ListTable, Loading, Pager, Section, Status, useAsync, useInterval, WriteError } from "../ui";
+import { ErrorBox, FieldError, fmt, ListTable, Loading, Pager, Section, Status, useAsync, useInterval, onText, WriteError } from "../ui";
 
 export function DatasetsView() {
   const [page, setPage] = useState(1);
@@ -189,7 +189,7 @@ function StartRun({ pipelineId }: { pipelineId: number }) {
     >
       <label>
         Run name
-        <input aria-label="Run name" size={30} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <input aria-label="Run name" size={30} value={name} onInput={onText(setName)} />
         <FieldError failure={failure} at="name" />
       </label>
       <button type="submit" class="primary">

@@ -18,7 +18,7 @@ function GroupPick({ value, onPick }: { value: number | null; onPick: (id: numbe
     <div class="form-line">
       <label>
         Dataset
-        <select aria-label="Dataset" value={value === null ? "" : String(value)} onChange={(e) => onPick((e.target as HTMLSelectElement).value ? Number((e.target as HTMLSelectElement).value) : null)}>
+        <select aria-label="Dataset" value={value === null ? "" : String(value)} onChange={onText((v) => onPick(v ? Number(v) : null))}>
           <option value="">choose…</option>
           {[...groups].map(([id, n]) => (
             <option key={id} value={String(id)}>
