@@ -2,7 +2,7 @@
 // parameters, tools, response format as JSON text), and back to the blueprint and metadata the API
 // takes. Whatever the editor does not show (images, tool calls of a message, unknown fields) is kept
 // as it was. Pure, unit-tested (test/console/draft.test.ts).
-import { templateVariableNames } from "../../src/prompts/patch";
+import { templateVariableNames } from "../../src/prompts/variables";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
