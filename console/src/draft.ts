@@ -35,7 +35,8 @@ export interface Draft {
   base: { template: Obj; metadata: Obj | null };
 }
 
-const textOf = (content: unknown) =>
+/** The text blocks of a message's (or a completion's) content, joined. */
+export const textOf = (content: unknown) =>
   (Array.isArray(content) ? content : [])
     .filter((b): b is Obj => isObj(b) && b.type === "text")
     .map((b) => String(b.text ?? ""))

@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, get, post, postEvents } from "../api";
 import type { CreatePromptTemplate, CreatePromptTemplateResponse, GetPromptTemplateResponse, PromptRunRequest, PromptRunResult } from "../api.gen";
 import { recordOf } from "../json";
-import { draftOf, draftVariables, ROLES, versionOf, type Draft, type JsonProblems, type MessageDraft } from "../draft";
+import { draftOf, draftVariables, ROLES, textOf, versionOf, type Draft, type JsonProblems, type MessageDraft } from "../draft";
 import { go, href } from "../router";
 import { ErrorBox, FieldError, fmt, Loading, Section, Status, useAsync, onText, WriteError } from "../ui";
 
@@ -41,7 +41,7 @@ function Resolved({ id, version }: { id: number; version: number }) {
   if (v.error) return <ErrorBox error={v.error} />;
   if (!v.data) return <Loading />;
   const t = v.data.prompt_template;
-  const messages = Array.isArray(t.messages) ? (t.messages as { role?: string; content?: { type?: string; text?: string }[] }[]) : [{ role: "prompt", content: t.content as { type?: string; text?: string }[] }];
+  const messages = Array.isArray(t.messages) ? t.messages.map(recordOf) : [{ role: "prompt", content: t.content }];
   return (
     <div class="resolved" data-testid="resolved">
       <p class="muted">
@@ -49,8 +49,8 @@ function Resolved({ id, version }: { id: number; version: number }) {
       </p>
       {messages.map((m, i) => (
         <div key={i} class="message">
-          <div class="role">{m.role}</div>
-          <p class="text">{(m.content ?? []).filter((b) => b.type === "text").map((b) => b.text ?? "").join("")}</p>
+          <div class="role">{String(m.role ?? "")}</div>
+          <p class="text">{textOf(m.content)}</p>
         </div>
       ))}
     </div>
