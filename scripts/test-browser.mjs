@@ -646,6 +646,7 @@ async function main() {
       assert((await api("GET", `/api/public/v2/datasets/${draft.id}/rows`)).total === 1, "the request is not in the draft");
 
       await actions.getByLabel("Score name").fill("helpfulness");
+      assert(await actions.getByRole("button", { name: "Save score" }).isDisabled(), "an empty score can be saved (as 0)");
       await actions.getByLabel("Score", { exact: true }).fill("150");
       await actions.getByRole("button", { name: "Save score" }).click();
       await actions.locator('[data-field="score"]').getByText("must be from 0 to 100").waitFor();

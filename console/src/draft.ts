@@ -2,7 +2,7 @@
 // parameters, tools, response format as JSON text), and back to the blueprint and metadata the API
 // takes. Whatever the editor does not show (images, tool calls of a message, unknown fields) is kept
 // as it was. Pure, unit-tested (test/console/draft.test.ts).
-import { templateVariableNames } from "../../src/prompts/patch";
+import { templateVariableNames } from "../../src/prompts/variables";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -35,7 +35,8 @@ export interface Draft {
   base: { template: Obj; metadata: Obj | null };
 }
 
-const textOf = (content: unknown) =>
+/** The text blocks of a message's (or a completion's) content, joined. */
+export const textOf = (content: unknown) =>
   (Array.isArray(content) ? content : [])
     .filter((b): b is Obj => isObj(b) && b.type === "text")
     .map((b) => String(b.text ?? ""))

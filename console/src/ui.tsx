@@ -170,9 +170,12 @@ export const fmt = {
   },
 };
 
-/** The API's rules broken at `at` (a validation error's fields inside it), shown next to that field. */
-export function FieldError({ failure, at, local }: { failure: ApiFailure | null; at: string; local?: string | null }) {
-  const rules = [...(local ? [local] : []), ...(failure?.at(at) ?? [])];
+/**
+ * The API's rules broken at `at` (a validation error's fields inside it), shown next to that field.
+ * `failure` is any failed write: only an ApiFailure names fields.
+ */
+export function FieldError({ failure, at, local }: { failure: Error | null; at: string; local?: string | null }) {
+  const rules = [...(local ? [local] : []), ...(failure instanceof ApiFailure ? failure.at(at) : [])];
   return rules.length ? (
     <span class="field-error" role="alert" data-field={at}>
       {rules.join("; ")}

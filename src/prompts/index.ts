@@ -25,4 +25,5 @@ export {
   PromptCache,
   type ReadSource,
 } from "./cache";
-export { applyPromptPatch, renderTemplate, templateVariableNames, type PromptPatch } from "./patch";
+export { applyPromptPatch, type PromptPatch } from "./patch";
+export { renderTemplate, templateVariableNames } from "./variables";

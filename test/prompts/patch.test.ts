@@ -1,7 +1,8 @@
 // PATCH /rest/prompt-templates' pure part: lists patched by index or replaced, null removes, and the
 // rules that keep chat and completion templates apart.
 import { describe, expect, it } from "vitest";
-import { applyPromptPatch, patchList, renderTemplate } from "../../src/prompts/patch";
+import { applyPromptPatch, patchList } from "../../src/prompts/patch";
+import { renderTemplate } from "../../src/prompts/variables";
 
 const text = (t: string) => [{ type: "text", text: t }];
 const chat = () => ({

@@ -124,6 +124,9 @@ describe("POST /api/public/v2/prompt-runs", () => {
       [{ prompt_version: { prompt_template: { type: "nope" } } }, 400, /prompt_version\.prompt_template/],
       [{ prompt: { identifier: promptName, version: 99 }, input_variables: { question: "q" } }, 404, /version/],
       [{ prompt: { identifier: "no-such-template-here" } }, 404, /prompt template not found/],
+      // A draft's template is looked up as a run's: unknown, or without the version named, is a 404.
+      [{ prompt: { identifier: "no-such-template-here" }, prompt_version: { prompt_template: chat("s", "u"), metadata: model() } }, 404, /prompt template not found/],
+      [{ prompt: { identifier: promptName, version: 99 }, prompt_version: { prompt_template: chat("s", "u"), metadata: model() } }, 404, /version/],
       [{ prompt: { identifier: promptName }, input_variables: { question: "q" }, stream: "yes" }, 400, /stream/],
     ];
     for (const [body, status, message] of cases) {

@@ -1,10 +1,10 @@
 // Datasets (versions with their fill status and rows) and evaluations (pipelines, their runs, a run's
 // status and rows with each evaluated cell's status).
 import { useState } from "preact/hooks";
-import { ApiFailure, get, post } from "../api";
+import { get, post } from "../api";
 import type { EvaluationRowsResponse } from "../api.gen";
 import { go, href } from "../router";
-import { ErrorBox, FieldError, fmt, ListTable, Loading, Pager, Section, Status, useAsync, useInterval, WriteError } from "../ui";
+import { ErrorBox, FieldError, fmt, ListTable, Loading, Pager, Section, Status, useAsync, useInterval, onText, WriteError } from "../ui";
 
 export function DatasetsView() {
   const [page, setPage] = useState(1);
@@ -189,8 +189,8 @@ function StartRun({ pipelineId }: { pipelineId: number }) {
     >
       <label>
         Run name
-        <input aria-label="Run name" size={30} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        <FieldError failure={failure instanceof ApiFailure ? failure : null} at="name" />
+        <input aria-label="Run name" size={30} value={name} onInput={onText(setName)} />
+        <FieldError failure={failure} at="name" />
       </label>
       <button type="submit" class="primary">
         Start a run

@@ -6,13 +6,13 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, get, post, postEvents } from "../api";
 import type { CreatePromptTemplate, CreatePromptTemplateResponse, GetPromptTemplateResponse, PromptRunRequest, PromptRunResult } from "../api.gen";
 import { recordOf } from "../json";
-import { draftOf, draftVariables, ROLES, versionOf, type Draft, type JsonProblems, type MessageDraft } from "../draft";
+import { draftOf, draftVariables, ROLES, textOf, versionOf, type Draft, type JsonProblems, type MessageDraft } from "../draft";
 import { go, href } from "../router";
 import { ErrorBox, FieldError, fmt, Loading, Section, Status, useAsync, onText, WriteError } from "../ui";
 
 const PT = "prompt_version.prompt_template";
 
-function MessageEditor({ m, i, failure, onChange, onRemove }: { m: MessageDraft; i: number; failure: ApiFailure | null; onChange: (m: MessageDraft) => void; onRemove: () => void }) {
+function MessageEditor({ m, i, failure, onChange, onRemove }: { m: MessageDraft; i: number; failure: Error | null; onChange: (m: MessageDraft) => void; onRemove: () => void }) {
   return (
     <div class="editor-message" data-testid="editor-message">
       <label>
@@ -41,7 +41,7 @@ function Resolved({ id, version }: { id: number; version: number }) {
   if (v.error) return <ErrorBox error={v.error} />;
   if (!v.data) return <Loading />;
   const t = v.data.prompt_template;
-  const messages = Array.isArray(t.messages) ? (t.messages as { role?: string; content?: { type?: string; text?: string }[] }[]) : [{ role: "prompt", content: t.content as { type?: string; text?: string }[] }];
+  const messages = Array.isArray(t.messages) ? t.messages.map(recordOf) : [{ role: "prompt", content: t.content }];
   return (
     <div class="resolved" data-testid="resolved">
       <p class="muted">
@@ -49,8 +49,8 @@ function Resolved({ id, version }: { id: number; version: number }) {
       </p>
       {messages.map((m, i) => (
         <div key={i} class="message">
-          <div class="role">{m.role}</div>
-          <p class="text">{(m.content ?? []).filter((b) => b.type === "text").map((b) => b.text ?? "").join("")}</p>
+          <div class="role">{String(m.role ?? "")}</div>
+          <p class="text">{textOf(m.content)}</p>
         </div>
       ))}
     </div>
@@ -65,11 +65,10 @@ export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; temp
   const { draft, setDraft, template } = props;
   const [name, setName] = useState("");
   const [commit, setCommit] = useState("");
-  const [failure, setFailure] = useState<ApiFailure | Error | null>(null);
+  const [failure, setFailure] = useState<Error | null>(null);
   const [problems, setProblems] = useState<JsonProblems>({});
   const [busy, setBusy] = useState(false);
   const [resolved, setResolved] = useState(false);
-  const apiFailure = failure instanceof ApiFailure ? failure : null;
   const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch });
   const setMessage = (i: number, m: MessageDraft) => set({ messages: draft.messages.map((x, j) => (j === i ? m : x)) });
 
@@ -103,7 +102,7 @@ export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; temp
           <label>
             Name
             <input aria-label="Template name" value={name} onInput={onText(setName)} placeholder="support-answer" />
-            <FieldError failure={apiFailure} at="prompt_template.prompt_name" />
+            <FieldError failure={failure} at="prompt_template.prompt_name" />
           </label>
         </div>
       )}
@@ -129,9 +128,9 @@ export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; temp
       {draft.type === "chat" ? (
         <>
           {draft.messages.map((m, i) => (
-            <MessageEditor key={i} m={m} i={i} failure={apiFailure} onChange={(n) => setMessage(i, n)} onRemove={() => set({ messages: draft.messages.filter((_, j) => j !== i) })} />
+            <MessageEditor key={i} m={m} i={i} failure={failure} onChange={(n) => setMessage(i, n)} onRemove={() => set({ messages: draft.messages.filter((_, j) => j !== i) })} />
           ))}
-          <FieldError failure={apiFailure} at={`${PT}.messages`} />
+          <FieldError failure={failure} at={`${PT}.messages`} />
           <button type="button" onClick={() => set({ messages: [...draft.messages, { role: draft.messages.at(-1)?.role === "user" ? "assistant" : "user", text: "", base: {} }] })}>
             + Add message
           </button>
@@ -139,7 +138,7 @@ export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; temp
       ) : (
         <label>
           <textarea aria-label="Prompt text" rows={6} value={draft.content} onInput={onText((content) => set({ content }))} />
-          <FieldError failure={apiFailure} at={`${PT}.content`} />
+          <FieldError failure={failure} at={`${PT}.content`} />
         </label>
       )}
       <div class="editor-grid">
@@ -158,13 +157,13 @@ export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; temp
         <label>
           Parameters (JSON)
           <textarea aria-label="Parameters" rows={4} value={draft.parameters} onInput={onText((parameters) => set({ parameters }))} />
-          <FieldError failure={apiFailure} at="prompt_version.metadata" local={problems.parameters ? `parameters ${problems.parameters}` : null} />
+          <FieldError failure={failure} at="prompt_version.metadata" local={problems.parameters ? `parameters ${problems.parameters}` : null} />
         </label>
         {draft.type === "chat" ? (
           <label>
             Tools (JSON list)
             <textarea aria-label="Tools" rows={4} value={draft.tools} placeholder='[{"type": "function", "function": {"name": …}}]' onInput={onText((tools) => set({ tools }))} />
-            <FieldError failure={apiFailure} at={`${PT}.tools`} local={problems.tools ? `tools ${problems.tools}` : null} />
+            <FieldError failure={failure} at={`${PT}.tools`} local={problems.tools ? `tools ${problems.tools}` : null} />
           </label>
         ) : null}
         <label>
@@ -177,7 +176,7 @@ export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; temp
         <label>
           Commit message
           <input aria-label="Commit message" size={60} value={commit} onInput={onText(setCommit)} placeholder="what changed" />
-          <FieldError failure={apiFailure} at="prompt_version.commit_message" />
+          <FieldError failure={failure} at="prompt_version.commit_message" />
         </label>
         <button type="button" class="primary" disabled={busy} onClick={publish}>
           {busy ? "Publishing…" : template ? "Publish as a new version" : "Create template"}
@@ -218,7 +217,7 @@ function KeyNotice({ reloadKey }: { reloadKey: number }) {
   const vars = useAsync(() => get("/api/public/v2/env-vars"), [reloadKey]);
   const [which, setWhich] = useState(KEY_VARS[0]);
   const [value, setValue] = useState("");
-  const [failure, setFailure] = useState<ApiFailure | Error | null>(null);
+  const [failure, setFailure] = useState<Error | null>(null);
   if (!vars.data) return vars.error ? <ErrorBox error={vars.error} /> : null;
   const set = vars.data.workspace_env_vars.filter((v) => KEY_VARS.includes(v.key) && !v.is_empty).map((v) => v.key);
   if (set.length)
@@ -255,7 +254,7 @@ function KeyNotice({ reloadKey }: { reloadKey: number }) {
           Save key
         </button>
       </div>
-      <FieldError failure={failure instanceof ApiFailure ? failure : null} at="value" />
+      <FieldError failure={failure} at="value" />
       <WriteError failure={failure} shown={["value"]} />
     </div>
   );
@@ -270,7 +269,7 @@ interface PaneState {
 interface PaneRun {
   text: string;
   result: PromptRunResult | null;
-  failure: ApiFailure | Error | null;
+  failure: Error | null;
   running: boolean;
 }
 
@@ -325,7 +324,7 @@ function Pane(props: { i: number; pane: PaneState; setPane: (p: PaneState) => vo
           <input aria-label={`Model of ${label}`} size={16} placeholder="as saved" value={pane.model} onInput={onText((model) => setPane({ ...pane, model }))} />
         </label>
       </div>
-      <FieldError failure={run.failure instanceof ApiFailure ? run.failure : null} at="model" />
+      <FieldError failure={run.failure} at="model" />
       <div class="answer" data-testid="run-answer" aria-live="polite">
         {run.text || (run.running ? "…" : "")}
       </div>

@@ -6,14 +6,14 @@ import { diffLines, versionLines } from "../diff";
 import { go, href } from "../router";
 import type { GetPromptTemplateResponse, ListPromptTemplates } from "../api.gen";
 import { draftOf, type Draft } from "../draft";
-import { ErrorBox, fmt, ListTable, Loading, Pager, SearchLine, Section, Tag, useAsync } from "../ui";
+import { ErrorBox, fmt, ListTable, Loading, Pager, SearchLine, Section, Tag, onText, useAsync } from "../ui";
 import { Editor, Playground } from "./prompt-editor";
 
 /** The folders of the workspace (every level), for the prompt list's folder choice. */
 function FolderPick({ value, onPick }: { value: number | null; onPick: (id: number | null) => void }) {
   const folders = useAsync(() => get("/api/public/v2/folders/entities", { filter_type: "FOLDER", flatten: true }), []);
   return (
-    <select aria-label="Folder" value={value === null ? "" : String(value)} onChange={(e) => onPick((e.target as HTMLSelectElement).value ? Number((e.target as HTMLSelectElement).value) : null)}>
+    <select aria-label="Folder" value={value === null ? "" : String(value)} onChange={onText((v) => onPick(v ? Number(v) : null))}>
       <option value="">all folders</option>
       {(folders.data?.entities ?? []).map((f) => (
         <option key={String(f.id)} value={String(f.id)}>

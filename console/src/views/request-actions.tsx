@@ -2,12 +2,10 @@
 // its preview), a request added to a dataset, and a request scored or given metadata by hand (the
 // tracking API). Every write's refusal is the API's, shown next to its field.
 import { useState } from "preact/hooks";
-import { ApiFailure, get, post } from "../api";
+import { get, post } from "../api";
 import type { CreateDatasetVersionFromFilterParamsResponse, PreviewDatasetVersionFromFilterParamsResponse, StructuredFilterGroup, TrackMetadata, TrackScore } from "../api.gen";
 import { href } from "../router";
 import { FieldError, fmt, Section, useAsync, onText, WriteError } from "../ui";
-
-const asFailure = (e: Error | null) => (e instanceof ApiFailure ? e : null);
 
 /** A dataset group of the workspace, picked from the datasets list, or a new one created by name. */
 function GroupPick({ value, onPick }: { value: number | null; onPick: (id: number | null) => void }) {
@@ -20,7 +18,7 @@ function GroupPick({ value, onPick }: { value: number | null; onPick: (id: numbe
     <div class="form-line">
       <label>
         Dataset
-        <select aria-label="Dataset" value={value === null ? "" : String(value)} onChange={(e) => onPick((e.target as HTMLSelectElement).value ? Number((e.target as HTMLSelectElement).value) : null)}>
+        <select aria-label="Dataset" value={value === null ? "" : String(value)} onChange={onText((v) => onPick(v ? Number(v) : null))}>
           <option value="">choose…</option>
           {[...groups].map(([id, n]) => (
             <option key={id} value={String(id)}>
@@ -32,7 +30,7 @@ function GroupPick({ value, onPick }: { value: number | null; onPick: (id: numbe
       <label>
         or a new one
         <input aria-label="New dataset name" value={name} onInput={onText(setName)} placeholder="name" />
-        <FieldError failure={asFailure(failure)} at="name" />
+        <FieldError failure={failure} at="name" />
       </label>
       <button
         type="button"
@@ -81,12 +79,12 @@ export function DatasetFromSearch({ search, onClose }: { search: SearchFilter; o
     <Section title="Make a dataset from these results" actions={<button type="button" onClick={onClose}>Close</button>}>
       <div data-testid="dataset-from-search">
         <GroupPick value={group} onPick={(g) => { setGroup(g); setPreview(null); setQueued(null); }} />
-        <FieldError failure={asFailure(failure)} at="dataset_group_id" />
+        <FieldError failure={failure} at="dataset_group_id" />
         <div class="form-line">
           <label>
             Columns (request fields or input variables, comma-separated; empty: the default ones)
             <input aria-label="Columns" size={50} value={columns} onInput={onText(setColumns)} placeholder="question, output" />
-            <FieldError failure={asFailure(failure)} at="variables_to_parse" />
+            <FieldError failure={failure} at="variables_to_parse" />
           </label>
           <button type="button" disabled={group === null} onClick={() => group !== null && post("/api/public/v2/dataset-versions/from-filter-params/preview", body(group)).then((p) => { setFailure(null); setPreview(p); }, fail)}>
             Preview
@@ -181,7 +179,7 @@ export function RequestActions({ requestId, onChange }: { requestId: number; onC
             </span>
           ) : null}
         </div>
-        <FieldError failure={asFailure(shown("dataset"))} at="dataset_group_id" />
+        <FieldError failure={shown("dataset")} at="dataset_group_id" />
         <WriteError failure={shown("dataset")} shown={["dataset_group_id"]} />
 
         <h3>Score</h3>
@@ -189,6 +187,8 @@ export function RequestActions({ requestId, onChange }: { requestId: number; onC
           class="form-line"
           onSubmit={(e) => {
             e.preventDefault();
+            // An empty field is no score (Number("") would save a 0).
+            if (!score.trim()) return;
             const body: TrackScore = { request_id: requestId, score: Number(score), name: scoreName.trim() || null };
             post("/rest/track-score", body).then(done, failed("score"));
           }}
@@ -196,14 +196,16 @@ export function RequestActions({ requestId, onChange }: { requestId: number; onC
           <label>
             Name
             <input aria-label="Score name" value={scoreName} onInput={onText(setScoreName)} placeholder="default" />
-            <FieldError failure={asFailure(shown("score"))} at="name" />
+            <FieldError failure={shown("score")} at="name" />
           </label>
           <label>
             Score (0 to 100)
             <input aria-label="Score" inputMode="numeric" size={6} value={score} onInput={onText(setScore)} />
-            <FieldError failure={asFailure(shown("score"))} at="score" />
+            <FieldError failure={shown("score")} at="score" />
           </label>
-          <button type="submit">Save score</button>
+          <button type="submit" disabled={!score.trim()}>
+            Save score
+          </button>
         </form>
         <WriteError failure={shown("score")} shown={["name", "score"]} />
 
@@ -229,7 +231,7 @@ export function RequestActions({ requestId, onChange }: { requestId: number; onC
             <input aria-label="Metadata value" value={value} onInput={onText(setValue)} />
           </label>
           <button type="submit">Add metadata</button>
-          <FieldError failure={asFailure(shown("metadata"))} at="metadata" />
+          <FieldError failure={shown("metadata")} at="metadata" />
         </form>
         <WriteError failure={shown("metadata")} shown={["metadata"]} />
       </div>

@@ -12,7 +12,7 @@ import type { AuthContext } from "../../env";
 import type { WorkspaceLogs } from "../../logs";
 import { ApiError } from "../../lib/errors";
 import { envForRun } from "../workspace";
-import { renderTemplate, resolveSnippets, templateVariableNames } from "../../prompts";
+import { renderTemplate, requirePromptVersion, resolveSnippets, templateVariableNames } from "../../prompts";
 import { getTemplateVersion } from "../registry";
 import { trackRequest } from "./tracking-request";
 
@@ -79,14 +79,16 @@ const bad = (message: string) => new ApiError("validation_error", message);
 
 /** Which blueprint runs, with its snippets filled in, its metadata, and the version it is (when stored). */
 async function blueprintOf(db: Db, ws: number, input: PromptRunInput) {
-  // Fetched with its placeholders kept: the run fills them itself, refusing any without a value.
-  const stored = input.prompt ? await getTemplateVersion(db, ws, input.prompt.identifier, { ...input.prompt, skip_input_variable_rendering: true }) : null;
   if (input.prompt_version) {
-    // A draft of a stored template fills its snippets as that template would (never itself).
-    const { template } = await resolveSnippets(db, ws, stored?.prompt_name ?? "", input.prompt_version.prompt_template);
-    return { template, metadata: input.prompt_version.metadata ?? null, promptId: stored?.id ?? null, version: null };
+    // A draft of a stored template (the version or label named checked as for a run) fills its
+    // snippets as that template would (never itself): only the template's id and name are needed.
+    const owner = input.prompt ? (await requirePromptVersion(db, ws, { identifier: input.prompt.identifier }, input.prompt)).template : null;
+    const { template } = await resolveSnippets(db, ws, owner?.name ?? "", input.prompt_version.prompt_template);
+    return { template, metadata: input.prompt_version.metadata ?? null, promptId: owner?.id ?? null, version: null };
   }
-  return { template: stored!.prompt_template, metadata: stored!.metadata, promptId: stored!.id, version: stored!.version };
+  // Fetched with its placeholders kept: the run fills them itself, refusing any without a value.
+  const stored = await getTemplateVersion(db, ws, input.prompt!.identifier, { ...input.prompt, skip_input_variable_rendering: true });
+  return { template: stored.prompt_template, metadata: stored.metadata, promptId: stored.id, version: stored.version };
 }
 
 /** The provider's name and model a run uses: the body's overrides over the version's metadata.model. */
