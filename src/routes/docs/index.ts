@@ -43,30 +43,10 @@ const docs = defineRoute({
   responses: { 200: { description: "HTML", content: { "text/html": { schema: z.string() } } } },
 });
 
-/** A tag as the reference groups it: lower case, words apart by one space ("tool-registry" is "tool registry"). */
-export const tagGroup = (tag: string) => tag.toLowerCase().replace(/[\s_-]+/g, " ").trim();
-
-/**
- * Every operation's tags in their group's one spelling, so the reference's navigation shows each
- * group once however a route file spells it.
- */
-export function oneSpellingPerTag<D extends { paths?: object }>(doc: D): D {
-  for (const item of Object.values(doc.paths ?? {}) as object[]) {
-    for (const op of Object.values(item)) {
-      const o = op as { tags?: unknown };
-      if (Array.isArray(o.tags)) o.tags = [...new Set(o.tags.map((t) => tagGroup(String(t))))];
-    }
-  }
-  return doc;
-}
-
 export function registerDocsRoutes(app: OpenAPIHono<AppEnv>) {
   let cached: Record<string, unknown> | null = null;
   const document = () => {
-    cached ??= oneSpellingPerTag(app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO, security: [{ ApiKeyAuth: [] }] })) as unknown as Record<
-      string,
-      unknown
-    >;
+    cached ??= app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO, security: [{ ApiKeyAuth: [] }] }) as unknown as Record<string, unknown>;
     return cached;
   };
   app.openapi(openapiJson, (c) => c.json(document(), 200));

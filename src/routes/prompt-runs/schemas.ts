@@ -70,6 +70,3 @@ export const PromptRunResult = z
     prompt_version_number: z.int().nullable().openapi({ description: "The version that ran; null for a draft." }),
   })
   .openapi("PromptRunResult");
-
-/** One `delta` event of a streamed run. */
-export const PromptRunDelta = z.object({ text: z.string() }).openapi("PromptRunDelta");

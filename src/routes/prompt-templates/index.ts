@@ -10,6 +10,7 @@ import { requireOwnWorkspace } from "../../http/workspace";
 import { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, snippetUsage, templateLabels, templateReadSource, upsertTemplateByExternalId, type TemplateVersionRead, type TemplateVersionView } from "../../services/registry";
 import { asksForFresh, CACHE_STATE_HEADER, templateExists } from "../../prompts";
 import { purgesPromptCache } from "../../http/prompt-cache";
+import { afterAnswer } from "../../http/after-answer";
 import { externalIdRoutes } from "../external-ids";
 import { ExternalIdSource, ExternalIdValue } from "../external-ids/schemas";
 import { QueryInt } from "../../lib/query";
@@ -245,7 +246,7 @@ async function throughEdgeCache(
   const ws = c.get("auth").workspaceId;
   const { value, state } = await prompts.read(
     { workspaceId: ws, identifier, version: sel.version, label: sel.label },
-    { origin: new URL(c.req.url).origin, fresh: asksForFresh(c.req.header("cache-control")), defer: (work) => c.executionCtx.waitUntil(work) },
+    { origin: new URL(c.req.url).origin, fresh: asksForFresh(c.req.header("cache-control")), defer: (work) => void afterAnswer(c, work) },
     templateReadSource(db, ws, identifier, sel),
   );
   c.header(CACHE_STATE_HEADER, state);

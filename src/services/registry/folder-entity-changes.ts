@@ -3,7 +3,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
-import { inJsonList, nowMs } from "../../db/sql";
+import { col, inJsonList, nowMs } from "../../db/sql";
 import { externalIds, folders, type ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import type { FolderEntityType } from "../../db/schema";
@@ -63,7 +63,7 @@ export async function moveFolderEntities(db: Db, ws: number, sources: readonly F
       }
     }
     const c = src.columns;
-    statements.push(sql`UPDATE ${src.table} SET ${sql.identifier(c.folderId.name)} = ${folderId}, ${sql.identifier(c.updatedAt.name)} = ${nowMs}
+    statements.push(sql`UPDATE ${src.table} SET ${col(c.folderId)} = ${folderId}, ${col(c.updatedAt)} = ${nowMs}
       WHERE ${c.workspaceId} = ${ws} AND ${idList(src, ids)}`);
   }
   try {

@@ -3,7 +3,7 @@
 // (any table with id, name, workspaceId, folderId, createdBy, createdAt, updatedAt columns; map others by hand).
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { inJsonList as inList, nowMs } from "../../db/sql";
+import { col, inJsonList as inList, nowMs } from "../../db/sql";
 import {
   datasetGroups,
   datasets,
@@ -81,15 +81,15 @@ function removeTools(ws: number, list: string[]) {
 /** Dataset groups, skill collections and evaluations are archived, as their own delete routes do. */
 function archiveDatasetGroups(ws: number, list: string[]) {
   return [
-    sql`UPDATE ${datasets} SET ${sql.identifier(datasets.isDeleted.name)} = 1 WHERE ${datasets.workspaceId} = ${ws} AND ${inList(datasets.datasetGroupId, ids(list))}`,
-    sql`UPDATE ${datasetGroups} SET ${sql.identifier(datasetGroups.isDeleted.name)} = 1, ${sql.identifier(datasetGroups.updatedAt.name)} = ${nowMs}
+    sql`UPDATE ${datasets} SET ${col(datasets.isDeleted)} = 1 WHERE ${datasets.workspaceId} = ${ws} AND ${inList(datasets.datasetGroupId, ids(list))}`,
+    sql`UPDATE ${datasetGroups} SET ${col(datasetGroups.isDeleted)} = 1, ${col(datasetGroups.updatedAt)} = ${nowMs}
       WHERE ${datasetGroups.workspaceId} = ${ws} AND ${inList(datasetGroups.id, ids(list))}`,
   ];
 }
 
 function archiveSkillCollections(ws: number, list: string[]) {
   return [
-    sql`UPDATE ${skillCollections} SET ${sql.identifier(skillCollections.isDeleted.name)} = 1, ${sql.identifier(skillCollections.updatedAt.name)} = ${nowMs}
+    sql`UPDATE ${skillCollections} SET ${col(skillCollections.isDeleted)} = 1, ${col(skillCollections.updatedAt)} = ${nowMs}
       WHERE ${skillCollections.workspaceId} = ${ws} AND ${inList(skillCollections.id, list)}`,
   ];
 }
@@ -97,7 +97,7 @@ function archiveSkillCollections(ws: number, list: string[]) {
 function archiveReports(ws: number, list: string[]) {
   const r = ids(list);
   return [
-    sql`UPDATE ${reports} SET ${sql.identifier(reports.deleted.name)} = 1, ${sql.identifier(reports.updatedAt.name)} = ${nowMs}
+    sql`UPDATE ${reports} SET ${col(reports.deleted)} = 1, ${col(reports.updatedAt)} = ${nowMs}
       WHERE ${reports.workspaceId} = ${ws} AND (${inList(reports.id, r)} OR ${inList(reports.parentReportId, r)})`,
   ];
 }

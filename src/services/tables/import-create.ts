@@ -3,14 +3,12 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sheetOperations, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../../db/schema";
-import { col, columnList } from "../../db/sql";
 import type { Filter, FilterGroup } from "../../filters";
 import type { AuthContext, Deps } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { runBatch, statement } from "../../db/batch";
-import { findOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
+import { findOperation, insertOperation, insertSheetStatements, operationSheet, tableAlive } from "./sheets";
 import { logMark, markFilter, type WorkspaceLogs } from "../../logs";
-import { formatOf } from "../../lib/file-format";
 import { labelVersionId, versionNumberOf } from "../../prompts";
 import { importEvent, queueImport } from "./import-run";
 
@@ -67,25 +65,18 @@ async function createImport(deps: Deps, auth: AuthContext, tableId: string, inpu
   const sheetId = crypto.randomUUID();
   const stats = await deps.sheet(sheetId).init({ sheetId, tableId, workspaceId: auth.workspaceId });
   const error = input.error;
-  const now = Date.now();
-  const status = error ? "failed" : "pending";
-  const message = error ? "Import failed" : "Import queued";
-  const format = input.fileName ? formatOf(input.fileName) : null;
-  const params = input.params ? JSON.stringify(input.params) : null;
   const o = sheetOperations;
   const ours = sql`EXISTS (SELECT 1 FROM ${o} WHERE ${o.workspaceId} = ${auth.workspaceId} AND ${o.id} = ${opId} AND ${o.sheetId} = ${sheetId})`;
   await runBatch(db, [
     statement(
       db,
-      sql`
-      INSERT INTO ${o} (${columnList(o, [
-        "workspaceId", "id", "tableId", "sheetId", "source", "status", "progress", "message", "fileName", "format",
-        "fileBytes", "blobKey", "params", "errorMessage", "createdBy", "createdAt", "updatedAt",
-      ])})
-      SELECT ${auth.workspaceId}, ${opId}, ${tableId}, ${sheetId}, ${input.source}, ${status}, 0, ${message}, ${input.fileName},
-             ${format}, ${input.fileBytes}, ${error ? null : input.blobKey}, ${params}, ${error}, ${auth.userId}, ${now}, ${now}
-      WHERE ${tableAlive(auth.workspaceId, tableId)}
-      ON CONFLICT (${col(o.workspaceId)}, ${col(o.id)}) DO NOTHING`,
+      insertOperation(
+        {
+          workspaceId: auth.workspaceId, id: opId, tableId, sheetId, source: input.source, fileName: input.fileName,
+          fileBytes: input.fileBytes, blobKey: input.blobKey, params: input.params, error, userId: auth.userId,
+        },
+        tableAlive(auth.workspaceId, tableId),
+      ),
     ),
     ...insertSheetStatements(db, { id: sheetId, workspaceId: auth.workspaceId, tableId, title: input.title, index: input.index, stats }, ours),
     // An import known to fail before it runs (bad base64, an empty file) ends here: its event too.

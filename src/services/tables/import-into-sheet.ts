@@ -4,15 +4,13 @@
 // become TEXT columns. A title naming a computed column takes no values: that column's cells of the
 // new rows are STALE, as for rows added by hand (sheets/imports.ts).
 import { sql } from "drizzle-orm";
-import { sheetOperations, sheets, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../../db/schema";
-import { col, columnList } from "../../db/sql";
+import { sheets, type SheetImportSource, type SheetOperationRow, type SheetRow } from "../../db/schema";
 import type { FilterGroup } from "../../filters";
 import type { AuthContext, Deps } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { runBatch } from "../../db/batch";
-import { findOperation, tableAlive } from "./sheets";
+import { findOperation, insertOperation, tableAlive } from "./sheets";
 import { fillQuery, logMark, MAX_LOGS_PER_JOB, type FillParams } from "../../logs";
-import { formatOf } from "../../lib/file-format";
 import { queueImport, type IntoSheetParams } from "./import-run";
 import type { LogField } from "./import-sources";
 
@@ -62,20 +60,14 @@ async function createImportIntoSheet(deps: Deps, auth: AuthContext, sheet: Sheet
     const existing = await findOperation(db, auth.workspaceId, opId);
     if (existing) return replay(existing);
   }
-  const now = Date.now();
-  const format = input.fileName ? formatOf(input.fileName) : null;
-  const o = sheetOperations;
   const [inserted] = await runBatch(db, [
-    sql`
-      INSERT INTO ${o} (${columnList(o, [
-        "workspaceId", "id", "tableId", "sheetId", "source", "status", "progress", "message", "fileName", "format",
-        "fileBytes", "blobKey", "params", "createdBy", "createdAt", "updatedAt",
-      ])})
-      SELECT ${auth.workspaceId}, ${opId}, ${sheet.tableId}, ${sheet.id}, ${input.source}, 'pending', 0, 'Import queued', ${input.fileName},
-             ${format}, ${input.fileBytes}, ${input.blobKey}, ${JSON.stringify(input.params)}, ${auth.userId}, ${now}, ${now}
-      WHERE ${sheetAlive(auth.workspaceId, sheet.tableId, sheet.id)}
-      ON CONFLICT (${col(o.workspaceId)}, ${col(o.id)}) DO NOTHING
-      RETURNING ${col(o.seq)}`,
+    insertOperation(
+      {
+        workspaceId: auth.workspaceId, id: opId, tableId: sheet.tableId, sheetId: sheet.id, source: input.source, fileName: input.fileName,
+        fileBytes: input.fileBytes, blobKey: input.blobKey, params: input.params, error: null, userId: auth.userId,
+      },
+      sheetAlive(auth.workspaceId, sheet.tableId, sheet.id),
+    ),
   ]);
   const op = await findOperation(db, auth.workspaceId, opId);
   if (!op) {

@@ -9,6 +9,7 @@ import type { Deps } from "../../env";
 import { decodeCursor, encodeCursor } from "../../lib/cursor";
 import { ApiError } from "../../lib/errors";
 import { toIso } from "../../lib/time";
+import { formatOf } from "../../lib/file-format";
 import { statement } from "../../db/batch";
 import type { SheetStats } from "../../sheets";
 import { runBatch } from "../../db/batch";
@@ -290,6 +291,44 @@ export async function findOperation(db: Db, workspaceId: number, operationId: st
     .where(and(eq(sheetOperations.workspaceId, workspaceId), eq(sheetOperations.id, operationId)))
     .limit(1);
   return rows[0] ?? null;
+}
+
+/** A new import operation: pending, or failed when `error` is known before it runs (bad base64, an empty file). */
+export interface NewOperation {
+  workspaceId: number;
+  id: string;
+  tableId: string;
+  sheetId: string;
+  source: SheetImportSource;
+  fileName: string | null;
+  fileBytes: number | null;
+  /** Not kept on a failed operation (the caller drops the file). */
+  blobKey: string | null;
+  params: object | null;
+  error: string | null;
+  userId: number;
+}
+
+/**
+ * The INSERT of an import operation, made only while `guard` holds; an operation id the workspace
+ * has used already inserts nothing. It answers the new row's seq when it inserted one.
+ */
+export function insertOperation(op: NewOperation, guard: SQL): SQL {
+  const o = sheetOperations;
+  const now = Date.now();
+  const status = op.error ? "failed" : "pending";
+  const message = op.error ? "Import failed" : "Import queued";
+  return sql`
+    INSERT INTO ${o} (${columnList(o, [
+      "workspaceId", "id", "tableId", "sheetId", "source", "status", "progress", "message", "fileName", "format",
+      "fileBytes", "blobKey", "params", "errorMessage", "createdBy", "createdAt", "updatedAt",
+    ])})
+    SELECT ${op.workspaceId}, ${op.id}, ${op.tableId}, ${op.sheetId}, ${op.source}, ${status}, 0, ${message}, ${op.fileName},
+           ${op.fileName ? formatOf(op.fileName) : null}, ${op.fileBytes}, ${op.error ? null : op.blobKey}, ${op.params ? JSON.stringify(op.params) : null},
+           ${op.error}, ${op.userId}, ${now}, ${now}
+    WHERE ${guard}
+    ON CONFLICT (${col(o.workspaceId)}, ${col(o.id)}) DO NOTHING
+    RETURNING ${col(o.seq)}`;
 }
 
 /** The sheet an operation imported into, as listed (deleted or not). */
