@@ -1,6 +1,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { createApp, toApiError } from "../src/app";
+import { createApp } from "../src/app";
+import { toApiError } from "../src/http/api-error";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { call, createWorkspace, json, logInControlDb, logsDb, type TestKey } from "./helpers/api";
 import { logBody } from "./helpers/fixtures";

@@ -5,7 +5,8 @@ import { streamSSE } from "hono/streaming";
 import type { AppEnv } from "../../env";
 import { indexAfterAnswer } from "../../http/after-answer";
 import { defineRoute } from "../../http/openapi";
-import { chainForLog } from "../../lib/error-text";
+import { toApiError } from "../../http/api-error";
+import { errorBody } from "../../lib/errors";
 import { executeRun, prepareRun } from "../../services/ingest";
 import { PromptRunBody, PromptRunResult } from "./schemas";
 
@@ -54,9 +55,9 @@ export function registerPromptRunRoutes(app: OpenAPIHono<AppEnv>) {
       await indexAfterAnswer(c, logs, [result.request_id]);
       await sse.writeSSE({ event: "done", data: JSON.stringify(result) });
     }, async (err, sse) => {
-      // Past the first byte the status is sent: a failure of ours ends the stream with an error event.
-      console.error(JSON.stringify({ level: "error", msg: "prompt run stream failed", request_id: c.get("requestId"), error: chainForLog(err) }));
-      await sse.writeSSE({ event: "error", data: JSON.stringify({ success: false, message: "internal error; quote the request id when reporting it", error: "internal_error" }) });
+      // Past the first byte the status is sent: a failure ends the stream with an error event whose
+      // data is the error body the status would have carried (an unknown error is logged by toApiError).
+      await sse.writeSSE({ event: "error", data: JSON.stringify(errorBody(toApiError(err, c.get("requestId")))) });
     }) as never;
   });
 }
