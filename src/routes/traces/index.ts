@@ -22,10 +22,6 @@ import { AddTraceBody, AddTraceResponse, AddTraceToSheetResponse, CloseResponse,
 
 const tags = ["traces"];
 
-const OtlpResponse = z
-  .object({ partialSuccess: z.object({ rejectedSpans: z.string(), errorMessage: z.string() }).nullable() })
-  .openapi("OtlpExportTraceServiceResponse");
-
 const otlpRoute = {
   method: "post",
   path: "/v1/traces",
@@ -45,7 +41,7 @@ const otlpRoute = {
     query: z.object({ close_after: QueryBool.optional().openapi({ description: "Close every trace of the export after storing it." }) }),
     body: otlpRequestBody("ExportTraceServiceRequest"),
   },
-  responses: otlpResponses(OtlpResponse),
+  responses: otlpResponses("ExportTraceServiceResponse", "rejectedSpans"),
 } satisfies StreamingRouteOptions;
 
 const bulkRoute = defineRoute({

@@ -55,8 +55,14 @@ export function otlpRequestBody(message: string) {
   };
 }
 
-/** The OpenAPI 200 of an OTLP/HTTP export: its answer (`json`, the JSON form) in the request's encoding. */
-export function otlpResponses<T extends z.ZodType>(json: T) {
+/**
+ * The OpenAPI 200 of an OTLP/HTTP export, in the request's encoding: its answer `message`
+ * (ExportTraceServiceResponse, …) whose partialSuccess counts the items refused under `countField`.
+ */
+export function otlpResponses(message: string, countField: string) {
+  const json = z
+    .object({ partialSuccess: z.object({ [countField]: z.string(), errorMessage: z.string() }).nullable() })
+    .openapi(`Otlp${message}`);
   return {
     200: {
       description: "Stored (in the request's encoding)",

@@ -2,7 +2,6 @@
 // caps, encodings and answers). Records are kept with their traces; the GenAI events among them
 // complete the request logs their spans made (docs/traces.md).
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
 import { ApiError } from "../../lib/errors";
@@ -10,10 +9,6 @@ import { ingestOtlpLogs } from "../../services/ingest";
 import { decodeLogsExport, encodeLogsResponse, MAX_ATTRIBUTE_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT, OtlpFormatError, OtlpTooManyRecords } from "../../traces";
 import { JOIN_LIMITS } from "../../logs";
 import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
-
-const OtlpLogsResponse = z
-  .object({ partialSuccess: z.object({ rejectedLogRecords: z.string(), errorMessage: z.string() }).nullable() })
-  .openapi("OtlpExportLogsServiceResponse");
 
 const logsRoute = {
   method: "post",
@@ -34,7 +29,7 @@ const logsRoute = {
     "stored. The body may be at most TRACES_MAX_BYTES (5 MiB) as received and again once gunzipped: 413. Another content type: 415; a " +
     "body that is not an export (truncated protobuf, invalid JSON, bad gzip): 400, nothing stored.",
   request: { body: otlpRequestBody("ExportLogsServiceRequest") },
-  responses: otlpResponses(OtlpLogsResponse),
+  responses: otlpResponses("ExportLogsServiceResponse", "rejectedLogRecords"),
 } satisfies StreamingRouteOptions;
 
 export function registerOtlpLogsRoute(app: OpenAPIHono<AppEnv>) {
