@@ -216,15 +216,6 @@ export class SheetObject extends DurableObject<BaseEnv> {
     return getCell(this.store, this.requireIdentity(), id);
   }
 
-  /** The sheet's cell status counts and its operations still running. */
-  listOperations(): SheetOperationsSummary {
-    return listOperations(this.store, this.requireIdentity(), this.model().list.length);
-  }
-
-  getOperation(id: string): SheetOperationView | null {
-    return getOperation(this.store, this.requireIdentity(), id);
-  }
-
   importProgress(operationId: string): ImportProgress {
     return importProgress(this.store, operationId);
   }
