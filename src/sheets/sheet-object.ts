@@ -159,7 +159,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
       },
       syncListing: () => this.syncListing(),
       syncSoon: () => this.syncSoon(),
-      syncPromptRefs: (columnId, type, config) => replacePromptRefs(this.deps.db, ident, columnId, promptRefsOf(type, config)),
+      syncPromptRefs: (columns) => replacePromptRefs(this.deps.db, ident, columns.map((c) => ({ columnId: c.id, refs: promptRefsOf(c.type, c.config) }))),
     };
   }
 

@@ -430,7 +430,7 @@ export async function createVersion(
   });
   if (source) {
     s.dropModel();
-    for (const c of promptRefChanges(before, s.model().list)) await s.syncPromptRefs(c.id, c.type, c.config);
+    await s.syncPromptRefs(promptRefChanges(before, s.model().list));
     await s.syncListing();
   }
   const v = findVersion(store, id)!;
