@@ -12,8 +12,8 @@ import { QueryBool, readQueryBool } from "../../lib/query";
 import { validationError } from "../../lib/validation";
 import { addRequestLog } from "../../services/datasets";
 import { addTraceToSheet, closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_LOG_RECORDS, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/ingest";
-import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError } from "../../traces";
-import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
+import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES } from "../../traces";
+import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpExport } from "./otlp-body";
 import { LogRequestBody } from "../log-request/schemas";
 import { registerTraceAnalyticsRoutes } from "./analytics";
 import { registerOtlpLogsRoute } from "./otlp-logs";
@@ -117,16 +117,9 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
   defineStreamingRoute(app, otlpRoute, async (c) => {
     const closeAfterText = c.req.query("close_after");
     const closeAfter = closeAfterText === undefined ? false : readQueryBool(closeAfterText);
-    const { encoding, body } = await readOtlpBody(c, () => {
+    const { encoding, decoded } = await readOtlpExport(c, decodeExport, () => {
       if (closeAfter === null) throw new ApiError("validation_error", "close_after: must be true or false");
     });
-    let decoded;
-    try {
-      decoded = await decodeExport(body, encoding);
-    } catch (err) {
-      if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
-      throw err;
-    }
     const logs = await c.var.deps.logs(c.get("auth").workspaceId);
     const outcome = await ingestOtlp(c.var.deps.db, logs, c.get("auth"), decoded, closeAfter === true);
     await indexAfterAnswer(c, logs, outcome.logIds);

@@ -4,11 +4,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
-import { ApiError } from "../../lib/errors";
 import { ingestOtlpLogs } from "../../services/ingest";
-import { decodeLogsExport, encodeLogsResponse, MAX_ATTRIBUTE_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT, OtlpFormatError, OtlpTooManyRecords } from "../../traces";
+import { decodeLogsExport, encodeLogsResponse, MAX_ATTRIBUTE_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT } from "../../traces";
 import { JOIN_LIMITS } from "../../logs";
-import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
+import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpExport } from "./otlp-body";
 
 const logsRoute = {
   method: "post",
@@ -35,15 +34,7 @@ const logsRoute = {
 export function registerOtlpLogsRoute(app: OpenAPIHono<AppEnv>) {
   // Read by hand as /v1/traces is, validated after reading.
   defineStreamingRoute(app, logsRoute, async (c) => {
-    const { encoding, body } = await readOtlpBody(c);
-    let decoded;
-    try {
-      decoded = await decodeLogsExport(body, encoding, Date.now());
-    } catch (err) {
-      if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
-      if (err instanceof OtlpTooManyRecords) throw new ApiError("payload_too_large", err.message);
-      throw err;
-    }
+    const { encoding, decoded } = await readOtlpExport(c, (body, enc) => decodeLogsExport(body, enc, Date.now()));
     const outcome = await ingestOtlpLogs(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), decoded);
     return otlpAnswer(c, await encodeLogsResponse(encoding, outcome.rejectedLogRecords, outcome.errorMessage));
   });
