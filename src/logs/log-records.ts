@@ -73,7 +73,7 @@ export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]):
 }
 
 /** A stored span as the mapping reads it. */
-export function spanInputOf(r: SpanRow): SpanInput {
+function spanInputOf(r: SpanRow): SpanInput {
   return {
     traceId: r.traceId,
     spanId: r.spanId,

@@ -30,7 +30,7 @@ export async function addColumn(s: SheetCore, col: NewColumn): Promise<{ column:
     return { id, version: s.bump() };
   });
   await s.armForColumnWork();
-  await s.syncPromptRefs(id, col.type, col.config ?? {});
+  await s.syncPromptRefs([{ id, type: col.type, config: col.config ?? {} }]);
   await s.syncListing();
   return { column: columnView(s, id), version };
 }
@@ -51,7 +51,7 @@ export async function createColumn(s: SheetCore, input: CreateColumnInput): Prom
   });
   s.dropModel();
   await s.armForColumnWork();
-  await s.syncPromptRefs(id, input.type, plan.config);
+  await s.syncPromptRefs([{ id, type: input.type, config: plan.config }]);
   await s.syncListing();
   return { ok: true, column: columnView(s, id), version, cells: columnCells(s.store, s.ident, id, 100), stale_count: staleCount };
 }
@@ -100,7 +100,7 @@ export async function updateColumn(
   });
   s.dropModel();
   await s.armForColumnWork();
-  if (plan) await s.syncPromptRefs(col.id, col.type, plan.config);
+  if (plan) await s.syncPromptRefs([{ id: col.id, type: col.type, config: plan.config }]);
   await s.syncListing();
   return {
     ok: true,
@@ -129,7 +129,7 @@ export async function deleteColumn(s: SheetCore, columnId: string): Promise<Resu
   });
   s.dropModel();
   await s.armForColumnWork();
-  await s.syncPromptRefs(col.id, "TEXT", {});
+  await s.syncPromptRefs([{ id: col.id, type: "TEXT", config: {} }]);
   await s.syncListing();
   return { ok: true, version, stale_count: staleCount };
 }

@@ -108,7 +108,7 @@ export function storeEdges(store: SheetStore, seq: number, edges: PlannedEdge[])
 }
 
 /** A column's dependencies as the API takes them (by column id), its config sources left out. */
-export function currentDependencies(store: SheetStore, m: SheetModel, col: ModelColumn): DependencyInput[] {
+function currentDependencies(store: SheetStore, m: SheetModel, col: ModelColumn): DependencyInput[] {
   return store.sql
     .exec<{ depends_on_seq: number; reference_type: string; config_key: string | null }>(
       `SELECT depends_on_seq, reference_type, config_key FROM column_dependencies WHERE column_seq = ? AND reference_type <> ?`,

@@ -49,7 +49,7 @@ export function findColumnByRef<C extends { id: string; title: string }>(cols: r
 }
 
 /** A title not yet used by a column of this sheet: "x", else "x (2)", "x (3)"… */
-export function uniqueTitle(wanted: string, taken: Set<string>): string {
+function uniqueTitle(wanted: string, taken: Set<string>): string {
   let title = wanted;
   for (let n = 2; taken.has(title.toLowerCase()); n++) title = `${wanted} (${n})`;
   taken.add(title.toLowerCase());

@@ -27,6 +27,6 @@ export interface SheetCore {
   syncListing(): Promise<void>;
   /** Copies the listing fields to D1 off the caller's path (a burst of edits shares one copy). */
   syncSoon(): void;
-  /** Replaces a column's rows in D1's sheet_prompt_refs (after any change of its type or config). */
-  syncPromptRefs(columnId: string, type: string, config: unknown): Promise<void>;
+  /** Replaces columns' rows in D1's sheet_prompt_refs (after any change of their type or config), in one batch. */
+  syncPromptRefs(columns: readonly { id: string; type: string; config: unknown }[]): Promise<void>;
 }

@@ -69,7 +69,7 @@ function planImportColumns(store: SheetStore, operationId: string, titles: strin
 }
 
 /** Whether the columns a batch would create still fit in the sheet (checked before its transaction). */
-export function importColumnsFit(store: SheetStore, input: ImportBatchInput): boolean {
+function importColumnsFit(store: SheetStore, input: ImportBatchInput): boolean {
   const creates = planImportColumns(store, input.operationId, input.columns, input.mapByTitle === true).filter((p) => p.seq === null).length;
   if (creates === 0) return true;
   return store.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM columns`).one().n + creates <= MAX_COLUMNS;
@@ -79,7 +79,7 @@ export function importColumnsFit(store: SheetStore, input: ImportBatchInput): bo
  * Maps the import positions not mapped yet (a JSON import finds keys as it goes), creating TEXT
  * columns where needed; answers how many columns it created.
  */
-export function ensureImportColumns(store: SheetStore, operationId: string, titles: string[], now: number, mapByTitle = false): number {
+function ensureImportColumns(store: SheetStore, operationId: string, titles: string[], now: number, mapByTitle = false): number {
   const plan = planImportColumns(store, operationId, titles, mapByTitle);
   if (plan.length === 0) return 0;
   const taken = new Set(store.sql.exec<{ t: string }>(`SELECT lower(title) AS t FROM columns`).toArray().map((r) => r.t));

@@ -24,20 +24,23 @@ export async function syncListing(db: Db, sheetId: string, counts: { rowCount: n
   }
 }
 
-/** Replaces a column's rows in sheet_prompt_refs (after any change of its type or config), atomically. */
-export async function replacePromptRefs(db: Db, ident: SheetIdentity, columnId: string, refs: readonly PromptRef[]): Promise<void> {
-  await runBatch(db, [
-    db.delete(sheetPromptRefs).where(and(eq(sheetPromptRefs.sheetId, ident.sheetId), eq(sheetPromptRefs.columnId, columnId))),
-    ...refs.map((r) =>
-      db.insert(sheetPromptRefs).values({
-        workspaceId: ident.workspaceId,
-        tableId: ident.tableId,
-        sheetId: ident.sheetId,
-        columnId,
-        promptId: r.promptId,
-        promptVersionId: r.promptVersionId,
-        promptLabelId: r.promptLabelId,
-      }),
-    ),
-  ]);
+/** Replaces columns' rows in sheet_prompt_refs (after any change of their type or config), atomically, in one batch. */
+export async function replacePromptRefs(db: Db, ident: SheetIdentity, columns: readonly { columnId: string; refs: readonly PromptRef[] }[]): Promise<void> {
+  await runBatch(
+    db,
+    columns.flatMap(({ columnId, refs }) => [
+      db.delete(sheetPromptRefs).where(and(eq(sheetPromptRefs.sheetId, ident.sheetId), eq(sheetPromptRefs.columnId, columnId))),
+      ...refs.map((r) =>
+        db.insert(sheetPromptRefs).values({
+          workspaceId: ident.workspaceId,
+          tableId: ident.tableId,
+          sheetId: ident.sheetId,
+          columnId,
+          promptId: r.promptId,
+          promptVersionId: r.promptVersionId,
+          promptLabelId: r.promptLabelId,
+        }),
+      ),
+    ]),
+  );
 }

@@ -113,7 +113,7 @@ function writeSettings(store: SheetStore, s: ScoreSettings, now: number): void {
  * Resolves a configuration against the sheet's columns (by id, or by title without regard to case);
  * an unknown column is a 404, a list over MAX_SCORE_COLUMNS or true and false values that overlap a 400.
  */
-export function planSettings(columns: { seq: number; id: string; title: string }[], input: ScoreConfigInput): ScoreSettings | Fail {
+function planSettings(columns: { seq: number; id: string; title: string }[], input: ScoreConfigInput): ScoreSettings | Fail {
   const chosen: { seq: number; id: string }[] = [];
   const seen = new Set<number>();
   const add = (c: { seq: number; id: string }) => {
@@ -410,7 +410,7 @@ const METRICS = [
 ];
 
 /** GET /score's payload: the configuration, the state of its latest calculation and the numbers of its latest completed one. */
-export function scorePayload(store: SheetStore, ident: SheetIdentity) {
+function scorePayload(store: SheetStore, ident: SheetIdentity) {
   const s = readSettings(store);
   const version = store.meta("version");
   const latest = s

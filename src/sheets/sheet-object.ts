@@ -159,7 +159,7 @@ export class SheetObject extends DurableObject<BaseEnv> {
       },
       syncListing: () => this.syncListing(),
       syncSoon: () => this.syncSoon(),
-      syncPromptRefs: (columnId, type, config) => replacePromptRefs(this.deps.db, ident, columnId, promptRefsOf(type, config)),
+      syncPromptRefs: (columns) => replacePromptRefs(this.deps.db, ident, columns.map((c) => ({ columnId: c.id, refs: promptRefsOf(c.type, c.config) }))),
     };
   }
 
@@ -214,15 +214,6 @@ export class SheetObject extends DurableObject<BaseEnv> {
   /** One cell by its id, or null when no column and row of this sheet match it. */
   getCell(id: string): CellView | null {
     return getCell(this.store, this.requireIdentity(), id);
-  }
-
-  /** The sheet's cell status counts and its operations still running. */
-  listOperations(): SheetOperationsSummary {
-    return listOperations(this.store, this.requireIdentity(), this.model().list.length);
-  }
-
-  getOperation(id: string): SheetOperationView | null {
-    return getOperation(this.store, this.requireIdentity(), id);
   }
 
   importProgress(operationId: string): ImportProgress {

@@ -88,7 +88,7 @@ export function findVersion(store: SheetStore, id: string): SavedVersionRow | un
 }
 
 /** The live cells a snapshot would copy (those of columns that exist). */
-export function liveCellCount(store: SheetStore): number {
+function liveCellCount(store: SheetStore): number {
   return store.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM cells WHERE column_seq IN (SELECT seq FROM columns)`).one().n;
 }
 
@@ -203,7 +203,7 @@ export function snapshot(store: SheetStore, n: number): { deltas: Record<string,
  * Recalculations under way lose their cells (their operations end cancelled); pending column work
  * is dropped with the cells it was for. Row indexes continue from where the version's did.
  */
-export function restoreContent(store: SheetStore, v: SavedVersionRow, now: number): void {
+function restoreContent(store: SheetStore, v: SavedVersionRow, now: number): void {
   const sql = store.sql;
   sql.exec(
     `UPDATE executions SET cancelled_at = ?1, updated_at = ?1 WHERE cancelled_at IS NULL
@@ -277,7 +277,7 @@ export function listVersions(store: SheetStore, opts: { after: number | null; li
 }
 
 /** Saved version `v` as the sheet was: its columns and a page of its rows (after `after`, at most `limit`, stopping at ROWS_PAGE_BYTES). */
-export function snapshotView(store: SheetStore, ident: SheetIdentity, v: SavedVersionRow, page: { after: number | null; limit: number }): SnapshotView {
+function snapshotView(store: SheetStore, ident: SheetIdentity, v: SavedVersionRow, page: { after: number | null; limit: number }): SnapshotView {
   const sql = store.sql;
   const meta = JSON.parse(v.metadata) as VersionMetadata;
   type SnapColumn = { seq: number; id: string; title: string; type: string; config: string; position_rank: number; is_output_column: number; [k: string]: SqlStorageValue };
@@ -430,7 +430,7 @@ export async function createVersion(
   });
   if (source) {
     s.dropModel();
-    for (const c of promptRefChanges(before, s.model().list)) await s.syncPromptRefs(c.id, c.type, c.config);
+    await s.syncPromptRefs(promptRefChanges(before, s.model().list));
     await s.syncListing();
   }
   const v = findVersion(store, id)!;

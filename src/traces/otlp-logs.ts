@@ -1,10 +1,10 @@
 // OTLP/HTTP logs exports (ExportLogsServiceRequest), both encodings, read with the trace exports'
 // machinery (otlp.ts: the OpenTelemetry project's generated protobuf code, OTLP's JSON mapping, the
-// same readers of ids, times and AnyValues). Each record becomes a LogRecordInput with its identity;
+// same walk over an export's items and readers of ids, times and AnyValues). Each record becomes a LogRecordInput with its identity;
 // a record that breaks a rule is set aside with its reason and the rest are taken, as OTLP's partial
 // success has it. An export of more than MAX_RECORDS_PER_EXPORT records is refused whole.
 import type { AttrValue, LogRecordInput, RejectedRecord } from "../logs";
-import { attributesOf, encodeAnswer, encodeWith, enumOf, hex, idOf, isObj, ItemRejection, list, msOf, OtlpFormatError, readExport, valueOf, type Obj, type OtlpEncoding } from "./otlp";
+import { attributesOf, encodeAnswer, encodeWith, enumOf, hex, idOf, isObj, ItemRejection, list, msOf, OtlpFormatError, readExport, readItems, valueOf, type Obj, type OtlpEncoding } from "./otlp";
 
 /** Records taken from one export at most; more is a 413 (split the export). */
 export const MAX_RECORDS_PER_EXPORT = 10_000;
@@ -83,39 +83,11 @@ async function sha256(text: string): Promise<string> {
 /** Every record of an export (decoded protobuf or parsed JSON; the field names are the same). */
 async function recordsOf(request: unknown, receivedMs: number): Promise<DecodedLogs> {
   if (!isObj(request)) throw new OtlpFormatError("the body is not an ExportLogsServiceRequest object");
-  const resourceLogs = list(request.resourceLogs).filter(isObj);
-  const scopeLogsOf = (rl: Obj) => list(rl.scopeLogs).filter(isObj);
-  const total = resourceLogs.reduce((n, rl) => n + scopeLogsOf(rl).reduce((m, sl) => m + list(sl.logRecords).length, 0), 0);
+  const total = list(request.resourceLogs)
+    .filter(isObj)
+    .reduce((n, rl) => n + list(rl.scopeLogs).filter(isObj).reduce((m, sl) => m + list(sl.logRecords).length, 0), 0);
   if (total > MAX_RECORDS_PER_EXPORT) throw new OtlpTooManyRecords(`the export holds ${total} log records, over the ${MAX_RECORDS_PER_EXPORT} one export may: send them in smaller exports`);
-  const pending: Pending[] = [];
-  const rejected: RejectedRecord[] = [];
-  for (const rl of resourceLogs) {
-    let resource: Record<string, AttrValue>;
-    try {
-      resource = attributesOf(isObj(rl.resource) ? rl.resource.attributes : null);
-    } catch (err) {
-      if (!(err instanceof ItemRejection)) throw err;
-      for (const sl of scopeLogsOf(rl)) for (const _ of list(sl.logRecords)) rejected.push({ traceId: null, spanId: null, reason: `resource: ${err.message}` });
-      continue;
-    }
-    for (const sl of scopeLogsOf(rl)) {
-      const sc = isObj(sl.scope) ? sl.scope : null;
-      const scope = sc && typeof sc.name === "string" ? { name: sc.name, version: typeof sc.version === "string" && sc.version !== "" ? sc.version : null } : null;
-      for (const r of list(sl.logRecords)) {
-        if (!isObj(r)) {
-          rejected.push({ traceId: null, spanId: null, reason: "a log record is not an object" });
-          continue;
-        }
-        try {
-          pending.push(recordOf(r, resource, scope, receivedMs));
-        } catch (err) {
-          if (!(err instanceof ItemRejection)) throw err;
-          const hexOr = (v: unknown) => (typeof v === "string" && v !== "" ? v : v instanceof Uint8Array && v.length > 0 ? hex(v) : null);
-          rejected.push({ traceId: hexOr(r.traceId), spanId: hexOr(r.spanId), reason: err.message });
-        }
-      }
-    }
-  }
+  const { items: pending, rejected } = readItems(request.resourceLogs, "scopeLogs", "logRecords", "a log record", (r, resource, scope) => recordOf(r, resource, scope, receivedMs));
   // Records alike in every field (two identical messages of one call, emitted in the same instant) are
   // told apart by their place among their likes, so an export sent again maps onto the same keys.
   const seen = new Map<string, number>();

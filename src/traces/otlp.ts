@@ -2,8 +2,8 @@
 // generated from the official OTLP .proto files (protobufjs, static code: no eval, which Workers
 // forbid); JSON follows OTLP's JSON mapping (hex ids, enums as integers, 64-bit integers as strings).
 // Both become the same SpanInput list; a span that breaks a rule is set aside with its reason and the
-// rest are taken, as OTLP's partial success has it. The readers of ids, times and AnyValues here are
-// shared with the logs exports (otlp-logs.ts).
+// rest are taken, as OTLP's partial success has it. The walk over an export's items (readItems) and
+// the readers of ids, times and AnyValues here are shared with the logs exports (otlp-logs.ts).
 import type { Writer } from "protobufjs/minimal";
 import type { AttrValue, RejectedSpan, SpanExtras, SpanInput } from "../logs";
 
@@ -208,40 +208,60 @@ function spanOf(s: Obj, resource: Record<string, AttrValue>, scope: SpanExtras["
   return { span, extras: { links, scope } };
 }
 
-/** Every span of an export (decoded protobuf or parsed JSON; the field names are the same). */
-function spansOf(request: unknown): DecodedExport {
-  if (!isObj(request)) throw new OtlpFormatError("the body is not an ExportTraceServiceRequest object");
-  const out: DecodedExport = { spans: [], rejected: [] };
-  for (const rs of list(request.resourceSpans)) {
-    if (!isObj(rs)) continue;
+/** An item's id as it came (hex text or bytes), to name a refused item; null when there is none. */
+const sentId = (v: unknown) => (typeof v === "string" && v !== "" ? v : v instanceof Uint8Array && v.length > 0 ? hex(v) : null);
+
+/**
+ * The items of an export (spans, log records), walked the same way for both: `groups` the export's
+ * resourceSpans / resourceLogs, each holding scopes under `scopesKey`, each holding items under
+ * `itemsKey`. Each item is `read` with its resource's attributes and its scope; an item that breaks a
+ * rule (ItemRejection), or every item under a resource that does, is set aside with its reason
+ * (`noun` names an item that is not an object) and the rest are taken.
+ */
+export function readItems<T>(
+  groups: unknown,
+  scopesKey: string,
+  itemsKey: string,
+  noun: string,
+  read: (item: Obj, resource: Record<string, AttrValue>, scope: SpanExtras["scope"]) => T,
+): { items: T[]; rejected: RejectedSpan[] } {
+  const items: T[] = [];
+  const rejected: RejectedSpan[] = [];
+  for (const group of list(groups).filter(isObj)) {
+    const scopes = list(group[scopesKey]).filter(isObj);
     let resource: Record<string, AttrValue>;
     try {
-      resource = attributesOf(isObj(rs.resource) ? rs.resource.attributes : null);
+      resource = attributesOf(isObj(group.resource) ? group.resource.attributes : null);
     } catch (err) {
       if (!(err instanceof ItemRejection)) throw err;
-      for (const ss of list(rs.scopeSpans)) for (const _ of list(isObj(ss) ? ss.spans : null)) out.rejected.push({ traceId: null, spanId: null, reason: `resource: ${err.message}` });
+      for (const sc of scopes) for (const _ of list(sc[itemsKey])) rejected.push({ traceId: null, spanId: null, reason: `resource: ${err.message}` });
       continue;
     }
-    for (const ss of list(rs.scopeSpans)) {
-      if (!isObj(ss)) continue;
-      const sc = isObj(ss.scope) ? ss.scope : null;
-      const scope = sc && typeof sc.name === "string" ? { name: sc.name, version: typeof sc.version === "string" && sc.version !== "" ? sc.version : null } : null;
-      for (const s of list(ss.spans)) {
-        if (!isObj(s)) {
-          out.rejected.push({ traceId: null, spanId: null, reason: "a span is not an object" });
+    for (const sc of scopes) {
+      const s = isObj(sc.scope) ? sc.scope : null;
+      const scope = s && typeof s.name === "string" ? { name: s.name, version: typeof s.version === "string" && s.version !== "" ? s.version : null } : null;
+      for (const item of list(sc[itemsKey])) {
+        if (!isObj(item)) {
+          rejected.push({ traceId: null, spanId: null, reason: `${noun} is not an object` });
           continue;
         }
         try {
-          out.spans.push(spanOf(s, resource, scope));
+          items.push(read(item, resource, scope));
         } catch (err) {
           if (!(err instanceof ItemRejection)) throw err;
-          const hexOr = (v: unknown) => (typeof v === "string" ? v : v instanceof Uint8Array ? hex(v) : null);
-          out.rejected.push({ traceId: hexOr(s.traceId), spanId: hexOr(s.spanId), reason: err.message });
+          rejected.push({ traceId: sentId(item.traceId), spanId: sentId(item.spanId), reason: err.message });
         }
       }
     }
   }
-  return out;
+  return { items, rejected };
+}
+
+/** Every span of an export (decoded protobuf or parsed JSON; the field names are the same). */
+function spansOf(request: unknown): DecodedExport {
+  if (!isObj(request)) throw new OtlpFormatError("the body is not an ExportTraceServiceRequest object");
+  const { items, rejected } = readItems(request.resourceSpans, "scopeSpans", "spans", "a span", spanOf);
+  return { spans: items, rejected };
 }
 
 /**

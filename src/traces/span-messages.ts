@@ -263,14 +263,13 @@ export function detailsAttr(span: SpanInput, name: string): unknown {
   return eventsOf(span).find((ev) => ev.name === DETAILS_EVENT && isObj(ev.attributes) && ev.attributes[name] !== undefined)?.attributes[name];
 }
 
-const detailsInput: Side = (_a, span) => {
-  const e = eventsOf(span).find((ev) => ev.name === DETAILS_EVENT && isObj(ev.attributes) && ev.attributes["gen_ai.input.messages"] !== undefined);
-  return e ? messageList(e.attributes["gen_ai.input.messages"], "user") : null;
-};
-const detailsOutput: Side = (_a, span) => {
-  const e = eventsOf(span).find((ev) => ev.name === DETAILS_EVENT && isObj(ev.attributes) && ev.attributes["gen_ai.output.messages"] !== undefined);
-  return e ? messageList(e.attributes["gen_ai.output.messages"], "assistant") : null;
-};
+/** The messages of the details event's `attr`, when it has them. */
+function detailsMessages(attr: string, fallbackRole: string): Side {
+  return (_a, span) => {
+    const v = detailsAttr(span, attr);
+    return v === undefined ? null : messageList(v, fallbackRole);
+  };
+}
 
 /** The event-based convention: one event per input message. */
 const eventInput: Side = (_a, span) => {
@@ -312,7 +311,7 @@ const INPUT_READERS: Side[] = [
   genAiPromptJson,
   openInference("llm.input_messages", "user"),
   vercelInput,
-  detailsInput,
+  detailsMessages("gen_ai.input.messages", "user"),
   eventInput,
   contentEvent("gen_ai.content.prompt", "gen_ai.prompt", "user"),
 ];
@@ -322,7 +321,7 @@ const OUTPUT_READERS: Side[] = [
   genAiCompletionJson,
   openInference("llm.output_messages", "assistant"),
   vercelOutput,
-  detailsOutput,
+  detailsMessages("gen_ai.output.messages", "assistant"),
   eventOutput,
   contentEvent("gen_ai.content.completion", "gen_ai.completion", "assistant"),
 ];

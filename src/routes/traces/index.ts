@@ -12,8 +12,8 @@ import { QueryBool, readQueryBool } from "../../lib/query";
 import { validationError } from "../../lib/validation";
 import { addRequestLog } from "../../services/datasets";
 import { addTraceToSheet, closeTraceOf, getTrace, ingestOtlp, ingestSpansBulk, TRACE_MAX_LOG_RECORDS, TRACE_MAX_SPANS, traceRequestLogIds, type MappedLog } from "../../services/ingest";
-import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES, OtlpFormatError } from "../../traces";
-import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
+import { decodeExport, encodeResponse, MAX_ATTRIBUTE_DEPTH, MAX_SPAN_BYTES } from "../../traces";
+import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpExport } from "./otlp-body";
 import { LogRequestBody } from "../log-request/schemas";
 import { registerTraceAnalyticsRoutes } from "./analytics";
 import { registerOtlpLogsRoute } from "./otlp-logs";
@@ -21,10 +21,6 @@ import { registerTraceSearchRoute } from "./search";
 import { AddTraceBody, AddTraceResponse, AddTraceToSheetResponse, CloseResponse, SPANS_PER_REQUEST, SpansBulkBody, SpansBulkResponse, TraceIdParam, TraceResponse } from "./schemas";
 
 const tags = ["traces"];
-
-const OtlpResponse = z
-  .object({ partialSuccess: z.object({ rejectedSpans: z.string(), errorMessage: z.string() }).nullable() })
-  .openapi("OtlpExportTraceServiceResponse");
 
 const otlpRoute = {
   method: "post",
@@ -45,7 +41,7 @@ const otlpRoute = {
     query: z.object({ close_after: QueryBool.optional().openapi({ description: "Close every trace of the export after storing it." }) }),
     body: otlpRequestBody("ExportTraceServiceRequest"),
   },
-  responses: otlpResponses(OtlpResponse),
+  responses: otlpResponses("ExportTraceServiceResponse", "rejectedSpans"),
 } satisfies StreamingRouteOptions;
 
 const bulkRoute = defineRoute({
@@ -121,16 +117,9 @@ export function registerTraceRoutes(app: OpenAPIHono<AppEnv>) {
   defineStreamingRoute(app, otlpRoute, async (c) => {
     const closeAfterText = c.req.query("close_after");
     const closeAfter = closeAfterText === undefined ? false : readQueryBool(closeAfterText);
-    const { encoding, body } = await readOtlpBody(c, () => {
+    const { encoding, decoded } = await readOtlpExport(c, decodeExport, () => {
       if (closeAfter === null) throw new ApiError("validation_error", "close_after: must be true or false");
     });
-    let decoded;
-    try {
-      decoded = await decodeExport(body, encoding);
-    } catch (err) {
-      if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
-      throw err;
-    }
     const logs = await c.var.deps.logs(c.get("auth").workspaceId);
     const outcome = await ingestOtlp(c.var.deps.db, logs, c.get("auth"), decoded, closeAfter === true);
     await indexAfterAnswer(c, logs, outcome.logIds);

@@ -1,5 +1,6 @@
 // The OTLP/HTTP requests' body and answer, shared by POST /v1/traces and POST /v1/logs: the encodings
-// they take, the body read under one cap before and after gunzip, the answer in the request's encoding.
+// they take, the body read under one cap before and after gunzip and decoded (bad bodies the same 4xx),
+// the answer in the request's encoding.
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
@@ -7,7 +8,7 @@ import { maxBytesOf } from "../../http/middleware";
 import { drainBody } from "../../lib/drain";
 import { ApiError } from "../../lib/errors";
 import { readBodyCapped } from "../../lib/read-body";
-import type { OtlpEncoding } from "../../traces";
+import { OtlpFormatError, OtlpTooManyRecords, type OtlpEncoding } from "../../traces";
 
 /** The encoding a Content-Type names, or null (then 415). */
 function encodingOf(contentType: string | undefined): OtlpEncoding | null {
@@ -22,7 +23,7 @@ function encodingOf(contentType: string | undefined): OtlpEncoding | null {
  * body drained), the body read under TRACES_MAX_BYTES as received and again once gunzipped (413 as
  * soon as it passes, never read whole past the cap). Checks run first, `before` (the query) among them.
  */
-export async function readOtlpBody(c: Context<AppEnv>, before: () => void = () => {}): Promise<{ encoding: OtlpEncoding; body: Uint8Array }> {
+async function readOtlpBody(c: Context<AppEnv>, before: () => void = () => {}): Promise<{ encoding: OtlpEncoding; body: Uint8Array }> {
   const encoding = encodingOf(c.req.header("content-type"));
   if (!encoding) {
     if (c.req.raw.body) await drainBody(c.req.raw.body.getReader());
@@ -35,6 +36,25 @@ export async function readOtlpBody(c: Context<AppEnv>, before: () => void = () =
   }
   before();
   return { encoding, body: await readBodyCapped(c.req.raw.body, maxBytesOf(c.env, "TRACES_MAX_BYTES"), contentEncoding === "gzip") };
+}
+
+/**
+ * An OTLP/HTTP request's export, read by readOtlpBody and decoded by `decode`: a body that is not an
+ * export is a 400, one holding more items than an export may a 413; nothing is stored either way.
+ */
+export async function readOtlpExport<T>(
+  c: Context<AppEnv>,
+  decode: (body: Uint8Array, encoding: OtlpEncoding) => Promise<T>,
+  before?: () => void,
+): Promise<{ encoding: OtlpEncoding; decoded: T }> {
+  const { encoding, body } = await readOtlpBody(c, before);
+  try {
+    return { encoding, decoded: await decode(body, encoding) };
+  } catch (err) {
+    if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
+    if (err instanceof OtlpTooManyRecords) throw new ApiError("payload_too_large", err.message);
+    throw err;
+  }
 }
 
 /** An OTLP answer in the request's encoding. */
@@ -55,8 +75,14 @@ export function otlpRequestBody(message: string) {
   };
 }
 
-/** The OpenAPI 200 of an OTLP/HTTP export: its answer (`json`, the JSON form) in the request's encoding. */
-export function otlpResponses<T extends z.ZodType>(json: T) {
+/**
+ * The OpenAPI 200 of an OTLP/HTTP export, in the request's encoding: its answer `message`
+ * (ExportTraceServiceResponse, …) whose partialSuccess counts the items refused under `countField`.
+ */
+export function otlpResponses(message: string, countField: string) {
+  const json = z
+    .object({ partialSuccess: z.object({ [countField]: z.string(), errorMessage: z.string() }).nullable() })
+    .openapi(`Otlp${message}`);
   return {
     200: {
       description: "Stored (in the request's encoding)",

@@ -2,18 +2,12 @@
 // caps, encodings and answers). Records are kept with their traces; the GenAI events among them
 // complete the request logs their spans made (docs/traces.md).
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
-import { ApiError } from "../../lib/errors";
 import { ingestOtlpLogs } from "../../services/ingest";
-import { decodeLogsExport, encodeLogsResponse, MAX_ATTRIBUTE_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT, OtlpFormatError, OtlpTooManyRecords } from "../../traces";
+import { decodeLogsExport, encodeLogsResponse, MAX_ATTRIBUTE_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_EXPORT } from "../../traces";
 import { JOIN_LIMITS } from "../../logs";
-import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpBody } from "./otlp-body";
-
-const OtlpLogsResponse = z
-  .object({ partialSuccess: z.object({ rejectedLogRecords: z.string(), errorMessage: z.string() }).nullable() })
-  .openapi("OtlpExportLogsServiceResponse");
+import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpExport } from "./otlp-body";
 
 const logsRoute = {
   method: "post",
@@ -34,21 +28,13 @@ const logsRoute = {
     "stored. The body may be at most TRACES_MAX_BYTES (5 MiB) as received and again once gunzipped: 413. Another content type: 415; a " +
     "body that is not an export (truncated protobuf, invalid JSON, bad gzip): 400, nothing stored.",
   request: { body: otlpRequestBody("ExportLogsServiceRequest") },
-  responses: otlpResponses(OtlpLogsResponse),
+  responses: otlpResponses("ExportLogsServiceResponse", "rejectedLogRecords"),
 } satisfies StreamingRouteOptions;
 
 export function registerOtlpLogsRoute(app: OpenAPIHono<AppEnv>) {
   // Read by hand as /v1/traces is, validated after reading.
   defineStreamingRoute(app, logsRoute, async (c) => {
-    const { encoding, body } = await readOtlpBody(c);
-    let decoded;
-    try {
-      decoded = await decodeLogsExport(body, encoding, Date.now());
-    } catch (err) {
-      if (err instanceof OtlpFormatError) throw new ApiError("validation_error", `body: ${err.message}`);
-      if (err instanceof OtlpTooManyRecords) throw new ApiError("payload_too_large", err.message);
-      throw err;
-    }
+    const { encoding, decoded } = await readOtlpExport(c, (body, enc) => decodeLogsExport(body, enc, Date.now()));
     const outcome = await ingestOtlpLogs(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth"), decoded);
     return otlpAnswer(c, await encodeLogsResponse(encoding, outcome.rejectedLogRecords, outcome.errorMessage));
   });

@@ -19,9 +19,7 @@ export {
   PRIMITIVES,
   ROW_RESULT_CALCULATIONS,
   VERDICTS,
-  type Primitive,
   type ScorecardInput,
-  type StepInput,
   type Verdict,
 } from "./steps";
 export { activeScorecard } from "./storage";
