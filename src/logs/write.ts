@@ -29,14 +29,27 @@ export interface LoggedRequest {
  */
 export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null) => Statement[];
 
-/** `db` is the control database (the prompt the log names); the log goes to the workspace's current log database. */
-export async function createRequestLog(db: Db, store: WorkspaceLogs, auth: AuthContext, input: RequestLogInput, alsoWrite?: AlsoWrite): Promise<LoggedRequest> {
+/**
+ * `db` is the control database (the prompt the log names); the log goes to the workspace's current log
+ * database. `linked`: the version the input names, when the caller has already looked it up (saves
+ * the lookup).
+ */
+export async function createRequestLog(
+  db: Db,
+  store: WorkspaceLogs,
+  auth: AuthContext,
+  input: RequestLogInput,
+  alsoWrite?: AlsoWrite,
+  linked?: { promptVersion: PromptVersionView | null },
+): Promise<LoggedRequest> {
   const logs = store.current;
-  const promptVersion = await loggedPromptVersion(db, auth.workspaceId, {
-    promptId: input.prompt_id,
-    promptName: input.prompt_name,
-    versionNumber: input.prompt_version_number,
-  });
+  const promptVersion = linked
+    ? linked.promptVersion
+    : await loggedPromptVersion(db, auth.workspaceId, {
+        promptId: input.prompt_id,
+        promptName: input.prompt_name,
+        versionNumber: input.prompt_version_number,
+      });
 
   const row = requestLogRow(
     auth,
