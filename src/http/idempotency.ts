@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { idempotencyFingerprint, isKeyTaken, recordAnswerStatements, recordedAnswer, winnerAnswer, type IdempotencyClaim, type RecordAnswer, type RecordedAnswer, type WorkspaceLogs } from "../logs";
 
-export const IDEMPOTENCY_KEY_MAX = 255;
+const IDEMPOTENCY_KEY_MAX = 255;
 
 /** Hono hands header validation lower-cased names, hence the key (header names are case-insensitive). */
 export const IdempotencyKeyHeaders = z.object({

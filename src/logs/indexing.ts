@@ -45,7 +45,7 @@ export function chunkIndexRows(rows: readonly unknown[], maxBytes = INDEX_CHUNK_
 }
 
 /** Logs indexed in one D1 batch at most. */
-export const INDEX_BATCH_LOGS = 100;
+const INDEX_BATCH_LOGS = 100;
 
 /** The sweeper indexes logs left unindexed this long (the queue's normal delay is about a second). */
 export const SWEEP_AFTER_MS = 10_000;
