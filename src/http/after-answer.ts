@@ -25,8 +25,8 @@ export async function afterAnswer(c: Context<AppEnv>, work: Promise<unknown>): P
  */
 const ANNOUNCE_WINDOW_MS = 50;
 
-/** Logs written in this isolate and not announced yet, by queue and log database. */
-const gathering = new Map<Queue, Map<string, number[]>>();
+/** Logs written in this isolate and not announced yet, by queue and log database (weakly: a binding the runtime drops takes its entry along). */
+const gathering = new WeakMap<Queue, Map<string, number[]>>();
 
 /**
  * Announces logs the request wrote to the index queue, each in the message of the log database that
