@@ -23,10 +23,10 @@ export async function afterAnswer(c: Context<AppEnv>, work: Promise<unknown>): P
  * How long an isolate gathers the logs its requests write before announcing them in one message: a
  * message (and a queue operation, and a delivery) per window rather than per log.
  */
-export const ANNOUNCE_WINDOW_MS = 50;
+const ANNOUNCE_WINDOW_MS = 50;
 
-/** Logs written in this isolate and not announced yet, by queue and log database. */
-const gathering = new Map<Queue, Map<string, number[]>>();
+/** Logs written in this isolate and not announced yet, by queue and log database (weakly: a binding the runtime drops takes its entry along). */
+const gathering = new WeakMap<Queue, Map<string, number[]>>();
 
 /**
  * Announces logs the request wrote to the index queue, each in the message of the log database that

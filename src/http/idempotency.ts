@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { idempotencyFingerprint, isKeyTaken, recordAnswerStatements, recordedAnswer, winnerAnswer, type IdempotencyClaim, type RecordAnswer, type RecordedAnswer, type WorkspaceLogs } from "../logs";
 
-export const IDEMPOTENCY_KEY_MAX = 255;
+const IDEMPOTENCY_KEY_MAX = 255;
 
 /** Hono hands header validation lower-cased names, hence the key (header names are case-insensitive). */
 export const IdempotencyKeyHeaders = z.object({
@@ -49,11 +49,8 @@ export async function answerIdempotently<T extends Record<string, unknown>>(
   const now = Date.now();
   // The body as parsed for validation (Hono keeps it), not the validated one with its defaults.
   const claim: IdempotencyClaim = { key, fingerprint: await idempotencyFingerprint(c.req.method, new URL(c.req.url).pathname, await c.req.json()) };
-  // A key is recorded beside its log, in the period that was current then: look in each, newest first.
-  for (const period of logs.periods) {
-    const before = await recordedAnswer(period.db, ws, claim, now);
-    if (before) return replay(c, before);
-  }
+  const before = await recordedAnswer(logs, ws, claim, now);
+  if (before) return replay(c, before);
   try {
     return c.json(await write((answer, idField, logId) => recordAnswerStatements(ws, claim, status, answer, idField, logId, now)), status);
   } catch (err) {

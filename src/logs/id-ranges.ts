@@ -119,7 +119,7 @@ async function moveIntoRange(control: D1Database, binding: string, d1: D1Databas
  * Ids a range keeps spare: a database whose ids come this close to its range's end is full (shards.ts),
  * so its workspaces move on long before an id could leave the range.
  */
-export const ID_RANGE_SPARE = 2 ** 32;
+const ID_RANGE_SPARE = 2 ** 32;
 
 /** Whether `used`, a database's largest id, is within ID_RANGE_SPARE of the end of its range. */
 export function nearRangeEnd(range: number, used: number): boolean {

@@ -12,6 +12,7 @@ import { sha256Hex } from "../lib/crypto";
 import { ApiError } from "../lib/errors";
 import { pythonJsonDumps } from "../lib/py-json";
 import { columnList, isUniqueViolation } from "../db/sql";
+import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -50,14 +51,20 @@ function answerFor(row: { fingerprint: string; status: number; answer: string } 
   return { status: row.status, answer: row.answer };
 }
 
-/** Before the write: the answer to replay, if the key was used within the window (409 for another request). */
-export async function recordedAnswer(logs: Db, workspaceId: number, claim: IdempotencyClaim, now: number): Promise<RecordedAnswer | null> {
-  const [row] = await logs
-    .select({ fingerprint: idempotencyKeys.fingerprint, status: idempotencyKeys.status, answer: idempotencyKeys.answer })
-    .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now))))
-    .limit(1);
-  return answerFor(row, claim);
+/**
+ * Before the write: the answer to replay, if the key was used within the window (409 for another
+ * request). A key is recorded beside its log, in the period that was current then: every period is
+ * asked at once, and the newest that holds the key answers.
+ */
+export async function recordedAnswer(logs: WorkspaceLogs, workspaceId: number, claim: IdempotencyClaim, now: number): Promise<RecordedAnswer | null> {
+  const found = await eachPeriod(logs, (db) =>
+    db
+      .select({ fingerprint: idempotencyKeys.fingerprint, status: idempotencyKeys.status, answer: idempotencyKeys.answer })
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now))))
+      .limit(1),
+  );
+  return answerFor(found.flat()[0], claim);
 }
 
 /**

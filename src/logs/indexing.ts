@@ -45,7 +45,7 @@ export function chunkIndexRows(rows: readonly unknown[], maxBytes = INDEX_CHUNK_
 }
 
 /** Logs indexed in one D1 batch at most. */
-export const INDEX_BATCH_LOGS = 100;
+const INDEX_BATCH_LOGS = 100;
 
 /** The sweeper indexes logs left unindexed this long (the queue's normal delay is about a second). */
 export const SWEEP_AFTER_MS = 10_000;
@@ -57,9 +57,10 @@ export const SWEEP_MAX_LOGS = 2_000;
 const INDEX_ATTEMPTS = 3;
 
 /**
- * The statement marking the log its batch has just inserted unindexed, with its blueprints' tool
- * names. Inside a batch's transaction that log is max(id): D1 runs a batch as one transaction on a
- * single writer, and AUTOINCREMENT never reuses ids. Prepared as plain SQL: it runs with every log.
+ * The statement giving the mark of the log its batch has just inserted (request_logs' insert trigger
+ * marks every new log unindexed, with no tool names) its blueprints' tool names. Inside a batch's
+ * transaction that log is max(id): D1 runs a batch as one transaction on a single writer, and
+ * AUTOINCREMENT never reuses ids. Prepared as plain SQL: it is on log-request's hot path.
  */
 export function markNewestUnindexed(db: Db, tools: readonly string[]): D1PreparedStatement {
   return d1Of(db).prepare(MARK_NEWEST).bind(JSON.stringify(tools));

@@ -108,7 +108,7 @@ export function requestLogRow(auth: AuthContext, input: RequestLogInput, prompt:
 }
 
 /** The named scores a new log starts with: its score under score_name, or "default"; none for an unnamed 0. */
-export function initialScores(input: Pick<RequestLogInput, "score" | "score_name">): Record<string, number> {
+function initialScores(input: Pick<RequestLogInput, "score" | "score_name">): Record<string, number> {
   if (input.score_name) return { [input.score_name]: input.score };
   return input.score !== 0 ? { default: input.score } : {};
 }

@@ -18,7 +18,7 @@ export const CONTROL_SHARD = "DB";
  * A log database is full (closed to new workspaces) at this size unless LOG_SHARD_MAX_BYTES says
  * otherwise: D1 stops a database at 10 GB, and the workspaces already there keep growing.
  */
-export const DEFAULT_SHARD_MAX_BYTES = 6 * 1024 ** 3;
+const DEFAULT_SHARD_MAX_BYTES = 6 * 1024 ** 3;
 
 export interface LogShardEnv {
   DB: D1Database;

@@ -75,18 +75,24 @@ export async function closedTraces(db: Db, workspaceId: number, traceIds: string
   return new Set(rows.map((r) => r.traceId));
 }
 
+/** Prompt references looked up at once (a batch of spans may name many): a few round trips in flight, not hundreds. */
+const PROMPT_LOOKUPS_AT_ONCE = 8;
+
 /** Resolves each distinct prompt reference once; an unknown prompt, version or label links nothing. */
 async function resolvePrompts(db: Db, workspaceId: number, refs: SpanPromptRef[]) {
   const out = new Map<string, { promptId: number; promptName: string; version: number; versionId: number } | null>();
-  for (const ref of refs) {
-    const id = JSON.stringify(ref);
-    if (out.has(id)) continue;
-    // A name is a path identifier here: a span naming prompt "42" links template 42 when there is one.
-    const found = await findPromptVersion(db, workspaceId, {
-      ...(ref.id != null ? { id: ref.id } : { identifier: ref.name ?? "" }),
-      ...(ref.version != null ? { version: ref.version } : ref.label != null ? { label: ref.label } : { latest: true as const }),
-    });
-    out.set(id, found ? { promptId: found.template.id, promptName: found.template.name, version: found.version.version, versionId: found.version.id } : null);
+  const distinct = [...new Map(refs.map((ref) => [JSON.stringify(ref), ref]))];
+  for (let at = 0; at < distinct.length; at += PROMPT_LOOKUPS_AT_ONCE) {
+    await Promise.all(
+      distinct.slice(at, at + PROMPT_LOOKUPS_AT_ONCE).map(async ([id, ref]) => {
+        // A name is a path identifier here: a span naming prompt "42" links template 42 when there is one.
+        const found = await findPromptVersion(db, workspaceId, {
+          ...(ref.id != null ? { id: ref.id } : { identifier: ref.name ?? "" }),
+          ...(ref.version != null ? { version: ref.version } : ref.label != null ? { label: ref.label } : { latest: true as const }),
+        });
+        out.set(id, found ? { promptId: found.template.id, promptName: found.template.name, version: found.version.version, versionId: found.version.id } : null);
+      }),
+    );
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // change goes on where it began and its reads and its joins find it whole.
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { groupBy } from "../lib/collections";
 import { spans, traceLogRecords } from "../db/schema";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
@@ -33,10 +34,5 @@ export async function traceHomes(store: WorkspaceLogs, ws: number, traceIds: str
 export async function byTraceHome<T>(store: WorkspaceLogs, ws: number, items: readonly T[], traceOf: (item: T) => string): Promise<Map<Db, T[]>> {
   if (!store.spread) return new Map(items.length ? [[store.current, [...items]]] : []);
   const homes = await traceHomes(store, ws, [...new Set(items.map(traceOf))]);
-  const out = new Map<Db, T[]>();
-  for (const item of items) {
-    const home = homes.get(traceOf(item)) ?? store.current;
-    out.set(home, [...(out.get(home) ?? []), item]);
-  }
-  return out;
+  return groupBy(items, (item) => homes.get(traceOf(item)) ?? store.current);
 }

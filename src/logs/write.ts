@@ -1,5 +1,5 @@
-// Logging requests: the hottest write path. One db.batch(): the log row and its mark as not yet
-// indexed. Its search side rows, full-text entry, facet counts and daily totals are written after the
+// Logging requests: the hottest write path. One db.batch(): the log row (its insert trigger marks it
+// not yet indexed; the tool names the indexer needs are added to that mark). Its search side rows, full-text entry, facet counts and daily totals are written after the
 // answer, many logs at a time, by the indexer (indexing.ts). Nothing else slow happens here.
 import { and, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
@@ -29,14 +29,27 @@ export interface LoggedRequest {
  */
 export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null) => Statement[];
 
-/** `db` is the control database (the prompt the log names); the log goes to the workspace's current log database. */
-export async function createRequestLog(db: Db, store: WorkspaceLogs, auth: AuthContext, input: RequestLogInput, alsoWrite?: AlsoWrite): Promise<LoggedRequest> {
+/**
+ * `db` is the control database (the prompt the log names); the log goes to the workspace's current log
+ * database. `linked`: the version the input names, when the caller has already looked it up (saves
+ * the lookup).
+ */
+export async function createRequestLog(
+  db: Db,
+  store: WorkspaceLogs,
+  auth: AuthContext,
+  input: RequestLogInput,
+  alsoWrite?: AlsoWrite,
+  linked?: { promptVersion: PromptVersionView | null },
+): Promise<LoggedRequest> {
   const logs = store.current;
-  const promptVersion = await loggedPromptVersion(db, auth.workspaceId, {
-    promptId: input.prompt_id,
-    promptName: input.prompt_name,
-    versionNumber: input.prompt_version_number,
-  });
+  const promptVersion = linked
+    ? linked.promptVersion
+    : await loggedPromptVersion(db, auth.workspaceId, {
+        promptId: input.prompt_id,
+        promptName: input.prompt_name,
+        versionNumber: input.prompt_version_number,
+      });
 
   const row = requestLogRow(
     auth,
@@ -51,8 +64,10 @@ export async function createRequestLog(db: Db, store: WorkspaceLogs, auth: AuthC
   );
   const insertLog = insertRow(logs, requestLogs, row, ["id"]);
 
+  // The trigger's mark holds no tool names: a log that has some adds them (most have none: no statement).
+  const tools = toolsOf(input);
   const [inserted] = await guardRevoked(
-    runBatch(logs, [insertLog, markNewestUnindexed(logs, toolsOf(input)), ...(alsoWrite?.(NEWEST_LOG, promptVersion) ?? [])]),
+    runBatch(logs, [insertLog, ...(tools.length > 0 ? [markNewestUnindexed(logs, tools)] : []), ...(alsoWrite?.(NEWEST_LOG, promptVersion) ?? [])]),
   );
   return { id: (inserted.results[0] as { id: number }).id, promptVersion };
 }

@@ -185,6 +185,14 @@ describe("one workspace over three databases", { timeout: 120_000 }, () => {
     expect((await searchAll(w, { sort_by: "cost", sort_order: "asc" }, 3)).map((i) => i.id)).toEqual(cheapest.map((v) => v.request_id));
     const tagged = await searchAll(w, { filter_group: { logic: "AND", filters: [{ field: "tags", operator: "in", value: ["all"] }] } }, 5);
     expect(sorted(tagged.map((i) => i.id))).toEqual(sorted(all()));
+    // Two side-row filters under AND: each database's facet counts (its estimates) choose its plan.
+    const filters = [
+      { field: "tags", operator: "in", value: ["all"] },
+      { field: "metadata", operator: "key_equals", nested_key: "period", value: "2" },
+    ];
+    const second = (views as unknown as { request_id: number; metadata: Record<string, string> }[]).filter((v) => v.metadata.period === "2").map((v) => v.request_id);
+    expect(second.length).toBeGreaterThan(0);
+    expect(sorted((await searchAll(w, { filter_group: { logic: "AND", filters } }, 2)).map((i) => i.id))).toEqual(sorted(second));
     const page2 = await json(await post(w, "/api/public/v2/requests/search", { page: 2, per_page: 7 }));
     expect(page2).toMatchObject({ total: all().length, pages: Math.ceil(all().length / 7), has_next: true, has_prev: true });
     expect(page2.items.map((i: { id: number }) => i.id)).toEqual(newestFirst.slice(7, 14).map((v) => v.request_id));

@@ -133,9 +133,18 @@ describe("POST /track-request", () => {
     const mine = await publish(ws.key, `tr-mine-${Date.now()}`);
     const foreignGroup = (await json(await call("/create-group", { method: "POST", key: other.key }))).id;
     const before = (await json(await call("/api/public/v2/requests/search", { method: "POST", key: ws.key, json: {} }))).total;
-    for (const extra of [{ prompt_id: foreignPrompt }, { group_id: foreignGroup }, { prompt_id: mine, prompt_version: 7 }, { group_id: 99_999_999 }]) {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ prompt_id: foreignPrompt }, /prompt template/],
+      // Another workspace's template with a version it has: the template's 404, not the version's.
+      [{ prompt_id: foreignPrompt, prompt_version: 1 }, /^prompt template/],
+      [{ group_id: foreignGroup }, /group/],
+      [{ prompt_id: mine, prompt_version: 7 }, /no version 7/],
+      [{ group_id: 99_999_999 }, /group/],
+    ];
+    for (const [extra, message] of cases) {
       const res = await track(openaiCall(extra));
       expect(res.status, JSON.stringify(extra)).toBe(404);
+      expect((await json(res)).message, JSON.stringify(extra)).toMatch(message);
     }
     expect((await json(await call("/api/public/v2/requests/search", { method: "POST", key: ws.key, json: {} }))).total).toBe(before);
   });

@@ -7,7 +7,7 @@ import type { Db } from "../../db/client";
 import type { RequestStatus } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { findPromptVersion, templateExists } from "../../prompts";
+import { loggedPromptVersion, templateExists, type PromptVersionView } from "../../prompts";
 import { createRequestLog, requireGroup, type RecordAnswer, type RequestLogInput, type WorkspaceLogs } from "../../logs";
 
 /** What the provider call gives a log (the fields of RequestLogInput a converter fills). */
@@ -71,12 +71,17 @@ export async function trackRequest(
   const ws = auth.workspaceId;
   // Every id names something of this workspace, or nothing is written.
   if (body.group_id != null) await requireGroup(logs, ws, body.group_id);
+  // The linked version, looked up once: it proves the template too, and the log is written with it.
+  let promptVersion: PromptVersionView | null = null;
   if (body.prompt_id != null) {
-    if (!(await templateExists(db, ws, body.prompt_id))) throw ApiError.notFound("prompt template");
-    if (body.prompt_version != null) {
-      // Versions are numbered from 1: a lower number names none, and costs no query.
-      const version = body.prompt_version >= 1 && (await findPromptVersion(db, ws, { id: body.prompt_id, version: body.prompt_version }));
-      if (!version) throw new ApiError("not_found", `prompt_version: prompt template has no version ${body.prompt_version}`);
+    // Versions are numbered from 1: a lower number names none, and costs no lookup of it.
+    if (body.prompt_version != null && body.prompt_version >= 1) {
+      promptVersion = await loggedPromptVersion(db, ws, { promptId: body.prompt_id, versionNumber: body.prompt_version });
+    }
+    if (!promptVersion) {
+      // No version found (or none asked for): whose 404 it is.
+      if (!(await templateExists(db, ws, body.prompt_id))) throw ApiError.notFound("prompt template");
+      if (body.prompt_version != null) throw new ApiError("not_found", `prompt_version: prompt template has no version ${body.prompt_version}`);
     }
   } else if (body.prompt_version != null) {
     throw new ApiError("validation_error", "prompt_version: needs prompt_id");
@@ -139,6 +144,6 @@ export async function trackRequest(
       inference_client_name: null,
     },
   });
-  const logged = await createRequestLog(db, logs, auth, input, record && ((logId) => record({ ...answer(0) }, "request_id", logId)));
+  const logged = await createRequestLog(db, logs, auth, input, record && ((logId) => record({ ...answer(0) }, "request_id", logId)), { promptVersion });
   return answer(logged.id);
 }
