@@ -3,9 +3,8 @@
 // takes. Whatever the editor does not show (images, tool calls of a message, unknown fields) is kept
 // as it was. Pure, unit-tested (test/console/draft.test.ts).
 import { templateVariableNames } from "../../src/prompts/variables";
+import { isObj, type Obj } from "../../src/lib/obj";
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export const ROLES = ["system", "user", "assistant", "developer", "tool", "placeholder"] as const;
 

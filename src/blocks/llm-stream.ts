@@ -4,9 +4,8 @@
 // messages are the two stream formats the LLM providers speak (llm.ts).
 import { createParser } from "eventsource-parser";
 import { BlockError } from "./types";
+import { isObj, type Obj } from "../lib/obj";
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Folds one stream's events; `text` is the reply's text each event adds ("" when none). */
 export interface StreamFolder {

@@ -1,6 +1,7 @@
 // Anthropic's messages API (also through Bedrock and Vertex): provider call → request log, and
 // blueprint → call arguments. Tool use becomes the blueprint's tool calls, tool results tool messages.
-import { errorOf, isObj, num, parametersOf, text, type ConvertedCall, type Obj } from "./types";
+import { errorOf, num, parametersOf, text, type ConvertedCall } from "./types";
+import { isObj, type Obj } from "../lib/obj";
 
 /** Anthropic content (a string or blocks) as blueprint content, with its tool uses and results apart. */
 function split(content: unknown) {

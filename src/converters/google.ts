@@ -1,6 +1,7 @@
 // Google's Gemini (generateContent, chats, also through Vertex) and Amazon Bedrock's converse:
 // provider call → request log, and blueprint → call arguments.
-import { errorOf, isObj, num, parametersOf, text, type ConvertedCall, type Obj } from "./types";
+import { errorOf, num, parametersOf, text, type ConvertedCall } from "./types";
+import { isObj, type Obj } from "../lib/obj";
 
 function fromParts(parts: unknown) {
   const blocks: Obj[] = [];

@@ -4,7 +4,8 @@ import { anthropicKwargs, fromAnthropicCompletion, fromAnthropicMessages } from 
 import { bedrockKwargs, fromBedrockConverse, fromGemini, geminiKwargs } from "./google";
 import { chatKwargs, completionKwargs, fromChatCompletion, fromCompletion, fromResponses, responsesKwargs } from "./openai";
 import { priceOf } from "./pricing";
-import { isObj, type Converted, type ConvertedCall, type Obj, type ProviderCall } from "./types";
+import { type Converted, type ConvertedCall, type ProviderCall } from "./types";
+import { isObj, type Obj } from "../lib/obj";
 
 export type { ConvertedCall, ProviderCall } from "./types";
 

@@ -1,6 +1,7 @@
 // OpenAI's chat completions (also Azure OpenAI and Mistral, which take the same shape), legacy
 // completions and the Responses API: provider call → request log, and blueprint → call arguments.
-import { blocksOf, errorOf, isObj, num, parametersOf, text, type ConvertedCall, type Obj } from "./types";
+import { blocksOf, errorOf, num, parametersOf, text, type ConvertedCall } from "./types";
+import { isObj, type Obj } from "../lib/obj";
 
 function toolCallsOf(calls: unknown): Obj[] | undefined {
   if (!Array.isArray(calls) || calls.length === 0) return undefined;

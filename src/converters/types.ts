@@ -1,7 +1,6 @@
 // The shapes every provider converter shares: the SDK's provider call (what `run()` and the
 // wrappers post to /track-request) and the parts of a request log it yields.
-
-export type Obj = Record<string, unknown>;
+import { isObj, type Obj } from "../lib/obj";
 
 export interface ProviderCall {
   function_name: string;
@@ -29,7 +28,6 @@ export interface ConvertedCall {
 
 export type Converted = { ok: true; value: ConvertedCall } | { ok: false; error: string };
 
-export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 export const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 export const text = (t: string) => ({ type: "text", text: t });
 

@@ -4,6 +4,7 @@
 // filter languages over their own field tables and logics (trace analytics: src/filters/traces.ts).
 import { parseTimestamp } from "../lib/time";
 import { FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS, operatorsFor, UNARY_OPERATORS, type FieldShape, type FilterField, type FilterOperator } from "./fields";
+import { isObj } from "../lib/obj";
 
 export type Scalar = string | number;
 
@@ -38,7 +39,6 @@ export function isGroup<F extends string, L extends string>(f: Filter<F> | Filte
   return "filters" in f;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const describe = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
 
@@ -60,7 +60,7 @@ export function parseFilterGroupOf<F extends string, L extends string>(input: un
   let leaves = 0;
 
   const group = (raw: unknown, path: (string | number)[], depth: number): FilterGroup<F, L> | null => {
-    if (!isObject(raw)) {
+    if (!isObj(raw)) {
       issues.push({ path, rule: `must be a filter group object, got ${describe(raw)}` });
       return null;
     }
@@ -82,14 +82,14 @@ export function parseFilterGroupOf<F extends string, L extends string>(input: un
     const filters: (Filter<F> | FilterGroup<F, L>)[] = [];
     raw.filters.forEach((item, i) => {
       const at = [...path, "filters", i];
-      const parsed = isObject(item) && "filters" in item && !("field" in item) ? group(item, at, depth + 1) : filter(item, at);
+      const parsed = isObj(item) && "filters" in item && !("field" in item) ? group(item, at, depth + 1) : filter(item, at);
       if (parsed) filters.push(parsed);
     });
     return { logic, filters };
   };
 
   const filter = (raw: unknown, path: (string | number)[]): Filter<F> | null => {
-    if (!isObject(raw)) {
+    if (!isObj(raw)) {
       issues.push({ path, rule: `must be a filter object or a filter group, got ${describe(raw)}` });
       return null;
     }

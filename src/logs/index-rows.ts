@@ -7,6 +7,7 @@ import type { FacetField, IndexKind, OutputFormat } from "../db/schema";
 import { indexed } from "../filters";
 import { agentIntentOf, userIntentOf } from "./intent";
 import type { Blueprints } from "./row-codec";
+import { isObj } from "../lib/obj";
 
 type InputOutput = Pick<Blueprints, "input" | "output">;
 
@@ -56,10 +57,6 @@ export function stringify(v: unknown): string {
   return JSON.stringify(v);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** The tool names of a log's blueprints, input first, each once: what its `tool` side rows hold. */
 export function toolsOf(log: InputOutput): string[] {
   return [...new Set([...toolNamesOf(log.input), ...toolNamesOf(log.output)])];
@@ -72,17 +69,17 @@ export function toolNamesOf(blueprint: Record<string, unknown>): string[] {
     if (typeof n === "string" && n.length > 0) names.push(n);
   };
   const fromTool = (t: unknown) => {
-    if (!isObject(t)) return;
-    if (isObject(t.function)) push(t.function.name);
+    if (!isObj(t)) return;
+    if (isObj(t.function)) push(t.function.name);
     else push(t.name);
   };
   if (Array.isArray(blueprint.tools)) blueprint.tools.forEach(fromTool);
   if (Array.isArray(blueprint.functions)) blueprint.functions.forEach(fromTool);
   if (Array.isArray(blueprint.messages)) {
     for (const m of blueprint.messages) {
-      if (!isObject(m)) continue;
+      if (!isObj(m)) continue;
       if (Array.isArray(m.tool_calls)) m.tool_calls.forEach(fromTool);
-      if (isObject(m.function_call)) push(m.function_call.name);
+      if (isObj(m.function_call)) push(m.function_call.name);
     }
   }
   return names;
@@ -94,7 +91,7 @@ export function textOf(blueprint: Record<string, unknown>): string {
   if (Array.isArray(blueprint.messages)) {
     for (let i = blueprint.messages.length - 1; i >= 0; i--) {
       const m = blueprint.messages[i];
-      if (isObject(m) && m.role === "assistant") {
+      if (isObj(m) && m.role === "assistant") {
         blocks = m.content;
         break;
       }
@@ -116,7 +113,7 @@ export function jsonObjectOf(answer: string): Record<string, unknown> | null {
   if (!text.startsWith("{")) return null;
   try {
     const parsed: unknown = JSON.parse(text);
-    return isObject(parsed) ? parsed : null;
+    return isObj(parsed) ? parsed : null;
   } catch {
     return null;
   }
@@ -130,7 +127,7 @@ function textOfBlocks(blocks: unknown): string {
   if (typeof blocks === "string") return blocks;
   if (!Array.isArray(blocks)) return "";
   return blocks
-    .filter((b): b is Record<string, unknown> => isObject(b) && b.type === "text" && typeof b.text === "string")
+    .filter((b): b is Record<string, unknown> => isObj(b) && b.type === "text" && typeof b.text === "string")
     .map((b) => b.text as string)
     .join("");
 }
@@ -139,7 +136,7 @@ function textOfBlocks(blocks: unknown): string {
 export function inputTextOf(blueprint: Record<string, unknown>): string {
   if (isChatMessages(blueprint)) {
     return blueprint.messages
-      .map((m) => (isObject(m) ? textOfBlocks(m.content) : ""))
+      .map((m) => (isObj(m) ? textOfBlocks(m.content) : ""))
       .filter((t) => t.length > 0)
       .join("\n");
   }
@@ -151,7 +148,7 @@ export function lastUserTextOf(blueprint: Record<string, unknown>): string {
   if (!isChatMessages(blueprint)) return textOfBlocks(blueprint.content);
   for (let i = blueprint.messages.length - 1; i >= 0; i--) {
     const m = blueprint.messages[i];
-    if (isObject(m) && m.role === "user") return textOfBlocks(m.content);
+    if (isObj(m) && m.role === "user") return textOfBlocks(m.content);
   }
   return "";
 }
@@ -161,8 +158,8 @@ export function outputFormatOf(output: Record<string, unknown>): OutputFormat {
   if (isChatMessages(output)) {
     for (let i = output.messages.length - 1; i >= 0; i--) {
       const m = output.messages[i];
-      if (!isObject(m) || m.role !== "assistant") continue;
-      if ((Array.isArray(m.tool_calls) && m.tool_calls.length > 0) || isObject(m.function_call)) return "tool_call";
+      if (!isObj(m) || m.role !== "assistant") continue;
+      if ((Array.isArray(m.tool_calls) && m.tool_calls.length > 0) || isObj(m.function_call)) return "tool_call";
       break;
     }
   }

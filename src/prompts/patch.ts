@@ -2,6 +2,7 @@
 // base version and a patch (index-keyed objects patch lists, arrays replace them, null removes).
 // Filling input variables is variables.ts's.
 import { ApiError } from "../lib/errors";
+import { isObj, type Obj } from "../lib/obj";
 
 export interface PromptPatch {
   messages?: Record<string, unknown> | unknown[] | null;
@@ -14,9 +15,7 @@ export interface PromptPatch {
   response_format?: Record<string, unknown> | null;
 }
 
-type Obj = Record<string, unknown>;
 const bad = (msg: string) => new ApiError("validation_error", msg);
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Applies an index-keyed patch ({"0": …}) or a full replacement (an array) to a list. */
 export function patchList(field: string, current: unknown, patch: Obj | unknown[]): unknown[] {

@@ -1,8 +1,8 @@
+import { isObj, type Obj } from "../lib/obj";
 // Snippets: a prompt template's text may include another template as `@@@name@@@`; fetching the
 // template replaces each reference with the snippet's text (its latest version), recursively. Pure:
 // the caller supplies the lookup. A reference to no template stays as written; a cycle is refused.
 
-type Obj = Record<string, unknown>;
 
 export const SNIPPET_PATTERN = /@@@([^@\n]{1,255})@@@/g;
 /** How deep snippets may nest before the expansion gives up (a chain this long is a mistake). */
@@ -26,7 +26,6 @@ export class SnippetCycleError extends Error {
   }
 }
 
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The text blocks of a template: messages' content (chat) or content (completion). */
 function textBlocks(template: Obj): Obj[] {

@@ -1,8 +1,7 @@
+import { isObj, type Obj } from "../lib/obj";
 // The input variables of a prompt blueprint's text blocks: which it uses and how they are filled
 // (f-string `{name}` or jinja2 `{{ name }}`, per message's template_format). Pure and without imports:
 // the console's editor reads the same rule (console/src/draft.ts).
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const FSTRING = /\{(\w+)(?:[!:][^}]*)?\}/g;
 const JINJA_VAR = /\{\{\s*([A-Za-z_][\w]*)\s*\}\}/g;

@@ -8,7 +8,8 @@
 import { priceOf } from "../converters/pricing";
 import type { AttrValue, RequestLogInput, SpanEvent, SpanInput } from "../logs";
 import { detailsAttr, DETAILS_EVENT, eventsOf, inputMessagesOf, MESSAGE_EVENTS, outputMessagesOf, withRecords } from "./span-messages";
-import { asText, count, indexed, isObj, json, record, str, text, under, type Obj } from "./span-values";
+import { asText, count, indexed, json, record, str, text, under } from "./span-values";
+import { isObj, type Obj } from "../lib/obj";
 
 export type { AttrValue, SpanInput };
 

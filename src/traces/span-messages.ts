@@ -3,7 +3,8 @@
 // the Vercel AI SDK's ai.*), and which of a span's events carry them. For span-mapping.ts, which
 // makes the rest of the log.
 import type { AttrValue, SpanEvent, SpanInput } from "../logs";
-import { asText, count, indexed, isObj, json, record, str, text, under, type Obj } from "./span-values";
+import { asText, count, indexed, json, record, str, text, under } from "./span-values";
+import { isObj, type Obj } from "../lib/obj";
 
 type Block = Obj;
 interface ToolCall {

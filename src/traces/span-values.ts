@@ -1,10 +1,7 @@
 // Pure: reading attribute values of any type, as spans carry them (strings, numbers, JSON text,
 // OTLP kvlists and arrays, flattened lists). A value of the wrong type never throws: it reads as absent
 // or as its text. For the span mapping (span-mapping.ts, span-messages.ts).
-
-export type Obj = Record<string, unknown>;
-
-export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+import type { Obj } from "../lib/obj";
 
 /** A string attribute; numbers and booleans as their text; anything else is absent. */
 export function str(v: unknown): string | null {

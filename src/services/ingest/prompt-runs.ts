@@ -15,9 +15,8 @@ import { envForRun } from "../workspace";
 import { renderTemplate, requirePromptVersion, resolveSnippets, templateVariableNames } from "../../prompts";
 import { getTemplateVersion } from "../registry";
 import { trackRequest } from "./tracking-request";
+import { isObj, type Obj } from "../../lib/obj";
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export interface PromptRunInput {
   /** A stored template (id or name), at a version or label (latest by default). */
