@@ -64,9 +64,5 @@ export interface LogRecordInput {
   key: string;
 }
 
-/** A record that could not be taken, and why (said in the export's partial success). */
-export interface RejectedRecord {
-  traceId: string | null;
-  spanId: string | null;
-  reason: string;
-}
+/** A record that could not be taken, and why (said in the export's partial success): the same shape as a span's. */
+export type RejectedRecord = RejectedSpan;
