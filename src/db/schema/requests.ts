@@ -29,6 +29,9 @@ export const INDEX_KINDS = ["tag", "tool", "metadata", "input_variable", "output
 
 export type IndexKind = (typeof INDEX_KINDS)[number];
 
+/** How a log's A/B variant is known (request_logs.ab_assignment). */
+export const AB_ASSIGNMENTS = ["sticky", "inferred"] as const;
+
 /** What a log's output is, derived when it is logged (the is_json / is_tool_call / is_plain_text filters). */
 export const OUTPUT_FORMATS = ["json", "tool_call", "text", "empty"] as const;
 
@@ -123,6 +126,14 @@ export const requestLogs = sqliteTable(
      * copied to R2 is still this revision, so an update landing meanwhile is never lost (archive.ts).
      */
     revision: integer("revision").notNull().default(0),
+    /**
+     * The A/B release (control database's ab_tests.id) and variant the log was served, and how that is
+     * known (sticky: its unit's assignment served its version; inferred: only its version tells), set
+     * when the log is written (src/prompts/ab-split.ts variantOfLog). Null for every other log.
+     */
+    abTestId: integer("ab_test_id"),
+    abVariant: text("ab_variant"),
+    abAssignment: text("ab_assignment", { enum: AB_ASSIGNMENTS }),
   },
   (t) => [
     // Newest-first listing and a covering scan for filters on the scalar fields: counting matches
@@ -152,6 +163,8 @@ export const requestLogs = sqliteTable(
     // One log per span (NULLs are distinct, so logs without a span are not constrained); also the
     // trace_id filter's index.
     uniqueIndex("request_logs_workspace_trace_span").on(t.workspaceId, t.traceId, t.spanId),
+    // Search on ab_test_id / ab_variant; partial, so only the logs served through a release pay for it.
+    index("request_logs_workspace_ab").on(t.workspaceId, t.abTestId, t.abVariant).where(sql`${t.abTestId} IS NOT NULL`),
   ],
 );
 
