@@ -19,6 +19,8 @@ import { registerLogRequestRoutes } from "./routes/log-request";
 import { registerRequestRoutes } from "./routes/requests";
 import { registerFolderRoutes } from "./routes/folders";
 import { registerPromptTemplateRoutes } from "./routes/prompt-templates";
+import { registerLabelChangeRoutes } from "./routes/prompt-templates/label-changes";
+import { registerAbTestRoutes } from "./routes/ab-tests";
 import { registerPromptRunRoutes } from "./routes/prompt-runs";
 import { registerToolRegistryRoutes } from "./routes/tool-registry";
 import { registerWorkflowRoutes } from "./routes/workflows";
@@ -86,6 +88,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerLogRequestRoutes(app);
   registerRequestRoutes(app);
   registerPromptTemplateRoutes(app);
+  registerLabelChangeRoutes(app);
+  registerAbTestRoutes(app);
   registerPromptRunRoutes(app);
   registerFolderRoutes(app);
   registerToolRegistryRoutes(app);

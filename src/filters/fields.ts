@@ -97,6 +97,9 @@ export const FILTER_FIELDS = {
   // Logs made from spans: the trace, and the name of the span that made the log.
   trace_id: { type: "string", column: `r.${R.traceId}`, nullable: true },
   span_name: { type: "string", column: SPAN_NAME, nullable: true },
+  // A/B releases: the release (ab_tests.id) and variant that served the log, null for every other log.
+  ab_test_id: { type: "numeric", integer: true, column: `r.${R.abTestId}`, nullable: true },
+  ab_variant: { type: "string", column: `r.${R.abVariant}`, nullable: true },
 } as const satisfies Record<string, FieldSpec>;
 
 export type FilterField = keyof typeof FILTER_FIELDS;

@@ -46,3 +46,4 @@ export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchive
 export type { AttrValue, LogRecordInput, RejectedRecord, RejectedSpan, SpanEvent, SpanExtras, SpanInput } from "./span-input";
 export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./fill-params";
 export { chunkIndexRows, indexLeftBehind, indexLogs, SWEEP_AFTER_MS, SWEEP_MAX_LOGS } from "./indexing";
+export { abTotals, rollupAbLogs, ROLLUP_MAX_LOGS, type AbTotals, type AssignmentKeys } from "./ab-rollups";

@@ -7,6 +7,7 @@
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { requestLogs, type RequestStatus } from "../db/schema";
 import type { AuthContext } from "../lib/auth-context";
+import type { LogAb } from "../prompts";
 import { searchColumnsOf } from "./index-rows";
 import { encodeBlueprints, hexOf } from "./row-codec";
 
@@ -53,6 +54,8 @@ export interface PromptLink {
   id: number | null;
   versionNumber: number | null;
   versionId: number | null;
+  /** The A/B release variant that served the version (prompts/releases.ts abOfLog), when one did. */
+  ab?: LogAb | null;
 }
 
 /** Where the log was made: the trace and span of a span's log, the span track-request named, or neither. */
@@ -104,6 +107,9 @@ export function requestLogRow(auth: AuthContext, input: RequestLogInput, prompt:
     agentIntent: search.agentIntent,
     traceId: at.traceId,
     spanId: at.spanId,
+    abTestId: prompt.ab?.testId ?? null,
+    abVariant: prompt.ab?.variant ?? null,
+    abAssignment: prompt.ab?.assignment ?? null,
   };
 }
 

@@ -9,7 +9,7 @@ import { runBatch } from "../db/batch";
 import { requestLogFacets, requestLogs, requestLogUnindexed, spans, traceClosures, type SpanRow } from "../db/schema";
 import { col, columnList } from "../db/sql";
 import type { AuthContext } from "../lib/auth-context";
-import { findPromptVersion } from "../prompts";
+import { abOfLog, findPromptVersion, releasesForLog, type LogRelease } from "../prompts";
 import type { SpanExtras, SpanInput } from "./span-input";
 import { facetRowsOf, toolsOf } from "./index-rows";
 import { chunkIndexRows, isIndexed } from "./indexing";
@@ -93,6 +93,17 @@ async function resolvePrompts(db: Db, workspaceId: number, refs: SpanPromptRef[]
         out.set(id, found ? { promptId: found.template.id, promptName: found.template.name, version: found.version.version, versionId: found.version.id } : null);
       }),
     );
+  }
+  return out;
+}
+
+/** The A/B releases the linked templates' logs may have been served by (one query per template, in flight together). */
+async function releasesOfLinks(db: Db, workspaceId: number, links: ({ promptId: number } | null)[]): Promise<LogRelease[]> {
+  const ids = [...new Set(links.filter((l) => l !== null).map((l) => l!.promptId))];
+  const out: LogRelease[] = [];
+  for (let at = 0; at < ids.length; at += PROMPT_LOOKUPS_AT_ONCE) {
+    const found = await Promise.all(ids.slice(at, at + PROMPT_LOOKUPS_AT_ONCE).map((promptId) => releasesForLog(db, workspaceId, { promptId })));
+    out.push(...found.flat());
   }
   return out;
 }
@@ -244,10 +255,12 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
 
   const logRows: Record<string, unknown>[] = [];
   const unindexed: [traceId: string, spanId: string, tools: string[]][] = [];
+  const releases = await releasesOfLinks(db, ws, [...prompts.values()]);
   for (const i of withLogs) {
     const log = joined.get(i)?.log ?? i.log!;
     const link = i.prompt ? prompts.get(JSON.stringify(i.prompt)) : null;
-    const prompt = { name: link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null, id: link?.promptId ?? null, versionNumber: link?.version ?? null, versionId: link?.versionId ?? null };
+    const ab = link ? await abOfLog(releases, link.promptId, log.metadata, link.version) : null;
+    const prompt = { name: link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null, id: link?.promptId ?? null, versionNumber: link?.version ?? null, versionId: link?.versionId ?? null, ab };
     logRows.push(jsonLogRow(requestLogRow(auth, log, prompt, { traceId: i.span.traceId, spanId: i.span.spanId })));
     unindexed.push([i.span.traceId, i.span.spanId, toolsOf(log)]);
   }

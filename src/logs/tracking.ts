@@ -17,6 +17,7 @@ import { requirePromptVersion } from "../prompts";
 import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { addFacetCounts, countFacets, dailyTotals, dropEmptyDailyTotals, insertSideRows, isIndexed } from "./indexing";
 import type { WorkspaceLogs } from "./periods";
+import { scoreChangeStatement } from "./ab-rollups";
 
 /** The score name that is also the log's `score`. */
 export const DEFAULT_SCORE_NAME = "default";
@@ -54,16 +55,19 @@ async function logDatabase(logs: WorkspaceLogs, requestId: number): Promise<Db> 
 export async function trackScore(logs: WorkspaceLogs, auth: AuthContext, input: TrackScoreInput): Promise<void> {
   const db = await logDatabase(logs, input.request_id);
   const name = input.name ?? DEFAULT_SCORE_NAME;
-  const rows = await db
-    .update(requestLogs)
-    .set({
-      // json_object takes the name as a bound value, so any name is a plain key (no JSON-path quoting).
-      scores: sql`json_patch(${requestLogs.scores}, json_object(${name}, ${input.score}))`,
-      ...(name === DEFAULT_SCORE_NAME ? { score: input.score } : {}),
-    })
-    .where(ofLog(auth.workspaceId, input.request_id))
-    .returning({ id: requestLogs.id });
-  if (rows.length === 0) throw notFoundLog();
+  // An A/B log already counted in its variant's rollups moves its score there in the same batch (ab-rollups.ts).
+  const [, updated] = await runBatch(db, [
+    scoreChangeStatement(auth.workspaceId, input.request_id, name, input.score),
+    db
+      .update(requestLogs)
+      .set({
+        // json_object takes the name as a bound value, so any name is a plain key (no JSON-path quoting).
+        scores: sql`json_patch(${requestLogs.scores}, json_object(${name}, ${input.score}))`,
+        ...(name === DEFAULT_SCORE_NAME ? { score: input.score } : {}),
+      })
+      .where(ofLog(auth.workspaceId, input.request_id)),
+  ]);
+  if (updated.meta.changes === 0) throw notFoundLog();
 }
 
 // ---- side rows of one kind (metadata, input variables) ----

@@ -8,7 +8,7 @@ import type { AuthContext } from "../lib/auth-context";
 import { ApiError, REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import { loggedPromptVersion, type PromptVersionView } from "../prompts";
+import { abOfLog, loggedPromptVersion, releasesForLog, type PromptVersionView } from "../prompts";
 import { toolsOf } from "./index-rows";
 import { markNewestUnindexed, NEWEST_LOG } from "./indexing";
 import { runBatch, type Statement } from "../db/batch";
@@ -43,13 +43,13 @@ export async function createRequestLog(
   linked?: { promptVersion: PromptVersionView | null },
 ): Promise<LoggedRequest> {
   const logs = store.current;
-  const promptVersion = linked
-    ? linked.promptVersion
-    : await loggedPromptVersion(db, auth.workspaceId, {
-        promptId: input.prompt_id,
-        promptName: input.prompt_name,
-        versionNumber: input.prompt_version_number,
-      });
+  const ref = { promptId: input.prompt_id, promptName: input.prompt_name, versionNumber: input.prompt_version_number };
+  // The releases the log may have been served by are read beside its version: no round trip more.
+  const [promptVersion, releases] = await Promise.all([
+    linked ? linked.promptVersion : loggedPromptVersion(db, auth.workspaceId, ref),
+    input.prompt_version_number ? releasesForLog(db, auth.workspaceId, ref) : [],
+  ]);
+  const ab = promptVersion && releases.length > 0 ? await abOfLog(releases, promptVersion.prompt_id, input.metadata, promptVersion.version) : null;
 
   const row = requestLogRow(
     auth,
@@ -59,6 +59,7 @@ export async function createRequestLog(
       id: input.prompt_id ?? promptVersion?.prompt_id ?? null,
       versionNumber: input.prompt_version_number ?? null,
       versionId: promptVersion?.id ?? null,
+      ab,
     },
     { traceId: null, spanId: input.span_id ?? null },
   );
@@ -155,6 +156,10 @@ export function requestLogView(r: RequestLog) {
     latency_ms: latency,
     trace_id: r.traceId,
     span_id: r.spanId,
+    // ?? null: a log archived before these columns existed has no such keys.
+    ab_test_id: r.abTestId ?? null,
+    ab_variant: r.abVariant ?? null,
+    ab_assignment: r.abAssignment ?? null,
     created_at: toIso(r.createdAt),
   };
 }

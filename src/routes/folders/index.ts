@@ -88,7 +88,7 @@ const EntityReference = z
       .union([z.int().positive("must be a positive integer"), z.uuid("must be a positive integer or a UUID")])
       .openapi({ description: "The entity's id: an integer, or a UUID for skill collections." }),
     type: z.enum(FOLDER_ENTITY_TYPES, { error: `must be one of ${FOLDER_ENTITY_TYPES.join(", ")}` }).openapi({
-      description: "SNIPPET names the same prompts as PROMPT. AB_TEST and INPUT_VARIABLE_SET entities do not exist here: any id of theirs is a 404.",
+      description: "SNIPPET names the same prompts as PROMPT; AB_TEST names A/B releases (deleting one reverts its label to its base mapping). INPUT_VARIABLE_SET entities do not exist here: any id of theirs is a 404.",
     }),
   })
   .openapi("EntityReference");

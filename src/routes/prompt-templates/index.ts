@@ -6,15 +6,18 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam, PromptBlueprint } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
+import { ApiError } from "../../lib/errors";
 import { requireOwnWorkspace } from "../../http/workspace";
-import { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, snippetUsage, templateLabels, templateReadSource, upsertTemplateByExternalId, type TemplateVersionRead, type TemplateVersionView } from "../../services/registry";
+import { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, snippetUsage, templateLabels, templateReadSource, upsertTemplateByExternalId, changeRequestViews, AB_HEADER, abHeaderValue, type TemplateVersionRead, type TemplateVersionView } from "../../services/registry";
 import { asksForFresh, CACHE_STATE_HEADER, templateExists } from "../../prompts";
 import { purgesPromptCache } from "../../http/prompt-cache";
 import { afterAnswer } from "../../http/after-answer";
 import { externalIdRoutes } from "../external-ids";
+import { metadataFiltersQuery } from "./metadata-filters";
 import { ExternalIdSource, ExternalIdValue } from "../external-ids/schemas";
 import { QueryInt } from "../../lib/query";
 import {
+  ChangeRequestAnswer,
   CreateLabelBody,
   GetTemplateBody,
   Identifier,
@@ -142,7 +145,7 @@ const createLabelRoute = defineRoute({
   path: "/prompts/{prompt_id}/label",
   tags: ["release labels"],
   summary: "Create a release label on a version",
-  description: "A version that does not exist is a 404; a label name already on this prompt is a 409 (move it with PATCH /prompt-labels/{id}).",
+  description: "A version that does not exist is a 404; a label name already on this prompt is a 409 (move it with PATCH /prompt-labels/{id}). A new label is not protected.",
   errors: [404, 409],
   middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_id: IdParam("prompt_id") }), body: { required: true, content: { "application/json": { schema: CreateLabelBody } } } },
@@ -154,11 +157,17 @@ const moveLabelRoute = defineRoute({
   path: "/prompt-labels/{prompt_label_id}",
   tags: ["release labels"],
   summary: "Move a release label to another version of its prompt",
-  description: "Moves the label to another version (prompt_version_number) of its own prompt; a number the prompt has no version for is a 404.",
-  errors: [404],
+  errors: [404, 409],
+  description:
+    "Moves the label to another version (prompt_version_number) of its own prompt; a number the prompt has no version for is a 404. " +
+    "A protected label is not moved: the answer is 202 with a pending change request (and prompt_template_label_change_requested is emitted), carried out by " +
+    "POST /api/public/v2/label-change-requests/{id}/approve; a label with a pending request already is a 409.",
   middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_label_id: IdParam("prompt_label_id") }), body: { required: true, content: { "application/json": { schema: MoveLabelBody } } } },
-  responses: { 200: json(ReleaseLabel, "The moved label") },
+  responses: {
+    200: json(ReleaseLabel, "The moved label"),
+    202: json(ChangeRequestAnswer, "The label is protected: a pending change request, which an approval carries out"),
+  },
 });
 
 const deleteLabelRoute = defineRoute({
@@ -166,8 +175,8 @@ const deleteLabelRoute = defineRoute({
   path: "/prompt-labels/{prompt_label_id}",
   tags: ["release labels"],
   summary: "Delete a release label",
-  description: "Deletes the label; the version it named stays.",
-  errors: [404],
+  description: "Deletes the label; the version it named stays. A protected label is a 409 (unprotect it first).",
+  errors: [404, 409],
   middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_label_id: IdParam("prompt_label_id") }) },
   responses: { 204: { description: "Deleted" } },
@@ -253,6 +262,12 @@ async function throughEdgeCache(
   return answer(value);
 }
 
+/** An answer served through an A/B release says so in X-PromptEdge-AB too. */
+function servedAb(c: Context<AppEnv>, view: TemplateVersionView): TemplateVersionView {
+  if (view.ab_test) c.header(AB_HEADER, abHeaderValue(view.ab_test));
+  return view;
+}
+
 export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(publish, async (c) => {
     const body = c.req.valid("json");
@@ -284,8 +299,8 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getRaw, async (c) => {
     const { identifier } = c.req.valid("param");
-    const query = c.req.valid("query");
-    return c.json(await throughEdgeCache(c, identifier, query, (read) => getTemplateVersion(c.var.deps.db, c.get("auth").workspaceId, identifier, query, read)), 200);
+    const query = { ...c.req.valid("query"), metadata_filters: metadataFiltersQuery(new URL(c.req.url).searchParams) };
+    return c.json(servedAb(c, await throughEdgeCache(c, identifier, query, (read) => getTemplateVersion(c.var.deps.db, c.get("auth").workspaceId, identifier, query, read))), 200);
   });
 
   app.openapi(getWithBody, async (c) => {
@@ -293,7 +308,11 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.workspace_id);
-    return c.json(await throughEdgeCache(c, identifier, body, (read) => getTemplateVersion(c.var.deps.db, auth.workspaceId, identifier, { ...body, sdkForm: true }, read)), 200);
+    if (body.label != null && body.prompt_release_label != null && body.label !== body.prompt_release_label) {
+      throw new ApiError("validation_error", "prompt_release_label: give label or prompt_release_label (they differ)");
+    }
+    const sel = { ...body, label: body.label ?? body.prompt_release_label };
+    return c.json(servedAb(c, await throughEdgeCache(c, identifier, sel, (read) => getTemplateVersion(c.var.deps.db, auth.workspaceId, identifier, { ...sel, sdkForm: true }, read))), 200);
   });
 
   app.openapi(labels, async (c) => {
@@ -308,7 +327,11 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(moveLabelRoute, async (c) => {
     const { prompt_label_id } = c.req.valid("param");
-    return c.json(await moveLabel(c.var.deps.db, c.get("auth"), prompt_label_id, c.req.valid("json")), 200);
+    const db = c.var.deps.db;
+    const done = await moveLabel(db, c.get("auth"), prompt_label_id, c.req.valid("json"));
+    if ("label" in done) return c.json(done.label, 200);
+    const [change_request] = await changeRequestViews(db, [done.changeRequest]);
+    return c.json({ success: true as const, change_request }, 202);
   });
 
   app.openapi(deleteLabelRoute, async (c) => {

@@ -49,6 +49,12 @@ const RequestLogDetail = z
     latency_ms: z.number(),
     trace_id: z.string().nullable(),
     span_id: z.string().nullable(),
+    ab_test_id: z.int().nullable().openapi({ description: "The A/B release (GET /api/public/v2/ab-tests/{id}) that served the log's version, recomputed when it was logged from its metadata and version." }),
+    ab_variant: z.string().nullable().openapi({ description: "That release's variant (its key)." }),
+    ab_assignment: z
+      .enum(["sticky", "inferred"])
+      .nullable()
+      .openapi({ description: "How the variant is known: sticky, the unit's assignment (metadata[assignment_key]) served this version; inferred, only the version tells (one variant has it)." }),
     created_at: z.string(),
   })
   .openapi("RequestLogDetail");
