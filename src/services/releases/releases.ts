@@ -135,7 +135,7 @@ export async function createRelease(db: Db, auth: AuthContext, input: CreateInpu
   const labelled = await findPromptVersion(db, ws, { id: t.id, label: input.release_label });
   const versions = await Promise.all(input.variants.map((v) => findPromptVersion(db, ws, { id: t.id, version: v.prompt_version_number })));
   versions.forEach((found, i) => {
-    if (!found) throw bad(`variants.${i}.prompt_version_number: prompt template "${t.name}" has no version ${input.variants[i].prompt_version_number}`);
+    if (!found) throw bad(`variants[${i}].prompt_version_number: prompt template "${t.name}" has no version ${input.variants[i].prompt_version_number}`);
   });
   const split = newSplit(input.variants, input.segments ?? [], labelled!.version.version);
   const guardrails = input.guardrails ? checkGuardrails(input.guardrails, input.variants.length) : null;

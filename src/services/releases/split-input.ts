@@ -24,11 +24,11 @@ function unitsOf(path: string, shares: readonly { key: string; percentage: numbe
   const units: Record<string, number> = Object.fromEntries(known.map((k) => [k, 0]));
   const seen = new Set<string>();
   shares.forEach((s, i) => {
-    if (!known.includes(s.key)) throw bad(`${path}.${i}.key: "${s.key}" is not a variant of this release (${known.join(", ")})`);
-    if (seen.has(s.key)) throw bad(`${path}.${i}.key: "${s.key}" is given twice`);
+    if (!known.includes(s.key)) throw bad(`${path}[${i}].key: "${s.key}" is not a variant of this release (${known.join(", ")})`);
+    if (seen.has(s.key)) throw bad(`${path}[${i}].key: "${s.key}" is given twice`);
     seen.add(s.key);
     const u = bucketsOf(s.percentage);
-    if (u === null) throw bad(`${path}.${i}.percentage: must be 0 to 100 with at most two decimals`);
+    if (u === null) throw bad(`${path}[${i}].percentage: must be 0 to 100 with at most two decimals`);
     units[s.key] = u;
   });
   const total = Object.values(units).reduce((a, b) => a + b, 0);
@@ -43,9 +43,9 @@ function unitsOf(path: string, shares: readonly { key: string; percentage: numbe
 export function newSplit(variants: readonly VariantInput[], segments: readonly SegmentInput[], labelVersion: number): StoredSplit {
   const keys = variants.map((v) => v.key);
   variants.forEach((v, i) => {
-    if (keys.indexOf(v.key) !== i) throw bad(`variants.${i}.key: "${v.key}" is given twice`);
+    if (keys.indexOf(v.key) !== i) throw bad(`variants[${i}].key: "${v.key}" is given twice`);
     const dup = variants.findIndex((w) => w.prompt_version_number === v.prompt_version_number);
-    if (dup !== i) throw bad(`variants.${i}.prompt_version_number: version ${v.prompt_version_number} is variant "${variants[dup].key}" already`);
+    if (dup !== i) throw bad(`variants[${i}].prompt_version_number: version ${v.prompt_version_number} is variant "${variants[dup].key}" already`);
   });
   const base = variants.find((v) => v.prompt_version_number === labelVersion);
   if (!base) throw bad(`variants: one variant must be the base, the label's current version ${labelVersion} (none is)`);
@@ -53,9 +53,9 @@ export function newSplit(variants: readonly VariantInput[], segments: readonly S
   const order = keys.map((key) => ({ key, units: units[key] }));
   const names = new Set<string>();
   const segs = segments.map((s, i) => {
-    if (names.has(s.name)) throw bad(`segments.${i}.name: "${s.name}" is given twice`);
+    if (names.has(s.name)) throw bad(`segments[${i}].name: "${s.name}" is given twice`);
     names.add(s.name);
-    const su = unitsOf(`segments.${i}.variants`, s.variants, keys);
+    const su = unitsOf(`segments[${i}].variants`, s.variants, keys);
     return { name: s.name, conditions: s.conditions, shares: initialShares(keys.map((key) => ({ key, units: su[key] })), base.key) };
   });
   return {
@@ -80,10 +80,10 @@ export function rampedSplit(split: StoredSplit, variants: readonly { key: string
     const current = percentagesOf(shares);
     const seen = new Set<string>();
     asked.forEach((a, i) => {
-      if (!keys.includes(a.key)) throw bad(`${path}.${i}.key: "${a.key}" is not a variant of this release (${keys.join(", ")})`);
-      if (seen.has(a.key)) throw bad(`${path}.${i}.key: "${a.key}" is given twice`);
+      if (!keys.includes(a.key)) throw bad(`${path}[${i}].key: "${a.key}" is not a variant of this release (${keys.join(", ")})`);
+      if (seen.has(a.key)) throw bad(`${path}[${i}].key: "${a.key}" is given twice`);
       seen.add(a.key);
-      if (bucketsOf(a.percentage) === null) throw bad(`${path}.${i}.percentage: must be 0 to 100 with at most two decimals`);
+      if (bucketsOf(a.percentage) === null) throw bad(`${path}[${i}].percentage: must be 0 to 100 with at most two decimals`);
     });
     const next = keys.map((key) => ({ key, percentage: asked.find((a) => a.key === key)?.percentage ?? current[key] }));
     return rampShares(shares, unitsOf(path, next, keys), split.base);
@@ -91,11 +91,11 @@ export function rampedSplit(split: StoredSplit, variants: readonly { key: string
   const names = new Set<string>();
   const segs = split.segments.map((s) => ({ ...s }));
   (segments ?? []).forEach((asked, i) => {
-    if (names.has(asked.name)) throw bad(`segments.${i}.name: "${asked.name}" is given twice`);
+    if (names.has(asked.name)) throw bad(`segments[${i}].name: "${asked.name}" is given twice`);
     names.add(asked.name);
     const at = segs.findIndex((s) => s.name === asked.name);
-    if (at < 0) throw bad(`segments.${i}.name: this release has no segment "${asked.name}" (segments' conditions cannot change; create a new release)`);
-    segs[at] = { ...segs[at], shares: merged(segs[at].shares, asked.variants, `segments.${i}.variants`) };
+    if (at < 0) throw bad(`segments[${i}].name: this release has no segment "${asked.name}" (segments' conditions cannot change; create a new release)`);
+    segs[at] = { ...segs[at], shares: merged(segs[at].shares, asked.variants, `segments[${i}].variants`) };
   });
   return { ...split, shares: variants ? merged(split.shares, variants, "variants") : split.shares, segments: segs };
 }
@@ -117,14 +117,14 @@ export const challengerPercentage = (split: StoredSplit) => split.shares.filter(
 /** A guardrails object's cross-field rules (the schema has checked each field). */
 export function checkGuardrails(g: Guardrails, variantCount: number): Guardrails {
   g.metrics.forEach((m, i) => {
-    if ((m.type === "score" || m.type === "signal") && !m.name) throw bad(`guardrails.metrics.${i}.name: a ${m.type} metric names its ${m.type}`);
+    if ((m.type === "score" || m.type === "signal") && !m.name) throw bad(`guardrails.metrics[${i}].name: a ${m.type} metric names its ${m.type}`);
   });
   if (g.on_success === "ramp") {
     if (!g.ramp) throw bad("guardrails.ramp: on_success ramp needs ramp {steps, every_hours}");
     if (variantCount !== 2) throw bad("guardrails.on_success: ramp needs exactly one challenger beside the base");
     g.ramp.steps.forEach((p, i) => {
-      if (bucketsOf(p) === null || p <= 0) throw bad(`guardrails.ramp.steps.${i}: must be above 0 and at most 100, with at most two decimals`);
-      if (i > 0 && p <= g.ramp!.steps[i - 1]) throw bad(`guardrails.ramp.steps.${i}: steps must increase`);
+      if (bucketsOf(p) === null || p <= 0) throw bad(`guardrails.ramp.steps[${i}]: must be above 0 and at most 100, with at most two decimals`);
+      if (i > 0 && p <= g.ramp!.steps[i - 1]) throw bad(`guardrails.ramp.steps[${i}]: steps must increase`);
     });
   }
   return g;
