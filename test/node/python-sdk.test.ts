@@ -415,3 +415,71 @@ emit({
     expect(await h.call("GET", `/api/public/v2/requests/${mine.log}`)).toEqual(before);
   });
 });
+
+describe("the Python SDK: A/B releases through run(prompt_release_label, metadata)", () => {
+  it("each user keeps their variant, logs carry the served version and its variant, a ramp moves only base users, a pinned version ignores the release, DELETE reverts", async () => {
+    const name = `py-ab-${Date.now()}`;
+    const texts = ["", "variant one", "variant two"];
+    const version = (n: number, labels: string[] = []) =>
+      h.call("POST", "/rest/prompt-templates", {
+        prompt_template: { prompt_name: name },
+        prompt_version: { prompt_template: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: texts[n] }] }] }, metadata: { model: { provider: "openai", name: "gpt-4o-mini", parameters: {} } } },
+        release_labels: labels,
+      });
+    const first = await version(1, ["prod"]);
+    await version(2);
+    const made = await h.call("POST", "/api/public/v2/ab-tests", {
+      name: "py split",
+      prompt_template_id: first.body.id,
+      release_label: "prod",
+      assignment_key: "user_id",
+      variants: [
+        { key: "base", prompt_version_number: 1, percentage: 60 },
+        { key: "challenger", prompt_version_number: 2, percentage: 40 },
+      ],
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const id = made.body.ab_test.id;
+    const users = Array.from({ length: 12 }, (_, i) => `user-${i}`);
+    const logOf = async (requestId: number) => (await h.call("GET", `/api/public/v2/requests/${requestId}`)).body;
+    // Each user's run() twice (the request ids its logs got), and the versions templates.get serves by label or pinned.
+    const gets = (params: string) => `[pl.templates.get(${JSON.stringify(name)}, {${params}, "metadata_filters": {"user_id": u}})["version"] for u in ${JSON.stringify(users)}]`;
+    const { value: runs } = await h.python<Record<string, number[]>>(
+      `
+pl = PromptLayer()
+emit({u: [pl.run(${JSON.stringify(name)}, prompt_release_label="prod", metadata={"user_id": u})["request_id"] for _ in range(2)] for u in ${JSON.stringify(users)}})
+`,
+      { timeoutMs: 180_000 },
+    );
+    const assigned = await Promise.all(users.map(async (u) => (await h.call("GET", `/api/public/v2/ab-tests/${id}/assignment?metadata_filters[user_id]=${u}`)).body));
+    await Promise.all(
+      users.map(async (u, i) => {
+        // What the release assigns this user is what run() was served, sent to the provider and logged, both times.
+        for (const requestId of runs[u]) {
+          const log = await logOf(requestId);
+          expect(log, u).toMatchObject({ prompt_version_number: assigned[i].prompt_version_number, metadata: { user_id: u }, ab_test_id: id, ab_variant: assigned[i].variant, ab_assignment: "sticky" });
+          expect(JSON.stringify(log.input), u).toContain(texts[assigned[i].prompt_version_number]);
+        }
+      }),
+    );
+    expect(new Set(assigned.map((a) => a.prompt_version_number))).toEqual(new Set([1, 2]));
+
+    // A ramp from 40 % to 70 %: exactly the base users in buckets [4000, 7000) move, none back. A pinned version never goes through the release.
+    const ramp = await h.call("PATCH", `/api/public/v2/ab-tests/${id}`, { variants: [{ key: "challenger", percentage: 70 }, { key: "base", percentage: 30 }] });
+    expect(ramp.status, JSON.stringify(ramp.body)).toBe(200);
+    const { value: afterRamp } = await h.python<[number[], number[]]>(`
+pl = PromptLayer()
+emit([${gets(`"label": "prod"`)}, ${gets(`"version": 1`)}])
+`);
+    expect(afterRamp[0]).toEqual(assigned.map((a) => (a.prompt_version_number === 2 || (a.bucket >= 4000 && a.bucket < 7000) ? 2 : 1)));
+    expect(new Set(afterRamp[1])).toEqual(new Set([1]));
+
+    // After DELETE the label serves its own version to everyone.
+    expect((await h.call("DELETE", `/api/public/v2/ab-tests/${id}`)).status).toBe(200);
+    const { value: reverted } = await h.python<number[]>(`
+pl = PromptLayer()
+emit(${gets(`"label": "prod"`)})
+`);
+    expect(new Set(reverted)).toEqual(new Set([1]));
+  });
+});

@@ -11,6 +11,7 @@ import { rollupAbLogs } from "../../src/logs";
 import { assignmentKeys, runGuardrails } from "../../src/services/releases";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
 import { indexNow } from "../helpers/logs";
+import { hexOf, llm, sendSpans, str } from "../helpers/otlp";
 
 let ws: TestKey;
 let other: TestKey;
@@ -280,6 +281,29 @@ describe("logs, search, analytics and the scorecard", () => {
     const after = await json(await call(`${AB}/${id}/scorecard`, { key: ws.key }));
     const c2 = after.variants.find((v: { key: string }) => v.key === "challenger");
     expect(c2.scores.default.n).toBe(byKey.challenger.scores.default.n + 1);
+  });
+});
+
+describe("OTLP spans", () => {
+  it("a span naming the template's version and carrying the unit in promptlayer.metadata makes a log that records its variant", async () => {
+    const t = await template();
+    const id = (await create(release(t))).body.ab_test.id;
+    const a = await json(await call(`${AB}/${id}/assignment?metadata_filters[user_id]=span-user`, { key: ws.key }));
+    const traceId = hexOf(32);
+    await sendSpans(ws, traceId, Date.now(), [
+      {
+        id: hexOf(16),
+        name: "chat",
+        start: 0,
+        end: 10,
+        attrs: [...llm("gpt-4o", "openai", 3, 4), str("promptlayer.prompt.name", t.name), str("promptlayer.prompt.version", String(a.prompt_version_number)), str("promptlayer.metadata.user_id", "span-user")],
+      },
+    ]);
+    await indexNow();
+    const found = await json(await call("/api/public/v2/requests/search", { method: "POST", key: ws.key, json: { filter_group: { logic: "AND", filters: [{ field: "trace_id", operator: "is", value: traceId }] } } }));
+    expect(found.items).toHaveLength(1);
+    expect(found.items[0]).toMatchObject({ ab_test_id: id, ab_variant: a.variant, prompt_version_number: a.prompt_version_number });
+    expect((await json(await call(`/api/public/v2/requests/${found.items[0].id}`, { key: ws.key }))).ab_assignment).toBe("sticky");
   });
 });
 
