@@ -199,6 +199,27 @@ describe("fetching through a release", () => {
     expect(await countAb("webhook_events", "workspace_id = ? AND event_type = 'ab_test_deleted' AND json_extract(details, '$.ab_test_id') = ?", ws.workspaceId, id)).toBe(1);
   });
 
+  it("from the edge cache: the release travels with the label's cached read, and every release change purges it as a publish does", async () => {
+    const t = await template();
+    const get = async (q = "") => {
+      const res = await call(`/prompt-templates/${t.name}?label=prod${q}`, { key: ws.key });
+      return { state: res.headers.get("X-PromptEdge-Cache"), body: await json(res) };
+    };
+    await get();
+    expect((await get()).state).toBe("hit");
+    const id = (await create(release(t, { variants: [{ key: "base", prompt_version_number: 1, percentage: 0 }, { key: "challenger", prompt_version_number: 3, percentage: 100 }] }))).body.ab_test.id;
+    const through = await get();
+    expect(through).toMatchObject({ state: "miss", body: { version: 3, ab_test: { id, variant: "challenger" } } });
+    // Cached with its release: a hit assigns per request from the entry (the challenger's read included).
+    expect(await get("&metadata_filters[user_id]=z")).toMatchObject({ state: "hit", body: { version: 3, ab_test: { assignment: "sticky" } } });
+    await call(`${AB}/${id}`, { method: "PATCH", key: ws.key, json: { variants: [{ key: "base", percentage: 100 }, { key: "challenger", percentage: 0 }] } });
+    expect(await get()).toMatchObject({ state: "miss", body: { version: 1, ab_test: { revision: 2, variant: "base" } } });
+    await call(`${AB}/${id}`, { method: "DELETE", key: ws.key });
+    const after = await get();
+    expect(after.state).toBe("miss");
+    expect(after.body.ab_test).toBeUndefined();
+  });
+
   it("segments: the first whose conditions hold uses its own split", async () => {
     const t = await template();
     await create(
@@ -359,10 +380,12 @@ describe("guardrails", () => {
     const labelId = (await json(await call(`/prompt-templates/${t.name}/labels`, { key: ws.key }))).release_labels[0].release_label_id;
     const prot = await call(`/api/public/v2/prompt-labels/${labelId}/protection`, { method: "PUT", key: ws.key, json: { protected: true } });
     expect((await json(prot)).protected).toBe(true);
-    // By hand: a 202 with a pending request, a second is a 409, deleting the label a 409, a publish naming it a 409.
+    // By hand: the label unmoved with a pending request (200, PromptLayer's code), a second is a 409, deleting the label a 409, a publish naming it a 409.
     const byHand = await call(`/prompt-labels/${labelId}`, { method: "PATCH", key: ws.key, json: { prompt_version_number: 3 } });
-    expect(byHand.status).toBe(202);
-    const manual = (await json(byHand)).change_request;
+    expect(byHand.status).toBe(200);
+    const unmoved = await json(byHand);
+    expect(unmoved).toMatchObject({ id: labelId, protected: true, prompt_version_number: 1 });
+    const manual = unmoved.change_request;
     expect(manual).toMatchObject({ status: "pending", prompt_version_number: 3, old_prompt_version_number: 1, change_type: "move" });
     expect((await call(`/prompt-labels/${labelId}`, { method: "PATCH", key: ws.key, json: { prompt_version_number: 2 } })).status).toBe(409);
     expect((await call(`/prompt-labels/${labelId}`, { method: "DELETE", key: ws.key })).status).toBe(409);

@@ -8,7 +8,7 @@ import { IdParam, PromptBlueprint } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
 import { ApiError } from "../../lib/errors";
 import { requireOwnWorkspace } from "../../http/workspace";
-import { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, snippetUsage, templateLabels, templateReadSource, upsertTemplateByExternalId, changeRequestViews, AB_HEADER, abHeaderValue, type TemplateVersionRead, type TemplateVersionView } from "../../services/registry";
+import { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, snippetUsage, templateLabels, templateReadSource, upsertTemplateByExternalId, changeRequestViews, labelAsItStands, AB_HEADER, abHeaderValue, type TemplateVersionRead, type TemplateVersionView } from "../../services/registry";
 import { asksForFresh, CACHE_STATE_HEADER, templateExists } from "../../prompts";
 import { purgesPromptCache } from "../../http/prompt-cache";
 import { afterAnswer } from "../../http/after-answer";
@@ -17,7 +17,7 @@ import { metadataFiltersQuery } from "./metadata-filters";
 import { ExternalIdSource, ExternalIdValue } from "../external-ids/schemas";
 import { QueryInt } from "../../lib/query";
 import {
-  ChangeRequestAnswer,
+  ChangeRequest,
   CreateLabelBody,
   GetTemplateBody,
   Identifier,
@@ -160,13 +160,15 @@ const moveLabelRoute = defineRoute({
   errors: [404, 409],
   description:
     "Moves the label to another version (prompt_version_number) of its own prompt; a number the prompt has no version for is a 404. " +
-    "A protected label is not moved: the answer is 202 with a pending change request (and prompt_template_label_change_requested is emitted), carried out by " +
-    "POST /api/public/v2/label-change-requests/{id}/approve; a label with a pending request already is a 409.",
+    "A protected label is not moved: the answer is the label as it stands with `change_request`, a pending change request (and prompt_template_label_change_requested " +
+    "is emitted), carried out by POST /api/public/v2/label-change-requests/{id}/approve; a label with a pending request already is a 409.",
   middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_label_id: IdParam("prompt_label_id") }), body: { required: true, content: { "application/json": { schema: MoveLabelBody } } } },
   responses: {
-    200: json(ReleaseLabel, "The moved label"),
-    202: json(ChangeRequestAnswer, "The label is protected: a pending change request, which an approval carries out"),
+    200: json(
+      ReleaseLabel.extend({ change_request: ChangeRequest.optional().openapi({ description: "Only for a protected label: the pending request its move waits on (the label is not moved)." }) }).openapi("MovedReleaseLabel"),
+      "The moved label, or a protected label unmoved with its pending change request",
+    ),
   },
 });
 
@@ -331,7 +333,7 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
     const done = await moveLabel(db, c.get("auth"), prompt_label_id, c.req.valid("json"));
     if ("label" in done) return c.json(done.label, 200);
     const [change_request] = await changeRequestViews(db, [done.changeRequest]);
-    return c.json({ success: true as const, change_request }, 202);
+    return c.json({ ...(await labelAsItStands(db, c.get("auth").workspaceId, prompt_label_id)), change_request }, 200);
   });
 
   app.openapi(deleteLabelRoute, async (c) => {

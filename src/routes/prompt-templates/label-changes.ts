@@ -24,8 +24,8 @@ const protection = defineRoute({
   tags,
   summary: "Protect a release label, or stop protecting it",
   description:
-    "A protected label moves only through an approved change request: PATCH /prompt-labels/{id} and an A/B release's promote answer 202 with a pending request instead of " +
-    "moving it, a publish or patch naming it in release_labels is a 409, and deleting it is a 409 until it is unprotected.",
+    "A protected label moves only through an approved change request: PATCH /prompt-labels/{id} answers the label unmoved with a pending `change_request`, and an A/B " +
+    "release's promote answers 202 with one, instead of moving it; a publish or patch naming it in release_labels is a 409, and deleting it is a 409 until it is unprotected.",
   errors: [404],
   request: {
     params: z.object({ prompt_label_id: IdParam("prompt_label_id") }),

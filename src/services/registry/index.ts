@@ -9,7 +9,7 @@ export { deleteFolderEntities, moveFolderEntities, resolveFolderPath } from "./f
 export { FOLDER_ENTITY_SOURCES } from "./folder-entity-sources";
 export { createFolder, folderExists, renameFolder, requireFolder } from "./folders";
 export { upsertTemplateByExternalId } from "./prompt-template-upsert";
-export { createLabel, deleteLabel, getTemplateVersion, labelView, requireLabel, listTemplates, moveLabel, patchTemplate, publishTemplate, templateLabels, templateReadSource, type TemplateVersionRead, type TemplateVersionView } from "./prompt-templates";
+export { createLabel, deleteLabel, getTemplateVersion, labelAsItStands, labelView, requireLabel, listTemplates, moveLabel, patchTemplate, publishTemplate, templateLabels, templateReadSource, type TemplateVersionRead, type TemplateVersionView } from "./prompt-templates";
 export { labelStatements, type LabelTable } from "./release-labels";
 export {
   changeRequestStatements,

@@ -558,6 +558,13 @@ export async function requireLabel(db: Db, ws: number, id: number): Promise<Prom
   return l;
 }
 
+/** A label's answer as it stands (with the number of the version it names). */
+export async function labelAsItStands(db: Db, ws: number, id: number): Promise<LabelView> {
+  const l = await requireLabel(db, ws, id);
+  const [v] = await db.select({ version: promptVersions.version }).from(promptVersions).where(eq(promptVersions.id, l.promptVersionId));
+  return labelView(l, v.version);
+}
+
 /**
  * Moves a label to another version of its prompt, through the one label-move path; a protected
  * label is not moved but gets a pending change request (label-changes.ts) that an approval moves.
