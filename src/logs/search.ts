@@ -63,8 +63,6 @@ interface SearchRow {
   prompt_name: string | null;
   created_at: number;
   trace_id: string | null;
-  ab_test_id: number | null;
-  ab_variant: string | null;
 }
 
 const LOGS = getTableName(requestLogs);
@@ -74,7 +72,7 @@ const FACETS = getTableName(requestLogFacets);
 /** The columns a search item is made of (searchItem). */
 const PAGE_COLUMNS = `r.${R.id}, r.${R.model}, r.${R.provider}, r.${R.apiType}, r.${R.inputTokens}, r.${R.outputTokens}, r.${R.price}, r.${R.requestStartTime},
                 r.${R.requestEndTime}, r.${R.tags}, r.${R.metadata}, r.${R.score}, r.${R.scoreName}, r.${R.scores}, r.${R.groupId}, r.${R.status}, r.${R.errorType}, r.${R.promptId},
-                r.${R.promptVersionNumber}, r.${R.promptVersionId}, r.${R.promptName}, r.${R.createdAt}, r.${R.traceId}, r.${R.abTestId}, r.${R.abVariant}`;
+                r.${R.promptVersionNumber}, r.${R.promptVersionId}, r.${R.promptName}, r.${R.createdAt}, r.${R.traceId}`;
 
 /** A search's condition, order and count bound over one database, its parameters so far in `params`. */
 function searchParts(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"]) {
@@ -253,8 +251,6 @@ function searchItem(r: SearchRow, names: Map<number, string> | null) {
     prompt_version_id: r.prompt_version_id,
     created_at: toIso(r.created_at),
     trace_id: r.trace_id,
-    ab_test_id: r.ab_test_id,
-    ab_variant: r.ab_variant,
     ...(names ? { prompt_name: (r.prompt_id !== null ? names.get(r.prompt_id) : undefined) ?? r.prompt_name } : {}),
   };
 }

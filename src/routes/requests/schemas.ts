@@ -40,8 +40,6 @@ export const SearchResult = z
     scores: z.array(z.object({ name: z.string(), score: z.number() })).openapi({ description: "Every named score of the log, by name." }),
     group_id: z.int().nullable(),
     trace_id: z.string().nullable().openapi({ description: "The trace of a log made from a span (GET /api/public/v2/traces/{trace_id})." }),
-    ab_test_id: z.int().nullable().openapi({ description: "The A/B release that served the log, if one did." }),
-    ab_variant: z.string().nullable().openapi({ description: "That release's variant." }),
     prompt_name: z.string().nullable().optional().openapi({ description: "With include_prompt_name." }),
   })
   .passthrough()
