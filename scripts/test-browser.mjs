@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { apiClient, seed } from "./lib/browser-seed.mjs";
+import { seedReleases } from "./lib/browser-seed-releases.mjs";
 import { FAKE_PROVIDER_KEY, startFakeProvider } from "./lib/fake-provider.mjs";
 import { ROOT } from "./lib/wrangler.mjs";
 
@@ -133,6 +134,7 @@ async function main() {
     console.log("Seeding through the API…");
     const api = apiClient(base, key);
     const seeded = await seed(api, run);
+    const releases = await seedReleases(api, run);
 
 
     context = await chromium.launchPersistentContext(profile, {
@@ -660,6 +662,41 @@ async function main() {
       await page.getByTestId("request-detail").getByText("browser test", { exact: true }).waitFor();
       const log = await api("GET", `/api/public/v2/requests/${id}`);
       assert(log.scores.helpfulness === 90 && log.metadata.reviewed_by === "browser test", `log ${JSON.stringify({ scores: log.scores, metadata: log.metadata })}`);
+    });
+
+    await check("makes an A/B release from a template's versions and ramps it; a protected label's promote waits for an approval, which moves it", async () => {
+      const { fresh, running } = releases;
+      await page.goto(`${base}/console#/releases`);
+      const form = page.locator(".new-release");
+      await form.getByLabel("Template").selectOption({ label: `${fresh.name} (latest v2)` });
+      await form.getByLabel("Label").selectOption("prod");
+      await form.getByLabel("Challenger version").selectOption("2");
+      await form.getByLabel("Challenger %").fill("10");
+      await form.getByRole("button", { name: "Start release" }).click();
+      await page.locator(".release-split", { hasText: "challenger: v2 · 10 %" }).waitFor();
+      await page.getByLabel("challenger %").fill("25");
+      await page.getByRole("button", { name: "Ramp" }).click();
+      await page.locator(".release-split", { hasText: "challenger: v2 · 25 %" }).waitFor();
+      await page.locator(".release-split", { hasText: "base: v1 · 75 % (base)" }).waitFor();
+
+      await page.goto(`${base}/console#/releases/${running.releaseId}`);
+      // The scorecard: both variants' requests, scores with their intervals.
+      const card = page.locator("table.scorecard");
+      await card.locator("tbody tr").nth(1).waitFor();
+      const requests = await card.locator("tbody tr td:nth-child(2)").allTextContents();
+      assert(requests.map(Number).reduce((a, b) => a + b, 0) === 8, `the scorecard counts ${requests.join("+")} requests`);
+      assert((await card.locator(".score-cell").first().textContent()).includes("["), "the score has no interval");
+      await shot("release");
+      await page.getByRole("button", { name: "Promote challenger" }).click();
+      await page.locator(".notice", { hasText: "waits for the protected label's approval" }).waitFor();
+      await page.goto(`${base}/console#/releases`);
+      const pending = page.locator("table.approvals tbody tr", { hasText: `release #${running.releaseId}` });
+      await pending.getByRole("button", { name: "Approve" }).click();
+      await pending.waitFor({ state: "detached" });
+      await page.goto(`${base}/console#/releases/${running.releaseId}`);
+      await page.getByText("Ended: promoted (challenger).").waitFor();
+      const labels = await api("GET", `/prompt-templates/${encodeURIComponent(running.name)}/labels`);
+      assert(labels.release_labels[0].prompt_version_number === 2, "the approval did not move the label");
     });
 
     await check("draws the analytics charts", async () => {

@@ -8,6 +8,7 @@ import { AnalyticsView } from "./views/analytics";
 import { DatasetDetail, DatasetsView, EvaluationDetail, EvaluationsView } from "./views/datasets";
 import { PromptDetail, PromptsView } from "./views/prompts";
 import { NewPrompt } from "./views/prompt-editor";
+import { ReleaseDetail, ReleasesView } from "./views/releases";
 import { RequestDetail, RequestsView } from "./views/requests";
 import { TableDetail, TablesView } from "./views/tables";
 import { TraceDetail, TracesView } from "./views/traces";
@@ -16,6 +17,7 @@ const VIEWS: [string, string][] = [
   ["requests", "Requests"],
   ["traces", "Traces"],
   ["prompts", "Prompts"],
+  ["releases", "Releases"],
   ["tables", "Tables"],
   ["datasets", "Datasets"],
   ["evaluations", "Evaluations"],
@@ -70,6 +72,8 @@ function View() {
     case "prompts":
       if (id === "new") return <NewPrompt />;
       return id ? <PromptDetail key={id} id={id} version={params.get("v") ? Number(params.get("v")) || null : null} /> : <PromptsView />;
+    case "releases":
+      return id ? <ReleaseDetail key={id} id={id} /> : <ReleasesView />;
     case "tables":
       return id ? <TableDetail tableId={id} sheetId={sub ?? null} /> : <TablesView />;
     case "datasets":
