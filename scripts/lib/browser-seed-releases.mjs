@@ -2,17 +2,9 @@
 // with a release label for the console to make a release of, and another whose protected label a
 // running release overloads, with logs its variants served (scored) and their rollups counted.
 
-const text = (t) => [{ type: "text", text: t }];
+import { until } from "./browser-seed.mjs";
 
-async function until(what, probe, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const text = (t) => [{ type: "text", text: t }];
 
 /** Two versions and `prod` on the first. */
 async function template(api, name) {

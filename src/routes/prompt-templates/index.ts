@@ -90,7 +90,17 @@ const CacheStateHeader = z.object({
   [CACHE_STATE_HEADER]: z.enum(["hit", "miss", "bypass"]).openapi({
     description: "hit: answered from the edge cache; miss: read from the database (and kept); bypass: read fresh because the request asked (Cache-Control).",
   }),
+  [AB_HEADER]: z
+    .string()
+    .optional()
+    .openapi({ description: "Only on an answer an A/B release served: `<ab_test id>;<variant>;r<revision>;<sticky|random>`, as the answer's ab_test says." }),
 });
+
+/** What both template reads say of A/B releases (docs/ab-releases.md). */
+const RELEASES =
+  " A `label` that a running A/B release overloads (/api/public/v2/ab-tests) is served the version the release assigns: sticky per unit when the release has an " +
+  "assignment_key and metadata_filters carry its value, random per request otherwise; the answer then adds `ab_test` and the X-PromptEdge-AB header. A pinned " +
+  "`version` or the latest never goes through a release, and without a running release the answer is exactly as before.";
 
 /** A template read's route: its description says what the edge cache does, its 200 names the header that says which answered. */
 function edgeCached<R extends { description?: string; responses: { 200: object } }>(route: R): R {
@@ -105,7 +115,9 @@ const getRaw = edgeCached(defineRoute({
   description:
     "A numeric identifier is tried as an id, then as a name; version and label together are a 400. The raw template: input variables are never filled here " +
     "(POST /prompt-templates/{identifier} fills them), so skip_input_variable_rendering is accepted and changes nothing; @@@name@@@ snippets are filled with " +
-    "that template's latest version; llm_kwargs holds the provider-ready arguments for the version's model, placeholders as written.",
+    "that template's latest version; llm_kwargs holds the provider-ready arguments for the version's model, placeholders as written. " +
+    "`metadata_filters[<key>]=<value>` query parameters (at most 50) are the POST form's metadata_filters." +
+    RELEASES,
   errors: [404],
   request: { params: z.object({ identifier: Identifier }), query: VersionQuery },
   responses: { 200: json(TemplateVersion, "The selected version (latest by default)") },
@@ -122,7 +134,8 @@ const getWithBody = edgeCached(defineRoute({
     "`skip_input_variable_rendering: true` answers the placeholders as written, in both, whatever input_variables say (what the Python SDK's template cache fetches, to fill them itself). " +
     "run()'s overrides are applied here, since the SDKs hand `llm_kwargs` to the provider as they are: `model_parameter_overrides` merged over the version's parameters, " +
     "`model` and `provider` replacing the version's, and the answered `metadata.model` and `llm_kwargs` built from the result (a provider switch converts the blueprint " +
-    "as a version of that provider would be, and keeps `api_type` only between OpenAI, Azure OpenAI and Mistral). The stored version does not change.",
+    "as a version of that provider would be, and keeps `api_type` only between OpenAI, Azure OpenAI and Mistral). The stored version does not change." +
+    RELEASES,
   errors: [404],
   middleware: [emptyBodyIsObject],
   request: { params: z.object({ identifier: Identifier }), body: { required: false, content: { "application/json": { schema: GetTemplateBody } } } },

@@ -92,6 +92,14 @@ export const ServedAbTest = z
 export const VersionQuery = z.object({
   version: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
   label: LabelName.optional(),
+  // Read by the handler from the raw query (metadata_filters[user_id]=u42); declared for the reference.
+  metadata_filters: z
+    .record(z.string(), z.string())
+    .optional()
+    .openapi({
+      param: { name: "metadata_filters", in: "query", style: "deepObject", explode: true },
+      description: "As `metadata_filters[<key>]=<value>`: the unit and segment of a running A/B release's assignment (the POST form's metadata_filters).",
+    }),
   skip_input_variable_rendering: QueryBool.optional().openapi({ description: "Accepted for the SDKs; this route never fills input variables." }),
 });
 

@@ -8,7 +8,7 @@ import { abTestEvents, abTests, type AbTestRow } from "../../db/schema";
 import { col, columnList } from "../../db/sql";
 import { toIso } from "../../lib/time";
 import { eventStatement, type EventType } from "../webhooks";
-import { percentagesOf } from "./split-input";
+import { variantList } from "./split-input";
 
 export interface TrailEntry {
   workspaceId: number;
@@ -44,7 +44,6 @@ export function atRevision(abTestId: number, revision: number): SQL {
 
 /** The details of an ab_test_* webhook event: the release as it is after the change, plus `extra`. */
 export function webhookDetails(r: AbTestRow, promptName: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const pct = percentagesOf(r.split.shares);
   return {
     ab_test_id: r.id,
     ab_test_name: r.name,
@@ -53,7 +52,7 @@ export function webhookDetails(r: AbTestRow, promptName: string, extra: Record<s
     release_label: r.releaseLabel,
     status: r.status,
     revision: r.revision,
-    variants: Object.entries(r.split.versions).map(([key, version]) => ({ key, prompt_version_number: version, percentage: pct[key] ?? 0, is_base: key === r.split.base })),
+    variants: variantList(r.split),
     ...extra,
   };
 }

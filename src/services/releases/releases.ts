@@ -29,7 +29,7 @@ import {
   type ResourceFilters,
 } from "../registry";
 import { atRevision, trailStatement, webhookDetails, webhookStatement } from "./events";
-import { baseOnly, checkGuardrails, newSplit, percentagesOf, rampedSplit, sameSplit, type SegmentInput, type VariantInput } from "./split-input";
+import { baseOnly, checkGuardrails, newSplit, percentagesOf, rampedSplit, sameSplit, variantList, type SegmentInput, type VariantInput } from "./split-input";
 
 const bad = (message: string) => new ApiError("validation_error", message);
 
@@ -68,7 +68,6 @@ async function templateNames(db: Db, ids: number[]): Promise<Map<number, string>
 export type ReleaseView = ReturnType<typeof viewOf>;
 
 function viewOf(r: AbTestRow, promptName: string, ext: ExternalIdPair[]) {
-  const pct = percentagesOf(r.split.shares);
   return {
     id: r.id,
     name: r.name,
@@ -81,7 +80,7 @@ function viewOf(r: AbTestRow, promptName: string, ext: ExternalIdPair[]) {
     salt: r.salt,
     folder_id: r.folderId ?? null,
     base: r.split.base,
-    variants: r.split.shares.map((s) => ({ key: s.key, prompt_version_number: r.split.versions[s.key], percentage: pct[s.key], is_base: s.key === r.split.base, ranges: s.ranges })),
+    variants: variantList(r.split).map((v, i) => ({ ...v, ranges: r.split.shares[i].ranges })),
     segments: r.split.segments.map((g) => ({
       name: g.name,
       conditions: g.conditions,

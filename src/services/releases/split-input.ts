@@ -66,6 +66,12 @@ export function newSplit(variants: readonly VariantInput[], segments: readonly S
   };
 }
 
+/** A split's variants as answers show them: key, version, percentage, whether it is the base. */
+export const variantList = (split: StoredSplit) => {
+  const pct = percentagesOf(split.shares);
+  return split.shares.map((s) => ({ key: s.key, prompt_version_number: split.versions[s.key], percentage: pct[s.key], is_base: s.key === split.base }));
+};
+
 /** The percentages of a split's shares, by key. */
 export const percentagesOf = (shares: readonly Share[]) => Object.fromEntries(shares.map((s) => [s.key, percentageOf(s.ranges)]));
 
