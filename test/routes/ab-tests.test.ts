@@ -375,6 +375,19 @@ describe("guardrails", () => {
     expect((await json(await call(`/prompt-templates/${t.name}/labels`, { key: ws.key }))).release_labels[0].prompt_version_number).toBe(2);
   });
 
+  it("a challenger that clears its metrics is ramped to the next step, once, the revision moving on", async () => {
+    const t = await template();
+    const id = (await create(release(t, { guardrails: { ...guardrails, on_success: "ramp", ramp: { steps: [25, 50, 100], every_hours: 0 } } }))).body.ab_test.id;
+    await logFor(t, 1, "SUCCESS", 12);
+    await logFor(t, 2, "SUCCESS", 12);
+    await evaluate();
+    const r = (await json(await call(`${AB}/${id}`, { key: ws.key }))).ab_test;
+    expect(r).toMatchObject({ status: "running", revision: 2, variants: [{ key: "base", percentage: 75 }, { key: "challenger", percentage: 25 }] });
+    const events = (await json(await call(`${AB}/${id}/events`, { key: ws.key }))).events;
+    expect(events.filter((e: { action: string }) => e.action === "ramped")).toHaveLength(1);
+    expect(await countAb("webhook_events", "workspace_id = ? AND event_type = 'ab_test_updated' AND json_extract(details, '$.ab_test_id') = ?", ws.workspaceId, id)).toBe(1);
+  });
+
   it("on a protected label the promote asks for approval: deny lets it run, approve moves the label and completes it", async () => {
     const t = await template();
     const labelId = (await json(await call(`/prompt-templates/${t.name}/labels`, { key: ws.key }))).release_labels[0].release_label_id;
