@@ -7,7 +7,8 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { buildDeps } from "../../src/deps";
-import { rollupAbLogs } from "../../src/logs";
+import { abTotals, rollupAbLogs, WorkspaceLogs } from "../../src/logs";
+import { scorecardOf } from "../../src/services/releases";
 import { assignmentKeys, runGuardrails } from "../../src/services/releases";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
 import { indexNow } from "../helpers/logs";
@@ -325,6 +326,33 @@ describe("OTLP spans", () => {
     expect(found.items).toHaveLength(1);
     const log = await json(await call(`/api/public/v2/requests/${found.items[0].id}`, { key: ws.key }));
     expect(log).toMatchObject({ ab_test_id: id, ab_variant: a.variant, ab_assignment: "sticky", prompt_version_number: a.prompt_version_number });
+  });
+});
+
+describe("the scorecard over several log databases", () => {
+  it("sums every log database of the workspace (a workspace whose logs moved on to a new period) and no other workspace's rows", async () => {
+    const [wsId, testId] = [900_000 + Math.floor(Math.random() * 99_999), 7_000_000 + Math.floor(Math.random() * 99_999)];
+    const put = (d1: D1Database, w: number, variant: string, requests: number, errors: number, score: number) =>
+      d1.batch([
+        d1.prepare("INSERT INTO ab_variant_daily (workspace_id, ab_test_id, variant, day, bucket, requests, errors, cost, latency_ms) VALUES (?, ?, ?, 0, 40, ?, ?, ?, ?)").bind(w, testId, variant, requests, errors, requests * 0.01, requests * 300),
+        d1.prepare("INSERT INTO ab_variant_metrics (workspace_id, ab_test_id, variant, day, kind, name, n, sum, sum_sq) VALUES (?, ?, ?, 0, 'score', 'default', ?, ?, ?)").bind(w, testId, variant, requests, requests * score, requests * score * score),
+        d1.prepare("INSERT INTO ab_units (workspace_id, ab_test_id, variant, unit) VALUES (?, ?, ?, ?)").bind(w, testId, variant, `${variant}-${requests}`),
+      ]);
+    await put(env.LOGS_0, wsId, "base", 30, 3, 70);
+    await put(env.LOGS_1, wsId, "base", 20, 2, 70);
+    await put(env.LOGS_1, wsId, "challenger", 40, 0, 90);
+    await put(env.LOGS_1, wsId + 1, "challenger", 1000, 0, 10);
+    const logs = new WorkspaceLogs(wsId, [
+      { shard: "LOGS_0", db: getDb(env.LOGS_0), range: 1 },
+      { shard: "LOGS_1", db: getDb(env.LOGS_1), range: 2 },
+    ]);
+    const split = { base: "base", versions: { base: 1, challenger: 2 }, shares: [{ key: "base", ranges: [[1000, 10000]] as [number, number][] }, { key: "challenger", ranges: [[0, 1000]] as [number, number][] }], segments: [] };
+    const card = scorecardOf({ id: testId, split }, await abTotals(logs, wsId, testId), { from: null, to: null });
+    const [base, challenger] = card.variants;
+    expect(base).toMatchObject({ requests: 50, errors: 5, error_rate: 0.1, units: 2, scores: { default: { n: 50, mean: 70 } } });
+    expect(challenger).toMatchObject({ requests: 40, errors: 0, units: 1, scores: { default: { n: 40, mean: 90, delta_vs_base: 20 } } });
+    expect(challenger.cost_per_request).toBeCloseTo(0.01, 9);
+    expect(challenger.error_rate_p_value).toBeLessThan(0.05);
   });
 });
 
