@@ -128,6 +128,7 @@ describe("the ab-tests resource", () => {
     expect(ramped.variants.find((v: { key: string }) => v.key === "challenger").ranges).toEqual([[0, 2500]]);
     expect((await call(`${AB}/${id}`, { method: "PATCH", key: ws.key, json: { variants: [{ key: "challenger", percentage: 30 }] } })).status).toBe(400);
     expect((await call(`${AB}/${id}`, { method: "PATCH", key: ws.key, json: { salt: "new" } })).status).toBe(400);
+    expect((await call(`${AB}/${id}`, { method: "PATCH", key: ws.key, json: {} })).status).toBe(400);
     const paused = await json(await call(`${AB}/${id}`, { method: "PATCH", key: ws.key, json: { status: "paused" } }));
     expect(paused.ab_test).toMatchObject({ status: "paused", revision: 3 });
     const served = await json(await fetchPost(ws.key, t.name, { label: "prod", metadata_filters: { user_id: "u1" } }));

@@ -6,6 +6,7 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { purgesPromptCache } from "../../http/prompt-cache";
 import { IdParam } from "../../lib/schemas";
+import { ApiError } from "../../lib/errors";
 import {
   createRelease,
   deleteRelease,
@@ -30,6 +31,7 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({ descrip
 const tags = ["ab tests"];
 const BASE = "/api/public/v2/ab-tests";
 const idParams = z.object({ ab_test_id: IdParam("ab_test_id") });
+const PATCHABLE = ["name", "status", "variants", "segments", "guardrails", "folder_id"];
 
 const create = defineRoute({
   method: "post",
@@ -188,6 +190,7 @@ export function registerAbTestRoutes(app: OpenAPIHono<AppEnv>) {
     const { ab_test_id } = c.req.valid("param");
     const raw = (await c.req.json()) as Record<string, unknown>;
     refuseImmutable(raw);
+    if (!PATCHABLE.some((f) => f in raw)) throw new ApiError("validation_error", `body: give at least one of ${PATCHABLE.join(", ")}`);
     const view = await patchRelease(c.var.deps.db, c.get("auth"), ab_test_id, c.req.valid("json"), (f) => f in raw);
     return c.json({ success: true as const, ab_test: view }, 200);
   });

@@ -12,7 +12,8 @@ import { variantList } from "./split-input";
 
 export interface TrailEntry {
   workspaceId: number;
-  abTestId: number;
+  /** The release's id, or SQL naming it (a create's, in its own batch). */
+  abTestId: number | SQL;
   /** The release's revision once the change is made. */
   revision: number;
   action: string;

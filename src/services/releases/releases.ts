@@ -28,6 +28,7 @@ import {
   type ExternalIdPair,
   type ResourceFilters,
 } from "../registry";
+import { eventStatement } from "../webhooks";
 import { atRevision, trailStatement, webhookDetails, webhookStatement } from "./events";
 import { baseOnly, checkGuardrails, newSplit, percentagesOf, rampedSplit, sameSplit, variantList, type SegmentInput, type VariantInput } from "./split-input";
 
@@ -142,7 +143,14 @@ export async function createRelease(db: Db, auth: AuthContext, input: CreateInpu
   if (existing) throw busy(existing);
   const mappings = await newMappings(db, ws, "ab_test", null, input.external_ids);
   const status = input.status ?? "running";
+  // The release just inserted: D1 runs a batch alone, and AUTOINCREMENT never reuses an id.
   const self = sql`SELECT max(${abTests.id}) AS id FROM ${abTests} WHERE ${abTests.workspaceId} = ${ws}`;
+  const newId = sql`(${self})`;
+  const draft: AbTestRow = {
+    id: 0, workspaceId: ws, promptId: t.id, releaseLabel: input.release_label, name: input.name, folderId: input.folder_id ?? null, status, assignmentKey: input.assignment_key ?? null,
+    salt: input.salt ?? "", revision: 1, split, guardrails, outcome: null, promotedVariant: null, pendingChangeId: null, checkedAt: null, rampedAt: 0, createdBy: auth.userId, createdAt: 0, updatedAt: 0, endedAt: null, deletedAt: null,
+  };
+  const details = webhookDetails(draft, t.name);
   let id: number;
   try {
     const [inserted] = await runBatch(db, [
@@ -151,6 +159,9 @@ export async function createRelease(db: Db, auth: AuthContext, input: CreateInpu
         .values({ workspaceId: ws, promptId: t.id, releaseLabel: input.release_label, name: input.name, folderId: input.folder_id ?? null, status, assignmentKey: input.assignment_key ?? null, salt: input.salt ?? "", split, guardrails, createdBy: auth.userId })
         .returning({ id: abTests.id }),
       ...mappings.attach(self),
+      // The trail and the event commit with the release, or neither does.
+      trailStatement({ workspaceId: ws, abTestId: newId, revision: 1, action: "created", actor: "user", userId: auth.userId, details: { percentages: percentagesOf(split.shares), status } }),
+      eventStatement({ workspaceId: ws, type: "ab_test_created", userId: auth.userId, details: sql`json_set(${JSON.stringify(details)}, '$.ab_test_id', ${newId})` }),
     ]);
     id = (inserted.results[0] as { id: number }).id;
   } catch (err) {
@@ -161,12 +172,7 @@ export async function createRelease(db: Db, auth: AuthContext, input: CreateInpu
     }
     throw err;
   }
-  const row = await requireRelease(db, ws, id);
-  await runBatch(db, [
-    trailStatement({ workspaceId: ws, abTestId: id, revision: row.revision, action: "created", actor: "user", userId: auth.userId, details: { percentages: percentagesOf(split.shares), status } }),
-    webhookStatement(ws, "ab_test_created", auth.userId, webhookDetails(row, t.name), sql`1`),
-  ]);
-  return releaseView(db, ws, row);
+  return releaseView(db, ws, await requireRelease(db, ws, id));
 }
 
 export interface ListQuery extends ExternalIdLookupQuery, ResourceFilters {
