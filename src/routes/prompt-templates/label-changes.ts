@@ -39,7 +39,7 @@ const list = defineRoute({
   path: BASE,
   tags,
   summary: "List change requests of protected labels",
-  description: "Newest first; `status` and `prompt_template_id` narrow it.",
+  description: "The requested moves of protected release labels, newest first (page, per_page 1..100, default 30); `status` and `prompt_template_id` narrow it.",
   request: {
     query: z.object({
       status: z.enum(["pending", "approved", "denied"], { error: "must be pending, approved or denied" }).optional(),
@@ -58,6 +58,7 @@ const get = defineRoute({
   path: `${BASE}/{change_request_id}`,
   tags,
   summary: "Get a change request",
+  description: "A protected label's requested move: the label, the versions from and to, its status (pending, approved, denied), who asked and who decided, and the A/B release whose promote asked for it. Another workspace's id is a 404.",
   errors: [404],
   request: { params: idParams },
   responses: { 200: json(ChangeRequestAnswer, "The change request") },
