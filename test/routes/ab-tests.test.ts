@@ -505,8 +505,18 @@ describe("AB_TEST folder entities and isolation", () => {
       expect(res.status, `${method} ${path}`).toBe(404);
     }
     expect((await create(release(t), other.key)).status).toBe(404);
+    // A protected label's protection and change requests are the workspace's own too.
+    const labelId = (await json(await call(`/prompt-templates/${t.name}/labels`, { key: ws.key }))).release_labels[0].release_label_id;
+    expect((await call(`/api/public/v2/prompt-labels/${labelId}/protection`, { method: "PUT", key: other.key, json: { protected: true } })).status).toBe(404);
+    await call(`/api/public/v2/prompt-labels/${labelId}/protection`, { method: "PUT", key: ws.key, json: { protected: true } });
+    const asked = await json(await call(`${AB}/${id}/promote`, { method: "POST", key: ws.key, json: { variant: "challenger" } }));
+    const cr = `/api/public/v2/label-change-requests/${asked.change_request.id}`;
+    for (const [method, path] of [["GET", cr], ["POST", `${cr}/approve`], ["POST", `${cr}/deny`]]) {
+      expect((await call(path, { method, key: other.key })).status, path).toBe(404);
+    }
+    expect((await json(await call("/api/public/v2/label-change-requests", { key: other.key }))).change_requests).toEqual([]);
     expect((await json(await call(AB, { key: other.key }))).ab_tests).toEqual([]);
-    // Still running for its owner.
-    expect((await json(await call(`${AB}/${id}`, { key: ws.key }))).ab_test.status).toBe("running");
+    // Still running for its owner, its promote still waiting.
+    expect((await json(await call(`${AB}/${id}`, { key: ws.key }))).ab_test).toMatchObject({ status: "running", pending_change_request_id: asked.change_request.id });
   });
 });
