@@ -4,7 +4,7 @@
 // challenger that grows takes base buckets (never another challenger's), one that shrinks gives its
 // buckets back to the base. Segments (matched in order on metadata_filters) have splits of their own.
 // Without a unit the bucket is drawn at random, so the percentages still hold. SHA-1 over
-// (release id, salt, segment, unit) is the scheme PostHog's and PlanOut's flags use.
+// (release id, salt, segment, unit), its first 60 bits scaled to the bucket count, is the common feature-flag scheme.
 
 import type { BucketRange, SplitSegment, SplitSegmentCondition, SplitShare, StoredSplit } from "../db/schema";
 
