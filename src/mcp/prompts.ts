@@ -7,10 +7,8 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { templateVariableNames } from "../prompts";
 import { isObj, type Obj } from "../lib/obj";
 import type { ApiDoor } from "./door";
-import { apiFailure } from "./failures";
+import { apiFailure } from "./read-errors";
 
-/** The label a template is served at unless the endpoint names another. */
-export const DEFAULT_PROMPT_LABEL = "prod";
 /** Templates per prompts/list page. */
 export const PROMPTS_PAGE_SIZE = 20;
 

@@ -2,7 +2,7 @@
 // read through the door as the REST route answers it (JSON). resources/list pages through the
 // templates by name, then the logged requests newest first, then the traces newest first.
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { apiFailure } from "./failures";
+import { apiFailure } from "./read-errors";
 import type { ApiDoor } from "./door";
 
 export const RESOURCE_SCHEME = "promptedge:";
