@@ -7,16 +7,16 @@ import { API_KEY_ARGUMENT } from "./catalog";
 import type { ApiDoor } from "./door";
 import { BAD_KEY_MESSAGE, NO_KEY_MESSAGE } from "./failures";
 
-export interface ToolResult {
+interface ToolResult {
   [key: string]: unknown;
   content: { type: "text"; text: string }[];
   isError?: boolean;
 }
 
-export const toolError = (text: string): ToolResult => ({ content: [{ type: "text", text: `Error: ${text}` }], isError: true });
+const toolError = (text: string): ToolResult => ({ content: [{ type: "text", text: `Error: ${text}` }], isError: true });
 
 /** The key a call runs as: its `api_key` argument, else the one sent with the MCP request. */
-export function keyFor(args: Record<string, unknown>, requestKey: string | null): string | null {
+function keyFor(args: Record<string, unknown>, requestKey: string | null): string | null {
   const arg = args[API_KEY_ARGUMENT];
   if (typeof arg === "string" && arg !== "") return arg;
   return requestKey;
@@ -27,7 +27,7 @@ function queryValue(v: unknown): string {
 }
 
 /** The operation's path and query for these arguments, or the argument that cannot make a path. */
-export function requestTarget(entry: CatalogEntry, args: Record<string, unknown>): { pathAndQuery: string; body?: Record<string, unknown> } | { error: string } {
+function requestTarget(entry: CatalogEntry, args: Record<string, unknown>): { pathAndQuery: string; body?: Record<string, unknown> } | { error: string } {
   const { route } = entry;
   let path = route.template;
   for (const [arg, param] of Object.entries(route.path)) {
@@ -53,7 +53,7 @@ export function requestTarget(entry: CatalogEntry, args: Record<string, unknown>
 }
 
 /** The API's answer as a tool result. */
-export async function toolResult(res: Response, entry?: CatalogEntry): Promise<ToolResult> {
+async function toolResult(res: Response, entry?: CatalogEntry): Promise<ToolResult> {
   const text = await res.text();
   let parsed: unknown;
   try {

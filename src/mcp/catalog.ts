@@ -17,7 +17,7 @@ interface OpenApiOperation {
 }
 
 /** A tool as tools/list answers it. */
-export interface ToolDefinition {
+interface ToolDefinition {
   name: string;
   description: string;
   inputSchema: { type: "object"; properties: Record<string, JsonSchema>; required?: string[]; $defs?: Record<string, JsonSchema> };
@@ -25,7 +25,7 @@ export interface ToolDefinition {
 }
 
 /** Where a call's arguments go. */
-export interface ToolRoute {
+interface ToolRoute {
   method: HttpMethod;
   /** The operation's path, with its parameters as /openapi.json names them ({identifier}). */
   template: string;
@@ -91,7 +91,7 @@ function resolveRef(schema: JsonSchema | undefined, doc: OpenApiDocument): JsonS
 }
 
 /** One tool's definition and route, from its entry and the operation it names. */
-export function catalogEntry(spec: ToolSpec, doc: OpenApiDocument): CatalogEntry {
+function catalogEntry(spec: ToolSpec, doc: OpenApiDocument): CatalogEntry {
   const [method, path] = spec.operation.split(" ") as [HttpMethod, string];
   const op = doc.paths[path]?.[method.toLowerCase()];
   if (!op) throw new Error(`${spec.name}: /openapi.json has no ${spec.operation}`);

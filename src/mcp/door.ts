@@ -10,7 +10,7 @@ export interface ApiDoor {
   send(method: string, pathAndQuery: string, key: string, body?: unknown): Promise<Response>;
 }
 
-export interface DoorOptions {
+interface DoorOptions {
   /** The REST app's fetch, bound to the request's env and execution context. */
   fetch: (request: Request) => Promise<Response>;
   /** The origin the MCP request came to (the edge cache keys template reads by it). */

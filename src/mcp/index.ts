@@ -15,9 +15,9 @@ export async function handleMcpPost(request: Request, ctx: McpContext): Promise<
   const { handleMcpPost: handle } = await import("./server");
   return handle(request, ctx);
 }
-export { inProcessDoor, type ApiDoor } from "./door";
-export { catalogEntry, catalogOf, type OpenApiDocument, type ToolDefinition } from "./catalog";
-export { PROMPTEDGE_TOOLS, PROMPTLAYER_TOOLS, TOOLS, type ToolSpec } from "./tools";
+export { inProcessDoor } from "./door";
+export { catalogOf, type OpenApiDocument } from "./catalog";
+export { PROMPTEDGE_TOOLS, PROMPTLAYER_TOOLS, TOOLS } from "./tools";
 export { TOOL_LIST_END, TOOL_LIST_START, toolListMarkdown } from "./tool-list";
 export { DEFAULT_PROMPT_LABEL } from "./defaults";
 export { NO_KEY_MESSAGE } from "./failures";

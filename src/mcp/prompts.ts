@@ -10,22 +10,22 @@ import type { ApiDoor } from "./door";
 import { apiFailure } from "./read-errors";
 
 /** Templates per prompts/list page. */
-export const PROMPTS_PAGE_SIZE = 20;
+const PROMPTS_PAGE_SIZE = 20;
 
-export interface PromptArgument {
+interface PromptArgument {
   name: string;
   description?: string;
   required?: boolean;
 }
 
-export interface McpPrompt {
+interface McpPrompt {
   name: string;
   title?: string;
   description?: string;
   arguments?: PromptArgument[];
 }
 
-export interface PromptMessage {
+interface PromptMessage {
   role: "user" | "assistant";
   content: { type: "text"; text: string };
 }
@@ -58,7 +58,7 @@ async function servedVersion(door: ApiDoor, key: string, identifier: string | nu
 }
 
 /** The input variables of a version: those its blueprint declares, then those its text uses (snippets expanded). */
-export function variablesOf(template: Obj): string[] {
+function variablesOf(template: Obj): string[] {
   const declared = Array.isArray(template.input_variables) ? template.input_variables.filter((v): v is string => typeof v === "string") : [];
   return [...new Set([...declared, ...templateVariableNames(template)])];
 }
@@ -109,7 +109,7 @@ function messageText(m: Obj): string {
  * developer, tool) message becomes a user turn; a placeholder message (a variable holding messages,
  * which an MCP argument cannot carry) is left out.
  */
-export function promptMessages(template: Obj): PromptMessage[] {
+function promptMessages(template: Obj): PromptMessage[] {
   const turn = (role: unknown, text: string): PromptMessage => ({ role: role === "assistant" ? "assistant" : "user", content: { type: "text", text } });
   if (template.type === "completion") return [turn("user", messageText(template))];
   const messages = Array.isArray(template.messages) ? template.messages.filter(isObj) : [];

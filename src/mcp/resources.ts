@@ -5,11 +5,11 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { apiFailure } from "./read-errors";
 import type { ApiDoor } from "./door";
 
-export const RESOURCE_SCHEME = "promptedge:";
+const RESOURCE_SCHEME = "promptedge:";
 /** Resources per resources/list page. */
-export const RESOURCES_PAGE_SIZE = 50;
+const RESOURCES_PAGE_SIZE = 50;
 
-export interface McpResource {
+interface McpResource {
   uri: string;
   name: string;
   title?: string;
@@ -34,7 +34,7 @@ export const RESOURCE_TEMPLATES = [
 const notFound = (uri: string) => new McpError(-32002, `Resource not found: ${uri}`, { uri });
 
 /** The REST path a resource URI reads, or why the URI names no resource. */
-export function resourcePath(uri: string): string | McpError {
+function resourcePath(uri: string): string | McpError {
   let url: URL;
   try {
     url = new URL(uri);
