@@ -240,6 +240,16 @@ describe("tool calls", () => {
     expect(unknownTool.error).toMatchObject({ code: -32602 });
   });
 
+  it("no tool answers a 5xx, whatever is missing: each call succeeds or is a 4xx naming what is wrong", async () => {
+    const w = await createWorkspace();
+    const failures: string[] = [];
+    for (const t of TOOLS) {
+      const r = await tool(t.name, {}, bearer(w.key));
+      if (r.isError && !/^Error: .+ \((HTTP 4\d\d [a-z_]+|nothing was sent)\)$/s.test(r.text)) failures.push(`${t.name}: ${r.text}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
   it("another workspace's ids are not found, through tools, prompts and resources", async () => {
     const logged = await json(await call("/log-request", { method: "POST", key: ws.key, json: logBody() }));
     const name = uniq("mine");
