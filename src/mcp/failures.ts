@@ -1,6 +1,5 @@
 // What the MCP server says when a call cannot be made or the API refused it: a tool call says it as
-// a tool error (call-tool.ts), prompts and resources as a JSON-RPC error (read-errors.ts). Plain text,
-// no SDK import: the face exports it.
+// a tool error (call-tool.ts), prompts and resources as a JSON-RPC error (read-errors.ts).
 
 const SEND_KEY = "send your PromptEdge key with the MCP requests as `Authorization: Bearer <key>` or `X-API-KEY: <key>`";
 

@@ -9,6 +9,8 @@ import { isObj, type Obj } from "../lib/obj";
 import type { ApiDoor } from "./door";
 import { apiFailure } from "./read-errors";
 
+/** The release label templates are served at, unless the endpoint's `?label=` names another. */
+export const DEFAULT_PROMPT_LABEL = "prod";
 /** Templates per prompts/list page. */
 const PROMPTS_PAGE_SIZE = 20;
 
