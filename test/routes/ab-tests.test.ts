@@ -520,3 +520,37 @@ describe("AB_TEST folder entities and isolation", () => {
     expect((await json(await call(`${AB}/${id}`, { key: ws.key }))).ab_test).toMatchObject({ status: "running", pending_change_request_id: asked.change_request.id });
   });
 });
+
+describe("through MCP tools", () => {
+  async function tool(key: string, name: string, args: Record<string, unknown>) {
+    const res = await call("/mcp", {
+      method: "POST",
+      headers: { Accept: "application/json, text/event-stream", "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+    });
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    expect(body.error, JSON.stringify(body.error)).toBeUndefined();
+    const text: string = body.result.content[0].text;
+    return { isError: body.result.isError === true, text, data: body.result.isError ? undefined : JSON.parse(text) };
+  }
+
+  it("an agent creates a release, reads a unit's assignment (metadata_filters as an object) as a fetch serves it, and rolls it back; another workspace's is not found", async () => {
+    const t = await template();
+    const bad = await tool(ws.key, "create-ab-test", release(t, { variants: [{ key: "base", prompt_version_number: 1, percentage: 50 }] }));
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toMatch(/variants/);
+    const made = await tool(ws.key, "create-ab-test", release(t));
+    expect(made.isError, made.text).toBe(false);
+    const id = made.data.ab_test.id;
+    const a = await tool(ws.key, "get-ab-test-assignment", { ab_test_id: id, metadata_filters: { user_id: "agent-7" } });
+    expect(a.data).toMatchObject({ ab_test_id: id, assignment: "sticky", serving: true });
+    const served = await json(await fetchPost(ws.key, t.name, { label: "prod", metadata_filters: { user_id: "agent-7" } }));
+    expect(served.version).toBe(a.data.prompt_version_number);
+    expect((await tool(other.key, "get-ab-test-assignment", { ab_test_id: id, metadata_filters: { user_id: "agent-7" } })).isError).toBe(true);
+    const rolled = await tool(ws.key, "rollback-ab-test", { ab_test_id: id });
+    expect(rolled.data.ab_test).toMatchObject({ id, status: "completed" });
+    const events = await tool(ws.key, "get-ab-test-events", { ab_test_id: id });
+    expect(events.data.events.map((e: { action: string }) => e.action)).toEqual(["rolled_back", "created"]);
+  });
+});

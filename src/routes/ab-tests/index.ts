@@ -24,7 +24,7 @@ import {
 } from "../../services/releases";
 import { externalIdRoutes } from "../external-ids";
 import { metadataFiltersQuery } from "../prompt-templates/metadata-filters";
-import { AbTestAnswer, AbTestList, Assignment, CreateBody, Events, EventsQuery, ListQuery, PatchBody, PromoteBody, Scorecard, ScorecardQuery } from "./schemas";
+import { AbTestAnswer, AbTestList, Assignment, AssignmentQuery, CreateBody, Events, EventsQuery, ListQuery, PatchBody, PromoteBody, Scorecard, ScorecardQuery } from "./schemas";
 import { ChangeRequestAnswer } from "../prompt-templates/schemas";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
@@ -140,7 +140,7 @@ const assignment = defineRoute({
     "For debugging a split: the segment, variant, bucket and version that `metadata_filters[<key>]=<value>` query parameters get, as a fetch with those metadata_filters " +
     "would (random without the assignment key's value).",
   errors: [404],
-  request: { params: idParams },
+  request: { params: idParams, query: AssignmentQuery },
   responses: { 200: json(Assignment, "The assignment") },
 });
 

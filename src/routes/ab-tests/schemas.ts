@@ -6,7 +6,7 @@ import { AB_TEST_STATUSES, GUARDRAIL_METRIC_TYPES } from "../../db/schema";
 import { NameText, Timestamp } from "../../lib/schemas";
 import { QueryInt, ResourceFilterShape, SortBy, SortOrder } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
-import { LabelName } from "../prompt-templates/schemas";
+import { LabelName, MetadataFiltersQuery } from "../prompt-templates/schemas";
 
 const VariantKey = z
   .string()
@@ -230,6 +230,8 @@ export const Events = z
     pages: z.int(),
   })
   .openapi("AbTestEvents");
+
+export const AssignmentQuery = z.object({ metadata_filters: MetadataFiltersQuery });
 
 export const EventsQuery = z.object({ page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1), per_page: QueryInt(1, 100).default(50) });
 

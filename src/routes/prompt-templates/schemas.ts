@@ -89,17 +89,20 @@ export const ServedAbTest = z
       "The A/B release variant this answer serves: present only when `label` names a label a running release overloads (an addition to PromptLayer's answer, which SDKs ignore). The X-PromptEdge-AB header says the same as `id;variant;r<revision>;<assignment>`.",
   });
 
+/** GET's metadata_filters, read by the handler from the raw query (metadata-filters.ts) in either form; declared for /openapi.json and MCP tools. */
+export const MetadataFiltersQuery = z
+  .string()
+  .optional()
+  .openapi({
+    description:
+      "The unit and segment of a running A/B release's assignment (the POST form's metadata_filters): a JSON object of key → value, or instead one " +
+      "`metadata_filters[<key>]=<value>` parameter per key.",
+  });
+
 export const VersionQuery = z.object({
   version: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
   label: LabelName.optional(),
-  // Read by the handler from the raw query (metadata_filters[user_id]=u42); declared for the reference.
-  metadata_filters: z
-    .record(z.string(), z.string())
-    .optional()
-    .openapi({
-      param: { name: "metadata_filters", in: "query", style: "deepObject", explode: true },
-      description: "As `metadata_filters[<key>]=<value>`: the unit and segment of a running A/B release's assignment (the POST form's metadata_filters).",
-    }),
+  metadata_filters: MetadataFiltersQuery,
   skip_input_variable_rendering: QueryBool.optional().openapi({ description: "Accepted for the SDKs; this route never fills input variables." }),
 });
 
