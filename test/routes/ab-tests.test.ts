@@ -359,11 +359,12 @@ describe("the scorecard over several log databases", () => {
 
 describe("guardrails", () => {
   async function logFor(t: { id: number }, version: number, status: string, n: number) {
-    await Promise.all(Array.from({ length: n }, () =>
+    // Each log its own start time: a byte-identical body may be taken for a retry and stored once.
+    await Promise.all(Array.from({ length: n }, (_, i) =>
       call("/log-request", {
         method: "POST",
         key: ws.key,
-        json: { provider: "openai", model: "m", input: { type: "chat", messages: [] }, output: { type: "chat", messages: [] }, request_start_time: 1_767_225_600_000, request_end_time: 1_767_225_600_500, prompt_id: t.id, prompt_version_number: version, status, ...(status === "ERROR" ? { error_type: "PROVIDER_ERROR" } : {}) },
+        json: { provider: "openai", model: "m", input: { type: "chat", messages: [] }, output: { type: "chat", messages: [] }, request_start_time: 1_767_225_600_000 + i, request_end_time: 1_767_225_600_500, prompt_id: t.id, prompt_version_number: version, status, ...(status === "ERROR" ? { error_type: "PROVIDER_ERROR" } : {}) },
       }),
     ));
   }
