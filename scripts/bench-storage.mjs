@@ -201,7 +201,7 @@ function categoryOf(name, table) {
 }
 
 /** Every local D1 database file: the control database and the log databases (a log lands in one of them). */
-function d1Files(persistTo) {
+export function d1Files(persistTo) {
   const dir = join(persistTo, "v3", "d1", "miniflare-D1DatabaseObject");
   const files = readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
   if (files.length === 0) throw new Error(`no D1 database file in ${dir}`);
@@ -215,7 +215,7 @@ function sqlite3(file, sqlText) {
 }
 
 /** Whether a sqlite3 shell with the dbstat table is on this machine. */
-function haveDbstat(file) {
+export function haveDbstat(file) {
   try {
     sqlite3(file, "SELECT count(*) AS n FROM dbstat");
     return true;
@@ -225,7 +225,7 @@ function haveDbstat(file) {
 }
 
 /** Bytes per table or index ({ name → bytes }) and the files' bytes, summed over closed database files. */
-function snapshot(files, method) {
+export function snapshot(files, method) {
   const sum = { fileBytes: 0, freeBytes: 0, objects: {} };
   for (const file of files) {
     const one = snapshotOf(file, method);
@@ -256,7 +256,7 @@ function snapshotOf(file, method) {
 }
 
 /** Bytes added between two snapshots, per category and per object, divided by `per`. */
-function delta(before, after, per) {
+export function delta(before, after, per) {
   const byCategory = Object.fromEntries(CATEGORIES.map((c) => [c, 0]));
   const byObject = {};
   for (const [name, o] of Object.entries(after.objects)) {
@@ -272,7 +272,7 @@ function delta(before, after, per) {
 }
 
 /** Summed byte lengths of request_logs' columns (through the D1 binding), per log, for ids in (lo, hi]. */
-async function columnBytes(d1, lo, hi) {
+export async function columnBytes(d1, lo, hi) {
   const { results } = await d1.prepare("SELECT name FROM pragma_table_info('request_logs')").all().catch(() => ({ results: [] }));
   const names = results.length > 0 ? results.map((r) => r.name) : null;
   if (!names) return null;
