@@ -1,12 +1,13 @@
 // POST /api/public/v2/requests/analytics. Whole UTC days inside the asked range come from
-// request_log_daily (totals per day and dimension, kept exact by a trigger on request_logs) when the
-// only filters are top-level request_start_time bounds; the partial days at the range's edges, short
-// ranges drawn by the hour, and queries with other filters or free text read the matching logs.
+// request_log_daily (totals per day and dimension, counted by the indexer: src/logs/indexing.ts) when
+// the only filters are top-level request_start_time bounds, with the few logs of those days not
+// counted yet read from the logs; the partial days at the range's edges, short ranges drawn by the
+// hour, and queries with other filters or free text read the matching logs.
 // Either way every count and sum is exact, computed inside the database; only percentiles come from
 // latency histograms.
 import { getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
-import { requestLogDaily, requestLogs } from "../db/schema";
+import { logIndexState, requestLogDaily, requestLogs, requestLogUnindexed } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { compileRequestLogQuery, isGroup, SqlParams, type CompileContext, type FilterGroup } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
@@ -84,12 +85,18 @@ const LOG_KEY: Record<Dim, { key: string; bucket: string }> = {
   status: { key: `r.${R.status} || '|' || coalesce(r.${R.errorType}, '')`, bucket: "-1" },
 };
 
-/**
- * One dimension of the matching logs as an SQL source of (period, key, bucket, counts) rows: the
- * daily totals for whole days inside the range, one row per log for the rest.
- */
 const DAILY = getTableName(requestLogDaily);
 const LOGS = getTableName(requestLogs);
+const S = columnNames(logIndexState);
+const U = columnNames(requestLogUnindexed);
+/** The logs the daily totals do not count yet: past the counted watermark, or listed from before it (indexing.ts, countDaily). */
+const UNCOUNTED = `(r.${R.id} > (SELECT st.${S.countedTo} FROM ${getTableName(logIndexState)} AS st WHERE st.${S.id} = 1) OR r.${R.id} IN (SELECT ix.${U.requestId} FROM ${getTableName(requestLogUnindexed)} AS ix))`;
+
+/**
+ * One dimension of the matching logs as an SQL source of (period, key, bucket, counts) rows: the
+ * daily totals for whole days inside the range (and the logs of those days they do not count yet), one
+ * row per log for the rest.
+ */
 
 export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan: Plan, dim: Dim, params: SqlParams, estimate: Estimate): string {
   const ws = params.add(workspaceId);
@@ -100,12 +107,15 @@ export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan
         r.${D.cost} AS cost, r.${D.latencyMs} AS latency_ms
       FROM ${DAILY} AS r WHERE r.${D.workspaceId} = ${ws} AND r.${D.dim} = '${dim}' AND r.${D.day} >= ${params.add(plan.inner.from)} AND r.${D.day} < ${params.add(plan.inner.to)}`);
   }
-  let where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
-  if (plan.inner) where += ` AND NOT (r.${R.requestStartTime} >= ${params.add(plan.inner.from)} AND r.${R.requestStartTime} < ${params.add(plan.inner.to)})`;
-  if (dim === "prompt") where += ` AND r.${R.promptId} IS NOT NULL`;
-  parts.push(`SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.${R.inputTokens} AS input_tokens,
+  const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate }) + (dim === "prompt" ? ` AND r.${R.promptId} IS NOT NULL` : "");
+  const logRows = (where: string) => `SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.${R.inputTokens} AS input_tokens,
       r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms
-    FROM ${LOGS} AS r WHERE ${where}`);
+    FROM ${LOGS} AS r WHERE ${where}`;
+  if (!plan.inner) parts.push(logRows(filtered));
+  else {
+    const inside = `r.${R.requestStartTime} >= ${params.add(plan.inner.from)} AND r.${R.requestStartTime} < ${params.add(plan.inner.to)}`;
+    parts.push(logRows(`${filtered} AND NOT (${inside})`), logRows(`${filtered} AND ${inside} AND ${UNCOUNTED}`));
+  }
   return parts.join(" UNION ALL ");
 }
 
