@@ -85,20 +85,27 @@ export function facetsSql(ws) {
      SELECT ${ws}, field, key, value, nullif(lower(value), value), n, (SELECT coalesce(max(id), 0) FROM request_log_facets) + row_number() OVER () FROM (${select});`;
   const scalar = (field, expr, key = "''") =>
     insert(`SELECT '${field}' AS field, ${key} AS key, ${expr} AS value, count(*) AS n FROM request_logs WHERE workspace_id = ${ws} AND ${expr} IS NOT NULL GROUP BY ${key}, ${expr}`);
-  // Each log's values once (a FROM subquery cannot read the table beside it: one SELECT per column).
-  const perLog = `SELECT r.id, 'tag' AS kind, '' AS key, v.value AS value FROM request_logs AS r, json_each(r.tags) AS v WHERE r.workspace_id = ${ws}
-    UNION SELECT r.id, 'metadata', v.key, v.value FROM request_logs AS r, json_each(r.metadata) AS v WHERE r.workspace_id = ${ws}
-    UNION SELECT r.id, v.value ->> 0, v.value ->> 1, v.value ->> 2 FROM request_logs AS r, json_each(r.extra_values) AS v WHERE r.workspace_id = ${ws}`;
-  const keyed = (kind, field, key, value) => insert(`SELECT '${field}' AS field, ${key} AS key, ${value} AS value, count(DISTINCT id) AS n FROM (${perLog}) WHERE kind = '${kind}' GROUP BY 2, 3`);
+  // Each kind's values straight from the column that holds them (a tag listed twice in a log counts once).
+  const from = (kind) =>
+    kind === "tag"
+      ? { rows: `request_logs AS r, json_each(r.tags) AS v WHERE r.workspace_id = ${ws}`, key: "v.key", value: "v.value" }
+      : kind === "metadata"
+        ? { rows: `request_logs AS r, json_each(r.metadata) AS v WHERE r.workspace_id = ${ws}`, key: "v.key", value: "v.value" }
+        : { rows: `request_logs AS r, json_each(r.extra_values) AS v WHERE r.workspace_id = ${ws} AND v.value ->> 0 = '${kind}'`, key: "v.value ->> 1", value: "v.value ->> 2" };
+  const keyed = (kind, field, byKey) => {
+    const f = from(kind);
+    const [key, value] = byKey ? ["''", f.key] : kind === "tag" || kind === "tool" ? ["''", f.value] : [f.key, f.value];
+    return insert(`SELECT '${field}' AS field, ${key} AS key, ${value} AS value, count(DISTINCT r.id) AS n FROM ${f.rows} GROUP BY 2, 3`);
+  };
   return [
     scalar("engine", "model"),
     scalar("provider_type", "provider"),
     scalar("status", "status"),
     scalar("prompt_id", "CAST(prompt_id AS TEXT)"),
     scalar("prompt", "prompt_name", "CAST(prompt_id AS TEXT)"),
-    keyed("tag", "tags", "''", "value"),
-    keyed("tool", "tool_names", "''", "value"),
-    ...["metadata", "output", "input_variable"].flatMap((kind) => [keyed(kind, `${kind}_keys`, "''", "key"), keyed(kind, `${kind}_values`, "key", "value")]),
+    keyed("tag", "tags", false),
+    keyed("tool", "tool_names", false),
+    ...["metadata", "output", "input_variable"].flatMap((kind) => [keyed(kind, `${kind}_keys`, true), keyed(kind, `${kind}_values`, false)]),
     `INSERT INTO request_log_search (rowid, input_text, output_text, keys)
      SELECT r.id, r.input_text, r.output_text, (
        SELECT group_concat('v' || f.id, ' ') FROM (

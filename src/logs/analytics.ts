@@ -14,7 +14,6 @@ import { bucketSql } from "../analytics/latency-buckets";
 import { intervalOf, summarize, type Interval, type Sums, type Views } from "../analytics/summarize";
 import { promptNames } from "./prompt-names";
 import { filterEstimates } from "./search";
-import { runBatch } from "../db/batch";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const DAY = 86_400_000;
@@ -148,34 +147,82 @@ export async function requestAnalytics(db: Db, logs: WorkspaceLogs, workspaceId:
   return summarize(views, plan.interval, names);
 }
 
-/** Runs `queries` (each over one dimension's source, `extra` bound after it) in one batch on one database. */
-async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, queries: [Dim, string, string?][]) {
+/** The dimensions whose daily rows (and so their sources) split by latency bucket. */
+const BUCKETED: ReadonlySet<Dim> = new Set(["all", "model", "provider"]);
+
+/**
+ * Runs `queries` on one database in one statement. The matching logs the daily totals do not answer
+ * are read once (lg, materialized: every dimension's key and the latency bucket of each), and each
+ * dimension's source is a named subquery of its daily rows and those logs (as dimensionSource gives
+ * it); a query reads its dimension's as "src", gives the columns period, key, bucket and the sums (NULL
+ * where it has none), and may bind `extra` where it says ?extra. Before, each query was a statement of
+ * its own that read the logs and the daily rows again: eight reads of the same rows per answer.
+ */
+async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, queries: ViewQuery[]) {
   // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
-  const d1 = d1Of(logs);
   const estimate = await filterEstimates(logs, workspaceId, input.filter_group);
-  const statement = ([dim, query, extra]: [Dim, string, string?]) => {
-    const params = new SqlParams();
-    const source = dimensionSource(workspaceId, input, plan, dim, params, estimate);
-    const sql = extra === undefined ? query : query.replace("?extra", params.add(extra));
-    return d1.prepare(`WITH src AS (${source}) ${sql}`).bind(...params.values);
-  };
-  return (await runBatch(logs, queries.map(statement))).map((r) => r.results as unknown as Row[]);
+  const params = new SqlParams();
+  const ws = params.add(workspaceId);
+  const period = plan.interval === "day" ? `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${DAY}))` : `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${HOUR}))`;
+  const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
+  const columns = `${period} AS period, ${(Object.keys(LOG_KEY) as Dim[]).map((d) => `${LOG_KEY[d].key} AS k_${d}`).join(", ")}, ${bucketSql(LATENCY)} AS b,
+      r.${R.inputTokens} AS input_tokens, r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms`;
+  let daily = (_dim: Dim) => "";
+  let wheres = [filtered];
+  if (plan.inner) {
+    const [from, to] = [params.add(plan.inner.from), params.add(plan.inner.to)];
+    const inside = `r.${R.requestStartTime} >= ${from} AND r.${R.requestStartTime} < ${to}`;
+    wheres = [`${filtered} AND NOT (${inside})`, `${filtered} AND ${inside} AND ${UNCOUNTED}`];
+    daily = (dim) => `SELECT d.${D.day} AS period, d.${D.key} AS key, d.${D.bucket} AS bucket, d.${D.requests} AS requests, d.${D.inputTokens} AS input_tokens,
+        d.${D.outputTokens} AS output_tokens, d.${D.cost} AS cost, d.${D.latencyMs} AS latency_ms
+      FROM ${DAILY} AS d WHERE d.${D.workspaceId} = ${ws} AND d.${D.dim} = '${dim}' AND d.${D.day} >= ${from} AND d.${D.day} < ${to} UNION ALL `;
+  }
+  const lg = `lg AS MATERIALIZED (${wheres.map((w) => `SELECT ${columns} FROM ${LOGS} AS r WHERE ${w}`).join(" UNION ALL ")})`;
+  const dims = [...new Set(queries.map((q) => q.dim))];
+  const sources = dims.map(
+    (dim) => `src_${dim} AS (${daily(dim)}SELECT period, k_${dim} AS key, ${BUCKETED.has(dim) ? "b" : "-1"} AS bucket, 1 AS requests, input_tokens, output_tokens, cost, latency_ms
+      FROM lg${dim === "prompt" ? " WHERE k_prompt IS NOT NULL" : ""})`,
+  );
+  // Each query's rows as one JSON array (D1 allows few terms in a compound SELECT), in the query's order.
+  const views = queries.map(({ dim, sql, extra, order }, i) => {
+    const q = sql.replaceAll("FROM src ", `FROM src_${dim} `).replace("?extra", extra === undefined ? "NULL" : params.add(extra));
+    return `(SELECT json_group_array(json_array(${VIEW_COLUMNS.join(", ")})${order ? ` ORDER BY ${order}` : ""}) FROM (${q})) AS v${i}`;
+  });
+  const row = await d1Of(logs)
+    .prepare(`WITH ${[lg, ...sources].join(", ")} SELECT ${views.join(", ")}`)
+    .bind(...params.values)
+    .first<Record<string, string>>();
+  return queries.map((_, i) =>
+    (JSON.parse(row![`v${i}`]) as (number | string | null)[][]).map((values) => Object.fromEntries(VIEW_COLUMNS.map((c, k) => [c, values[k]])) as Row),
+  );
 }
+
+/** A view query: over its dimension's source ("src"), `extra` bound where it says ?extra, its rows kept in `order`. */
+interface ViewQuery {
+  dim: Dim;
+  sql: string;
+  extra?: string;
+  order?: string;
+}
+
+/** The columns every view query gives (NULL where it has none). */
+const VIEW_COLUMNS = ["period", "key", "bucket", "requests", "input_tokens", "output_tokens", "cost", "latency_ms"];
 
 const SERIES_DIMS = ["model", "provider", "prompt"] as const;
 
-/** The views of one database: every total and series in one batch, the busiest values chosen there. */
+/** The views of one database: every total and series in one statement, the busiest values chosen there. */
 async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan): Promise<Views> {
   const busiest = `key IN (SELECT key FROM src GROUP BY key ORDER BY sum(requests) DESC, key LIMIT ${SERIES_TOP})`;
-  const queries: [keyof Views, Dim, string][] = [
-    ["all", "all", `SELECT period, bucket, ${SUMS} FROM src GROUP BY 1, 2`],
-    ["status", "status", `SELECT period, key, ${SUMS} FROM src GROUP BY 1, 2`],
-    ...SERIES_DIMS.flatMap((dim): [keyof Views, Dim, string][] => [
-      [`${dim}Totals`, dim, `SELECT key, ${SUMS} FROM src GROUP BY 1 ORDER BY requests DESC, key LIMIT ${BREAKDOWN_TOP}`],
-      [`${dim}Series`, dim, `SELECT period, key, bucket, ${SUMS} FROM src WHERE ${busiest} GROUP BY 1, 2, 3`],
+  const TOP_FIRST = "requests DESC, key";
+  const queries: [keyof Views, ViewQuery][] = [
+    ["all", { dim: "all", sql: `SELECT period, NULL AS key, bucket, ${SUMS} FROM src GROUP BY 1, 3` }],
+    ["status", { dim: "status", sql: `SELECT period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 1, 2` }],
+    ...SERIES_DIMS.flatMap((dim): [keyof Views, ViewQuery][] => [
+      [`${dim}Totals`, { dim, sql: `SELECT NULL AS period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 2 ORDER BY ${TOP_FIRST} LIMIT ${BREAKDOWN_TOP}`, order: TOP_FIRST }],
+      [`${dim}Series`, { dim, sql: `SELECT period, key, bucket, ${SUMS} FROM src WHERE ${busiest} GROUP BY 1, 2, 3` }],
     ]),
   ];
-  const results = await runViews(logs, workspaceId, input, plan, queries.map(([, dim, q]) => [dim, q]));
+  const results = await runViews(logs, workspaceId, input, plan, queries.map(([, q]) => q));
   return Object.fromEntries(queries.map(([name], i) => [name, results[i]])) as unknown as Views;
 }
 
@@ -185,17 +232,17 @@ async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, pla
  * over all periods, from each database, added up.
  */
 async function periodViews(logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput, plan: Plan): Promise<Views> {
-  const totals: [Dim, string][] = [
-    ["all", `SELECT period, bucket, ${SUMS} FROM src GROUP BY 1, 2`],
-    ["status", `SELECT period, key, ${SUMS} FROM src GROUP BY 1, 2`],
-    ...SERIES_DIMS.map((dim): [Dim, string] => [dim, `SELECT key, ${SUMS} FROM src GROUP BY 1`]),
+  const totals: ViewQuery[] = [
+    { dim: "all", sql: `SELECT period, NULL AS key, bucket, ${SUMS} FROM src GROUP BY 1, 3` },
+    { dim: "status", sql: `SELECT period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 1, 2` },
+    ...SERIES_DIMS.map((dim): ViewQuery => ({ dim, sql: `SELECT NULL AS period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 2` })),
   ];
   const perDb = await eachPeriod(logs, (db) => runViews(db, workspaceId, input, plan, totals));
   const [all, status, ...dimTotals] = totals.map((_, i) => sumRows(perDb.map((r) => r[i])));
   const busiest = dimTotals.map((rows) => rows.sort(byRequests).slice(0, SERIES_TOP).map((r) => r.key));
   const seriesQuery = `SELECT period, key, bucket, ${SUMS} FROM src WHERE key IN (SELECT value FROM json_each(?extra)) GROUP BY 1, 2, 3`;
   const series = await eachPeriod(logs, (db) =>
-    runViews(db, workspaceId, input, plan, SERIES_DIMS.map((dim, i): [Dim, string, string] => [dim, seriesQuery, JSON.stringify(busiest[i])])),
+    runViews(db, workspaceId, input, plan, SERIES_DIMS.map((dim, i): ViewQuery => ({ dim, sql: seriesQuery, extra: JSON.stringify(busiest[i]) }))),
   );
   const views: Record<string, Row[]> = { all, status };
   SERIES_DIMS.forEach((dim, i) => {
