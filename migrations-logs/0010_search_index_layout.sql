@@ -119,3 +119,25 @@ CREATE INDEX `request_logs_workspace_prompt` ON `request_logs` (`workspace_id`,`
 CREATE INDEX `request_logs_workspace_group` ON `request_logs` (`workspace_id`,`group_id`) WHERE "request_logs"."group_id" IS NOT NULL;
 --> statement-breakpoint
 CREATE UNIQUE INDEX `request_logs_workspace_trace_span` ON `request_logs` (`workspace_id`,`trace_id`,`span_id`) WHERE "request_logs"."trace_id" IS NOT NULL OR "request_logs"."span_id" IS NOT NULL;
+--> statement-breakpoint
+-- Daily totals clustered by (workspace, dimension, day, value, bucket): analytics reads a window of days
+-- of a dimension, every value of it, as one range (by value first, it read every day of every value).
+CREATE TABLE `__new_request_log_daily` (
+	`workspace_id` integer NOT NULL,
+	`dim` text NOT NULL,
+	`day` integer NOT NULL,
+	`key` text NOT NULL,
+	`bucket` integer NOT NULL,
+	`requests` integer NOT NULL,
+	`input_tokens` integer NOT NULL,
+	`output_tokens` integer NOT NULL,
+	`cost` real NOT NULL,
+	`latency_ms` integer NOT NULL,
+	PRIMARY KEY(`workspace_id`, `dim`, `day`, `key`, `bucket`)
+) WITHOUT ROWID;
+--> statement-breakpoint
+INSERT INTO `__new_request_log_daily`("workspace_id", "dim", "day", "key", "bucket", "requests", "input_tokens", "output_tokens", "cost", "latency_ms") SELECT "workspace_id", "dim", "day", "key", "bucket", "requests", "input_tokens", "output_tokens", "cost", "latency_ms" FROM `request_log_daily`;
+--> statement-breakpoint
+DROP TABLE `request_log_daily`;
+--> statement-breakpoint
+ALTER TABLE `__new_request_log_daily` RENAME TO `request_log_daily`;

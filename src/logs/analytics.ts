@@ -88,8 +88,14 @@ const DAILY = getTableName(requestLogDaily);
 const LOGS = getTableName(requestLogs);
 const S = columnNames(logIndexState);
 const U = columnNames(requestLogUnindexed);
-/** The logs the daily totals do not count yet: past the counted watermark, or listed from before it (indexing.ts, countDaily). */
-const UNCOUNTED = `(r.${R.id} > (SELECT st.${S.countedTo} FROM ${getTableName(logIndexState)} AS st WHERE st.${S.id} = 1) OR r.${R.id} IN (SELECT ix.${U.requestId} FROM ${getTableName(requestLogUnindexed)} AS ix))`;
+const COUNTED_TO = `(SELECT st.${S.countedTo} FROM ${getTableName(logIndexState)} AS st WHERE st.${S.id} = 1)`;
+/**
+ * FROM the logs the daily totals do not count yet (alias r): past the counted watermark, or listed
+ * from before it (indexing.ts, countDaily). Their ids are the outer loop (CROSS JOIN): a few logs, read
+ * by id, never the days' logs tested one by one.
+ */
+const UNCOUNTED_LOGS = `(SELECT ${R.id} AS id FROM ${LOGS} WHERE ${R.id} > ${COUNTED_TO}
+    UNION ALL SELECT ix.${U.requestId} FROM ${getTableName(requestLogUnindexed)} AS ix WHERE ix.${U.requestId} <= ${COUNTED_TO}) AS p CROSS JOIN ${LOGS} AS r ON r.${R.id} = p.id`;
 
 /**
  * One dimension of the matching logs as an SQL source of (period, key, bucket, counts) rows: the
@@ -107,13 +113,13 @@ export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan
       FROM ${DAILY} AS r WHERE r.${D.workspaceId} = ${ws} AND r.${D.dim} = '${dim}' AND r.${D.day} >= ${params.add(plan.inner.from)} AND r.${D.day} < ${params.add(plan.inner.to)}`);
   }
   const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate }) + (dim === "prompt" ? ` AND r.${R.promptId} IS NOT NULL` : "");
-  const logRows = (where: string) => `SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.${R.inputTokens} AS input_tokens,
+  const logRows = (from: string, where: string) => `SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.${R.inputTokens} AS input_tokens,
       r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms
-    FROM ${LOGS} AS r WHERE ${where}`;
-  if (!plan.inner) parts.push(logRows(filtered));
+    FROM ${from} WHERE ${where}`;
+  if (!plan.inner) parts.push(logRows(`${LOGS} AS r`, filtered));
   else {
     const inside = `r.${R.requestStartTime} >= ${params.add(plan.inner.from)} AND r.${R.requestStartTime} < ${params.add(plan.inner.to)}`;
-    parts.push(logRows(`${filtered} AND NOT (${inside})`), logRows(`${filtered} AND ${inside} AND ${UNCOUNTED}`));
+    parts.push(logRows(`${LOGS} AS r`, `${filtered} AND NOT (${inside})`), logRows(UNCOUNTED_LOGS, `${filtered} AND ${inside}`));
   }
   return parts.join(" UNION ALL ");
 }
@@ -168,19 +174,21 @@ async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, pl
   const columns = `${period} AS period, ${(Object.keys(LOG_KEY) as Dim[]).map((d) => `${LOG_KEY[d].key} AS k_${d}`).join(", ")}, ${bucketSql(LATENCY)} AS b,
       r.${R.inputTokens} AS input_tokens, r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms`;
   let daily = (_dim: Dim) => "";
-  let wheres = [filtered];
+  let wheres = [`${LOGS} AS r WHERE ${filtered}`];
   if (plan.inner) {
     const [from, to] = [params.add(plan.inner.from), params.add(plan.inner.to)];
     const inside = `r.${R.requestStartTime} >= ${from} AND r.${R.requestStartTime} < ${to}`;
-    wheres = [`${filtered} AND NOT (${inside})`, `${filtered} AND ${inside} AND ${UNCOUNTED}`];
+    wheres = [`${LOGS} AS r WHERE ${filtered} AND NOT (${inside})`, `${UNCOUNTED_LOGS} WHERE ${filtered} AND ${inside}`];
     daily = (dim) => `SELECT d.${D.day} AS period, d.${D.key} AS key, d.${D.bucket} AS bucket, d.${D.requests} AS requests, d.${D.inputTokens} AS input_tokens,
         d.${D.outputTokens} AS output_tokens, d.${D.cost} AS cost, d.${D.latencyMs} AS latency_ms
       FROM ${DAILY} AS d WHERE d.${D.workspaceId} = ${ws} AND d.${D.dim} = '${dim}' AND d.${D.day} >= ${from} AND d.${D.day} < ${to} UNION ALL `;
   }
-  const lg = `lg AS MATERIALIZED (${wheres.map((w) => `SELECT ${columns} FROM ${LOGS} AS r WHERE ${w}`).join(" UNION ALL ")})`;
+  const lg = `lg AS MATERIALIZED (${wheres.map((w) => `SELECT ${columns} FROM ${w}`).join(" UNION ALL ")})`;
   const dims = [...new Set(queries.map((q) => q.dim))];
+  // A source read by more than one query is made once.
+  const uses = (dim: Dim) => queries.reduce((n, q) => n + (q.dim === dim ? (q.sql.match(/FROM src /g)?.length ?? 0) : 0), 0);
   const sources = dims.map(
-    (dim) => `src_${dim} AS (${daily(dim)}SELECT period, k_${dim} AS key, ${BUCKETED.has(dim) ? "b" : "-1"} AS bucket, 1 AS requests, input_tokens, output_tokens, cost, latency_ms
+    (dim) => `src_${dim} AS ${uses(dim) > 1 ? "MATERIALIZED " : ""}(${daily(dim)}SELECT period, k_${dim} AS key, ${BUCKETED.has(dim) ? "b" : "-1"} AS bucket, 1 AS requests, input_tokens, output_tokens, cost, latency_ms
       FROM lg${dim === "prompt" ? " WHERE k_prompt IS NOT NULL" : ""})`,
   );
   // Each query's rows as one JSON array (D1 allows few terms in a compound SELECT), in the query's order.

@@ -99,8 +99,10 @@ async function sourceObservations(db: Db, workspaceId: number, input: AnalyticsI
   const by = chart.groupByField ? DIM_GROUP[chart.groupByField]! : { dim: "all" as const, group: "NULL" };
   const source = dimensionSource(workspaceId, input, plan, by.dim, params, estimate);
   const period = chart.timeSeries ? "period" : "0";
+  // Latency buckets only for a chart that draws a percentile: the others' rows are one per group and period.
+  const bucket = seriesOf(chart).some((s) => s.metric === "percentile") ? "bucket" : "-1";
   const { results } = await d1
-    .prepare(`WITH src AS (${source}) SELECT ${by.group} AS grp, ${period} AS hour, bucket, ${SUMS} FROM src GROUP BY 1, 2, 3`)
+    .prepare(`WITH src AS (${source}) SELECT ${by.group} AS grp, ${period} AS hour, ${bucket} AS bucket, ${SUMS} FROM src GROUP BY 1, 2, 3`)
     .bind(...params.values)
     .all<Parameters<typeof logObservation>[0]>();
   return results.map((r) => logObservation(r));

@@ -241,9 +241,10 @@ export const requestLogDaily = sqliteTable(
     /** Sum of the latencies, ms: averages stay exact. */
     latencyMs: integer("latency_ms").notNull(),
   },
-  // Clustered by this key (the migration makes the table WITHOUT ROWID): a dimension's busiest values
-  // are read as one short range each, and totals by value stream in key order.
-  (t) => [primaryKey({ columns: [t.workspaceId, t.dim, t.key, t.day, t.bucket] })],
+  // Clustered by this key (the migration makes the table WITHOUT ROWID): analytics reads a window of
+  // days of one dimension, every value of it, as one range (by value first, it read every day of each
+  // value to find the window's).
+  (t) => [primaryKey({ columns: [t.workspaceId, t.dim, t.day, t.key, t.bucket] })],
 );
 
 /**
