@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run bench:storage: D1 bytes per request log, split into the request_logs row, its side rows
-// (request_log_values, request_log_facets, request_log_daily, request_groups, with their indexes), the
-// full-text index (request_logs_fts and its shadow tables) and the indexes on request_logs; then bytes
+// (request_log_facets, request_log_daily, request_groups, with their indexes; request_log_values in
+// trees before issue 37), the search index (request_log_search, or request_logs_fts before, and their
+// shadow tables) and the indexes on request_logs; then bytes
 // per span (the spans table and its indexes) for OTLP exports. A measured run, never a timed test.
 //
 //   npm run bench:storage [-- --logs 2000 --exports 20 --concurrency 8 --json]
@@ -193,7 +194,8 @@ const CATEGORIES = ["row", "side rows", "fts", "indexes", "spans", "other"];
 
 /** The category of a table or index (by the table it belongs to). */
 function categoryOf(name, table) {
-  if (name.startsWith("request_logs_fts")) return "fts";
+  // The full-text index: request_logs_fts before issue 37, request_log_search (texts and keys) since.
+  if (name.startsWith("request_logs_fts") || name.startsWith("request_log_search")) return "fts";
   if (table === "request_logs") return name === "request_logs" ? "row" : "indexes";
   if (["request_log_values", "request_log_facets", "request_log_daily", "request_groups"].includes(table)) return "side rows";
   if (["spans", "trace_closures"].includes(table)) return "spans";
