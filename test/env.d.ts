@@ -14,6 +14,8 @@ declare global {
       MIGRATE_CONTROL: D1Database;
       /** PromptLayer's operations: JSON of {method, path, success}[] (vitest.config.ts). */
       REFERENCE_OPERATIONS: string;
+      /** docs/mcp.md as the repository has it (vitest.config.ts). */
+      MCP_DOC: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");
