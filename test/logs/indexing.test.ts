@@ -330,7 +330,8 @@ describe("logs not yet indexed elsewhere", () => {
     const d1 = await logsDb(w);
     await d1.prepare("DELETE FROM request_logs WHERE id = ?").bind(id).run();
     await d1.prepare("INSERT INTO request_log_search (request_log_search) VALUES ('integrity-check')").run();
-    const next = await logQuietly(w, BODY, recordingQueue().queue);
+    // Another call (not the same bytes again, which a retry would be).
+    const next = await logQuietly(w, { ...BODY, metadata: { user_id: "u2", env: "prod" } }, recordingQueue().queue);
     await indexNow();
     expect(await searchIds(w, null, "unicorns")).toEqual([next]);
     expect((await indexState(w)).waiting).toEqual([{ n: 0 }]);
