@@ -129,7 +129,7 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   for (const [shard, group] of byShard) {
     try {
       const logs = deps.logsOn(shard);
-      await indexLogs(logs, group.ids);
+      await indexLogs(logs, group.ids, Date.now());
       // The A/B rollups' own step: whatever of this database is pending, these logs' among it.
       await rollupAbLogs(logs, (ids) => assignmentKeys(deps.db, ids));
       for (const msg of group.messages) msg.ack();
