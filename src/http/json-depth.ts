@@ -1,0 +1,25 @@
+// The depth rule (lib/json-depth.ts) on every JSON body a route validates: a body nested deeper than
+// MAX_JSON_DEPTH is a 400 naming where, before any handler or database sees it. The body is parsed
+// once (Hono keeps the parse for the validator); one that does not parse is left to the validator.
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { depthRule, MAX_JSON_DEPTH, tooDeepAt } from "../lib/json-depth";
+import { validationError } from "../lib/validation";
+
+const JSON_TYPE = /^application\/([a-z-.]+\+)?json/i;
+
+export const limitJsonDepth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (JSON_TYPE.test(c.req.header("content-type") ?? "")) {
+    let body: unknown;
+    let parsed = false;
+    try {
+      body = await c.req.json();
+      parsed = true;
+    } catch {
+      // Malformed JSON: the validator answers it.
+    }
+    const at = parsed ? tooDeepAt(body, MAX_JSON_DEPTH) : null;
+    if (at) throw validationError([{ code: "custom", path: at, message: depthRule(MAX_JSON_DEPTH), input: undefined }], { target: "json" });
+  }
+  await next();
+};
