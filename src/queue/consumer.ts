@@ -12,6 +12,7 @@ import { buildDeps } from "../deps";
 import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflows";
 import { deliverWebhook, dispatchQuietly, inEventScope } from "../services/webhooks";
 import { markFillFailed, runDatasetFill } from "../services/datasets";
+import { hubName } from "../realtime/protocol";
 
 /**
  * Tells the run's realtime subscribers (the SDKs' run workflow calls) that it is over, with its
@@ -20,8 +21,9 @@ import { markFillFailed, runDatasetFill } from "../services/datasets";
  */
 async function announceRunDone(env: Env, workspaceId: number, executionId: number): Promise<void> {
   try {
+    // Each channel of the run has its own object (placed by workspace and channel, as the gate places sockets).
     const messages = await runDoneMessages(buildDeps(env).db, workspaceId, executionId);
-    if (messages.length > 0) await env.REALTIME.get(env.REALTIME.idFromName("hub")).publishDone(workspaceId, messages);
+    await Promise.all(messages.map((m) => env.REALTIME.get(env.REALTIME.idFromName(hubName(workspaceId, m.channel))).publishDone(workspaceId, [m])));
   } catch (err) {
     console.error(JSON.stringify({ level: "warn", msg: "realtime publish failed", execution_id: executionId, error: chainForLog(err) }));
   }
@@ -136,10 +138,35 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   }
 }
 
+/**
+ * The messages of a batch with the workspaces taking turns: each workspace's first message, then each
+ * one's second, and so on (in order of first appearance; a workspace's own messages keep their order).
+ * A workspace that queued many jobs is then served one at a time between the others', not all first.
+ */
+export function inTurn<T>(items: readonly T[], workspaceOf: (item: T) => number | null): T[] {
+  const queues = new Map<number | null, T[]>();
+  for (const item of items) {
+    const ws = workspaceOf(item);
+    const q = queues.get(ws);
+    if (q) q.push(item);
+    else queues.set(ws, [item]);
+  }
+  const out: T[] = [];
+  for (let round = 0; out.length < items.length; round++) {
+    for (const q of queues.values()) if (round < q.length) out.push(q[round]);
+  }
+  return out;
+}
+
+const workspaceOfMessage = (msg: Message<unknown>): number | null => {
+  const ws = (msg.body as { workspace_id?: unknown } | null)?.workspace_id;
+  return typeof ws === "number" ? ws : null;
+};
+
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   if (isDeadLetterQueue(batch.queue)) return handleDeadLetters(batch, env);
   if (isIndexQueue(batch.queue)) return handleIndexBatch(batch, env);
-  for (const msg of batch.messages) {
+  for (const msg of inTurn(batch.messages, workspaceOfMessage)) {
     const parsed = JobMessage.safeParse(msg.body);
     if (!parsed.success) {
       console.error(JSON.stringify({ level: "error", msg: "invalid job message dropped", id: msg.id, issues: parsed.error.issues.slice(0, 5) }));
