@@ -4,3 +4,4 @@
 export { AuthCache, authenticateHash, hashKey, plausibleKey, UnknownKeyCache } from "./auth";
 export { createEnvVar, deleteEnvVar, envForRun, listEnvVars, updateEnvVar, type EnvScope } from "./env-vars";
 export { getLogRetention, setLogRetention } from "./log-retention";
+export { assertRoomForJob, JOB_CAPS, JOB_RETRY_AFTER_SECONDS, jobCapError, roomForJobSql, type CappedJob } from "./job-caps";
