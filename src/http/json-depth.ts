@@ -7,6 +7,8 @@ import { depthRule, MAX_JSON_DEPTH, tooDeepAt } from "../lib/json-depth";
 import { validationError } from "../lib/validation";
 
 const JSON_TYPE = /^application\/([a-z-.]+\+)?json/i;
+/** Levels of the path an error names before "…". */
+const SHOWN_LEVELS = 12;
 
 export const limitJsonDepth: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (JSON_TYPE.test(c.req.header("content-type") ?? "")) {
@@ -19,7 +21,9 @@ export const limitJsonDepth: MiddlewareHandler<AppEnv> = async (c, next) => {
       // Malformed JSON: the validator answers it.
     }
     const at = parsed ? tooDeepAt(body, MAX_JSON_DEPTH) : null;
-    if (at) throw validationError([{ code: "custom", path: at, message: depthRule(MAX_JSON_DEPTH), input: undefined }], { target: "json" });
+    // The path names where the nesting goes past the rule: its first levels are enough to find it.
+    const path = at && at.length > SHOWN_LEVELS ? [...at.slice(0, SHOWN_LEVELS), "…"] : at;
+    if (path) throw validationError([{ code: "custom", path, message: depthRule(MAX_JSON_DEPTH), input: undefined }], { target: "json" });
   }
   await next();
 };

@@ -3,8 +3,12 @@
 // a deep value deep inside a request; and a deep value costs every reader a recursion. Depth is
 // counted without recursion, so a body of a million brackets is measured, not a stack overflow.
 
-/** The deepest a JSON request body may nest (objects and arrays, counted from the body itself). */
-export const MAX_JSON_DEPTH = 64;
+/**
+ * The deepest a JSON request body may nest (objects and arrays, counted from the body itself): room
+ * for a free-form field's own rule (an evaluation configuration: 64 levels below the field) a few
+ * levels down, and far below SQLite's 1,000.
+ */
+export const MAX_JSON_DEPTH = 100;
 
 /** The deepest a span's or log record's attribute value may nest (OTLP's AnyValue rule; spans-bulk keeps the same). */
 export const MAX_ATTRIBUTE_DEPTH = 16;

@@ -158,16 +158,12 @@ export function inTurn<T>(items: readonly T[], workspaceOf: (item: T) => number 
   return out;
 }
 
-const workspaceOfMessage = (msg: Message<unknown>): number | null => {
-  const ws = (msg.body as { workspace_id?: unknown } | null)?.workspace_id;
-  return typeof ws === "number" ? ws : null;
-};
-
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   if (isDeadLetterQueue(batch.queue)) return handleDeadLetters(batch, env);
   if (isIndexQueue(batch.queue)) return handleIndexBatch(batch, env);
-  for (const msg of inTurn(batch.messages, workspaceOfMessage)) {
-    const parsed = JobMessage.safeParse(msg.body);
+  // Each body is read once; the jobs are then taken with the workspaces in turn.
+  const received = batch.messages.map((msg) => ({ msg, parsed: JobMessage.safeParse(msg.body) }));
+  for (const { msg, parsed } of inTurn(received, (r) => (r.parsed.success ? r.parsed.data.workspace_id : null))) {
     if (!parsed.success) {
       console.error(JSON.stringify({ level: "error", msg: "invalid job message dropped", id: msg.id, issues: parsed.error.issues.slice(0, 5) }));
       msg.ack();

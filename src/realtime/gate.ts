@@ -8,7 +8,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { apiKeys } from "../db/schema";
-import type { Env } from "../env";
 import { msSetting } from "../lib/time";
 import { ERRORS, errorReply, hubName, parseFrame, verifyToken } from "./protocol";
 
@@ -21,7 +20,13 @@ const MAX_QUEUED_FRAMES = 8;
 /** Close codes the Centrifuge clients read: 3500 and up end the connection for good (no reconnect). */
 const CLOSE = { invalidToken: 3500, badRequest: 3501, stale: 3502 } as const;
 
-type GateEnv = Pick<Env, "DB" | "REALTIME" | "ENV_VARS_KEY" | "REALTIME_CONNECT_TIMEOUT_MS">;
+/** The bindings the gate reads (a floor below env.ts: named here, not imported). */
+interface GateEnv {
+  DB: D1Database;
+  REALTIME: DurableObjectNamespace;
+  ENV_VARS_KEY?: string;
+  REALTIME_CONNECT_TIMEOUT_MS?: string;
+}
 
 const textOf = (data: string | ArrayBuffer) => (typeof data === "string" ? data : new TextDecoder().decode(data));
 
