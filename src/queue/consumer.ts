@@ -138,32 +138,11 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   }
 }
 
-/**
- * The messages of a batch with the workspaces taking turns: each workspace's first message, then each
- * one's second, and so on (in order of first appearance; a workspace's own messages keep their order).
- * A workspace that queued many jobs is then served one at a time between the others', not all first.
- */
-export function inTurn<T>(items: readonly T[], workspaceOf: (item: T) => number | null): T[] {
-  const queues = new Map<number | null, T[]>();
-  for (const item of items) {
-    const ws = workspaceOf(item);
-    const q = queues.get(ws);
-    if (q) q.push(item);
-    else queues.set(ws, [item]);
-  }
-  const out: T[] = [];
-  for (let round = 0; out.length < items.length; round++) {
-    for (const q of queues.values()) if (round < q.length) out.push(q[round]);
-  }
-  return out;
-}
-
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   if (isDeadLetterQueue(batch.queue)) return handleDeadLetters(batch, env);
   if (isIndexQueue(batch.queue)) return handleIndexBatch(batch, env);
-  // Each body is read once; the jobs are then taken with the workspaces in turn.
-  const received = batch.messages.map((msg) => ({ msg, parsed: JobMessage.safeParse(msg.body) }));
-  for (const { msg, parsed } of inTurn(received, (r) => (r.parsed.success ? r.parsed.data.workspace_id : null))) {
+  for (const msg of batch.messages) {
+    const parsed = JobMessage.safeParse(msg.body);
     if (!parsed.success) {
       console.error(JSON.stringify({ level: "error", msg: "invalid job message dropped", id: msg.id, issues: parsed.error.issues.slice(0, 5) }));
       msg.ack();

@@ -1,10 +1,8 @@
 // Fair shares of background work: each workspace has at most JOB_CAPS[kind] jobs of a kind queued or
-// running; one more is a 429 with Retry-After and creates nothing, other workspaces are unaffected,
-// and the consumer serves the workspaces of a batch in turn.
+// running; one more is a 429 with Retry-After and creates nothing, other workspaces are unaffected.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
-import { inTurn } from "../../src/queue/consumer";
 import { assertRoomForJob, JOB_CAPS, JOB_RETRY_AFTER_SECONDS } from "../../src/services/workspace";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { b64, importFile, newTable } from "../helpers/tables";
@@ -86,13 +84,5 @@ describe("the cap on open jobs per workspace", () => {
     await expect(assertRoomForJob(db, ws.workspaceId, "evaluation_run")).rejects.toMatchObject({ status: 429, headers: { "Retry-After": String(JOB_RETRY_AFTER_SECONDS) } });
     await env.DB.prepare("UPDATE dataset_jobs SET status = 'FAILED' WHERE workspace_id = ?").bind(ws.workspaceId).run();
     await env.DB.prepare("UPDATE reports SET status = 'COMPLETED' WHERE workspace_id = ?").bind(ws.workspaceId).run();
-  });
-});
-
-describe("serving workspaces in turn", () => {
-  it("a batch runs each workspace's first job, then each one's second…, keeping each workspace's own order", () => {
-    const batch = ["A1", "A2", "A3", "A4", "B1", "C1", "B2", "x"].map((id) => ({ id, ws: id === "x" ? null : id.charCodeAt(0) }));
-    expect(inTurn(batch, (m) => m.ws).map((m) => m.id)).toEqual(["A1", "B1", "C1", "x", "A2", "B2", "A3", "A4"]);
-    expect(inTurn([], () => 1)).toEqual([]);
   });
 });
