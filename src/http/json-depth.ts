@@ -1,6 +1,6 @@
 // The depth rule (lib/json-depth.ts) on every JSON body a route validates: a body nested deeper than
-// MAX_JSON_DEPTH is a 400 naming where, before any handler or database sees it. The body is parsed
-// once (Hono keeps the parse for the validator); one that does not parse is left to the validator.
+// MAX_JSON_DEPTH is a 400 naming where, before any handler or database sees it. A copy of the body is
+// parsed (bodies are capped at a few MiB first); one that does not parse is left to the validator.
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { depthRule, MAX_JSON_DEPTH, tooDeepAt } from "../lib/json-depth";
@@ -15,7 +15,8 @@ export const limitJsonDepth: MiddlewareHandler<AppEnv> = async (c, next) => {
     let body: unknown;
     let parsed = false;
     try {
-      body = await c.req.json();
+      // A copy: some handlers read the raw request themselves (the MCP transport), so it stays unread.
+      body = await c.req.raw.clone().json();
       parsed = true;
     } catch {
       // Malformed JSON: the validator answers it.
