@@ -18,21 +18,33 @@ const isContainer = (v: unknown): v is object => v !== null && typeof v === "obj
 /**
  * The path of the first value nested deeper than `max` levels (an object or array is one level; a
  * scalar none), or null when none is: `[]` is the value itself, then keys and indexes.
+ *
+ * Walked depth first with one frame per open level, so what it holds is bounded by `max`, not by the
+ * value's width: a 5 MiB body of two million small items allocates nothing per item (a list of
+ * pending children, or a pair per item, took some 200 MB there and restarted the isolate).
  */
 export function tooDeepAt(value: unknown, max: number): (string | number)[] | null {
-  // Each entry links to its parent instead of copying its path: a deep value costs one entry a level.
-  interface Entry { v: unknown; depth: number; key: string | number | null; parent: Entry | null }
-  const stack: Entry[] = [{ v: value, depth: 0, key: null, parent: null }];
-  while (stack.length > 0) {
-    const e = stack.pop()!;
-    if (!isContainer(e.v)) continue;
-    if (e.depth + 1 > max) {
-      const path: (string | number)[] = [];
-      for (let at: Entry | null = e; at && at.key !== null; at = at.parent) path.unshift(at.key);
-      return path;
+  if (!isContainer(value)) return null;
+  if (max < 1) return [];
+  // A frame is an open container: its object keys (null for an array), the next child's index, and the
+  // key it has in its parent (null for the value itself).
+  interface Frame { v: object; keys: string[] | null; next: number; key: string | number | null }
+  const open = (v: object, key: string | number | null): Frame => ({ v, keys: Array.isArray(v) ? null : Object.keys(v), next: 0, key });
+  const frames: Frame[] = [open(value, null)];
+  while (frames.length > 0) {
+    const top = frames[frames.length - 1];
+    const size = top.keys ? top.keys.length : (top.v as unknown[]).length;
+    if (top.next >= size) {
+      frames.pop();
+      continue;
     }
-    const kids: [string | number, unknown][] = Array.isArray(e.v) ? e.v.map((x, i) => [i, x]) : Object.entries(e.v);
-    for (const [key, x] of kids) if (isContainer(x)) stack.push({ v: x, depth: e.depth + 1, key, parent: e });
+    const key: string | number = top.keys ? top.keys[top.next] : top.next;
+    top.next++;
+    const child = (top.v as Record<string | number, unknown>)[key];
+    if (!isContainer(child)) continue;
+    // The child opens level frames.length + 1.
+    if (frames.length + 1 > max) return [...frames.slice(1).map((f) => f.key as string | number), key];
+    frames.push(open(child, key));
   }
   return null;
 }
