@@ -1,1 +1,0 @@
-ALTER TABLE `env_vars` DROP COLUMN `value_suffix`;
