@@ -1,6 +1,6 @@
 // The depth rule (lib/json-depth.ts) on every JSON body a route validates: a body nested deeper than
-// MAX_JSON_DEPTH is a 400 naming where, before any handler or database sees it. A copy of the body is
-// parsed (bodies are capped at a few MiB first); one that does not parse is left to the validator.
+// MAX_JSON_DEPTH is a 400 naming where, before any handler or database sees it. The body is parsed
+// (bodies are capped at a few MiB first); one that does not parse is left to the validator.
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { depthRule, MAX_JSON_DEPTH, tooDeepAt } from "../lib/json-depth";
@@ -15,11 +15,15 @@ export const limitJsonDepth: MiddlewareHandler<AppEnv> = async (c, next) => {
     let body: unknown;
     let parsed = false;
     try {
-      // A copy: some handlers read the raw request themselves (the MCP transport), so it stays unread.
-      body = await c.req.raw.clone().json();
+      // Read once through the request's cache, which the validator then reads from. A handler that reads
+      // the raw request itself (the MCP transport) gets it again, with the same text as its body. (A
+      // clone's tee left connections broken after an early 413 on a chunked body.)
+      const text = await c.req.text();
+      c.req.raw = new Request(c.req.raw, { body: text });
+      body = JSON.parse(text);
       parsed = true;
     } catch {
-      // Malformed JSON: the validator answers it.
+      // Malformed JSON, or a body past its cap (limitBody answers 413): the validator answers it.
     }
     const at = parsed ? tooDeepAt(body, MAX_JSON_DEPTH) : null;
     // The path names where the nesting goes past the rule: its first levels are enough to find it.

@@ -98,7 +98,7 @@ describe("what a variable shows of its value", () => {
     await env.DB.prepare(`INSERT INTO ${table} (workspace_id, key, sealed_value, value_suffix) VALUES (?, 'A', 'v1:sealed-a', 'a123'), (?, 'EMPTY', 'v1:sealed-empty', NULL)`)
       .bind(ws.workspaceId, ws.workspaceId)
       .run();
-    for (const q of [...stmts("0034"), ...stmts("0035")]) await env.DB.prepare(q).run();
+    for (const q of [...stmts("0035"), ...stmts("0036")]) await env.DB.prepare(q).run();
     const rows = (await env.DB.prepare(`SELECT * FROM ${table} ORDER BY key`).all()).results;
     expect(rows.map((r) => ({ key: r.key, sealed_value: r.sealed_value, has_value: r.has_value }))).toEqual([
       { key: "A", sealed_value: "v1:sealed-a", has_value: 1 },
