@@ -20,6 +20,8 @@ import { encodeBlueprints, type Blueprints } from "./row-codec";
 import { byTraceHome } from "./trace-homes";
 import { addSideRows, retireSideRows } from "./tracking";
 import { decodeLogRow, type RequestLog } from "./write";
+import { redactRecord } from "./redaction";
+import type { AuthContext } from "../lib/auth-context";
 
 /** What of a record a log's content is read from. */
 export type JoinedRecord = Pick<LogRecordInput, "eventName" | "timeMs" | "body" | "attributes">;
@@ -158,7 +160,11 @@ export async function joinSpanLogs(db: Db, ws: number, keys: readonly SpanKey[],
  * Stores an export's records (each in its trace's database, once), then joins the GenAI ones to the
  * logs their spans made. `contentOf` is the mapping of spans to log content.
  */
-export async function storeLogRecords(store: WorkspaceLogs, ws: number, records: readonly LogRecordInput[], contentOf: LogContentOf): Promise<void> {
+export async function storeLogRecords(store: WorkspaceLogs, auth: AuthContext, given: readonly LogRecordInput[], contentOf: LogContentOf): Promise<void> {
+  const ws = auth.workspaceId;
+  // Redacted by the workspace's policy before anything is stored (the record's key, a hash of it as sent, stays).
+  const records: LogRecordInput[] = [];
+  for (const r of given) records.push(await redactRecord(auth, r));
   const byHome = await byTraceHome(store, ws, records, (r) => r.traceId);
   const now = Date.now();
   for (const [db, mine] of byHome) {

@@ -18,6 +18,7 @@ import { JSON_LOG_COLUMNS, jsonLogRow, requestLogRow, type RequestLogInput } fro
 import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { genAiRecordCount, joinSpanLogs, spanRecords, type LogContentOf } from "./log-records";
 import { byTraceHome, traceHomes } from "./trace-homes";
+import { redactLog, redactSpan } from "./redaction";
 
 /** What a span says about the prompt its log used: by name or id, with a version number or a label. */
 export interface SpanPromptRef {
@@ -107,7 +108,8 @@ async function resolvePrompts(db: Db, workspaceId: number, refs: SpanPromptRef[]
  * before a period change goes on where it began, and the trace reads and analytics see it whole. A
  * log logged earlier with the span's id alone (track-request's span_id) learns its trace wherever it is.
  */
-export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext, items: SpanToStore[], opts: StoreOptions): Promise<StoredSpans> {
+export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext, given: SpanToStore[], opts: StoreOptions): Promise<StoredSpans> {
+  const items = await redactSpans(auth, given);
   if (!store.spread) return storeSpansIn(db, store.current, auth, items, opts);
   const byHome = await byTraceHome(store, auth.workspaceId, items, (i) => i.span.traceId);
   const parts: StoredSpans[] = [];
@@ -118,6 +120,17 @@ export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext
     parts.push(part);
   }
   return mergeStored(items, parts);
+}
+
+/**
+ * The spans and their logs redacted by the workspace's policy (none: as given). A span's log is
+ * redacted apart from the span (it was mapped from the span as sent), so its counts are its own.
+ */
+async function redactSpans(auth: AuthContext, items: SpanToStore[]): Promise<SpanToStore[]> {
+  if (!auth.redaction) return items;
+  const out: SpanToStore[] = [];
+  for (const i of items) out.push({ ...i, span: await redactSpan(auth, i.span), log: i.log ? await redactLog(auth, i.log) : null });
+  return out;
 }
 
 /**

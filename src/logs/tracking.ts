@@ -17,6 +17,7 @@ import { requirePromptVersion } from "../prompts";
 import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
 import { addFacetCounts, countFacets, dailyTotals, dropEmptyDailyTotals, insertSideRows, isIndexed } from "./indexing";
 import type { WorkspaceLogs } from "./periods";
+import { redactAddedMap } from "./redaction";
 
 /** The score name that is also the log's `score`. */
 export const DEFAULT_SCORE_NAME = "default";
@@ -150,17 +151,31 @@ export async function trackMetadata(logs: WorkspaceLogs, auth: AuthContext, inpu
   const db = await logDatabase(logs, input.request_id);
   const ws = auth.workspaceId;
   await requireLog(db, ws, input.request_id);
-  const keys = Object.keys(input.metadata);
-  if (keys.length === 0) return;
-  const rows = indexRowsOf({ ...EMPTY_LOG, metadata: input.metadata });
+  if (Object.keys(input.metadata).length === 0) return;
+  // Redacted like a new log's metadata; a value the policy drops is not merged in.
+  const { value: metadata, redactions } = await redactAddedMap(auth, input.metadata, "metadata");
+  const keys = Object.keys(metadata);
+  const rows = indexRowsOf({ ...EMPTY_LOG, metadata });
   await runBatch(db, [
-    ...retireSideRows(db, ws, input.request_id, "metadata", [...new Set(keys.map(indexed))]),
+    ...(keys.length > 0 ? retireSideRows(db, ws, input.request_id, "metadata", [...new Set(keys.map(indexed))]) : []),
     db
       .update(requestLogs)
-      .set({ metadata: sql`json_patch(${requestLogs.metadata}, ${JSON.stringify(input.metadata)})` })
+      .set({ metadata: sql`json_patch(${requestLogs.metadata}, ${JSON.stringify(metadata)})`, ...addedRedactions(redactions) })
       .where(ofLog(ws, input.request_id)),
     ...addSideRows(db, ws, input.request_id, rows),
   ]);
+}
+
+/** The log's redaction counts with `more` added (nothing to set when there is nothing to add). */
+function addedRedactions(more: Record<string, number> | null): { redactions?: SQL } {
+  if (!more) return {};
+  let expr = sql`coalesce(${requestLogs.redactions}, '{}')`;
+  for (const [name, n] of Object.entries(more)) {
+    // Names are letters, digits, _ . - (policy.ts): quoted, a dot is part of the key, not a path step.
+    const path = `$."${name}"`;
+    expr = sql`json_set(${expr}, ${path}, coalesce(json_extract(${requestLogs.redactions}, ${path}), 0) + ${n})`;
+  }
+  return { redactions: expr };
 }
 
 // ---- prompt ----
@@ -204,7 +219,8 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
   const thisLog = sql`r.${col(r.id)} = ${id} AND r.${col(r.workspaceId)} = ${ws} AND ${indexedLog}`;
   const logsR = sql`${r} AS r`;
   statements.push(dailyTotals(logsR, ["prompt"], -1, thisLog), dropEmptyDailyTotals(logsR, "prompt", thisLog));
-  const variables = input.prompt_input_variables ?? null;
+  const added = input.prompt_input_variables ? await redactAddedMap(auth, input.prompt_input_variables, "input_variables") : null;
+  const variables = added?.value ?? null;
   if (variables) statements.push(...retireSideRows(logs, ws, id, "input_variable", null));
   statements.push(
     logs
@@ -215,6 +231,7 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
         promptVersionNumber: version.version,
         promptVersionId: version.id,
         ...(variables ? { promptInputVariables: variables } : {}),
+        ...addedRedactions(added?.redactions ?? null),
       })
       .where(ofLog(ws, id)),
   );

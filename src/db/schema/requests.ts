@@ -119,6 +119,11 @@ export const requestLogs = sqliteTable(
     traceId: text("trace_id"),
     spanId: text("span_id"),
     /**
+     * How many values each redaction detector replaced in the log (`{"email": 2}`), by the workspace's
+     * policy (src/redaction/); NULL when nothing was (no policy, or nothing found).
+     */
+    redactions: text("redactions", { mode: "json" }).$type<Record<string, number>>(),
+    /**
      * Bumped by a trigger on every update of the row: the archive job deletes a log only if the row it
      * copied to R2 is still this revision, so an update landing meanwhile is never lost (archive.ts).
      */

@@ -73,6 +73,7 @@ const AnalyticsResponse = z
 const analytics = defineRoute({
   method: "post",
   path: "/api/public/v2/requests/analytics",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Analytics over request logs",
   description:
@@ -115,6 +116,7 @@ const CustomResponse = z
 const custom = defineRoute({
   method: "post",
   path: "/api/public/v2/requests/analytics/custom-analytics",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Custom charts over request logs",
   description:

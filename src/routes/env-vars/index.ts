@@ -32,6 +32,7 @@ function routesFor(scope: "workspace" | "tool") {
     list: defineRoute({
       method: "get",
       path: base,
+      scope: "settings:read",
       tags,
       summary: `List ${owner} environment variables`,
       description: SECRET_NOTE,
@@ -42,6 +43,7 @@ function routesFor(scope: "workspace" | "tool") {
     create: defineRoute({
       method: "post",
       path: base,
+      scope: "settings:write",
       tags,
       summary: `Create ${owner === "the workspace's" ? "a workspace" : "a tool"} environment variable`,
       description: `${SECRET_NOTE} A key is unique in its scope (409).`,
@@ -52,6 +54,7 @@ function routesFor(scope: "workspace" | "tool") {
     update: defineRoute({
       method: "patch",
       path: `${base}/{var_id}`,
+      scope: "settings:write",
       tags,
       summary: `Set the value of ${owner} environment variable`,
       description: SECRET_NOTE,
@@ -62,6 +65,7 @@ function routesFor(scope: "workspace" | "tool") {
     remove: defineRoute({
       method: "delete",
       path: `${base}/{var_id}`,
+      scope: "settings:write",
       tags,
       summary: `Delete ${owner} environment variable`,
       errors: [404],

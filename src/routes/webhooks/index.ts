@@ -13,6 +13,7 @@ const Params = z.object({ webhook_id: IdParam("webhook_id") });
 const create = defineRoute({
   method: "post",
   path: "/api/public/v2/webhooks",
+  scope: "webhooks:write",
   tags,
   summary: "Register a webhook",
   description:
@@ -29,6 +30,7 @@ const create = defineRoute({
 const list = defineRoute({
   method: "get",
   path: "/api/public/v2/webhooks",
+  scope: "webhooks:read",
   tags,
   summary: "List webhooks",
   description: "The workspace's webhooks, oldest first; secrets are never answered.",
@@ -38,6 +40,7 @@ const list = defineRoute({
 const remove = defineRoute({
   method: "delete",
   path: "/api/public/v2/webhooks/{webhook_id}",
+  scope: "webhooks:write",
   tags,
   summary: "Delete a webhook",
   description: "Nothing more is sent to it; deliveries waiting for a retry are given up.",
@@ -49,6 +52,7 @@ const remove = defineRoute({
 const deliveries = defineRoute({
   method: "get",
   path: "/api/public/v2/webhooks/{webhook_id}/deliveries",
+  scope: "webhooks:read",
   tags,
   summary: "A webhook's delivery log",
   description: "Deliveries newest first, each with every attempt: its time, the receiver's status code (null: no answer) and the error.",

@@ -28,7 +28,7 @@ import {
 } from "../../prompts";
 import { eventStatement } from "../webhooks";
 import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../../converters";
-import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "../workspace";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
 type Obj = Record<string, unknown>;

@@ -4,3 +4,4 @@
 export { AuthCache, authenticateHash, hashKey, plausibleKey } from "./auth";
 export { createEnvVar, deleteEnvVar, envForRun, listEnvVars, updateEnvVar, type EnvScope } from "./env-vars";
 export { getLogRetention, setLogRetention } from "./log-retention";
+export { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters, type ResourceListQuery } from "./resource-list";
