@@ -126,3 +126,6 @@ export const auditEvents = sqliteTable(
   },
   (t) => [index("audit_events_workspace_created").on(t.workspaceId, t.createdAt), index("audit_events_workspace_action").on(t.workspaceId, t.action, t.createdAt)],
 );
+
+export type AuditEventRow = typeof auditEvents.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -15,7 +15,9 @@ const Ok = z.object({ success: z.literal(true) });
 
 const SECRET_NOTE =
   "Values are encrypted at rest (AES-256-GCM, key from the ENV_VARS_KEY Worker secret) and never answered after they are written: " +
-  "lists show only the last four characters. Tools and blocks read them when they run (tool variables over workspace ones of the same key).";
+  "lists show only the last four characters. Tools and blocks read them when they run (tool variables over workspace ones of the same key). " +
+  "A provider base URL (a key ending in _BASE_URL, such as OPENAI_BASE_URL) decides where the stored provider key is sent: setting, changing " +
+  "or deleting one needs the admin scope (403 otherwise). Every change is in the audit log (its key, never its value).";
 
 const ToolParam = z.string().min(1).max(255).openapi({ param: { name: "identifier", in: "path" }, description: "The tool's id or name." });
 
@@ -47,7 +49,7 @@ function routesFor(scope: "workspace" | "tool") {
       tags,
       summary: `Create ${owner === "the workspace's" ? "a workspace" : "a tool"} environment variable`,
       description: `${SECRET_NOTE} A key is unique in its scope (409).`,
-      errors: scope === "tool" ? [404, 409] : [409],
+      errors: scope === "tool" ? [403, 404, 409] : [403, 409],
       request: { params: z.object(params), body: { required: true, content: { "application/json": { schema: CreateBody } } } },
       responses: { 201: json(one, "Created") },
     }),
@@ -98,12 +100,12 @@ export function registerEnvVarRoutes(app: OpenAPIHono<AppEnv>) {
     });
     app.openapi(r.update, async (c) => {
       const { var_id } = c.req.valid("param") as { var_id: number };
-      const updated = await updateEnvVar(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, await scopeOf(c, identifierOf(c)), var_id, c.req.valid("json").value);
+      const updated = await updateEnvVar(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, c.get("auth"), await scopeOf(c, identifierOf(c)), var_id, c.req.valid("json").value);
       return c.json({ success: true as const, [r.field]: updated }, 200);
     });
     app.openapi(r.remove, async (c) => {
       const { var_id } = c.req.valid("param") as { var_id: number };
-      await deleteEnvVar(c.var.deps.db, await scopeOf(c, identifierOf(c)), var_id);
+      await deleteEnvVar(c.var.deps.db, c.get("auth"), await scopeOf(c, identifierOf(c)), var_id);
       return c.json({ success: true as const }, 200);
     });
   }

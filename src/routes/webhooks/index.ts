@@ -2,6 +2,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
+import { recordAudit } from "../../services/workspace";
 import { IdParam } from "../../lib/schemas";
 import { createWebhook, deleteWebhook, listWebhooks, MAX_WEBHOOKS_PER_WORKSPACE, webhookDeliveriesPage } from "../../services/webhooks";
 import { CreateWebhookBody, DeliveriesQuery, DeliverySchema, WebhookSchema } from "./schemas";
@@ -67,15 +68,29 @@ const deliveries = defineRoute({
 });
 
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
+  // The audit rows of webhooks are written right after the change (the webhooks domain sits beside the
+  // workspace domain, whose audit log it cannot reach inside its own batch).
   app.openapi(create, async (c) => {
-    const created = await createWebhook(c.var.deps.db, c.get("auth"), c.req.valid("json"), c.var.deps.env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
+    const auth = c.get("auth");
+    const created = await createWebhook(c.var.deps.db, auth, c.req.valid("json"), c.var.deps.env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
+    await recordAudit(c.var.deps.db, {
+      workspaceId: auth.workspaceId,
+      action: "webhook.created",
+      by: auth,
+      targetType: "webhook",
+      targetId: created.webhook.id,
+      details: { url: created.webhook.url, events: created.webhook.events ?? null },
+    });
     return c.json({ success: true as const, message: "Webhook created; store the secret now, it is not shown again", ...created }, 201);
   });
 
   app.openapi(list, async (c) => c.json({ success: true as const, webhooks: await listWebhooks(c.var.deps.db, c.get("auth").workspaceId) }, 200));
 
   app.openapi(remove, async (c) => {
-    await deleteWebhook(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").webhook_id);
+    const auth = c.get("auth");
+    const id = c.req.valid("param").webhook_id;
+    await deleteWebhook(c.var.deps.db, auth.workspaceId, id);
+    await recordAudit(c.var.deps.db, { workspaceId: auth.workspaceId, action: "webhook.deleted", by: auth, targetType: "webhook", targetId: id, details: {} });
     return c.json({ success: true as const, message: "Webhook deleted" }, 200);
   });
 

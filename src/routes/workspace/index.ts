@@ -65,7 +65,7 @@ export function registerWorkspaceRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(putRetention, async (c) => {
     const { days } = c.req.valid("json");
-    const stored = await setLogRetention(c.var.deps.db, c.get("auth").workspaceId, days);
+    const stored = await setLogRetention(c.var.deps.db, c.get("auth"), days);
     return c.json({ success: true as const, days: stored }, 200);
   });
 }
