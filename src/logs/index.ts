@@ -6,6 +6,8 @@
 export { createRequestLog, getRequestLog } from "./write";
 export type { RequestLogInput } from "./log-row";
 export {
+  BODY_RETRY_WINDOW_MS,
+  bodyRetryClaim,
   IDEMPOTENCY_WINDOW_MS,
   idempotencyFingerprint,
   isKeyTaken,
