@@ -26,6 +26,10 @@ ALTER TABLE `api_keys` ADD `scopes` text DEFAULT '["admin"]' NOT NULL;--> statem
 ALTER TABLE `api_keys` ADD `created_by_key_id` integer;--> statement-breakpoint
 CREATE INDEX `api_keys_workspace` ON `api_keys` (`workspace_id`);--> statement-breakpoint
 ALTER TABLE `request_logs` ADD `redactions` text;--> statement-breakpoint
+CREATE INDEX `request_logs_workspace_redacted` ON `request_logs` (`workspace_id`,`request_start_time`) WHERE "request_logs"."redactions" IS NOT NULL;--> statement-breakpoint
+ALTER TABLE `spans` ADD `redactions` text;--> statement-breakpoint
+ALTER TABLE `trace_log_records` ADD `redactions` text;
+--> statement-breakpoint
 -- The audit log is append-only: no statement may change or remove a row once written.
 CREATE TRIGGER `audit_events_no_update` BEFORE UPDATE ON `audit_events`
 BEGIN

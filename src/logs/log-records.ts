@@ -20,7 +20,7 @@ import { encodeBlueprints, type Blueprints } from "./row-codec";
 import { byTraceHome } from "./trace-homes";
 import { addSideRows, retireSideRows } from "./tracking";
 import { decodeLogRow, type RequestLog } from "./write";
-import { redactRecord } from "./redaction";
+import { addCounts, redactRecord } from "./redaction";
 import type { AuthContext } from "../lib/auth-context";
 
 /** What of a record a log's content is read from. */
@@ -46,12 +46,12 @@ export function genAiRecordCount(ws: number, traceId: SQL | string, spanId: SQL 
 }
 
 /** The GenAI records of each span among `keys` that has some, oldest first (by time, then arrival), within JOIN_LIMITS, with how many it has in all. */
-export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]): Promise<Map<string, { records: JoinedRecord[]; count: number }>> {
-  const out = new Map<string, { records: JoinedRecord[]; count: number; bytes: number }>();
+export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]): Promise<Map<string, JoinSource>> {
+  const out = new Map<string, JoinSource & { bytes: number }>();
   for (const json of chunkIndexRows(keys)) {
-    const rows = await db.all<{ t: string; s: string; e: string | null; tm: number; b: string | null; a: string; total: number }>(sql`
-      SELECT t, s, e, tm, b, a, total FROM (
-        SELECT ${col(lr.traceId)} AS t, ${col(lr.spanId)} AS s, ${col(lr.eventName)} AS e, ${col(lr.time)} AS tm, ${col(lr.body)} AS b, ${col(lr.attributes)} AS a,
+    const rows = await db.all<{ t: string; s: string; e: string | null; tm: number; b: string | null; a: string; x: string | null; total: number }>(sql`
+      SELECT t, s, e, tm, b, a, x, total FROM (
+        SELECT ${col(lr.traceId)} AS t, ${col(lr.spanId)} AS s, ${col(lr.eventName)} AS e, ${col(lr.time)} AS tm, ${col(lr.body)} AS b, ${col(lr.attributes)} AS a, ${col(lr.redactions)} AS x,
                row_number() OVER (PARTITION BY ${col(lr.traceId)}, ${col(lr.spanId)} ORDER BY ${col(lr.time)}, ${col(lr.id)}) AS n,
                count(*) OVER (PARTITION BY ${col(lr.traceId)}, ${col(lr.spanId)}) AS total
         FROM ${lr}
@@ -60,7 +60,7 @@ export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]):
     for (const r of rows) {
       const k = keyOf(r.t, r.s);
       let entry = out.get(k);
-      if (!entry) out.set(k, (entry = { records: [], count: r.total, bytes: 0 }));
+      if (!entry) out.set(k, (entry = { records: [], count: r.total, bytes: 0, redactions: null }));
       const size = (r.b ?? "null").length + r.a.length;
       // Past the budget nothing more is taken, so the log never skips a record and shows a later one.
       if (entry.bytes + size > JOIN_LIMITS.bytes) {
@@ -68,10 +68,18 @@ export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]):
         continue;
       }
       entry.bytes += size;
+      if (r.x) entry.redactions = addCounts(entry.redactions, JSON.parse(r.x) as Record<string, number>);
       entry.records.push({ eventName: r.e, timeMs: r.tm, body: JSON.parse(r.b ?? "null") as AttrValue, attributes: JSON.parse(r.a) as Record<string, AttrValue> });
     }
   }
-  return new Map([...out].map(([k, { records, count }]) => [k, { records, count }]));
+  return new Map([...out].map(([k, { records, count, redactions }]) => [k, { records, count, redactions }]));
+}
+
+/** A span's GenAI records as a join reads them: those taken, how many it has in all, and what the taken ones redacted. */
+export interface JoinSource {
+  records: JoinedRecord[];
+  count: number;
+  redactions: Record<string, number> | null;
 }
 
 /** A stored span as the mapping reads it. */
@@ -101,12 +109,12 @@ const sameContent = (a: LogContent, b: LogContent) => JSON.stringify([a.input, a
  * holds. Side rows move only for an indexed log (tracking.ts's statements test it); an unindexed one
  * gets the tool names the indexer will read.
  */
-function contentStatements(db: Db, ws: number, log: RequestLog, next: LogContent, when: SQL): Statement[] {
+function contentStatements(db: Db, ws: number, log: RequestLog, next: LogContent, when: SQL, redactions: Record<string, number> | null): Statement[] {
   const search = searchColumnsOf(next);
   const statements: Statement[] = [
     db
       .update(requestLogs)
-      .set({ ...encodeBlueprints({ ...next, parameters: log.parameters }, search), ...search })
+      .set({ ...encodeBlueprints({ ...next, parameters: log.parameters }, search), ...search, redactions })
       .where(and(eq(requestLogs.id, log.id), eq(requestLogs.workspaceId, ws), when)),
     db
       .update(requestLogUnindexed)
@@ -150,7 +158,8 @@ export async function joinSpanLogs(db: Db, ws: number, keys: readonly SpanKey[],
       const log = decodeLogRow(row);
       if (!next || sameContent(log, next)) continue;
       const unchanged = sql`${genAiRecordCount(ws, span.traceId, span.spanId)} = ${source.count}`;
-      statements.push(...contentStatements(db, ws, log, next, unchanged));
+      // The log's findings: those of the span's own content and those of the records it now joins.
+      statements.push(...contentStatements(db, ws, log, next, unchanged, addCounts(span.redactions, source.redactions)));
     }
     await runBatch(db, statements);
   }
@@ -163,8 +172,11 @@ export async function joinSpanLogs(db: Db, ws: number, keys: readonly SpanKey[],
 export async function storeLogRecords(store: WorkspaceLogs, auth: AuthContext, given: readonly LogRecordInput[], contentOf: LogContentOf): Promise<void> {
   const ws = auth.workspaceId;
   // Redacted by the workspace's policy before anything is stored (the record's key, a hash of it as sent, stays).
-  const records: LogRecordInput[] = [];
-  for (const r of given) records.push(await redactRecord(auth, r));
+  const records: (LogRecordInput & { redactions: Record<string, number> | null })[] = [];
+  for (const r of given) {
+    const out = await redactRecord(auth, r);
+    records.push({ ...out.record, redactions: out.redactions });
+  }
   const byHome = await byTraceHome(store, ws, records, (r) => r.traceId);
   const now = Date.now();
   for (const [db, mine] of byHome) {
@@ -182,6 +194,7 @@ export async function storeLogRecords(store: WorkspaceLogs, auth: AuthContext, g
       r: r.resource,
       o: r.scope,
       f: r.flags,
+      x: r.redactions,
     }));
     // One batch per database: the records of an export are stored whole or not at all.
     await runBatch(
@@ -189,9 +202,9 @@ export async function storeLogRecords(store: WorkspaceLogs, auth: AuthContext, g
       chunkIndexRows(rows, 512 * 1024).map(
         (json) => sql`
         INSERT INTO ${lr} (${columnList(lr, ["workspaceId", "traceId", "spanId", "recordKey", "time", "observedTime", "severityNumber", "severityText", "eventName",
-                                             "body", "attributes", "resource", "scope", "flags", "createdAt"])})
+                                             "body", "attributes", "resource", "scope", "flags", "redactions", "createdAt"])})
         SELECT ${ws}, j.value ->> 't', j.value ->> 's', j.value ->> 'k', j.value ->> 'tm', j.value ->> 'ot', j.value ->> 'sn', j.value ->> 'st', j.value ->> 'en',
-               j.value -> 'b', j.value -> 'a', j.value -> 'r', j.value -> 'o', j.value ->> 'f', ${now}
+               j.value -> 'b', j.value -> 'a', j.value -> 'r', j.value -> 'o', j.value ->> 'f', nullif(j.value -> 'x', 'null'), ${now}
         FROM json_each(${json}) AS j
         WHERE true ON CONFLICT DO NOTHING`,
       ),

@@ -38,10 +38,21 @@ export async function redactSpan<T extends Parameters<typeof redactSpanContent>[
   return r ? redactSpanContent(r, span) : span;
 }
 
-/** An OTLP log record's body and attributes redacted. */
-export async function redactRecord<T extends Parameters<typeof redactRecordContent>[1]>(auth: Pick<AuthContext, "workspaceId" | "redaction">, record: T): Promise<T> {
+/** An OTLP log record's body and attributes redacted, with what it redacted (added to its span's log when it joins it). */
+export async function redactRecord<T extends Parameters<typeof redactRecordContent>[1]>(
+  auth: Pick<AuthContext, "workspaceId" | "redaction">,
+  record: T,
+): Promise<{ record: T; redactions: Record<string, number> | null }> {
   const r = redactionOf(auth);
-  return r ? redactRecordContent(r, record) : record;
+  if (!r) return { record, redactions: null };
+  return { record: await redactRecordContent(r, record), redactions: r.summary() };
+}
+
+/** Counts added up (null when both are null). */
+export function addCounts(...all: (Record<string, number> | null | undefined)[]): Record<string, number> | null {
+  const out: Record<string, number> = {};
+  for (const counts of all) for (const [k, n] of Object.entries(counts ?? {})) out[k] = (out[k] ?? 0) + n;
+  return Object.keys(out).length > 0 ? out : null;
 }
 
 /** A map added to a stored log (tracked metadata, input variables), with what it redacted. */

@@ -18,7 +18,7 @@ import { JSON_LOG_COLUMNS, jsonLogRow, requestLogRow, type RequestLogInput } fro
 import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { genAiRecordCount, joinSpanLogs, spanRecords, type LogContentOf } from "./log-records";
 import { byTraceHome, traceHomes } from "./trace-homes";
-import { redactLog, redactSpan } from "./redaction";
+import { addCounts, redactLog, redactSpan } from "./redaction";
 
 /** What a span says about the prompt its log used: by name or id, with a version number or a label. */
 export interface SpanPromptRef {
@@ -60,7 +60,7 @@ const key = (traceId: string, spanId: string) => `${traceId}:${spanId}`;
 /** The span columns storeSpansIn writes, in the order of its SELECT. */
 const SPAN_COLUMNS = columnList(spans, [
   "workspaceId", "traceId", "spanId", "parentSpanId", "name", "kind", "startTime", "endTime", "statusCode", "statusMessage",
-  "attributes", "events", "links", "resource", "scope", "logFromSpan", "ingestId", "createdAt",
+  "attributes", "events", "links", "resource", "scope", "logFromSpan", "redactions", "ingestId", "createdAt",
 ]);
 /** Facet counts added by an INSERT … SELECT (workspace, field, key, value, fold, n): a row already there takes the sum. */
 const FACETS_INSERT = sql`INSERT INTO ${requestLogFacets} (${columnList(requestLogFacets, ["workspaceId", "field", "key", "value", "valueFold", "count"])})`;
@@ -243,13 +243,14 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     r: i.span.resource,
     o: i.extras.scope,
     m: i.log !== null && i.logFromSpan === true,
+    x: i.log !== null && i.logFromSpan === true ? (i.log.redactions ?? null) : null,
   }));
   const statements = [];
   for (const json of chunkIndexRows(spanRows, 512 * 1024)) {
     statements.push(sql`
       INSERT INTO ${spans} (${SPAN_COLUMNS})
       SELECT ${ws}, j.value ->> 't', j.value ->> 's', j.value ->> 'p', j.value ->> 'n', j.value ->> 'k', j.value ->> 'st', j.value ->> 'et',
-             j.value ->> 'sc', j.value ->> 'sm', j.value -> 'a', j.value -> 'e', j.value -> 'l', j.value -> 'r', j.value -> 'o', j.value ->> 'm', ${opts.ingestId}, ${now}
+             j.value ->> 'sc', j.value ->> 'sm', j.value -> 'a', j.value -> 'e', j.value -> 'l', j.value -> 'r', j.value -> 'o', j.value ->> 'm', nullif(j.value -> 'x', 'null'), ${opts.ingestId}, ${now}
       FROM json_each(${json}) AS j
       WHERE NOT EXISTS (SELECT 1 FROM ${traceClosures} c WHERE c.${col(traceClosures.workspaceId)} = ${ws} AND c.${col(traceClosures.traceId)} = j.value ->> 't')
       ON CONFLICT DO NOTHING`);
@@ -358,7 +359,8 @@ async function joinedLogs(logs: Db, ws: number, items: SpanToStore[], contentOf:
   for (const i of items) {
     const source = found.get(key(i.span.traceId, i.span.spanId));
     const content = source ? contentOf(i.span, source.records) : null;
-    if (source && content) out.set(i, { log: { ...i.log!, ...content }, records: source.count });
+    // The log's findings: the span's own and its records'.
+    if (source && content) out.set(i, { log: { ...i.log!, ...content, redactions: addCounts(i.log!.redactions, source.redactions) }, records: source.count });
   }
   return out;
 }

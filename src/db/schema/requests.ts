@@ -157,6 +157,10 @@ export const requestLogs = sqliteTable(
     // One log per span (NULLs are distinct, so logs without a span are not constrained); also the
     // trace_id filter's index.
     uniqueIndex("request_logs_workspace_trace_span").on(t.workspaceId, t.traceId, t.spanId),
+    // Logs with redaction counts (partial: a log without any costs no entry), for the redaction chart.
+    index("request_logs_workspace_redacted")
+      .on(t.workspaceId, t.requestStartTime)
+      .where(sql`${t.redactions} IS NOT NULL`),
   ],
 );
 
