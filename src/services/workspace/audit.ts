@@ -12,7 +12,7 @@ import type { AuthContext } from "../../lib/auth-context";
 import { toIso } from "../../lib/time";
 import { resourceConditions, type ResourceFilters } from "./resource-list";
 
-/** Every action the audit log records (docs/audit-log.md says when each is written). */
+/** Every action the audit log records (docs/access.md says when each is written). */
 export const AUDIT_ACTIONS = [
   "api_key.created",
   "api_key.revoked",
