@@ -49,7 +49,7 @@ function startDev(port, extra = []) {
   child.stdout.on("data", collect);
   child.stderr.on("data", collect);
   const ready = (async () => {
-    const deadline = Date.now() + 180_000;
+    const deadline = Date.now() + 300_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`npm run dev exited (${child.exitCode}):\n${out.slice(-3000)}`);
       const key = out.match(/API key:\s+(\S+)/)?.[1];
@@ -63,7 +63,7 @@ function startDev(port, extra = []) {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`npm run dev did not answer within 180 s:\n${out.slice(-3000)}`);
+    throw new Error(`npm run dev did not answer within 300 s:\n${out.slice(-3000)}`);
   })();
   const stop = () => {
     if (child.exitCode !== null) return;
