@@ -84,7 +84,7 @@ export async function runOn(db, op) {
 }
 
 /** Creates the workspace and user when missing, then a new key for them (admin unless scopes say less). Its result is the key. */
-export function creating({ workspace, email, scopes, name }) {
+export function creating({ workspace, email, scopes, name, legacy = false }) {
   const ws = validateWorkspace(workspace);
   const mail = validateEmail(email ?? DEFAULT_EMAIL);
   const keyScopes = Array.isArray(scopes) ? validateScopes(scopes.join(",")) : validateScopes(scopes);
@@ -92,11 +92,17 @@ export function creating({ workspace, email, scopes, name }) {
   return (function* () {
     const key = newKey();
     const hash = lit(hashKey(key));
+    // `legacy`: a database from before scopes and the audit log (an older checkout's, for a
+    // before/after benchmark) gets the key as that checkout's CLI made it: every key was admin then.
+    const modern = !legacy;
+    if (legacy && (keyName !== null || keyScopes.join() !== "admin")) throw new Error("a database from before scopes takes no --scopes or --name");
     const results = yield [
       `INSERT INTO workspaces (name) VALUES (${lit(ws)}) ON CONFLICT(name) DO NOTHING;`,
       `INSERT INTO users (workspace_id, email) SELECT id, ${lit(mail)} FROM workspaces WHERE name = ${lit(ws)} ON CONFLICT(workspace_id, email) DO NOTHING;`,
-      `INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix, name, scopes) SELECT w.id, u.id, ${hash}, ${lit(key.slice(0, PREFIX_LENGTH))}, ${keyName === null ? "NULL" : lit(keyName)}, ${lit(JSON.stringify(keyScopes))} FROM workspaces w JOIN users u ON u.workspace_id = w.id AND u.email = ${lit(mail)} WHERE w.name = ${lit(ws)};`,
-      auditRow("api_key.created", `key_hash = ${hash}`, `json_object('name', name, 'prefix', prefix, 'scopes', json(scopes), 'by', 'keys CLI')`),
+      modern
+        ? `INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix, name, scopes) SELECT w.id, u.id, ${hash}, ${lit(key.slice(0, PREFIX_LENGTH))}, ${keyName === null ? "NULL" : lit(keyName)}, ${lit(JSON.stringify(keyScopes))} FROM workspaces w JOIN users u ON u.workspace_id = w.id AND u.email = ${lit(mail)} WHERE w.name = ${lit(ws)};`
+        : `INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix) SELECT w.id, u.id, ${hash}, ${lit(key.slice(0, PREFIX_LENGTH))} FROM workspaces w JOIN users u ON u.workspace_id = w.id AND u.email = ${lit(mail)} WHERE w.name = ${lit(ws)};`,
+      ...(modern ? [auditRow("api_key.created", `key_hash = ${hash}`, `json_object('name', name, 'prefix', prefix, 'scopes', json(scopes), 'by', 'keys CLI')`)] : []),
       `SELECT count(*) AS n FROM api_keys WHERE key_hash = ${hash};`,
     ];
     const last = results[results.length - 1];
@@ -144,8 +150,8 @@ export function checkingActive(key) {
 // Through wrangler, for `npm run dev`, the test servers and the benchmarks.
 
 /** Creates the workspace and user when missing, then a new key for them. Returns the key. */
-export function createKey({ workspace, email, scopes, name, ...target }) {
-  return run(creating({ workspace, email, scopes, name }), target);
+export function createKey({ workspace, email, scopes, name, legacy, ...target }) {
+  return run(creating({ workspace, email, scopes, name, legacy }), target);
 }
 
 /** Whether a key is stored and not revoked (used by `npm run dev` to reuse its saved key). */

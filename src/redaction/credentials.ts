@@ -23,7 +23,30 @@ const OPTIONS: Record<string, Record<string, unknown>> = { "@secretlint/secretli
 /** Rules that judge a file by its name or its comments, not its content: they mean nothing for a log. */
 const SKIPPED = new Set(["@secretlint/secretlint-rule-filter-comments"]);
 
-const RULES = (secretlintRules as unknown as RuleCreator[]).filter((r) => !SKIPPED.has(r.meta.id));
+/**
+ * Each rule's scanner, made once (a rule's create() builds its patterns and translator): it reports
+ * into `found`, which findCredentials points at its own list for the one text it scans.
+ */
+let found: { start: number; end: number }[] = [];
+const SCANNERS = (secretlintRules as unknown as RuleCreator[])
+  .filter((r) => !SKIPPED.has(r.meta.id))
+  .map((rule) =>
+    rule.create(
+      {
+        createTranslator: () => (id: string) => id,
+        report: ({ range }) => found.push({ start: range[0], end: range[1] }),
+        registerRule: () => {},
+      },
+      OPTIONS[rule.meta.id] ?? {},
+    ),
+  );
+
+/**
+ * What every credential those rules know has somewhere: a run of 16 or more key characters, a URL's
+ * "://" (a password in a URL or a connection string), a PEM header, or an account id's label. A text
+ * without any (most prose) is not scanned further.
+ */
+const MAYBE_CREDENTIAL = /[A-Za-z0-9_\-+/=.]{16}|:\/\/|-----BEGIN|account/i;
 
 const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4096}\.[A-Za-z0-9_-]{5,8192}\.[A-Za-z0-9_-]{10,1024}(?![A-Za-z0-9_-])/g;
 const OWN_KEY = /(?<![A-Za-z0-9_])pe_[0-9a-f]{48}(?![0-9a-f])/g;
@@ -54,20 +77,15 @@ function findAll(text: string, re: RegExp): Found[] {
 
 /** Every credential in the text, by secretlint's rules and the patterns above. */
 export function findCredentials(text: string): Found[] {
-  // Every credential any of these rules knows is at least 16 characters without white space.
-  if (text.length < 16) return [];
-  const out: Found[] = [];
-  for (const rule of RULES) {
-    const handlers = rule.create(
-      {
-        createTranslator: () => (id: string) => id,
-        report: ({ range }) => out.push({ start: range[0], end: range[1], canonical: text.slice(range[0], range[1]) }),
-        registerRule: () => {},
-      },
-      OPTIONS[rule.meta.id] ?? {},
-    );
-    handlers.file?.({ content: text, filePath: "log.txt", contentType: "text" });
+  if (text.length < 16 || !MAYBE_CREDENTIAL.test(text)) return [];
+  const ranges: { start: number; end: number }[] = [];
+  found = ranges;
+  try {
+    for (const scanner of SCANNERS) scanner.file?.({ content: text, filePath: "log.txt", contentType: "text" });
+  } finally {
+    found = [];
   }
+  const out: Found[] = ranges.map((r) => ({ ...r, canonical: text.slice(r.start, r.end) }));
   out.push(...findJwts(text));
   if (text.includes("pe_")) out.push(...findAll(text, OWN_KEY));
   if (/[Bb]earer\s/.test(text)) out.push(...findAll(text, BEARER));

@@ -5,7 +5,7 @@
 // same value within the workspace, so one user can still be followed), `drop` removes the whole value.
 // Counts per detector are kept for the log being redacted.
 import type { RE2JS } from "re2js";
-import { detect, type Found } from "./detectors";
+import { detect, statsOf, type Found, type TextStats } from "./detectors";
 import { compileCustom, DETECTOR_TYPES, FIELD_GROUPS, type Action, type DetectorType, type FieldGroup, type StoredPolicy } from "./policy";
 
 interface Finder {
@@ -13,7 +13,7 @@ interface Finder {
   name: string;
   action: Action;
   rank: number;
-  find: (text: string) => Found[];
+  find: (text: string, stats: TextStats) => Found[];
 }
 
 /** A policy ready to run: built once per stored policy and reused for every log. */
@@ -45,7 +45,7 @@ export function compilePolicy(policy: StoredPolicy): CompiledPolicy {
   }
   for (const d of policy.detectors) {
     const rank = policy.custom.length + DETECTOR_TYPES.indexOf(d.type);
-    finders.push({ name: d.type, action: d.action, rank, find: (text) => detect(d.type, text, { region: d.region }) });
+    finders.push({ name: d.type, action: d.action, rank, find: (text, stats) => detect(d.type, text, { region: d.region }, stats) });
   }
   return {
     finders,
@@ -99,7 +99,8 @@ export class Redaction {
   async text(value: string): Promise<{ value: string; drop: boolean }> {
     if (value.length === 0) return { value, drop: false };
     const hits: Hit[] = [];
-    for (const finder of this.policy.finders) for (const f of finder.find(value)) hits.push({ ...f, finder });
+    const stats = statsOf(value);
+    for (const finder of this.policy.finders) for (const f of finder.find(value, stats)) hits.push({ ...f, finder });
     if (hits.length === 0) return { value, drop: false };
     const kept = settle(hits);
     for (const h of kept) this.counts[h.finder.name] = (this.counts[h.finder.name] ?? 0) + 1;
