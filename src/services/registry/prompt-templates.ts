@@ -508,7 +508,8 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
   const ws = auth.workspaceId;
   const v = await versionOf(db, ws, promptId, input.prompt_version_number);
   // The event is written only when the label is new (checked before the insert, in the same batch).
-  const [, inserted] = await runBatch(db, [
+  // The change is the batch's last statement (its event and audit row come first).
+  const inserted = (await runBatch(db, [
     ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_created",
@@ -518,7 +519,7 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
       details: labelDetails(sql`${v.version}`),
     }),
     db.insert(promptLabels).values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name }).onConflictDoNothing(),
-  ]);
+  ])).at(-1)!;
   // changes counts the rows the cache-generation triggers (migration 0030) update as well: none when nothing was inserted.
   const [row] = inserted.meta.changes > 0 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
   if (!row) throw new ApiError("conflict", `name: prompt ${promptId} already has a label "${input.name}" (move it with PATCH /prompt-labels/{id})`);
@@ -537,7 +538,8 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
   const v = await versionOf(db, ws, l.promptId, input.prompt_version_number);
   // The old version is read by the event's insert, before the update in the same batch; a label put
   // back on the version it names already has not moved.
-  const [, updated] = await runBatch(db, [
+  // The change is the batch's last statement (its event and audit row come first).
+  const updated = (await runBatch(db, [
     ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_moved",
@@ -551,7 +553,7 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
       .update(promptLabels)
       .set({ promptVersionId: v.id, updatedAt: Date.now() })
       .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
-  ]);
+  ])).at(-1)!;
   const [row] = updated.meta.changes > 0 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
   if (!row) throw ApiError.notFound("release label");
   return labelView(row, v.version);
@@ -559,7 +561,8 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
 
 export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promise<void> {
   const ws = auth.workspaceId;
-  const [, deleted] = await runBatch(db, [
+  // The change is the batch's last statement (its event and audit row come first).
+  const deleted = (await runBatch(db, [
     ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_deleted",
@@ -569,7 +572,7 @@ export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promis
       details: labelDetails(sql`v.${col(promptVersions.version)}`),
     }),
     db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
-  ]);
+  ])).at(-1)!;
   if (deleted.meta.changes === 0) throw ApiError.notFound("release label");
 }
 
