@@ -41,6 +41,7 @@ import { registerWorkspaceRoutes } from "./routes/workspace";
 import { registerApiKeyRoutes } from "./routes/api-keys";
 import { registerAuditLogRoutes } from "./routes/audit-log";
 import { registerRedactionPolicyRoutes } from "./routes/redaction-policy";
+import { registerMcpRoutes } from "./routes/mcp";
 
 function respondWithError(err: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get("requestId") ?? crypto.randomUUID();
@@ -113,6 +114,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerAuditLogRoutes(app);
   registerRedactionPolicyRoutes(app);
   registerRealtimeRoutes(app);
+  registerMcpRoutes(app);
   registerDocsRoutes(app);
   registerConsoleRoutes(app);
   return app;

@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { grants, SCOPES, type Scope } from "../../src/lib/scopes";
+import { TOOLS } from "../../src/mcp";
 import { callHandler, createWorkspace, json, scopedKey, type TestKey } from "../helpers/api";
 
 interface Operation {
@@ -28,8 +29,12 @@ beforeAll(async () => {
   }
 });
 
-/** The routes that need no key: the health check, the docs, the console and the realtime socket (its token is its key). */
-const PUBLIC = new Set(["GET /health", "GET /", "GET /openapi.json", "GET /docs", "GET /console", "GET /connection/websocket"]);
+/**
+ * The routes that need no key: the health check, the docs, the console, the realtime socket (its token
+ * is its key) and /mcp (listing tools needs none; each tool call runs the REST route it names with the
+ * caller's key, so that route's scope holds: tested below).
+ */
+const PUBLIC = new Set(["GET /health", "GET /", "GET /openapi.json", "GET /docs", "GET /console", "GET /connection/websocket", "POST /mcp"]);
 
 const concrete = (path: string) =>
   path.replace(/\{([^}]+)\}/g, (_, name: string) => (/table_id|sheet_id|column_id|cell_id|skill_collection_id|operation_id|version_id|calculation_id/.test(name) ? crypto.randomUUID() : "1"));
@@ -134,4 +139,48 @@ describe("scopes", () => {
     const res = await callHandler("/prompt-templates", { key: none });
     expect(res.status).toBe(403);
   });
+});
+
+describe("through /mcp (its tools call the REST routes in-process with the caller's key)", () => {
+  /** A tool call with the arguments it names as missing filled in ("1"), so it reaches its route. */
+  const rpc = async (key: string, name: string) => {
+    const args: Record<string, string> = {};
+    for (;;) {
+      const res = await callHandler("/mcp", {
+        method: "POST",
+        headers: { Accept: "application/json, text/event-stream", Authorization: `Bearer ${key}` },
+        json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } },
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { result: { isError?: boolean; content: { text: string }[] } };
+      const missing = /(\w+): is required \(nothing was sent\)/.exec(body.result.content[0]?.text ?? "");
+      if (!missing || missing[1] in args) return body;
+      args[missing[1]] = "1";
+    }
+  };
+
+  it("each tool that writes needs its route's write scope and each that only reads a read scope", () => {
+    const byOperation = new Map(ops.map((o) => [`${o.method} ${o.path}`, o.scope]));
+    const wrong = TOOLS.filter((t) => {
+      const scope = byOperation.get(t.operation);
+      return !scope || (t.readOnly ? !grants(["read"], scope) : grants(["read"], scope));
+    }).map((t) => `${t.name}: ${t.operation} ${byOperation.get(t.operation)}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it("a read-only key reads through every read tool and is refused every write tool, with the scope it lacks", async () => {
+    const fresh = await createWorkspace();
+    const readKey = await scopedKey(fresh, ["read"]);
+    const refused: string[] = [];
+    for (const t of TOOLS) {
+      const body = await rpc(readKey, t.name);
+      const text = body.result.content[0]?.text ?? "";
+      const forbidden = body.result.isError === true && /lacks the scope/.test(text);
+      if (t.readOnly && forbidden) refused.push(`${t.name} (reads) refused: ${text}`);
+      if (!t.readOnly && !forbidden) refused.push(`${t.name} (writes) not refused: ${text.slice(0, 200)}`);
+    }
+    expect(refused).toEqual([]);
+    const logs = await callHandler("/api/public/v2/requests/search", { method: "POST", key: readKey, json: {} });
+    expect((await json(logs)).total).toBe(0);
+  }, 120_000);
 });

@@ -115,7 +115,7 @@ const getRaw = edgeCached(defineRoute({
 const getWithBody = edgeCached(defineRoute({
   method: "post",
   path: "/prompt-templates/{identifier}",
-  scope: "prompts:write",
+  scope: "prompts:read",
   tags,
   summary: "Get a prompt template (SDK form)",
   description:
