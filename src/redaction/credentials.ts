@@ -4,7 +4,7 @@
 // rules leave to others: JSON Web Tokens (checked: the header decodes to JSON naming an `alg`), this
 // service's own API keys, and bearer tokens in an Authorization header.
 import { rules as secretlintRules } from "@secretlint/secretlint-rule-preset-recommend";
-import type { Found } from "./detectors";
+import type { Found } from "./found";
 
 /** What a secretlint rule needs of its context when it scans one text. */
 interface RuleContext {

@@ -10,15 +10,9 @@ import { findNumbers, type CountryCode } from "libphonenumber-js/max";
 import { countrySpecs, isValidIBAN } from "ibantools";
 import ipaddr from "ipaddr.js";
 import { findCredentials } from "./credentials";
+import type { Found } from "./found";
 import { findNationalIds } from "./national-ids";
 import type { DetectorType } from "./policy";
-
-/** A found value: [start, end) in the text, and its canonical form (what a hash is taken of). */
-export interface Found {
-  start: number;
-  end: number;
-  canonical: string;
-}
 
 export interface DetectorOptions {
   region?: string | null;

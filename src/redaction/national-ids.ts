@@ -17,7 +17,7 @@ import * as fodselsnummer from "stdnum/lib/cjs/no/fodselsnummer";
 import * as pesel from "stdnum/lib/cjs/pl/pesel";
 import * as idnr from "stdnum/lib/cjs/de/idnr";
 import * as belgianNn from "stdnum/lib/cjs/be/nn";
-import type { Found } from "./detectors";
+import type { Found } from "./found";
 
 interface IdFormat {
   /** What it is, for the docs and tests. */

@@ -5,7 +5,8 @@
 // same value within the workspace, so one user can still be followed), `drop` removes the whole value.
 // Counts per detector are kept for the log being redacted.
 import type { RE2JS } from "re2js";
-import { detect, statsOf, type Found, type TextStats } from "./detectors";
+import { detect, statsOf, type TextStats } from "./detectors";
+import type { Found } from "./found";
 import { compileCustom, DETECTOR_TYPES, FIELD_GROUPS, type Action, type DetectorType, type FieldGroup, type StoredPolicy } from "./policy";
 
 interface Finder {
