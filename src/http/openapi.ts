@@ -8,6 +8,7 @@ import { limitBody, requireAuth, requireCachedAuth, requireScope, type BodyLimit
 import { describeScope, type Scope } from "../lib/scopes";
 import { captureBodyApiKey } from "./body-key";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
+import { limitJsonDepth } from "./json-depth";
 import { codeForStatus, type ErrorCode } from "../lib/errors";
 import { ErrorSchema } from "../lib/schemas";
 import { validationError } from "../lib/validation";
@@ -84,6 +85,8 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   if (bodyKey) mw.push(...(capBody ? [capBody] : []), captureBodyApiKey);
   if (!isPublic) mw.push(cachedAuth ? requireCachedAuth : requireAuth, requireScope(scope!));
   if (capBody && !bodyKey) mw.push(capBody);
+  // A streaming route (bodyLimit false) reads its body itself, and holds its own depth rule (OTLP).
+  if (capBody && bodyTypes.some((t) => t.includes("json"))) mw.push(limitJsonDepth);
   if (middleware) mw.push(...((Array.isArray(middleware) ? middleware : [middleware]) as MiddlewareHandler<AppEnv>[]));
   const scopeDoc = isPublic ? {} : { "x-scope": scope, description: `${route.description ?? ""}\n\n**Scope:** \`${scope}\` (${describeScope(scope!)}), or a scope that includes it.`.trim() };
   return createRoute({

@@ -126,11 +126,17 @@ describe("the audit log records", () => {
     expect(JSON.stringify(rows.results)).not.toContain("top-secret");
   });
 
-  it("log retention changed, webhooks created and deleted", async () => {
+  it("log retention changed, webhooks created, their secrets rotated, and deleted", async () => {
     await call("/api/public/v2/workspace/log-retention", { method: "PUT", key: ws.key, json: { days: 30 } });
     expect((await entries(ws.key, "log_retention.updated"))[0]).toMatchObject({ details: { days: 30, previous_days: null } });
     const hook = await json(await call("/api/public/v2/webhooks", { method: "POST", key: ws.key, json: { url: "https://hooks.example.com/pe" } }));
+    const rotated = await json(await call(`/api/public/v2/webhooks/${hook.webhook.id}/rotate-secret`, { method: "POST", key: ws.key, json: { overlap_seconds: 60 } }));
+    expect(rotated.secret).toEqual(expect.any(String));
     await call(`/api/public/v2/webhooks/${hook.webhook.id}`, { method: "DELETE", key: ws.key });
+    const [rotation] = await entries(ws.key, "webhook.secret_rotated");
+    expect(rotation).toMatchObject({ target_id: String(hook.webhook.id), details: { previous_secret_expires_at: rotated.previous_secret_expires_at } });
+    expect(JSON.stringify(rotation)).not.toContain(rotated.secret);
+    expect(JSON.stringify(rotation)).not.toContain(hook.secret);
     expect((await entries(ws.key, "webhook.created"))[0]).toMatchObject({ target_id: String(hook.webhook.id), details: { url: "https://hooks.example.com/pe" } });
     expect((await entries(ws.key, "webhook.deleted"))[0]).toMatchObject({ target_id: String(hook.webhook.id) });
     expect(JSON.stringify(await entries(ws.key, "webhook.created"))).not.toContain(hook.secret);

@@ -105,7 +105,7 @@ export const redactionPolicies = sqliteTable("redaction_policies", {
 /**
  * The audit log: one row per administrative action (keys made and revoked, labels moved, policies and
  * env vars changed …), written in the same batch as the change where the change is one batch. Rows are
- * only ever inserted: no route updates or deletes them, and triggers refuse both (migration 0035).
+ * only ever inserted: no route updates or deletes them, and triggers refuse both (migration 0037).
  */
 export const auditEvents = sqliteTable(
   "audit_events",

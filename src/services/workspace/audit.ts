@@ -2,7 +2,7 @@
 // row written by the SAME batch as the change it records, as the webhook outbox does (a row never
 // exists for a change that did not commit, and a change never commits without its row); a change that
 // is not one batch records its row right after it. Rows are never changed: no route edits them and the
-// database refuses UPDATE and DELETE (migration 0035's triggers). Details name things (a key's name and
+// database refuses UPDATE and DELETE (migration 0037's triggers). Details name things (a key's name and
 // scopes, an env var's key), never a secret value.
 import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   "env_var.deleted",
   "log_retention.updated",
   "webhook.created",
+  "webhook.secret_rotated",
   "webhook.deleted",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
