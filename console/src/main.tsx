@@ -12,6 +12,7 @@ import { ReleaseDetail, ReleasesView } from "./views/releases";
 import { RequestDetail, RequestsView } from "./views/requests";
 import { TableDetail, TablesView } from "./views/tables";
 import { TraceDetail, TracesView } from "./views/traces";
+import { PrivacyView } from "./views/privacy";
 
 const VIEWS: [string, string][] = [
   ["requests", "Requests"],
@@ -22,6 +23,7 @@ const VIEWS: [string, string][] = [
   ["datasets", "Datasets"],
   ["evaluations", "Evaluations"],
   ["analytics", "Analytics"],
+  ["privacy", "Privacy"],
 ];
 
 function KeyForm({ onKey, reason }: { onKey: (key: string) => void; reason: string | null }) {
@@ -82,6 +84,8 @@ function View() {
       return id ? <EvaluationDetail id={id} /> : <EvaluationsView />;
     case "analytics":
       return <AnalyticsView />;
+    case "privacy":
+      return <PrivacyView />;
     default:
       return <p class="error">No such page.</p>;
   }

@@ -40,6 +40,8 @@ export interface RequestLogInput {
   request_end_time: number;
   /** The span the call ran in (track-request's span_id); the log learns its trace when the span arrives. */
   span_id?: string | null;
+  /** How many values each redaction detector replaced (logs/redaction.ts sets it; null: none). */
+  redactions?: Record<string, number> | null;
 }
 
 /** The columns the database sets itself: the id, the insert time and the revision its triggers bump. */
@@ -123,6 +125,7 @@ export function requestLogRow(auth: AuthContext, input: RequestLogInput, prompt:
     abTestId: prompt.ab?.testId ?? null,
     abVariant: prompt.ab?.variant ?? null,
     abAssignment: prompt.ab?.assignment ?? null,
+    redactions: input.redactions ?? null,
   };
 }
 

@@ -312,6 +312,15 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
     readOnly: false,
   },
   { name: "deny-label-change-request", description: "Deny a protected release label's move: the label stays.", operation: "POST /api/public/v2/label-change-requests/{change_request_id}/deny", readOnly: false },
+  {
+    name: "test-redaction-policy",
+    description:
+      "What a text (or a log body) would become under the workspace's redaction policy, or under a policy given to try, with how many values each detector replaced; stores nothing.",
+    operation: "POST /api/public/v2/redaction-policy/test",
+    readOnly: true,
+  },
+  { name: "get-redaction-policy", description: "The workspace's redaction policy: which detectors and custom patterns run, with which action, on which fields (off when none).", operation: "GET /api/public/v2/redaction-policy", readOnly: true },
+  { name: "list-audit-log", description: "The workspace's administrative actions (keys, labels, policies, env vars by name), newest first, filtered and paged. Needs an admin key.", operation: "GET /api/public/v2/audit-log", readOnly: true },
 ];
 
 export const TOOLS: ToolSpec[] = [...PROMPTLAYER_TOOLS, ...PROMPTEDGE_TOOLS];

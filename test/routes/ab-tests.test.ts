@@ -10,7 +10,7 @@ import { buildDeps } from "../../src/deps";
 import { abTotals, rollupAbLogs, WorkspaceLogs } from "../../src/logs";
 import { scorecardOf } from "../../src/services/releases";
 import { assignmentKeys, runGuardrails } from "../../src/services/releases";
-import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, logsDb, scopedKey, type TestKey } from "../helpers/api";
 import { indexNow } from "../helpers/logs";
 import { hexOf, llm, sendSpans, str } from "../helpers/otlp";
 
@@ -390,6 +390,10 @@ describe("guardrails", () => {
     expect(await countAb("webhook_events", "workspace_id = ? AND event_type = 'ab_test_rolled_back' AND json_extract(details, '$.ab_test_id') = ?", ws.workspaceId, id)).toBe(1);
     expect(await countAb("webhook_events", "workspace_id = ? AND event_type = 'prompt_template_label_moved' AND json_extract(details, '$.prompt_template_id') = ?", ws.workspaceId, t.id)).toBe(0);
     expect((await json(await call(`/prompt-templates/${t.name}/labels`, { key: ws.key }))).release_labels[0].prompt_version_number).toBe(1);
+    // In the audit log once, with no key: the guardrails acted.
+    const audit = (await json(await call(`/api/public/v2/audit-log?action=ab_test.rolled_back&target_id=${id}`, { key: ws.key }))).items;
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ target_type: "ab_test", api_key_id: null, details: { ab_test_id: id, reason: "guardrail" } });
   });
 
   it("a winning challenger is promoted with exactly one prompt_template_label_moved; a retried run acts no more", async () => {
@@ -553,5 +557,47 @@ describe("through MCP tools", () => {
     expect(rolled.data.ab_test).toMatchObject({ id, status: "completed" });
     const events = await tool(ws.key, "get-ab-test-events", { ab_test_id: id });
     expect(events.data.events.map((e: { action: string }) => e.action)).toEqual(["rolled_back", "created"]);
+  });
+});
+
+describe("scopes and the audit log", () => {
+  const audit = async (action: string, target: number) => (await json(await call(`/api/public/v2/audit-log?action=${action}&target_id=${target}`, { key: ws.key }))).items as Record<string, any>[];
+
+  it("a prompts:write key runs releases (each change in the audit log with its key); a read key only reads; protecting a label and deciding its moves take admin", async () => {
+    const t = await template();
+    const writer = await scopedKey(ws, ["prompts:write"]);
+    const reader = await scopedKey(ws, ["read"]);
+    const refused = await call(AB, { method: "POST", key: reader, json: release(t) });
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).message).toMatch(/prompts:write/);
+    const made = await create(release(t), writer);
+    expect(made.status).toBe(201);
+    const id = made.body.ab_test.id;
+    expect((await call(`${AB}/${id}/scorecard`, { key: reader })).status).toBe(200);
+    expect((await call(`${AB}/${id}`, { method: "PATCH", key: reader, json: { status: "paused" } })).status).toBe(403);
+    expect((await call(`${AB}/${id}`, { method: "PATCH", key: writer, json: { variants: [{ key: "challenger", percentage: 20 }, { key: "base", percentage: 80 }] } })).status).toBe(200);
+    const created = await audit("ab_test.created", id);
+    expect(created).toHaveLength(1);
+    expect(created[0]).toMatchObject({ target_type: "ab_test", api_key_prefix: writer.slice(0, 11), user_email: ws.email, details: { ab_test_id: id, release_label: "prod" } });
+    expect(await audit("ab_test.updated", id)).toHaveLength(1);
+
+    // Protection and approvals: admin only; a prompts:write key asks (its promote waits), an admin approves.
+    const labelId = (await json(await call(`/prompt-templates/${t.name}/labels`, { key: ws.key }))).release_labels[0].release_label_id;
+    expect((await call(`/api/public/v2/prompt-labels/${labelId}/protection`, { method: "PUT", key: writer, json: { protected: true } })).status).toBe(403);
+    expect((await call(`/api/public/v2/prompt-labels/${labelId}/protection`, { method: "PUT", key: ws.key, json: { protected: true } })).status).toBe(200);
+    const asked = await call(`${AB}/${id}/promote`, { method: "POST", key: writer, json: { variant: "challenger" } });
+    expect(asked.status).toBe(202);
+    const cr = (await json(asked)).change_request.id;
+    expect((await call(`/api/public/v2/label-change-requests/${cr}`, { key: reader })).status).toBe(200);
+    expect((await call(`/api/public/v2/label-change-requests/${cr}/approve`, { method: "POST", key: writer })).status).toBe(403);
+    expect((await call(`/api/public/v2/label-change-requests/${cr}/approve`, { method: "POST", key: ws.key })).status).toBe(200);
+    for (const action of ["prompt_label.protected", "prompt_label.change_requested", "prompt_label.change_approved", "prompt_label.moved"]) {
+      expect(await audit(action, t.id), action).toHaveLength(1);
+    }
+    const promoted = await audit("ab_test.promoted", id);
+    expect(promoted).toHaveLength(1);
+    expect(promoted[0]).toMatchObject({ api_key_prefix: ws.key.slice(0, 11), details: { variant: "challenger", change_request_id: cr } });
+    // Another workspace sees none of it.
+    expect((await json(await call(`/api/public/v2/audit-log?target_type=ab_test&target_id=${id}`, { key: other.key }))).items).toEqual([]);
   });
 });

@@ -1,46 +1,11 @@
 // Analytics: totals and per-period charts (uPlot, drawn on canvas) over the request logs of a range.
-import { useEffect, useRef, useState } from "preact/hooks";
-import uPlot from "uplot";
-import "uplot/dist/uPlot.min.css";
+import { useState } from "preact/hooks";
 import { post } from "../api";
 import { ErrorBox, fmt, Loading, Section, useAsync } from "../ui";
+import { Chart, toSeconds } from "./chart";
+import { RedactionChart } from "./redaction-chart";
 
 const RANGES: Record<string, number> = { "24 hours": 1, "7 days": 7, "30 days": 30, "90 days": 90 };
-
-function toSeconds(date: string): number {
-  const t = Date.parse(/T|Z/.test(date) ? date : date.length <= 10 ? `${date}T00:00:00Z` : `${date.replace(" ", "T")}Z`);
-  return t / 1000;
-}
-
-interface ChartProps {
-  title: string;
-  x: number[];
-  /** The x axis spans the range asked for (seconds), not just the periods that have data. */
-  span: [number, number];
-  series: { label: string; values: (number | null)[]; color: string }[];
-}
-
-function Chart({ title, x, span, series }: ChartProps) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (!box.current) return;
-    const width = Math.max(320, box.current.clientWidth - 8);
-    const plot = new uPlot(
-      {
-        title,
-        width,
-        height: 220,
-        series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: x.length < 40 } }))],
-        scales: { x: { time: true, range: () => span } },
-        axes: [{}, { size: 60 }],
-      },
-      [x, ...series.map((s) => s.values)] as uPlot.AlignedData,
-      box.current,
-    );
-    return () => plot.destroy();
-  }, [title, JSON.stringify(x), JSON.stringify(series), span[0], span[1]]);
-  return <div class="chart" ref={box} data-testid="chart" />;
-}
 
 export function AnalyticsView() {
   const [range, setRange] = useState("7 days");
@@ -108,6 +73,7 @@ export function AnalyticsView() {
             ) : (
               <p class="muted">No request in this range.</p>
             )}
+            <RedactionChart since={span[0] * 1000} span={span} />
             <div class="two">
               <div>
                 <h3>Models</h3>

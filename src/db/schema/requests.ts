@@ -134,6 +134,11 @@ export const requestLogs = sqliteTable(
     traceId: text("trace_id"),
     spanId: text("span_id"),
     /**
+     * How many values each redaction detector replaced in the log (`{"email": 2}`), by the workspace's
+     * policy (src/redaction/); NULL when nothing was (no policy, or nothing found).
+     */
+    redactions: text("redactions", { mode: "json" }).$type<Record<string, number>>(),
+    /**
      * Bumped by a trigger on every update of the row: the archive job deletes a log only if the row it
      * copied to R2 is still this revision, so an update landing meanwhile is never lost (archive.ts).
      */
@@ -180,6 +185,10 @@ export const requestLogs = sqliteTable(
     uniqueIndex("request_logs_workspace_trace_span").on(t.workspaceId, t.traceId, t.spanId).where(sql`${t.traceId} IS NOT NULL OR ${t.spanId} IS NOT NULL`),
     // Search on ab_test_id / ab_variant; partial, so only the logs served through a release pay for it.
     index("request_logs_workspace_ab").on(t.workspaceId, t.abTestId, t.abVariant).where(sql`${t.abTestId} IS NOT NULL`),
+    // Logs with redaction counts (partial: a log without any costs no entry), for the redaction chart.
+    index("request_logs_workspace_redacted")
+      .on(t.workspaceId, t.requestStartTime)
+      .where(sql`${t.redactions} IS NOT NULL`),
   ],
 );
 

@@ -35,6 +35,7 @@ const PATCHABLE = ["name", "status", "variants", "segments", "guardrails", "fold
 
 const create = defineRoute({
   method: "post",
+  scope: "prompts:write",
   path: BASE,
   tags,
   summary: "Create an A/B release",
@@ -53,6 +54,7 @@ const create = defineRoute({
 
 const list = defineRoute({
   method: "get",
+  scope: "prompts:read",
   path: BASE,
   tags,
   summary: "List A/B releases",
@@ -65,6 +67,7 @@ const list = defineRoute({
 
 const get = defineRoute({
   method: "get",
+  scope: "prompts:read",
   path: `${BASE}/{ab_test_id}`,
   tags,
   summary: "Get an A/B release",
@@ -76,6 +79,7 @@ const get = defineRoute({
 
 const patch = defineRoute({
   method: "patch",
+  scope: "prompts:write",
   path: `${BASE}/{ab_test_id}`,
   tags,
   summary: "Ramp, pause or resume an A/B release",
@@ -91,6 +95,7 @@ const patch = defineRoute({
 
 const remove = defineRoute({
   method: "delete",
+  scope: "prompts:write",
   path: `${BASE}/{ab_test_id}`,
   tags,
   summary: "Delete an A/B release",
@@ -103,6 +108,7 @@ const remove = defineRoute({
 
 const promote = defineRoute({
   method: "post",
+  scope: "prompts:write",
   path: `${BASE}/{ab_test_id}/promote`,
   tags,
   summary: "Promote a variant",
@@ -121,6 +127,7 @@ const promote = defineRoute({
 
 const rollback = defineRoute({
   method: "post",
+  scope: "prompts:write",
   path: `${BASE}/{ab_test_id}/rollback`,
   tags,
   summary: "Roll an A/B release back",
@@ -133,6 +140,7 @@ const rollback = defineRoute({
 
 const assignment = defineRoute({
   method: "get",
+  scope: "prompts:read",
   path: `${BASE}/{ab_test_id}/assignment`,
   tags,
   summary: "Which variant a unit gets",
@@ -146,6 +154,7 @@ const assignment = defineRoute({
 
 const scorecard = defineRoute({
   method: "get",
+  scope: "prompts:read",
   path: `${BASE}/{ab_test_id}/scorecard`,
   tags,
   summary: "An A/B release's scorecard",
@@ -160,6 +169,7 @@ const scorecard = defineRoute({
 
 const events = defineRoute({
   method: "get",
+  scope: "prompts:read",
   path: `${BASE}/{ab_test_id}/events`,
   tags,
   summary: "An A/B release's events",
@@ -239,6 +249,7 @@ export function registerAbTestRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   externalIdRoutes(app, {
+    area: "prompts",
     entityType: "ab_test",
     basePath: BASE,
     idParam: "ab_test_id",

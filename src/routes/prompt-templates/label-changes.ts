@@ -21,6 +21,8 @@ const idParams = z.object({ change_request_id: IdParam("change_request_id") });
 const protection = defineRoute({
   method: "put",
   path: "/api/public/v2/prompt-labels/{prompt_label_id}/protection",
+  // Protecting a label and deciding its moves govern what every prompts:write key may do: admin only.
+  scope: "admin",
   tags,
   summary: "Protect a release label, or stop protecting it",
   description:
@@ -37,6 +39,7 @@ const protection = defineRoute({
 const list = defineRoute({
   method: "get",
   path: BASE,
+  scope: "prompts:read",
   tags,
   summary: "List change requests of protected labels",
   description: "The requested moves of protected release labels, newest first (page, per_page 1..100, default 30); `status` and `prompt_template_id` narrow it.",
@@ -56,6 +59,7 @@ const list = defineRoute({
 const get = defineRoute({
   method: "get",
   path: `${BASE}/{change_request_id}`,
+  scope: "prompts:read",
   tags,
   summary: "Get a change request",
   description: "A protected label's requested move: the label, the versions from and to, its status (pending, approved, denied), who asked and who decided, and the A/B release whose promote asked for it. Another workspace's id is a 404.",
@@ -68,6 +72,7 @@ const decide = (verb: "approve" | "deny") =>
   defineRoute({
     method: "post",
     path: `${BASE}/{change_request_id}/${verb}`,
+    scope: "admin",
     tags,
     summary: verb === "approve" ? "Approve a protected label's move" : "Deny a protected label's move",
     description:
@@ -85,7 +90,7 @@ export function registerLabelChangeRoutes(app: OpenAPIHono<AppEnv>) {
     const { prompt_label_id } = c.req.valid("param");
     const ws = c.get("auth").workspaceId;
     const db = c.var.deps.db;
-    const row = await setLabelProtection(db, ws, prompt_label_id, c.req.valid("json").protected);
+    const row = await setLabelProtection(db, c.get("auth"), prompt_label_id, c.req.valid("json").protected);
     const found = await findPromptVersion(db, ws, { id: row.promptId, label: row.name });
     return c.json(labelView(row, found?.version.version ?? 0), 200);
   });

@@ -62,6 +62,7 @@ const RequestLogDetail = z
 const getRequest = defineRoute({
   method: "get",
   path: "/api/public/v2/requests/{request_id}",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Get a logged request",
   description:
@@ -77,6 +78,7 @@ const getRequest = defineRoute({
 const requestPayload = defineRoute({
   method: "get",
   path: "/api/public/v2/request-payload",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Get a logged request's payload",
   description:
@@ -104,6 +106,7 @@ const ExportQuery = z
 const exportRequests = defineRoute({
   method: "get",
   path: "/api/public/v2/requests/export",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Export request logs as NDJSON",
   description:
@@ -145,6 +148,7 @@ function ndjsonBody(lines: AsyncGenerator<string>, requestId: string): ReadableS
 const searchRequests = defineRoute({
   method: "post",
   path: "/api/public/v2/requests/search",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Search request logs",
   description:
@@ -163,6 +167,7 @@ const searchRequests = defineRoute({
 const suggestions = defineRoute({
   method: "get",
   path: "/api/public/v2/requests/suggestions",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Autocomplete suggestions for request-log fields",
   description:

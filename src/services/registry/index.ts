@@ -22,10 +22,11 @@ export {
   requireChangeRequest,
   setLabelProtection,
   type ChangeRequestView,
+  type LabelActor,
   type TargetVersion,
 } from "./label-changes";
 export { AB_HEADER, abHeaderValue, type ServedAb } from "./release-reads";
-export { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters, type ResourceListQuery } from "./resource-list";
+export { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters, type ResourceListQuery } from "../workspace";
 export { collectionExists, collectionExternalIds, collectionView, createCollection, createVersion, listCollections, looksLikeUuid, renameCollection, requireCollection, selectVersion, versionFiles, versionView, type NewFile, type SkillStore } from "./skill-collections";
 export { normalizePath, SKILL_MAX_FILE_BYTES, SKILL_MAX_FILES } from "./skill-manifest";
 export { snippetUsage } from "./snippet-usage";

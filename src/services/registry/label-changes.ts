@@ -3,8 +3,8 @@
 // hand, by an A/B release's promote, by a publish naming it) writes a pending request and emits
 // prompt_template_label_change_requested; approving emits …_approved and moves the label through the
 // one label-move path (which emits prompt_template_label_moved); denying emits …_denied and leaves it.
-// Every step is statements for the caller's batch, so the request, the move and their events commit
-// together or not at all.
+// Every step is statements for the caller's batch, so the request, the move, their events and their
+// audit rows commit together or not at all.
 import { and, desc, eq, getTableName, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
@@ -13,7 +13,31 @@ import { labelChangeRequests, promptLabels, promptTemplates, promptVersions, typ
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { toIso } from "../../lib/time";
-import { eventStatement } from "../webhooks";
+import { eventStatement, type EventSpec } from "../webhooks";
+import { auditStatement, type AuditAction, type AuditSpec } from "../workspace";
+
+/** Who changes a label: a caller's key (and its user), or null for the guardrails' cron. */
+export type LabelActor = AuditSpec["by"];
+
+const LABEL_ACTIONS = {
+  prompt_template_label_created: "prompt_label.created",
+  prompt_template_label_moved: "prompt_label.moved",
+  prompt_template_label_deleted: "prompt_label.deleted",
+  prompt_template_label_change_requested: "prompt_label.change_requested",
+  prompt_template_label_change_approved: "prompt_label.change_approved",
+  prompt_template_label_change_denied: "prompt_label.change_denied",
+} as const satisfies Partial<Record<EventSpec["type"], AuditAction>>;
+
+/**
+ * A label's change as its webhook event and its audit row, both judged in the same batch by the same
+ * FROM and WHEN (their FROM names the template `t`), so each is written exactly when the label changed.
+ */
+export function labelChange(by: LabelActor, e: Omit<EventSpec, "userId"> & { type: keyof typeof LABEL_ACTIONS }): SQL[] {
+  return [
+    eventStatement({ ...e, userId: by?.userId ?? null }),
+    auditStatement({ workspaceId: e.workspaceId, action: LABEL_ACTIONS[e.type], by, targetType: "prompt_template", targetId: sql`t.${col(promptTemplates.id)}`, details: e.details, from: e.from, when: e.when }),
+  ];
+}
 
 /** A version as a label move names it. */
 export interface TargetVersion {
@@ -22,16 +46,15 @@ export interface TargetVersion {
 }
 
 /**
- * The one label-move path: the moved event (only when the label names another version, and only
- * `when` holds) and the update. The event reads the old version before the update in the same batch.
+ * The one label-move path: the moved event and audit row (only when the label names another version,
+ * and only `when` holds) and the update, last. They read the old version before the update in the same batch.
  */
-export function labelMoveStatements(ws: number, userId: number | null, labelId: number, to: TargetVersion, when: SQL = sql`1`, extra: Record<string, unknown> = {}): SQL[] {
+export function labelMoveStatements(ws: number, by: LabelActor, labelId: number, to: TargetVersion, when: SQL = sql`1`, extra: Record<string, unknown> = {}): SQL[] {
   const extraPairs = Object.entries(extra).flatMap(([k, v]) => [sql`, ${k}, ${typeof v === "object" ? JSON.stringify(v) : v}`]);
   return [
-    eventStatement({
+    ...labelChange(by, {
       workspaceId: ws,
       type: "prompt_template_label_moved",
-      userId,
       from: sql`${promptLabels} AS l JOIN ${promptVersions} AS ov ON ov.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)} JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = l.${col(promptLabels.promptId)}`,
       when: sql`l.${col(promptLabels.id)} = ${labelId} AND l.${col(promptLabels.workspaceId)} = ${ws} AND l.${col(promptLabels.promptVersionId)} <> ${to.id} AND ${when}`,
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${to.version},
@@ -65,15 +88,15 @@ const requestJoins = (crAlias: string) => {
  * which request is pending). The event comes first, judged before the insert in the same batch; the
  * request's id is the next AUTOINCREMENT value (requests are never deleted, and a batch runs alone).
  */
-export function changeRequestStatements(ws: number, userId: number | null, label: Pick<PromptLabelRow, "id">, to: TargetVersion, abTestId: number | null, when: SQL = sql`1`): SQL[] {
+export function changeRequestStatements(ws: number, by: LabelActor, label: Pick<PromptLabelRow, "id">, to: TargetVersion, abTestId: number | null, when: SQL = sql`1`): SQL[] {
+  const userId = by?.userId ?? null;
   const free = sql`l.${col(promptLabels.id)} = ${label.id} AND l.${col(promptLabels.workspaceId)} = ${ws}
     AND NOT EXISTS (SELECT 1 FROM ${CR} AS p WHERE p.${col(CR.labelId)} = ${label.id} AND p.${col(CR.status)} = 'pending') AND ${when}`;
   const nextId = sql`coalesce((SELECT seq FROM sqlite_sequence WHERE name = ${getTableName(CR)}), 0) + 1`;
   return [
-    eventStatement({
+    ...labelChange(by, {
       workspaceId: ws,
       type: "prompt_template_label_change_requested",
-      userId,
       from: sql`${promptLabels} AS l JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = l.${col(promptLabels.promptId)}
         JOIN ${promptVersions} AS fv ON fv.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)}`,
       when: free,
@@ -152,29 +175,39 @@ export async function listChangeRequests(db: Db, ws: number, q: { status?: "pend
  * prompt_template_label_moved too), and its status, each only while the request is still pending
  * when the batch runs (a decision is taken once). `toVersion` is the request's target's number.
  */
-export function decisionStatements(ws: number, userId: number | null, cr: LabelChangeRequestRow, toVersion: number, decision: "approved" | "denied", when: SQL = sql`1`): SQL[] {
+export function decisionStatements(ws: number, by: LabelActor, cr: LabelChangeRequestRow, toVersion: number, decision: "approved" | "denied", when: SQL = sql`1`): SQL[] {
+  const userId = by?.userId ?? null;
   const pending = sql`EXISTS (SELECT 1 FROM ${CR} AS p WHERE p.${col(CR.id)} = ${cr.id} AND p.${col(CR.status)} = 'pending') AND ${when}`;
   return [
-    eventStatement({
+    ...labelChange(by, {
       workspaceId: ws,
       type: decision === "approved" ? "prompt_template_label_change_approved" : "prompt_template_label_change_denied",
-      userId,
       from: sql`${CR} AS cr ${requestJoins("cr")}`,
       when: sql`cr.${col(CR.id)} = ${cr.id} AND ${pending}`,
       details: changeDetails("cr"),
     }),
-    ...(decision === "approved" ? labelMoveStatements(ws, userId, cr.labelId, { id: cr.toVersionId, version: toVersion }, pending, { change_request_id: cr.id }) : []),
+    ...(decision === "approved" ? labelMoveStatements(ws, by, cr.labelId, { id: cr.toVersionId, version: toVersion }, pending, { change_request_id: cr.id }) : []),
     sql`UPDATE ${CR} SET ${col(CR.status)} = ${decision}, ${col(CR.decidedBy)} = ${userId}, ${col(CR.decidedAt)} = ${nowMs} WHERE ${CR.id} = ${cr.id} AND ${CR.status} = 'pending' AND ${when}`,
   ];
 }
 
-/** Marks a label protected or not (the label answers with `protected`). */
-export async function setLabelProtection(db: Db, ws: number, labelId: number, value: boolean): Promise<PromptLabelRow> {
-  const [row] = await db
-    .update(promptLabels)
-    .set({ protected: value, updatedAt: Date.now() })
-    .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, labelId)))
-    .returning();
+/** Marks a label protected or not (the label answers with `protected`); a change is in the audit log. */
+export async function setLabelProtection(db: Db, auth: AuthContext, labelId: number, value: boolean): Promise<PromptLabelRow> {
+  const ws = auth.workspaceId;
+  await runBatch(db, [
+    auditStatement({
+      workspaceId: ws,
+      action: value ? "prompt_label.protected" : "prompt_label.unprotected",
+      by: auth,
+      targetType: "prompt_template",
+      targetId: sql`t.${col(promptTemplates.id)}`,
+      details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_label_id', l.${col(promptLabels.id)}, 'prompt_template_label', l.${col(promptLabels.name)})`,
+      from: sql`${promptLabels} AS l JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = l.${col(promptLabels.promptId)}`,
+      when: sql`l.${col(promptLabels.id)} = ${labelId} AND l.${col(promptLabels.workspaceId)} = ${ws} AND l.${col(promptLabels.protected)} <> ${value ? 1 : 0}`,
+    }),
+    db.update(promptLabels).set({ protected: value, updatedAt: Date.now() }).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, labelId))),
+  ]);
+  const [row] = await db.select().from(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, labelId))).limit(1);
   if (!row) throw ApiError.notFound("release label");
   return row;
 }
@@ -187,7 +220,7 @@ export async function requestLabelMove(db: Db, auth: AuthContext, label: PromptL
   const before = await pendingRequestOf(db, label.id);
   if (before) throw pendingConflict(label, before);
   try {
-    await runBatch(db, changeRequestStatements(auth.workspaceId, auth.userId, label, to, null));
+    await runBatch(db, changeRequestStatements(auth.workspaceId, auth, label, to, null));
   } catch (err) {
     if (!isUniqueViolation(err, CR)) throw err;
   }

@@ -29,10 +29,10 @@ import {
 } from "../../prompts";
 import { eventStatement } from "../webhooks";
 import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../../converters";
-import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "../workspace";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 import { readRelease, servedVariant, type ReleaseRead, type ServedAb } from "./release-reads";
-import { labelMoveStatements, requestLabelMove } from "./label-changes";
+import { labelChange, labelMoveStatements, requestLabelMove } from "./label-changes";
 
 type Obj = Record<string, unknown>;
 
@@ -89,7 +89,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
     results = await runBatch(db, [
       upsert,
       version,
-      ...versionEventStatements(ws, auth.userId, self, input.release_labels),
+      ...versionEventStatements(ws, auth, self, input.release_labels),
       ...labelStatements(ws, self, input.release_labels),
       ...mappings.attach(self),
     ]);
@@ -134,7 +134,7 @@ export async function patchTemplate(
   const [written] = await runBatch(db, [
     insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
     db.update(promptTemplates).set({ updatedAt: nowMs }).where(eq(promptTemplates.id, t.id)),
-    ...versionEventStatements(ws, auth.userId, self, input.release_labels),
+    ...versionEventStatements(ws, auth, self, input.release_labels),
     ...labelStatements(ws, self, input.release_labels),
   ]);
   return { ...(await publishedView(db, ws, t, await insertedVersion(db, written))), base_version: base.version };
@@ -155,7 +155,8 @@ const NEWEST_VERSION = sql`(SELECT max(${promptVersions.version}) FROM ${promptV
  * The events of a new version (right after its insert) and of the labels it takes: each name is a
  * label created or a label moved, judged before labelStatements changes them (same batch).
  */
-function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+function versionEventStatements(ws: number, auth: AuthContext, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+  const userId = auth.userId;
   const template = sql`(${templateIdSql}) AS s JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = s.id`;
   const events = [
     eventStatement({
@@ -170,19 +171,17 @@ function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, 
   if (names === "[]") return events;
   return [
     ...events,
-    eventStatement({
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_moved",
-      userId,
       from: sql`${template} JOIN ${promptLabels} AS l ON l.${col(promptLabels.promptId)} = t.${col(promptTemplates.id)} JOIN ${promptVersions} AS ov ON ov.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)}`,
       when: sql`l.${col(promptLabels.name)} IN (SELECT value FROM json_each(${names})) AND NOT l.${col(promptLabels.protected)}`,
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION},
         'old_prompt_template_version_number', ov.${col(promptVersions.version)}, 'prompt_template_label', l.${col(promptLabels.name)})`,
     }),
-    eventStatement({
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_created",
-      userId,
       from: sql`${template}, json_each(${names}) AS j`,
       when: sql`NOT EXISTS (SELECT 1 FROM ${promptLabels} WHERE ${promptLabels.promptId} = t.${col(promptTemplates.id)} AND ${promptLabels.name} = j.value)`,
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION}, 'prompt_template_label', j.value)`,
@@ -535,17 +534,17 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
   const ws = auth.workspaceId;
   const v = await versionOf(db, ws, promptId, input.prompt_version_number);
   // The event is written only when the label is new (checked before the insert, in the same batch).
-  const [, inserted] = await runBatch(db, [
-    eventStatement({
+  // The change is the batch's last statement (its event and audit row come first).
+  const inserted = (await runBatch(db, [
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_created",
-      userId: auth.userId,
       from: sql`${promptTemplates} AS t, (SELECT ${input.name} AS name) AS l`,
       when: sql`t.${col(promptTemplates.id)} = ${promptId} AND NOT EXISTS (SELECT 1 FROM ${promptLabels} WHERE ${promptLabels.promptId} = ${promptId} AND ${promptLabels.name} = ${input.name})`,
       details: labelDetails(sql`${v.version}`),
     }),
     db.insert(promptLabels).values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name }).onConflictDoNothing(),
-  ]);
+  ])).at(-1)!;
   // changes counts the rows the cache-generation triggers (migration 0030) update as well: none when nothing was inserted.
   const [row] = inserted.meta.changes > 0 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
   if (!row) throw new ApiError("conflict", `name: prompt ${promptId} already has a label "${input.name}" (move it with PATCH /prompt-labels/{id})`);
@@ -576,7 +575,8 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
   if (l.protected) return { changeRequest: await requestLabelMove(db, auth, l, { id: v.id, version: v.version }) };
   // The old version is read by the event's insert, before the update in the same batch; a label put
   // back on the version it names already has not moved.
-  const [, updated] = await runBatch(db, labelMoveStatements(ws, auth.userId, id, { id: v.id, version: v.version }));
+  // The change is the batch's last statement (its event and audit row come first).
+  const updated = (await runBatch(db, labelMoveStatements(ws, auth, id, { id: v.id, version: v.version }))).at(-1)!;
   const [row] = updated.meta.changes > 0 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
   if (!row) throw ApiError.notFound("release label");
   return { label: labelView(row, v.version) };
@@ -586,17 +586,17 @@ export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promis
   const ws = auth.workspaceId;
   const l = await requireLabel(db, ws, id);
   if (l.protected) throw new ApiError("conflict", `release label "${l.name}" is protected: unprotect it first (PUT /api/public/v2/prompt-labels/{id}/protection)`);
-  const [, deleted] = await runBatch(db, [
-    eventStatement({
+  // The change is the batch's last statement (its event and audit row come first).
+  const deleted = (await runBatch(db, [
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_deleted",
-      userId: auth.userId,
       from: sql`${promptLabels} AS l JOIN ${promptVersions} AS v ON v.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)} JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = l.${col(promptLabels.promptId)}`,
       when: sql`l.${col(promptLabels.id)} = ${id} AND l.${col(promptLabels.workspaceId)} = ${ws}`,
       details: labelDetails(sql`v.${col(promptVersions.version)}`),
     }),
     db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
-  ]);
+  ])).at(-1)!;
   if (deleted.meta.changes === 0) throw ApiError.notFound("release label");
 }
 

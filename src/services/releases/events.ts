@@ -1,5 +1,5 @@
-// A release's trail (ab_test_events, GET /ab-tests/{id}/events) and its webhook events, both written
-// as statements of the batch that makes the change. A guardrail decision's row carries a key unique
+// A release's trail (ab_test_events, GET /ab-tests/{id}/events), its webhook events and its audit
+// rows, all written as statements of the batch that makes the change. A guardrail decision's row carries a key unique
 // per release (`<revision>:<action>`) and a token fresh per attempt: the decision's other statements
 // run only where that token was written, so a retried or concurrent cron run cannot act twice.
 import { and, desc, eq, sql, type SQL } from "drizzle-orm";
@@ -8,6 +8,7 @@ import { abTestEvents, abTests, type AbTestRow } from "../../db/schema";
 import { col, columnList } from "../../db/sql";
 import { toIso } from "../../lib/time";
 import { eventStatement, type EventType } from "../webhooks";
+import { auditStatement, type AuditAction, type AuditSpec } from "../workspace";
 import { variantList } from "./split-input";
 
 export interface TrailEntry {
@@ -58,8 +59,23 @@ export function webhookDetails(r: AbTestRow, promptName: string, extra: Record<s
   };
 }
 
-export function webhookStatement(ws: number, type: EventType, userId: number | null, details: Record<string, unknown>, when: SQL): SQL {
-  return eventStatement({ workspaceId: ws, type, userId, details, when });
+const AUDITED = {
+  ab_test_created: "ab_test.created",
+  ab_test_updated: "ab_test.updated",
+  ab_test_deleted: "ab_test.deleted",
+  ab_test_promoted: "ab_test.promoted",
+  ab_test_rolled_back: "ab_test.rolled_back",
+} as const satisfies Partial<Record<EventType, AuditAction>>;
+
+/**
+ * A release's change as its webhook event and its audit row, written only when `when` holds; `by` is
+ * the caller's key, or null for the guardrails' cron.
+ */
+export function releaseChange(ws: number, type: keyof typeof AUDITED, by: AuditSpec["by"], abTestId: number | SQL, details: Record<string, unknown> | SQL, when: SQL = sql`1`): SQL[] {
+  return [
+    eventStatement({ workspaceId: ws, type, userId: by?.userId ?? null, details, when }),
+    auditStatement({ workspaceId: ws, action: AUDITED[type], by, targetType: "ab_test", targetId: abTestId, details, when }),
+  ];
 }
 
 export interface TrailView {

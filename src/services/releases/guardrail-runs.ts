@@ -12,7 +12,7 @@ import { nowMs } from "../../db/sql";
 import { abTests, type AbTestRow } from "../../db/schema";
 import { abTotals, type WorkspaceLogs } from "../../logs";
 import { decide, type Decision } from "./guardrails";
-import { decisionWritten, trailStatement, webhookDetails, webhookStatement } from "./events";
+import { decisionWritten, releaseChange, trailStatement, webhookDetails } from "./events";
 import { promoteStatements, rollbackStatements, templateNames, type Actor } from "./releases";
 import { percentagesOf, rampedSplit } from "./split-input";
 import { variantStats } from "./scorecard";
@@ -36,7 +36,7 @@ async function claim(db: Db, r: AbTestRow, now: number): Promise<boolean> {
 /** The statements carrying out a decision read at `r`, guarded by its trail row. */
 async function decisionStatements(db: Db, r: AbTestRow, d: NonNullable<Decision>, token: string): Promise<Statement[]> {
   const decision = { key: `${r.revision}:${d.action}`, token };
-  const actor: Actor = { userId: null, kind: "guardrail", decision };
+  const actor: Actor = { by: null, kind: "guardrail", decision };
   const written = decisionWritten(r.id, decision);
   const guard = sql`${abTests.revision} = ${r.revision} AND ${abTests.status} = 'running' AND ${abTests.deletedAt} IS NULL AND ${abTests.pendingChangeId} IS NULL`;
   const ownGuard = sql`EXISTS (SELECT 1 FROM ${abTests} WHERE ${abTests.id} = ${r.id} AND ${guard})`;
@@ -50,7 +50,7 @@ async function decisionStatements(db: Db, r: AbTestRow, d: NonNullable<Decision>
       const next = { ...r, status: "paused" as const, revision: r.revision + 1 };
       return [
         trail("paused", r.revision + 1, d),
-        webhookStatement(r.workspaceId, "ab_test_updated", null, webhookDetails(next, promptName, { reason: "guardrail", ...d }), written),
+        ...releaseChange(r.workspaceId, "ab_test_updated", null, r.id, webhookDetails(next, promptName, { reason: "guardrail", ...d }), written),
         db.update(abTests).set({ status: "paused", revision: r.revision + 1, updatedAt: nowMs }).where(and(eq(abTests.id, r.id), written)),
       ];
     }
@@ -59,7 +59,7 @@ async function decisionStatements(db: Db, r: AbTestRow, d: NonNullable<Decision>
       const next = { ...r, split, revision: r.revision + 1 };
       return [
         trail("ramped", r.revision + 1, { ...d, percentages: percentagesOf(split.shares), previous_percentages: percentagesOf(r.split.shares) }),
-        webhookStatement(r.workspaceId, "ab_test_updated", null, webhookDetails(next, promptName, { reason: "guardrail", previous_percentages: percentagesOf(r.split.shares) }), written),
+        ...releaseChange(r.workspaceId, "ab_test_updated", null, r.id, webhookDetails(next, promptName, { reason: "guardrail", previous_percentages: percentagesOf(r.split.shares) }), written),
         db.update(abTests).set({ split, revision: r.revision + 1, rampedAt: nowMs, updatedAt: nowMs }).where(and(eq(abTests.id, r.id), written)),
       ];
     }

@@ -10,7 +10,7 @@ import { abTests, labelChangeRequests, promptVersions } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { changeRequestViews, decisionStatements, requireChangeRequest, type ChangeRequestView } from "../registry";
-import { trailStatement, webhookDetails, webhookStatement } from "./events";
+import { releaseChange, trailStatement, webhookDetails } from "./events";
 import { completeAsPromoted, templateNames } from "./releases";
 
 export async function decideChangeRequest(db: Db, auth: AuthContext, id: number, decision: "approved" | "denied"): Promise<ChangeRequestView> {
@@ -29,7 +29,7 @@ export async function decideChangeRequest(db: Db, auth: AuthContext, id: number,
       const next = { ...r, status: "completed" as const, outcome: "promoted", promotedVariant: variant, revision: r.revision + 1 };
       releaseStatements.push(
         trailStatement({ workspaceId: ws, abTestId: r.id, revision: r.revision + 1, action: "promoted", actor: "user", userId: auth.userId, details: { variant, change_request_id: cr.id }, when: waiting }),
-        webhookStatement(ws, "ab_test_promoted", auth.userId, webhookDetails(next, names.get(r.promptId) ?? "", { variant, prompt_template_version_number: to.version, change_request_id: cr.id }), waiting),
+        ...releaseChange(ws, "ab_test_promoted", auth, r.id, webhookDetails(next, names.get(r.promptId) ?? "", { variant, prompt_template_version_number: to.version, change_request_id: cr.id }), waiting),
         completeAsPromoted(db, r, variant, waiting),
       );
     } else {
@@ -40,7 +40,7 @@ export async function decideChangeRequest(db: Db, auth: AuthContext, id: number,
     }
   }
   // The release's statements first: they read the request as pending; the registry's last one decides it.
-  const results = await runBatch(db, [...releaseStatements, ...decisionStatements(ws, auth.userId, cr, to.version, decision)]);
+  const results = await runBatch(db, [...releaseStatements, ...decisionStatements(ws, auth, cr, to.version, decision)]);
   if (results[results.length - 1].meta.changes === 0) throw new ApiError("conflict", `change request ${id} was decided meanwhile`);
   const [view] = await changeRequestViews(db, [await requireChangeRequest(db, ws, id)]);
   return view;

@@ -26,10 +26,10 @@ import {
   resourceOrder,
   type ExternalIdLookupQuery,
   type ExternalIdPair,
+  type LabelActor,
   type ResourceFilters,
 } from "../registry";
-import { eventStatement } from "../webhooks";
-import { atRevision, trailStatement, webhookDetails, webhookStatement } from "./events";
+import { atRevision, releaseChange, trailStatement, webhookDetails } from "./events";
 import { baseOnly, checkGuardrails, newSplit, percentagesOf, rampedSplit, sameSplit, variantList, type SegmentInput, type VariantInput } from "./split-input";
 
 const bad = (message: string) => new ApiError("validation_error", message);
@@ -161,7 +161,7 @@ export async function createRelease(db: Db, auth: AuthContext, input: CreateInpu
       ...mappings.attach(self),
       // The trail and the event commit with the release, or neither does.
       trailStatement({ workspaceId: ws, abTestId: newId, revision: 1, action: "created", actor: "user", userId: auth.userId, details: { percentages: percentagesOf(split.shares), status } }),
-      eventStatement({ workspaceId: ws, type: "ab_test_created", userId: auth.userId, details: sql`json_set(${JSON.stringify(details)}, '$.ab_test_id', ${newId})` }),
+      ...releaseChange(ws, "ab_test_created", auth, newId, sql`json_set(${JSON.stringify(details)}, '$.ab_test_id', ${newId})`),
     ]);
     id = (inserted.results[0] as { id: number }).id;
   } catch (err) {
@@ -255,7 +255,7 @@ export async function patchRelease(db: Db, auth: AuthContext, id: number, input:
     const details = { percentages: percentagesOf(split.shares), previous_percentages: percentagesOf(r.split.shares), status, previous_status: r.status, segments: split.segments.map((g) => ({ name: g.name, percentages: percentagesOf(g.shares) })) };
     const results = await runBatch(db, [
       trailStatement({ workspaceId: ws, abTestId: id, revision, action: status !== r.status ? (status === "paused" ? "paused" : "resumed") : "updated", actor: "user", userId: auth.userId, details, when: guard }),
-      webhookStatement(ws, "ab_test_updated", auth.userId, webhookDetails(next, names.get(r.promptId) ?? "", { previous_percentages: details.previous_percentages, previous_status: r.status }), guard),
+      ...releaseChange(ws, "ab_test_updated", auth, id, webhookDetails(next, names.get(r.promptId) ?? "", { previous_percentages: details.previous_percentages, previous_status: r.status }), guard),
       db
         .update(abTests)
         .set({
@@ -283,16 +283,16 @@ export async function deleteRelease(db: Db, auth: AuthContext, id: number): Prom
   const guard = sql`EXISTS (SELECT 1 FROM ${abTests} AS g WHERE g.${col(abTests.id)} = ${id} AND g.${col(abTests.deletedAt)} IS NULL)`;
   const results = await runBatch(db, [
     trailStatement({ workspaceId: ws, abTestId: id, revision: r.revision, action: "deleted", actor: "user", userId: auth.userId, details: {}, when: guard }),
-    webhookStatement(ws, "ab_test_deleted", auth.userId, webhookDetails(r, names.get(r.promptId) ?? ""), guard),
+    ...releaseChange(ws, "ab_test_deleted", auth, id, webhookDetails(r, names.get(r.promptId) ?? ""), guard),
     sql`DELETE FROM ${externalIds} WHERE ${externalIds.workspaceId} = ${ws} AND ${externalIds.entityType} = 'ab_test' AND ${externalIds.entityId} = ${String(id)} AND ${guard}`,
     db.update(abTests).set({ deletedAt: nowMs, updatedAt: nowMs }).where(and(eq(abTests.id, id), isNull(abTests.deletedAt))),
   ]);
   if (results[results.length - 1].meta.changes === 0) throw ApiError.notFound("ab test");
 }
 
-/** Who makes a change: a user's key, or the guardrails (with their decision's key and token). */
+/** Who makes a change: a user's key, or the guardrails (null `by`, with their decision's key and token). */
 export interface Actor {
-  userId: number | null;
+  by: LabelActor;
   kind: "user" | "guardrail";
   decision?: { key: string; token: string };
 }
@@ -305,7 +305,7 @@ export function rollbackStatements(db: Db, r: AbTestRow, promptName: string, act
   const split = baseOnly(r.split);
   const next: AbTestRow = { ...r, split, status: "completed", outcome: "rolled_back", revision: r.revision + 1 };
   return [
-    webhookStatement(r.workspaceId, "ab_test_rolled_back", actor.userId, webhookDetails(next, promptName, { reason: actor.kind === "guardrail" ? "guardrail" : "manual", ...why }), when),
+    ...releaseChange(r.workspaceId, "ab_test_rolled_back", actor.by, r.id, webhookDetails(next, promptName, { reason: actor.kind === "guardrail" ? "guardrail" : "manual", ...why }), when),
     db
       .update(abTests)
       .set({ split, status: "completed", outcome: "rolled_back", endedAt: nowMs, updatedAt: nowMs, revision: r.revision + 1 })
@@ -323,7 +323,7 @@ export async function rollbackRelease(db: Db, auth: AuthContext, id: number): Pr
     const guard = atRevision(id, r.revision);
     const results = await runBatch(db, [
       trailStatement({ workspaceId: ws, abTestId: id, revision: r.revision + 1, action: "rolled_back", actor: "user", userId: auth.userId, details: { percentages: percentagesOf(r.split.shares) }, when: guard }),
-      ...rollbackStatements(db, r, names.get(r.promptId) ?? "", { userId: auth.userId, kind: "user" }, guard, {}),
+      ...rollbackStatements(db, r, names.get(r.promptId) ?? "", { by: auth, kind: "user" }, guard, {}),
     ]);
     if (results[results.length - 1].meta.changes === 0) return null;
     return releaseView(db, ws, await requireRelease(db, ws, id));
@@ -354,7 +354,7 @@ export async function promoteStatements(db: Db, r: AbTestRow, variant: string, a
     return {
       requested: true,
       statements: [
-        ...changeRequestStatements(r.workspaceId, actor.userId, label, to, r.id, when),
+        ...changeRequestStatements(r.workspaceId, actor.by, label, to, r.id, when),
         db
           .update(abTests)
           .set({ pendingChangeId: sql`(SELECT max(${labelChangeRequests.id}) FROM ${labelChangeRequests} WHERE ${labelChangeRequests.abTestId} = ${r.id} AND ${labelChangeRequests.status} = 'pending')`, updatedAt: nowMs })
@@ -367,8 +367,8 @@ export async function promoteStatements(db: Db, r: AbTestRow, variant: string, a
   return {
     requested: false,
     statements: [
-      webhookStatement(r.workspaceId, "ab_test_promoted", actor.userId, webhookDetails(next, promptName, { variant, prompt_template_version_number: to.version, reason: actor.kind === "guardrail" ? "guardrail" : "manual" }), when),
-      ...labelMoveStatements(r.workspaceId, actor.userId, label.id, to, when, { reason: "ab_test_promote", ab_test_id: r.id }),
+      ...releaseChange(r.workspaceId, "ab_test_promoted", actor.by, r.id, webhookDetails(next, promptName, { variant, prompt_template_version_number: to.version, reason: actor.kind === "guardrail" ? "guardrail" : "manual" }), when),
+      ...labelMoveStatements(r.workspaceId, actor.by, label.id, to, when, { reason: "ab_test_promote", ab_test_id: r.id }),
       completeAsPromoted(db, r, variant, when),
     ],
   };
@@ -396,7 +396,7 @@ export async function promoteRelease(db: Db, auth: AuthContext, id: number, vari
       if (pending) throw new ApiError("conflict", `release label "${label.name}" has a pending change request (${pending.id}): approve or deny it first`);
     }
     const guard = sql`${atRevision(id, r.revision)} AND NOT EXISTS (SELECT 1 FROM ${abTests} AS p WHERE p.${col(abTests.id)} = ${id} AND p.${col(abTests.pendingChangeId)} IS NOT NULL)`;
-    const { statements, requested } = await promoteStatements(db, r, variant, { userId: auth.userId, kind: "user" }, guard);
+    const { statements, requested } = await promoteStatements(db, r, variant, { by: auth, kind: "user" }, guard);
     const results = await runBatch(db, [
       trailStatement({ workspaceId: ws, abTestId: id, revision: requested ? r.revision : r.revision + 1, action: requested ? "promote_requested" : "promoted", actor: "user", userId: auth.userId, details: { variant, prompt_version_number: r.split.versions[variant] }, when: guard }),
       ...statements,
