@@ -19,7 +19,7 @@ const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   conflict: "a uniqueness rule would be broken",
   payload_too_large: "the body is over the documented limit",
   unsupported_media_type: "the endpoint does not take this content type",
-  provider_not_configured: "the workspace has no key (environment variable) for the provider the call needs; the message names the variable",
+  provider_not_configured: "neither the workspace (environment variable) nor the Worker (secret) has a key for the provider the call needs; the message names the variable and where to set it",
   rate_limited: "over the rate limit; see the Retry-After header",
   internal_error: "a bug; the request id is logged",
 };

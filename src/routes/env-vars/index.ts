@@ -15,7 +15,10 @@ const Ok = z.object({ success: z.literal(true) });
 
 const SECRET_NOTE =
   "Values are encrypted at rest (AES-256-GCM, key from the ENV_VARS_KEY Worker secret) and never answered after they are written: " +
-  "lists show only the last four characters. Tools and blocks read them when they run (tool variables over workspace ones of the same key).";
+  "lists show only the last four characters. Tools and blocks read them when they run (tool variables over workspace ones of the same key). " +
+  "Provider keys live here: OPENAI_API_KEY and ANTHROPIC_API_KEY (with OPENAI_BASE_URL / ANTHROPIC_BASE_URL for another server) are " +
+  "what every LLM call of the workspace uses (table columns, evaluations, workflows, the playground), before the Worker's secrets of the " +
+  "same names; the console sets them on its Settings page.";
 
 const ToolParam = z.string().min(1).max(255).openapi({ param: { name: "identifier", in: "path" }, description: "The tool's id or name." });
 

@@ -1,20 +1,18 @@
 // Environment variables of a workspace or of one tool: secrets, encrypted at rest and never
-// answered in full after they are written (lists show the last four characters). Blocks and tools
-// read them through `envForRun`, the only place that decrypts.
-import { and, asc, eq, isNull, type SQL } from "drizzle-orm";
+// answered in full after they are written (lists show the last four characters). Blocks, tools and
+// the playground read them through `envForRun` (base-deps.ts, so the blocks' context can reach it),
+// the only place that decrypts.
+import { and, asc, eq } from "drizzle-orm";
+import { envForRun, envVarContext as context, envVarScope as inScope, type EnvScope } from "../../base-deps";
 import type { Db } from "../../db/client";
 import { envVars, type EnvVarRow } from "../../db/schema";
 import { isUniqueViolation, nowMs } from "../../db/sql";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { open, seal } from "../../lib/secret-box";
+import { seal } from "../../lib/secret-box";
 import { toIso } from "../../lib/time";
 
-/** Where a variable lives: the workspace, or one tool of it. */
-export interface EnvScope {
-  workspaceId: number;
-  toolId: number | null;
-}
+export { envForRun, type EnvScope };
 
 export interface EnvVarView {
   id: number;
@@ -26,9 +24,6 @@ export interface EnvVarView {
   workspace_id?: number;
   tool_registry_id?: number;
 }
-
-/** The additional data of a sealed value: a value only opens in the row it was written for. */
-const context = (scope: EnvScope, key: string) => `env:${scope.workspaceId}:${scope.toolId ?? 0}:${key}`;
 
 const suffixOf = (value: string) => (value === "" ? null : [...value].slice(-4).join(""));
 
@@ -45,9 +40,6 @@ function view(row: EnvVarRow): EnvVarView {
   else v.tool_registry_id = row.toolId;
   return v;
 }
-
-const inScope = (scope: EnvScope): SQL =>
-  and(eq(envVars.workspaceId, scope.workspaceId), scope.toolId == null ? isNull(envVars.toolId) : eq(envVars.toolId, scope.toolId))!;
 
 export async function listEnvVars(db: Db, scope: EnvScope): Promise<EnvVarView[]> {
   const rows = await db.select().from(envVars).where(inScope(scope)).orderBy(asc(envVars.key));
@@ -87,21 +79,4 @@ export async function updateEnvVar(db: Db, secret: string | undefined, scope: En
 export async function deleteEnvVar(db: Db, scope: EnvScope, id: number): Promise<void> {
   const rows = await db.delete(envVars).where(and(inScope(scope), eq(envVars.id, id))).returning({ id: envVars.id });
   if (rows.length === 0) throw ApiError.notFound("environment variable");
-}
-
-/**
- * The variables a run sees, decrypted: the workspace's, overlaid by the tool's when a tool runs.
- * Placeholders (never given a value) are left out.
- */
-export async function envForRun(db: Db, secret: string | undefined, workspaceId: number, toolId: number | null = null): Promise<Record<string, string>> {
-  const scopes: EnvScope[] = [{ workspaceId, toolId: null }, ...(toolId == null ? [] : [{ workspaceId, toolId }])];
-  const out: Record<string, string> = {};
-  for (const scope of scopes) {
-    const rows = await db.select().from(envVars).where(inScope(scope));
-    for (const row of rows) {
-      if (row.valueSuffix == null) continue;
-      out[row.key] = await open(secret, row.sealedValue, context(scope, row.key));
-    }
-  }
-  return out;
 }
