@@ -6,6 +6,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { limitBody, requireAuth, requireCachedAuth, type BodyLimitVar } from "./middleware";
 import { captureBodyApiKey } from "./body-key";
+import { nameIgnoredFields } from "./ignored-fields";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
 import { codeForStatus, type ErrorCode } from "../lib/errors";
 import { ErrorSchema } from "../lib/schemas";
@@ -59,6 +60,9 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   }
   const errorResponses = Object.fromEntries([...statuses].sort().map((s) => [s, errorResponse(s)]));
   const mw: MiddlewareHandler<AppEnv>[] = [];
+  const jsonSchema = (route.request?.body as { content?: Record<string, { schema?: z.ZodType }> } | undefined)?.content?.["application/json"]?.schema;
+  // A body the JSON validator reads: the fields it ignored are named in a header of the answer.
+  if (jsonSchema && bodyLimit !== false) mw.push(nameIgnoredFields(jsonSchema));
   const bodyTypes = Object.keys((route.request?.body as { content?: Record<string, unknown> } | undefined)?.content ?? {});
   if (bodyTypes.length > 0) {
     mw.push(async (c, next) => {
