@@ -18,6 +18,7 @@ import { chromium } from "playwright-core";
 import { apiClient, seed } from "./lib/browser-seed.mjs";
 import { FAKE_PROVIDER_KEY, startFakeProvider } from "./lib/fake-provider.mjs";
 import { ROOT } from "./lib/wrangler.mjs";
+import { KEY_PLACEHOLDER } from "./lib/assets.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const SHOTS = join(ROOT, ".browser-test");
@@ -168,6 +169,13 @@ async function main() {
     const shot = (name, clip) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false, clip });
 
     console.log("Console:");
+    await check("the start page (GET /) lists the console, and opens it", async () => {
+      await page.goto(`${base}/`);
+      await page.getByRole("link", { name: "The console" }).click();
+      await page.getByLabel("API key").waitFor();
+      assert(new URL(page.url()).pathname === "/console", `went to ${page.url()}`);
+    });
+
     await check("asks for the API key once and keeps it out of the URL", async () => {
       await page.goto(`${base}/console`);
       await page.getByLabel("API key").fill(key);
@@ -674,12 +682,16 @@ async function main() {
       await page.getByText("PromptEdge API", { exact: true }).first().waitFor({ timeout: 60_000 });
       await page.getByText("request logs", { exact: true }).first().waitFor({ timeout: 60_000 });
       await page.getByText("Interactive API reference").first().waitFor();
+      // It opens with the quick start, and its key box shows no sample key.
+      await page.getByText("Quick start", { exact: true }).first().waitFor();
+      await page.getByText("Send it as the").first().waitFor();
+      assert((await page.locator('input[placeholder="QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT"]').count()) === 0, "the reference shows Scalar's sample-looking key");
       await shot("docs");
     });
 
     await check('sends the key entered in the reference as X-API-KEY from "try it"', async () => {
       // Scalar's own placeholder for an API key's value (its version is pinned in package.json).
-      await page.locator('input[placeholder="QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT"]').first().fill(key);
+      await page.locator(`input[placeholder="${KEY_PLACEHOLDER}"]`).first().fill(key);
       await page.getByRole("button", { name: "Open Group - prompt templates" }).click();
       await page.getByText("List prompt templates", { exact: true }).first().click();
       await page.locator("button", { hasText: "Test Request(get /prompt-templates)" }).first().click();
@@ -691,6 +703,11 @@ async function main() {
       const response = await request.response();
       assert(response?.status() === 200, `try it answered ${response?.status()}`);
       await shot("docs-try-it");
+    });
+
+    await check("npm run dev ran the scheduled handler (its cron) while the test ran", async () => {
+      // The browser checks take well over a minute: the first minute's trigger has come by now.
+      await until("the dev cron's first run", async () => dev.output().includes("Cron: the scheduled handler ran"));
     });
 
     await check("no request left this machine and no Content-Security-Policy violation", async () => {
