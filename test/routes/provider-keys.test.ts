@@ -98,4 +98,20 @@ describe("provider keys: the workspace's variable, then the Worker's secret", { 
     expect(c.status).toBe("FAILED");
     expect(c.error).toMatch(/the workspace variable OPENAI_BASE_URL points at a loopback or private address.*Settings page/);
   });
+
+  it("GET /api/public/v2/provider-keys says where each key comes from, never the key, per workspace", async () => {
+    const own = await createWorkspace();
+    await setVar(own, "OPENAI_API_KEY", "workspace-key");
+    const get = async (ws: TestKey) => {
+      const res = await call("/api/public/v2/provider-keys", { key: ws.key });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).not.toContain("workspace-key");
+      expect(text).not.toContain("test-key");
+      return Object.fromEntries(JSON.parse(text).providers.map((p: { provider: string; source: string | null }) => [p.provider, p.source]));
+    };
+    expect(await get(own)).toEqual({ openai: "workspace", anthropic: null });
+    expect(await get(await createWorkspace())).toEqual({ openai: "worker", anthropic: null });
+    expect((await call("/api/public/v2/provider-keys")).status).toBe(401);
+  });
 });

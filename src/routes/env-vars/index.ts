@@ -8,6 +8,7 @@ import { IdParam } from "../../lib/schemas";
 import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/workspace";
 import { requireTool } from "../../services/registry";
 import { CreateBody, EnvVar, UpdateBody } from "./schemas";
+import { registerProviderKeyRoutes } from "./provider-keys";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
@@ -84,6 +85,7 @@ async function scopeOf(c: Context<AppEnv>, identifier: string | undefined): Prom
 }
 
 export function registerEnvVarRoutes(app: OpenAPIHono<AppEnv>) {
+  registerProviderKeyRoutes(app);
   for (const scope of ["workspace", "tool"] as const) {
     const r = routesFor(scope);
     const identifierOf = (c: Context<AppEnv>) => (scope === "tool" ? c.req.param("identifier") : undefined);
