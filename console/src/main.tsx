@@ -3,15 +3,18 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { forgetKey, saveKey, savedKey, tryKey, whenUnauthorized } from "./api";
 import { href, useRoute } from "./router";
+import { PageError } from "./ui";
 import "./style.css";
 import { AnalyticsView } from "./views/analytics";
 import { DatasetDetail, DatasetsView, EvaluationDetail, EvaluationsView } from "./views/datasets";
 import { PromptDetail, PromptsView } from "./views/prompts";
 import { NewPrompt } from "./views/prompt-editor";
 import { RequestDetail, RequestsView } from "./views/requests";
+import { SettingsView } from "./views/settings";
 import { TableDetail, TablesView } from "./views/tables";
 import { TraceDetail, TracesView } from "./views/traces";
 
+// The top bar's pages, in order: a new view adds one line here and one case in View below.
 const VIEWS: [string, string][] = [
   ["requests", "Requests"],
   ["traces", "Traces"],
@@ -20,6 +23,7 @@ const VIEWS: [string, string][] = [
   ["datasets", "Datasets"],
   ["evaluations", "Evaluations"],
   ["analytics", "Analytics"],
+  ["settings", "Settings"],
 ];
 
 function KeyForm({ onKey, reason }: { onKey: (key: string) => void; reason: string | null }) {
@@ -29,7 +33,12 @@ function KeyForm({ onKey, reason }: { onKey: (key: string) => void; reason: stri
   return (
     <main class="login">
       <h1>PromptEdge console</h1>
-      <p>Enter an API key of your workspace. It is kept in this tab only (sessionStorage) and sent as the X-API-KEY header.</p>
+      <p>Enter an API key of your workspace. It is kept in this tab only and sent with each call; closing the tab forgets it.</p>
+      <p class="muted" data-testid="key-help">
+        Where a key comes from: running locally, <code>npm run dev</code> prints one (and keeps it in <code>.dev-api-key</code>); for a
+        deployment, whoever runs it makes one with <code>npm run keys -- create --workspace &lt;name&gt; --remote</code>. Keys start with{" "}
+        <code>pe_</code>.
+      </p>
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -64,12 +73,12 @@ function View() {
   const [view, id, sub] = parts;
   switch (view ?? "requests") {
     case "requests":
-      return id ? <RequestDetail id={id} /> : <RequestsView />;
+      return id ? <RequestDetail id={id} /> : <RequestsView params={params} />;
     case "traces":
       return id ? <TraceDetail traceId={id} spanId={params.get("span")} /> : <TracesView />;
     case "prompts":
       if (id === "new") return <NewPrompt />;
-      return id ? <PromptDetail key={id} id={id} version={params.get("v") ? Number(params.get("v")) || null : null} /> : <PromptsView />;
+      return id ? <PromptDetail key={id} id={id} version={params.get("v") ? Number(params.get("v")) || null : null} tab={params.get("tab")} fromRequest={params.get("from")} /> : <PromptsView />;
     case "tables":
       return id ? <TableDetail tableId={id} sheetId={sub ?? null} /> : <TablesView />;
     case "datasets":
@@ -78,8 +87,10 @@ function View() {
       return id ? <EvaluationDetail id={id} /> : <EvaluationsView />;
     case "analytics":
       return <AnalyticsView />;
+    case "settings":
+      return <SettingsView />;
     default:
-      return <p class="error">No such page.</p>;
+      return <PageError error="There is no such page." back={{ href: href("requests"), label: "Requests" }} />;
   }
 }
 
@@ -112,7 +123,7 @@ function App() {
         <a class="brand" href={href("requests")}>
           PromptEdge
         </a>
-        <nav>
+        <nav aria-label="Pages">
           {VIEWS.map(([name, label]) => (
             <a key={name} href={href(name)} class={current === name ? "active" : ""}>
               {label}
@@ -120,7 +131,9 @@ function App() {
           ))}
         </nav>
         <span class="spacer" />
-        <a href="/docs">API reference</a>
+        <a href="/docs" class="secondary">
+          API reference
+        </a>
         <button
           type="button"
           onClick={() => {
