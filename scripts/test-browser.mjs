@@ -393,7 +393,7 @@ async function main() {
       await page.getByRole("link", { name: seeded.promptName, exact: true }).waitFor();
       await page.getByRole("searchbox", { name: "Name" }).fill(`${seeded.promptName}-no-such`);
       await page.getByRole("button", { name: "Find" }).click();
-      await page.getByText("No template.").waitFor();
+      await page.getByText("No template has that name.").waitFor();
       await page.goto(`${base}/console#/tables`);
       await page.getByRole("link", { name: seeded.tableTitle, exact: true }).waitFor();
     });

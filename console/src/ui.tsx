@@ -204,6 +204,15 @@ export const fmt = {
     const d = new Date(iso);
     return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
   },
+  /** A time in a list: the hour today, the day and hour this year, else the date. */
+  shortTime(iso: string | null | undefined): string {
+    if (!iso) return "";
+    const d = new Date(iso);
+    if (Number.isNaN(d.getTime())) return iso;
+    const now = new Date();
+    if (d.toDateString() === now.toDateString()) return d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+    return d.toLocaleString(undefined, d.getFullYear() === now.getFullYear() ? { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" } : { year: "numeric", month: "short", day: "numeric" });
+  },
   /**
    * A cost in 2 to 4 significant digits ($0.0042, $0.12, $3.40, $1,234); "—" for a log the price table
    * does not price (its stored 0 is "unknown", not free) when its model is given.

@@ -379,18 +379,22 @@ export function RequestsView({ params }: { params: URLSearchParams }) {
                           if (!(e.target as HTMLElement).closest("a")) go("requests", r.id);
                         }}
                       >
-                        <td>
+                        <td class="id">
                           <a href={href("requests", r.id)}>#{r.id}</a>
                         </td>
-                        <td class="nowrap">{fmt.time(r.request_start_time)}</td>
+                        <td class="nowrap" title={fmt.time(r.request_start_time)}>
+                          {fmt.shortTime(r.request_start_time)}
+                        </td>
                         <td class="preview" data-testid="input-preview">
                           {r.input_preview ?? ""}
                         </td>
                         <td class="preview" data-testid="output-preview">
                           {r.status === "ERROR" && !r.output_preview ? <span class="bad">{r.error_type ?? "error"}</span> : (r.output_preview ?? "")}
                         </td>
-                        <td>{r.prompt_name ? `${r.prompt_name}${r.prompt_version_number ? ` v${r.prompt_version_number}` : ""}` : ""}</td>
-                        <td>{r.engine}</td>
+                        <td class="clip" title={r.prompt_name ?? undefined}>
+                          {r.prompt_name ? `${r.prompt_name}${r.prompt_version_number ? ` v${r.prompt_version_number}` : ""}` : ""}
+                        </td>
+                        <td class="nowrap">{r.engine}</td>
                         <td>
                           <Status value={r.status} />
                         </td>
