@@ -955,7 +955,8 @@ async function main() {
         for (const view of ["requests", `tables/${seeded.tableId}`, `prompts/${seeded.promptId}`, "analytics", "settings"]) {
           await page.goto(`${base}/console#/${view}`);
           await page.locator("main.content .card").first().waitFor();
-          await page.waitForTimeout(300);
+          // Each view's later answers (versions, charts) have come in.
+          await page.waitForTimeout(1500);
           const widths = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, top: document.querySelector("header.top")?.scrollWidth ?? 0, win: window.innerWidth }));
           assert(widths.doc <= widths.win && widths.top <= widths.win, `${view} overflows at 390 px: ${JSON.stringify(widths)}`);
           if (view === "requests") await shot("mobile-requests", { x: 0, y: 0, width: 390, height: 844 });
