@@ -953,7 +953,9 @@ async function main() {
       await page.setViewportSize({ width: 390, height: 844 });
       try {
         for (const view of ["requests", `tables/${seeded.tableId}`, `prompts/${seeded.promptId}`, "analytics", "settings"]) {
+          // Each opened as a person on a phone opens a link to it.
           await page.goto(`${base}/console#/${view}`);
+          await page.reload();
           await page.locator("main.content .card").first().waitFor();
           // Each view's later answers (versions, charts) have come in.
           await page.waitForTimeout(1500);
