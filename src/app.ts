@@ -38,6 +38,7 @@ import { registerTrackingRoutes } from "./routes/tracking";
 import { registerRealtimeRoutes } from "./routes/realtime";
 import { registerTraceRoutes } from "./routes/traces";
 import { registerWorkspaceRoutes } from "./routes/workspace";
+import { registerMcpRoutes } from "./routes/mcp";
 
 function respondWithError(err: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get("requestId") ?? crypto.randomUUID();
@@ -113,6 +114,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTraceRoutes(app);
   registerWorkspaceRoutes(app);
   registerRealtimeRoutes(app);
+  registerMcpRoutes(app);
   registerDocsRoutes(app);
   registerConsoleRoutes(app);
   return app;
