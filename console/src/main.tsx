@@ -68,23 +68,25 @@ function KeyForm({ onKey, reason }: { onKey: (key: string) => void; reason: stri
   );
 }
 
+// Each detail view is keyed by its id: going from one table (request, trace…) to another mounts a
+// fresh view, so the previous one's data and open forms never show under the new address.
 function View() {
   const { parts, params } = useRoute();
   const [view, id, sub] = parts;
   switch (view ?? "requests") {
     case "requests":
-      return id ? <RequestDetail id={id} /> : <RequestsView params={params} />;
+      return id ? <RequestDetail key={id} id={id} /> : <RequestsView params={params} />;
     case "traces":
-      return id ? <TraceDetail traceId={id} spanId={params.get("span")} /> : <TracesView />;
+      return id ? <TraceDetail key={id} traceId={id} spanId={params.get("span")} /> : <TracesView />;
     case "prompts":
       if (id === "new") return <NewPrompt />;
       return id ? <PromptDetail key={id} id={id} version={params.get("v") ? Number(params.get("v")) || null : null} tab={params.get("tab")} fromRequest={params.get("from")} /> : <PromptsView />;
     case "tables":
-      return id ? <TableDetail tableId={id} sheetId={sub ?? null} /> : <TablesView />;
+      return id ? <TableDetail key={id} tableId={id} sheetId={sub ?? null} /> : <TablesView />;
     case "datasets":
-      return id ? <DatasetDetail id={id} /> : <DatasetsView />;
+      return id ? <DatasetDetail key={id} id={id} /> : <DatasetsView />;
     case "evaluations":
-      return id ? <EvaluationDetail id={id} /> : <EvaluationsView />;
+      return id ? <EvaluationDetail key={id} id={id} /> : <EvaluationsView />;
     case "analytics":
       return <AnalyticsView />;
     case "settings":
