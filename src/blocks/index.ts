@@ -19,11 +19,11 @@ export {
   type KeyedProvider,
   type LlmProvider,
   type LlmProviders,
-  type LlmSettings,
   type LlmRequest,
   type LlmResponse,
   type ProviderSources,
 } from "./llm";
+export type { LlmSettings } from "./types";
 export { DEFAULT_ENDPOINT_POLICY } from "./endpoint";
 
 /** Every block type this service knows, computing or not. */

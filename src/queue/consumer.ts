@@ -127,7 +127,7 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   }
   for (const [shard, group] of byShard) {
     try {
-      await indexLogs(deps.logsOn(shard), group.ids);
+      await indexLogs(deps.logsOn(shard), group.ids, Date.now());
       for (const msg of group.messages) msg.ack();
     } catch (err) {
       console.error(JSON.stringify({ level: "error", msg: "indexing failed, retrying", shard, logs: group.ids.length, error: chainForLog(err) }));
