@@ -155,15 +155,25 @@ export const envVarScope = (scope: EnvScope): SQL =>
 
 /**
  * The variables a run sees, decrypted: the workspace's, overlaid by the tool's when a tool runs.
- * Placeholders (never given a value) are left out. The only place a variable's value is opened.
+ * Placeholders (never given a value) are left out. With `only`, just those keys (a stored tool
+ * version gets the variables its execution declares, nothing else). The only place that hands
+ * decrypted values on.
  */
-export async function envForRun(db: Db, secret: string | undefined, workspaceId: number, toolId: number | null = null): Promise<Record<string, string>> {
+export async function envForRun(
+  db: Db,
+  secret: string | undefined,
+  workspaceId: number,
+  toolId: number | null = null,
+  only?: readonly string[],
+): Promise<Record<string, string>> {
+  if (only && only.length === 0) return {};
   const scopes: EnvScope[] = [{ workspaceId, toolId: null }, ...(toolId == null ? [] : [{ workspaceId, toolId }])];
+  const wanted = only ? new Set(only) : null;
   const out: Record<string, string> = {};
   for (const scope of scopes) {
     const rows = await db.select().from(envVars).where(envVarScope(scope));
     for (const row of rows) {
-      if (row.valueSuffix == null) continue;
+      if (!row.hasValue || (wanted && !wanted.has(row.key))) continue;
       out[row.key] = await open(secret, row.sealedValue, envVarContext(scope, row.key));
     }
   }

@@ -81,7 +81,7 @@ export function SettingsView() {
                     <td>
                       <code>{v.key}</code>
                     </td>
-                    <td class="muted">{v.is_empty ? "empty" : `…${v.value_suffix}`}</td>
+                    <td class="muted">{v.is_empty ? "empty" : v.value_suffix ? `…${v.value_suffix}` : "set"}</td>
                     <td>{fmt.time(v.updated_at)}</td>
                     <td class="actions">
                       <button

@@ -16,7 +16,7 @@ const Ok = z.object({ success: z.literal(true) });
 
 const SECRET_NOTE =
   "Values are encrypted at rest (AES-256-GCM, key from the ENV_VARS_KEY Worker secret) and never answered after they are written: " +
-  "lists show only the last four characters. Tools and blocks read them when they run (tool variables over workspace ones of the same key). " +
+  "lists show only the last four characters of a value of 12 or more (none of a shorter one). Tools and blocks read them when they run (tool variables over workspace ones of the same key). " +
   "Provider keys live here: OPENAI_API_KEY and ANTHROPIC_API_KEY (with OPENAI_BASE_URL / ANTHROPIC_BASE_URL for another server) are " +
   "what every LLM call of the workspace uses (table columns, evaluations, workflows, the playground), before the Worker's secrets of the " +
   "same names; the console sets them on its Settings page.";
@@ -90,7 +90,7 @@ export function registerEnvVarRoutes(app: OpenAPIHono<AppEnv>) {
     const r = routesFor(scope);
     const identifierOf = (c: Context<AppEnv>) => (scope === "tool" ? c.req.param("identifier") : undefined);
     app.openapi(r.list, async (c) => {
-      const vars = await listEnvVars(c.var.deps.db, await scopeOf(c, identifierOf(c)));
+      const vars = await listEnvVars(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, await scopeOf(c, identifierOf(c)));
       return c.json({ success: true as const, [r.listField]: vars }, 200);
     });
     app.openapi(r.create, async (c) => {

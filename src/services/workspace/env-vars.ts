@@ -1,7 +1,8 @@
 // Environment variables of a workspace or of one tool: secrets, encrypted at rest and never
-// answered in full after they are written (lists show the last four characters). Blocks, tools and
+// answered in full after they are written (lists show the last four characters of a value of 12 or
+// more, opened from the sealed value: nothing of a value is stored in plain text). Blocks, tools and
 // the playground read them through `envForRun` (base-deps.ts, so the blocks' context can reach it),
-// the only place that decrypts.
+// the only place that hands decrypted values on.
 import { and, asc, eq } from "drizzle-orm";
 import { envForRun, envVarContext as context, envVarScope as inScope, type EnvScope } from "../../base-deps";
 import type { Db } from "../../db/client";
@@ -9,7 +10,7 @@ import { envVars, type EnvVarRow } from "../../db/schema";
 import { isUniqueViolation, nowMs } from "../../db/sql";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
-import { seal } from "../../lib/secret-box";
+import { open, seal } from "../../lib/secret-box";
 import { toIso } from "../../lib/time";
 
 export { envForRun, type EnvScope };
@@ -25,14 +26,21 @@ export interface EnvVarView {
   tool_registry_id?: number;
 }
 
-const suffixOf = (value: string) => (value === "" ? null : [...value].slice(-4).join(""));
+/** A value shorter than this shows no suffix: four characters of a short value give too much of it away. */
+export const SUFFIX_MIN_LENGTH = 12;
 
-function view(row: EnvVarRow): EnvVarView {
+export const suffixOf = (value: string): string | null => {
+  const chars = [...value];
+  return chars.length < SUFFIX_MIN_LENGTH ? null : chars.slice(-4).join("");
+};
+
+/** The row as answered; `value` is the row's plaintext (known on a write, opened on a read). */
+function view(row: EnvVarRow, value: string): EnvVarView {
   const v: EnvVarView = {
     id: row.id,
     key: row.key,
-    value_suffix: row.valueSuffix ?? null,
-    is_empty: row.valueSuffix == null,
+    value_suffix: row.hasValue ? suffixOf(value) : null,
+    is_empty: !row.hasValue,
     created_at: toIso(row.createdAt),
     updated_at: toIso(row.updatedAt),
   };
@@ -41,9 +49,9 @@ function view(row: EnvVarRow): EnvVarView {
   return v;
 }
 
-export async function listEnvVars(db: Db, scope: EnvScope): Promise<EnvVarView[]> {
+export async function listEnvVars(db: Db, secret: string | undefined, scope: EnvScope): Promise<EnvVarView[]> {
   const rows = await db.select().from(envVars).where(inScope(scope)).orderBy(asc(envVars.key));
-  return rows.map(view);
+  return Promise.all(rows.map(async (row) => view(row, row.hasValue ? await open(secret, row.sealedValue, context(scope, row.key)) : "")));
 }
 
 export async function createEnvVar(db: Db, secret: string | undefined, auth: AuthContext, scope: EnvScope, input: { key: string; value?: string }): Promise<EnvVarView> {
@@ -52,9 +60,9 @@ export async function createEnvVar(db: Db, secret: string | undefined, auth: Aut
   try {
     const [row] = await db
       .insert(envVars)
-      .values({ workspaceId: scope.workspaceId, toolId: scope.toolId, key: input.key, sealedValue, valueSuffix: suffixOf(value), createdBy: auth.userId })
+      .values({ workspaceId: scope.workspaceId, toolId: scope.toolId, key: input.key, sealedValue, hasValue: value !== "", createdBy: auth.userId })
       .returning();
-    return view(row);
+    return view(row, value);
   } catch (err) {
     if (isUniqueViolation(err, envVars)) {
       throw new ApiError("conflict", `key: ${input.key} already exists ${scope.toolId == null ? "in this workspace" : "for this tool"}`);
@@ -69,11 +77,11 @@ export async function updateEnvVar(db: Db, secret: string | undefined, scope: En
   const sealedValue = await seal(secret, value, context(scope, current.key));
   const [row] = await db
     .update(envVars)
-    .set({ sealedValue, valueSuffix: suffixOf(value), updatedAt: nowMs })
+    .set({ sealedValue, hasValue: value !== "", updatedAt: nowMs })
     .where(and(inScope(scope), eq(envVars.id, id)))
     .returning();
   if (!row) throw ApiError.notFound("environment variable");
-  return view(row);
+  return view(row, value);
 }
 
 export async function deleteEnvVar(db: Db, scope: EnvScope, id: number): Promise<void> {
