@@ -50,7 +50,7 @@ function startDev(port, extra = []) {
   child.stdout.on("data", collect);
   child.stderr.on("data", collect);
   const ready = (async () => {
-    const deadline = Date.now() + 180_000;
+    const deadline = Date.now() + 300_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`npm run dev exited (${child.exitCode}):\n${out.slice(-3000)}`);
       const key = out.match(/API key:\s+(\S+)/)?.[1];
@@ -64,7 +64,7 @@ function startDev(port, extra = []) {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`npm run dev did not answer within 180 s:\n${out.slice(-3000)}`);
+    throw new Error(`npm run dev did not answer within 300 s:\n${out.slice(-3000)}`);
   })();
   const stop = () => {
     if (child.exitCode !== null) return;
@@ -682,10 +682,70 @@ async function main() {
       assert(log.scores.helpfulness === 90 && log.metadata.reviewed_by === "browser test", `log ${JSON.stringify({ scores: log.scores, metadata: log.metadata })}`);
     });
 
-    await check("draws the analytics charts", async () => {
+    await check("saves a redaction policy on the Privacy page and tries it on a text; the next log is stored redacted", async () => {
+      await page.goto(`${base}/console#/privacy`);
+      await page.getByTestId("policy-state").getByText("off").waitFor();
+      await page.getByLabel("email action").selectOption("hash");
+      await page.getByLabel("payment_card action").selectOption("mask");
+      await page.getByRole("button", { name: "Add a pattern" }).click();
+      await page.getByLabel("pattern 0 name").fill("ticket");
+      await page.getByLabel("pattern 0", { exact: true }).fill("(a)\\1");
+      await page.getByRole("button", { name: "Save policy" }).click();
+      // A pattern that needs backtracking is refused, naming it; nothing is saved.
+      await page.getByRole("alert").getByText("linear time").first().waitFor();
+      await page.getByLabel("pattern 0", { exact: true }).fill("TCK-[0-9]{4}");
+      await page.getByRole("button", { name: "Save policy" }).click();
+      await page.getByText("Saved: logs written from now on").waitFor();
+      await page.getByTestId("policy-state").getByText("on").waitFor();
+      await page.getByLabel("text to try").fill("Write to ada@example.com about TCK-1234, card 4111 1111 1111 1111");
+      await page.getByRole("button", { name: "Try", exact: true }).click();
+      const out = page.getByTestId("tryout");
+      await out.getByText("[PAYMENT_CARD]", { exact: false }).waitFor();
+      const shown = await out.locator("pre").textContent();
+      assert(/^Write to \[EMAIL:[0-9a-f]{10}\] about \[TICKET\], card \[PAYMENT_CARD\]$/.test(shown ?? ""), `try-out showed ${shown}`);
+      await shot("privacy");
+      const logged = await api("POST", "/log-request", {
+        provider: "openai",
+        model: "gpt-4o",
+        input: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: "pay with 4111 1111 1111 1111" }] }] },
+        output: { type: "chat", messages: [{ role: "assistant", content: [{ type: "text", text: "ok" }] }] },
+        request_start_time: Date.now() / 1000 - 1,
+        request_end_time: Date.now() / 1000,
+      });
+      const log = await api("GET", `/api/public/v2/requests/${logged.id}`);
+      assert(JSON.stringify(log.input).includes("pay with [PAYMENT_CARD]") && log.redactions.payment_card === 1, `stored ${JSON.stringify(log.input)} ${JSON.stringify(log.redactions)}`);
+    });
+
+    await check("draws the analytics charts, the redacted values' among them", async () => {
       await page.goto(`${base}/console#/analytics`);
       await page.locator('[data-testid="chart"] canvas').first().waitFor();
+      await page.getByTestId("redaction-chart").locator("canvas").waitFor();
+      await page.getByTestId("redaction-chart").locator('[data-detector="payment_card"]').waitFor();
       await shot("analytics");
+      // Off again, from the Privacy page, for what follows.
+      await page.goto(`${base}/console#/privacy`);
+      await page.getByRole("button", { name: "Turn redaction off" }).click();
+      await page.getByTestId("policy-state").getByText("off").waitFor();
+    });
+
+    await check("a read-only key reads through the console and is refused every write, with the scope it lacks", async () => {
+      const { key: readKey } = await api("POST", "/api/public/v2/api-keys", { name: "browser read-only", scopes: ["read"] });
+      await page.getByRole("button", { name: "Forget key" }).click();
+      await page.getByLabel("API key").fill(readKey);
+      await page.getByRole("button", { name: "Open" }).click();
+      await page.getByRole("link", { name: "Prompts" }).click();
+      await page.getByRole("link", { name: seeded.promptName }).first().waitFor();
+      await page.goto(`${base}/console#/privacy`);
+      await page.getByLabel("email action").selectOption("mask");
+      await page.getByRole("button", { name: "Save policy" }).click();
+      await page.getByRole("alert").getByText("lacks the scope admin").first().waitFor();
+      const policy = await api("GET", "/api/public/v2/redaction-policy");
+      assert(policy.enabled === false, "a read-only key changed the policy");
+      await shot("read-only-refused");
+      await page.getByRole("button", { name: "Forget key" }).click();
+      await page.getByLabel("API key").fill(key);
+      await page.getByRole("button", { name: "Open" }).click();
+      await page.getByRole("link", { name: "Requests" }).waitFor();
     });
 
     console.log("Console, the first hour (issue 41):");

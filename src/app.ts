@@ -38,6 +38,9 @@ import { registerTrackingRoutes } from "./routes/tracking";
 import { registerRealtimeRoutes } from "./routes/realtime";
 import { registerTraceRoutes } from "./routes/traces";
 import { registerWorkspaceRoutes } from "./routes/workspace";
+import { registerApiKeyRoutes } from "./routes/api-keys";
+import { registerAuditLogRoutes } from "./routes/audit-log";
+import { registerRedactionPolicyRoutes } from "./routes/redaction-policy";
 import { registerMcpRoutes } from "./routes/mcp";
 
 function respondWithError(err: unknown, c: Context<AppEnv>): Response {
@@ -113,6 +116,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTrackingRoutes(app);
   registerTraceRoutes(app);
   registerWorkspaceRoutes(app);
+  registerApiKeyRoutes(app);
+  registerAuditLogRoutes(app);
+  registerRedactionPolicyRoutes(app);
   registerRealtimeRoutes(app);
   registerMcpRoutes(app);
   registerDocsRoutes(app);

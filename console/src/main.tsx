@@ -13,6 +13,7 @@ import { RequestDetail, RequestsView } from "./views/requests";
 import { SettingsView } from "./views/settings";
 import { TableDetail, TablesView } from "./views/tables";
 import { TraceDetail, TracesView } from "./views/traces";
+import { PrivacyView } from "./views/privacy";
 
 // The top bar's pages, in order: a new view adds one line here and one case in View below.
 const VIEWS: [string, string][] = [
@@ -23,6 +24,7 @@ const VIEWS: [string, string][] = [
   ["datasets", "Datasets"],
   ["evaluations", "Evaluations"],
   ["analytics", "Analytics"],
+  ["privacy", "Privacy"],
   ["settings", "Settings"],
 ];
 
@@ -89,6 +91,8 @@ function View() {
       return id ? <EvaluationDetail key={id} id={id} /> : <EvaluationsView />;
     case "analytics":
       return <AnalyticsView />;
+    case "privacy":
+      return <PrivacyView />;
     case "settings":
       return <SettingsView />;
     default:

@@ -6,6 +6,8 @@
 export { createRequestLog, getRequestLog } from "./write";
 export type { RequestLogInput } from "./log-row";
 export {
+  BODY_RETRY_WINDOW_MS,
+  bodyRetryClaim,
   IDEMPOTENCY_WINDOW_MS,
   idempotencyFingerprint,
   isKeyTaken,
@@ -20,6 +22,7 @@ export {
 export { filterEstimates, KEYED_FIELDS, searchRequestLogs, SORT_COLUMNS, suggestRequestValues, SUGGESTION_FIELDS, SUGGESTION_LIMIT, type SortBy } from "./search";
 export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "./tracking";
 export { requestAnalytics } from "./analytics";
+export { redactionAnalytics } from "./redaction-analytics";
 export { customAnalytics } from "./custom-analytics";
 export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics } from "./trace-analytics";
 export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchInput } from "./trace-search";

@@ -39,6 +39,8 @@ export interface RequestLogInput {
   request_end_time: number;
   /** The span the call ran in (track-request's span_id); the log learns its trace when the span arrives. */
   span_id?: string | null;
+  /** How many values each redaction detector replaced (logs/redaction.ts sets it; null: none). */
+  redactions?: Record<string, number> | null;
 }
 
 /** The columns the database sets itself: the id, the insert time and the revision its triggers bump. */
@@ -117,6 +119,7 @@ export function requestLogRow(auth: AuthContext, input: RequestLogInput, prompt:
     extraValues,
     traceId: at.traceId,
     spanId: at.spanId,
+    redactions: input.redactions ?? null,
   };
 }
 

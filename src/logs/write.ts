@@ -17,32 +17,36 @@ import { inJsonList } from "../db/sql";
 import { decodeBlueprints, type Blueprints } from "./row-codec";
 import { requestLogRow, type RequestLogInput } from "./log-row";
 import type { WorkspaceLogs } from "./periods";
+import { redactLog } from "./redaction";
 
 export interface LoggedRequest {
   id: number;
   promptVersion: PromptVersionView | null;
+  /** The log as stored: redacted by the workspace's policy (what an answer may echo). */
+  stored: RequestLogInput;
 }
 
 /**
  * More statements for a log's batch, given SQL naming the new log's id: they commit with the log or
  * not at all (an idempotency key's row, src/logs/idempotency.ts).
  */
-export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null) => Statement[];
+export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null, stored: RequestLogInput) => Statement[];
 
 /**
  * `db` is the control database (the prompt the log names); the log goes to the workspace's current log
  * database. `linked`: the version the input names, when the caller has already looked it up (saves
- * the lookup).
+ * the lookup). The workspace's redaction policy, if any, is applied first: nothing else sees the input.
  */
 export async function createRequestLog(
   db: Db,
   store: WorkspaceLogs,
   auth: AuthContext,
-  input: RequestLogInput,
+  raw: RequestLogInput,
   alsoWrite?: AlsoWrite,
   linked?: { promptVersion: PromptVersionView | null },
 ): Promise<LoggedRequest> {
   const logs = store.current;
+  const input = await redactLog(auth, raw);
   const promptVersion = linked
     ? linked.promptVersion
     : await loggedPromptVersion(db, auth.workspaceId, {
@@ -64,8 +68,8 @@ export async function createRequestLog(
   );
   const insertLog = insertRow(logs, requestLogs, row, ["id"]);
 
-  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, ...(alsoWrite?.(NEWEST_LOG, promptVersion) ?? [])]));
-  return { id: (inserted.results[0] as { id: number }).id, promptVersion };
+  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, ...(alsoWrite?.(NEWEST_LOG, promptVersion, input) ?? [])]));
+  return { id: (inserted.results[0] as { id: number }).id, promptVersion, stored: input };
 }
 
 /** The control database's request_logs_key_guard trigger refuses a log written under a revoked key (see auth cache). */
@@ -151,6 +155,7 @@ export function requestLogView(r: RequestLog) {
     latency_ms: latency,
     trace_id: r.traceId,
     span_id: r.spanId,
+    redactions: r.redactions ?? {},
     created_at: toIso(r.createdAt),
   };
 }

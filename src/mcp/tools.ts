@@ -265,6 +265,15 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
     omit: ["stream"],
   },
   {
+    name: "test-redaction-policy",
+    description:
+      "What a text (or a log body) would become under the workspace's redaction policy, or under a policy given to try, with how many values each detector replaced; stores nothing.",
+    operation: "POST /api/public/v2/redaction-policy/test",
+    readOnly: true,
+  },
+  { name: "get-redaction-policy", description: "The workspace's redaction policy: which detectors and custom patterns run, with which action, on which fields (off when none).", operation: "GET /api/public/v2/redaction-policy", readOnly: true },
+  { name: "list-audit-log", description: "The workspace's administrative actions (keys, labels, policies, env vars by name), newest first, filtered and paged. Needs an admin key.", operation: "GET /api/public/v2/audit-log", readOnly: true },
+  {
     name: "get-provider-keys",
     description:
       "Which LLM providers (openai, anthropic) the workspace's calls can reach and whose key they use: the workspace's environment variable (first) or the deployment's secret; never a key itself.",

@@ -429,3 +429,72 @@ emit({
     expect(await h.call("GET", `/api/public/v2/requests/${mine.log}`)).toEqual(before);
   });
 });
+
+/**
+ * A proxy in front of the local API that forwards every request and, for the first of each write
+ * route it is told to, drops the answer once the server has given it (closes the connection without
+ * a word): the client cannot know the log was stored, and retries.
+ */
+async function droppingProxy(target: string, drop: string[]) {
+  const { createServer } = await import("node:http");
+  const hits: Record<string, number> = {};
+  const dropped = new Set<string>();
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const path = (req.url ?? "/").split("?")[0];
+    hits[path] = (hits[path] ?? 0) + 1;
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && !["host", "connection", "content-length"].includes(k)) headers[k] = v;
+    const upstream = await fetch(`${target}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    const body = Buffer.from(await upstream.arrayBuffer());
+    if (drop.includes(path) && !dropped.has(path)) {
+      dropped.add(path);
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(upstream.status, { "Content-Type": upstream.headers.get("content-type") ?? "application/json", ...(upstream.headers.get("idempotent-replayed") ? { "Idempotent-Replayed": "true" } : {}) });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, hits, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe("the Python SDK's retries make one log (no Idempotency-Key: the same bytes within 10 minutes are a retry)", () => {
+  it("log_request and a wrapped provider call whose first answers are lost: each is retried, answered the first answer, and logged once", async () => {
+    const proxy = await droppingProxy(h.api.url, ["/log-request", "/track-request"]);
+    try {
+      const model = `retry-model-${Date.now()}`;
+      const { value } = await h.python(
+        `
+import time
+pl = PromptLayer()
+now = time.time()
+log = pl.log_request(provider="openai", model="${model}",
+    input={"type": "chat", "messages": [{"role": "user", "content": [{"type": "text", "text": "retried once"}]}]},
+    output={"type": "chat", "messages": [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]},
+    request_start_time=now - 1, request_end_time=now, tags=["retried"])
+oc = pl.openai.OpenAI()
+_, tracked = oc.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "wrapped and retried"}], return_pl_id=True, pl_tags=["${model}"])
+emit({"log": log["id"], "tracked": tracked})
+`,
+        { env: { PROMPTLAYER_BASE_URL: proxy.url } },
+      );
+      // Each write went through twice: the first answer was dropped, the SDK sent the same bytes again.
+      expect(proxy.hits["/log-request"]).toBe(2);
+      expect(proxy.hits["/track-request"]).toBe(2);
+      expect(value.log).toEqual(expect.any(Number));
+      expect(value.tracked).toEqual(expect.any(Number));
+      // One log each: the model is a row field, so search sees every log at once (no indexing wait).
+      const logged = await h.call("POST", "/api/public/v2/requests/search", { filter_group: { logic: "AND", filters: [{ field: "engine", operator: "is", value: model }] }, per_page: 10 });
+      expect(logged.body.items.map((i: { id: number }) => i.id)).toEqual([value.log]);
+      const tracked = await searchUntil(h.api, { filter_group: { logic: "AND", filters: [{ field: "tags", operator: "contains", value: model }] } });
+      expect(tracked.map((i: { id: number }) => i.id)).toEqual([value.tracked]);
+      const all = await h.call("POST", "/api/public/v2/requests/search", { q: "wrapped and retried", per_page: 10 });
+      expect(all.body.items.map((i: { id: number }) => i.id)).toEqual([value.tracked]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});

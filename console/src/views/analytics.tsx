@@ -2,68 +2,17 @@
 // by the hour up to 48 hours (the API buckets by the hour when both bounds are given and at most two
 // days apart), by the day beyond; bars where a series has too few points to draw a line. Error rate,
 // cost by model and requests by prompt version come beside them.
-import { useEffect, useRef, useState } from "preact/hooks";
-import uPlot from "uplot";
-import "uplot/dist/uPlot.min.css";
+import { useState } from "preact/hooks";
 import { post } from "../api";
 import type { StructuredFilter } from "../api.gen";
 import { href } from "../router";
 import { EmptyState, ErrorBox, fmt, Loading, Section, useAsync } from "../ui";
+import { Chart, toSeconds } from "./chart";
+import { RedactionChart } from "./redaction-chart";
 
 const HOUR = 3_600_000;
 /** The ranges offered, in hours. */
 const RANGES: Record<string, number> = { "hour": 1, "24 hours": 24, "48 hours": 48, "7 days": 168, "30 days": 720, "90 days": 2160 };
-
-function toSeconds(date: string): number {
-  const t = Date.parse(/T|Z/.test(date) ? date : date.length <= 10 ? `${date}T00:00:00Z` : `${date.replace(" ", "T")}Z`);
-  return t / 1000;
-}
-
-interface ChartProps {
-  title: string;
-  x: number[];
-  /** The x axis spans the range asked for (seconds), not just the periods that have data. */
-  span: [number, number];
-  series: { label: string; values: (number | null)[]; color: string }[];
-  /** How the y axis reads its values ($, s, %). */
-  format: (v: number) => string;
-  hourly: boolean;
-}
-
-function Chart({ title, x, span, series, format, hourly }: ChartProps) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (!box.current) return;
-    const width = Math.max(280, box.current.clientWidth - 8);
-    // A line needs two points: with fewer (or a handful of periods) each period is a bar.
-    const bars = x.length < 3;
-    const plot = new uPlot(
-      {
-        title,
-        width,
-        height: 220,
-        series: [
-          { value: (_u, v) => (v === null ? "" : new Date(v * 1000).toLocaleString(undefined, hourly ? { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" } : { month: "short", day: "numeric" })) },
-          ...series.map((s) => ({
-            label: s.label,
-            stroke: s.color,
-            fill: bars ? `${s.color}55` : undefined,
-            width: bars ? 1 : 2,
-            paths: bars ? uPlot.paths.bars!({ size: [0.6, 40] }) : undefined,
-            points: { show: !bars && x.length < 40 },
-            value: (_u: uPlot, v: number | null) => (v === null ? "" : format(v)),
-          })),
-        ],
-        scales: { x: { time: true, range: () => span }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
-        axes: [{ space: 70 }, { size: 70, values: (_u, splits) => splits.map((v) => format(v)) }],
-      },
-      [x, ...series.map((s) => s.values)] as uPlot.AlignedData,
-      box.current,
-    );
-    return () => plot.destroy();
-  }, [title, JSON.stringify(x), JSON.stringify(series), span[0], span[1]]);
-  return <div class="chart" ref={box} data-testid="chart" data-kind={x.length < 3 ? "bars" : "lines"} />;
-}
 
 /** A ranked list drawn as bars: label, value, and a bar as long as its share of the largest. */
 function BarList({ rows, format, testId, empty }: { rows: { label: string; value: number; shown?: string; link?: string }[]; format: (v: number) => string; testId: string; empty: string }) {
@@ -203,6 +152,7 @@ export function AnalyticsView() {
                 ]}
               />
             </div>
+            <RedactionChart since={span[0] * 1000} span={span} hourly={hourly} />
             <div class="two">
               <div>
                 <h3>Cost by model</h3>

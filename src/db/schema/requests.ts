@@ -131,6 +131,11 @@ export const requestLogs = sqliteTable(
     traceId: text("trace_id"),
     spanId: text("span_id"),
     /**
+     * How many values each redaction detector replaced in the log (`{"email": 2}`), by the workspace's
+     * policy (src/redaction/); NULL when nothing was (no policy, or nothing found).
+     */
+    redactions: text("redactions", { mode: "json" }).$type<Record<string, number>>(),
+    /**
      * Bumped by a trigger on every update of the row: the archive job deletes a log only if the row it
      * copied to R2 is still this revision, so an update landing meanwhile is never lost (archive.ts).
      */
@@ -167,6 +172,10 @@ export const requestLogs = sqliteTable(
     // trace_id filter's index and the span id lookups of span ingestion. Only logs with a span or a
     // trace have an entry: `trace_id = ?` and `span_id IN (…)` each imply the index's condition.
     uniqueIndex("request_logs_workspace_trace_span").on(t.workspaceId, t.traceId, t.spanId).where(sql`${t.traceId} IS NOT NULL OR ${t.spanId} IS NOT NULL`),
+    // Logs with redaction counts (partial: a log without any costs no entry), for the redaction chart.
+    index("request_logs_workspace_redacted")
+      .on(t.workspaceId, t.requestStartTime)
+      .where(sql`${t.redactions} IS NOT NULL`),
   ],
 );
 

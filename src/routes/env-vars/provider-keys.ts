@@ -21,6 +21,7 @@ const ProviderKey = z
 const providerKeys = defineRoute({
   method: "get",
   path: "/api/public/v2/provider-keys",
+  scope: "settings:read",
   tags: ["environment variables"],
   summary: "Where each LLM provider's key comes from",
   description:

@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IDEMPOTENCY_DOC, IdempotencyKeyHeaders, answerIdempotently } from "../../http/idempotency";
-import { createRequestLog } from "../../logs";
+import { createRequestLog, type RequestLogInput } from "../../logs";
 import { priceOfLog } from "../../converters/pricing";
 import { indexAfterAnswer } from "../../http/after-answer";
 import type { PromptVersionView } from "../../prompts";
@@ -12,6 +12,7 @@ import { LogRequestBody, LogRequestResponse } from "./schemas";
 const logRequest = defineRoute({
   method: "post",
   path: "/log-request",
+  scope: "logs:write",
   tags: ["request logs"],
   summary: "Log a request",
   description:
@@ -36,19 +37,20 @@ export function registerLogRequestRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     const logs = await c.var.deps.logs(auth.workspaceId);
-    const answer = (id: number, promptVersion: PromptVersionView | null) => ({
+    // The error message as stored (redacted by the workspace's policy, if any): an answer echoes nothing the log does not keep.
+    const answer = (id: number, promptVersion: PromptVersionView | null, stored: RequestLogInput) => ({
       id,
       prompt_version: promptVersion,
       status: body.status,
       error_type: body.error_type ?? null,
-      error_message: body.error_message ?? null,
+      error_message: stored.error_message ?? null,
     });
     // A replayed answer is the stored JSON text, hence the untyped Response.
     return answerIdempotently(c, logs, 201, async (record) => {
       // Sent tokens without a price: priced from the one table the SDK and OTLP paths use.
-      const logged = await createRequestLog(c.var.deps.db, logs, auth, { ...body, price: priceOfLog(body) }, record && ((logId, promptVersion) => record(answer(0, promptVersion), "id", logId)));
+      const logged = await createRequestLog(c.var.deps.db, logs, auth, { ...body, price: priceOfLog(body) }, record && ((logId, promptVersion, stored) => record(answer(0, promptVersion, stored), "id", logId)));
       await indexAfterAnswer(c, logs, [logged.id]);
-      return answer(logged.id, logged.promptVersion);
+      return answer(logged.id, logged.promptVersion, logged.stored);
     }) as never;
   });
 }

@@ -13,6 +13,7 @@ import { PromptRunBody, PromptRunResult } from "./schemas";
 const run = defineRoute({
   method: "post",
   path: "/api/public/v2/prompt-runs",
+  scope: "prompts:write",
   tags: ["prompt runs"],
   summary: "Run a prompt template version or a draft",
   description:

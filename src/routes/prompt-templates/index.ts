@@ -45,6 +45,7 @@ const emptyBodyIsObject: MiddlewareHandler<AppEnv> = async (c, next) => {
 const publish = defineRoute({
   method: "post",
   path: "/rest/prompt-templates",
+  scope: "prompts:write",
   tags,
   summary: "Publish a prompt template",
   description: "Creates the template with version 1, or adds the next version when the name exists. `release_labels` are created on, or moved to, the new version.",
@@ -57,6 +58,7 @@ const publish = defineRoute({
 const patch = defineRoute({
   method: "patch",
   path: "/rest/prompt-templates/{identifier}",
+  scope: "prompts:write",
   tags,
   summary: "Create a version from a base version and a patch",
   description: "Bases on the latest version, or the one version or label names; index-keyed objects patch messages, tools, functions or content, arrays replace them, null removes tools, functions, function_call and tool_choice. model_parameters merges into metadata.model.parameters. Chat-only fields on a completion template, content on a chat template and an index past the end are 400s. The answer is the version this call wrote, with base_version.",
@@ -69,6 +71,7 @@ const patch = defineRoute({
 const list = defineRoute({
   method: "get",
   path: "/prompt-templates",
+  scope: "prompts:read",
   tags,
   summary: "List prompt templates",
   description: "Paged (page, per_page 1..100, default 30). Each item is the latest version, or the labelled one when `label` is given (templates without it are left out). `tags` must all be present.",
@@ -97,6 +100,7 @@ function edgeCached<R extends { description?: string; responses: { 200: object }
 const getRaw = edgeCached(defineRoute({
   method: "get",
   path: "/prompt-templates/{identifier}",
+  scope: "prompts:read",
   tags,
   summary: "Get a prompt template",
   description:
@@ -111,6 +115,7 @@ const getRaw = edgeCached(defineRoute({
 const getWithBody = edgeCached(defineRoute({
   method: "post",
   path: "/prompt-templates/{identifier}",
+  scope: "prompts:read",
   tags,
   summary: "Get a prompt template (SDK form)",
   description:
@@ -129,6 +134,7 @@ const getWithBody = edgeCached(defineRoute({
 const labels = defineRoute({
   method: "get",
   path: "/prompt-templates/{identifier}/labels",
+  scope: "prompts:read",
   tags: [...tags, "release labels"],
   summary: "List a template's release labels",
   description: "Every release label of the template, with the version it names.",
@@ -140,6 +146,7 @@ const labels = defineRoute({
 const createLabelRoute = defineRoute({
   method: "post",
   path: "/prompts/{prompt_id}/label",
+  scope: "prompts:write",
   tags: ["release labels"],
   summary: "Create a release label on a version",
   description: "A version that does not exist is a 404; a label name already on this prompt is a 409 (move it with PATCH /prompt-labels/{id}).",
@@ -152,6 +159,7 @@ const createLabelRoute = defineRoute({
 const moveLabelRoute = defineRoute({
   method: "patch",
   path: "/prompt-labels/{prompt_label_id}",
+  scope: "prompts:write",
   tags: ["release labels"],
   summary: "Move a release label to another version of its prompt",
   description: "Moves the label to another version (prompt_version_number) of its own prompt; a number the prompt has no version for is a 404.",
@@ -164,6 +172,7 @@ const moveLabelRoute = defineRoute({
 const deleteLabelRoute = defineRoute({
   method: "delete",
   path: "/prompt-labels/{prompt_label_id}",
+  scope: "prompts:write",
   tags: ["release labels"],
   summary: "Delete a release label",
   description: "Deletes the label; the version it named stays.",
@@ -183,6 +192,7 @@ function validBlueprint(template: Record<string, unknown>): Record<string, unkno
 const upsertByExternalId = defineRoute({
   method: "put",
   path: "/prompt-templates/by-external-id/{source}/{external_id}",
+  scope: "prompts:write",
   tags: [...tags, "external ids"],
   summary: "Create or update the prompt template an external ID names",
   description:
@@ -202,6 +212,7 @@ const upsertByExternalId = defineRoute({
 const snippetUsageRoute = defineRoute({
   method: "get",
   path: "/prompt-templates/{identifier}/snippet-usage",
+  scope: "prompts:read",
   tags: [...tags, "snippets"],
   summary: "Which templates and labels include a snippet",
   description:
@@ -318,6 +329,7 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   externalIdRoutes(app, {
+    area: "prompts",
     entityType: "prompt_template",
     basePath: "/prompt-templates",
     idParam: "prompt_template_id",

@@ -56,6 +56,7 @@ const RequestLogDetail = z
 const getRequest = defineRoute({
   method: "get",
   path: "/api/public/v2/requests/{request_id}",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Get a logged request",
   description:
@@ -71,6 +72,7 @@ const getRequest = defineRoute({
 const requestPayload = defineRoute({
   method: "get",
   path: "/api/public/v2/request-payload",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Get a logged request's payload",
   description:
@@ -98,6 +100,7 @@ const ExportQuery = z
 const exportRequests = defineRoute({
   method: "get",
   path: "/api/public/v2/requests/export",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Export request logs as NDJSON",
   description:
@@ -139,6 +142,7 @@ function ndjsonBody(lines: AsyncGenerator<string>, requestId: string): ReadableS
 const searchRequests = defineRoute({
   method: "post",
   path: "/api/public/v2/requests/search",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Search request logs",
   description:
@@ -157,6 +161,7 @@ const searchRequests = defineRoute({
 const suggestions = defineRoute({
   method: "get",
   path: "/api/public/v2/requests/suggestions",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Autocomplete suggestions for request-log fields",
   description:

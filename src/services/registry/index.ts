@@ -11,7 +11,7 @@ export { createFolder, folderExists, renameFolder, requireFolder } from "./folde
 export { upsertTemplateByExternalId } from "./prompt-template-upsert";
 export { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, templateLabels, templateReadSource, type TemplateVersionRead, type TemplateVersionView } from "./prompt-templates";
 export { labelStatements, type LabelTable } from "./release-labels";
-export { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters, type ResourceListQuery } from "./resource-list";
+export { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters, type ResourceListQuery } from "../workspace";
 export { collectionExists, collectionExternalIds, collectionView, createCollection, createVersion, listCollections, looksLikeUuid, renameCollection, requireCollection, selectVersion, versionFiles, versionView, type NewFile, type SkillStore } from "./skill-collections";
 export { normalizePath, SKILL_MAX_FILE_BYTES, SKILL_MAX_FILES } from "./skill-manifest";
 export { snippetUsage } from "./snippet-usage";

@@ -26,9 +26,9 @@ import {
   type ReadSource,
   type SnippetDependencies,
 } from "../../prompts";
-import { eventStatement } from "../webhooks";
+import { eventStatement, type EventSpec } from "../webhooks";
 import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../../converters";
-import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
+import { auditStatement, resourceConditions, resourceOrder, type AuditAction, type ResourceFilters } from "../workspace";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
 type Obj = Record<string, unknown>;
@@ -85,7 +85,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
     results = await runBatch(db, [
       upsert,
       version,
-      ...versionEventStatements(ws, auth.userId, self, input.release_labels),
+      ...versionEventStatements(ws, auth, self, input.release_labels),
       ...labelStatements(ws, self, input.release_labels),
       ...mappings.attach(self),
     ]);
@@ -129,7 +129,7 @@ export async function patchTemplate(
   const [written] = await runBatch(db, [
     insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
     db.update(promptTemplates).set({ updatedAt: nowMs }).where(eq(promptTemplates.id, t.id)),
-    ...versionEventStatements(ws, auth.userId, self, input.release_labels),
+    ...versionEventStatements(ws, auth, self, input.release_labels),
     ...labelStatements(ws, self, input.release_labels),
   ]);
   return { ...(await publishedView(db, ws, t, await insertedVersion(db, written))), base_version: base.version };
@@ -150,7 +150,8 @@ const NEWEST_VERSION = sql`(SELECT max(${promptVersions.version}) FROM ${promptV
  * The events of a new version (right after its insert) and of the labels it takes: each name is a
  * label created or a label moved, judged before labelStatements changes them (same batch).
  */
-function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+function versionEventStatements(ws: number, auth: AuthContext, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+  const userId = auth.userId;
   const template = sql`(${templateIdSql}) AS s JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = s.id`;
   const events = [
     eventStatement({
@@ -165,7 +166,7 @@ function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, 
   if (names === "[]") return events;
   return [
     ...events,
-    eventStatement({
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_moved",
       userId,
@@ -174,13 +175,39 @@ function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, 
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION},
         'old_prompt_template_version_number', ov.${col(promptVersions.version)}, 'prompt_template_label', l.${col(promptLabels.name)})`,
     }),
-    eventStatement({
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_created",
       userId,
       from: sql`${template}, json_each(${names}) AS j`,
       when: sql`NOT EXISTS (SELECT 1 FROM ${promptLabels} WHERE ${promptLabels.promptId} = t.${col(promptTemplates.id)} AND ${promptLabels.name} = j.value)`,
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION}, 'prompt_template_label', j.value)`,
+    }),
+  ];
+}
+
+const LABEL_ACTIONS = {
+  prompt_template_label_created: "prompt_label.created",
+  prompt_template_label_moved: "prompt_label.moved",
+  prompt_template_label_deleted: "prompt_label.deleted",
+} as const satisfies Partial<Record<EventSpec["type"], AuditAction>>;
+
+/**
+ * A label's change as its webhook event and its audit row, both judged in the same batch by the same
+ * FROM and WHEN (their FROM names the template `t`), so each is written exactly when the label changed.
+ */
+function labelChange(auth: AuthContext, e: EventSpec & { type: keyof typeof LABEL_ACTIONS }): SQL[] {
+  return [
+    eventStatement(e),
+    auditStatement({
+      workspaceId: e.workspaceId,
+      action: LABEL_ACTIONS[e.type],
+      by: auth,
+      targetType: "prompt_template",
+      targetId: sql`t.${col(promptTemplates.id)}`,
+      details: e.details,
+      from: e.from,
+      when: e.when,
     }),
   ];
 }
@@ -481,8 +508,9 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
   const ws = auth.workspaceId;
   const v = await versionOf(db, ws, promptId, input.prompt_version_number);
   // The event is written only when the label is new (checked before the insert, in the same batch).
-  const [, inserted] = await runBatch(db, [
-    eventStatement({
+  // The change is the batch's last statement (its event and audit row come first).
+  const inserted = (await runBatch(db, [
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_created",
       userId: auth.userId,
@@ -491,7 +519,7 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
       details: labelDetails(sql`${v.version}`),
     }),
     db.insert(promptLabels).values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name }).onConflictDoNothing(),
-  ]);
+  ])).at(-1)!;
   // changes counts the rows the cache-generation triggers (migration 0030) update as well: none when nothing was inserted.
   const [row] = inserted.meta.changes > 0 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
   if (!row) throw new ApiError("conflict", `name: prompt ${promptId} already has a label "${input.name}" (move it with PATCH /prompt-labels/{id})`);
@@ -510,8 +538,9 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
   const v = await versionOf(db, ws, l.promptId, input.prompt_version_number);
   // The old version is read by the event's insert, before the update in the same batch; a label put
   // back on the version it names already has not moved.
-  const [, updated] = await runBatch(db, [
-    eventStatement({
+  // The change is the batch's last statement (its event and audit row come first).
+  const updated = (await runBatch(db, [
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_moved",
       userId: auth.userId,
@@ -524,7 +553,7 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
       .update(promptLabels)
       .set({ promptVersionId: v.id, updatedAt: Date.now() })
       .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
-  ]);
+  ])).at(-1)!;
   const [row] = updated.meta.changes > 0 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
   if (!row) throw ApiError.notFound("release label");
   return labelView(row, v.version);
@@ -532,8 +561,9 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
 
 export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promise<void> {
   const ws = auth.workspaceId;
-  const [, deleted] = await runBatch(db, [
-    eventStatement({
+  // The change is the batch's last statement (its event and audit row come first).
+  const deleted = (await runBatch(db, [
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_deleted",
       userId: auth.userId,
@@ -542,7 +572,7 @@ export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promis
       details: labelDetails(sql`v.${col(promptVersions.version)}`),
     }),
     db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
-  ]);
+  ])).at(-1)!;
   if (deleted.meta.changes === 0) throw ApiError.notFound("release label");
 }
 
