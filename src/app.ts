@@ -11,7 +11,7 @@ import { toApiError } from "./http/api-error";
 import { requestContext } from "./http/middleware";
 import { dispatchEmittedEvents } from "./http/event-dispatch";
 import { validationHook } from "./lib/validation";
-import { allowedMethodsLookup } from "./lib/allowed-methods";
+import { allowedMethodsLookup, shadowingMethodsLookup } from "./lib/allowed-methods";
 import { registerDocsRoutes } from "./routes/docs";
 import { registerConsoleRoutes } from "./routes/console";
 import { registerHealthRoutes } from "./routes/health";
@@ -54,9 +54,20 @@ function respondWithError(err: unknown, c: Context<AppEnv>): Response {
   return res;
 }
 
+const methodNotAllowed = (method: string, path: string, allow: string[]) =>
+  new ApiError("method_not_allowed", `${path} does not take ${method}; it takes ${allow.join(", ")}`, { headers: { Allow: allow.join(", ") } });
+
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", requestContext);
+  // A path that names a route (a literal segment) asked with a method that route does not take is a
+  // 405, before a less specific route (a placeholder there) can read the literal as an id.
+  const shadowing = shadowingMethodsLookup(() => app.routes);
+  app.use("*", async (c, next) => {
+    const allow = shadowing(c.req.method, c.req.path);
+    if (allow) throw methodNotAllowed(c.req.method, c.req.path, allow);
+    await next();
+  });
   app.use("*", async (c, next) => {
     // Reads may come from a read replica, as new as the bookmarks the client sends; writes start at
     // the primary. The response hands back the bookmarks, advanced (src/db/sessions.ts).
@@ -73,12 +84,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   const methodsOf = allowedMethodsLookup(() => app.routes);
   app.notFound((c) => {
     const allow = methodsOf(c.req.path);
-    if (allow.length > 0) {
-      const err = new ApiError("method_not_allowed", `${c.req.path} does not take ${c.req.method}; it takes ${allow.join(", ")}`, {
-        headers: { Allow: allow.join(", ") },
-      });
-      return respondWithError(err, c);
-    }
+    if (allow.length > 0) return respondWithError(methodNotAllowed(c.req.method, c.req.path, allow), c);
     return respondWithError(new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`), c);
   });
 

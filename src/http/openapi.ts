@@ -7,6 +7,7 @@ import type { AppEnv } from "../env";
 import { limitBody, requireAuth, requireCachedAuth, requireScope, type BodyLimitVar } from "./middleware";
 import { describeScope, type Scope } from "../lib/scopes";
 import { captureBodyApiKey } from "./body-key";
+import { nameIgnoredFields } from "./ignored-fields";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
 import { limitJsonDepth } from "./json-depth";
 import { codeForStatus, type ErrorCode } from "../lib/errors";
@@ -22,7 +23,7 @@ const ERROR_DESCRIPTIONS: Partial<Record<ErrorCode, string>> = {
   conflict: "a uniqueness rule would be broken",
   payload_too_large: "the body is over the documented limit",
   unsupported_media_type: "the endpoint does not take this content type",
-  provider_not_configured: "the workspace has no key (environment variable) for the provider the call needs; the message names the variable",
+  provider_not_configured: "neither the workspace (environment variable) nor the Worker (secret) has a key for the provider the call needs; the message names the variable and where to set it",
   rate_limited: "over the rate limit; see the Retry-After header",
   internal_error: "a bug; the request id is logged",
 };
@@ -72,6 +73,9 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   }
   const errorResponses = Object.fromEntries([...statuses].sort().map((s) => [s, errorResponse(s)]));
   const mw: MiddlewareHandler<AppEnv>[] = [];
+  const jsonSchema = (route.request?.body as { content?: Record<string, { schema?: z.ZodType }> } | undefined)?.content?.["application/json"]?.schema;
+  // A body the JSON validator reads: the fields it ignored are named in a header of the answer.
+  if (jsonSchema && bodyLimit !== false) mw.push(nameIgnoredFields(jsonSchema));
   const bodyTypes = Object.keys((route.request?.body as { content?: Record<string, unknown> } | undefined)?.content ?? {});
   if (bodyTypes.length > 0) {
     mw.push(async (c, next) => {

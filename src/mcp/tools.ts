@@ -259,7 +259,7 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
   {
     name: "run-prompt",
     description:
-      "Run a stored prompt version (or a draft) with input variables against its model, using the workspace's provider key; the run is logged like any request. Answers the reply, tokens, cost and the request id.",
+      "Run a stored prompt version (or a draft) with input variables against its model, with the provider key every LLM call takes (the workspace's environment variable, else the deployment's); the run is logged like any request. Answers the reply, tokens, cost and the request id.",
     operation: "POST /api/public/v2/prompt-runs",
     readOnly: false,
     omit: ["stream"],
@@ -321,6 +321,13 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
   },
   { name: "get-redaction-policy", description: "The workspace's redaction policy: which detectors and custom patterns run, with which action, on which fields (off when none).", operation: "GET /api/public/v2/redaction-policy", readOnly: true },
   { name: "list-audit-log", description: "The workspace's administrative actions (keys, labels, policies, env vars by name), newest first, filtered and paged. Needs an admin key.", operation: "GET /api/public/v2/audit-log", readOnly: true },
+  {
+    name: "get-provider-keys",
+    description:
+      "Which LLM providers (openai, anthropic) the workspace's calls can reach and whose key they use: the workspace's environment variable (first) or the deployment's secret; never a key itself.",
+    operation: "GET /api/public/v2/provider-keys",
+    readOnly: true,
+  },
 ];
 
 export const TOOLS: ToolSpec[] = [...PROMPTLAYER_TOOLS, ...PROMPTEDGE_TOOLS];

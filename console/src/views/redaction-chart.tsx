@@ -6,7 +6,7 @@ import { Chart, toSeconds } from "./chart";
 
 const COLORS = ["#1f5fbf", "#b3261e", "#2f7d32", "#a36b00", "#6a1b9a", "#00838f", "#5d4037", "#c2185b"];
 
-export function RedactionChart({ since, span }: { since: number; span: [number, number] }) {
+export function RedactionChart({ since, span, hourly }: { since: number; span: [number, number]; hourly: boolean }) {
   const data = useAsync(
     () => (since ? post("/api/public/v2/requests/analytics/redactions", { filter_group: { logic: "AND", filters: [{ field: "request_start_time", operator: "after", value: new Date(since).toISOString() }] } }) : Promise.resolve(null)),
     [since],
@@ -35,6 +35,8 @@ export function RedactionChart({ since, span }: { since: number; span: [number, 
             title="Redacted values"
             x={x}
             span={span}
+            hourly={hourly}
+            format={(v) => fmt.num(v)}
             series={detectors.map((k, i) => ({ label: k, color: COLORS[i % COLORS.length], values: periods.map((p) => d.series.find((s) => s.period === p && s.detector === k)?.redacted ?? null) }))}
           />
         </>

@@ -8,6 +8,7 @@ import { IdParam } from "../../lib/schemas";
 import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/workspace";
 import { requireTool } from "../../services/registry";
 import { CreateBody, EnvVar, UpdateBody } from "./schemas";
+import { registerProviderKeyRoutes } from "./provider-keys";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
@@ -16,6 +17,9 @@ const Ok = z.object({ success: z.literal(true) });
 const SECRET_NOTE =
   "Values are encrypted at rest (AES-256-GCM, key from the ENV_VARS_KEY Worker secret) and never answered after they are written: " +
   "lists show only the last four characters of a value of 12 or more (none of a shorter one). Tools and blocks read them when they run (tool variables over workspace ones of the same key). " +
+  "Provider keys live here: OPENAI_API_KEY and ANTHROPIC_API_KEY (with OPENAI_BASE_URL / ANTHROPIC_BASE_URL for another server) are " +
+  "what every LLM call of the workspace uses (table columns, evaluations, workflows, the playground), before the Worker's secrets of the " +
+  "same names; the console sets them on its Settings page. " +
   "A provider base URL (a key ending in _BASE_URL, such as OPENAI_BASE_URL) decides where the stored provider key is sent: setting, changing " +
   "or deleting one needs the admin scope (403 otherwise). Every change is in the audit log (its key, never its value).";
 
@@ -87,6 +91,7 @@ async function scopeOf(c: Context<AppEnv>, identifier: string | undefined): Prom
 }
 
 export function registerEnvVarRoutes(app: OpenAPIHono<AppEnv>) {
+  registerProviderKeyRoutes(app);
   for (const scope of ["workspace", "tool"] as const) {
     const r = routesFor(scope);
     const identifierOf = (c: Context<AppEnv>) => (scope === "tool" ? c.req.param("identifier") : undefined);

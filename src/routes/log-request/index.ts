@@ -4,6 +4,7 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IDEMPOTENCY_DOC, IdempotencyKeyHeaders, answerIdempotently } from "../../http/idempotency";
 import { createRequestLog, type RequestLogInput } from "../../logs";
+import { priceOfLog } from "../../converters/pricing";
 import { indexAfterAnswer } from "../../http/after-answer";
 import type { PromptVersionView } from "../../prompts";
 import { LogRequestBody, LogRequestResponse } from "./schemas";
@@ -18,7 +19,9 @@ const logRequest = defineRoute({
     "Stores an LLM call made outside the managed run APIs. The log is stored when this answers: readable by id, and open to " +
     "the tracking calls and add-request-log, at once. Search, suggestions and analytics find it within seconds (its search " +
     "rows are written after the answer, many logs at a time). " +
-    "`prompt_version` is the linked version when prompt_id (or prompt_name) and prompt_version_number name one in the workspace." +
+    "`prompt_version` is the linked version when prompt_id (or prompt_name) and prompt_version_number name one in the workspace. " +
+    "A log sent with tokens and no price (or price 0, what the SDKs send by default) is priced from the service's price table " +
+    "for its model, as logs from the SDKs' provider calls and OTLP spans are; a model the table does not list stays at 0." +
     IDEMPOTENCY_DOC,
   errors: [409],
   bodyLimit: "LOG_REQUEST_MAX_BYTES",
@@ -44,7 +47,8 @@ export function registerLogRequestRoutes(app: OpenAPIHono<AppEnv>) {
     });
     // A replayed answer is the stored JSON text, hence the untyped Response.
     return answerIdempotently(c, logs, 201, async (record) => {
-      const logged = await createRequestLog(c.var.deps.db, logs, auth, body, record && ((logId, promptVersion, stored) => record(answer(0, promptVersion, stored), "id", logId)));
+      // Sent tokens without a price: priced from the one table the SDK and OTLP paths use.
+      const logged = await createRequestLog(c.var.deps.db, logs, auth, { ...body, price: priceOfLog(body) }, record && ((logId, promptVersion, stored) => record(answer(0, promptVersion, stored), "id", logId)));
       await indexAfterAnswer(c, logs, [logged.id]);
       return answer(logged.id, logged.promptVersion, logged.stored);
     }) as never;

@@ -1,8 +1,10 @@
 // Environment variables of a workspace or of one tool: secrets, encrypted at rest and never
 // answered in full after they are written (lists show the last four characters of a value of 12 or
-// more, opened from the sealed value: nothing of a value is stored in plain text). Blocks and tools
-// read them through `envForRun`, the only place that hands decrypted values on.
-import { and, asc, eq, isNull, sql, type SQL } from "drizzle-orm";
+// more, opened from the sealed value: nothing of a value is stored in plain text). Blocks, tools and
+// the playground read them through `envForRun` (base-deps.ts, so the blocks' context can reach it),
+// the only place that hands decrypted values on.
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { envForRun, envVarContext as context, envVarScope as inScope, type EnvScope } from "../../base-deps";
 import type { Db } from "../../db/client";
 import { envVars, type EnvVarRow } from "../../db/schema";
 import { isUniqueViolation, nowMs } from "../../db/sql";
@@ -14,11 +16,7 @@ import { grants } from "../../lib/scopes";
 import { runBatch } from "../../db/batch";
 import { auditStatement, type AuditAction } from "./audit";
 
-/** Where a variable lives: the workspace, or one tool of it. */
-export interface EnvScope {
-  workspaceId: number;
-  toolId: number | null;
-}
+export { envForRun, type EnvScope };
 
 export interface EnvVarView {
   id: number;
@@ -30,9 +28,6 @@ export interface EnvVarView {
   workspace_id?: number;
   tool_registry_id?: number;
 }
-
-/** The additional data of a sealed value: a value only opens in the row it was written for. */
-const context = (scope: EnvScope, key: string) => `env:${scope.workspaceId}:${scope.toolId ?? 0}:${key}`;
 
 /** A value shorter than this shows no suffix: four characters of a short value give too much of it away. */
 export const SUFFIX_MIN_LENGTH = 12;
@@ -56,9 +51,6 @@ function view(row: EnvVarRow, value: string): EnvVarView {
   else v.tool_registry_id = row.toolId;
   return v;
 }
-
-const inScope = (scope: EnvScope): SQL =>
-  and(eq(envVars.workspaceId, scope.workspaceId), scope.toolId == null ? isNull(envVars.toolId) : eq(envVars.toolId, scope.toolId))!;
 
 /**
  * A provider's base URL (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, any *_BASE_URL): where runs send the
@@ -139,30 +131,4 @@ export async function deleteEnvVar(db: Db, auth: AuthContext, scope: EnvScope, i
   requireAdminFor(auth, current.key);
   const [deleted] = await runBatch(db, [db.delete(envVars).where(and(inScope(scope), eq(envVars.id, id))).returning({ id: envVars.id }), audited(auth, "env_var.deleted", scope, current.key, id)]);
   if ((deleted.results ?? []).length === 0) throw ApiError.notFound("environment variable");
-}
-
-/**
- * The variables a run sees, decrypted: the workspace's, overlaid by the tool's when a tool runs.
- * Placeholders (never given a value) are left out. With `only`, just those keys (a stored tool
- * version gets the variables its execution declares, nothing else).
- */
-export async function envForRun(
-  db: Db,
-  secret: string | undefined,
-  workspaceId: number,
-  toolId: number | null = null,
-  only?: readonly string[],
-): Promise<Record<string, string>> {
-  if (only && only.length === 0) return {};
-  const scopes: EnvScope[] = [{ workspaceId, toolId: null }, ...(toolId == null ? [] : [{ workspaceId, toolId }])];
-  const wanted = only ? new Set(only) : null;
-  const out: Record<string, string> = {};
-  for (const scope of scopes) {
-    const rows = await db.select().from(envVars).where(inScope(scope));
-    for (const row of rows) {
-      if (!row.hasValue || (wanted && !wanted.has(row.key))) continue;
-      out[row.key] = await open(secret, row.sealedValue, context(scope, row.key));
-    }
-  }
-  return out;
 }
