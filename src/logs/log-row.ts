@@ -122,10 +122,10 @@ export function requestLogRow(auth: AuthContext, input: RequestLogInput, prompt:
     extraValues,
     traceId: at.traceId,
     spanId: at.spanId,
+    redactions: input.redactions ?? null,
     abTestId: prompt.ab?.testId ?? null,
     abVariant: prompt.ab?.variant ?? null,
     abAssignment: prompt.ab?.assignment ?? null,
-    redactions: input.redactions ?? null,
   };
 }
 
