@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { runBatch } from "../../src/db/batch";
 import { getDb } from "../../src/db/client";
 import { parseFilterGroup, type FilterGroup } from "../../src/filters";
-import { indexPending, searchRequestLogs, suggestRequestValues, WorkspaceLogs } from "../../src/logs";
+import { indexPending, rollupAbLogs, searchRequestLogs, suggestRequestValues, WorkspaceLogs } from "../../src/logs";
 import { facetRowsOf, indexRowsOf, searchColumnsOf, toolsOf } from "../../src/logs/index-rows";
 import { dailyTotals } from "../../src/logs/indexing";
 import { text } from "../helpers/fixtures";
@@ -175,3 +175,56 @@ for (const [kind, binding, migrations] of [
     });
   });
 }
+
+describe("the fewer-rows migration (idempotency keys by period, the A/B watermark), log database", { timeout: 60_000 }, () => {
+  it("keeps the keys still in their window (in their period), and counts the A/B logs not yet counted once", async () => {
+    const d1 = env.MIGRATE_LOGS_ROWS;
+    const all = env.TEST_LOG_MIGRATIONS;
+    await applyD1Migrations(d1, all.slice(0, all.findIndex((m) => m.name.includes("_fewer_rows_per_log"))));
+    const ws = 7;
+    const insert = (ab: boolean) =>
+      d1
+        .prepare(
+          `INSERT INTO request_logs (workspace_id, provider, model, input, output, parameters, tags, metadata, prompt_input_variables, price, request_start_time, request_end_time, extra_values, ab_test_id, ab_variant)
+           VALUES (?1, 'openai', 'gpt-4o', '{}', '{}', '{}', '[]', '{}', '{}', 0.5, ?2, ?2 + 100, '[]', ?3, ?4) RETURNING id`,
+        )
+        .bind(ws, Date.UTC(2026, 0, 5), ab ? 3 : null, ab ? "b" : null)
+        .first<number>("id");
+    // That version's insert trigger marks each A/B log; its rollup step deleted the first's mark when it counted it.
+    const [counted, plain, pendingA, pendingB] = [await insert(true), await insert(false), await insert(true), await insert(true)];
+    expect((await d1.prepare("SELECT request_id FROM ab_rollup_pending ORDER BY 1").all()).results.map((r) => r.request_id)).toEqual([counted, pendingA, pendingB]);
+    await d1.prepare("DELETE FROM ab_rollup_pending WHERE request_id = ?").bind(counted).run();
+    const now = Date.now();
+    const key = (k: string, age: number) =>
+      d1.prepare("INSERT INTO idempotency_keys (workspace_id, key, fingerprint, request_log_id, status, answer, created_at) VALUES (?, ?, 'f', ?, 201, '{}', ?)").bind(ws, k, plain, now - age).run();
+    await key("live-key", 3_600_000);
+    await key("old-key", 25 * 3_600_000);
+    await key("body live", 60_000);
+    await key("body old", 11 * 60_000);
+
+    await applyD1Migrations(d1, all);
+
+    expect(await d1.prepare("SELECT ab_rolled_to FROM log_index_state").first("ab_rolled_to")).toBe(pendingA! - 1);
+    expect(await d1.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name IN ('ab_rollup_pending', 'request_logs_ab_pending')").first("n")).toBe(0);
+    expect((await d1.prepare("SELECT key, window_ms, bucket, created_at FROM idempotency_keys ORDER BY key").all()).results).toEqual([
+      { key: "body live", window_ms: 600_000, bucket: Math.floor((now - 60_000) / 600_000), created_at: now - 60_000 },
+      { key: "live-key", window_ms: 86_400_000, bucket: Math.floor((now - 3_600_000) / 86_400_000), created_at: now - 3_600_000 },
+    ]);
+    // The rollup step counts the two logs still waiting, once; the one counted before stays as it was.
+    const db = getDb(d1);
+    const keys = async () => new Map<number, string | null>();
+    expect(await rollupAbLogs(db, keys)).toBe(2);
+    expect(await rollupAbLogs(db, keys)).toBe(0);
+    expect(await d1.prepare("SELECT sum(requests) AS n FROM ab_variant_daily WHERE ab_test_id = 3").first("n")).toBe(2);
+    expect(await d1.prepare("SELECT ab_rolled_to FROM log_index_state").first("ab_rolled_to")).toBe(pendingB);
+    // A new A/B log past the watermark is counted by the next run, once.
+    await insert(true);
+    expect(await rollupAbLogs(db, keys)).toBe(1);
+    expect(await d1.prepare("SELECT sum(requests) AS n FROM ab_variant_daily WHERE ab_test_id = 3").first("n")).toBe(3);
+  });
+
+  it("is the same SQL for the control database's log tables", () => {
+    const sqlOf = (list: D1Migration[]) => list.find((m) => m.name.includes("_fewer_rows_per_log"))!.queries;
+    expect(sqlOf(env.TEST_MIGRATIONS)).toEqual(sqlOf(env.TEST_LOG_MIGRATIONS));
+  });
+});
