@@ -12,8 +12,9 @@
 // it is, behind a meter (scripts/lib/cost-meter.mjs) that adds up D1's own metadata of every
 // statement (meta.rows_written, meta.rows_read, meta.duration) by entry point: the request (the
 // write), the index queue's consumer and the cron (indexing), a cron run 11 minutes on (the sweep of
-// the write's body-retry rows), the cron again (archiving). Bytes at rest: D1's tables and indexes per log, read from the closed database file as bench:storage does;
-// R2's, the archive files' size over their logs. CPU: the workerd process's, from the first log to
+// the write's body-retry rows), the cron again (archiving). Bytes at rest: D1's tables and indexes
+// per log, read from the closed database file as bench:storage does; R2's, the archive files' size
+// over their logs. CPU: the workerd process's, from the first log to
 // the last one indexed (D1's SQLite runs in it too, so this bounds the Worker's own CPU from above).
 // The month is priced from scripts/lib/cloudflare-prices.mjs (the one price table, with its sources
 // and date). --rate sends at most that many logs a second (0: as fast as --concurrency allows), which
