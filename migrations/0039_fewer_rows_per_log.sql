@@ -11,6 +11,12 @@
 -- counted) give way to a watermark, log_index_state.ab_rolled_to: the marks still there are exactly the
 -- A/B logs not yet counted, and they are a tail of them in id order (the step counted oldest first), so
 -- the watermark starts just before the oldest mark, or at the newest log when there is none.
+--
+-- log_index_state.moved_to: the cursor of the background move of the logs indexed before the search
+-- index layout (src/logs/layout-move.ts). The layout migration (logs 0010 / 0034) left where the move
+-- starts in request_log_layout_move, which it made for this: a database migrated by the earlier
+-- version of that migration, which moved every log itself, has no such table, and its cursor is 0
+-- (nothing to move).
 PRAGMA foreign_keys=OFF;--> statement-breakpoint
 CREATE TABLE `__new_idempotency_keys` (
 	`window_ms` integer NOT NULL,
@@ -35,5 +41,9 @@ ALTER TABLE `__new_idempotency_keys` RENAME TO `idempotency_keys`;--> statement-
 PRAGMA foreign_keys=ON;--> statement-breakpoint
 ALTER TABLE `log_index_state` ADD `ab_rolled_to` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 UPDATE `log_index_state` SET `ab_rolled_to` = coalesce((SELECT min(`request_id`) - 1 FROM `ab_rollup_pending`), (SELECT max(`id`) FROM `request_logs`), 0);--> statement-breakpoint
+ALTER TABLE `log_index_state` ADD `moved_to` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE TABLE IF NOT EXISTS `request_log_layout_move` (`id` integer PRIMARY KEY NOT NULL, `moved_to` integer NOT NULL);--> statement-breakpoint
+UPDATE `log_index_state` SET `moved_to` = coalesce((SELECT `moved_to` FROM `request_log_layout_move` WHERE `id` = 1), 0);--> statement-breakpoint
+DROP TABLE `request_log_layout_move`;--> statement-breakpoint
 DROP TRIGGER `request_logs_ab_pending`;--> statement-breakpoint
 DROP TABLE `ab_rollup_pending`;
