@@ -38,6 +38,7 @@ import { registerTrackingRoutes } from "./routes/tracking";
 import { registerRealtimeRoutes } from "./routes/realtime";
 import { registerTraceRoutes } from "./routes/traces";
 import { registerWorkspaceRoutes } from "./routes/workspace";
+import { registerSignalRoutes } from "./routes/signals";
 
 function respondWithError(err: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get("requestId") ?? crypto.randomUUID();
@@ -106,6 +107,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTrackingRoutes(app);
   registerTraceRoutes(app);
   registerWorkspaceRoutes(app);
+  registerSignalRoutes(app);
   registerRealtimeRoutes(app);
   registerDocsRoutes(app);
   registerConsoleRoutes(app);

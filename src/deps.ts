@@ -28,6 +28,7 @@ export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
     blobs: env.BLOBS,
     jobs: env.JOBS,
     indexQueue: env.INDEX,
+    signalsQueue: env.SIGNALS,
     sheet: (sheetId) => env.SHEETS.get(env.SHEETS.idFromName(sheetId)),
     get prompts() {
       return (prompts ??= new PromptCache({

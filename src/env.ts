@@ -15,6 +15,8 @@ export interface Env extends BlockSettings {
   JOBS: Queue;
   /** The index queue: logs just written, for the indexer (src/logs/indexing.ts). */
   INDEX: Queue;
+  /** The signals queue: judgements to make (src/services/signals/). */
+  SIGNALS: Queue;
   SHEETS: DurableObjectNamespace<SheetObject>;
   /** The realtime channels of workflow runs (runWorkflow's WebSocket). */
   REALTIME: DurableObjectNamespace<RealtimeHub>;
@@ -54,6 +56,8 @@ export interface Env extends BlockSettings {
   LOADER?: WorkerLoader;
   TOOL_EXECUTION_TIMEOUT_MS?: string;
   TOOL_EXECUTION_CPU_MS?: string;
+  /** Signals: seconds before the first retry of a judge call the provider refused for now (doubled per retry, at most 5 minutes). */
+  SIGNAL_RETRY_BASE_SECONDS?: string;
 }
 
 /**
@@ -67,6 +71,8 @@ export interface Deps extends BaseDeps {
   readonly jobs: Queue;
   /** Where new logs are announced for indexing (announceUnindexed). */
   readonly indexQueue: Queue;
+  /** Where judgements are announced (src/services/signals/). */
+  readonly signalsQueue: Queue;
   /** The Durable Object that owns a sheet. */
   sheet(sheetId: string): DurableObjectStub<SheetObject>;
   /** The edge cache of template reads, in this data centre. */

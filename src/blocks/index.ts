@@ -6,9 +6,9 @@ import { EFFECT_BLOCKS } from "./defs/effects";
 import { UNSUPPORTED_BLOCKS, unsupportedReason } from "./defs/unsupported";
 import { BlockError, type BlockContext, type BlockDefinition, type BlockInputs, type BlockResult, type ConfigCheck } from "./types";
 
-export type { BlockContext, BlockDefinition, BlockSettings, BlockInputs, BlockResult, ConfigCheck, EndpointPolicy, PromptRef, ResolvedPrompt } from "./types";
+export type { BlockContext, BlockDefinition, BlockSettings, BlockInputs, BlockResult, ChatMessage, ConfigCheck, EndpointPolicy, PromptRef, ResolvedPrompt } from "./types";
 export { BlockError } from "./types";
-export { createLlmProviders, openAiCompatible, anthropic, type LlmProvider, type LlmProviders, type LlmSettings, type LlmRequest, type LlmResponse } from "./llm";
+export { createLlmProviders, openAiCompatible, anthropic, pickProvider, ProviderCallError, type LlmProvider, type LlmProviders, type LlmSettings, type LlmRequest, type LlmResponse } from "./llm";
 export { DEFAULT_ENDPOINT_POLICY } from "./endpoint";
 
 /** Every block type this service knows, computing or not. */

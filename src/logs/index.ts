@@ -46,3 +46,25 @@ export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchive
 export type { AttrValue, LogRecordInput, RejectedRecord, RejectedSpan, SpanEvent, SpanExtras, SpanInput } from "./span-input";
 export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./fill-params";
 export { chunkIndexRows, indexLeftBehind, indexLogs, SWEEP_AFTER_MS, SWEEP_MAX_LOGS } from "./indexing";
+export {
+  backfillCounts,
+  claimJudgement,
+  dropBackfillJudgements,
+  dropJudgement,
+  overdueJudgements,
+  purgeSignal,
+  queueBackfillJudgements,
+  queueJudgements,
+  queueJudgementsStatement,
+  releaseJudgement,
+  resultsOfLog,
+  signalSeries,
+  signalTotals,
+  storedResult,
+  storeResult,
+  type Claim,
+  type NewSignalResult,
+  type PendingJudgement,
+  type SignalTotals,
+} from "./signal-results";
+export { coverageCounts, coveredLogsPage, coverageSql, type HookCoverage, type PageCursor } from "./signal-matching";

@@ -1,5 +1,6 @@
 // The queue consumer. The JOBS queue: validates each message and dispatches it to its job's handler.
-// The index queue: new logs to index, many at once (handleIndexBatch).
+// The index queue: new logs to index, many at once (handleIndexBatch). The signals queue: judgements
+// to make, many at once (handleSignalsBatch).
 // A message that fails validation can never succeed, so it is logged and acknowledged (not retried);
 // a handler that throws is retried with backoff and ends in the dead-letter queue after max_retries.
 import type { Env } from "../env";
@@ -12,6 +13,7 @@ import { buildDeps } from "../deps";
 import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflows";
 import { deliverWebhook, dispatchQuietly, inEventScope } from "../services/webhooks";
 import { markFillFailed, runDatasetFill } from "../services/datasets";
+import { failBackfill, handleJudgeBatch, purgeDeletedSignal, runBackfill } from "../services/signals";
 
 /**
  * Tells the run's realtime subscribers (the SDKs' run workflow calls) that it is over, with its
@@ -54,6 +56,15 @@ const handlers: Handlers = {
     // Rows are left but another delivery holds them: look again later (it may have died).
     else if (outcome === "wait") await env.JOBS.send(JobMessage.parse(job), { contentType: "json", delaySeconds: WAIT_SECONDS });
   },
+  signal_backfill: async (job, env) => {
+    const step = await runBackfill(buildDeps(env), job.workspace_id, job.backfill_id);
+    // Pages are left: the next ones are a new delivery. Every log read: look again later for the judgements left.
+    if (step === "continue") await enqueue(env.JOBS, job);
+    else if (step !== "done") await env.JOBS.send(JobMessage.parse(job), { contentType: "json", delaySeconds: step.waitSeconds });
+  },
+  signal_purge: async (job, env) => {
+    if ((await purgeDeletedSignal(buildDeps(env), job.workspace_id, job.signal_id)) === "continue") await enqueue(env.JOBS, job);
+  },
 };
 
 /**
@@ -67,6 +78,7 @@ const deadLetterHandlers: { [K in JobMessage["kind"]]?: (job: Extract<JobMessage
     await announceRunDone(env, job.workspace_id, job.execution_id);
   },
   evaluation_run: (job, env) => giveUpEvaluationRun(buildDeps(env).db, job.workspace_id, job.report_id),
+  signal_backfill: (job, env) => failBackfill(buildDeps(env).db, job.backfill_id, "the backfill's job failed after its retries"),
 };
 
 /** The dead-letter queue is named after the jobs queue with "-dlq" (wrangler.toml). */
@@ -136,9 +148,24 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   }
 }
 
+/** The signals queue is named after the jobs queue with "-signals" for "-jobs" (wrangler.toml). */
+export const isSignalsQueue = (queue: string) => queue.endsWith("-signals");
+
+/** The signals queue's batch: judgements, all at once; a true result's signal_triggered event goes out when the batch is over. */
+async function handleSignalsBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const deps = buildDeps(env);
+  const emitted = new Set<number>();
+  try {
+    await inEventScope(emitted, () => handleJudgeBatch(deps, batch.messages));
+  } finally {
+    if (emitted.size > 0) await dispatchQuietly(deps, [...emitted]);
+  }
+}
+
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   if (isDeadLetterQueue(batch.queue)) return handleDeadLetters(batch, env);
   if (isIndexQueue(batch.queue)) return handleIndexBatch(batch, env);
+  if (isSignalsQueue(batch.queue)) return handleSignalsBatch(batch, env);
   for (const msg of batch.messages) {
     const parsed = JobMessage.safeParse(msg.body);
     if (!parsed.success) {

@@ -1,4 +1,5 @@
-// What the cron trigger runs every minute: the webhook sweep, the job sweep, the index sweep, the log
+// What the cron trigger runs every minute: the webhook sweep, the job sweep, the index sweep, the
+// resend of signal judgements whose message was lost, the log
 // archive job, the sweep of idempotency keys past their day, and the log databases' measurement (a
 // full one sends its workspaces' new logs elsewhere).
 // Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
@@ -7,6 +8,7 @@ import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind, measureLogDatabases, sweepIdempotencyKeys } from "../logs";
 import { dispatchQuietly, inEventScope, sweepWebhooks } from "../services/webhooks";
+import { resendOverdueJudgements } from "../services/signals";
 import { sweepJobs } from "./sweeper";
 
 export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> {
@@ -25,6 +27,7 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
   }
   await sweepWebhooks(deps);
   await indexQuietly(deps, now);
+  await onEveryLogDatabase(deps, "signal judgement resend", (logs) => resendOverdueJudgements(deps, logs, now));
   await archiveQuietly(deps, now);
   await sweepKeysQuietly(deps, now);
   await measureQuietly(deps);

@@ -29,7 +29,7 @@ const FLOORS: string[][] = [
   ["deps.ts"],
   ["services/workspace", "services/webhooks"],
   ["services/registry"],
-  ["services/datasets", "services/tables", "services/workflows"],
+  ["services/datasets", "services/tables", "services/workflows", "services/signals"],
   ["services/ingest", "services/evaluations"],
   ["queue"],
   ["http"],

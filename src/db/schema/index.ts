@@ -11,3 +11,5 @@ export * from "./webhooks";
 export * from "./evaluations";
 export * from "./traces";
 export * from "./idempotency";
+export * from "./signals";
+export * from "./signal-results";

@@ -1,0 +1,87 @@
+// Which logs a signal's hook (or backfill) covers, as SQL over request_logs (alias r) through the one
+// filter compiler: the hook's scope (every log, a template and optionally one version, or the versions a
+// release label names) and its structured filters. The estimate counts with it, a backfill pages with
+// it, and the indexer matches new logs with it.
+import { getTableName } from "drizzle-orm";
+import { d1Of, type Db } from "../db/client";
+import { requestLogs } from "../db/schema";
+import { columnNames } from "../db/sql";
+import { compileFilterGroup, SqlParams, type FilterGroup } from "../filters";
+import { eachPeriod, type WorkspaceLogs } from "./periods";
+
+const LOGS = getTableName(requestLogs);
+const R = columnNames(requestLogs);
+
+/**
+ * What a hook covers, with its references resolved: a template (and version), or the (template,
+ * version) pairs a release label names; null fields cover everything.
+ */
+export interface HookCoverage {
+  promptId: number | null;
+  versionNumber: number | null;
+  /** Scope release_label, or a template narrowed to a label: the versions the label names now. */
+  labelVersions: [promptId: number, versionNumber: number][] | null;
+  filter: FilterGroup | null;
+}
+
+/** The coverage's condition on `r`, its values added to `p` (the workspace already bound as `ws`). */
+export function coverageSql(c: HookCoverage, p: SqlParams, ws: string): string {
+  const parts: string[] = [];
+  if (c.promptId !== null) parts.push(`r.${R.promptId} = ${p.add(c.promptId)}`);
+  if (c.versionNumber !== null) parts.push(`r.${R.promptVersionNumber} = ${p.add(c.versionNumber)}`);
+  if (c.labelVersions !== null) {
+    if (c.labelVersions.length === 0) return "0";
+    parts.push(`(r.${R.promptId}, r.${R.promptVersionNumber}) IN (SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${p.add(JSON.stringify(c.labelVersions))}) AS j)`);
+  }
+  if (c.filter && c.filter.filters.length > 0) parts.push(compileFilterGroup(c.filter, { params: p, workspace: ws }));
+  return parts.length > 0 ? parts.join(" AND ") : "1";
+}
+
+/** Where a backfill's paging stands in one database: the last (request_start_time, id) read. */
+export interface PageCursor {
+  start: number;
+  id: number;
+}
+
+/**
+ * The next `limit` logs of the workspace in one database that the coverage matches, started in
+ * [from, to), after the cursor, in (request_start_time, id) order.
+ */
+export async function coveredLogsPage(db: Db, ws: number, c: HookCoverage, from: number, to: number, after: PageCursor | null, limit: number): Promise<PageCursor[]> {
+  const p = new SqlParams();
+  const w = p.add(ws);
+  const start = `r.${R.requestStartTime}`;
+  const where = [`r.${R.workspaceId} = ${w}`, `${start} >= ${p.add(from)}`, `${start} < ${p.add(to)}`, coverageSql(c, p, w)];
+  if (after) where.push(`(${start}, r.${R.id}) > (${p.add(after.start)}, ${p.add(after.id)})`);
+  const { results } = await d1Of(db)
+    .prepare(`SELECT r.${R.id} AS id, ${start} AS start FROM ${LOGS} AS r WHERE ${where.join(" AND ")} ORDER BY ${start}, r.${R.id} LIMIT ${p.add(limit)}`)
+    .bind(...p.values)
+    .all<PageCursor>();
+  return results;
+}
+
+/** Per coverage: the logs it matched in [from, to) over the workspace's databases, and their text's mean length. */
+export async function coverageCounts(logs: WorkspaceLogs, ws: number, coverages: readonly HookCoverage[], from: number, to: number): Promise<{ matches: number; meanChars: number }[]> {
+  const perPeriod = await eachPeriod(logs, (db) =>
+    Promise.all(
+      coverages.map(async (c) => {
+        const p = new SqlParams();
+        const w = p.add(ws);
+        const start = `r.${R.requestStartTime}`;
+        const row = await d1Of(db)
+          .prepare(
+            `SELECT count(*) AS n, coalesce(avg(length(r.${R.inputText}) + length(r.${R.outputText})), 0) AS chars FROM ${LOGS} AS r
+             WHERE r.${R.workspaceId} = ${w} AND ${start} >= ${p.add(from)} AND ${start} < ${p.add(to)} AND ${coverageSql(c, p, w)}`,
+          )
+          .bind(...p.values)
+          .first<{ n: number; chars: number }>();
+        return { matches: row?.n ?? 0, chars: row?.chars ?? 0 };
+      }),
+    ),
+  );
+  return coverages.map((_, i) => {
+    const matches = perPeriod.reduce((n, period) => n + period[i].matches, 0);
+    const chars = perPeriod.reduce((n, period) => n + period[i].matches * period[i].chars, 0);
+    return { matches, meanChars: matches > 0 ? chars / matches : 0 };
+  });
+}

@@ -1,0 +1,329 @@
+// /api/public/v2/signals as a resource: create (defaults, validation, limits on both sides), list with
+// totals, read, change (revision), delete, hooks one at a time, tests (20 logs, 21 a 400), estimates,
+// and every route's isolation by workspace.
+import { describe, expect, it } from "vitest";
+import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { logAnswer, newSignal, SIGNALS, uniq } from "../helpers/signals";
+
+const post = (ws: TestKey, path: string, body: unknown) => call(path, { method: "POST", key: ws.key, json: body });
+const patch = (ws: TestKey, path: string, body: unknown) => call(path, { method: "PATCH", key: ws.key, json: body });
+const get = (ws: TestKey, path: string) => call(path, { key: ws.key });
+const del = (ws: TestKey, path: string) => call(path, { method: "DELETE", key: ws.key });
+
+async function expect400(res: Response, field: string) {
+  const text = await res.text();
+  expect(res.status, text).toBe(400);
+  expect(JSON.parse(text)).toMatchObject({ success: false, error: "validation_error" });
+  expect(text).toContain(field);
+}
+
+async function template(ws: TestKey, name = uniq("tpl")) {
+  const res = await post(ws, "/rest/prompt-templates", {
+    prompt_template: { prompt_name: name },
+    prompt_version: { prompt_template: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] } },
+    release_labels: ["prod"],
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await json(res)).id as number;
+}
+
+describe("signals: create, read, list", () => {
+  it("creates a disabled signal with the defaults, and reads it back with empty totals", async () => {
+    const ws = await createWorkspace();
+    const res = await post(ws, SIGNALS, { name: "Replied in the user's language", statement: "Did the assistant reply in the language the user wrote in?", hooks: [{ scope: "all" }] });
+    expect(res.status).toBe(201);
+    const { signal } = await json(res);
+    expect(signal).toMatchObject({
+      name: "Replied in the user's language",
+      enabled: false,
+      color: null,
+      model: null,
+      include: { input: true, output: true, metadata: false, tools: true, max_chars: 20000 },
+      delay_seconds: 0,
+      limits: { daily_runs: null, daily_cost_usd: null },
+      revision: 1,
+      totals: { processed: 0, true: 0, false: 0, errors: 0, skipped: 0, true_rate: null, cost_usd: 0 },
+    });
+    expect(signal.hooks).toMatchObject([{ scope: "all", sample_rate: 0.5, filters: null, prompt_template_id: null, ab_variant: null }]);
+    const again = await json(await get(ws, `${SIGNALS}/${signal.id}`));
+    expect(again.signal).toEqual(signal);
+  });
+
+  it("takes every field: color, model, include, delay, limits and hooks with filters", async () => {
+    const ws = await createWorkspace();
+    const tpl = await template(ws);
+    const signal = await newSignal(ws, {
+      color: "#22c55e",
+      enabled: true,
+      model: { provider: "OpenAI", name: "gpt-4o-mini", parameters: { temperature: 0 } },
+      include: { metadata: true, max_chars: 500 },
+      delay_seconds: 30,
+      limits: { daily_runs: 100, daily_cost_usd: 2.5 },
+      hooks: [
+        { scope: "prompt_template", prompt_template_id: tpl, prompt_version_number: 1, sample_rate: 1 },
+        { scope: "prompt_template", prompt_template_id: tpl, release_label: "prod", sample_rate: 0.25 },
+        { scope: "release_label", release_label: "prod", ab_variant: "challenger" },
+        { scope: "all", filters: { logic: "AND", filters: [{ field: "tags", operator: "contains", value: "prod" }] } },
+      ],
+    });
+    expect(signal).toMatchObject({
+      color: "#22c55e",
+      enabled: true,
+      model: { provider: "openai", name: "gpt-4o-mini", parameters: { temperature: 0 } },
+      include: { input: true, output: true, metadata: true, tools: true, max_chars: 500 },
+      delay_seconds: 30,
+      limits: { daily_runs: 100, daily_cost_usd: 2.5 },
+    });
+    expect(signal.hooks.map((h: any) => [h.scope, h.prompt_template_id, h.prompt_version_number, h.release_label, h.ab_variant, h.sample_rate])).toEqual([
+      ["prompt_template", tpl, 1, null, null, 1],
+      ["prompt_template", tpl, null, "prod", null, 0.25],
+      ["release_label", null, null, "prod", "challenger", 0.5],
+      ["all", null, null, null, null, 0.5],
+    ]);
+    expect(signal.hooks[3].filters).toEqual({ logic: "AND", filters: [{ field: "tags", operator: "contains", value: "prod" }] });
+  });
+
+  it("refuses bad input with a 400 naming the field, and stores nothing", async () => {
+    const ws = await createWorkspace();
+    const ok = { name: uniq("s"), statement: "x" };
+    await expect400(await post(ws, SIGNALS, { statement: "x" }), "name");
+    await expect400(await post(ws, SIGNALS, { name: "s" }), "statement");
+    await expect400(await post(ws, SIGNALS, { ...ok, statement: "   " }), "statement");
+    await expect400(await post(ws, SIGNALS, { ...ok, color: "green" }), "color");
+    await expect400(await post(ws, SIGNALS, { ...ok, model: { provider: "google", name: "gemini" } }), "model.provider");
+    await expect400(await post(ws, SIGNALS, { ...ok, include: { max_chars: 0 } }), "include.max_chars");
+    await expect400(await post(ws, SIGNALS, { ...ok, include: { max_chars: 100_001 } }), "include.max_chars");
+    await expect400(await post(ws, SIGNALS, { ...ok, delay_seconds: -1 }), "delay_seconds");
+    await expect400(await post(ws, SIGNALS, { ...ok, delay_seconds: 43_201 }), "delay_seconds");
+    await expect400(await post(ws, SIGNALS, { ...ok, limits: { daily_runs: 0 } }), "limits.daily_runs");
+    await expect400(await post(ws, SIGNALS, { ...ok, limits: { daily_cost_usd: 0 } }), "limits.daily_cost_usd");
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "everything" }] }), "hooks[0].scope");
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "all", sample_rate: 1.01 }] }), "hooks[0].sample_rate");
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "all", sample_rate: -0.01 }] }), "hooks[0].sample_rate");
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "prompt_template" }] }), "hooks[0].prompt_template_id");
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "release_label" }] }), "hooks[0].release_label");
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "all", prompt_template_id: 3 }] }), "hooks[0].prompt_template_id");
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "all", filters: { filters: [{ field: "nope", operator: "is", value: 1 }] } }] }), "hooks[0].filters");
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "prompt_template", prompt_template_id: 999_999_999 }] }), "hooks[0].prompt_template_id");
+    const tpl = await template(ws);
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "prompt_template", prompt_template_id: tpl, prompt_version_number: 9 }] }), "hooks[0].prompt_version_number");
+    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "prompt_template", prompt_template_id: tpl, release_label: "nope" }] }), "hooks[0].release_label");
+    expect((await json(await get(ws, SIGNALS))).total).toBe(0);
+  });
+
+  it("holds the statement to 4,000 characters and hooks to 20, on both sides", async () => {
+    const ws = await createWorkspace();
+    expect((await post(ws, SIGNALS, { name: uniq("s"), statement: "x".repeat(4000) })).status).toBe(201);
+    await expect400(await post(ws, SIGNALS, { name: uniq("s"), statement: "x".repeat(4001) }), "statement");
+    const twenty = Array.from({ length: 20 }, () => ({ scope: "all" }));
+    const s = await newSignal(ws, { hooks: twenty });
+    expect(s.hooks).toHaveLength(20);
+    await expect400(await post(ws, SIGNALS, { name: uniq("s"), statement: "x", hooks: [...twenty, { scope: "all" }] }), "hooks");
+    const add = await post(ws, `${SIGNALS}/${s.id}/hooks`, { scope: "all" });
+    expect(add.status).toBe(409);
+  });
+
+  it("keeps names unique per workspace (409) and free in another workspace", async () => {
+    const [a, b] = [await createWorkspace(), await createWorkspace()];
+    await newSignal(a, { name: "Refund promised" });
+    const dup = await post(a, SIGNALS, { name: "Refund promised", statement: "y" });
+    expect(dup.status).toBe(409);
+    expect((await json(dup)).error).toBe("conflict");
+    await newSignal(b, { name: "Refund promised" });
+  });
+
+  it("allows 50 enabled signals a workspace, refuses the 51st (create and enable), and takes more disabled ones", async () => {
+    const ws = await createWorkspace();
+    for (let i = 0; i < 50; i++) await newSignal(ws, { enabled: true });
+    const over = await post(ws, SIGNALS, { name: uniq("s"), statement: "x", enabled: true });
+    expect(over.status).toBe(409);
+    expect((await json(over)).message).toContain("50 enabled signals");
+    const off = await newSignal(ws);
+    expect((await patch(ws, `${SIGNALS}/${off.id}`, { enabled: true })).status).toBe(409);
+    expect((await json(await get(ws, `${SIGNALS}?enabled=true&per_page=100`))).total).toBe(50);
+    // Disabling one makes room.
+    const first = (await json(await get(ws, `${SIGNALS}?enabled=true&per_page=1`))).items[0];
+    expect((await patch(ws, `${SIGNALS}/${first.id}`, { enabled: false })).status).toBe(200);
+    expect((await patch(ws, `${SIGNALS}/${off.id}`, { enabled: true })).status).toBe(200);
+  });
+
+  it("lists with paging, name and enabled filters, newest first by default", async () => {
+    const ws = await createWorkspace();
+    const a = await newSignal(ws, { name: "alpha tone" });
+    const b = await newSignal(ws, { name: "beta refund", enabled: true });
+    const c = await newSignal(ws, { name: "gamma tone" });
+    const all = await json(await get(ws, SIGNALS));
+    expect(all.items.map((s: any) => s.id)).toEqual([c.id, b.id, a.id]);
+    expect(all).toMatchObject({ page: 1, per_page: 20, total: 3, pages: 1 });
+    expect((await json(await get(ws, `${SIGNALS}?name=TONE&sort_order=asc`))).items.map((s: any) => s.id)).toEqual([a.id, c.id]);
+    expect((await json(await get(ws, `${SIGNALS}?enabled=true`))).items.map((s: any) => s.id)).toEqual([b.id]);
+    expect((await json(await get(ws, `${SIGNALS}?per_page=1&page=2`))).items.map((s: any) => s.id)).toEqual([b.id]);
+    await expect400(await get(ws, `${SIGNALS}?per_page=101`), "per_page");
+    await expect400(await get(ws, `${SIGNALS}?enabled=maybe`), "enabled");
+  });
+});
+
+describe("signals: change and delete", () => {
+  it("moves revision on when statement, model or include change, and not for the rest", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { statement: "Polite?" });
+    const at = async (body: unknown) => {
+      const res = await patch(ws, `${SIGNALS}/${s.id}`, body);
+      expect(res.status, await res.clone().text()).toBe(200);
+      return (await json(res)).signal;
+    };
+    expect((await at({ color: "#000000", enabled: true, delay_seconds: 5, limits: { daily_runs: 9 } })).revision).toBe(1);
+    expect((await at({ statement: "Polite?" })).revision).toBe(1);
+    expect((await at({ statement: "Polite and brief?" })).revision).toBe(2);
+    expect((await at({ model: { provider: "openai", name: "gpt-4o" } })).revision).toBe(3);
+    expect((await at({ include: { metadata: true } })).revision).toBe(4);
+    expect((await at({ include: { metadata: true } })).revision).toBe(4);
+    const last = await at({ name: "renamed", limits: null });
+    expect(last).toMatchObject({ name: "renamed", revision: 4, color: "#000000", enabled: true, delay_seconds: 5, limits: { daily_runs: null, daily_cost_usd: null } });
+    await expect400(await patch(ws, `${SIGNALS}/${s.id}`, { statement: "" }), "statement");
+    const other = await newSignal(ws);
+    expect((await patch(ws, `${SIGNALS}/${other.id}`, { name: "renamed" })).status).toBe(409);
+  });
+
+  it("edits hooks one at a time (add, change, delete), checking the hook they make whole", async () => {
+    const ws = await createWorkspace();
+    const tpl = await template(ws);
+    const s = await newSignal(ws, { hooks: [{ scope: "all" }] });
+    const added = await post(ws, `${SIGNALS}/${s.id}/hooks`, { scope: "prompt_template", prompt_template_id: tpl, sample_rate: 0.1 });
+    expect(added.status).toBe(201);
+    const { hook } = await json(added);
+    expect(hook).toMatchObject({ signal_id: s.id, scope: "prompt_template", prompt_template_id: tpl, sample_rate: 0.1 });
+    const changed = await patch(ws, `${SIGNALS}/${s.id}/hooks/${hook.id}`, { sample_rate: 1, prompt_version_number: 1 });
+    expect((await json(changed)).hook).toMatchObject({ sample_rate: 1, prompt_version_number: 1, prompt_template_id: tpl });
+    await expect400(await patch(ws, `${SIGNALS}/${s.id}/hooks/${hook.id}`, { scope: "all" }), "prompt_template_id");
+    await expect400(await patch(ws, `${SIGNALS}/${s.id}/hooks/${hook.id}`, { prompt_version_number: 7 }), "prompt_version_number");
+    expect((await json(await get(ws, `${SIGNALS}/${s.id}/hooks`))).hooks.map((h: any) => h.id)).toEqual([s.hooks[0].id, hook.id]);
+    expect((await del(ws, `${SIGNALS}/${s.id}/hooks/${s.hooks[0].id}`)).status).toBe(200);
+    expect((await del(ws, `${SIGNALS}/${s.id}/hooks/${s.hooks[0].id}`)).status).toBe(404);
+    expect((await json(await get(ws, `${SIGNALS}/${s.id}`))).signal.hooks.map((h: any) => h.id)).toEqual([hook.id]);
+    // A hook of another signal is not this signal's.
+    const t = await newSignal(ws);
+    expect((await patch(ws, `${SIGNALS}/${t.id}/hooks/${hook.id}`, { sample_rate: 0 })).status).toBe(404);
+  });
+
+  it("deletes a signal with its hooks: the name is free again and its id a 404", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { name: "gone soon", hooks: [{ scope: "all" }] });
+    expect((await del(ws, `${SIGNALS}/${s.id}`)).status).toBe(200);
+    expect((await get(ws, `${SIGNALS}/${s.id}`)).status).toBe(404);
+    expect((await del(ws, `${SIGNALS}/${s.id}`)).status).toBe(404);
+    await newSignal(ws, { name: "gone soon" });
+  });
+});
+
+describe("signals: test and estimate", () => {
+  it("judges up to 20 chosen logs side by side and stores nothing; 21 is a 400", async () => {
+    const ws = await createWorkspace();
+    const ids = [await logAnswer(ws, "Refund approved [[verdict:true]] [[quote:Refund approved]]"), await logAnswer(ws, "No refund for you [[verdict:false]]")];
+    const res = await post(ws, `${SIGNALS}/test`, { statement: "Did the assistant promise a refund?", request_ids: ids });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const { results } = await json(res);
+    expect(results).toMatchObject([
+      { request_id: ids[0], status: "ok", result: true, quote: "Refund approved", quote_verified: true, model: "gpt-4o-mini", error: null },
+      { request_id: ids[1], status: "ok", result: false, quote: "", quote_verified: false },
+    ]);
+    expect(results[0].input_tokens).toBeGreaterThan(0);
+    expect(results[0].cost_usd).toBeGreaterThan(0);
+    const twenty = Array.from({ length: 20 }, () => ids[0]);
+    expect((await post(ws, `${SIGNALS}/test`, { statement: "x", request_ids: twenty })).status).toBe(200);
+    await expect400(await post(ws, `${SIGNALS}/test`, { statement: "x", request_ids: [...twenty, ids[1]] }), "request_ids");
+    await expect400(await post(ws, `${SIGNALS}/test`, { statement: "x", request_ids: [] }), "request_ids");
+    // Nothing stored: the saved signal's test neither.
+    const s = await newSignal(ws, { statement: "Refund? [[quote:not in the log]]" });
+    const saved = await json(await post(ws, `${SIGNALS}/${s.id}/test`, { request_ids: [ids[0]] }));
+    expect(saved.results[0]).toMatchObject({ result: true, quote: "not in the log", quote_verified: false });
+    const after = await json(await get(ws, `${SIGNALS}/${s.id}`));
+    expect(after.signal.totals.processed).toBe(0);
+    const detail = await json(await get(ws, `/api/public/v2/requests/${ids[0]}`));
+    expect(detail.signals ?? []).toEqual([]);
+  });
+
+  it("answers a provider's failure and a bad answer as error verdicts, and an unknown log as a 404", async () => {
+    const ws = await createWorkspace();
+    const ids = [await logAnswer(ws, "[[judge-status:429]]"), await logAnswer(ws, "[[judge-bad]]")];
+    const { results } = await json(await post(ws, `${SIGNALS}/test`, { statement: "x", request_ids: ids }));
+    expect(results[0]).toMatchObject({ status: "error", result: null });
+    expect(results[0].error).toContain("429");
+    expect(results[1]).toMatchObject({ status: "error", result: null });
+    expect(results[1].error).toContain("not JSON");
+    const missing = await post(ws, `${SIGNALS}/test`, { statement: "x", request_ids: [ids[0], 999_999_999_999] });
+    expect(missing.status).toBe(404);
+    expect((await json(missing)).message).toContain("999999999999");
+    const noModel = await json(await post(ws, `${SIGNALS}/test`, { statement: "x", model: { provider: "anthropic", name: "claude-3-5-haiku-latest" }, request_ids: [ids[0]] }));
+    expect(noModel.results[0].status).toBe("error");
+    expect(noModel.results[0].error).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("estimates matches, samples and cost per day from the logs each hook would have matched", async () => {
+    const ws = await createWorkspace();
+    const now = Date.now();
+    const at = (ms: number) => ({ request_start_time: new Date(ms).toISOString(), request_end_time: new Date(ms + 1000).toISOString() });
+    for (let i = 0; i < 6; i++) await logAnswer(ws, "hello there", { ...at(now - 3600_000), tags: i < 2 ? ["vip"] : [] });
+    await logAnswer(ws, "an old one", at(now - 20 * 86_400_000));
+    const res = await post(ws, `${SIGNALS}/estimate`, {
+      window_days: 2,
+      statement: "Polite?",
+      hooks: [{ scope: "all", sample_rate: 0.5 }, { scope: "all", sample_rate: 1, filters: { filters: [{ field: "tags", operator: "contains", value: "vip" }] } }],
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const e = await json(res);
+    expect(e.hooks.map((h: any) => [h.matches, h.matches_per_day, h.sampled_per_day])).toEqual([
+      [6, 3, 1.5],
+      [2, 1, 1],
+    ]);
+    expect(e.model).toBe("gpt-4o-mini");
+    expect(e.sampled_per_day).toBe(2.5);
+    expect(e.cost_usd_per_day).toBeGreaterThan(0);
+    await expect400(await post(ws, `${SIGNALS}/estimate`, { hooks: [] }), "hooks");
+    await expect400(await post(ws, `${SIGNALS}/estimate`, { hooks: [{ scope: "all" }], window_days: 31 }), "window_days");
+  });
+});
+
+describe("signals: isolation", () => {
+  it("answers another workspace's signal, hook and backfill as 404 on every route, and changes nothing", async () => {
+    const [a, b] = [await createWorkspace(), await createWorkspace()];
+    const s = await newSignal(a, { hooks: [{ scope: "all" }] });
+    const hook = s.hooks[0].id;
+    const mine = await logAnswer(a, "hi");
+    const bf = await json(await post(a, `${SIGNALS}/${s.id}/backfills`, { from: 0, to: Date.now(), max_logs: 1 }));
+    const base = `${SIGNALS}/${s.id}`;
+    const attempts: Response[] = [
+      await get(b, base),
+      await patch(b, base, { enabled: true }),
+      await post(b, `${base}/test`, { request_ids: [await logAnswer(b, "x")] }),
+      await get(b, `${base}/series`),
+      await get(b, `${base}/hooks`),
+      await post(b, `${base}/hooks`, { scope: "all" }),
+      await patch(b, `${base}/hooks/${hook}`, { sample_rate: 1 }),
+      await del(b, `${base}/hooks/${hook}`),
+      await post(b, `${base}/backfills`, { from: 0, to: 1 }),
+      await get(b, `${base}/backfills`),
+      await get(b, `${base}/backfills/${bf.backfill.id}`),
+      await del(b, `${base}/backfills/${bf.backfill.id}`),
+      await del(b, base),
+    ];
+    for (const res of attempts) expect(res.status, `${res.url}: ${await res.clone().text()}`).toBe(404);
+    // A's log is not B's to test.
+    expect((await post(b, `${SIGNALS}/test`, { statement: "x", request_ids: [mine] })).status).toBe(404);
+    expect((await json(await get(b, SIGNALS))).total).toBe(0);
+    const still = (await json(await get(a, base))).signal;
+    expect(still).toMatchObject({ enabled: false, hooks: [{ id: hook, sample_rate: 0.5 }] });
+  });
+
+  it("refuses every route without a key", async () => {
+    for (const [method, path] of [
+      ["GET", SIGNALS],
+      ["POST", SIGNALS],
+      ["POST", `${SIGNALS}/test`],
+      ["POST", `${SIGNALS}/estimate`],
+      ["GET", `${SIGNALS}/1`],
+    ]) {
+      expect((await call(path, { method, json: method === "POST" ? {} : undefined })).status).toBe(401);
+    }
+  });
+});
