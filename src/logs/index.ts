@@ -51,6 +51,7 @@ export {
   claimJudgement,
   dropBackfillJudgements,
   dropJudgement,
+  openJudgement,
   overdueJudgements,
   purgeSignal,
   queueBackfillJudgements,

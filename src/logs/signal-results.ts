@@ -6,9 +6,10 @@
 import { and, eq, inArray, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { runBatch } from "../db/batch";
 import type { Db } from "../db/client";
-import { signalDaily, signalPending, signalResults, type SignalPendingRow, type SignalResultRow, type SignalResultStatus } from "../db/schema";
+import { requestLogs, signalDaily, signalPending, signalResults, type SignalPendingRow, type SignalResultRow, type SignalResultStatus } from "../db/schema";
 import { col, columnList } from "../db/sql";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
+import { decodeLogRow, type RequestLog } from "./write";
 
 /** A judgement owed: the log, the signal, where it came from, and when it may be made. */
 export interface PendingJudgement {
@@ -98,16 +99,46 @@ const DUE_SLACK_MS = 1_000;
  * conditional update (two deliveries at once: one wins, the other finds it held).
  */
 export async function claimJudgement(db: Db, requestId: number, signalId: number, now: number, leaseMs: number): Promise<Claim> {
-  const [row] = await db
+  const [row] = await claimStatement(db, requestId, signalId, now, leaseMs);
+  return claimOf(db, row, requestId, signalId, now);
+}
+
+function claimStatement(db: Db, requestId: number, signalId: number, now: number, leaseMs: number) {
+  return db
     .update(signalPending)
     .set({ leaseUntil: now + leaseMs, attempts: sql`${signalPending.attempts} + 1` })
     .where(and(pendingKey(requestId, signalId), or(isNull(signalPending.leaseUntil), lt(signalPending.leaseUntil, now)), lte(signalPending.notBefore, now + DUE_SLACK_MS)))
     .returning();
+}
+
+/** The claim a claiming statement made (its row, or why there is none: one more read). */
+async function claimOf(db: Db, row: SignalPendingRow | undefined, requestId: number, signalId: number, now: number): Promise<Claim> {
   if (row) return { state: "claimed", row };
   const [owed] = await db.select().from(signalPending).where(pendingKey(requestId, signalId)).limit(1);
   if (!owed) return { state: "none" };
   if (owed.notBefore > now + DUE_SLACK_MS) return { state: "early", waitMs: owed.notBefore - now };
   return { state: "held" };
+}
+
+/**
+ * A delivery's first round trip: the claim, the result stored already (if any) and the log itself (its
+ * blueprints decoded), in one batch (drizzle's: every statement is a query builder, the rows come back typed).
+ */
+export async function openJudgement(db: Db, ws: number, requestId: number, signalId: number, now: number, leaseMs: number): Promise<{ claim: Claim; existing: SignalResultRow | null; log: RequestLog | null }> {
+  const [claimed, existing, log] = await db.batch([
+    claimStatement(db, requestId, signalId, now, leaseMs),
+    db
+      .select()
+      .from(signalResults)
+      .where(and(eq(signalResults.requestId, requestId), eq(signalResults.signalId, signalId)))
+      .limit(1),
+    db
+      .select()
+      .from(requestLogs)
+      .where(and(eq(requestLogs.id, requestId), eq(requestLogs.workspaceId, ws)))
+      .limit(1),
+  ]);
+  return { claim: await claimOf(db, claimed[0], requestId, signalId, now), existing: existing[0] ?? null, log: log[0] ? decodeLogRow(log[0]) : null };
 }
 
 /** Lets go of a claim so the next delivery (a retry) may take it. */

@@ -25,10 +25,20 @@ export async function logAnswer(ws: TestKey, answer: string, extra: Record<strin
   return (await json(res)).id;
 }
 
+/** Logs `n` requests, ten at a time; `answer(i)` and `extra(i)` make the i-th. Answers their ids in order. */
+export async function logMany(ws: TestKey, n: number, answer: (i: number) => string, extra: (i: number) => Record<string, unknown> = () => ({})): Promise<number[]> {
+  const ids: number[] = [];
+  for (let at = 0; at < n; at += 10) {
+    const chunk = Array.from({ length: Math.min(10, n - at) }, (_, k) => at + k);
+    ids.push(...(await Promise.all(chunk.map((i) => logAnswer(ws, answer(i), extra(i))))));
+  }
+  return ids;
+}
+
 export async function newSignal(ws: TestKey, body: Record<string, unknown> = {}) {
   const res = await call(SIGNALS, { method: "POST", key: ws.key, json: { name: uniq("signal"), statement: "Did the assistant help?", ...body } });
   expect(res.status, await res.clone().text()).toBe(201);
-  return (await json(res)).signal as { id: number; revision: number; hooks: { id: number }[]; [k: string]: any };
+  return (await json(res)).signal as { id: number; revision: number; hooks: { id: number; [k: string]: any }[]; [k: string]: any };
 }
 
 /** Records judgements owed for `ids` and announces them on the signals queue, as the indexer does for a hook. */
@@ -60,7 +70,8 @@ export async function until<T>(check: () => Promise<T>, what: string, timeoutMs 
     const got = await check();
     if (got) return got as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
+    // Not more often: each look is a read the consumer's writes wait behind.
+    await sleep(150);
   }
 }
 
@@ -69,8 +80,8 @@ export async function owedCount(ws: TestKey): Promise<number> {
   const store = await buildDeps(env).logs(ws.workspaceId);
   let n = 0;
   for (const p of store.periods) {
-    const row = await d1Of(p.db).prepare("SELECT count(*) AS n FROM signal_pending WHERE workspace_id = ?").bind(ws.workspaceId).first();
-    n += row.n;
+    const row = await d1Of(p.db).prepare("SELECT count(*) AS n FROM signal_pending WHERE workspace_id = ?").bind(ws.workspaceId).first<{ n: number }>();
+    n += row?.n ?? 0;
   }
   return n;
 }

@@ -141,7 +141,7 @@ export async function cancelBackfill(deps: Deps, ws: number, signalId: number, i
 export type BackfillStep = "done" | "continue" | { waitSeconds: number };
 
 /** One delivery of a backfill's job: up to PAGES_PER_RUN pages, or a look at whether its judgements are all made. */
-export async function runBackfill(deps: Deps, ws: number, id: number): Promise<BackfillStep> {
+export async function runBackfill(deps: Deps, ws: number, id: number, pageSize = PAGE): Promise<BackfillStep> {
   const db = deps.db;
   const now = deps.now();
   const [row] = await db
@@ -174,7 +174,7 @@ export async function runBackfill(deps: Deps, ws: number, id: number): Promise<B
       break;
     }
     const logs = periods[cursor.period].db;
-    const page = await coveredLogsPage(logs, ws, coverage, row.fromMs, row.toMs, cursor.after, PAGE);
+    const page = await coveredLogsPage(logs, ws, coverage, row.fromMs, row.toMs, cursor.after, pageSize);
     if (page.length === 0) {
       cursor = { period: cursor.period + 1, after: null };
       continue;

@@ -10,7 +10,7 @@ import { signals, type SignalRow } from "../../db/schema";
 import type { Deps } from "../../env";
 import { chainForLog } from "../../lib/error-text";
 import { SignalJudgeMessage } from "../../lib/jobs";
-import { claimJudgement, dropJudgement, getRequestLog, releaseJudgement, storedResult, storeResult } from "../../logs";
+import { dropJudgement, openJudgement, releaseJudgement, storeResult } from "../../logs";
 import { eventStatement } from "../webhooks";
 import { dayOf, refund, reserve, settle } from "./budget";
 import { callJudge, isPrepared, prepareJudgement, type Judgement } from "./judging";
@@ -91,7 +91,7 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     return "dropped";
   }
   const now = deps.now();
-  const claim = await claimJudgement(logs, m.request_id, m.signal_id, now, JUDGE_LEASE_MS);
+  const { claim, existing, log } = await openJudgement(logs, ws, m.request_id, m.signal_id, now, JUDGE_LEASE_MS);
   if (claim.state === "none" || claim.state === "held") return "nothing_owed";
   if (claim.state === "early") return { retryAfter: Math.ceil(claim.waitMs / 1000) };
   const owed = claim.row;
@@ -100,12 +100,10 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     await dropJudgement(logs, m.request_id, m.signal_id);
     return "dropped";
   }
-  const existing = await storedResult(logs, m.request_id, m.signal_id);
   if (existing && existing.status === "ok" && existing.revision >= signal.revision) {
     await dropJudgement(logs, m.request_id, m.signal_id);
     return "unchanged";
   }
-  const log = await getRequestLog(logs, ws, m.request_id);
   if (!log) {
     // Moved to the archive (or never there): nothing left to read.
     await dropJudgement(logs, m.request_id, m.signal_id);

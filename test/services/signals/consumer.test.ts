@@ -1,0 +1,215 @@
+// The signals queue's consumer, end to end through the real queue and the fake judge: results stored
+// beside the log with totals, signal_triggered sent once and signed, nothing judged twice (a redelivered
+// message, two copies at once), retries with backoff ending in an error result, budget caps that stop
+// exactly at the cap with concurrent consumers, revisions replacing older results, delays, lost
+// messages sent again by the cron, and disabled or deleted signals judging nothing.
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../../../src/index";
+import { buildDeps } from "../../../src/deps";
+import { queueJudgements } from "../../../src/logs";
+import { judgeOne, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, reserve, resendOverdueJudgements, spendToday } from "../../../src/services/signals";
+import { call, createWorkspace, json, type TestKey } from "../../helpers/api";
+import { logAnswer, newSignal, owe, owedCount, resultsOf, SIGNALS, sleep, until } from "../../helpers/signals";
+import { hookKey, hookUrl, register, verify, waitForInbox } from "../../helpers/webhooks";
+
+const totals = async (ws: TestKey, id: number) => (await json(await call(`${SIGNALS}/${id}`, { key: ws.key }))).signal.totals;
+const settled = (ws: TestKey, what = "every judgement made") => until(async () => (await owedCount(ws)) === 0, what);
+
+describe("judging through the signals queue", () => {
+  it("stores each verdict beside its log, counts it, and sends signal_triggered once, signed, for a true one", async () => {
+    const ws = await createWorkspace();
+    const key = hookKey();
+    const { secret } = await register(ws, { url: hookUrl(key), events: ["signal_triggered"] });
+    const s = await newSignal(ws, { enabled: true, name: "Refund promised", statement: "Did the assistant promise a refund?" });
+    const yes = await logAnswer(ws, "Your refund is on its way [[verdict:true]] [[quote:Your refund is on its way]]");
+    const no = await logAnswer(ws, "We cannot help [[verdict:false]]");
+    const bad = await logAnswer(ws, "[[judge-bad]]");
+    await owe(ws, s.id, [yes, no, bad]);
+    await settled(ws);
+    const [r] = await resultsOf(ws, yes);
+    expect(r).toMatchObject({ signal_id: s.id, workspace_id: ws.workspaceId, revision: 1, result: 1, status: "ok", quote: "Your refund is on its way", quote_verified: 1, model: "gpt-4o-mini" });
+    expect(r.reasoning).toBeTruthy();
+    expect(r.cost).toBeGreaterThan(0);
+    expect((await resultsOf(ws, no))[0]).toMatchObject({ result: 0, status: "ok" });
+    expect((await resultsOf(ws, bad))[0]).toMatchObject({ result: null, status: "error" });
+    const t = await totals(ws, s.id);
+    expect(t).toMatchObject({ processed: 3, true: 1, false: 1, errors: 1, skipped: 0, true_rate: 0.5 });
+    expect(t.cost_usd).toBeGreaterThan(0);
+    const [delivery] = await waitForInbox(key, 1);
+    expect(await verify(delivery, secret)).toBe(true);
+    const event = JSON.parse(delivery.body);
+    expect(event.event_type).toBe("signal_triggered");
+    expect(event.details).toMatchObject({ signal_id: s.id, signal_name: "Refund promised", signal_revision: 1, request_id: yes, result: true, quote: "Your refund is on its way", quote_verified: true });
+    // Owing the same judgements again (a redelivered index message, a second backfill) judges nothing again.
+    await owe(ws, s.id, [yes, no, bad]);
+    await settled(ws);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 3, true: 1, false: 1, errors: 1 });
+    expect((await spendToday(buildDeps(env).db, s.id, Date.now())).runs).toBe(4); // the error is judged again, once
+    await sleep(500);
+    expect(await waitForInbox(key, 1)).toHaveLength(1);
+  });
+
+  it("judges once when two copies of a message arrive at once", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const id = await logAnswer(ws, "[[verdict:true]]");
+    const store = await buildDeps(env).logs(ws.workspaceId);
+    await queueJudgements((await store.holding(id))!, [{ requestId: id, signalId: s.id, workspaceId: ws.workspaceId, hookId: null, backfillId: null, notBefore: Date.now() }], Date.now());
+    const body = { v: 1, kind: "signal_judge", workspace_id: ws.workspaceId, request_id: id, signal_id: s.id };
+    const batch = createMessageBatch("promptedge-signals", [
+      { id: "a", timestamp: new Date(), attempts: 1, body },
+      { id: "b", timestamp: new Date(), attempts: 1, body },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.explicitAcks.sort()).toEqual(["a", "b"]);
+    expect((await spendToday(buildDeps(env).db, s.id, Date.now())).runs).toBe(1);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 1, true: 1 });
+  });
+
+  it("retries a 429 or 5xx with backoff, stores the verdict when a retry passes, and an error with the provider's message after the last attempt", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const flaky = await logAnswer(ws, "[[judge-flaky:2]] [[verdict:true]]");
+    const limited = await logAnswer(ws, "[[judge-status:429]]");
+    const down = await logAnswer(ws, "[[judge-status:503]]");
+    const refused = await logAnswer(ws, "[[judge-status:400]]");
+    await owe(ws, s.id, [flaky, limited, down, refused]);
+    await settled(ws);
+    expect((await resultsOf(ws, flaky))[0]).toMatchObject({ status: "ok", result: 1 });
+    const limitedResult = (await resultsOf(ws, limited))[0];
+    expect(limitedResult).toMatchObject({ status: "error", result: null });
+    expect(limitedResult.error).toContain("429");
+    expect(limitedResult.error).toContain(`gave up after ${MAX_JUDGE_ATTEMPTS} attempts`);
+    expect((await resultsOf(ws, down))[0].error).toContain("503");
+    // A refusal that a retry cannot change is an error at once.
+    const refusedResult = (await resultsOf(ws, refused))[0];
+    expect(refusedResult.error).toContain("400");
+    expect(refusedResult.error).not.toContain("gave up");
+    // Nothing double-counted: one run a log (retries gave their reservation back), four results.
+    expect((await spendToday(buildDeps(env).db, s.id, Date.now())).runs).toBe(4);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 4, true: 1, errors: 3 });
+  });
+
+  it("lets an ok verdict replace an error of the same revision when the judgement is owed again", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const id = await logAnswer(ws, `[[judge-flaky:${MAX_JUDGE_ATTEMPTS + 1}]] [[verdict:true]] ${crypto.randomUUID()}`);
+    await owe(ws, s.id, [id]);
+    await settled(ws);
+    expect(await resultsOf(ws, id)).toMatchObject([{ revision: 1, status: "error" }]);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 1, errors: 1, true: 0 });
+    await owe(ws, s.id, [id]);
+    await settled(ws);
+    expect(await resultsOf(ws, id)).toMatchObject([{ revision: 1, status: "ok", result: 1 }]);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 1, errors: 0, true: 1 });
+  });
+
+  it("stops exactly at daily_runs with concurrent consumers and counts the rest as skipped", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true, limits: { daily_runs: 5 } });
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await logAnswer(ws, `log ${i} [[verdict:true]]`));
+    await owe(ws, s.id, ids);
+    await settled(ws);
+    const t = await totals(ws, s.id);
+    expect(t).toMatchObject({ processed: 5, true: 5, skipped: 15 });
+    expect((await spendToday(buildDeps(env).db, s.id, Date.now())).runs).toBe(5);
+  });
+
+  it("grants exactly the cap among 40 reservations made at once, on runs and on cost", async () => {
+    const db = buildDeps(env).db;
+    const now = Date.now();
+    const runs = await Promise.all(Array.from({ length: 40 }, () => reserve(db, 900_001, { dailyRuns: 7, dailyCostUsd: null }, 0.01, now)));
+    expect(runs.filter(Boolean)).toHaveLength(7);
+    expect(await spendToday(db, 900_001, now)).toMatchObject({ runs: 7, skipped: 33 });
+    // $0.10 at $0.03 a call: three calls fit, a fourth would pass it.
+    const cost = await Promise.all(Array.from({ length: 40 }, () => reserve(db, 900_002, { dailyRuns: null, dailyCostUsd: 0.1 }, 0.03, now)));
+    expect(cost.filter(Boolean)).toHaveLength(3);
+    const spent = await spendToday(db, 900_002, now);
+    expect(spent.runs).toBe(3);
+    expect(spent.cost).toBeCloseTo(0.09, 10);
+    // A call that alone is over the cap is never granted; tomorrow starts from zero.
+    expect(await reserve(db, 900_003, { dailyRuns: null, dailyCostUsd: 0.01 }, 0.02, now)).toBeNull();
+    expect(await reserve(db, 900_001, { dailyRuns: 7, dailyCostUsd: null }, 0.01, now + 86_400_000)).not.toBeNull();
+  });
+
+  it("replaces a result when the revision moves on, and moves the totals with it (not counted twice)", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true, statement: "Helpful?" });
+    const id = await logAnswer(ws, "Sure [[verdict:true]]");
+    await owe(ws, s.id, [id]);
+    await settled(ws);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 1, true: 1, errors: 0 });
+    // The same revision owed again changes nothing; the next revision's verdict (the fake judge cannot
+    // read this statement) replaces the first.
+    await owe(ws, s.id, [id]);
+    await settled(ws);
+    expect((await resultsOf(ws, id))[0]).toMatchObject({ revision: 1, status: "ok" });
+    await call(`${SIGNALS}/${s.id}`, { method: "PATCH", key: ws.key, json: { statement: "Helpful? [[judge-bad]]" } });
+    await owe(ws, s.id, [id]);
+    await settled(ws);
+    expect(await resultsOf(ws, id)).toMatchObject([{ revision: 2, status: "error", result: null }]);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 1, true: 0, errors: 1 });
+    // And a later revision's ok verdict replaces that error.
+    await call(`${SIGNALS}/${s.id}`, { method: "PATCH", key: ws.key, json: { statement: "Helpful?" } });
+    await owe(ws, s.id, [id]);
+    await settled(ws);
+    expect(await resultsOf(ws, id)).toMatchObject([{ revision: 3, status: "ok", result: 1 }]);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 1, true: 1, errors: 0 });
+  });
+
+  it("judges nothing for a disabled signal's hooks or a deleted signal, and forgets what was owed", async () => {
+    const ws = await createWorkspace();
+    const off = await newSignal(ws, { enabled: false });
+    const gone = await newSignal(ws, { enabled: true });
+    const id = await logAnswer(ws, "[[verdict:true]]");
+    await call(`${SIGNALS}/${gone.id}`, { method: "DELETE", key: ws.key });
+    await owe(ws, off.id, [id], 1);
+    await owe(ws, gone.id, [id], 1);
+    await settled(ws);
+    expect(await resultsOf(ws, id)).toEqual([]);
+    expect((await spendToday(buildDeps(env).db, off.id, Date.now())).runs).toBe(0);
+  });
+
+  it("waits out the signal's delay: a message that comes early is delivered again when due", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true, delay_seconds: 60 });
+    const id = await logAnswer(ws, "[[verdict:true]]");
+    const deps = buildDeps(env);
+    const store = await deps.logs(ws.workspaceId);
+    const now = Date.now();
+    await queueJudgements((await store.holding(id))!, [{ requestId: id, signalId: s.id, workspaceId: ws.workspaceId, hookId: null, backfillId: null, notBefore: now + 60_000 }], now);
+    const signalRow = await (await import("../../../src/services/signals")).requireSignal(deps.db, ws.workspaceId, s.id);
+    const m = { v: 1 as const, kind: "signal_judge" as const, workspace_id: ws.workspaceId, request_id: id, signal_id: s.id };
+    const early = await judgeOne(deps, m, signalRow);
+    expect(typeof early === "object" && early.retryAfter).toBeGreaterThanOrEqual(59);
+    expect(await resultsOf(ws, id)).toEqual([]);
+    // When due (the clock moved on), it is judged.
+    const later = { ...deps, now: () => now + 61_000 };
+    expect(await judgeOne(later, m, signalRow)).toBe("stored");
+    // A second delivery finds nothing owed.
+    expect(await judgeOne(later, m, signalRow)).toBe("nothing_owed");
+  });
+
+  it("sends again a judgement whose message was lost (the cron), and not one a delivery holds", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const [lost, held] = [await logAnswer(ws, "[[verdict:true]]"), await logAnswer(ws, "[[verdict:true]]")];
+    const deps = buildDeps(env);
+    const store = await deps.logs(ws.workspaceId);
+    const db = (await store.holding(lost))!;
+    const now = Date.now();
+    const owed = [lost, held].map((requestId) => ({ requestId, signalId: s.id, workspaceId: ws.workspaceId, hookId: null, backfillId: null, notBefore: now }));
+    await queueJudgements(db, owed, now);
+    // `held` is in a delivery's hands until its lease runs out.
+    await (await import("../../../src/logs")).claimJudgement(db, held, s.id, now + 200_000, JUDGE_LEASE_MS);
+    expect(await resendOverdueJudgements(deps, db, now + 60_000)).toBe(0); // not overdue yet
+    expect(await resendOverdueJudgements(deps, db, now + 200_000)).toBeGreaterThanOrEqual(1);
+    await until(async () => (await resultsOf(ws, lost)).length === 1, "the lost judgement made");
+    expect(await resultsOf(ws, held)).toEqual([]);
+  });
+});
