@@ -11,6 +11,7 @@ import { NewPrompt } from "./views/prompt-editor";
 import { RequestDetail, RequestsView } from "./views/requests";
 import { TableDetail, TablesView } from "./views/tables";
 import { TraceDetail, TracesView } from "./views/traces";
+import { SignalDetail, SignalsView } from "./views/signals";
 
 const VIEWS: [string, string][] = [
   ["requests", "Requests"],
@@ -20,6 +21,7 @@ const VIEWS: [string, string][] = [
   ["datasets", "Datasets"],
   ["evaluations", "Evaluations"],
   ["analytics", "Analytics"],
+  ["signals", "Signals"],
 ];
 
 function KeyForm({ onKey, reason }: { onKey: (key: string) => void; reason: string | null }) {
@@ -78,6 +80,8 @@ function View() {
       return id ? <EvaluationDetail id={id} /> : <EvaluationsView />;
     case "analytics":
       return <AnalyticsView />;
+    case "signals":
+      return id ? <SignalDetail key={id} id={id} /> : <SignalsView />;
     default:
       return <p class="error">No such page.</p>;
   }
