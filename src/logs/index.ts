@@ -45,7 +45,7 @@ export { JOIN_LIMITS, storeLogRecords, traceLogRecordRows, type LogContentOf } f
 export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchivedLogLine, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";
 export type { AttrValue, LogRecordInput, RejectedRecord, RejectedSpan, SpanEvent, SpanExtras, SpanInput } from "./span-input";
 export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./fill-params";
-export { chunkIndexRows, indexLeftBehind, indexLogs, SWEEP_AFTER_MS, SWEEP_MAX_LOGS } from "./indexing";
+export { chunkIndexRows, indexLeftBehind, indexLogs, SWEEP_AFTER_MS, SWEEP_MAX_LOGS, type IndexedLog, type IndexExtension } from "./indexing";
 export {
   backfillCounts,
   claimJudgement,
@@ -68,4 +68,4 @@ export {
   type PendingJudgement,
   type SignalTotals,
 } from "./signal-results";
-export { coverageCounts, coveredLogsPage, coverageSql, type HookCoverage, type PageCursor } from "./signal-matching";
+export { coverageCounts, coveredLogsPage, coverageSql, matchStatement, type HookCoverage, type HookMatch, type PageCursor } from "./signal-matching";

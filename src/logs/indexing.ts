@@ -239,13 +239,32 @@ function indexStatements(logs: Db, rows: UnindexedLog[]): Statement[] {
   ];
 }
 
+/** A log of an index batch as an extension sees it: its id, workspace, the revision read, and its prompt. */
+export interface IndexedLog {
+  id: number;
+  workspaceId: number;
+  revision: number;
+  promptId: number | null;
+}
+
+/**
+ * Work another feature does where logs become searchable (Signals matches new logs against its hooks):
+ * statements run inside each index batch's transaction, before its last statement, so they commit
+ * with the logs' index rows or not at all; `committed` hears their results once the batch committed.
+ * Its statements must be safe to run again (a batch that raced a tracking call is read and run again).
+ */
+export interface IndexExtension {
+  batch(logs: Db, batch: readonly IndexedLog[]): Promise<{ statements: Statement[]; committed(results: readonly D1Result[]): Promise<void> } | null>;
+}
+
 /**
  * Indexes the logs among `ids` that are still unindexed in this log database (any workspace's), a
  * batch of INDEX_BATCH_LOGS at a time; returns how many it indexed. Ids already indexed, unknown or
  * deleted are skipped, so a repeated call is harmless. Throws when a batch kept changing under it
- * (the caller's retry, or the sweeper, takes it up later) or D1 failed.
+ * (the caller's retry, or the sweeper, takes it up later) or D1 failed. `extension` adds its work to
+ * each batch (every caller that indexes new logs passes the Worker's: src/queue/).
  */
-export async function indexLogs(logs: Db, ids: readonly number[]): Promise<number> {
+export async function indexLogs(logs: Db, ids: readonly number[], extension?: IndexExtension): Promise<number> {
   const unique = [...new Set(ids)];
   let indexed = 0;
   for (let at = 0; at < unique.length; at += INDEX_BATCH_LOGS) {
@@ -253,9 +272,13 @@ export async function indexLogs(logs: Db, ids: readonly number[]): Promise<numbe
     for (let attempt = 1; ; attempt++) {
       const rows = await readUnindexed(logs, chunk);
       if (rows.length === 0) break;
-      const results = await runBatch(logs, indexStatements(logs, rows));
+      const own = indexStatements(logs, rows);
+      const extra = extension ? await extension.batch(logs, rows.map((r) => ({ id: r.id, workspaceId: r.ws, revision: r.revision, promptId: r.prompt_id }))) : null;
+      const statements = extra ? [...own.slice(0, -1), ...extra.statements, own[own.length - 1]] : own;
+      const results = await runBatch(logs, statements);
       if ((results[results.length - 1].meta.changes ?? 0) > 0) {
         indexed += rows.length;
+        if (extra) await extra.committed(results.slice(own.length - 1, own.length - 1 + extra.statements.length));
         break;
       }
       if (attempt >= INDEX_ATTEMPTS) throw new Error(`indexing ${rows.length} logs: they changed during each of ${INDEX_ATTEMPTS} attempts`);
@@ -268,12 +291,12 @@ export async function indexLogs(logs: Db, ids: readonly number[]): Promise<numbe
  * The sweeper's part for one log database: indexes logs unindexed for SWEEP_AFTER_MS or more, oldest
  * first, at most SWEEP_MAX_LOGS a run. Returns how many it indexed.
  */
-export async function indexLeftBehind(logs: Db, now: number): Promise<number> {
+export async function indexLeftBehind(logs: Db, now: number, extension?: IndexExtension): Promise<number> {
   const rows = await logs
     .select({ id: requestLogUnindexed.requestId })
     .from(requestLogUnindexed)
     .where(sql`${requestLogUnindexed.createdAt} <= ${now - SWEEP_AFTER_MS}`)
     .orderBy(requestLogUnindexed.requestId)
     .limit(SWEEP_MAX_LOGS);
-  return rows.length > 0 ? indexLogs(logs, rows.map((r) => r.id)) : 0;
+  return rows.length > 0 ? indexLogs(logs, rows.map((r) => r.id), extension) : 0;
 }

@@ -13,7 +13,7 @@ import { buildDeps } from "../deps";
 import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflows";
 import { deliverWebhook, dispatchQuietly, inEventScope } from "../services/webhooks";
 import { markFillFailed, runDatasetFill } from "../services/datasets";
-import { failBackfill, handleJudgeBatch, purgeDeletedSignal, runBackfill } from "../services/signals";
+import { failBackfill, handleJudgeBatch, purgeDeletedSignal, runBackfill, signalMatcher } from "../services/signals";
 
 /**
  * Tells the run's realtime subscribers (the SDKs' run workflow calls) that it is over, with its
@@ -124,6 +124,8 @@ export const isIndexQueue = (queue: string) => queue.endsWith("-index");
  */
 async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const deps = buildDeps(env);
+  // Signals judge new logs: matched where they become searchable.
+  const matcher = signalMatcher(deps);
   const byShard = new Map<string, { ids: number[]; messages: Message<unknown>[] }>();
   for (const msg of batch.messages) {
     const parsed = IndexLogsMessage.safeParse(msg.body);
@@ -139,7 +141,7 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   }
   for (const [shard, group] of byShard) {
     try {
-      await indexLogs(deps.logsOn(shard), group.ids);
+      await indexLogs(deps.logsOn(shard), group.ids, matcher);
       for (const msg of group.messages) msg.ack();
     } catch (err) {
       console.error(JSON.stringify({ level: "error", msg: "indexing failed, retrying", shard, logs: group.ids.length, error: chainForLog(err) }));

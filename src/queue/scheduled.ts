@@ -8,7 +8,7 @@ import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind, measureLogDatabases, sweepIdempotencyKeys } from "../logs";
 import { dispatchQuietly, inEventScope, sweepWebhooks } from "../services/webhooks";
-import { resendOverdueJudgements } from "../services/signals";
+import { resendOverdueJudgements, signalMatcher } from "../services/signals";
 import { sweepJobs } from "./sweeper";
 
 export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> {
@@ -69,7 +69,8 @@ async function measureQuietly(deps: Deps): Promise<void> {
  * the next minute; the others go on.
  */
 export function indexQuietly(deps: Deps, now: number): Promise<void> {
-  return onEveryLogDatabase(deps, "index sweep", (logs) => indexLeftBehind(logs, now));
+  const matcher = signalMatcher(deps);
+  return onEveryLogDatabase(deps, "index sweep", (logs) => indexLeftBehind(logs, now, matcher));
 }
 
 /** Moves logs past their workspace's retention window to R2; a failure waits for the next minute (nothing is lost). */

@@ -63,6 +63,17 @@ export async function resultsOf(ws: TestKey, requestId: number) {
   return results as Record<string, any>[];
 }
 
+/** Of `ids` (logs of one database), those with a result of `signalId`, in id order: one query. */
+export async function judgedAmong(ws: TestKey, signalId: number, ids: number[]): Promise<number[]> {
+  const store = await buildDeps(env).logs(ws.workspaceId);
+  const db = (await store.holding(ids[0]))!;
+  const { results } = await d1Of(db)
+    .prepare("SELECT request_id FROM signal_results WHERE signal_id = ? AND request_id IN (SELECT value FROM json_each(?)) ORDER BY request_id")
+    .bind(signalId, JSON.stringify(ids))
+    .all<{ request_id: number }>();
+  return results.map((r) => r.request_id);
+}
+
 /** Waits until `check` answers something truthy (the queue runs in the background). */
 export async function until<T>(check: () => Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;

@@ -36,4 +36,5 @@ export { purgeDeletedSignal, resendOverdueJudgements, RESEND_AFTER_MS } from "./
 export { estimateSignal, MAX_TEST_LOGS, testSignal, type EstimateInput } from "./trials";
 export { trueRateSeries, withTotals, type Totals } from "./totals";
 export { isSampled, unitDraw } from "./sampling";
+export { signalMatcher } from "./matching";
 export { reserve, refund, settle, spendToday } from "./budget";

@@ -1,0 +1,115 @@
+// Signals fed by the indexer: new logs matched against the workspace's enabled signals where they
+// become searchable. The sample is exactly the deterministic draw (and within its binomial bounds), a
+// redelivered index message judges nothing again, scopes and filters choose what is judged, a delay
+// is kept, disabled signals judge nothing, and the cron's index sweep matches what no message brought.
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../../../src/index";
+import { buildDeps } from "../../../src/deps";
+import { getDb } from "../../../src/db/client";
+import { placeWorkspace } from "../../../src/logs";
+import { indexQuietly } from "../../../src/queue/scheduled";
+import { isSampled, spendToday } from "../../../src/services/signals";
+import { call, createWorkspace, json, logsDb, type TestKey } from "../../helpers/api";
+import { judgedAmong, logAnswer, logMany, newSignal, owedCount, resultsOf, SIGNALS, until, uniq } from "../../helpers/signals";
+import { text } from "../../helpers/fixtures";
+
+const totals = async (ws: TestKey, id: number) => (await json(await call(`${SIGNALS}/${id}`, { key: ws.key }))).signal.totals;
+
+async function publish(ws: TestKey, name: string, labels: string[] = []) {
+  const res = await call("/rest/prompt-templates", {
+    method: "POST",
+    key: ws.key,
+    json: { prompt_template: { prompt_name: name }, prompt_version: { prompt_template: { type: "chat", messages: [{ role: "user", content: text("hi") }] } }, release_labels: labels },
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return json(res) as Promise<{ id: number; version: number }>;
+}
+
+/** Waits until the workspace's logs are indexed and every judgement they owed is made. */
+async function settle(ws: TestKey, ids: number[]) {
+  const d1 = await logsDb(ws);
+  await until(async () => (await d1.prepare(`SELECT count(*) AS n FROM request_log_unindexed WHERE request_id IN (SELECT value FROM json_each(?))`).bind(JSON.stringify(ids)).first<{ n: number }>())!.n === 0, "the logs indexed");
+  await until(async () => (await owedCount(ws)) === 0, "the judgements made");
+}
+
+describe("signals fed by the indexer", () => {
+  it("judges exactly the logs a 0.5 hook samples, within the binomial bounds, and nothing again on a redelivered index message", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true, hooks: [{ scope: "all", sample_rate: 0.5 }] });
+    const ids = await logMany(ws, 200, (i) => `answer ${i} [[verdict:${i % 3 === 0}]]`);
+    await settle(ws, ids);
+    const expected = ids.filter((id) => isSampled(s.id, { hook: s.hooks[0].id }, id, 0.5)).sort((a, b) => a - b);
+    // 200 draws at 0.5: within 4 standard deviations (±28) of 100.
+    expect(Math.abs(expected.length - 100)).toBeLessThanOrEqual(28);
+    expect(await judgedAmong(ws, s.id, ids)).toEqual(expected);
+    const before = await totals(ws, s.id);
+    expect(before.processed).toBe(expected.length);
+    // The index message delivered again: its logs are indexed, so nothing is matched or judged again.
+    const shard = await placeWorkspace(getDb(env.DB), env, ws.workspaceId);
+    const batch = createMessageBatch("promptedge-index", [{ id: "again", timestamp: new Date(), attempts: 2, body: { v: 1, kind: "index_logs", shard, ids } }]);
+    await worker.queue(batch, env);
+    expect((await getQueueResult(batch, createExecutionContext())).explicitAcks).toEqual(["again"]);
+    expect(await owedCount(ws)).toBe(0);
+    expect(await totals(ws, s.id)).toEqual(before);
+    expect((await spendToday(buildDeps(env).db, s.id, Date.now())).runs).toBe(expected.length);
+  });
+
+  it("judges only what a hook's scope and filters cover: a template's version, a release label's version, a tag", async () => {
+    const ws = await createWorkspace();
+    const a = await publish(ws, uniq("a"));
+    const b = await publish(ws, uniq("b"), ["prod"]);
+    // Version 2 of b, and prod still on version 1.
+    await call(`/rest/prompt-templates`, { method: "POST", key: ws.key, json: { prompt_template: { prompt_name: (await json(await call(`/prompt-templates/${b.id}`, { key: ws.key }))).prompt_name }, prompt_version: { prompt_template: { type: "chat", messages: [{ role: "user", content: text("v2") }] } } } });
+    const version = await newSignal(ws, { enabled: true, hooks: [{ scope: "prompt_template", prompt_template_id: a.id, prompt_version_number: 1, sample_rate: 1 }] });
+    const label = await newSignal(ws, { enabled: true, hooks: [{ scope: "release_label", release_label: "prod", sample_rate: 1 }] });
+    const tagged = await newSignal(ws, { enabled: true, hooks: [{ scope: "all", sample_rate: 1, filters: { filters: [{ field: "tags", operator: "contains", value: "vip" }] } }] });
+    const off = await newSignal(ws, { enabled: false, hooks: [{ scope: "all", sample_rate: 1 }] });
+    const logs = {
+      a1: await logAnswer(ws, "a1", { prompt_id: a.id, prompt_version_number: 1 }),
+      b1: await logAnswer(ws, "b1", { prompt_id: b.id, prompt_version_number: 1, tags: ["vip"] }),
+      b2: await logAnswer(ws, "b2", { prompt_id: b.id, prompt_version_number: 2 }),
+      none: await logAnswer(ws, "none", { tags: ["other"] }),
+    };
+    await settle(ws, Object.values(logs));
+    const judgedBy = async (id: number) => (await resultsOf(ws, id)).map((r) => r.signal_id).sort((x, y) => x - y);
+    expect(await judgedBy(logs.a1)).toEqual([version.id]);
+    expect(await judgedBy(logs.b1)).toEqual([label.id, tagged.id].sort((x, y) => x - y));
+    expect(await judgedBy(logs.b2)).toEqual([]);
+    expect(await judgedBy(logs.none)).toEqual([]);
+    expect((await totals(ws, off.id)).processed).toBe(0);
+  });
+
+  it("judges a log once per signal when several hooks match it, under the first hook that samples it", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true, hooks: [{ scope: "all", sample_rate: 0 }, { scope: "all", sample_rate: 1 }, { scope: "all", sample_rate: 1 }] });
+    const ids = await logMany(ws, 6, (i) => `x ${i}`);
+    await settle(ws, ids);
+    for (const id of ids) expect(await resultsOf(ws, id)).toMatchObject([{ signal_id: s.id, hook_id: s.hooks[1].id }]);
+  });
+
+  it("owes the judgement for the signal's delay, and the cron's index sweep matches logs no message brought", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true, delay_seconds: 600, hooks: [{ scope: "all", sample_rate: 1 }] });
+    const deps = buildDeps(env);
+    // A log whose index message is lost: written through the handler with an index queue that keeps nothing.
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("http://api.test/log-request", {
+        method: "POST",
+        headers: { "X-API-KEY": ws.key, "Content-Type": "application/json" },
+        body: JSON.stringify({ provider: "openai", model: "gpt-4o", input: { type: "chat", messages: [] }, output: { type: "chat", messages: [{ role: "assistant", content: text("late") }] }, request_start_time: "2025-01-01T00:00:00Z", request_end_time: "2025-01-01T00:00:01Z" }),
+      }),
+      { ...env, INDEX: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue },
+      ctx,
+    );
+    const id = (await json(res)).id;
+    const started = Date.now();
+    await indexQuietly(deps, started + 60_000);
+    const d1 = await logsDb(ws);
+    const owed = await d1.prepare("SELECT not_before FROM signal_pending WHERE request_id = ? AND signal_id = ?").bind(id, s.id).first<{ not_before: number }>();
+    expect(owed!.not_before).toBeGreaterThanOrEqual(started + 600_000);
+    expect(await resultsOf(ws, id)).toEqual([]);
+  });
+});
