@@ -10,7 +10,7 @@ import worker from "../../../src/index";
 import { buildDeps } from "../../../src/deps";
 import { queueJudgements } from "../../../src/logs";
 import { judgeOne, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, reserve, resendOverdueJudgements, spendToday } from "../../../src/services/signals";
-import { call, createWorkspace, json, type TestKey } from "../../helpers/api";
+import { call, createWorkspace, json, logsDb, type TestKey } from "../../helpers/api";
 import { logAnswer, newSignal, owe, owedCount, resultsOf, SIGNALS, sleep, until } from "../../helpers/signals";
 import { hookKey, hookUrl, register, verify, waitForInbox } from "../../helpers/webhooks";
 
@@ -173,6 +173,22 @@ describe("judging through the signals queue", () => {
     await settled(ws);
     expect(await resultsOf(ws, id)).toEqual([]);
     expect((await spendToday(buildDeps(env).db, off.id, Date.now())).runs).toBe(0);
+  });
+
+  it("purges a deleted signal's results, owed judgements and daily totals from the log's database", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const keep = await newSignal(ws, { enabled: true });
+    const id = await logAnswer(ws, "[[verdict:true]]");
+    await owe(ws, s.id, [id]);
+    await owe(ws, keep.id, [id]);
+    await settled(ws);
+    expect((await resultsOf(ws, id)).map((r) => r.signal_id)).toEqual([s.id, keep.id]);
+    expect((await call(`${SIGNALS}/${s.id}`, { method: "DELETE", key: ws.key })).status).toBe(200);
+    await until(async () => (await resultsOf(ws, id)).length === 1, "the deleted signal's results purged");
+    expect((await resultsOf(ws, id))[0].signal_id).toBe(keep.id);
+    const d1 = await logsDb(ws);
+    expect((await d1.prepare("SELECT count(*) AS n FROM signal_daily WHERE signal_id = ?").bind(s.id).first<{ n: number }>())!.n).toBe(0);
   });
 
   it("waits out the signal's delay: a message that comes early is delivered again when due", async () => {
