@@ -31,7 +31,10 @@ export const SignalBackfillJob = envelope("signal_backfill", { backfill_id: z.in
 /** Deletes a deleted signal's results, judgements owed and daily totals from the log databases, a chunk at a time. */
 export const SignalPurgeJob = envelope("signal_purge", { signal_id: z.int().positive() });
 
-export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob, EvaluationRunJob, SignalBackfillJob, SignalPurgeJob]);
+/** Carries a renamed signal's name to its results in the log databases (search reads it there), a chunk at a time. */
+export const SignalRenameJob = envelope("signal_rename", { signal_id: z.int().positive() });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob, EvaluationRunJob, SignalBackfillJob, SignalPurgeJob, SignalRenameJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {

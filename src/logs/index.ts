@@ -58,6 +58,7 @@ export {
   queueJudgements,
   queueJudgementsStatement,
   releaseJudgement,
+  renameSignalResults,
   resultsOfLog,
   signalSeries,
   signalTotals,

@@ -164,6 +164,7 @@ export async function storedResult(db: Db, requestId: number, signalId: number):
 export interface NewSignalResult {
   requestId: number;
   signalId: number;
+  signalName: string;
   workspaceId: number;
   hookId: number | null;
   backfillId: number | null;
@@ -220,6 +221,7 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number): Prom
       .values({
         requestId: r.requestId,
         signalId: r.signalId,
+        signalName: r.signalName,
         workspaceId: r.workspaceId,
         hookId: r.hookId,
         backfillId: r.backfillId,
@@ -238,9 +240,9 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number): Prom
         createdAt: now,
       })
       .onConflictDoUpdate({
-        target: [signalResults.requestId, signalResults.signalId],
+        target: [signalResults.signalId, signalResults.requestId],
         set: Object.fromEntries(
-          (["hookId", "backfillId", "revision", "result", "reasoning", "quote", "quoteVerified", "status", "error", "model", "inputTokens", "outputTokens", "cost", "day", "createdAt"] as const).map((k) => [
+          (["signalName", "hookId", "backfillId", "revision", "result", "reasoning", "quote", "quoteVerified", "status", "error", "model", "inputTokens", "outputTokens", "cost", "day", "createdAt"] as const).map((k) => [
             k,
             sql.raw(`excluded.${signalResults[k].name}`),
           ]),
@@ -253,14 +255,14 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number): Prom
   return written.results.length > 0;
 }
 
-/** A log's results (every signal, any revision). */
-export async function resultsOfLog(logs: WorkspaceLogs, ws: number, requestId: number): Promise<SignalResultRow[]> {
+/** A log's results of these signals (the workspace's): one key seek each. */
+export async function resultsOfLog(logs: WorkspaceLogs, ws: number, requestId: number, signalIds: readonly number[]): Promise<SignalResultRow[]> {
   const db = await logs.holding(requestId);
-  if (!db) return [];
+  if (!db || signalIds.length === 0) return [];
   return db
     .select()
     .from(signalResults)
-    .where(and(eq(signalResults.requestId, requestId), eq(signalResults.workspaceId, ws)))
+    .where(and(inArray(signalResults.signalId, [...signalIds]), eq(signalResults.requestId, requestId), eq(signalResults.workspaceId, ws)))
     .orderBy(signalResults.signalId);
 }
 
@@ -349,6 +351,17 @@ export async function backfillCounts(logs: WorkspaceLogs, backfillId: number): P
 /** Forgets what a cancelled backfill still owed (its queued messages then find nothing to do). */
 export async function dropBackfillJudgements(logs: WorkspaceLogs, backfillId: number): Promise<void> {
   await eachPeriod(logs, (db) => db.delete(signalPending).where(eq(signalPending.backfillId, backfillId)));
+}
+
+/**
+ * Carries a signal's new name to its results in one database, a chunk at a time (search's `signals`
+ * filter reads the name there); returns how many it renamed (0: none left).
+ */
+export async function renameSignalResults(db: Db, signalId: number, name: string): Promise<number> {
+  const res = await db.run(sql`UPDATE ${signalResults} SET ${sql.identifier(signalResults.signalName.name)} = ${name}
+    WHERE ${signalResults.signalId} = ${signalId} AND ${signalResults.requestId} IN (
+      SELECT ${col(signalResults.requestId)} FROM ${signalResults} WHERE ${col(signalResults.signalId)} = ${signalId} AND ${col(signalResults.signalName)} <> ${name} LIMIT ${PURGE_CHUNK})`);
+  return res.meta.changes ?? 0;
 }
 
 /** Rows one purge statement deletes at most (a statement stays short however many results a signal has). */

@@ -13,7 +13,7 @@ import { buildDeps } from "../deps";
 import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflows";
 import { deliverWebhook, dispatchQuietly, inEventScope } from "../services/webhooks";
 import { markFillFailed, runDatasetFill } from "../services/datasets";
-import { failBackfill, handleJudgeBatch, purgeDeletedSignal, runBackfill, signalMatcher } from "../services/signals";
+import { failBackfill, handleJudgeBatch, purgeDeletedSignal, renameSignal, runBackfill, signalMatcher } from "../services/signals";
 
 /**
  * Tells the run's realtime subscribers (the SDKs' run workflow calls) that it is over, with its
@@ -64,6 +64,9 @@ const handlers: Handlers = {
   },
   signal_purge: async (job, env) => {
     if ((await purgeDeletedSignal(buildDeps(env), job.workspace_id, job.signal_id)) === "continue") await enqueue(env.JOBS, job);
+  },
+  signal_rename: async (job, env) => {
+    if ((await renameSignal(buildDeps(env), job.workspace_id, job.signal_id)) === "continue") await enqueue(env.JOBS, job);
   },
 };
 

@@ -276,7 +276,10 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(patch, async (c) => {
     const ws = c.get("auth").workspaceId;
     const { signal_id } = c.req.valid("param");
-    await updateSignal(c.var.deps.db, ws, signal_id, c.req.valid("json"));
+    const body = c.req.valid("json");
+    await updateSignal(c.var.deps.db, ws, signal_id, body);
+    // Search reads a signal's results by name: a new name is carried to them by a job.
+    if (body.name !== undefined) await enqueue(c.var.deps.jobs, { v: 1, kind: "signal_rename", workspace_id: ws, signal_id });
     return c.json({ success: true as const, signal: await one(c.var.deps, ws, signal_id) }, 200);
   });
 

@@ -133,6 +133,7 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     {
       requestId: m.request_id,
       signalId: signal.id,
+      signalName: signal.name,
       workspaceId: ws,
       hookId: owed.hookId,
       backfillId: owed.backfillId,

@@ -1,10 +1,13 @@
 // What keeps Signals whole behind the queue: the cron sends again the judgements whose message was lost
-// (owed beside their log, due for a while, held by no delivery), and a deleted signal's results,
-// judgements owed and daily totals are purged from the log databases a chunk at a time.
+// (owed beside their log, due for a while, held by no delivery); a deleted signal's results, judgements
+// owed and daily totals are purged from the log databases, and a renamed signal's name carried to its
+// results, a chunk at a time.
 import type { Db } from "../../db/client";
 import type { Deps } from "../../env";
 import { sendJudgements } from "../../lib/jobs";
-import { overdueJudgements, purgeSignal } from "../../logs";
+import { overdueJudgements, purgeSignal, renameSignalResults } from "../../logs";
+import { and, eq } from "drizzle-orm";
+import { signals } from "../../db/schema";
 
 /** A judgement due this long and held by no delivery lost its message (or waits out a retry's backoff, which a resend only shortens). */
 export const RESEND_AFTER_MS = 120_000;
@@ -36,4 +39,24 @@ export async function purgeDeletedSignal(deps: Pick<Deps, "logs">, ws: number, s
     }
   }
   return deleted > 0 ? "continue" : "done";
+}
+
+/** One delivery of a rename: the signal's current name carried to its results; "continue" while any were left. */
+export async function renameSignal(deps: Pick<Deps, "db" | "logs">, ws: number, signalId: number): Promise<"done" | "continue"> {
+  const [signal] = await deps.db
+    .select({ name: signals.name })
+    .from(signals)
+    .where(and(eq(signals.workspaceId, ws), eq(signals.id, signalId)));
+  // Deleted meanwhile: the purge takes its results.
+  if (!signal) return "done";
+  const store = await deps.logs(ws);
+  let renamed = 0;
+  for (const period of store.periods) {
+    for (let round = 0; round < PURGE_ROUNDS; round++) {
+      const n = await renameSignalResults(period.db, signalId, signal.name);
+      renamed += n;
+      if (n === 0) break;
+    }
+  }
+  return renamed > 0 ? "continue" : "done";
 }

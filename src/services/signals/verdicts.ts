@@ -1,19 +1,16 @@
 // A log's signal results as the request detail shows them (GET /api/public/v2/requests/{id}): each live
 // signal's result with its name and color from the control database. Results of a signal deleted and
 // not yet purged are left out.
-import { and, eq, inArray } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { signals } from "../../db/schema";
 import type { Deps } from "../../env";
 import { toIso } from "../../lib/time";
 import { resultsOfLog } from "../../logs";
 
 export async function verdictsOfLog(deps: Pick<Deps, "db" | "logs">, ws: number, requestId: number) {
-  const results = await resultsOfLog(await deps.logs(ws), ws, requestId);
-  if (results.length === 0) return [];
-  const named = await deps.db
-    .select({ id: signals.id, name: signals.name, color: signals.color })
-    .from(signals)
-    .where(and(eq(signals.workspaceId, ws), inArray(signals.id, results.map((r) => r.signalId))));
+  const named = await deps.db.select({ id: signals.id, name: signals.name, color: signals.color }).from(signals).where(eq(signals.workspaceId, ws));
+  if (named.length === 0) return [];
+  const results = await resultsOfLog(await deps.logs(ws), ws, requestId, named.map((s) => s.id));
   const byId = new Map(named.map((s) => [s.id, s]));
   return results
     .filter((r) => byId.has(r.signalId))
