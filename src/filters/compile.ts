@@ -4,7 +4,7 @@
 // shared, so the workspace id is bound once; lists travel as one JSON parameter read with json_each,
 // which keeps any group within D1's 100 bound parameters (SqlParams refuses to go past it).
 import { getTableName } from "drizzle-orm";
-import { REQUEST_LOGS_FTS, REQUEST_LOGS_FTS_COLUMNS, requestLogs, requestLogValues } from "../db/schema";
+import { REQUEST_LOGS_FTS, REQUEST_LOGS_FTS_COLUMNS, requestLogs, requestLogValues, signalResults } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { ApiError } from "../lib/errors";
 import { likePattern, longTextMatch, type TextMatch } from "../lib/query";
@@ -18,6 +18,8 @@ export const D1_MAX_PARAMS = 100;
 const VALUES = getTableName(requestLogValues);
 const R = columnNames(requestLogs);
 const V = columnNames(requestLogValues);
+const RESULTS = getTableName(signalResults);
+const S = columnNames(signalResults);
 
 /** Lists of at most this many values are bound one parameter a value, while the statement has room. */
 const SHORT_LIST = 8;
@@ -69,9 +71,10 @@ export interface CompileContext {
 /** How a side-table condition is written: a list of log ids to drive from, or a per-log probe. */
 type SideMode = "in" | "exists";
 
-/** Filters that need a matching side row: in an AND, one drives and the others probe. */
+/** Filters that need a matching side row (or verdict): in an AND, one drives and the others probe. */
 function needsSideRow(f: Filter): boolean {
   const type = FILTER_FIELDS[f.field].type;
+  if (type === "signal") return f.operator !== "is_null";
   if (type === "array") return ["contains", "in", "starts_with", "is_not_empty"].includes(f.operator);
   if (type === "nested") return ["key_equals", "key_contains", "in", "is_not_null", "is_not_empty"].includes(f.operator);
   return false;
@@ -226,6 +229,23 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
         case "is_not_null":
         case "is_not_empty":
           return has("");
+      }
+      break;
+    }
+    case "signal": {
+      // The log's verdict of the signal named nested_key (its results carry the name): true or false;
+      // no verdict (never judged, skipped, or judging failed) is is_null.
+      const verdicts = (cond: string) => `FROM ${RESULTS} AS s WHERE s.${S.workspaceId} = ${ctx.workspace} AND s.${S.signalName} = ${p.add(f.nested_key!)} AND ${cond}`;
+      const has = (cond: string) => (mode === "exists" ? `EXISTS (SELECT 1 ${verdicts(cond)} AND s.${S.requestId} = r.${R.id})` : `r.${R.id} IN (SELECT s.${S.requestId} ${verdicts(cond)})`);
+      switch (f.operator) {
+        case "is_true":
+          return has(`s.${S.result} = 1`);
+        case "is_false":
+          return has(`s.${S.result} = 0`);
+        case "is_not_null":
+          return has(`s.${S.result} IN (0, 1)`);
+        case "is_null":
+          return `NOT EXISTS (SELECT 1 ${verdicts(`s.${S.result} IN (0, 1)`)} AND s.${S.requestId} = r.${R.id})`;
       }
       break;
     }

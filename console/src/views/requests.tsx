@@ -76,7 +76,7 @@ function FilterRowEditor({ row, onChange, onRemove }: { row: FilterRow; onChange
         <>
           <input
             aria-label="Key"
-            placeholder={spec.kind === "score" ? "score name" : "key"}
+            placeholder={spec.kind === "score" ? "score name" : spec.kind === "signal" ? "signal name" : "key"}
             value={row.nested_key}
             list={spec.keys ? keyListId : undefined}
             onFocus={() => setFocused("key")}

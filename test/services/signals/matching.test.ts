@@ -44,6 +44,20 @@ describe("signals fed by the indexer", () => {
     // 200 draws at 0.5: within 4 standard deviations (±28) of 100.
     expect(Math.abs(expected.length - 100)).toBeLessThanOrEqual(28);
     expect(await judgedAmong(ws, s.id, ids)).toEqual(expected);
+    // Search finds them by the signal's name and verdict.
+    const verdictOf = new Map(ids.map((id, i) => [id, i % 3 === 0]));
+    const found = async (operator: string) => {
+      const res = await call("/api/public/v2/requests/search", { method: "POST", key: ws.key, json: { filter_group: { filters: [{ field: "signals", nested_key: s.name, operator }] }, per_page: 100 } });
+      const body = await json(res);
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      return { ids: body.items.map((i: { id: number }) => i.id).sort((a: number, b: number) => a - b), total: body.total };
+    };
+    expect((await found("is_true")).ids).toEqual(expected.filter((id) => verdictOf.get(id)));
+    expect((await found("is_false")).total).toBe(expected.filter((id) => !verdictOf.get(id)).length);
+    expect((await found("is_not_null")).total).toBe(expected.length);
+    expect((await found("is_null")).total).toBe(ids.length - expected.length);
+    const unknown = await call("/api/public/v2/requests/search", { method: "POST", key: ws.key, json: { filter_group: { filters: [{ field: "signals", nested_key: "no such signal", operator: "is_null" }] } } });
+    expect((await json(unknown)).total).toBe(ids.length);
     const before = await totals(ws, s.id);
     expect(before.processed).toBe(expected.length);
     // The index message delivered again: its logs are indexed, so nothing is matched or judged again.
