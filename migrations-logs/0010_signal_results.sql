@@ -26,8 +26,8 @@ CREATE TABLE `signal_pending` (
 --> statement-breakpoint
 CREATE INDEX `signal_pending_backfill` ON `signal_pending` (`backfill_id`) WHERE backfill_id IS NOT NULL;--> statement-breakpoint
 CREATE TABLE `signal_results` (
-	`signal_id` integer NOT NULL,
 	`request_id` integer NOT NULL,
+	`signal_id` integer NOT NULL,
 	`workspace_id` integer NOT NULL,
 	`signal_name` text NOT NULL,
 	`hook_id` integer,
@@ -45,7 +45,7 @@ CREATE TABLE `signal_results` (
 	`cost` real DEFAULT 0 NOT NULL,
 	`day` integer NOT NULL,
 	`created_at` integer DEFAULT (cast(unixepoch('subsec') * 1000 as integer)) NOT NULL,
-	PRIMARY KEY(`signal_id`, `request_id`)
+	PRIMARY KEY(`request_id`, `signal_id`)
 ) WITHOUT ROWID;
 -- "WITHOUT ROWID" is hand-written (drizzle-kit cannot express it): one row written per key, stored in key order.
 --> statement-breakpoint

@@ -29,10 +29,10 @@ export const EvaluationRunJob = envelope("evaluation_run", { report_id: z.int().
 export const SignalBackfillJob = envelope("signal_backfill", { backfill_id: z.int().positive() });
 
 /** Deletes a deleted signal's results, judgements owed and daily totals from the log databases, a chunk at a time. */
-export const SignalPurgeJob = envelope("signal_purge", { signal_id: z.int().positive() });
+export const SignalPurgeJob = envelope("signal_purge", { signal_id: z.int().positive(), name: z.string().min(1).max(255) });
 
-/** Carries a renamed signal's name to its results in the log databases (search reads it there), a chunk at a time. */
-export const SignalRenameJob = envelope("signal_rename", { signal_id: z.int().positive() });
+/** Carries a renamed signal's current name to its results named `from` in the log databases (search reads it there), a chunk at a time. */
+export const SignalRenameJob = envelope("signal_rename", { signal_id: z.int().positive(), from: z.string().min(1).max(255) });
 
 export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob, EvaluationRunJob, SignalBackfillJob, SignalPurgeJob, SignalRenameJob]);
 export type JobMessage = z.infer<typeof JobMessage>;

@@ -59,7 +59,7 @@ export {
   queueJudgementsStatement,
   releaseJudgement,
   renameSignalResults,
-  resultsOfLog,
+  verdictsByLog,
   signalSeries,
   signalTotals,
   storedResult,
@@ -68,5 +68,6 @@ export {
   type NewSignalResult,
   type PendingJudgement,
   type SignalTotals,
+  type Verdict,
 } from "./signal-results";
 export { coverageCounts, coveredLogsPage, coverageSql, matchStatement, type HookCoverage, type HookMatch, type PageCursor } from "./signal-matching";

@@ -7,9 +7,10 @@ import { and, eq, inArray, isNull, lt, lte, or, sql, type SQL } from "drizzle-or
 import { runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { requestLogs, signalDaily, signalPending, signalResults, type SignalPendingRow, type SignalResultRow, type SignalResultStatus } from "../db/schema";
-import { col, columnList } from "../db/sql";
+import { col, columnList, inJsonList } from "../db/sql";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 import { decodeLogRow, type RequestLog } from "./write";
+import { toIso } from "../lib/time";
 
 /** A judgement owed: the log, the signal, where it came from, and when it may be made. */
 export interface PendingJudgement {
@@ -240,7 +241,7 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number): Prom
         createdAt: now,
       })
       .onConflictDoUpdate({
-        target: [signalResults.signalId, signalResults.requestId],
+        target: [signalResults.requestId, signalResults.signalId],
         set: Object.fromEntries(
           (["signalName", "hookId", "backfillId", "revision", "result", "reasoning", "quote", "quoteVerified", "status", "error", "model", "inputTokens", "outputTokens", "cost", "day", "createdAt"] as const).map((k) => [
             k,
@@ -255,15 +256,57 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number): Prom
   return written.results.length > 0;
 }
 
-/** A log's results of these signals (the workspace's): one key seek each. */
-export async function resultsOfLog(logs: WorkspaceLogs, ws: number, requestId: number, signalIds: readonly number[]): Promise<SignalResultRow[]> {
-  const db = await logs.holding(requestId);
-  if (!db || signalIds.length === 0) return [];
+/** A result as a log's detail shows it (GET /api/public/v2/requests/{id}, the export, the archive's lines). */
+export interface Verdict {
+  signal_id: number;
+  name: string;
+  result: boolean | null;
+  reasoning: string | null;
+  quote: string | null;
+  quote_verified: boolean;
+  status: SignalResultStatus;
+  error: string | null;
+  revision: number;
+  judged_at: string;
+}
+
+export function verdictOf(r: SignalResultRow): Verdict {
+  return {
+    signal_id: r.signalId,
+    name: r.signalName,
+    result: r.result === null ? null : r.result === 1,
+    reasoning: r.reasoning ?? null,
+    quote: r.quote ?? null,
+    quote_verified: r.quoteVerified,
+    status: r.status,
+    error: r.error ?? null,
+    revision: r.revision,
+    judged_at: toIso(r.createdAt),
+  };
+}
+
+/** A log's verdicts in their one order: by signal name (code points), then id. */
+export const byName = (a: Verdict, b: Verdict) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.signal_id - b.signal_id);
+
+/** The query of a log's results (its key range), for a batch that reads the log too. */
+export function resultsQuery(db: Db, ws: number, requestId: number) {
   return db
     .select()
     .from(signalResults)
-    .where(and(inArray(signalResults.signalId, [...signalIds]), eq(signalResults.requestId, requestId), eq(signalResults.workspaceId, ws)))
-    .orderBy(signalResults.signalId);
+    .where(and(eq(signalResults.requestId, requestId), eq(signalResults.workspaceId, ws)));
+}
+
+/** Each log's verdicts (logs of this database), by signal name: one query. */
+export async function verdictsByLog(db: Db, ws: number, requestIds: readonly number[]): Promise<Map<number, Verdict[]>> {
+  const out = new Map<number, Verdict[]>(requestIds.map((id) => [id, []]));
+  if (requestIds.length === 0) return out;
+  const rows = await db
+    .select()
+    .from(signalResults)
+    .where(and(inJsonList(signalResults.requestId, requestIds), eq(signalResults.workspaceId, ws)))
+  for (const r of rows) out.get(r.requestId)?.push(verdictOf(r));
+  for (const list of out.values()) list.sort(byName);
+  return out;
 }
 
 export interface SignalTotals {
@@ -354,13 +397,15 @@ export async function dropBackfillJudgements(logs: WorkspaceLogs, backfillId: nu
 }
 
 /**
- * Carries a signal's new name to its results in one database, a chunk at a time (search's `signals`
- * filter reads the name there); returns how many it renamed (0: none left).
+ * Carries a signal's new name to its results still named `from` in one database, a chunk at a time
+ * (search's `signals` filter reads the name there); returns how many it renamed (0: none left).
  */
-export async function renameSignalResults(db: Db, signalId: number, name: string): Promise<number> {
-  const res = await db.run(sql`UPDATE ${signalResults} SET ${sql.identifier(signalResults.signalName.name)} = ${name}
-    WHERE ${signalResults.signalId} = ${signalId} AND ${signalResults.requestId} IN (
-      SELECT ${col(signalResults.requestId)} FROM ${signalResults} WHERE ${col(signalResults.signalId)} = ${signalId} AND ${col(signalResults.signalName)} <> ${name} LIMIT ${PURGE_CHUNK})`);
+export async function renameSignalResults(db: Db, ws: number, signalId: number, from: string, to: string): Promise<number> {
+  if (from === to) return 0;
+  const res = await db.run(sql`UPDATE ${signalResults} SET ${sql.identifier(signalResults.signalName.name)} = ${to}
+    WHERE ${signalResults.signalId} = ${signalId} AND (${signalResults.requestId}, ${signalResults.signalId}) IN (
+      SELECT ${col(signalResults.requestId)}, ${col(signalResults.signalId)} FROM ${signalResults}
+      WHERE ${col(signalResults.workspaceId)} = ${ws} AND ${col(signalResults.signalName)} = ${from} AND ${col(signalResults.signalId)} = ${signalId} LIMIT ${PURGE_CHUNK})`);
   return res.meta.changes ?? 0;
 }
 
@@ -368,13 +413,14 @@ export async function renameSignalResults(db: Db, signalId: number, name: string
 const PURGE_CHUNK = 2_000;
 
 /**
- * Deletes a deleted signal's results, owed judgements and daily totals from one database, a chunk at a
- * time; returns how many rows it deleted (0: nothing left).
+ * Deletes a deleted signal's results (those named `name`), judgements owed and daily totals from one
+ * database, a chunk at a time; returns how many rows it deleted (0: nothing left).
  */
-export async function purgeSignal(db: Db, signalId: number): Promise<number> {
+export async function purgeSignal(db: Db, ws: number, signalId: number, name: string): Promise<number> {
   const [results, pending, daily] = await runBatch(db, [
-    sql`DELETE FROM ${signalResults} WHERE ${signalResults.signalId} = ${signalId} AND ${signalResults.requestId} IN (
-          SELECT ${col(signalResults.requestId)} FROM ${signalResults} WHERE ${col(signalResults.signalId)} = ${signalId} LIMIT ${PURGE_CHUNK})`,
+    sql`DELETE FROM ${signalResults} WHERE (${signalResults.requestId}, ${signalResults.signalId}) IN (
+          SELECT ${col(signalResults.requestId)}, ${col(signalResults.signalId)} FROM ${signalResults}
+          WHERE ${col(signalResults.workspaceId)} = ${ws} AND ${col(signalResults.signalName)} = ${name} AND ${col(signalResults.signalId)} = ${signalId} LIMIT ${PURGE_CHUNK})`,
     db.delete(signalPending).where(eq(signalPending.signalId, signalId)),
     db.delete(signalDaily).where(eq(signalDaily.signalId, signalId)),
   ]);

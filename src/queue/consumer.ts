@@ -63,10 +63,10 @@ const handlers: Handlers = {
     else if (step !== "done") await env.JOBS.send(JobMessage.parse(job), { contentType: "json", delaySeconds: step.waitSeconds });
   },
   signal_purge: async (job, env) => {
-    if ((await purgeDeletedSignal(buildDeps(env), job.workspace_id, job.signal_id)) === "continue") await enqueue(env.JOBS, job);
+    if ((await purgeDeletedSignal(buildDeps(env), job.workspace_id, job.signal_id, job.name)) === "continue") await enqueue(env.JOBS, job);
   },
   signal_rename: async (job, env) => {
-    if ((await renameSignal(buildDeps(env), job.workspace_id, job.signal_id)) === "continue") await enqueue(env.JOBS, job);
+    if ((await renameSignal(buildDeps(env), job.workspace_id, job.signal_id, job.from)) === "continue") await enqueue(env.JOBS, job);
   },
 };
 

@@ -10,14 +10,14 @@ export const SIGNAL_RESULT_STATUSES = ["ok", "error"] as const;
 export type SignalResultStatus = (typeof SIGNAL_RESULT_STATUSES)[number];
 
 /**
- * One result per (signal, log). A newer revision of the signal replaces an older result, and an ok
+ * One result per (log, signal). A newer revision of the signal replaces an older result, and an ok
  * result replaces an error of the same revision; nothing else does (a redelivered message writes nothing).
  */
 export const signalResults = sqliteTable(
   "signal_results",
   {
-    signalId: integer("signal_id").notNull(),
     requestId: integer("request_id").notNull(),
+    signalId: integer("signal_id").notNull(),
     workspaceId: integer("workspace_id").notNull(),
     /**
      * The signal's name, kept here so search's `signals` filter (by name) is answered in the log's
@@ -43,9 +43,9 @@ export const signalResults = sqliteTable(
     createdAt: integer("created_at").notNull().default(now),
   },
   (t) => [
-    // A signal's results in log order: its purge and rename, a log's results (by the workspace's signal ids).
-    primaryKey({ columns: [t.signalId, t.requestId] }),
-    // Search's `signals` filter: the logs with a verdict of a signal, by name.
+    // A log's results: read in the same round trip as the log (GET by id, the export, the archive).
+    primaryKey({ columns: [t.requestId, t.signalId] }),
+    // Search's `signals` filter (the logs with a verdict of a signal, by name), and a signal's purge and rename.
     index("signal_results_search").on(t.workspaceId, t.signalName, t.result, t.requestId),
     index("signal_results_backfill").on(t.backfillId).where(sql`backfill_id IS NOT NULL`),
   ],

@@ -50,6 +50,28 @@ const RequestLogDetail = z
     trace_id: z.string().nullable(),
     span_id: z.string().nullable(),
     created_at: z.string(),
+    signals: z
+      .array(
+        z
+          .object({
+            signal_id: z.int(),
+            name: z.string(),
+            result: z.boolean().nullable().openapi({ description: "The verdict; null when judging failed (status error)." }),
+            reasoning: z.string().nullable(),
+            quote: z.string().nullable(),
+            quote_verified: z.boolean().openapi({ description: "The quote occurs in the text the judge read." }),
+            status: z.enum(["ok", "error"]),
+            error: z.string().nullable(),
+            revision: z.int().openapi({ description: "The signal's revision this result is of." }),
+            judged_at: z.string(),
+          })
+          .openapi("SignalVerdict"),
+      )
+      .openapi({
+        description:
+          "The log's Signals results (docs/signals.md), one per signal that judged it, by signal name; empty for a log never judged. " +
+          "An archived log answers the verdicts it had when archived.",
+      }),
   })
   .openapi("RequestLogDetail");
 

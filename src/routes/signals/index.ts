@@ -277,17 +277,19 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
     const ws = c.get("auth").workspaceId;
     const { signal_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    await updateSignal(c.var.deps.db, ws, signal_id, body);
+    const before = await requireSignal(c.var.deps.db, ws, signal_id);
+    const after = await updateSignal(c.var.deps.db, ws, signal_id, body);
     // Search reads a signal's results by name: a new name is carried to them by a job.
-    if (body.name !== undefined) await enqueue(c.var.deps.jobs, { v: 1, kind: "signal_rename", workspace_id: ws, signal_id });
+    if (after.name !== before.name) await enqueue(c.var.deps.jobs, { v: 1, kind: "signal_rename", workspace_id: ws, signal_id, from: before.name });
     return c.json({ success: true as const, signal: await one(c.var.deps, ws, signal_id) }, 200);
   });
 
   app.openapi(remove, async (c) => {
     const ws = c.get("auth").workspaceId;
     const { signal_id } = c.req.valid("param");
+    const { name } = await requireSignal(c.var.deps.db, ws, signal_id);
     await deleteSignal(c.var.deps.db, ws, signal_id);
-    await enqueue(c.var.deps.jobs, { v: 1, kind: "signal_purge", workspace_id: ws, signal_id });
+    await enqueue(c.var.deps.jobs, { v: 1, kind: "signal_purge", workspace_id: ws, signal_id, name });
     return c.json({ success: true as const, message: "Signal deleted" }, 200);
   });
 

@@ -37,5 +37,4 @@ export { estimateSignal, MAX_TEST_LOGS, testSignal, type EstimateInput } from ".
 export { trueRateSeries, withTotals, type Totals } from "./totals";
 export { isSampled, unitDraw } from "./sampling";
 export { signalMatcher } from "./matching";
-export { verdictsOfLog } from "./verdicts";
 export { reserve, refund, settle, spendToday } from "./budget";

@@ -24,39 +24,38 @@ export async function resendOverdueJudgements(deps: Pick<Deps, "signalsQueue">, 
   return rows.length;
 }
 
-/** Purge statements per database and delivery at most; the job is queued again while rows are left. */
-const PURGE_ROUNDS = 10;
+/** Purge or rename statements per database and delivery at most; the job is queued again while rows are left. */
+const ROUNDS = 10;
 
-/** One delivery of a deleted signal's purge: "continue" while anything was left to delete. */
-export async function purgeDeletedSignal(deps: Pick<Deps, "logs">, ws: number, signalId: number): Promise<"done" | "continue"> {
+/** Runs `step` on each of the workspace's databases until it answers 0 (or ROUNDS times); answers whether anything was left. */
+async function inChunks(deps: Pick<Deps, "logs">, ws: number, step: (db: Db) => Promise<number>): Promise<"done" | "continue"> {
   const store = await deps.logs(ws);
-  let deleted = 0;
+  let changed = 0;
   for (const period of store.periods) {
-    for (let round = 0; round < PURGE_ROUNDS; round++) {
-      const n = await purgeSignal(period.db, signalId);
-      deleted += n;
+    for (let round = 0; round < ROUNDS; round++) {
+      const n = await step(period.db);
+      changed += n;
       if (n === 0) break;
     }
   }
-  return deleted > 0 ? "continue" : "done";
+  return changed > 0 ? "continue" : "done";
 }
 
-/** One delivery of a rename: the signal's current name carried to its results; "continue" while any were left. */
-export async function renameSignal(deps: Pick<Deps, "db" | "logs">, ws: number, signalId: number): Promise<"done" | "continue"> {
+/** One delivery of a deleted signal's purge (its results named `name`): "continue" while anything was left to delete. */
+export function purgeDeletedSignal(deps: Pick<Deps, "logs">, ws: number, signalId: number, name: string): Promise<"done" | "continue"> {
+  return inChunks(deps, ws, (db) => purgeSignal(db, ws, signalId, name));
+}
+
+/**
+ * One delivery of a rename: the signal's results still named `from` take its current name (several
+ * renames in a row each carry their own `from` to the latest name); a signal deleted meanwhile has them
+ * purged instead. "continue" while any were left.
+ */
+export async function renameSignal(deps: Pick<Deps, "db" | "logs">, ws: number, signalId: number, from: string): Promise<"done" | "continue"> {
   const [signal] = await deps.db
     .select({ name: signals.name })
     .from(signals)
     .where(and(eq(signals.workspaceId, ws), eq(signals.id, signalId)));
-  // Deleted meanwhile: the purge takes its results.
-  if (!signal) return "done";
-  const store = await deps.logs(ws);
-  let renamed = 0;
-  for (const period of store.periods) {
-    for (let round = 0; round < PURGE_ROUNDS; round++) {
-      const n = await renameSignalResults(period.db, signalId, signal.name);
-      renamed += n;
-      if (n === 0) break;
-    }
-  }
-  return renamed > 0 ? "continue" : "done";
+  if (!signal) return purgeDeletedSignal(deps, ws, signalId, from);
+  return inChunks(deps, ws, (db) => renameSignalResults(db, ws, signalId, from, signal.name));
 }

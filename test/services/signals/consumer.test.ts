@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../../src/index";
 import { buildDeps } from "../../../src/deps";
-import { queueJudgements } from "../../../src/logs";
+import { archiveOldLogs, archiveSettings, queueJudgements } from "../../../src/logs";
 import { judgeOne, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, reserve, resendOverdueJudgements, spendToday } from "../../../src/services/signals";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../../helpers/api";
 import { logAnswer, newSignal, owe, owedCount, resultsOf, SIGNALS, sleep, until } from "../../helpers/signals";
@@ -37,6 +37,15 @@ describe("judging through the signals queue", () => {
     const t = await totals(ws, s.id);
     expect(t).toMatchObject({ processed: 3, true: 1, false: 1, errors: 1, skipped: 0, true_rate: 0.5 });
     expect(t.cost_usd).toBeGreaterThan(0);
+    // The log's detail lists its verdicts, and the export the same.
+    const detail = await json(await call(`/api/public/v2/requests/${yes}`, { key: ws.key }));
+    expect(detail.signals).toEqual([
+      expect.objectContaining({ signal_id: s.id, name: "Refund promised", result: true, quote: "Your refund is on its way", quote_verified: true, status: "ok", error: null, revision: 1 }),
+    ]);
+    expect((await json(await call(`/api/public/v2/requests/${bad}`, { key: ws.key }))).signals).toMatchObject([{ result: null, status: "error" }]);
+    const exported = (await (await call(`/api/public/v2/requests/export?from=0&to=${Date.now() + 86_400_000}`, { key: ws.key })).text()).trim().split("\n").map((l) => JSON.parse(l));
+    expect(exported.find((l) => l.request_id === yes).signals).toEqual(detail.signals);
+    expect(exported.find((l) => l.request_id === no).signals).toMatchObject([{ result: false }]);
     const [delivery] = await waitForInbox(key, 1);
     expect(await verify(delivery, secret)).toBe(true);
     const event = JSON.parse(delivery.body);
@@ -189,6 +198,24 @@ describe("judging through the signals queue", () => {
     expect((await resultsOf(ws, id))[0].signal_id).toBe(keep.id);
     const d1 = await logsDb(ws);
     expect((await d1.prepare("SELECT count(*) AS n FROM signal_daily WHERE signal_id = ?").bind(s.id).first<{ n: number }>())!.n).toBe(0);
+  });
+
+  it("moves a log's verdicts to R2 with the log: its archived line and its detail keep them, the database's rows go", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true, name: "Old refund" });
+    const id = await logAnswer(ws, "Refund sent [[verdict:true]] [[quote:Refund sent]]", { request_start_time: "2024-01-15T10:30:00Z", request_end_time: "2024-01-15T10:30:05Z" });
+    await owe(ws, s.id, [id]);
+    await settled(ws);
+    const before = await json(await call(`/api/public/v2/requests/${id}`, { key: ws.key }));
+    expect(before.signals).toMatchObject([{ name: "Old refund", result: true, quote: "Refund sent" }]);
+    expect((await call("/api/public/v2/workspace/log-retention", { method: "PUT", key: ws.key, json: { days: 30 } })).status).toBe(200);
+    const deps = buildDeps(env);
+    await archiveOldLogs(deps.db, deps.logs, deps.blobs, archiveSettings(deps.env), Date.now());
+    expect(await resultsOf(ws, id)).toEqual([]);
+    const after = await json(await call(`/api/public/v2/requests/${id}`, { key: ws.key }));
+    expect(after).toEqual(before);
+    // The daily totals stay.
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 1, true: 1 });
   });
 
   it("waits out the signal's delay: a message that comes early is delivered again when due", async () => {
