@@ -19,6 +19,8 @@ const logMigrationsDir = fileURLToPath(new URL("./migrations-logs", import.meta.
 // PromptLayer's operations (method, path, success codes), taken from its OpenAPI document into the
 // repository (test/fixtures/promptlayer-operations.json), for the test that holds /openapi.json to them.
 const referenceOperations = readFileSync(fileURLToPath(new URL("./test/fixtures/promptlayer-operations.json", import.meta.url)), "utf8");
+// docs/mcp.md, whose tool list a test holds to the MCP server's (npm run docs:mcp writes it).
+const mcpDoc = readFileSync(fileURLToPath(new URL("./docs/mcp.md", import.meta.url)), "utf8");
 
 // Pure modules' tests: they read no binding, so they skip the per-file setup (loading the whole Worker
 // to migrate its database: a few seconds of CPU a file, most of what a workers-project file costs).
@@ -83,6 +85,7 @@ const workerdPool = () =>
         TEST_MIGRATIONS: await readD1Migrations(migrationsDir),
         TEST_LOG_MIGRATIONS: await readD1Migrations(logMigrationsDir),
         REFERENCE_OPERATIONS: referenceOperations,
+        MCP_DOC: mcpDoc,
         OPENAI_API_KEY: "test-key",
         OPENAI_BASE_URL: "http://fake-llm.test/v1",
         // Webhook retries 1 s, 2 s, 4 s … so the retry tests run in seconds, not minutes.

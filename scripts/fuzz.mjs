@@ -58,7 +58,7 @@ async function main() {
             sent++;
             const cls = status ? `${String(status)[0]}xx` : "none";
             byClass[cls] = (byClass[cls] ?? 0) + 1;
-            const problem = status ? fuzzProblem(status, text) : text;
+            const problem = status ? fuzzProblem(status, text, c.path) : text;
             if (problem) problems.push(`${c.label} [${c.path.slice(0, 100)}]: ${problem}`);
           }),
         );

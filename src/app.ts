@@ -39,6 +39,7 @@ import { registerRealtimeRoutes } from "./routes/realtime";
 import { registerTraceRoutes } from "./routes/traces";
 import { registerWorkspaceRoutes } from "./routes/workspace";
 import { registerSignalRoutes } from "./routes/signals";
+import { registerMcpRoutes } from "./routes/mcp";
 
 function respondWithError(err: unknown, c: Context<AppEnv>): Response {
   const requestId = c.get("requestId") ?? crypto.randomUUID();
@@ -109,6 +110,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerWorkspaceRoutes(app);
   registerSignalRoutes(app);
   registerRealtimeRoutes(app);
+  registerMcpRoutes(app);
   registerDocsRoutes(app);
   registerConsoleRoutes(app);
   return app;

@@ -11,6 +11,8 @@ declare global {
       LOGS_1: D1Database;
       /** PromptLayer's operations: JSON of {method, path, success}[] (vitest.config.ts). */
       REFERENCE_OPERATIONS: string;
+      /** docs/mcp.md as the repository has it (vitest.config.ts). */
+      MCP_DOC: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");

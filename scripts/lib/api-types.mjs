@@ -19,6 +19,25 @@ const METHODS = ["get", "post", "put", "patch", "delete"];
 
 /** The OpenAPI document GET /openapi.json serves, built in Node. */
 export async function openApiDocument() {
+  return withAppModules(async (load) => {
+    const { createApp } = await load("/src/app.ts");
+    const log = console.log;
+    console.log = () => {}; // the request's own log line
+    try {
+      const res = await createApp().request("/openapi.json", {}, {});
+      if (!res.ok) throw new Error(`GET /openapi.json answered ${res.status}`);
+      return await res.json();
+    } finally {
+      console.log = log;
+    }
+  });
+}
+
+/**
+ * Runs `fn` with a loader of src/ modules in Node (through Vite, as the console's build does):
+ * app.ts's value imports reach no cloudflare:* module, so the app and what it serves load here.
+ */
+export async function withAppModules(fn) {
   const { createServer } = await import("vite");
   const server = await createServer({
     root: ROOT,
@@ -28,15 +47,9 @@ export async function openApiDocument() {
     server: { middlewareMode: true, hmr: false, watch: null },
     optimizeDeps: { noDiscovery: true, include: [] },
   });
-  const log = console.log;
   try {
-    const { createApp } = await server.ssrLoadModule("/src/app.ts");
-    console.log = () => {}; // the request's own log line
-    const res = await createApp().request("/openapi.json", {}, {});
-    if (!res.ok) throw new Error(`GET /openapi.json answered ${res.status}`);
-    return await res.json();
+    return await fn((path) => server.ssrLoadModule(path));
   } finally {
-    console.log = log;
     await server.close();
   }
 }

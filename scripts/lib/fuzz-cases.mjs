@@ -109,8 +109,14 @@ export function fuzzCases(doc, key, { variants = 2, seed = 0 } = {}) {
   return cases;
 }
 
-/** Why an answer breaks the rules (a 5xx, or a 4xx not in the error shape), or null. */
-export function fuzzProblem(status, text) {
+/** The MCP endpoint speaks JSON-RPC: its transport answers a bad request with a JSON-RPC error (docs/mcp.md). */
+const JSON_RPC_PATH = /^\/mcp(\?|$)/;
+
+/**
+ * Why an answer breaks the rules (a 5xx, or a 4xx not in the error shape), or null. `path`: the
+ * request's; on the MCP endpoint a 4xx may also be a JSON-RPC error object.
+ */
+export function fuzzProblem(status, text, path = "") {
   if (status >= 500) return `${status}: ${text.slice(0, 200)}`;
   if (status < 400) return null;
   let body;
@@ -119,5 +125,7 @@ export function fuzzProblem(status, text) {
   } catch {
     return `${status} not JSON: ${text.slice(0, 200)}`;
   }
-  return body.success === false && typeof body.message === "string" && typeof body.error === "string" ? null : `${status} not the error shape: ${text.slice(0, 200)}`;
+  if (body.success === false && typeof body.message === "string" && typeof body.error === "string") return null;
+  const jsonRpcError = body.jsonrpc === "2.0" && Number.isInteger(body.error?.code) && typeof body.error?.message === "string";
+  return JSON_RPC_PATH.test(path) && jsonRpcError ? null : `${status} not the error shape: ${text.slice(0, 200)}`;
 }

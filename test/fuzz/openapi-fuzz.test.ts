@@ -1,5 +1,5 @@
 // A fuzz pass generated from /openapi.json (scripts/lib/fuzz-cases.mjs, also behind `npm run fuzz`):
-// no answer may be a 5xx, and every 4xx has the error shape.
+// no answer may be a 5xx, and every 4xx has the error shape (or, on the MCP endpoint, JSON-RPC's).
 import { describe, expect, it } from "vitest";
 import { call, callHandler, createWorkspace, json } from "../helpers/api";
 // @ts-expect-error: a plain ES module of the repo's scripts
@@ -18,7 +18,7 @@ describe("fuzz from /openapi.json", () => {
       await Promise.all(
         cases.slice(i, i + 16).map(async (c) => {
           const res = await callHandler(c.path, c.init);
-          const problem = fuzzProblem(res.status, await res.text());
+          const problem = fuzzProblem(res.status, await res.text(), c.path);
           if (problem) failures.push(`${c.label} [${c.path.slice(0, 120)}] ${JSON.stringify(c.init.json ?? c.init.body ?? null).slice(0, 160)}: ${problem}`);
         }),
       );

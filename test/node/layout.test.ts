@@ -32,14 +32,14 @@ const FLOORS: string[][] = [
   ["services/datasets", "services/tables", "services/workflows", "services/signals"],
   ["services/ingest", "services/evaluations"],
   ["queue"],
-  ["http"],
+  ["http", "mcp"],
   ["routes"],
   ["app.ts"],
   ["index.ts"],
 ];
 
 /** Units entered only through their index.ts from outside. */
-const FACES = (unit: string) => ["prompts", "logs", "sheets", "traces"].includes(unit) || unit.startsWith("services/");
+const FACES = (unit: string) => ["prompts", "logs", "sheets", "traces", "mcp"].includes(unit) || unit.startsWith("services/");
 
 /**
  * Imports that pass by a face, each for a reason. The Worker's entry exports the sheet Durable

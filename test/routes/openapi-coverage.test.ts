@@ -96,3 +96,17 @@ describe("/openapi.json: the routes whose handler reads the body as a stream (de
     }
   });
 });
+
+describe("/openapi.json: the MCP endpoint, which is not an operation of PromptLayer's REST API", () => {
+  it("documents POST /mcp as needing no key, answering 200 and 202, pointing at docs/mcp.md, as the document's description does", async () => {
+    const doc = await json(await call("/openapi.json"));
+    const op = doc.paths["/mcp"]?.post;
+    expect(op).toBeDefined();
+    expect(op.security).toEqual([]);
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "403", "413", "415"]));
+    expect(op.description).toContain("docs/mcp.md");
+    expect(doc.info.description).toContain("docs/mcp.md");
+    // Only POST: GET and DELETE are the 405 of a known path.
+    expect(Object.keys(doc.paths["/mcp"])).toEqual(["post"]);
+  });
+});

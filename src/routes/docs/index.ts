@@ -17,7 +17,9 @@ export const API_INFO = {
     "another method is a 405 with an Allow header. " +
     "Responses that read or wrote a database carry X-PromptEdge-Bookmark (database=bookmark pairs, D1 sessions): send it back " +
     "on later requests to read your own writes from any read replica; without it, reads may come from a replica a moment " +
-    "behind. A malformed bookmark header is a 400.",
+    "behind. A malformed bookmark header is a 400. " +
+    "Agents (Claude Code, Claude Desktop, Cursor) connect to the MCP endpoint, POST /mcp, which serves PromptLayer's MCP tools by their names on top of " +
+    "these operations and reads an Authorization: Bearer key: setup, tools, prompts and resources in docs/mcp.md in the repository.",
 };
 
 const openapiJson = defineRoute({
@@ -43,13 +45,20 @@ const docs = defineRoute({
   responses: { 200: { description: "HTML", content: { "text/html": { schema: z.string() } } } },
 });
 
+const documents = new WeakMap<OpenAPIHono<AppEnv>, Record<string, unknown>>();
+
+/** The app's OpenAPI document (what GET /openapi.json serves), built once per app: the MCP tools' input schemas are read from it too. */
+export function apiDocument(app: OpenAPIHono<AppEnv>): Record<string, unknown> {
+  let doc = documents.get(app);
+  if (!doc) {
+    doc = app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO, security: [{ ApiKeyAuth: [] }] }) as unknown as Record<string, unknown>;
+    documents.set(app, doc);
+  }
+  return doc;
+}
+
 export function registerDocsRoutes(app: OpenAPIHono<AppEnv>) {
-  let cached: Record<string, unknown> | null = null;
-  const document = () => {
-    cached ??= app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO, security: [{ ApiKeyAuth: [] }] }) as unknown as Record<string, unknown>;
-    return cached;
-  };
-  app.openapi(openapiJson, (c) => c.json(document(), 200));
+  app.openapi(openapiJson, (c) => c.json(apiDocument(app), 200));
   app.openapi(docs, (c) => securePage(c.html(DOCS_PAGE, 200), DOCS_CSP) as never);
   app.use("/docs/*", assetFiles("/docs/", DOCS_CSP, "the API reference's files are missing: run `npm run build:assets`"));
 }
