@@ -9,6 +9,7 @@ import { ErrorBox, fmt, Json, Loading, Pager, Section, Status, Tag, useAsync } f
 import { Conversation } from "./conversation";
 import { traceHref } from "./traces";
 import { DatasetFromSearch, RequestActions } from "./request-actions";
+import { SignalVerdicts } from "./signals";
 
 type SortBy = NonNullable<BodyOf<"POST /api/public/v2/requests/search">["sort_by"]>;
 
@@ -377,6 +378,9 @@ export function RequestDetail({ id }: { id: string }) {
           ) : null}
           <Field name="Tags">
             {(d.tags ?? []).length ? (d.tags as string[]).map((t) => <Tag key={t}>{t}</Tag>) : <span class="muted">none</span>}
+          </Field>
+          <Field name="Signals">
+            <SignalVerdicts verdicts={d.signals ?? []} />
           </Field>
           <Field name="Scores">
             {scores.length ? (

@@ -32,6 +32,28 @@ export function VerdictBadge({ result, status }: { result: boolean | null; statu
   return <span class={`badge verdict-${result ? "true" : "false"}`}>{result ? "true" : "false"}</span>;
 }
 
+type LogVerdict = AnswerOf<"GET /api/public/v2/requests/{request_id}">["signals"][number];
+
+/** A log's verdicts (the request view): each signal's chip, its verdict, and its reasoning and quote on hover and below. */
+export function SignalVerdicts({ verdicts }: { verdicts: LogVerdict[] }) {
+  if (verdicts.length === 0) return <span class="muted">none</span>;
+  return (
+    <ul class="signal-verdicts" data-testid="signal-verdicts">
+      {verdicts.map((v) => (
+        <li key={v.signal_id} title={v.status === "ok" ? (v.reasoning ?? "") : (v.error ?? "")}>
+          <a href={href("signals", v.signal_id)}>{v.name}</a> <VerdictBadge result={v.result} status={v.status} />
+          {v.quote ? (
+            <>
+              {" "}
+              <q class={v.quote_verified ? "quote verified" : "quote"}>{v.quote}</q>
+            </>
+          ) : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /** A hook's scope in words. */
 function scopeText(h: Hook): string {
   const parts: string[] = [];
