@@ -1,10 +1,11 @@
 // /api/public/v2/signals as a resource: create (defaults, validation, limits on both sides), list with
 // totals, read, change (revision), delete, hooks one at a time, tests (20 logs, 21 a 400), estimates,
-// and every route's isolation by workspace.
+// and every route's isolation by workspace; custom charts of a `signal:<name>` field.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
-import { logAnswer, newSignal, SIGNALS, uniq } from "../helpers/signals";
+import { text } from "../helpers/fixtures";
+import { logAnswer, newSignal, owe, owedCount, SIGNALS, uniq, until } from "../helpers/signals";
 
 const post = (ws: TestKey, path: string, body: unknown) => call(path, { method: "POST", key: ws.key, json: body });
 const patch = (ws: TestKey, path: string, body: unknown) => call(path, { method: "PATCH", key: ws.key, json: body });
@@ -332,5 +333,86 @@ describe("signals: isolation", () => {
     ]) {
       expect((await call(path, { method, json: method === "POST" ? {} : undefined })).status).toBe(401);
     }
+  });
+});
+
+// Custom charts over verdicts: avg of `signal:<name>` is its true-rate over the judged logs, sum its true
+// verdicts; a name that is no signal of the workspace (another workspace's included) is a 400.
+const CHARTS = "/api/public/v2/requests/analytics/custom-analytics";
+
+async function publish(ws: TestKey, name: string, content: string) {
+  const res = await call("/rest/prompt-templates", {
+    method: "POST",
+    key: ws.key,
+    json: { prompt_template: { prompt_name: name }, prompt_version: { prompt_template: { type: "chat", messages: [{ role: "user", content: text(content) }] } } },
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await json(res)).id as number;
+}
+
+describe("custom charts: the signal:<name> field", () => {
+  it("charts a signal's true-rate per prompt version over time, its true verdicts, and refuses unknown names", async () => {
+    const ws = await createWorkspace();
+    const name = uniq("tpl");
+    const tpl = await publish(ws, name, "v1");
+    await publish(ws, name, "v2");
+    const s = await newSignal(ws, { name: "Refund promised", enabled: true });
+    const v = (n: number) => ({ prompt_id: tpl, prompt_version_number: n });
+    const judged = [
+      await logAnswer(ws, "[[verdict:true]]", v(1)),
+      await logAnswer(ws, "[[verdict:true]]", v(1)),
+      await logAnswer(ws, "[[verdict:true]]", v(1)),
+      await logAnswer(ws, "[[verdict:false]]", v(1)),
+      await logAnswer(ws, "[[verdict:true]]", v(2)),
+      await logAnswer(ws, "[[verdict:false]]", v(2)),
+      await logAnswer(ws, "[[judge-bad]]", v(2)),
+    ];
+    await logAnswer(ws, "never judged", v(2));
+    await owe(ws, s.id, judged);
+    await until(async () => (await owedCount(ws)) === 0, "every judgement made");
+
+    const res = await call(CHARTS, {
+      method: "POST",
+      key: ws.key,
+      json: {
+        customCharts: [
+          { id: "rate", chartType: "line", metric: "avg", metricField: "signal:Refund promised", groupByField: "prompt_version_number", timeSeries: true },
+          {
+            id: "all",
+            chartType: "bar",
+            series: [
+              { key: "rate", label: "True-rate", metric: "avg", metricField: "signal:Refund promised" },
+              { key: "yes", label: "True", metric: "sum", metricField: "signal:Refund promised" },
+            ],
+          },
+          { id: "logs", chartType: "bar", metric: "count" },
+        ],
+      },
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const [rate, all, logs] = (await json(res)).customCharts;
+    expect(rate.series.map((x: any) => x.key).sort()).toEqual(["1", "2"]);
+    expect(rate.data).toHaveLength(1); // one day
+    expect(rate.data[0]).toMatchObject({ "1": 0.75, "2": 0.5 });
+    expect(all.series).toEqual([{ key: "rate", label: "True-rate", unit: "number" }, { key: "yes", label: "True", unit: "number" }]);
+    expect(all.data[0].rate).toBeCloseTo(4 / 6, 6);
+    expect(all.data[0].yes).toBe(4);
+    expect(logs.data[0].value).toBe(8);
+
+    const refused = async (customCharts: unknown[], key: string, pattern: RegExp) => {
+      const r = await call(CHARTS, { method: "POST", key, json: { customCharts } });
+      expect(r.status).toBe(400);
+      expect((await json(r)).message).toMatch(pattern);
+    };
+    await refused([{ id: "a", chartType: "bar", metric: "avg", metricField: "signal:Nope" }], ws.key, /customCharts\.0\.metricField: no signal named "Nope"/);
+    await refused(
+      [{ id: "a", chartType: "bar", series: [{ key: "a", label: "A", metric: "avg", metricField: "cost" }, { key: "b", label: "B", metric: "sum", metricField: "signal:Nope" }] }],
+      ws.key,
+      /customCharts\.0\.series\.1\.metricField: no signal named/,
+    );
+    await refused([{ id: "a", chartType: "bar", metric: "avg", metricField: "signal:" }], ws.key, /metricField/);
+    await refused([{ id: "a", chartType: "bar", metric: "percentile", percentile: 50, metricField: "signal:Refund promised" }], ws.key, /latency_ms only/);
+    // Another workspace's signal is no signal here.
+    await refused([{ id: "a", chartType: "bar", metric: "avg", metricField: "signal:Refund promised" }], (await createWorkspace()).key, /no signal named "Refund promised"/);
   });
 });

@@ -6,7 +6,8 @@ import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../http/openapi";
 import { requestAnalytics } from "../../logs";
 import { customAnalytics } from "../../logs";
-import { GROUP_FIELDS, METRIC_FIELDS } from "../../analytics/custom-charts";
+import { GROUP_FIELDS, METRIC_FIELDS, SIGNAL_FIELD_PREFIX, type MetricField } from "../../analytics/custom-charts";
+import { signalIdsByName } from "../../services/signals";
 import { ChartKey, ChartLimit, ChartTitle, chartResultSchema, DerivedInsights, Metric, Percentile, seriesSchema } from "./chart-schemas";
 
 const Series = z.array(z.tuple([z.string(), z.number().nullable()]));
@@ -87,15 +88,31 @@ const analytics = defineRoute({
   responses: { 200: { description: "The analytics", content: { "application/json": { schema: AnalyticsResponse } } } },
 });
 
+const LogMetricField = z
+  .union([
+    z.enum(METRIC_FIELDS),
+    z
+      .string()
+      .startsWith(SIGNAL_FIELD_PREFIX)
+      .min(SIGNAL_FIELD_PREFIX.length + 1, "must name a signal after signal:")
+      .max(SIGNAL_FIELD_PREFIX.length + 255, "must name a signal of at most 255 characters after signal:")
+      .transform((f) => f as MetricField),
+  ])
+  .openapi({
+    description:
+      "A field of the logs, or `signal:<name>`: a signal's verdicts (1 true, 0 false; logs without an ok verdict have no value). " +
+      "avg is the signal's true-rate over the judged logs, sum its true verdicts; a name that is no signal of the workspace is a 400.",
+  });
+
 const ChartSpec = z
   .object({
     id: ChartKey,
     title: ChartTitle,
     chartType: z.enum(["bar", "line", "area"]),
     metric: Metric.nullish(),
-    metricField: z.enum(METRIC_FIELDS).nullish(),
+    metricField: LogMetricField.nullish(),
     percentile: Percentile.nullish(),
-    series: seriesSchema(METRIC_FIELDS),
+    series: seriesSchema(LogMetricField),
     derivedInsights: DerivedInsights,
     groupByField: z.enum(GROUP_FIELDS).nullish(),
     groupByMetadataKey: z.string().min(1, "must be 1 to 1000 characters").max(1000, "must be 1 to 1000 characters").nullish(),
@@ -122,6 +139,7 @@ const custom = defineRoute({
     "or a metadata key's values (the top `limit` groups by the first series, logs without the field grouped as \"(none)\"), over time (by hour or day, as analytics), " +
     "or over time and by group (one row per time bucket, one key per group). Latency is answered in seconds. turn_count, tool_call_count, cached_tokens and " +
     "thinking_tokens are not recorded by this service: asking for them is a 400. A log counts once per tag, tool, or key it has when grouped by those. " +
+    "A metricField `signal:<name>` charts a signal's verdicts (avg: its true-rate, e.g. over time by prompt_version_number). " +
     "Counts, sums and averages are exact; latency percentiles are within 10 %.",
   request: { body: { required: true, content: { "application/json": { schema: CustomBody } } } },
   responses: { 200: { description: "The charts, in the order asked", content: { "application/json": { schema: CustomResponse } } } },
@@ -134,6 +152,19 @@ export function registerAnalyticsRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(custom, async (c) => {
-    return c.json(await customAnalytics(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, c.req.valid("json")), 200);
+    const body = c.req.valid("json");
+    const ws = c.get("auth").workspaceId;
+    const signals = await signalIdsByName(c.var.deps.db, ws, signalFieldsOf(body.customCharts));
+    return c.json(await customAnalytics(await c.var.deps.logs(ws), ws, { ...body, signals }), 200);
   });
+}
+
+/** The `signal:<name>` fields the charts name, with where each is named (for a 400 on a name that is no signal). */
+function signalFieldsOf(charts: z.infer<typeof ChartSpec>[]): { name: string; at: string }[] {
+  const named: { name: string; at: string }[] = [];
+  charts.forEach((chart, i) => {
+    const fields = [chart.metricField ? { f: chart.metricField, at: `customCharts.${i}.metricField` } : null, ...(chart.series ?? []).map((s, k) => ({ f: s.metricField, at: `customCharts.${i}.series.${k}.metricField` }))];
+    for (const x of fields) if (x && x.f.startsWith(SIGNAL_FIELD_PREFIX)) named.push({ name: x.f.slice(SIGNAL_FIELD_PREFIX.length), at: x.at });
+  });
+  return named;
 }

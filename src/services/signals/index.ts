@@ -20,6 +20,7 @@ export {
   MAX_STATEMENT_LENGTH,
   DEFAULT_SAMPLE_RATE,
   requireSignal,
+  signalIdsByName,
   updateHook,
   updateSignal,
   type HookInput,
