@@ -21,6 +21,7 @@ export { filterEstimates, KEYED_FIELDS, searchRequestLogs, SORT_COLUMNS, suggest
 export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "./tracking";
 export { requestAnalytics } from "./analytics";
 export { customAnalytics } from "./custom-analytics";
+export { signalAnalytics } from "./signal-analytics";
 export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics } from "./trace-analytics";
 export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchInput } from "./trace-search";
 export { fillQuery, findLog, logValues, logValuesSql, LOGS_BY_IDS, matchingLogIds, previewLogs, type LogValues } from "./datasets";

@@ -350,8 +350,8 @@ async function publish(ws: TestKey, name: string, content: string) {
   return (await json(res)).id as number;
 }
 
-describe("custom charts: the signal:<name> field", () => {
-  it("charts a signal's true-rate per prompt version over time, its true verdicts, and refuses unknown names", async () => {
+describe("analytics and custom charts: a signal's true-rate", () => {
+  it("charts a signal's true-rate per prompt version over time and its true verdicts, adds it to analytics, and refuses unknown names", async () => {
     const ws = await createWorkspace();
     const name = uniq("tpl");
     const tpl = await publish(ws, name, "v1");
@@ -398,6 +398,27 @@ describe("custom charts: the signal:<name> field", () => {
     expect(all.data[0].rate).toBeCloseTo(4 / 6, 6);
     expect(all.data[0].yes).toBe(4);
     expect(logs.data[0].value).toBe(8);
+
+    // The analytics answer adds each asked signal's true-rate: overall, per period, per prompt version.
+    const analytics = async (body: unknown, key = ws.key) => call("/api/public/v2/requests/analytics", { method: "POST", key, json: body });
+    const a = await json(await analytics({ signals: ["Refund promised"] }));
+    expect(a.totalRequests).toBe(8);
+    expect(a.signals["Refund promised"]).toMatchObject({ judged: 6, true: 4, trueRate: 0.666667 });
+    expect(a.signals["Refund promised"].trueRateByDay).toEqual([[expect.any(String), 0.666667]]);
+    expect(a.signals["Refund promised"].byPromptVersion).toEqual([
+      { promptId: String(tpl), promptVersionNumber: 1, judged: 4, true: 3, trueRate: 0.75 },
+      { promptId: String(tpl), promptVersionNumber: 2, judged: 2, true: 1, trueRate: 0.5 },
+    ]);
+    expect(await json(await analytics({}))).not.toHaveProperty("signals");
+    for (const [body, pattern] of [
+      [{ signals: ["Nope"] }, /signals\.0: no signal named "Nope"/],
+      [{ signals: Array.from({ length: 11 }, (_, i) => `s${i}`) }, /at most 10 signals/],
+    ] as const) {
+      const r = await analytics(body);
+      expect(r.status).toBe(400);
+      expect((await json(r)).message).toMatch(pattern);
+    }
+    expect((await analytics({ signals: ["Refund promised"] }, (await createWorkspace()).key)).status).toBe(400);
 
     const refused = async (customCharts: unknown[], key: string, pattern: RegExp) => {
       const r = await call(CHARTS, { method: "POST", key, json: { customCharts } });

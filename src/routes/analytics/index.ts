@@ -4,7 +4,7 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../http/openapi";
-import { requestAnalytics } from "../../logs";
+import { requestAnalytics, signalAnalytics } from "../../logs";
 import { customAnalytics } from "../../logs";
 import { GROUP_FIELDS, METRIC_FIELDS, SIGNAL_FIELD_PREFIX, type MetricField } from "../../analytics/custom-charts";
 import { signalIdsByName } from "../../services/signals";
@@ -21,8 +21,15 @@ export const AnalyticsBody = z
     sort_by: z.string().max(64).nullable().optional().openapi({ description: "Accepted for compatibility with search bodies; ignored." }),
     sort_order: z.enum(["asc", "desc"]).nullable().optional().openapi({ description: "Accepted for compatibility; ignored." }),
     metadata_cost_breakdown_key: z.string().max(1000).nullable().optional().openapi({ description: "Accepted for compatibility; the metadata breakdown is not computed." }),
+    signals: z
+      .array(z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters"))
+      .max(10, "at most 10 signals")
+      .nullish()
+      .openapi({ description: "Names of the workspace's signals whose true-rates to add (the answer's `signals`); a name that is no signal of the workspace is a 400." }),
   })
   .openapi("RequestAnalyticsRequest");
+
+const SignalRate = { judged: z.int().openapi({ description: "Logs with an ok verdict." }), true: z.int(), trueRate: z.number().nullable().openapi({ description: "true / judged; null before a verdict." }) };
 
 const AnalyticsResponse = z
   .object({
@@ -68,6 +75,17 @@ const AnalyticsResponse = z
     errorRate: z.number().openapi({ description: "Share of the matching requests whose status is ERROR." }),
     providerBreakdown: z.array(Breakdown.extend({ provider: z.string() })),
     promptBreakdown: z.array(Breakdown.extend({ promptId: z.string() })),
+    signals: z
+      .record(
+        z.string(),
+        z.object({
+          ...SignalRate,
+          trueRateByDay: z.array(z.tuple([z.string(), z.number().nullable()])).openapi({ description: "Per period of the series (hour or day, as stats)." }),
+          byPromptVersion: z.array(z.object({ promptId: z.string().nullable(), promptVersionNumber: z.int().nullable(), ...SignalRate })).openapi({ description: "Per prompt template and version, most judged first (null: logs of no template)." }),
+        }),
+      )
+      .optional()
+      .openapi({ description: "Only when `signals` is asked: each signal's true-rate over the selected logs, by period and by prompt version." }),
   })
   .openapi("RequestAnalyticsResponse");
 
@@ -83,7 +101,8 @@ const analytics = defineRoute({
     "Every count and sum is exact. Percentiles come from latency histograms with buckets 20 % wide, so they are within 10 % of the true value; " +
     "histograms are kept overall, by model and by provider, so prompt templates' percentiles are null (their averages are exact). " +
     "When the only filters are top-level request_start_time bounds, whole UTC days are read from daily totals kept as logs are indexed, within seconds of their write " +
-    "(the partial days at the edges from the logs); other filters and free text read the matching logs.",
+    "(the partial days at the edges from the logs); other filters and free text read the matching logs. " +
+    "With `signals` (names of the workspace's signals) the answer adds each one's true-rate over the selected logs, overall, per period and per prompt version.",
   request: { body: { required: true, content: { "application/json": { schema: AnalyticsBody } } } },
   responses: { 200: { description: "The analytics", content: { "application/json": { schema: AnalyticsResponse } } } },
 });
@@ -148,7 +167,12 @@ const custom = defineRoute({
 export function registerAnalyticsRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(analytics, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await requestAnalytics(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, body), 200);
+    const ws = c.get("auth").workspaceId;
+    const asked = (body.signals ?? []).map((name, i) => ({ name, at: `signals.${i}` }));
+    const signals = await signalIdsByName(c.var.deps.db, ws, asked);
+    const logs = await c.var.deps.logs(ws);
+    const answer = await requestAnalytics(c.var.deps.db, logs, ws, body);
+    return c.json(asked.length > 0 ? { ...answer, signals: await signalAnalytics(logs, ws, body, signals) } : answer, 200);
   });
 
   app.openapi(custom, async (c) => {
