@@ -75,7 +75,7 @@ export async function judgedAmong(ws: TestKey, signalId: number, ids: number[]):
 }
 
 /** Waits until `check` answers something truthy (the queue runs in the background). */
-export async function until<T>(check: () => Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+export async function until<T>(check: () => Promise<T>, what: string, timeoutMs = 45_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const got = await check();

@@ -30,8 +30,8 @@ async function publish(ws: TestKey, name: string, labels: string[] = []) {
 /** Waits until the workspace's logs are indexed and every judgement they owed is made. */
 async function settle(ws: TestKey, ids: number[]) {
   const d1 = await logsDb(ws);
-  await until(async () => (await d1.prepare(`SELECT count(*) AS n FROM request_log_unindexed WHERE request_id IN (SELECT value FROM json_each(?))`).bind(JSON.stringify(ids)).first<{ n: number }>())!.n === 0, "the logs indexed");
-  await until(async () => (await owedCount(ws)) === 0, "the judgements made");
+  await until(async () => (await d1.prepare(`SELECT count(*) AS n FROM request_log_unindexed WHERE request_id IN (SELECT value FROM json_each(?))`).bind(JSON.stringify(ids)).first<{ n: number }>())!.n === 0, "the logs indexed", 100_000);
+  await until(async () => (await owedCount(ws)) === 0, "the judgements made", 100_000);
 }
 
 describe("signals fed by the indexer", () => {
@@ -68,7 +68,7 @@ describe("signals fed by the indexer", () => {
     expect(await owedCount(ws)).toBe(0);
     expect(await totals(ws, s.id)).toEqual(before);
     expect((await spendToday(buildDeps(env).db, s.id, Date.now())).runs).toBe(expected.length);
-  });
+  }, 240_000);
 
   it("judges only what a hook's scope and filters cover: a template's version, a release label's version, a tag", async () => {
     const ws = await createWorkspace();
@@ -93,7 +93,7 @@ describe("signals fed by the indexer", () => {
     expect(await judgedBy(logs.b2)).toEqual([]);
     expect(await judgedBy(logs.none)).toEqual([]);
     expect((await totals(ws, off.id)).processed).toBe(0);
-  });
+  }, 240_000);
 
   it("judges a log once per signal when several hooks match it, under the first hook that samples it", async () => {
     const ws = await createWorkspace();
@@ -101,7 +101,7 @@ describe("signals fed by the indexer", () => {
     const ids = await logMany(ws, 6, (i) => `x ${i}`);
     await settle(ws, ids);
     for (const id of ids) expect(await resultsOf(ws, id)).toMatchObject([{ signal_id: s.id, hook_id: s.hooks[1].id }]);
-  });
+  }, 240_000);
 
   it("owes the judgement for the signal's delay, and the cron's index sweep matches logs no message brought", async () => {
     const ws = await createWorkspace();
