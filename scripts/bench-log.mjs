@@ -20,7 +20,8 @@
 // With --signals N (N > 0) a second workspace has N enabled signals judging every log (sample rate 1),
 // with a fake judge on this machine (scripts/lib/fake-provider.mjs): each round then also sends its
 // log-requests as that workspace, and the report sets its throughput beside the plain workspace's of
-// the same rounds (judging is off the request path: they should be alike), and counts judgements per
+// the same rounds (judging is off the request path: they should be alike; every other round runs the
+// signals workspace first), and counts judgements per
 // second through the signals queue (each round's judgements, from its first log-request until the
 // last of them is stored).
 //
@@ -277,6 +278,7 @@ function report(result) {
     lines.push(
       "",
       `signals: ${signals.count} enabled, sample rate 1, fake judge on this machine; log-request as that workspace ${signals.log.throughput_rps.toFixed(1)} req/s against ${log.throughput_rps.toFixed(1)} without (${signals.ratio_pct.toFixed(1)} %)`,
+      `per round (signals / without): ${signals.round_ratios_pct.map((x) => `${x.toFixed(1)} %`).join(" / ")} (odd rounds ran the signals workspace first)`,
       `target: log-request with signals within 10 % of without: ${ok(signals.within_10_pct)}`,
       `judgements through the signals queue: ${signals.judgements} in all, ${fmt(signals.judgements_per_s, 1)} per second (each round from its first log-request until its last judgement stored; rounds ${signals.rounds_per_s.map((x) => fmt(x, 1)).join(" / ")})`,
     );
@@ -376,20 +378,30 @@ async function main() {
       const n = Math.floor(count / rounds) + (r < count % rounds ? 1 : 0);
       log(`Round ${r + 1}/${rounds}: ${n} × GET /health, then ${n} × POST /log-request, concurrency ${concurrency}…`);
       parts.health.push(await run(ep.health, { first, count: n, concurrency }, errors));
-      const cpu0 = cpuNow();
-      const probes = prober(api.url, api.key, errors);
-      parts.log.push(await run(ep.log, { first, count: n, concurrency, probes }, errors));
-      drains.push(await indexed());
-      await probes.stop();
-      cpuWithIndexing += cpuNow() - cpu0;
-      freshness.push(...probes.freshness);
-      if (ep.signals) {
+      const plainRound = async () => {
+        const cpu0 = cpuNow();
+        const probes = prober(api.url, api.key, errors);
+        parts.log.push(await run(ep.log, { first, count: n, concurrency, probes }, errors));
+        drains.push(await indexed());
+        await probes.stop();
+        cpuWithIndexing += cpuNow() - cpu0;
+        freshness.push(...probes.freshness);
+      };
+      const signalsRound = async () => {
         log(`Round ${r + 1}/${rounds}: ${n} × POST /log-request as the workspace with ${opts.signals} signals…`);
         const t0 = performance.now();
         const part = await run(ep.signals, { first, count: n, concurrency }, errors);
         parts.signals.push(part);
         await waitJudged(api.url, signalsKey, (first + n) * opts.signals);
         judgeRates.push((n * opts.signals) / ((performance.now() - t0) / 1000));
+      };
+      // With signals, every other round runs them first: neither side always follows the other's leftovers.
+      if (ep.signals && r % 2 === 1) {
+        await signalsRound();
+        await plainRound();
+      } else {
+        await plainRound();
+        if (ep.signals) await signalsRound();
       }
       first += n;
     }
@@ -443,6 +455,8 @@ async function main() {
         count: opts.signals,
         log: withSignals,
         ratio_pct: Math.round((withSignals.throughput_rps / logRes.throughput_rps) * 1000) / 10,
+        // Per round (the two sides of a round ran back to back): less exposed to the machine's swings than the totals.
+        round_ratios_pct: withSignals.rounds_rps.map((x, i) => Math.round((x / logRes.rounds_rps[i]) * 1000) / 10),
         within_10_pct: withSignals.throughput_rps >= 0.9 * logRes.throughput_rps,
         judgements: count * opts.signals,
         judgements_per_s: Math.round((judgeRates.reduce((a, b) => a + b, 0) / judgeRates.length) * 10) / 10,
