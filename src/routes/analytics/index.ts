@@ -140,7 +140,7 @@ const ChartSpec = z
   })
   .openapi("CustomAnalyticsSpec");
 
-const CustomBody = AnalyticsBody.omit({ metadata_cost_breakdown_key: true })
+const CustomBody = AnalyticsBody.omit({ metadata_cost_breakdown_key: true, signals: true })
   .extend({ customCharts: z.array(ChartSpec).min(1, "must hold 1 to 20 charts").max(20, "must hold 1 to 20 charts") })
   .openapi("RequestAnalyticsCustomAnalyticsQuery");
 
