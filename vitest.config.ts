@@ -97,6 +97,8 @@ const workerdPool = () =>
         // Verified keys are trusted for 0.2 s instead of 5 s, so the revocation tests wait that long.
         AUTH_KEY_CACHE_MS: "200",
       },
+      // Empty databases for the migration tests (test/logs/migration.test.ts): migrated there, step by step.
+      d1Databases: ["MIGRATE_LOGS", "MIGRATE_CONTROL"],
       // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.
       outboundService: fakeUpstream,
       // The consumers of wrangler.toml, but a batch is delivered at once instead of after up to

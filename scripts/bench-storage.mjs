@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run bench:storage: D1 bytes per request log, split into the request_logs row, its side rows
-// (request_log_values, request_log_facets, request_log_daily, request_groups, with their indexes), the
-// full-text index (request_logs_fts and its shadow tables) and the indexes on request_logs; then bytes
+// (request_log_facets, request_log_daily, request_groups, with their indexes; request_log_values in
+// trees before issue 37), the search index (request_log_search, or request_logs_fts before, and their
+// shadow tables) and the indexes on request_logs; then bytes
 // per span (the spans table and its indexes) for OTLP exports. A measured run, never a timed test.
 //
 //   npm run bench:storage [-- --logs 2000 --exports 20 --concurrency 8 --json]
@@ -193,7 +194,8 @@ const CATEGORIES = ["row", "side rows", "fts", "indexes", "spans", "other"];
 
 /** The category of a table or index (by the table it belongs to). */
 function categoryOf(name, table) {
-  if (name.startsWith("request_logs_fts")) return "fts";
+  // The full-text index: request_logs_fts before issue 37, request_log_search (texts and keys) since.
+  if (name.startsWith("request_logs_fts") || name.startsWith("request_log_search")) return "fts";
   if (table === "request_logs") return name === "request_logs" ? "row" : "indexes";
   if (["request_log_values", "request_log_facets", "request_log_daily", "request_groups"].includes(table)) return "side rows";
   if (["spans", "trace_closures"].includes(table)) return "spans";
@@ -201,7 +203,7 @@ function categoryOf(name, table) {
 }
 
 /** Every local D1 database file: the control database and the log databases (a log lands in one of them). */
-function d1Files(persistTo) {
+export function d1Files(persistTo) {
   const dir = join(persistTo, "v3", "d1", "miniflare-D1DatabaseObject");
   const files = readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
   if (files.length === 0) throw new Error(`no D1 database file in ${dir}`);
@@ -215,7 +217,7 @@ function sqlite3(file, sqlText) {
 }
 
 /** Whether a sqlite3 shell with the dbstat table is on this machine. */
-function haveDbstat(file) {
+export function haveDbstat(file) {
   try {
     sqlite3(file, "SELECT count(*) AS n FROM dbstat");
     return true;
@@ -225,7 +227,7 @@ function haveDbstat(file) {
 }
 
 /** Bytes per table or index ({ name → bytes }) and the files' bytes, summed over closed database files. */
-function snapshot(files, method) {
+export function snapshot(files, method) {
   const sum = { fileBytes: 0, freeBytes: 0, objects: {} };
   for (const file of files) {
     const one = snapshotOf(file, method);
@@ -256,7 +258,7 @@ function snapshotOf(file, method) {
 }
 
 /** Bytes added between two snapshots, per category and per object, divided by `per`. */
-function delta(before, after, per) {
+export function delta(before, after, per) {
   const byCategory = Object.fromEntries(CATEGORIES.map((c) => [c, 0]));
   const byObject = {};
   for (const [name, o] of Object.entries(after.objects)) {
@@ -272,7 +274,7 @@ function delta(before, after, per) {
 }
 
 /** Summed byte lengths of request_logs' columns (through the D1 binding), per log, for ids in (lo, hi]. */
-async function columnBytes(d1, lo, hi) {
+export async function columnBytes(d1, lo, hi) {
   const { results } = await d1.prepare("SELECT name FROM pragma_table_info('request_logs')").all().catch(() => ({ results: [] }));
   const names = results.length > 0 ? results.map((r) => r.name) : null;
   if (!names) return null;

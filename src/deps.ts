@@ -14,12 +14,16 @@ const CONTROL_DB = "DB";
 export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
   const base = buildBaseDeps(env, sessions);
   let prompts: PromptCache | undefined;
-  return {
+  const deps: Deps = {
     env,
     get db() {
       return base.db;
     },
-    logs: base.logs,
+    async logs(workspaceId) {
+      const logs = await base.logs(workspaceId);
+      if (deps.indexExtension) logs.indexExtension = deps.indexExtension;
+      return logs;
+    },
     logsOn: base.logsOn,
     shardOf: base.shardOf,
     knowPlacement: base.knowPlacement,
@@ -43,4 +47,5 @@ export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
       }));
     },
   };
+  return deps;
 }

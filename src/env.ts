@@ -5,6 +5,7 @@ import type { BlockSettings } from "./blocks";
 import type { BaseDeps } from "./base-deps";
 import type { AuthContext } from "./lib/auth-context";
 import type { PromptCache } from "./prompts";
+import type { IndexExtension } from "./logs";
 
 export type { AuthContext };
 
@@ -73,6 +74,11 @@ export interface Deps extends BaseDeps {
   readonly indexQueue: Queue;
   /** Where judgements are announced (src/services/signals/). */
   readonly signalsQueue: Queue;
+  /**
+   * Work added to indexing that logs() hands on to the indexing a snapshot does itself: Signals'
+   * matcher, set by the request's wiring (app.ts); the queue and the cron pass it to their indexing.
+   */
+  indexExtension?: IndexExtension;
   /** The Durable Object that owns a sheet. */
   sheet(sheetId: string): DurableObjectStub<SheetObject>;
   /** The edge cache of template reads, in this data centre. */

@@ -22,7 +22,8 @@ export default {
   queue: (batch: MessageBatch<unknown>, env: Env) => handleQueue(batch, env),
   // The cron trigger: webhook events and deliveries whose queue message was lost still go out, and
   // jobs whose heartbeat went stale (a crash, a lost message) are re-queued or given up.
-  scheduled: async (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
-    ctx.waitUntil(runScheduled(buildDeps(env)));
+  // Its work is timed by the run's scheduled time (now, but for a run triggered by hand).
+  scheduled: async (controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
+    ctx.waitUntil(runScheduled(buildDeps(env), controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env, unknown>;

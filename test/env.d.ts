@@ -9,6 +9,9 @@ declare global {
       /** The log databases wrangler.toml binds (LOG_SHARDS). */
       LOGS_0: D1Database;
       LOGS_1: D1Database;
+      /** Empty databases the migration tests migrate themselves (vitest.config.ts). */
+      MIGRATE_LOGS: D1Database;
+      MIGRATE_CONTROL: D1Database;
       /** PromptLayer's operations: JSON of {method, path, success}[] (vitest.config.ts). */
       REFERENCE_OPERATIONS: string;
       /** docs/mcp.md as the repository has it (vitest.config.ts). */

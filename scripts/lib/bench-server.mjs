@@ -16,16 +16,22 @@ import { freePort } from "./local-api.mjs";
 import { performance } from "node:perf_hooks";
 import { logShardBindings, migratedState, OFFLINE_ENV, ROOT } from "./wrangler.mjs";
 
-/** Bundles src/ the way `wrangler deploy` would (offline, nothing uploaded). */
-function bundle() {
+/**
+ * Bundles src/ the way `wrangler deploy` would (offline, nothing uploaded); `entry`, another entry
+ * module in place of wrangler.toml's `main` (bench:cost's meter, which wraps the Worker). Answers the
+ * directory and the bundle's file name.
+ */
+function bundle(entry) {
   const outdir = mkdtempSync(join(tmpdir(), "promptedge-bundle-"));
-  const r = spawnSync(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir], {
+  const r = spawnSync(join(ROOT, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", outdir, ...(entry ? ["--config", join(ROOT, "wrangler.toml"), entry] : [])], {
     cwd: ROOT,
     env: { ...OFFLINE_ENV, CI: "true" },
     encoding: "utf8",
   });
   if (r.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${r.stdout}\n${r.stderr}`);
-  return outdir;
+  const script = entry ? readdirSync(outdir).find((f) => f.endsWith(".js")) : "index.js";
+  if (!script) throw new Error(`wrangler deploy --dry-run wrote no script into ${outdir}`);
+  return { outdir, script };
 }
 
 /** Pids of the workerd processes whose parent is this Node process (Miniflare spawns one). */
@@ -65,11 +71,12 @@ export function rssBytes(pid) {
  * Starts the Worker for a benchmark: fresh local state (migrations applied, one workspace and key),
  * `prepare(persistTo)` for seeding before the runtime opens the database, then Miniflare on a free
  * loopback port. `inspector: true` opens an inspector port (bench:import samples the isolate's heap
- * through it); the other benchmarks run without one. A prepared state (`persistTo` with its `key`,
+ * through it); the other benchmarks run without one. `entry`: an entry module to bundle in place of
+ * wrangler.toml's main (bench:cost's meter). A prepared state (`persistTo` with its `key`,
  * e.g. from seeded-state.mjs) is used as it is, and removed on stop. halt() stops the runtime and
  * keeps the state (to read its database files), stop() also removes it.
  */
-export async function startBenchApi({ workspace = "bench", email = "dev@localhost", vars = {}, prepare, inspector = false, persistTo: given, key: givenKey } = {}) {
+export async function startBenchApi({ workspace = "bench", email = "dev@localhost", vars = {}, prepare, inspector = false, persistTo: given, key: givenKey, entry } = {}) {
   const { Miniflare } = await import("miniflare");
   const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
   const persistTo = given ?? migratedState();
@@ -78,7 +85,7 @@ export async function startBenchApi({ workspace = "bench", email = "dev@localhos
     key = createKey({ workspace, email, persistTo });
     if (prepare) await prepare(persistTo);
   }
-  const outdir = bundle();
+  const { outdir, script } = bundle(entry);
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, "wrangler.toml"));
   const port = await freePort();
   const inspectorPort = inspector ? await freePort() : undefined;
@@ -99,7 +106,7 @@ export async function startBenchApi({ workspace = "bench", email = "dev@localhos
         name: "promptedge",
         modules: true,
         modulesRoot: outdir,
-        scriptPath: join(outdir, "index.js"),
+        scriptPath: join(outdir, script),
         bindings: { ...(workerOptions.bindings ?? {}), ...vars },
       },
     ],
@@ -124,24 +131,34 @@ export async function startBenchApi({ workspace = "bench", email = "dev@localhos
 }
 
 /**
- * Logs still waiting for the indexer (request_log_unindexed) in every database of the bench server
- * (`mf`: startBenchApi's): the control database and each log database. A tree from before deferred
- * indexing has no such table: 0.
+ * Logs still waiting for the indexer in every database of the bench server (`mf`: startBenchApi's):
+ * the control database and each log database. Past the database's watermark (log_index_state), and
+ * any listed in request_log_unindexed; a tree from before the watermark has only the list, a tree from
+ * before deferred indexing neither: 0. `counted`: waiting for the daily totals too (counted_to).
  */
-export async function unindexedLogs(mf) {
+export async function unindexedLogs(mf, { counted = false } = {}) {
   let n = 0;
   for (const binding of ["DB", ...logShardBindings()]) {
     const d1 = await mf.getD1Database(binding);
-    const exists = await d1.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'request_log_unindexed'").first();
-    if (exists) n += (await d1.prepare("SELECT count(*) AS n FROM request_log_unindexed").first()).n;
+    const has = async (table) => Boolean(await d1.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").bind(table).first());
+    if (await has("log_index_state")) {
+      n += (
+        await d1
+          .prepare(
+            `SELECT (SELECT count(*) FROM request_logs WHERE id > (SELECT ${counted ? "counted_to" : "indexed_to"} FROM log_index_state WHERE id = 1))
+                  + (SELECT count(*) FROM request_log_unindexed WHERE request_id <= (SELECT indexed_to FROM log_index_state WHERE id = 1)) AS n`,
+          )
+          .first()
+      ).n;
+    } else if (await has("request_log_unindexed")) n += (await d1.prepare("SELECT count(*) AS n FROM request_log_unindexed").first()).n;
   }
   return n;
 }
 
-/** Waits until every log is indexed (polling every `everyMs`); throws after `timeoutMs`. Returns the wait in ms. */
-export async function waitIndexed(mf, { timeoutMs = 120_000, everyMs = 50 } = {}) {
+/** Waits until every log is indexed (`counted`: and counted in the daily totals), polling every `everyMs`; throws after `timeoutMs`. Returns the wait in ms. */
+export async function waitIndexed(mf, { timeoutMs = 120_000, everyMs = 50, counted = false } = {}) {
   const t0 = performance.now();
-  while ((await unindexedLogs(mf)) > 0) {
+  while ((await unindexedLogs(mf, { counted })) > 0) {
     if (performance.now() - t0 > timeoutMs) throw new Error(`logs still unindexed after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, everyMs));
   }

@@ -2,21 +2,11 @@
 // Anthropic messages. Providers are configured by Worker secrets/vars (base URL + key); a block whose
 // provider is not configured fails with a message saying which variable to set.
 import { anthropicFolder, foldEventStream, openAiFolder, type StreamFolder } from "./llm-stream";
-import { BlockError, type LlmProvider, type LlmProviders, type LlmRequest, type LlmResponse } from "./types";
+import { BlockError, type LlmProvider, type LlmProviders, type LlmRequest, type LlmResponse, type LlmSettings } from "./types";
 
 export type { LlmProvider, LlmProviders, LlmRequest, LlmResponse };
 
 /** The Worker vars/secrets the providers read (all optional; docs/blocks.md). */
-export interface LlmSettings {
-  OPENAI_BASE_URL?: string;
-  OPENAI_API_KEY?: string;
-  ANTHROPIC_BASE_URL?: string;
-  ANTHROPIC_API_KEY?: string;
-  LLM_DEFAULT_PROVIDER?: string;
-  LLM_DEFAULT_MODEL?: string;
-  LLM_TIMEOUT_MS?: string;
-}
-
 const DEFAULT_MODELS: Record<string, string> = { openai: "gpt-4o-mini", anthropic: "claude-3-5-haiku-latest" };
 const OPENAI_ALIASES = new Set(["openai", "openai-compatible", "openai_compatible"]);
 const DEFAULT_TIMEOUT_MS = 60_000;

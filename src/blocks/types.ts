@@ -2,7 +2,17 @@
 // and an evaluate() that turns (config, inputs, context) into a value. Effects (LLM calls, HTTP, the
 // prompt registry) come in through the context, so blocks stay unit-testable without bindings.
 import type { z } from "zod";
-import type { LlmSettings } from "./llm";
+
+/** The Worker's settings the LLM providers read (src/blocks/llm.ts). */
+export interface LlmSettings {
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  ANTHROPIC_BASE_URL?: string;
+  ANTHROPIC_API_KEY?: string;
+  LLM_DEFAULT_PROVIDER?: string;
+  LLM_DEFAULT_MODEL?: string;
+  LLM_TIMEOUT_MS?: string;
+}
 
 /** The settings blocks read: the LLM providers' and the ENDPOINT block's. */
 export interface BlockSettings extends LlmSettings {

@@ -1,25 +1,100 @@
 // Pure: compiles a validated filter group (parse.ts) to a parameterized SQL condition over
-// request_logs (alias r) and its side table. Values and nested keys only ever travel as bound
-// parameters; the only text spliced into SQL comes from fields.ts. Parameters are numbered (?N) and
-// shared, so the workspace id is bound once; lists travel as one JSON parameter read with json_each,
-// which keeps any group within D1's 100 bound parameters (SqlParams refuses to go past it).
+// request_logs (alias r) and its search index. Values and nested keys only ever travel as bound
+// parameters; the only text spliced into SQL comes from fields.ts and the schema. Parameters are
+// numbered (?N) and shared, so the workspace id is bound once; lists travel as one JSON parameter read
+// with json_each, which keeps any group within D1's 100 bound parameters (SqlParams refuses to go past it).
+//
+// A filter on a log's keyed values (tags, tool names, metadata, input variables, output keys) is a
+// lookup in the search index (request_log_search, its `keys` column): each value a log carries is the
+// token "v" + the id of its request_log_facets row. The compiler writes the full-text query in SQL, each
+// filter's term read from the facet rows it names (an unknown value has none: no log matches it), and
+// the filters of one group meet in one query, so the index intersects them itself.
 import { getTableName } from "drizzle-orm";
-import { REQUEST_LOGS_FTS, REQUEST_LOGS_FTS_COLUMNS, requestLogs, requestLogValues, signalResults } from "../db/schema";
+import { logIndexState, REQUEST_LOGS_FTS, REQUEST_LOGS_FTS_COLUMNS, requestLogFacets, requestLogs, requestLogUnindexed, signalResults } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { ApiError } from "../lib/errors";
 import { likePattern, longTextMatch, type TextMatch } from "../lib/query";
-import { INDEX_VALUE_MAX, indexed } from "./indexed";
+import { DERIVED_VALUE_MAX, INDEX_VALUE_MAX, indexed } from "./indexed";
 import { FILTER_FIELDS, type FieldSpec } from "./fields";
 import { isGroup, type Filter, type FilterGroup, type Scalar } from "./parse";
 
 /** D1 binds at most 100 parameters per statement. */
 export const D1_MAX_PARAMS = 100;
 
-const VALUES = getTableName(requestLogValues);
 const R = columnNames(requestLogs);
-const V = columnNames(requestLogValues);
+const FACETS = getTableName(requestLogFacets);
+const F = columnNames(requestLogFacets);
+const STATE = getTableName(logIndexState);
+const S = columnNames(logIndexState);
+const UNINDEXED = getTableName(requestLogUnindexed);
+const U = columnNames(requestLogUnindexed);
 const RESULTS = getTableName(signalResults);
-const S = columnNames(signalResults);
+const SR = columnNames(signalResults);
+const FTS = REQUEST_LOGS_FTS;
+const FC = REQUEST_LOGS_FTS_COLUMNS;
+
+/**
+ * SQL: true while the log `id` (an expression) has its search entry, facet counts and daily totals: its
+ * id is at most the database's watermark and it is not one of the logs from before it still waiting
+ * (src/logs/indexing.ts keeps both). The one statement of the rule: the log store uses it too.
+ */
+export function indexedSql(id: string): string {
+  return watermarkSql(id, S.indexedTo);
+}
+
+/** SQL: true while the log `id` (an expression) is counted in the daily totals too (the same rule, the watermark counted_to). */
+export function countedSql(id: string): string {
+  return watermarkSql(id, S.countedTo);
+}
+
+function watermarkSql(id: string, column: string): string {
+  return `(${id} <= (SELECT st.${column} FROM ${STATE} AS st WHERE st.${S.id} = 1) AND NOT EXISTS (SELECT 1 FROM ${UNINDEXED} AS ix WHERE ix.${U.requestId} = ${id}))`;
+}
+
+/** Where a log's keyed values of one kind are: a table-valued source over the log `alias`, its condition, and the key and value it gives. */
+export interface ValueSource {
+  from: string;
+  where: string;
+  key: string;
+  value: string;
+}
+
+/**
+ * The sources of the keyed values of `kind` of the log `alias` (each row one value, source alias jv):
+ * its tags or metadata column for the values that stand there as they are (DERIVED_VALUE_MAX), and its
+ * extra_values (`extra`: that column, or an SQL expression in its place) for the rest.
+ */
+export function valueSources(kind: string, alias = "r", extra = `${alias}.${R.extraValues}`): ValueSource[] {
+  const kept = { from: `json_each(${extra}) AS jv`, where: `jv.value ->> 0 = '${kind}'`, key: "jv.value ->> 1", value: "jv.value ->> 2" };
+  const short = (x: string) => `length(${x}) <= ${DERIVED_VALUE_MAX}`;
+  if (kind === "tag") return [{ from: `json_each(${alias}.${R.tags}) AS jv`, where: `jv.type = 'text' AND ${short("jv.value")}`, key: "''", value: "jv.value" }, kept];
+  if (kind === "metadata") return [{ from: `json_each(${alias}.${R.metadata}) AS jv`, where: `jv.type = 'text' AND ${short("jv.key")} AND ${short("jv.value")}`, key: "jv.key", value: "jv.value" }, kept];
+  return [kept];
+}
+
+/**
+ * SQL text: every keyed value of the log `alias` as rows (kind, key, value) of a subquery, once each:
+ * what its search entry's keys, its facet counts and every per-log reading of its values are made of.
+ * The log is a table of an enclosing query, or, with `of`, one the subquery reads itself (its FROM
+ * items and condition: a subquery in FROM cannot see a table beside it).
+ */
+export function logValuesSql(alias = "r", extra = `${alias}.${R.extraValues}`, of?: { from: string; where: string }): string {
+  const [tags] = valueSources("tag", alias, extra);
+  const [metadata] = valueSources("metadata", alias, extra);
+  const from = (source: string) => (of ? `${of.from} CROSS JOIN ${source}` : source);
+  const where = (cond: string) => (of ? `${of.where} AND ${cond}` : cond);
+  return `(SELECT 'tag' AS kind, ${tags.key} AS key, ${tags.value} AS value FROM ${from(tags.from)} WHERE ${where(tags.where)}
+    UNION SELECT 'metadata', ${metadata.key}, ${metadata.value} FROM ${from(metadata.from)} WHERE ${where(metadata.where)}
+    UNION SELECT jv.value ->> 0, jv.value ->> 1, jv.value ->> 2 FROM ${from(`json_each(${extra}) AS jv`)} WHERE ${where("true")})`;
+}
+
+/** The token no facet row has (ids start at 1): a full-text query that matches nothing. */
+const NO_MATCH = `'${FC.keys} : v0'`;
+
+/** `r.id IN` (or NOT IN) the logs whose keyed values match `query`, an SQL expression of an FTS5 query over `keys` (NULL: none). */
+export function keysMatch(query: string, negate = false): string {
+  return `r.${R.id} ${negate ? "NOT IN" : "IN"} (SELECT ${FC.rowid} FROM ${FTS} WHERE ${FTS} MATCH coalesce('${FC.keys} : ' || ${query}, ${NO_MATCH}))`;
+}
 
 /** Lists of at most this many values are bound one parameter a value, while the statement has room. */
 const SHORT_LIST = 8;
@@ -62,41 +137,34 @@ export { escapeLike } from "../lib/query";
 
 export interface CompileContext {
   params: SqlParams;
-  /** Placeholder of the workspace id (side-table lookups are keyed on it for their index). */
+  /** Placeholder of the workspace id (facet lookups are keyed on it). */
   workspace: string;
-  /** How many logs a side-table filter matches, when known (facet counts): picks the driving lookup. */
+  /** How many logs a keyed-value filter matches, when known (facet counts): accepted for its callers, the index intersects by itself. */
   estimate?: (f: Filter) => number | undefined;
 }
 
-/** How a side-table condition is written: a list of log ids to drive from, or a per-log probe. */
-type SideMode = "in" | "exists";
-
-/** Filters that need a matching side row (or verdict): in an AND, one drives and the others probe. */
-function needsSideRow(f: Filter): boolean {
-  const type = FILTER_FIELDS[f.field].type;
-  if (type === "signal") return f.operator !== "is_null";
-  if (type === "array") return ["contains", "in", "starts_with", "is_not_empty"].includes(f.operator);
-  if (type === "nested") return ["key_equals", "key_contains", "in", "is_not_null", "is_not_empty"].includes(f.operator);
-  return false;
-}
+/** A compiled filter: SQL over the log row, or a term of the group's full-text query over `keys` (an SQL expression, NULL when it matches nothing). */
+type Compiled = { sql: string } | { term: string };
 
 export function compileFilterGroup(group: FilterGroup, ctx: CompileContext): string {
   if (group.filters.length === 0) return "1";
-  // In an AND, reading two large id lists to intersect them is the slow plan. The most selective
-  // side-row filter (by the facet counts, when given) becomes the list SQLite drives from; the
-  // others become index seeks per candidate log.
-  let driver: Filter | undefined;
-  if (group.logic === "AND") {
-    const side = group.filters.filter((f): f is Filter => !isGroup(f) && needsSideRow(f));
-    if (side.length > 1) {
-      const cost = (f: Filter) => ctx.estimate?.(f) ?? Number.POSITIVE_INFINITY;
-      driver = side.reduce((best, f) => (cost(f) < cost(best) ? f : best));
+  const terms: string[] = [];
+  const parts: string[] = [];
+  for (const f of group.filters) {
+    if (isGroup(f)) {
+      parts.push(compileFilterGroup(f, ctx));
+      continue;
     }
+    const c = compileFilter(f, ctx);
+    if ("term" in c) terms.push(c.term);
+    else parts.push(c.sql);
   }
-  const parts = group.filters.map((f) => {
-    if (isGroup(f)) return compileFilterGroup(f, ctx);
-    return compileFilter(f, ctx, driver && f !== driver && needsSideRow(f) ? "exists" : "in");
-  });
+  // The keyed-value filters of the group meet in one full-text query: AND of terms is NULL (no match)
+  // when any is; OR keeps those that match something.
+  if (terms.length > 0) {
+    const query = group.logic === "OR" ? `nullif(concat_ws(' OR ', ${terms.join(", ")}), '')` : terms.join(" || ' AND ' || ");
+    parts.unshift(keysMatch(terms.length === 1 ? terms[0] : `'(' || ${query} || ')'`));
+  }
   return parts.length === 1 ? parts[0] : `(${parts.join(group.logic === "OR" ? " OR " : " AND ")})`;
 }
 
@@ -161,11 +229,11 @@ export function valueCondition(col: string, nullable: boolean, f: Pick<Filter<st
   throw new Error(`unreachable: ${f.operator} on a value`);
 }
 
-function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
+function compileFilter(f: Filter, ctx: CompileContext): Compiled {
   const spec: FieldSpec = FILTER_FIELDS[f.field];
   const p = ctx.params;
   const one = () => p.add(f.value as Scalar);
-  const match = (col: string, how: TextMatch) => textMatch(col, String(f.value), how, p);
+  const sqlOf = (text: string): Compiled => ({ sql: text });
 
   switch (spec.type) {
     case "string":
@@ -173,79 +241,81 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
     case "text":
     case "numeric":
     case "datetime":
-      return valueCondition(spec.column, "nullable" in spec && spec.nullable === true, f, p);
+      return sqlOf(valueCondition(spec.column, "nullable" in spec && spec.nullable === true, f, p));
     case "boolean": {
       const wanted = f.operator === "is_true" || (f.operator === "is" && f.value === true) || (f.operator === "is_not" && f.value === false);
-      return `r.${R.outputFormat} ${wanted ? "=" : "<>"} '${spec.format}'`;
+      return sqlOf(`r.${R.outputFormat} ${wanted ? "=" : "<>"} '${spec.format}'`);
     }
     case "array": {
-      // Tags and tools are side rows' values under key ''; *_keys are the side rows' keys.
-      const [guard, elColumn] = spec.on === "value" ? [`v.${V.key} = '' AND `, `v.${V.value}`] : ["", `v.${V.key}`];
-      const el = `${guard}${elColumn}`;
-      const has = (cond: string) => sideRows(ctx, spec.kind, cond, mode);
+      // Tags and tools are facet values of their field; *_keys fields' elements are keys, their facet values.
+      const term = (cond: string) => facetTerm(ctx, f.field, p.add(""), cond);
+      const not = (t: string) => sqlOf(keysMatch(t, true));
       switch (f.operator) {
         case "contains":
-          return has(`${el} = ${one()}`);
+          return { term: term(`f.${F.value} = ${one()}`) };
         case "not_contains":
-          return `NOT ${has(`${el} = ${one()}`)}`;
+          return not(term(`f.${F.value} = ${one()}`));
         case "in":
-          return has(`${el} IN ${p.list(f.value as Scalar[])}`);
+          return { term: term(`f.${F.value} IN ${p.list(f.value as Scalar[])}`) };
         case "not_in":
-          return `NOT ${has(`${el} IN ${p.list(f.value as Scalar[])}`)}`;
+          return not(term(`f.${F.value} IN ${p.list(f.value as Scalar[])}`));
         case "starts_with":
-          return has(`${guard}${match(elColumn, "starts_with")}`);
+          return { term: term(textMatch(`f.${F.value}`, String(f.value), "starts_with", p)) };
         case "is_empty":
-          return `NOT ${has("1")}`;
+          return sqlOf(`NOT ${hasValues(spec.kind)}`);
         case "is_not_empty":
-          return has("1");
+          return sqlOf(hasValues(spec.kind));
       }
       break;
     }
     case "nested": {
       const key = p.add(indexed(f.nested_key!));
-      const has = (cond: string) => sideRows(ctx, spec.kind, `v.${V.key} = ${key}${cond ? ` AND ${cond}` : ""}`, mode);
-      const equals = () => {
-        const value = String(f.value);
-        const lookup = has(`v.${V.value} = ${p.add(indexed(value))}`);
-        if (value.length <= INDEX_VALUE_MAX) return lookup;
+      const value = (cond: string) => facetTerm(ctx, `${spec.kind}_values`, key, cond);
+      const hasKey = () => facetTerm(ctx, `${spec.kind}_keys`, p.add(""), `f.${F.value} = ${key}`);
+      const equals = (negate: boolean): Compiled => {
+        const v = String(f.value);
+        const lookup = value(`f.${F.value} = ${p.add(indexed(v))}`);
+        if (v.length <= INDEX_VALUE_MAX) return negate ? sqlOf(keysMatch(lookup, true)) : { term: lookup };
         // The index keeps a long value's first characters: confirm the whole value on the log itself.
-        const exact = `EXISTS (SELECT 1 FROM json_each(${spec.json}) AS j WHERE j.key = ${p.add(f.nested_key!)} AND CAST(j.value AS TEXT) = ${p.add(value)})`;
-        return `(${lookup} AND ${exact})`;
+        const exact = `EXISTS (SELECT 1 FROM json_each(${spec.json}) AS j WHERE j.key = ${p.add(f.nested_key!)} AND CAST(j.value AS TEXT) = ${p.add(v)})`;
+        return sqlOf(`${negate ? "NOT " : ""}(${keysMatch(lookup)} AND ${exact})`);
       };
+      const list = () => `f.${F.value} IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`;
       switch (f.operator) {
         case "key_equals":
-          return equals();
+          return equals(false);
         case "key_not_equals":
-          return `NOT ${equals()}`;
+          return equals(true);
         case "key_contains":
-          return has(match(`v.${V.value}`, "contains"));
+          return { term: value(textMatch(`f.${F.value}`, String(f.value), "contains", p)) };
         case "in":
-          return has(`v.${V.value} IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`);
+          return { term: value(list()) };
         case "not_in":
-          return `NOT ${has(`v.${V.value} IN ${p.list((f.value as Scalar[]).map((v) => indexed(String(v))))}`)}`;
+          return sqlOf(keysMatch(value(list()), true));
         case "is_null":
         case "is_empty":
-          return `NOT ${has("")}`;
+          return sqlOf(keysMatch(hasKey(), true));
         case "is_not_null":
         case "is_not_empty":
-          return has("");
+          return { term: hasKey() };
       }
       break;
     }
     case "signal": {
-      // The log's verdict of the signal named nested_key (its results carry the name): true or false;
-      // no verdict (never judged, skipped, or judging failed) is is_null.
-      const verdicts = (cond: string) => `FROM ${RESULTS} AS s WHERE s.${S.workspaceId} = ${ctx.workspace} AND s.${S.signalName} = ${p.add(f.nested_key!)} AND ${cond}`;
-      const has = (cond: string) => (mode === "exists" ? `EXISTS (SELECT 1 ${verdicts(cond)} AND s.${S.requestId} = r.${R.id})` : `r.${R.id} IN (SELECT s.${S.requestId} ${verdicts(cond)})`);
+      // The log's verdict of the signal named nested_key (its results carry the name), true or false,
+      // read from the verdicts beside the log by their (workspace, name, result) index; no verdict
+      // (never judged, skipped, or judging failed) is is_null.
+      const verdicts = (cond: string) => `FROM ${RESULTS} AS s WHERE s.${SR.workspaceId} = ${ctx.workspace} AND s.${SR.signalName} = ${p.add(f.nested_key!)} AND ${cond}`;
+      const has = (cond: string) => sqlOf(`r.${R.id} IN (SELECT s.${SR.requestId} ${verdicts(cond)})`);
       switch (f.operator) {
         case "is_true":
-          return has(`s.${S.result} = 1`);
+          return has(`s.${SR.result} = 1`);
         case "is_false":
-          return has(`s.${S.result} = 0`);
+          return has(`s.${SR.result} = 0`);
         case "is_not_null":
-          return has(`s.${S.result} IN (0, 1)`);
+          return has(`s.${SR.result} IN (0, 1)`);
         case "is_null":
-          return `NOT EXISTS (SELECT 1 ${verdicts(`s.${S.result} IN (0, 1)`)} AND s.${S.requestId} = r.${R.id})`;
+          return sqlOf(`NOT EXISTS (SELECT 1 ${verdicts(`s.${SR.result} IN (0, 1)`)} AND s.${SR.requestId} = r.${R.id})`);
       }
       break;
     }
@@ -256,30 +326,30 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
       switch (f.operator) {
         case "is":
         case "eq":
-          return has(`= ${one()}`);
+          return sqlOf(has(`= ${one()}`));
         case "is_not":
         case "neq":
-          return `NOT ${has(`= ${one()}`)}`;
+          return sqlOf(`NOT ${has(`= ${one()}`)}`);
         case "gt":
-          return has(`> ${one()}`);
+          return sqlOf(has(`> ${one()}`));
         case "gte":
-          return has(`>= ${one()}`);
+          return sqlOf(has(`>= ${one()}`));
         case "lt":
-          return has(`< ${one()}`);
+          return sqlOf(has(`< ${one()}`));
         case "lte":
-          return has(`<= ${one()}`);
+          return sqlOf(has(`<= ${one()}`));
         case "between": {
           const [low, high] = f.value as Scalar[];
-          return has(`BETWEEN ${p.add(low)} AND ${p.add(high)}`);
+          return sqlOf(has(`BETWEEN ${p.add(low)} AND ${p.add(high)}`));
         }
         case "in":
-          return has(`IN ${p.list(f.value as Scalar[])}`);
+          return sqlOf(has(`IN ${p.list(f.value as Scalar[])}`));
         case "not_in":
-          return `NOT ${has(`IN ${p.list(f.value as Scalar[])}`)}`;
+          return sqlOf(`NOT ${has(`IN ${p.list(f.value as Scalar[])}`)}`);
         case "is_null":
-          return `NOT ${has("")}`;
+          return sqlOf(`NOT ${has("")}`);
         case "is_not_null":
-          return has("");
+          return sqlOf(has(""));
       }
       break;
     }
@@ -288,10 +358,21 @@ function compileFilter(f: Filter, ctx: CompileContext, mode: SideMode): string {
   throw new Error(`unreachable: ${f.operator} on ${f.field}`);
 }
 
-/** Logs having a side row of this kind that meets cond, on the (workspace, kind, key, value, request_id) index. */
-function sideRows(ctx: CompileContext, kind: string, cond: string, mode: SideMode): string {
-  const rows = `FROM ${VALUES} AS v WHERE v.${V.workspaceId} = ${ctx.workspace} AND v.${V.kind} = '${kind}' AND ${cond}`;
-  return mode === "exists" ? `EXISTS (SELECT 1 ${rows} AND v.${V.requestId} = r.${R.id})` : `r.${R.id} IN (SELECT v.${V.requestId} ${rows})`;
+/**
+ * SQL: the full-text term of the facet rows of `field` and `key` (a placeholder) that meet `cond` (over
+ * alias f): "(v12 OR v40 …)", NULL when there is none.
+ */
+function facetTerm(ctx: CompileContext, field: string, key: string, cond: string): string {
+  return `(SELECT '(' || group_concat('v' || f.${F.id}, ' OR ') || ')' FROM ${FACETS} AS f WHERE f.${F.workspaceId} = ${ctx.workspace} AND f.${F.field} = '${field}' AND f.${F.key} = ${key} AND ${cond})`;
+}
+
+/**
+ * SQL: the log is indexed and has keyed values of this kind (read from its row: valueSources); a log
+ * still unindexed has none yet, as for every lookup above.
+ */
+function hasValues(kind: string): string {
+  const any = valueSources(kind).map((v) => `EXISTS (SELECT 1 FROM ${v.from} WHERE ${v.where})`);
+  return `(${indexedSql(`r.${R.id}`)} AND (${any.join(" OR ")}))`;
 }
 
 /** The facet counts (field, key, value) whose sum bounds how many logs a side-row filter matches. */
@@ -325,6 +406,7 @@ export function compileRequestLogQuery(query: RequestLogQuery, ctx: CompileConte
   const parts = [`r.${R.workspaceId} = ${ctx.workspace}`];
   if (query.filter_group && query.filter_group.filters.length > 0) parts.push(compileFilterGroup(query.filter_group, ctx));
   const fts = query.q ? ftsQuery(query.q) : null;
-  if (fts) parts.push(`r.${R.id} IN (SELECT ${REQUEST_LOGS_FTS_COLUMNS.rowid} FROM ${REQUEST_LOGS_FTS} WHERE ${REQUEST_LOGS_FTS} MATCH ${ctx.params.add(fts)})`);
+  // The words are looked for in the texts only (the keys column holds tokens of its own).
+  if (fts) parts.push(`r.${R.id} IN (SELECT ${FC.rowid} FROM ${FTS} WHERE ${FTS} MATCH ${ctx.params.add(`{${FC.inputText} ${FC.outputText}} : (${fts})`)})`);
   return parts.join(" AND ");
 }

@@ -12,3 +12,25 @@ export const INDEX_VALUE_MAX = 1024;
 export function indexed(v: string): string {
   return v.length > INDEX_VALUE_MAX ? `${v.slice(0, INDEX_VALUE_MAX)}\u2026` : v;
 }
+
+/**
+ * A tag, metadata key or value of at most this many characters is a keyed search value as it stands
+ * in the log's tags or metadata column (it is never shortened: each character is at most two UTF-16
+ * units); the others are kept, as indexed, in request_logs.extra_values. Characters are code points,
+ * as SQLite's length() counts them.
+ */
+export const DERIVED_VALUE_MAX = 512;
+
+/** Whether a keyed value is read from the log's tags or metadata column as it stands (else it is kept in extra_values). */
+export function isDerived(kind: string, key: string, value: unknown): boolean {
+  const short = (s: unknown) => typeof s === "string" && codePoints(s) <= DERIVED_VALUE_MAX;
+  if (kind === "tag") return short(value);
+  if (kind === "metadata") return short(key) && short(value);
+  return false;
+}
+
+function codePoints(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}

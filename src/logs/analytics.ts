@@ -1,19 +1,19 @@
 // POST /api/public/v2/requests/analytics. Whole UTC days inside the asked range come from
-// request_log_daily (totals per day and dimension, kept exact by a trigger on request_logs) when the
-// only filters are top-level request_start_time bounds; the partial days at the range's edges, short
-// ranges drawn by the hour, and queries with other filters or free text read the matching logs.
+// request_log_daily (totals per day and dimension, counted by the indexer: src/logs/indexing.ts) when
+// the only filters are top-level request_start_time bounds, with the few logs of those days not
+// counted yet read from the logs; the partial days at the range's edges, short ranges drawn by the
+// hour, and queries with other filters or free text read the matching logs.
 // Either way every count and sum is exact, computed inside the database; only percentiles come from
 // latency histograms.
 import { getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
-import { requestLogDaily, requestLogs } from "../db/schema";
+import { logIndexState, requestLogDaily, requestLogs, requestLogUnindexed } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { compileRequestLogQuery, isGroup, SqlParams, type CompileContext, type FilterGroup } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import { intervalOf, summarize, type Interval, type Sums, type Views } from "../analytics/summarize";
 import { promptNames } from "./prompt-names";
 import { filterEstimates } from "./search";
-import { runBatch } from "../db/batch";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const DAY = 86_400_000;
@@ -84,12 +84,24 @@ const LOG_KEY: Record<Dim, { key: string; bucket: string }> = {
   status: { key: `r.${R.status} || '|' || coalesce(r.${R.errorType}, '')`, bucket: "-1" },
 };
 
-/**
- * One dimension of the matching logs as an SQL source of (period, key, bucket, counts) rows: the
- * daily totals for whole days inside the range, one row per log for the rest.
- */
 const DAILY = getTableName(requestLogDaily);
 const LOGS = getTableName(requestLogs);
+const S = columnNames(logIndexState);
+const U = columnNames(requestLogUnindexed);
+const COUNTED_TO = `(SELECT st.${S.countedTo} FROM ${getTableName(logIndexState)} AS st WHERE st.${S.id} = 1)`;
+/**
+ * FROM the logs the daily totals do not count yet (alias r): past the counted watermark, or listed
+ * from before it (indexing.ts, countDaily). Their ids are the outer loop (CROSS JOIN): a few logs, read
+ * by id, never the days' logs tested one by one.
+ */
+const UNCOUNTED_LOGS = `(SELECT ${R.id} AS id FROM ${LOGS} WHERE ${R.id} > ${COUNTED_TO}
+    UNION ALL SELECT ix.${U.requestId} FROM ${getTableName(requestLogUnindexed)} AS ix WHERE ix.${U.requestId} <= ${COUNTED_TO}) AS p CROSS JOIN ${LOGS} AS r ON r.${R.id} = p.id`;
+
+/**
+ * One dimension of the matching logs as an SQL source of (period, key, bucket, counts) rows: the
+ * daily totals for whole days inside the range (and the logs of those days they do not count yet), one
+ * row per log for the rest.
+ */
 
 export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan: Plan, dim: Dim, params: SqlParams, estimate: Estimate): string {
   const ws = params.add(workspaceId);
@@ -100,12 +112,15 @@ export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan
         r.${D.cost} AS cost, r.${D.latencyMs} AS latency_ms
       FROM ${DAILY} AS r WHERE r.${D.workspaceId} = ${ws} AND r.${D.dim} = '${dim}' AND r.${D.day} >= ${params.add(plan.inner.from)} AND r.${D.day} < ${params.add(plan.inner.to)}`);
   }
-  let where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
-  if (plan.inner) where += ` AND NOT (r.${R.requestStartTime} >= ${params.add(plan.inner.from)} AND r.${R.requestStartTime} < ${params.add(plan.inner.to)})`;
-  if (dim === "prompt") where += ` AND r.${R.promptId} IS NOT NULL`;
-  parts.push(`SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.${R.inputTokens} AS input_tokens,
+  const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate }) + (dim === "prompt" ? ` AND r.${R.promptId} IS NOT NULL` : "");
+  const logRows = (from: string, where: string) => `SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.${R.inputTokens} AS input_tokens,
       r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms
-    FROM ${LOGS} AS r WHERE ${where}`);
+    FROM ${from} WHERE ${where}`;
+  if (!plan.inner) parts.push(logRows(`${LOGS} AS r`, filtered));
+  else {
+    const inside = `r.${R.requestStartTime} >= ${params.add(plan.inner.from)} AND r.${R.requestStartTime} < ${params.add(plan.inner.to)}`;
+    parts.push(logRows(`${LOGS} AS r`, `${filtered} AND NOT (${inside})`), logRows(UNCOUNTED_LOGS, `${filtered} AND ${inside}`));
+  }
   return parts.join(" UNION ALL ");
 }
 
@@ -138,34 +153,84 @@ export async function requestAnalytics(db: Db, logs: WorkspaceLogs, workspaceId:
   return summarize(views, plan.interval, names);
 }
 
-/** Runs `queries` (each over one dimension's source, `extra` bound after it) in one batch on one database. */
-async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, queries: [Dim, string, string?][]) {
+/** The dimensions whose daily rows (and so their sources) split by latency bucket. */
+const BUCKETED: ReadonlySet<Dim> = new Set(["all", "model", "provider"]);
+
+/**
+ * Runs `queries` on one database in one statement. The matching logs the daily totals do not answer
+ * are read once (lg, materialized: every dimension's key and the latency bucket of each), and each
+ * dimension's source is a named subquery of its daily rows and those logs (as dimensionSource gives
+ * it); a query reads its dimension's as "src", gives the columns period, key, bucket and the sums (NULL
+ * where it has none), and may bind `extra` where it says ?extra. Before, each query was a statement of
+ * its own that read the logs and the daily rows again: eight reads of the same rows per answer.
+ */
+async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, queries: ViewQuery[]) {
   // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
-  const d1 = d1Of(logs);
   const estimate = await filterEstimates(logs, workspaceId, input.filter_group);
-  const statement = ([dim, query, extra]: [Dim, string, string?]) => {
-    const params = new SqlParams();
-    const source = dimensionSource(workspaceId, input, plan, dim, params, estimate);
-    const sql = extra === undefined ? query : query.replace("?extra", params.add(extra));
-    return d1.prepare(`WITH src AS (${source}) ${sql}`).bind(...params.values);
-  };
-  return (await runBatch(logs, queries.map(statement))).map((r) => r.results as unknown as Row[]);
+  const params = new SqlParams();
+  const ws = params.add(workspaceId);
+  const period = plan.interval === "day" ? `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${DAY}))` : `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${HOUR}))`;
+  const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
+  const columns = `${period} AS period, ${(Object.keys(LOG_KEY) as Dim[]).map((d) => `${LOG_KEY[d].key} AS k_${d}`).join(", ")}, ${bucketSql(LATENCY)} AS b,
+      r.${R.inputTokens} AS input_tokens, r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms`;
+  let daily = (_dim: Dim) => "";
+  let wheres = [`${LOGS} AS r WHERE ${filtered}`];
+  if (plan.inner) {
+    const [from, to] = [params.add(plan.inner.from), params.add(plan.inner.to)];
+    const inside = `r.${R.requestStartTime} >= ${from} AND r.${R.requestStartTime} < ${to}`;
+    wheres = [`${LOGS} AS r WHERE ${filtered} AND NOT (${inside})`, `${UNCOUNTED_LOGS} WHERE ${filtered} AND ${inside}`];
+    daily = (dim) => `SELECT d.${D.day} AS period, d.${D.key} AS key, d.${D.bucket} AS bucket, d.${D.requests} AS requests, d.${D.inputTokens} AS input_tokens,
+        d.${D.outputTokens} AS output_tokens, d.${D.cost} AS cost, d.${D.latencyMs} AS latency_ms
+      FROM ${DAILY} AS d WHERE d.${D.workspaceId} = ${ws} AND d.${D.dim} = '${dim}' AND d.${D.day} >= ${from} AND d.${D.day} < ${to} UNION ALL `;
+  }
+  const lg = `lg AS MATERIALIZED (${wheres.map((w) => `SELECT ${columns} FROM ${w}`).join(" UNION ALL ")})`;
+  const dims = [...new Set(queries.map((q) => q.dim))];
+  // A source read by more than one query is made once.
+  const uses = (dim: Dim) => queries.reduce((n, q) => n + (q.dim === dim ? (q.sql.match(/FROM src /g)?.length ?? 0) : 0), 0);
+  const sources = dims.map(
+    (dim) => `src_${dim} AS ${uses(dim) > 1 ? "MATERIALIZED " : ""}(${daily(dim)}SELECT period, k_${dim} AS key, ${BUCKETED.has(dim) ? "b" : "-1"} AS bucket, 1 AS requests, input_tokens, output_tokens, cost, latency_ms
+      FROM lg${dim === "prompt" ? " WHERE k_prompt IS NOT NULL" : ""})`,
+  );
+  // Each query's rows as one JSON array (D1 allows few terms in a compound SELECT), in the query's order.
+  const views = queries.map(({ dim, sql, extra, order }, i) => {
+    const q = sql.replaceAll("FROM src ", `FROM src_${dim} `).replace("?extra", extra === undefined ? "NULL" : params.add(extra));
+    return `(SELECT json_group_array(json_array(${VIEW_COLUMNS.join(", ")})${order ? ` ORDER BY ${order}` : ""}) FROM (${q})) AS v${i}`;
+  });
+  const row = await d1Of(logs)
+    .prepare(`WITH ${[lg, ...sources].join(", ")} SELECT ${views.join(", ")}`)
+    .bind(...params.values)
+    .first<Record<string, string>>();
+  return queries.map((_, i) =>
+    (JSON.parse(row![`v${i}`]) as (number | string | null)[][]).map((values) => Object.fromEntries(VIEW_COLUMNS.map((c, k) => [c, values[k]])) as Row),
+  );
 }
+
+/** A view query: over its dimension's source ("src"), `extra` bound where it says ?extra, its rows kept in `order`. */
+interface ViewQuery {
+  dim: Dim;
+  sql: string;
+  extra?: string;
+  order?: string;
+}
+
+/** The columns every view query gives (NULL where it has none). */
+const VIEW_COLUMNS = ["period", "key", "bucket", "requests", "input_tokens", "output_tokens", "cost", "latency_ms"];
 
 const SERIES_DIMS = ["model", "provider", "prompt"] as const;
 
-/** The views of one database: every total and series in one batch, the busiest values chosen there. */
+/** The views of one database: every total and series in one statement, the busiest values chosen there. */
 async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan): Promise<Views> {
   const busiest = `key IN (SELECT key FROM src GROUP BY key ORDER BY sum(requests) DESC, key LIMIT ${SERIES_TOP})`;
-  const queries: [keyof Views, Dim, string][] = [
-    ["all", "all", `SELECT period, bucket, ${SUMS} FROM src GROUP BY 1, 2`],
-    ["status", "status", `SELECT period, key, ${SUMS} FROM src GROUP BY 1, 2`],
-    ...SERIES_DIMS.flatMap((dim): [keyof Views, Dim, string][] => [
-      [`${dim}Totals`, dim, `SELECT key, ${SUMS} FROM src GROUP BY 1 ORDER BY requests DESC, key LIMIT ${BREAKDOWN_TOP}`],
-      [`${dim}Series`, dim, `SELECT period, key, bucket, ${SUMS} FROM src WHERE ${busiest} GROUP BY 1, 2, 3`],
+  const TOP_FIRST = "requests DESC, key";
+  const queries: [keyof Views, ViewQuery][] = [
+    ["all", { dim: "all", sql: `SELECT period, NULL AS key, bucket, ${SUMS} FROM src GROUP BY 1, 3` }],
+    ["status", { dim: "status", sql: `SELECT period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 1, 2` }],
+    ...SERIES_DIMS.flatMap((dim): [keyof Views, ViewQuery][] => [
+      [`${dim}Totals`, { dim, sql: `SELECT NULL AS period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 2 ORDER BY ${TOP_FIRST} LIMIT ${BREAKDOWN_TOP}`, order: TOP_FIRST }],
+      [`${dim}Series`, { dim, sql: `SELECT period, key, bucket, ${SUMS} FROM src WHERE ${busiest} GROUP BY 1, 2, 3` }],
     ]),
   ];
-  const results = await runViews(logs, workspaceId, input, plan, queries.map(([, dim, q]) => [dim, q]));
+  const results = await runViews(logs, workspaceId, input, plan, queries.map(([, q]) => q));
   return Object.fromEntries(queries.map(([name], i) => [name, results[i]])) as unknown as Views;
 }
 
@@ -175,17 +240,17 @@ async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, pla
  * over all periods, from each database, added up.
  */
 async function periodViews(logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput, plan: Plan): Promise<Views> {
-  const totals: [Dim, string][] = [
-    ["all", `SELECT period, bucket, ${SUMS} FROM src GROUP BY 1, 2`],
-    ["status", `SELECT period, key, ${SUMS} FROM src GROUP BY 1, 2`],
-    ...SERIES_DIMS.map((dim): [Dim, string] => [dim, `SELECT key, ${SUMS} FROM src GROUP BY 1`]),
+  const totals: ViewQuery[] = [
+    { dim: "all", sql: `SELECT period, NULL AS key, bucket, ${SUMS} FROM src GROUP BY 1, 3` },
+    { dim: "status", sql: `SELECT period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 1, 2` },
+    ...SERIES_DIMS.map((dim): ViewQuery => ({ dim, sql: `SELECT NULL AS period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 2` })),
   ];
   const perDb = await eachPeriod(logs, (db) => runViews(db, workspaceId, input, plan, totals));
   const [all, status, ...dimTotals] = totals.map((_, i) => sumRows(perDb.map((r) => r[i])));
   const busiest = dimTotals.map((rows) => rows.sort(byRequests).slice(0, SERIES_TOP).map((r) => r.key));
   const seriesQuery = `SELECT period, key, bucket, ${SUMS} FROM src WHERE key IN (SELECT value FROM json_each(?extra)) GROUP BY 1, 2, 3`;
   const series = await eachPeriod(logs, (db) =>
-    runViews(db, workspaceId, input, plan, SERIES_DIMS.map((dim, i): [Dim, string, string] => [dim, seriesQuery, JSON.stringify(busiest[i])])),
+    runViews(db, workspaceId, input, plan, SERIES_DIMS.map((dim, i): ViewQuery => ({ dim, sql: seriesQuery, extra: JSON.stringify(busiest[i]) }))),
   );
   const views: Record<string, Row[]> = { all, status };
   SERIES_DIMS.forEach((dim, i) => {

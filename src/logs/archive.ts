@@ -20,7 +20,7 @@ import { runBatch } from "../db/batch";
 import { d1Of, type Db } from "../db/client";
 import { requestLogArchives, requestLogs, signalPending, signalResults, workspaces } from "../db/schema";
 import { col, columnList, columnNames, inJsonList } from "../db/sql";
-import { isIndexed } from "./indexing";
+import { isCounted } from "./search-index";
 import { decodeLogRow, getRequestLogs, requestLogView } from "./write";
 import { byName, resultsQuery, verdictOf, verdictsByLog, type Verdict } from "./signal-results";
 import type { WorkspaceLogs } from "./periods";
@@ -98,9 +98,9 @@ export interface ArchiveFile {
 
 /**
  * Step 1: the oldest whole day past the cutoff that still has logs, and its first logs by id (ids
- * only), up to the first one the indexer has not seen yet (a log of a past day logged just now): a
- * file never holds a log before its daily totals are counted, and that log, the first left, keeps
- * every later file of the day above it.
+ * only), up to the first one not indexed and counted in the daily totals yet (a log of a past day
+ * logged just now): a file never holds a log before its daily totals are counted, and that log, the
+ * first left, keeps every later file of the day above it.
  */
 export async function pickArchiveBatch(logs: Db, workspaceId: number, cutoff: number, settings: ArchiveSettings): Promise<{ day: number; ids: number[] } | null> {
   const [oldest] = await logs
@@ -110,7 +110,7 @@ export async function pickArchiveBatch(logs: Db, workspaceId: number, cutoff: nu
   if (oldest?.start === null || oldest?.start === undefined) return null;
   const day = dayOf(oldest.start);
   const rows = await logs
-    .select({ id: requestLogs.id, indexed: sql<number>`${isIndexed(sql`${requestLogs.id}`)}` })
+    .select({ id: requestLogs.id, indexed: sql<number>`${isCounted(`${getTableName(requestLogs)}.${requestLogs.id.name}`)}` })
     .from(requestLogs)
     .where(and(eq(requestLogs.workspaceId, workspaceId), gte(requestLogs.requestStartTime, day), lt(requestLogs.requestStartTime, day + DAY_MS)))
     .orderBy(requestLogs.id)

@@ -1,12 +1,12 @@
 // POST /api/public/v2/requests/analytics/custom-analytics: charts over the logs a filter group
 // selects. Charts made of counts, sums, averages and latency percentiles by model, provider, prompt,
 // status or error type share one read of the grouped rows (rollups for whole hours, as analytics
-// does); the others (min, max, prompt_version_number, side-table groupings) read the logs per chart.
+// does); the others (min, max, prompt_version_number, groupings by keyed values) read the logs per chart.
 import { getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
-import { requestLogs, requestLogValues, signalResults } from "../db/schema";
+import { requestLogs, signalResults } from "../db/schema";
 import { columnNames } from "../db/sql";
-import { compileRequestLogQuery, SqlParams } from "../filters";
+import { compileRequestLogQuery, indexedSql, SqlParams, valueSources } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
 import {
   chartProblem,
@@ -31,7 +31,6 @@ import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const HOUR = 3_600_000;
 const R = columnNames(requestLogs);
-const V = columnNames(requestLogValues);
 
 /** Groupings the daily totals carry: which dimension, and the group from its key. */
 const DIM_GROUP: Partial<Record<GroupField, { dim: Dim; group: string }>> = {
@@ -50,7 +49,7 @@ const COLUMN_GROUP: Partial<Record<GroupField, string>> = {
   status: `r.${R.status}`,
   error_type: `r.${R.errorType}`,
 };
-/** Groupings read from the search side table: which kind of row, and whether its key or value names the group. */
+/** Groupings read from the logs' keyed search values: which kind, and whether its key or value names the group. */
 const SIDE_GROUP: Partial<Record<GroupField, { kind: string; by: "key" | "value" }>> = {
   tags: { kind: "tag", by: "value" },
   tool_names: { kind: "tool", by: "value" },
@@ -114,42 +113,45 @@ async function sourceObservations(db: Db, workspaceId: number, input: AnalyticsI
   const by = chart.groupByField ? DIM_GROUP[chart.groupByField]! : { dim: "all" as const, group: "NULL" };
   const source = dimensionSource(workspaceId, input, plan, by.dim, params, estimate);
   const period = chart.timeSeries ? "period" : "0";
+  // Latency buckets only for a chart that draws a percentile: the others' rows are one per group and period.
+  const bucket = seriesOf(chart).some((s) => s.metric === "percentile") ? "bucket" : "-1";
   const { results } = await d1
-    .prepare(`WITH src AS (${source}) SELECT ${by.group} AS grp, ${period} AS hour, bucket, ${SUMS} FROM src GROUP BY 1, 2, 3`)
+    .prepare(`WITH src AS (${source}) SELECT ${by.group} AS grp, ${period} AS hour, ${bucket} AS bucket, ${SUMS} FROM src GROUP BY 1, 2, 3`)
     .bind(...params.values)
     .all<Parameters<typeof logObservation>[0]>();
   return results.map((r) => logObservation(r));
 }
 
 const LOGS = getTableName(requestLogs);
-const VALUES = getTableName(requestLogValues);
 
-/** The same, read from the logs, with the chart's own field's min, max and sum (and side-table groupings). */
+/** The same, read from the logs, with the chart's own field's min, max and sum (and groupings by keyed values, of indexed logs). */
 async function logObservations(db: Db, workspaceId: number, input: AnalyticsInput, chart: ChartSpec, interval: Interval, estimate: Estimate, signals: ReadonlyMap<string, number>): Promise<Observation[]> {
   const d1 = d1Of(db);
   const params = new SqlParams();
   const ws = params.add(workspaceId);
   const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
-  let join = "";
-  let group = "NULL";
-  if (chart.groupByMetadataKey) {
-    join = `JOIN ${VALUES} AS v ON v.${V.workspaceId} = ${ws} AND v.${V.kind} = 'metadata' AND v.${V.key} = ${params.add(chart.groupByMetadataKey)} AND v.${V.requestId} = r.${R.id}`;
-    group = `v.${V.value}`;
-  } else if (chart.groupByField && SIDE_GROUP[chart.groupByField]) {
-    const side = SIDE_GROUP[chart.groupByField]!;
-    join = `JOIN ${VALUES} AS v ON v.${V.workspaceId} = ${ws} AND v.${V.kind} = '${side.kind}' AND v.${V.requestId} = r.${R.id}`;
-    group = `v.${V[side.by]}`;
-  } else if (chart.groupByField) {
-    group = COLUMN_GROUP[chart.groupByField]!;
-  }
   const field = seriesOf(chart).find((s) => needsOwnField(s, REQUEST_LOG_CHART_FIELDS))?.metricField;
   const v = !field ? "NULL" : isSignalField(field) ? signalFieldSql(field, signals, params) : FIELD_SQL[field]!;
   const hour = `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${HOUR}))`;
   const period = chart.timeSeries ? (interval === "day" ? `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${24 * HOUR}))` : hour) : "0";
-  const sql = `SELECT ${group} AS grp, ${period} AS hour, ${bucketSql(LATENCY)} AS bucket, count(*) AS requests,
-      sum(r.${R.inputTokens}) AS input_tokens, sum(r.${R.outputTokens}) AS output_tokens, sum(r.${R.price}) AS cost, sum(${LATENCY}) AS latency_ms,
-      min(${v}) AS vmin, max(${v}) AS vmax, sum(${v}) AS vsum, count(${v}) AS vcount
-    FROM ${LOGS} AS r ${join} WHERE ${where} GROUP BY grp, hour, bucket`;
+  const aggregate = (rows: string) => `SELECT grp, hour, bucket, count(*) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost) AS cost,
+      sum(latency_ms) AS latency_ms, min(fv) AS vmin, max(fv) AS vmax, sum(fv) AS vsum, count(fv) AS vcount FROM (${rows}) GROUP BY grp, hour, bucket`;
+  const row = (group: string) => `${group} AS grp, ${period} AS hour, ${bucketSql(LATENCY)} AS bucket, r.${R.inputTokens} AS input_tokens, r.${R.outputTokens} AS output_tokens,
+      r.${R.price} AS cost, ${LATENCY} AS latency_ms, ${v} AS fv`;
+  // A log's keyed values are read from its row (valueSources: its tags or metadata column and its
+  // extra_values, disjoint); as every filter on them, a grouping sees indexed logs only. DISTINCT: a
+  // tag listed twice in one log counts it once.
+  const bySide = (kind: string, by: "key" | "value", keyIs?: string) =>
+    valueSources(kind)
+      .map((src) => `SELECT DISTINCT r.${R.id} AS id, ${row(by === "key" ? src.key : src.value)} FROM ${LOGS} AS r CROSS JOIN ${src.from}
+        WHERE ${where} AND ${src.where}${keyIs ? ` AND ${src.key} = ${keyIs}` : ""} AND ${indexedSql(`r.${R.id}`)}`)
+      .join(" UNION ALL ");
+  let sql: string;
+  if (chart.groupByMetadataKey) sql = aggregate(bySide("metadata", "value", params.add(chart.groupByMetadataKey)));
+  else if (chart.groupByField && SIDE_GROUP[chart.groupByField]) {
+    const side = SIDE_GROUP[chart.groupByField]!;
+    sql = aggregate(bySide(side.kind, side.by));
+  } else sql = aggregate(`SELECT ${row(chart.groupByField ? COLUMN_GROUP[chart.groupByField]! : "NULL")} FROM ${LOGS} AS r WHERE ${where}`);
   const { results } = await d1.prepare(sql).bind(...params.values).all<Parameters<typeof logObservation>[0]>();
   return results.map((r) => logObservation(r, field));
 }

@@ -12,6 +12,8 @@ import { filterEstimates, SORT_COLUMNS, sortKeyOrder } from "./search";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 import { markSql } from "./readers";
 import { decodeBlueprints, type StoredLogParts } from "./row-codec";
+import { LOGS_BY_IDS } from "./by-ids";
+import { indexBeforeSnapshot } from "./indexing";
 
 const LOGS = getTableName(requestLogs);
 const R = columnNames(requestLogs);
@@ -214,10 +216,14 @@ export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["
   return { sql: `SELECT ${columns} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${params.add(cap)}`, params: params.values };
 }
 
-/** The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort order. */
+/**
+ * The ids a job copies, in dataset order: explicit ids as given, else the filter's matches in sort
+ * order, taken once every log written so far is indexed (a snapshot misses none, however recent).
+ */
 export async function matchingLogIds(logs: WorkspaceLogs, ws: number, p: FillParams): Promise<number[]> {
   const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
   if (p.request_log_ids && p.request_log_ids.length > 0) return p.request_log_ids.slice(0, cap);
+  await indexBeforeSnapshot(logs);
   const group = p.filter_group ? parseFilterGroup(p.filter_group) : null;
   const filter = group?.ok ? group.group : null;
   // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
@@ -231,13 +237,6 @@ export async function matchingLogIds(logs: WorkspaceLogs, ws: number, p: FillPar
   const merged = (await eachPeriod(logs, (db) => read(db, true))).flat().sort(order);
   return merged.slice(0, cap).map((r) => r.id);
 }
-
-/**
- * `FROM json_each(ids) CROSS JOIN request_logs`: the CROSS JOIN keeps the id list as the outer loop, so
- * each id is one primary-key lookup whatever statistics SQLite has (with a plain JOIN and no
- * sqlite_stat1 the planner may scan the workspace's logs once per chunk instead).
- */
-export const LOGS_BY_IDS = (idsJson: string, ws: string) => `json_each(${idsJson}) AS j CROSS JOIN ${LOGS} AS r ON r.${R.id} = j.value AND r.${R.workspaceId} = ${ws}`;
 
 /** A log's values as a dataset row holds them, and the prompt (version) the log records. */
 export interface LogValues {

@@ -3,8 +3,8 @@
 // the autocomplete counts (facets); and the derived columns (texts, output format, intents).
 // Values are strings; non-string values are stored as their JSON text.
 
-import type { FacetField, IndexKind, OutputFormat } from "../db/schema";
-import { indexed } from "../filters";
+import type { FacetField, IndexKind, OutputFormat, SearchValue } from "../db/schema";
+import { indexed, isDerived } from "../filters";
 import { agentIntentOf, userIntentOf } from "./intent";
 import type { Blueprints } from "./row-codec";
 import { isObj } from "../lib/obj";
@@ -12,7 +12,8 @@ import { isObj } from "../lib/obj";
 type InputOutput = Pick<Blueprints, "input" | "output">;
 
 export type { IndexKind };
-export type IndexRow = [kind: IndexKind, key: string, value: string];
+/** One keyed search value of a log: kind, key, value, as indexed. */
+export type IndexRow = SearchValue;
 
 /**
  * What a log's side rows are made of. The tool names and the answer's text come from the blueprints
@@ -49,6 +50,11 @@ export function indexRowsOf(log: IndexableLog): IndexRow[] {
   const out = jsonObjectOf(log.outputText);
   if (out) for (const [k, v] of Object.entries(out)) add("output", k, stringify(v));
   return rows;
+}
+
+/** The values of `values` a log keeps in extra_values: those its tags and metadata columns do not give as they stand (isDerived). */
+export function extraValuesOf(values: readonly IndexRow[]): IndexRow[] {
+  return values.filter(([kind, key, value]) => !isDerived(kind, key, value));
 }
 
 export function stringify(v: unknown): string {
@@ -186,7 +192,8 @@ export function searchColumnsOf(log: InputOutput): SearchColumns {
   };
 }
 
-export type FacetRow = [field: FacetField, key: string, value: string, fold: string];
+/** A facet a log counts in: field, key, value, and the value lower-cased when that differs from it (else null). */
+export type FacetRow = [field: FacetField, key: string, value: string, fold: string | null];
 
 export interface FacetScalars {
   model: string;
@@ -214,7 +221,8 @@ export function facetRowsOf(scalars: FacetScalars, rows: IndexRow[]): FacetRow[]
     const id = `${field}\u0000${key}\u0000${value}`;
     if (seen.has(id)) return;
     seen.add(id);
-    out.push([field, key, value, value.toLowerCase()]);
+    const fold = value.toLowerCase();
+    out.push([field, key, value, fold === value ? null : fold]);
   };
   add("engine", "", scalars.model);
   add("provider_type", "", scalars.provider);

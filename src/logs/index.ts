@@ -24,7 +24,8 @@ export { customAnalytics } from "./custom-analytics";
 export { signalAnalytics } from "./signal-analytics";
 export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics } from "./trace-analytics";
 export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchInput } from "./trace-search";
-export { fillQuery, findLog, logValues, logValuesSql, LOGS_BY_IDS, matchingLogIds, previewLogs, type LogValues } from "./datasets";
+export { fillQuery, findLog, logValues, logValuesSql, matchingLogIds, previewLogs, type LogValues } from "./datasets";
+export { LOGS_BY_IDS } from "./by-ids";
 export { logMark, logsInOrder, markFilter, matchingLogPages } from "./readers";
 export {
   CONTROL_SHARD,
@@ -46,7 +47,8 @@ export { JOIN_LIMITS, storeLogRecords, traceLogRecordRows, type LogContentOf } f
 export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchivedLogLine, LOG_RETENTION_DAYS, readRequestLog, type ArchiveSettings } from "./archive";
 export type { AttrValue, LogRecordInput, RejectedRecord, RejectedSpan, SpanEvent, SpanExtras, SpanInput } from "./span-input";
 export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./fill-params";
-export { chunkIndexRows, indexLeftBehind, indexLogs, SWEEP_AFTER_MS, SWEEP_MAX_LOGS, type IndexedLog, type IndexExtension } from "./indexing";
+export { chunkIndexRows, indexBeforeSnapshot, indexLeftBehind, indexLogs, indexPending, SWEEP_AFTER_MS, SWEEP_MAX_LOGS, waitingLogs } from "./indexing";
+export type { IndexedLog, IndexExtension } from "./index-extension";
 export {
   backfillCounts,
   claimJudgement,

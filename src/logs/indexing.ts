@@ -1,129 +1,62 @@
 // Deferred indexing. A log's row is written before its write answers (readable by id, by every
-// tracking call and by add-request-log at once), together with a row in request_log_unindexed. What
-// search, suggestions and analytics read beside it (its search side rows, its full-text entry, its
-// facet counts, its daily totals) is written afterwards by the indexer, many logs to one D1 batch:
-// the queue consumer runs it on the ids each write announces (src/http/after-answer.ts), the cron's sweeper on
-// whatever is still unindexed a few seconds on (a lost message, a queue that is down, a failed run).
+// tracking call and by add-request-log at once), and nothing else: its keyed search values are in the
+// row (tags, metadata, extra_values). What search, suggestions and analytics read beside it (its search entry:
+// full text and keyed values, its facet counts, its daily totals) is written afterwards by the
+// indexer, many logs to one D1 batch: the queue consumer runs it when a write announces logs
+// (src/http/after-answer.ts), the cron's sweeper when logs have waited a few seconds (a lost message,
+// a queue that is down, a failed run), and every snapshot (a dataset from a filter, an evaluation, an
+// export) before it selects.
+//
+// Which logs wait needs no row of its own: ids grow in commit order on D1's single writer, so one
+// watermark per database (log_index_state.indexed_to) says it. Every log with a larger id waits, every
+// other one is indexed (but for the few from before the watermark listed in request_log_unindexed).
+// The indexer takes the waiting logs in id order and moves the watermark past them in the same batch.
+// Daily totals follow behind a watermark of their own (counted_to), a larger batch at a time: a
+// value a batch shares is one upsert, so counting fewer, larger batches writes fewer rows, and
+// analytics reads the few logs not counted yet from the logs themselves (src/logs/analytics.ts).
 //
 // The indexer builds each log's rows from the log row as it is when it runs, so a tracking call that
-// lands before indexing (it only changes the row) and one that lands after (it also moves the side
-// rows, as src/logs/tracking.ts does for an indexed log) leave the same rows. Its batch writes only
-// while every log it read is still unindexed at the revision it read (request_logs.revision moves
-// with every update), and deletes their unindexed rows in the same transaction: a log is indexed once,
-// a redelivered message finds nothing to do, and a batch that raced a tracking call writes nothing and
-// reads again.
+// lands before indexing (it only changes the row) and one that lands after (it also moves the facet
+// counts and the search entry, as src/logs/tracking.ts does for an indexed log) leave the same rows.
+// Its batch writes only while the watermark is where it read it and every log it read is at the
+// revision it read (request_logs.revision moves with every update): a log is indexed once, two indexers
+// racing write once, and a batch that raced a tracking call writes nothing and reads again.
 import { getTableName, sql, type SQL } from "drizzle-orm";
 import { runBatch, type Statement } from "../db/batch";
-import { d1Of, type Db } from "../db/client";
-import { REQUEST_LOGS_FTS, REQUEST_LOGS_FTS_COLUMNS, requestLogDaily, requestLogFacets, requestLogs, requestLogUnindexed, requestLogValues, spans } from "../db/schema";
+import type { Db } from "../db/client";
+import { logIndexState, requestLogDaily, requestLogs, requestLogUnindexed, spans } from "../db/schema";
 import { col, columnList, columnNames } from "../db/sql";
 import { bucketSql } from "../analytics/latency-buckets";
-import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
+import { isDerived } from "../filters";
+import { extraValuesOf, facetRowsOf, indexRowsOf, toolsOf, type FacetRow, type IndexRow } from "./index-rows";
+import { decodeBlueprints } from "./row-codec";
+import { addFacetCounts, chunkIndexRows, countFacets, insertSearchEntries } from "./search-index";
+import { eachPeriod, type WorkspaceLogs } from "./periods";
+import type { IndexExtension } from "./index-extension";
 
-/**
- * Side rows travel as JSON text in one bound parameter per statement. D1 caps a value at 2 MB and
- * short tags grow ~4x as JSON rows, so rows are split into statements of at most this many bytes.
- */
-const INDEX_CHUNK_BYTES = 256 * 1024;
-
-export function chunkIndexRows(rows: readonly unknown[], maxBytes = INDEX_CHUNK_BYTES): string[] {
-  const chunks: string[] = [];
-  let parts: string[] = [];
-  let size = 2;
-  for (const row of rows) {
-    const text = JSON.stringify(row);
-    if (parts.length > 0 && size + text.length + 1 > maxBytes) {
-      chunks.push(`[${parts.join(",")}]`);
-      parts = [];
-      size = 2;
-    }
-    parts.push(text);
-    size += text.length + 1;
-  }
-  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
-  return chunks;
-}
+export { chunkIndexRows } from "./search-index";
 
 /** Logs indexed in one D1 batch at most. */
 const INDEX_BATCH_LOGS = 100;
 
-/** The sweeper indexes logs left unindexed this long (the queue's normal delay is about a second). */
+/** The sweeper indexes logs that have waited this long (the queue's normal delay is a few seconds). */
 export const SWEEP_AFTER_MS = 10_000;
 
 /** Logs the sweeper indexes per log database and cron run at most. */
 export const SWEEP_MAX_LOGS = 2_000;
 
-/** How often one batch of logs is read again when tracking calls keep changing it, before giving up (the sweeper goes on). */
+/** Batches that write nothing in a row (another indexer, or tracking calls, changing what they read) before giving up; the next run goes on. */
 const INDEX_ATTEMPTS = 3;
 
-/**
- * The statement giving the mark of the log its batch has just inserted (request_logs' insert trigger
- * marks every new log unindexed, with no tool names) its blueprints' tool names. Inside a batch's
- * transaction that log is max(id): D1 runs a batch as one transaction on a single writer, and
- * AUTOINCREMENT never reuses ids. Prepared as plain SQL: it is on log-request's hot path.
- */
-export function markNewestUnindexed(db: Db, tools: readonly string[]): D1PreparedStatement {
-  return d1Of(db).prepare(MARK_NEWEST).bind(JSON.stringify(tools));
-}
 const R = columnNames(requestLogs);
-const U = columnNames(requestLogUnindexed);
 const NEWEST_LOG_SQL = `(SELECT max(${R.id}) FROM ${getTableName(requestLogs)})`;
-// An upsert: the insert trigger of request_logs has marked the log already, without its tool names.
-const MARK_NEWEST = `INSERT INTO ${getTableName(requestLogUnindexed)} (${U.requestId}, ${U.tools}) VALUES (${NEWEST_LOG_SQL}, ?) ON CONFLICT(${U.requestId}) DO UPDATE SET ${U.tools} = excluded.${U.tools}`;
 
-/** SQL naming the log its batch has just inserted, for other statements of that batch (the same rule as markNewestUnindexed). */
+/**
+ * SQL naming the log its batch has just inserted, for other statements of that batch: inside a batch's
+ * transaction that log is max(id) (D1 runs a batch as one transaction on a single writer, and
+ * AUTOINCREMENT never reuses ids).
+ */
 export const NEWEST_LOG: SQL = sql.raw(NEWEST_LOG_SQL);
-
-/** SQL true while the log (an id or an id expression) has had its index rows written. */
-export function isIndexed(requestId: SQL | number): SQL {
-  return sql`NOT EXISTS (SELECT 1 FROM ${requestLogUnindexed} AS ix WHERE ix.${col(requestLogUnindexed.requestId)} = ${requestId})`;
-}
-
-// ---- statements shared with the tracking calls ----
-
-/** A side row with its log and workspace: [request_id, workspace_id, kind, key, value]. */
-export type SideRow = [requestId: number, workspaceId: number, ...row: IndexRow];
-
-/** Statements inserting side rows, each only `when` holds (SQL evaluated in the statement). */
-export function insertSideRows(db: Db, rows: readonly SideRow[], when: SQL = sql`true`) {
-  return chunkIndexRows(rows).map((json) =>
-    db.insert(requestLogValues).select(sql`
-      SELECT NULL, j.value ->> 1, j.value ->> 0, j.value ->> 2, j.value ->> 3, j.value ->> 4
-      FROM json_each(${json}) AS j WHERE ${when}`),
-  );
-}
-
-/** A facet count to add: [workspace_id, field, key, value, value_fold, n]. */
-export type FacetCount = [workspaceId: number, ...row: FacetRow, n: number];
-
-/** Facet rows of many logs of one workspace or several, counted: each (workspace, field, key, value) once with its number. */
-export function countFacets(perLog: Iterable<[workspaceId: number, rows: readonly FacetRow[]]>): FacetCount[] {
-  const counts = new Map<string, FacetCount>();
-  for (const [ws, rows] of perLog) {
-    for (const row of rows) {
-      const id = JSON.stringify([ws, row[0], row[1], row[2]]);
-      const c = counts.get(id);
-      if (c) c[5] += 1;
-      else counts.set(id, [ws, ...row, 1]);
-    }
-  }
-  return [...counts.values()];
-}
-
-/** Statements adding facet counts (a row missing is created at its count), each only `when` holds. */
-export function addFacetCounts(db: Db, counts: readonly FacetCount[], when: SQL = sql`true`) {
-  return chunkIndexRows(counts).map((json) =>
-    db
-      .insert(requestLogFacets)
-      .select(sql`
-        SELECT NULL, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5
-        FROM json_each(${json}) AS j WHERE ${when}`)
-      .onConflictDoUpdate({
-        target: [requestLogFacets.workspaceId, requestLogFacets.field, requestLogFacets.key, requestLogFacets.value],
-        set: { count: sql`${requestLogFacets.count} + excluded.count` },
-      }),
-  );
-}
 
 /** The daily totals' dimensions (ROLLUP_DIMS): each dimension's key of a log `r`, and whether its rows have latency buckets. */
 const DAILY_DIMS: Record<string, { key: string; buckets: boolean }> = {
@@ -172,7 +105,7 @@ export function dropEmptyDailyTotals(from: SQL, dim: keyof typeof DAILY_DIMS, wh
 
 // ---- the indexer ----
 
-interface UnindexedLog {
+interface PendingLog {
   id: number;
   ws: number;
   revision: number;
@@ -181,122 +114,234 @@ interface UnindexedLog {
   status: string;
   prompt_id: number | null;
   prompt_name: string | null;
-  tags: string;
-  metadata: string;
-  prompt_input_variables: string;
-  tools: string;
-  /** The answer's text when it may be a JSON object, else ''. */
-  answer: string;
   trace_id: string | null;
   span_name: string | null;
+  tags: string;
+  metadata: string;
+  extra_values: string | null;
+  /** The rest only for a log without extra_values (written before them): what they are made from. */
+  prompt_input_variables: string | null;
+  input: string | null;
+  output: string | null;
+  parameters: string | null;
+  body: ArrayBuffer | number[] | null;
+  input_text: string | null;
+  output_text: string | null;
 }
 
-/** The logs among `ids` still unindexed, as their rows are now (and the name of the span a log was made from or for). */
-async function readUnindexed(logs: Db, ids: readonly number[]): Promise<UnindexedLog[]> {
-  return logs.all<UnindexedLog>(sql`
-    SELECT r.${col(requestLogs.id)}, r.${col(requestLogs.workspaceId)} AS ws, r.${col(requestLogs.revision)}, r.${col(requestLogs.model)}, r.${col(requestLogs.provider)}, r.${col(requestLogs.status)}, r.${col(requestLogs.promptId)}, r.${col(requestLogs.promptName)},
-           r.${col(requestLogs.tags)}, r.${col(requestLogs.metadata)}, r.${col(requestLogs.promptInputVariables)}, u.${col(requestLogUnindexed.tools)},
-           CASE WHEN instr(r.${col(requestLogs.outputText)}, '{') > 0 THEN r.${col(requestLogs.outputText)} ELSE '' END AS answer,
-           r.${col(requestLogs.traceId)}, s.${col(spans.name)} AS span_name
-    FROM json_each(${JSON.stringify(ids)}) AS j
-    CROSS JOIN ${requestLogUnindexed} AS u ON u.${col(requestLogUnindexed.requestId)} = j.value
-    CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.id)} = u.${col(requestLogUnindexed.requestId)}
-    LEFT JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = r.${col(requestLogs.workspaceId)} AND s.${col(spans.traceId)} = r.${col(requestLogs.traceId)} AND s.${col(spans.spanId)} = r.${col(requestLogs.spanId)}`);
+const l = requestLogs;
+const u = requestLogUnindexed;
+const st = logIndexState;
+const COUNTED_TO = sql`(SELECT ${col(st.countedTo)} FROM ${st} WHERE ${st.id} = 1)`;
+/** Columns read only for a log without extra_values. */
+const IF_UNDERIVED = [l.promptInputVariables, l.input, l.output, l.parameters, l.body, l.inputText, l.outputText].map(
+  (c) => sql`CASE WHEN r.${col(l.extraValues)} IS NULL THEN r.${col(c)} END AS ${col(c)}`,
+);
+
+/**
+ * The database's watermark and the next waiting logs in id order, at most `limit` (the ones from before
+ * the watermark still listed in request_log_unindexed first, since their ids are smaller), up to `upTo`.
+ */
+async function readPending(logs: Db, limit: number, upTo: number): Promise<{ at: number; rows: PendingLog[] }> {
+  const [state, rows] = await runBatch(logs, [
+    sql`SELECT ${col(st.indexedTo)} AS at FROM ${st} WHERE ${st.id} = 1`,
+    sql`
+      SELECT r.${col(l.id)}, r.${col(l.workspaceId)} AS ws, r.${col(l.revision)}, r.${col(l.model)}, r.${col(l.provider)}, r.${col(l.status)}, r.${col(l.promptId)},
+             r.${col(l.promptName)}, r.${col(l.traceId)}, s.${col(spans.name)} AS span_name, r.${col(l.tags)}, r.${col(l.metadata)}, r.${col(l.extraValues)},
+             ${sql.join(IF_UNDERIVED, sql`, `)}
+      FROM ${l} AS r
+      LEFT JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = r.${col(l.workspaceId)} AND s.${col(spans.traceId)} = r.${col(l.traceId)} AND s.${col(spans.spanId)} = r.${col(l.spanId)}
+      WHERE (r.${col(l.id)} > (SELECT ${col(st.indexedTo)} FROM ${st} WHERE ${st.id} = 1) OR r.${col(l.id)} IN (SELECT ${col(u.requestId)} FROM ${u}))
+        AND r.${col(l.id)} <= ${upTo}
+      ORDER BY r.${col(l.id)} LIMIT ${limit}`,
+  ]);
+  const at = (state.results[0] as { at: number } | undefined)?.at;
+  if (at === undefined) throw new Error("log_index_state has no row: are the log database's migrations applied?");
+  return { at, rows: rows.results as unknown as PendingLog[] };
 }
 
-const FTS = REQUEST_LOGS_FTS_COLUMNS;
-const FTS_COLUMNS = `${FTS.rowid}, ${FTS.inputText}, ${FTS.outputText}`;
-
-/** The statements indexing `rows`, every one of them writing only while each log is unindexed at the revision read. */
-function indexStatements(logs: Db, rows: UnindexedLog[]): Statement[] {
-  const ids = JSON.stringify(rows.map((r) => r.id));
-  const read = JSON.stringify(rows.map((r) => [r.id, r.revision]));
-  const unchanged = sql`(SELECT count(*) FROM json_each(${read}) AS g
-    CROSS JOIN ${requestLogUnindexed} AS gu ON gu.${col(requestLogUnindexed.requestId)} = g.value ->> 0
-    CROSS JOIN ${requestLogs} AS gr ON gr.${col(requestLogs.id)} = gu.${col(requestLogUnindexed.requestId)} AND gr.${col(requestLogs.revision)} = g.value ->> 1) = ${rows.length}`;
-  const sideRows: SideRow[] = [];
-  const facets: [number, FacetRow[]][] = [];
-  for (const r of rows) {
-    const indexRows = indexRowsOf({
-      tags: JSON.parse(r.tags) as string[],
-      metadata: JSON.parse(r.metadata) as Record<string, string>,
-      prompt_input_variables: JSON.parse(r.prompt_input_variables) as Record<string, unknown>,
-      tools: JSON.parse(r.tools) as string[],
-      outputText: r.answer,
-    });
-    for (const row of indexRows) sideRows.push([r.id, r.ws, ...row]);
-    const scalars = { model: r.model, provider: r.provider, status: r.status, promptId: r.prompt_id, promptName: r.prompt_name, traceId: r.trace_id, spanName: r.span_name || null };
-    facets.push([r.ws, facetRowsOf(scalars, indexRows)]);
+/**
+ * A log's keyed values (its tags and metadata as they stand, and its extra values), and, for a log
+ * written before extra_values, the extra values made now from its row (null otherwise).
+ */
+function valuesOf(r: PendingLog): { values: IndexRow[]; made: IndexRow[] | null } {
+  const tags = JSON.parse(r.tags) as string[];
+  const metadata = JSON.parse(r.metadata) as Record<string, string>;
+  if (r.extra_values !== null) {
+    const fromColumns = indexRowsOf({ tags, metadata, prompt_input_variables: {}, tools: [], outputText: "" }).filter(([kind, key, value]) => isDerived(kind, key, value));
+    return { values: [...fromColumns, ...(JSON.parse(r.extra_values) as IndexRow[])], made: null };
   }
-  const theseLogs = sql`json_each(${ids}) AS j CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.id)} = j.value`;
+  const blueprints = decodeBlueprints({ input: r.input!, output: r.output!, parameters: r.parameters!, body: r.body, inputText: r.input_text!, outputText: r.output_text! });
+  const values = indexRowsOf({
+    tags,
+    metadata,
+    prompt_input_variables: JSON.parse(r.prompt_input_variables!) as Record<string, unknown>,
+    tools: toolsOf(blueprints),
+    outputText: r.output_text!,
+  });
+  return { values, made: extraValuesOf(values) };
+}
+
+/** The statements indexing `rows`, each writing only while the watermark is at `at` and every log is at the revision read. */
+function indexStatements(rows: PendingLog[], at: number): Statement[] {
+  const to = Math.max(at, ...rows.map((r) => r.id));
+  const read = JSON.stringify(rows.map((r) => [r.id, r.revision]));
+  const ids = JSON.stringify(rows.map((r) => r.id));
+  const unchanged = sql`(SELECT ${col(st.indexedTo)} FROM ${st} WHERE ${st.id} = 1) = ${at} AND (SELECT count(*) FROM json_each(${read}) AS g
+    CROSS JOIN ${l} AS gr ON gr.${col(l.id)} = g.value ->> 0 AND gr.${col(l.revision)} = g.value ->> 1) = ${rows.length}`;
+  const entries: [number, IndexRow[] | null][] = [];
+  const facets: [number, FacetRow[]][] = [];
+  const made: [number, number, IndexRow[]][] = [];
+  for (const r of rows) {
+    const { values, made: extra } = valuesOf(r);
+    entries.push([r.id, extra]);
+    if (extra) made.push([r.id, r.revision, extra]);
+    const scalars = { model: r.model, provider: r.provider, status: r.status, promptId: r.prompt_id, promptName: r.prompt_name, traceId: r.trace_id, spanName: r.span_name || null };
+    facets.push([r.ws, facetRowsOf(scalars, values)]);
+  }
+  const theseLogs = sql`json_each(${ids}) AS j CROSS JOIN ${l} AS r ON r.${col(l.id)} = j.value`;
   return [
-    ...insertSideRows(logs, sideRows, unchanged),
-    ...addFacetCounts(logs, countFacets(facets), unchanged),
-    sql`INSERT INTO ${sql.identifier(REQUEST_LOGS_FTS)} (${sql.raw(FTS_COLUMNS)}) SELECT r.${col(requestLogs.id)}, r.${col(requestLogs.inputText)}, r.${col(requestLogs.outputText)} FROM ${theseLogs} WHERE ${unchanged}`,
-    dailyTotals(theseLogs, ["all", "model", "provider", "prompt", "status"], 1, unchanged),
-    // Last: its count says whether the batch wrote (the same condition held for every statement).
-    sql`DELETE FROM ${requestLogUnindexed} WHERE ${requestLogUnindexed.requestId} IN (SELECT value FROM json_each(${ids})) AND ${unchanged}`,
+    // Facet rows first: the search entries' keys are their ids.
+    ...addFacetCounts(countFacets(facets), unchanged),
+    ...chunkIndexRows(entries).map((json) => insertSearchEntries(json, unchanged)),
+    // The daily totals of logs counted before the watermark came (listed in request_log_unindexed);
+    // the others are counted later (countDaily).
+    dailyTotals(theseLogs, ["all", "model", "provider", "prompt", "status"], 1, sql`${unchanged} AND r.${col(l.id)} <= ${COUNTED_TO}`),
+    sql`DELETE FROM ${u} WHERE ${u.requestId} IN (SELECT value FROM json_each(${ids})) AND ${unchanged}`,
+    // Its count says whether the batch wrote (the same condition held for every statement before it).
+    sql`UPDATE ${st} SET ${col(st.indexedTo)} = ${to} WHERE ${st.id} = 1 AND ${unchanged}`,
+    // A log written before extra_values existed keeps the ones made now (read by filters, suggestions
+    // with a filter, groupings and the tracking calls), once the batch has written.
+    ...made.map(
+      ([id, revision, values]) =>
+        sql`UPDATE ${l} SET ${col(l.extraValues)} = ${JSON.stringify(values)} WHERE ${l.id} = ${id} AND ${l.revision} = ${revision} AND (SELECT ${col(st.indexedTo)} FROM ${st} WHERE ${st.id} = 1) = ${to}`,
+    ),
   ];
 }
 
-/** A log of an index batch as an extension sees it: its id, workspace, the revision read, and its prompt. */
-export interface IndexedLog {
-  id: number;
-  workspaceId: number;
-  revision: number;
-  promptId: number | null;
+export interface IndexOptions {
+  /** Logs indexed at most (the caller's budget); every waiting log when absent. */
+  limit?: number;
+  /** Only logs up to this id (a snapshot's mark); every waiting log when absent. */
+  upTo?: number;
+  /** Now, for whether the indexed logs' daily totals are due (countDaily); not counted when absent. */
+  now?: number;
+  /** Work added to each index batch (the queue consumer's and the sweeper's: src/queue/). */
+  extension?: IndexExtension;
 }
 
 /**
- * Work another feature does where logs become searchable (Signals matches new logs against its hooks):
- * statements run inside each index batch's transaction, before its last statement, so they commit
- * with the logs' index rows or not at all; `committed` hears their results once the batch committed.
- * Its statements must be safe to run again (a batch that raced a tracking call is read and run again).
+ * Indexes this log database's waiting logs (any workspace's), INDEX_BATCH_LOGS a batch, oldest first;
+ * returns how many it indexed. Another indexer running at the same time takes its share: a batch that
+ * finds the watermark moved reads again. Throws when batches kept writing nothing (the caller's retry,
+ * or the sweeper, takes it up later) or D1 failed.
  */
-export interface IndexExtension {
-  batch(logs: Db, batch: readonly IndexedLog[]): Promise<{ statements: Statement[]; committed(results: readonly D1Result[]): Promise<void> } | null>;
-}
-
-/**
- * Indexes the logs among `ids` that are still unindexed in this log database (any workspace's), a
- * batch of INDEX_BATCH_LOGS at a time; returns how many it indexed. Ids already indexed, unknown or
- * deleted are skipped, so a repeated call is harmless. Throws when a batch kept changing under it
- * (the caller's retry, or the sweeper, takes it up later) or D1 failed. `extension` adds its work to
- * each batch (every caller that indexes new logs passes the Worker's: src/queue/).
- */
-export async function indexLogs(logs: Db, ids: readonly number[], extension?: IndexExtension): Promise<number> {
-  const unique = [...new Set(ids)];
+export async function indexPending(logs: Db, opts: IndexOptions = {}): Promise<number> {
+  const limit = opts.limit ?? Number.POSITIVE_INFINITY;
+  const upTo = opts.upTo ?? Number.MAX_SAFE_INTEGER;
   let indexed = 0;
-  for (let at = 0; at < unique.length; at += INDEX_BATCH_LOGS) {
-    const chunk = unique.slice(at, at + INDEX_BATCH_LOGS);
-    for (let attempt = 1; ; attempt++) {
-      const rows = await readUnindexed(logs, chunk);
-      if (rows.length === 0) break;
-      const own = indexStatements(logs, rows);
-      const extra = extension ? await extension.batch(logs, rows.map((r) => ({ id: r.id, workspaceId: r.ws, revision: r.revision, promptId: r.prompt_id }))) : null;
-      const statements = extra ? [...own.slice(0, -1), ...extra.statements, own[own.length - 1]] : own;
-      const results = await runBatch(logs, statements);
-      if ((results[results.length - 1].meta.changes ?? 0) > 0) {
-        indexed += rows.length;
-        if (extra) await extra.committed(results.slice(own.length - 1, own.length - 1 + extra.statements.length));
-        break;
-      }
-      if (attempt >= INDEX_ATTEMPTS) throw new Error(`indexing ${rows.length} logs: they changed during each of ${INDEX_ATTEMPTS} attempts`);
+  let idle = 0;
+  while (indexed < limit) {
+    const { at, rows } = await readPending(logs, Math.min(INDEX_BATCH_LOGS, limit - indexed), upTo);
+    if (rows.length === 0) break;
+    const own = indexStatements(rows, at);
+    // The watermark's move: last but the extra values' updates; an extension's statements go before it.
+    const mark = own.length - 1 - rows.filter((r) => r.extra_values === null).length;
+    const extra = opts.extension ? await opts.extension.batch(logs, rows.map((r) => ({ id: r.id, workspaceId: r.ws, revision: r.revision, promptId: r.prompt_id })), at) : null;
+    const added = extra?.statements ?? [];
+    const results = await runBatch(logs, [...own.slice(0, mark), ...added, ...own.slice(mark)]);
+    const wrote = results[mark + added.length].meta.changes ?? 0;
+    if (wrote > 0) {
+      indexed += rows.length;
+      idle = 0;
+      if (extra) await extra.committed(results.slice(mark, mark + added.length));
+    } else if (++idle >= INDEX_ATTEMPTS) {
+      throw new Error(`indexing ${rows.length} logs: they (or the watermark) changed during each of ${INDEX_ATTEMPTS} attempts`);
     }
   }
+  if (opts.now !== undefined) await countDaily(logs, opts.now);
   return indexed;
 }
 
+/** Daily totals are counted once this many indexed logs wait for them … */
+const COUNT_BATCH_LOGS = 500;
+/** … or once the oldest has waited this long. */
+export const COUNT_AFTER_MS = 30_000;
+/** Logs counted in one D1 batch at most. */
+const COUNT_MAX_LOGS = 5_000;
+
 /**
- * The sweeper's part for one log database: indexes logs unindexed for SWEEP_AFTER_MS or more, oldest
- * first, at most SWEEP_MAX_LOGS a run. Returns how many it indexed.
+ * Adds the indexed logs not counted yet to the daily totals, when enough of them wait (or the oldest
+ * has waited long enough), COUNT_MAX_LOGS a batch; returns how many it counted. The totals are made
+ * in SQL from the rows as they are then, and the batch writes only while the watermark is where it
+ * read it: a log is counted once. A tracking call moves a log's prompt in the totals only once it is
+ * counted, so a call before or after counting leaves the same totals.
+ */
+export async function countDaily(logs: Db, now: number): Promise<number> {
+  let counted = 0;
+  for (let due = true; due; ) {
+    const [state] = await logs.all<{ from: number; n: number; oldest: number | null; to: number | null }>(sql`
+      SELECT c.from_id AS "from", (SELECT count(*) FROM (SELECT 1 FROM ${l} WHERE ${l.id} > c.from_id AND ${l.id} <= c.indexed LIMIT ${COUNT_MAX_LOGS})) AS n,
+             (SELECT ${col(l.createdAt)} FROM ${l} WHERE ${l.id} > c.from_id AND ${l.id} <= c.indexed ORDER BY ${l.id} LIMIT 1) AS oldest,
+             (SELECT max(id) FROM (SELECT ${col(l.id)} AS id FROM ${l} WHERE ${l.id} > c.from_id AND ${l.id} <= c.indexed ORDER BY ${l.id} LIMIT ${COUNT_MAX_LOGS})) AS "to"
+      FROM (SELECT ${col(st.countedTo)} AS from_id, ${col(st.indexedTo)} AS indexed FROM ${st} WHERE ${st.id} = 1) AS c`);
+    if (!state || state.n === 0 || state.to === null) break;
+    if (state.n < COUNT_BATCH_LOGS && (state.oldest ?? now) > now - COUNT_AFTER_MS) break;
+    const unchanged = sql`${COUNTED_TO} = ${state.from}`;
+    // Logs from before the watermark still listed as waiting are counted by the indexer itself.
+    const these = sql`${l} AS r`;
+    const range = sql`r.${col(l.id)} > ${state.from} AND r.${col(l.id)} <= ${state.to} AND r.${col(l.id)} NOT IN (SELECT ${col(u.requestId)} FROM ${u}) AND ${unchanged}`;
+    const results = await runBatch(logs, [
+      dailyTotals(these, ["all", "model", "provider", "prompt", "status"], 1, range),
+      sql`UPDATE ${st} SET ${col(st.countedTo)} = ${state.to} WHERE ${st.id} = 1 AND ${unchanged}`,
+    ]);
+    if ((results[1].meta.changes ?? 0) === 0) break;
+    counted += state.n;
+    due = state.n >= COUNT_MAX_LOGS;
+  }
+  return counted;
+}
+
+/**
+ * Before a snapshot selects (a dataset version or a sheet import from a filter): indexes every log of
+ * the workspace's databases written so far (and the other workspaces' waiting before them), so the
+ * snapshot holds every log written before it was asked for, however recently; the request's index
+ * extension (Signals) sees those logs as the queue's indexing would. Returns how many it indexed.
+ */
+export async function indexBeforeSnapshot(logs: WorkspaceLogs): Promise<number> {
+  const counts = await eachPeriod(logs, async (db) => {
+    const [newest] = await db.all<{ id: number | null }>(sql`SELECT max(${col(l.id)}) AS id FROM ${l}`);
+    return newest?.id == null ? 0 : indexPending(db, { upTo: newest.id, extension: logs.indexExtension });
+  });
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * Indexes the logs a write announced (`ids`, of this database) and every log waiting before them:
+ * the index queue's consumer. Returns how many it indexed; ids indexed already cost nothing.
+ */
+export async function indexLogs(logs: Db, ids: readonly number[], now?: number, extension?: IndexExtension): Promise<number> {
+  return ids.length === 0 ? 0 : indexPending(logs, { upTo: Math.max(...ids), now, extension });
+}
+
+/**
+ * The sweeper's part for one log database: indexes the waiting logs once the oldest has waited
+ * SWEEP_AFTER_MS, at most SWEEP_MAX_LOGS a run. Returns how many it indexed.
  */
 export async function indexLeftBehind(logs: Db, now: number, extension?: IndexExtension): Promise<number> {
-  const rows = await logs
-    .select({ id: requestLogUnindexed.requestId })
-    .from(requestLogUnindexed)
-    .where(sql`${requestLogUnindexed.createdAt} <= ${now - SWEEP_AFTER_MS}`)
-    .orderBy(requestLogUnindexed.requestId)
-    .limit(SWEEP_MAX_LOGS);
-  return rows.length > 0 ? indexLogs(logs, rows.map((r) => r.id), extension) : 0;
+  const [oldest] = await logs.all<{ created: number }>(sql`
+    SELECT r.${col(l.createdAt)} AS created FROM ${l} AS r
+    WHERE r.${col(l.id)} > (SELECT ${col(st.indexedTo)} FROM ${st} WHERE ${st.id} = 1) OR r.${col(l.id)} IN (SELECT ${col(u.requestId)} FROM ${u})
+    ORDER BY r.${col(l.id)} LIMIT 1`);
+  if (oldest && oldest.created <= now - SWEEP_AFTER_MS) return indexPending(logs, { limit: SWEEP_MAX_LOGS, now, extension });
+  await countDaily(logs, now);
+  return 0;
+}
+
+/** How many logs of this database wait for the indexer (the watermark's distance to the newest, and the listed ones). */
+export async function waitingLogs(logs: Db): Promise<number> {
+  const [row] = await logs.all<{ n: number }>(sql`
+    SELECT (SELECT count(*) FROM ${l} WHERE ${l.id} > (SELECT ${col(st.indexedTo)} FROM ${st} WHERE ${st.id} = 1))
+         + (SELECT count(*) FROM ${u} WHERE ${u.requestId} <= (SELECT ${col(st.indexedTo)} FROM ${st} WHERE ${st.id} = 1)) AS n`);
+  return row?.n ?? 0;
 }

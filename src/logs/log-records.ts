@@ -4,21 +4,21 @@
 // first: the span's ingestion reads the records already there (spans.ts), a records' ingestion joins
 // them to a log already there (joinSpanLogs). A join writes only while the span's GenAI records are
 // those it read (their count), so of two joins racing, the one that read fewer records writes nothing,
-// and the one that saw every record is the last to write. The log's search rows follow its content in
-// the same batch: an indexed log's side rows (tools, output keys), counts and full-text entry; a log
-// the indexer has yet to see, the tool names it will index (its texts it reads from the row).
+// and the one that saw every record is the last to write. The log's keyed search values (tools, output
+// keys) follow its content in the same batch, and for an indexed log its counts and search entry too;
+// a log the indexer has yet to see is indexed from its row as it is then.
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { col, columnList } from "../db/sql";
 import { runBatch, type Statement } from "../db/batch";
-import { requestLogs, requestLogUnindexed, spans, traceLogRecords, type SpanRow, type TraceLogRecordRow } from "../db/schema";
+import { requestLogs, spans, traceLogRecords, type SpanRow, type TraceLogRecordRow } from "../db/schema";
 import type { AttrValue, LogRecordInput, SpanEvent, SpanInput } from "./span-input";
 import { indexRowsOf, searchColumnsOf, textOf, toolsOf, type IndexRow } from "./index-rows";
-import { chunkIndexRows } from "./indexing";
+import { chunkIndexRows, refreshSearchEntry } from "./search-index";
 import { firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { encodeBlueprints, type Blueprints } from "./row-codec";
 import { byTraceHome } from "./trace-homes";
-import { addSideRows, retireSideRows } from "./tracking";
+import { replaceValues } from "./tracking";
 import { decodeLogRow, type RequestLog } from "./write";
 
 /** What of a record a log's content is read from. */
@@ -89,33 +89,28 @@ function spanInputOf(r: SpanRow): SpanInput {
   };
 }
 
-/** The side rows a log's content makes (tool names, the keys of a JSON answer). */
+/** The keyed values a log's content makes (tool names, the keys of a JSON answer). */
 const contentRows = (c: LogContent): IndexRow[] => indexRowsOf({ tools: toolsOf(c), outputText: textOf(c.output), tags: [], metadata: {}, prompt_input_variables: {} });
 
 const sameContent = (a: LogContent, b: LogContent) => JSON.stringify([a.input, a.output]) === JSON.stringify([b.input, b.output]);
 
 /**
- * Statements giving `log` the content `next` (its texts and search rows with it), each only `when`
- * holds. Side rows move only for an indexed log (tracking.ts's statements test it); an unindexed one
- * gets the tool names the indexer will read.
+ * Statements giving `log` the content `next` (its texts and keyed values with it), each only `when`
+ * holds. Counts and the search entry move only for an indexed log (replaceValues' statements test it).
  */
 function contentStatements(db: Db, ws: number, log: RequestLog, next: LogContent, when: SQL): Statement[] {
   const search = searchColumnsOf(next);
-  const statements: Statement[] = [
+  const [before, after] = [contentRows(log), contentRows(next)];
+  // The same keyed values: only the texts change (the search entry's too).
+  const change = JSON.stringify(before) !== JSON.stringify(after) ? replaceValues(ws, log.id, ["tool", "output"], null, after, when) : null;
+  return [
+    ...(change?.before ?? []),
     db
       .update(requestLogs)
-      .set({ ...encodeBlueprints({ ...next, parameters: log.parameters }, search), ...search })
+      .set({ ...encodeBlueprints({ ...next, parameters: log.parameters }, search), ...search, ...(change ? { extraValues: change.extra } : {}) })
       .where(and(eq(requestLogs.id, log.id), eq(requestLogs.workspaceId, ws), when)),
-    db
-      .update(requestLogUnindexed)
-      .set({ tools: toolsOf(next) })
-      .where(and(eq(requestLogUnindexed.requestId, log.id), when)),
+    ...(change?.after ?? [refreshSearchEntry(log.id, when)]),
   ];
-  const [before, after] = [contentRows(log), contentRows(next)];
-  if (JSON.stringify(before) !== JSON.stringify(after)) {
-    statements.push(...retireSideRows(db, ws, log.id, "tool", null, when), ...retireSideRows(db, ws, log.id, "output", null, when), ...addSideRows(db, ws, log.id, after, when));
-  }
-  return statements;
 }
 
 /** Spans joined per batch: each brings its log's blueprints as bound values. */

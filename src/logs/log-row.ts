@@ -7,7 +7,7 @@
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { requestLogs, type RequestStatus } from "../db/schema";
 import type { AuthContext } from "../lib/auth-context";
-import { searchColumnsOf } from "./index-rows";
+import { extraValuesOf, indexRowsOf, searchColumnsOf, toolsOf } from "./index-rows";
 import { encodeBlueprints, hexOf } from "./row-codec";
 
 /** A validated logged request (defaults applied, times in epoch milliseconds). */
@@ -61,9 +61,21 @@ export interface LogPlace {
   spanId: string | null;
 }
 
-/** The row of a new log: its blueprints stored (row-codec.ts) with the search columns derived from them (index-rows.ts). */
+/**
+ * The row of a new log: its blueprints stored (row-codec.ts) with the search columns derived from them,
+ * and the keyed search values its tags and metadata do not give as they stand (index-rows.ts).
+ */
 export function requestLogRow(auth: AuthContext, input: RequestLogInput, prompt: PromptLink, at: LogPlace): NewRequestLogRow {
   const search = searchColumnsOf(input);
+  const extraValues = extraValuesOf(
+    indexRowsOf({
+      tags: input.tags,
+      metadata: input.metadata,
+      prompt_input_variables: input.prompt_input_variables,
+      tools: toolsOf(input),
+      outputText: search.outputText,
+    }),
+  );
   const stored = encodeBlueprints(input, search);
   return {
     workspaceId: auth.workspaceId,
@@ -102,6 +114,7 @@ export function requestLogRow(auth: AuthContext, input: RequestLogInput, prompt:
     outputFormat: search.outputFormat,
     userIntent: search.userIntent,
     agentIntent: search.agentIntent,
+    extraValues,
     traceId: at.traceId,
     spanId: at.spanId,
   };

@@ -7,8 +7,9 @@ import { d1Of } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
-import { LOGS_BY_IDS } from "./datasets";
+import { LOGS_BY_IDS } from "./by-ids";
 import { ID_RANGE_SIZE, idRangeOf } from "./id-ranges";
+import { indexBeforeSnapshot } from "./indexing";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 /**
@@ -57,9 +58,12 @@ export function markFilter(mark: LogMark): Filter | FilterGroup {
 
 /**
  * The logs a filter matches, as stored rows: counted once (over every period), then read a page at a
- * time, period by period from the oldest, in id order within each.
+ * time, period by period from the oldest, in id order within each; both once every log written so far
+ * is indexed (a snapshot misses none, however recent).
  */
 export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs, ws: number, filter: FilterGroup, pageSize: number) {
+  let indexed: Promise<number> | null = null;
+  const ready = () => (indexed ??= indexBeforeSnapshot(logs));
   const params = new SqlParams();
   const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(ws) });
   const after = params.add(-1);
@@ -68,6 +72,7 @@ export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs
   const query = `SELECT r.* FROM ${LOGS} AS r WHERE ${where} AND r.${R.id} > ${after} ORDER BY r.${R.id} LIMIT ${limit}`;
   return {
     async count(): Promise<number> {
+      await ready();
       const counts = await eachPeriod(logs, async (db) => {
         const counted = await d1Of(db)
           .prepare(`SELECT count(*) AS n FROM ${LOGS} AS r WHERE ${where}`)
@@ -78,6 +83,7 @@ export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs
       return counts.reduce((a, b) => a + b, 0);
     },
     async *pages(): AsyncGenerator<Row[]> {
+      await ready();
       for (const { db } of [...logs.periods].reverse()) {
         const values = [...params.values];
         for (;;) {

@@ -4,19 +4,18 @@
 // POST /log-request (an index range, no GROUP BY over logs); with one they count the matching logs.
 import { getTableName, sql as sqlOf } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
-import { FACET_FIELDS, requestLogFacets, requestLogs, requestLogValues, type FacetField } from "../db/schema";
+import { FACET_FIELDS, requestLogFacets, requestLogs, type FacetField } from "../db/schema";
 import { col, columnNames } from "../db/sql";
-import { compileRequestLogQuery, facetLookupsOf, indexed, isGroup, SPAN_NAME, SqlParams, type CompileContext, type Filter, type FilterGroup } from "../filters";
+import { compileRequestLogQuery, facetLookupsOf, indexed, indexedSql, isGroup, SPAN_NAME, SqlParams, valueSources, type CompileContext, type Filter, type FilterGroup } from "../filters";
 import { groupBy } from "../lib/collections";
 import { toIso } from "../lib/time";
 import { promptNames } from "./prompt-names";
 import { runBatch } from "../db/batch";
-import { LOGS_BY_IDS } from "./datasets";
+import { LOGS_BY_IDS } from "./by-ids";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 // The search's SQL is built as text (numbered, shared parameters): the tables' and columns' names from the schema.
 const R = columnNames(requestLogs);
-const V = columnNames(requestLogValues);
 const F = columnNames(requestLogFacets);
 
 export const SORT_COLUMNS = {
@@ -66,7 +65,6 @@ interface SearchRow {
 }
 
 const LOGS = getTableName(requestLogs);
-const VALUES = getTableName(requestLogValues);
 const FACETS = getTableName(requestLogFacets);
 
 /** The columns a search item is made of (searchItem). */
@@ -264,7 +262,7 @@ export type SuggestionField = FacetField;
 /** Fields whose values belong to one key, named by metadata_key. */
 export const KEYED_FIELDS: ReadonlySet<SuggestionField> = new Set(["metadata_values", "output_values", "input_variable_values"]);
 
-/** Where a field's values live in the logs: a column of request_logs, or a side-table kind. */
+/** Where a field's values live in the logs: a column of request_logs, or a kind of its keyed search values. */
 const SOURCES: Record<SuggestionField, { column: string } | { kind: string; on: "key" | "value" }> = {
   engine: { column: `r.${R.model}` },
   provider_type: { column: `r.${R.provider}` },
@@ -308,7 +306,12 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput, only?:
   // The facet key: the named key for *_values, the prompt id for prompt (all ids when none), '' otherwise.
   const facetKey = key ?? promptKey ?? (input.field === "prompt" ? null : params.add(""));
   const fold = input.prefix ? input.prefix.toLowerCase() : "";
-  const prefixRange = fold ? `f.${F.valueFold} >= ${params.add(fold)} AND f.${F.valueFold} < ${params.add(`${fold}\u{10FFFF}`)}` : null;
+  // A value whose lower case is itself has no value_fold (its own key range answers the prefix); the
+  // others are found through the fold's index.
+  const [low, high] = fold ? [params.add(fold), params.add(`${fold}\u{10FFFF}`)] : [];
+  const prefixRange = fold
+    ? `((f.${F.valueFold} IS NULL AND f.${F.value} >= ${low} AND f.${F.value} < ${high}) OR (f.${F.valueFold} >= ${low} AND f.${F.valueFold} < ${high}))`
+    : null;
   const onlyIn = (expr: string) => (only ? ` AND ${expr} IN (SELECT value FROM json_each(${params.add(JSON.stringify(only))}))` : "");
 
   if (!input.filter_group || input.filter_group.filters.length === 0) {
@@ -338,12 +341,16 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput, only?:
            WHERE ${where} AND ${source.column} IS NOT NULL${promptCond}${prefixIn(source.column)}${onlyIn(source.column)}
            GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   } else {
-    const side = source.on === "key" ? `v.${V.key}` : `v.${V.value}`;
-    const keyCond = key ? ` AND v.${V.key} = ${key}` : source.kind === "tag" || source.kind === "tool" ? ` AND v.${V.key} = ''` : "";
-    sql = `SELECT ${side} AS suggestion, count(DISTINCT v.${V.requestId}) AS n
-           FROM ${VALUES} AS v JOIN ${LOGS} AS r ON r.${R.id} = v.${V.requestId}
-           WHERE v.${V.workspaceId} = ${ws} AND v.${V.kind} = '${source.kind}'${keyCond} AND ${where}${prefixIn(side)}${onlyIn(side)}
-           GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
+    // The keyed values of the matching indexed logs, read from their rows (valueSources).
+    const rows = valueSources(source.kind)
+      .map((src) => {
+        const side = source.on === "key" ? src.key : src.value;
+        const keyCond = key ? ` AND ${src.key} = ${key}` : "";
+        return `SELECT ${side} AS suggestion, r.${R.id} AS id FROM ${LOGS} AS r CROSS JOIN ${src.from}
+           WHERE ${where} AND ${indexedSql(`r.${R.id}`)} AND ${src.where}${keyCond}${prefixIn(side)}${onlyIn(side)}`;
+      })
+      .join(" UNION ALL ");
+    sql = `SELECT suggestion, count(DISTINCT id) AS n FROM (${rows}) GROUP BY suggestion ORDER BY n DESC, suggestion LIMIT ${params.add(input.limit)}`;
   }
   return { sql, params: params.values };
 }

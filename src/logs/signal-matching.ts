@@ -4,7 +4,7 @@
 // it, and the indexer matches new logs with it.
 import { getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
-import { requestLogs, requestLogUnindexed, signalPending } from "../db/schema";
+import { logIndexState, requestLogs, signalPending } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { compileFilterGroup, SqlParams, type FilterGroup } from "../filters";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
@@ -13,8 +13,8 @@ const LOGS = getTableName(requestLogs);
 const R = columnNames(requestLogs);
 const PENDING = getTableName(signalPending);
 const P = columnNames(signalPending);
-const UNINDEXED = getTableName(requestLogUnindexed);
-const U = columnNames(requestLogUnindexed);
+const STATE = getTableName(logIndexState);
+const ST = columnNames(logIndexState);
 
 /**
  * What a hook covers, with its references resolved: a template (and version), or the (template,
@@ -96,14 +96,16 @@ export interface HookMatch {
   signalId: number;
   hookId: number;
   notBefore: number;
+  /** The index watermark the batch read: its judgements are owed only while it is there (the batch writes). */
+  indexedTo: number;
   coverage: HookCoverage;
   logs: readonly { id: number; revision: number }[];
 }
 
 /**
  * The statement owing the hook's judgements for those of its sampled logs that its coverage matches,
- * inside the indexer's batch: each log only while still unindexed at the revision read (a tracking
- * call landing meanwhile has the batch read it again). It answers the judgements it made owed, and
+ * inside the indexer's batch: each log only at the revision read and while the index watermark is where
+ * the batch read it (a tracking call or another indexer landing meanwhile has the batch read again). It answers the judgements it made owed, and
  * those an earlier, undone run of the same batch left owed and untouched (to announce them again).
  */
 export function matchStatement(db: Db, m: HookMatch, now: number): D1PreparedStatement {
@@ -113,7 +115,7 @@ export function matchStatement(db: Db, m: HookMatch, now: number): D1PreparedSta
     SELECT r.${R.id}, ${p.add(m.signalId)}, ${ws}, ${p.add(m.hookId)}, NULL, ${p.add(m.notBefore)}, NULL, 0, ${p.add(now)}
     FROM json_each(${p.add(JSON.stringify(m.logs.map((l) => [l.id, l.revision])))}) AS j
     CROSS JOIN ${LOGS} AS r ON r.${R.id} = j.value ->> 0 AND r.${R.revision} = j.value ->> 1
-    WHERE r.${R.workspaceId} = ${ws} AND EXISTS (SELECT 1 FROM ${UNINDEXED} AS u WHERE u.${U.requestId} = r.${R.id}) AND ${coverageSql(m.coverage, p, ws)}
+    WHERE r.${R.workspaceId} = ${ws} AND (SELECT st.${ST.indexedTo} FROM ${STATE} AS st WHERE st.${ST.id} = 1) = ${p.add(m.indexedTo)} AND ${coverageSql(m.coverage, p, ws)}
     ON CONFLICT (${P.requestId}, ${P.signalId}) DO UPDATE SET ${P.attempts} = ${PENDING}.${P.attempts}
       WHERE ${PENDING}.${P.attempts} = 0 AND ${PENDING}.${P.leaseUntil} IS NULL AND ${PENDING}.${P.backfillId} IS NULL
     RETURNING ${P.requestId} AS request_id, ${P.signalId} AS signal_id, ${P.workspaceId} AS workspace_id, ${P.notBefore} AS not_before`;

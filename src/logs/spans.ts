@@ -6,13 +6,13 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch } from "../db/batch";
-import { requestLogFacets, requestLogs, requestLogUnindexed, spans, traceClosures, type SpanRow } from "../db/schema";
-import { col, columnList } from "../db/sql";
+import { requestLogs, spans, traceClosures, type SpanRow } from "../db/schema";
+import { col, columnList, columnNames } from "../db/sql";
 import type { AuthContext } from "../lib/auth-context";
 import { findPromptVersion } from "../prompts";
 import type { SpanExtras, SpanInput } from "./span-input";
-import { facetRowsOf, toolsOf } from "./index-rows";
-import { chunkIndexRows, isIndexed } from "./indexing";
+import { facetRowsOf } from "./index-rows";
+import { addFacetCountsFrom, chunkIndexRows, isIndexed } from "./search-index";
 import { guardRevoked } from "./write";
 import { JSON_LOG_COLUMNS, jsonLogRow, requestLogRow, type RequestLogInput } from "./log-row";
 import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
@@ -61,9 +61,7 @@ const SPAN_COLUMNS = columnList(spans, [
   "workspaceId", "traceId", "spanId", "parentSpanId", "name", "kind", "startTime", "endTime", "statusCode", "statusMessage",
   "attributes", "events", "links", "resource", "scope", "logFromSpan", "ingestId", "createdAt",
 ]);
-/** Facet counts added by an INSERT … SELECT (workspace, field, key, value, fold, n): a row already there takes the sum. */
-const FACETS_INSERT = sql`INSERT INTO ${requestLogFacets} (${columnList(requestLogFacets, ["workspaceId", "field", "key", "value", "valueFold", "count"])})`;
-const FACETS_ADD = sql`ON CONFLICT (${columnList(requestLogFacets, ["workspaceId", "field", "key", "value"])}) DO UPDATE SET ${col(requestLogFacets.count)} = ${col(requestLogFacets.count)} + excluded.${col(requestLogFacets.count)}`;
+const R = columnNames(requestLogs);
 
 /** The trace ids among `traceIds` that are closed in the workspace. */
 export async function closedTraces(db: Db, workspaceId: number, traceIds: string[]): Promise<Set<string>> {
@@ -143,22 +141,21 @@ async function linkEarlierLogs(store: WorkspaceLogs, home: Db, ws: number, part:
   for (const { db } of store.periods) {
     if (db === home) continue;
     const results = await runBatch(db, [
-      sql`
-        ${FACETS_INSERT}
-        SELECT * FROM (
+      ...addFacetCountsFrom(
+        sql`
           SELECT ${ws}, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, count(*)
           FROM json_each(${traceFacets}) AS j
           CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.spanId)} = j.value ->> 0 AND r.${col(requestLogs.traceId)} IS NULL
-          WHERE ${isIndexed(sql`r.${col(requestLogs.id)}`)}
-          GROUP BY j.value ->> 1, j.value ->> 2, j.value ->> 3
-        ) WHERE true
-        ${FACETS_ADD}`,
+          WHERE ${isIndexed(`r.${R.id}`)}
+          GROUP BY j.value ->> 1, j.value ->> 2, j.value ->> 3`,
+        firstBySpan.size,
+      ),
       sql`
         UPDATE ${requestLogs} SET ${col(requestLogs.traceId)} = (SELECT j.value ->> 0 FROM json_each(${JSON.stringify(bare)}) AS j WHERE j.value ->> 1 = ${requestLogs.spanId} LIMIT 1)
         WHERE ${requestLogs.workspaceId} = ${ws} AND ${requestLogs.traceId} IS NULL AND ${requestLogs.spanId} IN (SELECT j.value ->> 1 FROM json_each(${JSON.stringify(bare)}) AS j)
         RETURNING ${col(requestLogs.id)}, ${col(requestLogs.spanId)}, ${col(requestLogs.traceId)}`,
     ]);
-    const linked = results[1].results as { id: number; span_id: string; trace_id: string }[];
+    const linked = results[2].results as { id: number; span_id: string; trace_id: string }[];
     if (linked.length === 0) continue;
     await runBatch(
       home,
@@ -243,34 +240,21 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
   }
 
   const logRows: Record<string, unknown>[] = [];
-  const unindexed: [traceId: string, spanId: string, tools: string[]][] = [];
   for (const i of withLogs) {
     const log = joined.get(i)?.log ?? i.log!;
     const link = i.prompt ? prompts.get(JSON.stringify(i.prompt)) : null;
     const prompt = { name: link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null, id: link?.promptId ?? null, versionNumber: link?.version ?? null, versionId: link?.versionId ?? null };
     logRows.push(jsonLogRow(requestLogRow(auth, log, prompt, { traceId: i.span.traceId, spanId: i.span.spanId })));
-    unindexed.push([i.span.traceId, i.span.spanId, toolsOf(log)]);
   }
   const { columns, values } = JSON_LOG_COLUMNS;
   for (const json of chunkIndexRows(logRows, 512 * 1024)) {
     // Only for spans this batch stored: a span another ingestion stored meanwhile makes no second log.
+    // Each log made here waits for the indexer (indexing.ts), which writes its search entry, facet
+    // counts and daily totals from the row.
     statements.push(sql`
       INSERT INTO ${requestLogs} (${columns})
       SELECT ${values} FROM json_each(${json}) AS j
       WHERE EXISTS (SELECT 1 FROM ${spans} s WHERE s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.traceId)} = j.value ->> 'trace_id' AND s.${col(spans.spanId)} = j.value ->> 'span_id' AND s.${col(spans.ingestId)} = ${opts.ingestId})`);
-  }
-  for (const json of chunkIndexRows(unindexed)) {
-    // Each log made here waits for the indexer (indexing.ts), which writes its side rows, full-text
-    // entry, facet counts and daily totals from the row. CROSS JOIN keeps the rows given as the outer
-    // loop, each finding its span and its log by key; left to choose, SQLite ran a list like this
-    // inside a loop over the workspace's logs, a cost that grew with them.
-    statements.push(sql`
-      INSERT INTO ${requestLogUnindexed} (${columnList(requestLogUnindexed, ["requestId", "tools"])})
-      SELECT r.${col(requestLogs.id)}, j.value -> 2
-      FROM json_each(${json}) AS j
-      CROSS JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.traceId)} = j.value ->> 0 AND s.${col(spans.spanId)} = j.value ->> 1 AND s.${col(spans.ingestId)} = ${opts.ingestId}
-      CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.traceId)} = j.value ->> 0 AND r.${col(requestLogs.spanId)} = j.value ->> 1
-      WHERE true ON CONFLICT(${col(requestLogUnindexed.requestId)}) DO UPDATE SET ${col(requestLogUnindexed.tools)} = excluded.${col(requestLogUnindexed.tools)}`);
   }
   if (fresh.length > 0) {
     // Each new span points at its log: the one made above, or one logged earlier for the span id
@@ -289,18 +273,21 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
         .filter(([field]) => field === "trace_id" || field === "span_name")
         .map((f) => [i.span.traceId, i.span.spanId, ...f]),
     );
+    // CROSS JOIN keeps the rows given as the outer loop, each finding its span and its log by key; left
+    // to choose, SQLite ran a list like this inside a loop over the workspace's logs.
     for (const json of chunkIndexRows(spanFacets)) {
-      statements.push(sql`
-        ${FACETS_INSERT}
-        SELECT * FROM (
+      statements.push(
+        ...addFacetCountsFrom(
+          sql`
           SELECT ${ws}, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, count(*)
           FROM json_each(${json}) AS j
           CROSS JOIN ${spans} AS s ON s.${col(spans.workspaceId)} = ${ws} AND s.${col(spans.traceId)} = j.value ->> 0 AND s.${col(spans.spanId)} = j.value ->> 1 AND s.${col(spans.ingestId)} = ${opts.ingestId}
           CROSS JOIN ${requestLogs} AS r ON r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.traceId)} = j.value ->> 0 AND r.${col(requestLogs.spanId)} = j.value ->> 1
-          WHERE ${isIndexed(sql`r.${col(requestLogs.id)}`)}
-          GROUP BY j.value ->> 2, j.value ->> 3, j.value ->> 4
-        ) WHERE true
-        ${FACETS_ADD}`);
+          WHERE ${isIndexed(`r.${R.id}`)}
+          GROUP BY j.value ->> 2, j.value ->> 3, j.value ->> 4`,
+          spanFacets.length,
+        ),
+      );
     }
     statements.push(sql`
       UPDATE ${spans} SET ${col(spans.requestLogId)} = (SELECT r.${col(requestLogs.id)} FROM ${requestLogs} r WHERE r.${col(requestLogs.workspaceId)} = ${ws} AND r.${col(requestLogs.traceId)} = ${spans.traceId} AND r.${col(requestLogs.spanId)} = ${spans.spanId})

@@ -1,21 +1,23 @@
 // Tracking calls on a stored request log: a named score, metadata merged in, a prompt link, a group;
 // and request groups. One service for the SDK's /library-track-* and /track-group routes and their
 // REST twins /rest/track-*. Every write is one db.batch() keyed on (id, workspace), so another
-// workspace's log, group or prompt is a 404 that changes nothing. A log already indexed has its search
-// side rows, autocomplete counts and daily totals moved in the same transaction as the log; a log not
-// yet indexed only has its row changed, and the indexer builds its rows from the row as it finds it
-// (indexing.ts), so a call before or after indexing leaves the same rows.
+// workspace's log, group or prompt is a 404 that changes nothing. The row's keyed search values move
+// with what they are made of; a log already indexed also has its autocomplete counts, search entry and
+// daily totals moved in the same transaction; a log not yet indexed only has its row changed, and the
+// indexer builds its rows from the row as it finds it (indexing.ts), so a call before or after indexing
+// leaves the same rows.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { runBatch, type Statement as Stmt } from "../db/batch";
-import { requestGroups, requestLogFacets, requestLogs, requestLogValues, type IndexKind } from "../db/schema";
+import { requestGroups, requestLogFacets, requestLogs, type IndexKind } from "../db/schema";
 import { col } from "../db/sql";
 import type { AuthContext } from "../lib/auth-context";
 import { ApiError } from "../lib/errors";
 import { indexed } from "../filters";
 import { requirePromptVersion } from "../prompts";
-import { facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
-import { addFacetCounts, countFacets, dailyTotals, dropEmptyDailyTotals, insertSideRows, isIndexed } from "./indexing";
+import { extraValuesOf, facetRowsOf, indexRowsOf, type FacetRow, type IndexRow } from "./index-rows";
+import { dailyTotals, dropEmptyDailyTotals } from "./indexing";
+import { addFacetCounts, countFacets, facetsDown, facetsOfValues, isCounted, isIndexed, refreshSearchEntry, valuesOfLogId } from "./search-index";
 import type { WorkspaceLogs } from "./periods";
 
 /** The score name that is also the log's `score`. */
@@ -66,74 +68,39 @@ export async function trackScore(logs: WorkspaceLogs, auth: AuthContext, input: 
   if (rows.length === 0) throw notFoundLog();
 }
 
-// ---- side rows of one kind (metadata, input variables) ----
-
-/** A side row's key and value (alias v). */
-const [KEY, VALUE] = [sql`v.${col(requestLogValues.key)}`, sql`v.${col(requestLogValues.value)}`];
-
-/** The autocomplete counts a side row of each kind adds to: the field, and the (key, value) it counts under. */
-const KIND_FACETS: Partial<Record<IndexKind, [field: string, keyValue: SQL][]>> = {
-  metadata: [
-    ["metadata_keys", sql`'', ${KEY}`],
-    ["metadata_values", sql`${KEY}, ${VALUE}`],
-  ],
-  input_variable: [
-    ["input_variable_keys", sql`'', ${KEY}`],
-    ["input_variable_values", sql`${KEY}, ${VALUE}`],
-  ],
-  output: [
-    ["output_keys", sql`'', ${KEY}`],
-    ["output_values", sql`${KEY}, ${VALUE}`],
-  ],
-  tool: [["tool_names", sql`'', ${VALUE}`]],
-};
-
-/**
- * Statements that take back a log's side rows of `kind` (only those under `keys` when given): each
- * one's autocomplete counts go down by one (a count that reaches 0 is removed), then the rows go; each
- * only `when` holds. They read the side rows themselves, so they see the log as the batch finds it,
- * not as it was read.
- */
-/** The autocomplete counts `match` selects go down by one, only `when` holds; then those at 0 are removed. */
-function facetsDown(workspaceId: number, match: SQL, when: SQL): SQL[] {
-  const f = requestLogFacets;
-  return [
-    sql`UPDATE ${f} SET ${col(f.count)} = ${col(f.count)} - 1 WHERE ${f.workspaceId} = ${workspaceId} AND ${match} AND ${when}`,
-    sql`DELETE FROM ${f} WHERE ${f.workspaceId} = ${workspaceId} AND ${match} AND ${f.count} <= 0`,
-  ];
-}
-
-export function retireSideRows(db: Db, workspaceId: number, requestId: number, kind: IndexKind, keys: string[] | null, when: SQL = sql`true`): Stmt[] {
-  const v = requestLogValues;
-  const f = requestLogFacets;
-  const onlyKeys = keys ? sql` AND v.${col(v.key)} IN (SELECT value FROM json_each(${JSON.stringify(keys)}))` : sql``;
-  const ofThisLog = sql`v.${col(v.requestId)} = ${requestId} AND v.${col(v.workspaceId)} = ${workspaceId} AND v.${col(v.kind)} = ${kind}${onlyKeys}`;
-  const stmts: SQL[] = [];
-  for (const [field, keyValue] of KIND_FACETS[kind]!) {
-    const match = sql`${f.field} = ${field} AND (${f.key}, ${f.value}) IN (SELECT ${keyValue} FROM ${v} AS v WHERE ${ofThisLog})`;
-    stmts.push(...facetsDown(workspaceId, match, when));
-  }
-  stmts.push(sql`DELETE FROM ${v} AS v WHERE ${ofThisLog} AND ${when}`);
-  return stmts;
-}
+// ---- keyed values of some kinds (metadata, input variables, tools and output keys) ----
 
 const SCALAR_FACETS = new Set(["engine", "provider_type", "status", "prompt_id", "prompt"]);
 
-/** The autocomplete rows of side rows alone (no model, provider or status). */
+/** The autocomplete rows of keyed values alone (no model, provider or status). */
 function facetsOfRows(rows: IndexRow[]): FacetRow[] {
   return facetRowsOf({ model: "", provider: "", status: "", promptId: null, promptName: null }, rows).filter(([field]) => !SCALAR_FACETS.has(field));
 }
 
 /**
- * Statements adding side rows of an indexed log with their autocomplete counts, each only `when` holds
- * too (nothing for a log the indexer has yet to see: it builds them from the row).
+ * How a call replaces a log's keyed values of `kinds` (only those under `keys`, indexed keys, when given)
+ * by `next`, the caller's UPDATE of the log changing the columns they are made of: `extra`, the SQL of
+ * the row's new extra_values for that UPDATE (a log whose extra values were never stored keeps none: the
+ * indexer makes them from the updated row); `before`, the statements to run before the UPDATE (the old
+ * values' autocomplete counts go down) and `after`, those to run after it (the new values' counts go up,
+ * the search entry follows the row), each only for an indexed log and only `when` holds.
  */
-export function addSideRows(db: Db, workspaceId: number, requestId: number, rows: IndexRow[], when: SQL = sql`true`): Stmt[] {
-  const indexed = sql`${isIndexed(requestId)} AND ${when}`;
-  return [
-    ...insertSideRows(db, rows.map((r) => [requestId, workspaceId, ...r]), indexed),
-    ...addFacetCounts(db, countFacets([[workspaceId, facetsOfRows(rows)]]), indexed),
-  ];
+export function replaceValues(ws: number, id: number, kinds: readonly IndexKind[], keys: readonly string[] | null, next: IndexRow[], when: SQL = sql`true`) {
+  const r = requestLogs;
+  const these = (kind: SQL, key: SQL) =>
+    sql`${kind} IN (SELECT value FROM json_each(${JSON.stringify(kinds)}))${keys ? sql` AND ${key} IN (SELECT value FROM json_each(${JSON.stringify(keys)}))` : sql``}`;
+  // The log's values of those kinds (and keys) as its row gives them now.
+  const old = sql`(SELECT e.kind, e.key, e.value FROM ${valuesOfLogId(ws, id)} AS e WHERE ${these(sql`e.kind`, sql`e.key`)})`;
+  const f = requestLogFacets;
+  const indexed = sql`${isIndexed(id)} AND ${when}`;
+  const extra = sql`CASE WHEN ${r.extraValues} IS NULL THEN NULL ELSE (SELECT json_group_array(json(v)) FROM (
+      SELECT e.value AS v FROM json_each(${r.extraValues}) AS e WHERE NOT (${these(sql`e.value ->> 0`, sql`e.value ->> 1`)})
+      UNION ALL SELECT n.value FROM json_each(${JSON.stringify(extraValuesOf(next))}) AS n)) END`;
+  return {
+    extra,
+    before: facetsDown(ws, sql`(${f.field}, ${f.key}, ${f.value}) IN (SELECT field, key, value FROM ${facetsOfValues(old)})`, indexed),
+    after: [...addFacetCounts(countFacets([[ws, facetsOfRows(next)]]), indexed), refreshSearchEntry(id, when)],
+  };
 }
 
 const EMPTY_LOG = { tags: [], tools: [], outputText: "", metadata: {}, prompt_input_variables: {} };
@@ -152,14 +119,15 @@ export async function trackMetadata(logs: WorkspaceLogs, auth: AuthContext, inpu
   await requireLog(db, ws, input.request_id);
   const keys = Object.keys(input.metadata);
   if (keys.length === 0) return;
-  const rows = indexRowsOf({ ...EMPTY_LOG, metadata: input.metadata });
+  const next = indexRowsOf({ ...EMPTY_LOG, metadata: input.metadata });
+  const change = replaceValues(ws, input.request_id, ["metadata"], [...new Set(keys.map(indexed))], next);
   await runBatch(db, [
-    ...retireSideRows(db, ws, input.request_id, "metadata", [...new Set(keys.map(indexed))]),
+    ...change.before,
     db
       .update(requestLogs)
-      .set({ metadata: sql`json_patch(${requestLogs.metadata}, ${JSON.stringify(input.metadata)})` })
+      .set({ metadata: sql`json_patch(${requestLogs.metadata}, ${JSON.stringify(input.metadata)})`, extraValues: change.extra })
       .where(ofLog(ws, input.request_id)),
-    ...addSideRows(db, ws, input.request_id, rows),
+    ...change.after,
   ]);
 }
 
@@ -201,11 +169,13 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
   const statements: Stmt[] = [];
   for (const match of [oldPromptId, oldPrompt]) statements.push(...facetsDown(ws, match, indexedLog));
   // The daily totals by prompt follow the link too: out of the old prompt's day here, into the new one's after the update.
-  const thisLog = sql`r.${col(r.id)} = ${id} AND r.${col(r.workspaceId)} = ${ws} AND ${indexedLog}`;
+  // The daily totals count a log once counted (indexing.ts, countDaily), the facets once indexed.
+  const thisLog = sql`r.${col(r.id)} = ${id} AND r.${col(r.workspaceId)} = ${ws} AND ${isCounted(id)}`;
   const logsR = sql`${r} AS r`;
   statements.push(dailyTotals(logsR, ["prompt"], -1, thisLog), dropEmptyDailyTotals(logsR, "prompt", thisLog));
   const variables = input.prompt_input_variables ?? null;
-  if (variables) statements.push(...retireSideRows(logs, ws, id, "input_variable", null));
+  const change = variables ? replaceValues(ws, id, ["input_variable"], null, indexRowsOf({ ...EMPTY_LOG, prompt_input_variables: variables })) : null;
+  if (change) statements.push(...change.before);
   statements.push(
     logs
       .update(requestLogs)
@@ -214,15 +184,15 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
         promptName: template.name,
         promptVersionNumber: version.version,
         promptVersionId: version.id,
-        ...(variables ? { promptInputVariables: variables } : {}),
+        ...(variables && change ? { promptInputVariables: variables, extraValues: change.extra } : {}),
       })
       .where(ofLog(ws, id)),
   );
   const promptFacets = facetRowsOf({ model: "", provider: "", status: "", promptId: template.id, promptName: template.name }, []).filter(
     ([field]) => field === "prompt_id" || field === "prompt",
   );
-  statements.push(...addFacetCounts(logs, countFacets([[ws, promptFacets]]), indexedLog), dailyTotals(logsR, ["prompt"], 1, thisLog));
-  if (variables) statements.push(...addSideRows(logs, ws, id, indexRowsOf({ ...EMPTY_LOG, prompt_input_variables: variables })));
+  statements.push(...addFacetCounts(countFacets([[ws, promptFacets]]), indexedLog), dailyTotals(logsR, ["prompt"], 1, thisLog));
+  if (change) statements.push(...change.after);
   await runBatch(logs, statements);
   return { prompt_id: template.id, prompt_version_id: version.id, version: version.version };
 }

@@ -1,6 +1,7 @@
-// Logging requests: the hottest write path. One db.batch(): the log row (its insert trigger marks it
-// not yet indexed; the tool names the indexer needs are added to that mark). Its search side rows, full-text entry, facet counts and daily totals are written after the
-// answer, many logs at a time, by the indexer (indexing.ts). Nothing else slow happens here.
+// Logging requests: the hottest write path. One statement (in a batch with an idempotency key's, when
+// there is one): the log row, with its keyed search values. Its search entry, facet counts and daily
+// totals are written after the answer, many logs at a time, by the indexer (indexing.ts), which finds
+// it past its database's watermark. Nothing else slow happens here.
 import { and, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { requestLogs, type RequestLogRow } from "../db/schema";
@@ -9,8 +10,7 @@ import { ApiError, REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
 import { loggedPromptVersion, type PromptVersionView } from "../prompts";
-import { toolsOf } from "./index-rows";
-import { markNewestUnindexed, NEWEST_LOG } from "./indexing";
+import { NEWEST_LOG } from "./indexing";
 import { runBatch, type Statement } from "../db/batch";
 import { insertRow } from "../db/insert";
 import { inJsonList } from "../db/sql";
@@ -24,8 +24,8 @@ export interface LoggedRequest {
 }
 
 /**
- * More statements for a log's batch, given SQL naming the new log's id: they commit with the log (and
- * its mark as not yet indexed) or not at all (an idempotency key's row, src/logs/idempotency.ts).
+ * More statements for a log's batch, given SQL naming the new log's id: they commit with the log or
+ * not at all (an idempotency key's row, src/logs/idempotency.ts).
  */
 export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null) => Statement[];
 
@@ -64,11 +64,7 @@ export async function createRequestLog(
   );
   const insertLog = insertRow(logs, requestLogs, row, ["id"]);
 
-  // The trigger's mark holds no tool names: a log that has some adds them (most have none: no statement).
-  const tools = toolsOf(input);
-  const [inserted] = await guardRevoked(
-    runBatch(logs, [insertLog, ...(tools.length > 0 ? [markNewestUnindexed(logs, tools)] : []), ...(alsoWrite?.(NEWEST_LOG, promptVersion) ?? [])]),
-  );
+  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, ...(alsoWrite?.(NEWEST_LOG, promptVersion) ?? [])]));
   return { id: (inserted.results[0] as { id: number }).id, promptVersion };
 }
 

@@ -31,6 +31,13 @@ async function announceRunDone(env: Env, workspaceId: number, executionId: numbe
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
 
+/** Deps of a job that snapshots logs (it indexes what waits first): logs it indexes are matched against Signals' hooks as the index queue's are. */
+function snapshotDeps(env: Env) {
+  const deps = buildDeps(env);
+  deps.indexExtension = signalMatcher(deps);
+  return deps;
+}
+
 const handlers: Handlers = {
   // Records that the queue delivered: R2 is the cheapest place a test can read it back from.
   ping: async (job, env) => {
@@ -41,10 +48,10 @@ const handlers: Handlers = {
     if (await runExecution(deps.db, job.workspace_id, job.execution_id, deps.blocks(job.workspace_id))) await announceRunDone(env, job.workspace_id, job.execution_id);
   },
   dataset_fill: async (job, env) => {
-    const deps = buildDeps(env);
+    const deps = snapshotDeps(env);
     await runDatasetFill(deps.db, deps.logs, job.workspace_id, job.job_id, deps.blobs);
   },
-  sheet_import: (job, env) => runImport(buildDeps(env), job.workspace_id, job.operation_id),
+  sheet_import: (job, env) => runImport(snapshotDeps(env), job.workspace_id, job.operation_id),
   webhook_delivery: async (job, env) => {
     await deliverWebhook(buildDeps(env), job.workspace_id, job.delivery_id);
   },
@@ -144,7 +151,7 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   }
   for (const [shard, group] of byShard) {
     try {
-      await indexLogs(deps.logsOn(shard), group.ids, matcher);
+      await indexLogs(deps.logsOn(shard), group.ids, Date.now(), matcher);
       for (const msg of group.messages) msg.ack();
     } catch (err) {
       console.error(JSON.stringify({ level: "error", msg: "indexing failed, retrying", shard, logs: group.ids.length, error: chainForLog(err) }));

@@ -60,10 +60,12 @@ describe("compileFilterGroup", () => {
     expect(compile({ filters: [{ field: "group_id", operator: "is", value: 4 }] }).sql).toBe("r.group_id = ?2");
   });
 
-  it("looks side rows up by workspace, kind and key", () => {
+  it("looks keyed values up in the search index, their tokens read from the workspace's facet rows of the field and key", () => {
     const { sql, params } = compile({ filters: [{ field: "metadata", operator: "key_equals", nested_key: "user_id", value: "u1" }] });
     expect(sql).toBe(
-      "r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'metadata' AND v.key = ?2 AND v.value = ?3)",
+      "r.id IN (SELECT rowid FROM request_log_search WHERE request_log_search MATCH coalesce('keys : ' || " +
+        "(SELECT '(' || group_concat('v' || f.id, ' OR ') || ')' FROM request_log_facets AS f WHERE f.workspace_id = ?1 AND f.field = 'metadata_values' AND f.key = ?2 AND f.value = ?3)" +
+        ", 'keys : v0'))",
     );
     expect(params).toEqual([7, "user_id", "u1"]);
   });
@@ -98,13 +100,16 @@ describe("compileFilterGroup", () => {
     if (!parsed.ok) throw new Error("filter");
     const params = new SqlParams();
     const sql = compileRequestLogQuery({ filter_group: parsed.group, q: "hi" }, { params, workspace: params.add(7) });
+    const term = (field: string, key: string, value: string) =>
+      `(SELECT '(' || group_concat('v' || f.id, ' OR ') || ')' FROM request_log_facets AS f WHERE f.workspace_id = ?1 AND f.field = '${field}' AND f.key = ${key} AND f.value = ${value})`;
     expect(sql).toBe(
-      "r.workspace_id = ?1 AND (r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'tag' AND v.key = '' AND v.value = ?2)" +
-        " AND EXISTS (SELECT 1 FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'metadata' AND v.key = ?3 AND v.value = ?4 AND v.request_id = r.id)" +
+      "r.workspace_id = ?1 AND (r.id IN (SELECT rowid FROM request_log_search WHERE request_log_search MATCH coalesce('keys : ' || '(' || " +
+        `${term("tags", "?3", "?2")} || ' AND ' || ${term("metadata_values", "?4", "?5")} || ')', 'keys : v0'))` +
         " AND r.output_format = 'json'" +
-        " AND (SELECT s.name FROM spans AS s WHERE s.workspace_id = r.workspace_id AND s.trace_id = r.trace_id AND s.span_id = r.span_id) = ?5)" +
-        " AND r.id IN (SELECT rowid FROM request_logs_fts WHERE request_logs_fts MATCH ?6)",
+        " AND (SELECT s.name FROM spans AS s WHERE s.workspace_id = r.workspace_id AND s.trace_id = r.trace_id AND s.span_id = r.span_id) = ?6)" +
+        " AND r.id IN (SELECT rowid FROM request_log_search WHERE request_log_search MATCH ?7)",
     );
+    expect(params.values[6]).toBe('{input_text output_text} : ("hi"*)');
   });
 
   it("never puts a value or a nested key into the SQL text", () => {
@@ -164,7 +169,7 @@ describe("ftsQuery", () => {
   });
 });
 
-describe("compileFilterGroup: the driving lookup of an AND", () => {
+describe("compileFilterGroup: the keyed-value filters of a group meet in one full-text query", () => {
   const group = (raw: unknown) => {
     const parsed = parseFilterGroup(raw);
     if (!parsed.ok) throw new Error("bad group");
@@ -177,22 +182,34 @@ describe("compileFilterGroup: the driving lookup of an AND", () => {
       { field: "engine", operator: "is", value: "gpt-4o" },
     ],
   });
+  const matches = (sql: string) => sql.match(/MATCH coalesce/g)?.length ?? 0;
 
-  it("drives from the filter with the smallest estimate and probes the others per log", () => {
-    const params = new SqlParams();
-    const estimate = (f: { field: string }) => (f.field === "tags" ? 10 : 100_000);
-    const sql = compileFilterGroup(g, { params, workspace: params.add(1), estimate });
-    expect(sql).toContain("EXISTS (SELECT 1 FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'metadata'");
-    expect(sql).toContain("r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'tag'");
+  it("an AND's, joined by AND (the index intersects them), with or without estimates", () => {
+    for (const estimate of [undefined, (f: { field: string }) => (f.field === "tags" ? 10 : 100_000)]) {
+      const params = new SqlParams();
+      const sql = compileFilterGroup(g, { params, workspace: params.add(1), estimate });
+      expect(matches(sql)).toBe(1);
+      expect(sql).toContain(") || ' AND ' || (SELECT");
+      expect(sql).toContain("f.field = 'metadata_values'");
+      expect(sql).toContain("f.field = 'tags'");
+      expect(sql).toContain("r.model = ");
+    }
   });
 
-  it("without estimates, drives from the first; a single side filter or an OR keeps id lists", () => {
+  it("an OR's, joined by OR and keeping the terms that match something; a negation is a lookup of its own", () => {
+    const or = group({
+      logic: "OR",
+      filters: [
+        { field: "tags", operator: "contains", value: "a" },
+        { field: "tags", operator: "contains", value: "b" },
+        { field: "tags", operator: "not_contains", value: "c" },
+      ],
+    });
     const params = new SqlParams();
-    const sql = compileFilterGroup(g, { params, workspace: params.add(1) });
-    expect(sql).toContain("r.id IN (SELECT v.request_id FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'metadata'");
-    expect(sql).toContain("EXISTS (SELECT 1 FROM request_log_values AS v WHERE v.workspace_id = ?1 AND v.kind = 'tag'");
-    const or = group({ logic: "OR", filters: [{ field: "tags", operator: "contains", value: "a" }, { field: "tags", operator: "contains", value: "b" }] });
-    const p2 = new SqlParams();
-    expect(compileFilterGroup(or, { params: p2, workspace: p2.add(1) })).not.toContain("EXISTS");
+    const sql = compileFilterGroup(or, { params, workspace: params.add(1) });
+    expect(matches(sql)).toBe(2);
+    expect(sql).toContain("nullif(concat_ws(' OR ', (SELECT");
+    expect(sql).toContain("r.id NOT IN (SELECT rowid FROM request_log_search WHERE request_log_search MATCH coalesce(");
+    expect(sql).not.toContain("EXISTS");
   });
 });

@@ -37,7 +37,7 @@ describe("the signals field", () => {
     );
   });
 
-  it("drives an AND from one verdict lookup and probes the other per log", () => {
+  it("meets two verdicts in an AND as two lookups of the verdicts' index", () => {
     const t = compile({
       logic: "AND",
       filters: [
@@ -46,7 +46,7 @@ describe("the signals field", () => {
       ],
     });
     expect(t.sql).toBe(
-      "(r.id IN (SELECT s.request_id FROM signal_results AS s WHERE s.workspace_id = ?1 AND s.signal_name = ?2 AND s.result = 1) AND EXISTS (SELECT 1 FROM signal_results AS s WHERE s.workspace_id = ?1 AND s.signal_name = ?3 AND s.result = 0 AND s.request_id = r.id))",
+      "(r.id IN (SELECT s.request_id FROM signal_results AS s WHERE s.workspace_id = ?1 AND s.signal_name = ?2 AND s.result = 1) AND r.id IN (SELECT s.request_id FROM signal_results AS s WHERE s.workspace_id = ?1 AND s.signal_name = ?3 AND s.result = 0))",
     );
   });
 });

@@ -1,5 +1,5 @@
 // Deferred indexing (src/logs/indexing.ts): a log is stored and readable when its write answers, and
-// its search rows, full-text entry, facet counts and daily totals follow through the index queue, or
+// its search entry, facet counts and daily totals follow through the index queue, or
 // the cron's sweeper when the queue loses or refuses the message. Writes here go straight to the
 // Worker's handler with an index queue of the test's own (one that records, or one that fails), so
 // what is indexed when is the test's to decide.
@@ -10,6 +10,7 @@ import worker from "../../src/index";
 import { buildDeps } from "../../src/deps";
 import { getDb } from "../../src/db/client";
 import { indexLogs, placeWorkspace, SWEEP_AFTER_MS } from "../../src/logs";
+import { COUNT_AFTER_MS } from "../../src/logs/indexing";
 import { pickArchiveBatch, DEFAULT_ARCHIVE_SETTINGS } from "../../src/logs/archive";
 import { indexQuietly } from "../../src/queue/scheduled";
 import type { IndexLogsMessage } from "../../src/lib/jobs";
@@ -17,6 +18,7 @@ import { ID_RANGE_SIZE, idRangeFor, idRangeOf } from "../../src/logs/id-ranges";
 import { addKey, call, createWorkspace, json, logsDb, placeOn, type TestKey } from "../helpers/api";
 import { bulkSpan, logBody, text } from "../helpers/fixtures";
 import { indexNow } from "../helpers/logs";
+import { logValuesSql } from "../../src/filters";
 
 /** An index queue that keeps what is sent to it and delivers nothing. */
 function recordingQueue() {
@@ -50,16 +52,22 @@ async function searchIds(ws: TestKey, filter_group: unknown, q?: string): Promis
 }
 const byTag = (tag: string) => ({ logic: "AND", filters: [{ field: "tags", operator: "contains", value: tag }] });
 
+/** SQL: the log r is indexed (its id within the database's watermark, and not listed as waiting from before it). */
+const INDEXED = "(r.id <= (SELECT indexed_to FROM log_index_state WHERE id = 1) AND r.id NOT IN (SELECT request_id FROM request_log_unindexed))";
+
 /** Everything indexing writes for a workspace, in a form two workspaces can be compared by (log ids left out). */
 async function indexState(ws: TestKey) {
   const d1 = await logsDb(ws);
   const all = async (q: string) => (await d1.prepare(q).bind(ws.workspaceId).all()).results;
   return {
-    sideRows: await all("SELECT kind, key, value FROM request_log_values WHERE workspace_id = ? ORDER BY kind, key, value"),
+    // The keyed values of its indexed logs, as their rows give them: what the search entries' keys are made of.
+    sideRows: await all(
+      `SELECT e.kind, e.key, e.value FROM ${logValuesSql("r", undefined, { from: "request_logs AS r", where: `r.workspace_id = ?1 AND ${INDEXED}` })} AS e ORDER BY e.kind, e.key, e.value`,
+    ),
     facets: await all("SELECT field, key, value, value_fold, count FROM request_log_facets WHERE workspace_id = ? ORDER BY field, key, value"),
     daily: await all("SELECT dim, day, key, bucket, requests, input_tokens, output_tokens, cost, latency_ms FROM request_log_daily WHERE workspace_id = ? ORDER BY dim, key, day, bucket"),
-    fts: await all("SELECT count(*) AS n FROM request_logs_fts WHERE request_logs_fts MATCH 'unicorns' AND rowid IN (SELECT id FROM request_logs WHERE workspace_id = ?)"),
-    waiting: await all("SELECT count(*) AS n FROM request_log_unindexed WHERE request_id IN (SELECT id FROM request_logs WHERE workspace_id = ?)"),
+    fts: await all("SELECT count(*) AS n FROM request_log_search WHERE request_log_search MATCH '{input_text output_text} : unicorns' AND rowid IN (SELECT id FROM request_logs WHERE workspace_id = ?)"),
+    waiting: await all(`SELECT count(*) AS n FROM request_logs AS r WHERE r.workspace_id = ? AND NOT ${INDEXED}`),
   };
 }
 
@@ -109,6 +117,9 @@ describe("a log before and after indexing", () => {
     expect((await deliver("m1")).explicitAcks).toEqual(["m1"]);
     expect(await searchIds(ws, byTag("deferred"))).toEqual([id]);
     expect(await searchIds(ws, null, "unicorns")).toEqual([id]);
+    // The daily totals follow a larger batch later (countDaily): the sweep once the log has waited COUNT_AFTER_MS.
+    expect((await indexState(ws)).daily).toEqual([]);
+    await indexQuietly(buildDeps(env), Date.now() + COUNT_AFTER_MS);
     const once = await indexState(ws);
     expect(once.waiting).toEqual([{ n: 0 }]);
     expect(once.sideRows).toEqual(
@@ -122,7 +133,8 @@ describe("a log before and after indexing", () => {
         ["tool", "", "lookup"],
       ].map(([kind, key, value]) => ({ kind, key, value })),
     );
-    expect(once.facets).toContainEqual({ field: "engine", key: "", value: "gpt-4o", value_fold: "gpt-4o", count: 1 });
+    // A value already lower case keeps no fold of its own.
+    expect(once.facets).toContainEqual({ field: "engine", key: "", value: "gpt-4o", value_fold: null, count: 1 });
     expect(once.daily.filter((d) => d.dim === "all")).toEqual([
       expect.objectContaining({ requests: 1, input_tokens: 7, output_tokens: 11, cost: 0.25, latency_ms: 5000 }),
     ]);
@@ -205,7 +217,10 @@ describe("a log before and after indexing", () => {
           return async (statements: D1PreparedStatement[]) => {
             if (!raced) {
               raced = true;
-              await target.prepare(`UPDATE request_logs SET metadata = json_patch(metadata, '{"env":"raced"}') WHERE id = ?`).bind(id).run();
+              await target
+                .prepare(`UPDATE request_logs SET metadata = json_patch(metadata, '{"env":"raced"}') WHERE id = ?`)
+                .bind(id)
+                .run();
             }
             return target.batch(statements);
           };
@@ -309,29 +324,39 @@ describe("the queue's own path", () => {
 });
 
 describe("logs not yet indexed elsewhere", () => {
-  it("a deleted unindexed log takes its unindexed row with it and leaves the full-text index whole", async () => {
+  it("a deleted unindexed log leaves the watermark and the search index whole, and the next logs are indexed past it", async () => {
     const w = await createWorkspace();
     const id = await logQuietly(w, BODY, recordingQueue().queue);
     const d1 = await logsDb(w);
     await d1.prepare("DELETE FROM request_logs WHERE id = ?").bind(id).run();
-    expect(await d1.prepare("SELECT count(*) AS n FROM request_log_unindexed WHERE request_id = ?").bind(id).first("n")).toBe(0);
-    await d1.prepare("INSERT INTO request_logs_fts (request_logs_fts) VALUES ('integrity-check')").run();
+    await d1.prepare("INSERT INTO request_log_search (request_log_search) VALUES ('integrity-check')").run();
+    // Another call (not the same bytes again, which a retry would be).
+    const next = await logQuietly(w, { ...BODY, metadata: { user_id: "u2", env: "prod" } }, recordingQueue().queue);
+    await indexNow();
+    expect(await searchIds(w, null, "unicorns")).toEqual([next]);
+    expect((await indexState(w)).waiting).toEqual([{ n: 0 }]);
   });
 
-  it("a log inserted by anything but the writers (a Worker of the version before deferred indexing) is marked, indexed by the sweeper and deleted cleanly", async () => {
+  it("a log inserted without its extra values (a Worker of the version before them) is indexed from its row by the sweeper and deleted cleanly", async () => {
     const w = await createWorkspace();
     const id = await logQuietly(w, BODY, recordingQueue().queue);
     const d1 = await logsDb(w);
-    // The row inserted as the earlier version did: no unindexed mark of its own.
-    const cols = Object.keys((await d1.prepare("SELECT * FROM request_logs WHERE id = ?").bind(id).first())!).filter((c) => c !== "id").join(", ");
+    // The row inserted as the earlier version did: every column but extra_values.
+    const cols = Object.keys((await d1.prepare("SELECT * FROM request_logs WHERE id = ?").bind(id).first())!)
+      .filter((c) => c !== "id" && c !== "extra_values")
+      .join(", ");
     const copy = (await d1.prepare(`INSERT INTO request_logs (${cols}) SELECT ${cols} FROM request_logs WHERE id = ? RETURNING id`).bind(id).first<{ id: number }>())!.id;
-    expect(await d1.prepare("SELECT tools FROM request_log_unindexed WHERE request_id = ?").bind(copy).first("tools")).toBe("[]");
-    // The writer's own mark keeps its tool names (its upsert over the trigger's).
-    expect(JSON.parse((await d1.prepare("SELECT tools FROM request_log_unindexed WHERE request_id = ?").bind(id).first<string>("tools"))!)).toEqual(["lookup"]);
+    expect(await d1.prepare("SELECT extra_values FROM request_logs WHERE id = ?").bind(copy).first("extra_values")).toBeNull();
     await indexNow();
     expect(await searchIds(w, null, "unicorns")).toEqual([id, copy]);
+    // Its values were made from its row, the tool names from its stored blueprints.
+    expect(await searchIds(w, byTag("deferred"))).toEqual([id, copy]);
+    expect(await searchIds(w, { logic: "AND", filters: [{ field: "tool_names", operator: "contains", value: "lookup" }] })).toEqual([id, copy]);
+    expect(await d1.prepare("SELECT extra_values FROM request_logs WHERE id = ?").bind(copy).first("extra_values")).toBe(
+      await d1.prepare("SELECT extra_values FROM request_logs WHERE id = ?").bind(id).first("extra_values"),
+    );
     await d1.prepare("DELETE FROM request_logs WHERE id = ?").bind(copy).run();
-    await d1.prepare("INSERT INTO request_logs_fts (request_logs_fts) VALUES ('integrity-check')").run();
+    await d1.prepare("INSERT INTO request_log_search (request_log_search) VALUES ('integrity-check')").run();
     expect(await searchIds(w, null, "unicorns")).toEqual([id]);
   });
 
@@ -382,7 +407,7 @@ const llmSpan = (traceId: string, spanId: string, tag: string, over: Record<stri
   });
 
 describe("id ranges, periods and idempotency keys", () => {
-  it("moving a database into its id range leaves no unindexed mark, no log and a whole full-text index", async () => {
+  it("moving a database into its id range leaves no waiting log, no log and a whole search index", async () => {
     // Every database this file wrote to was moved on first use (a placeholder log inserted and deleted).
     await createWorkspace().then(async (w) => {
       await placeOn(w, "LOGS_1");
@@ -395,8 +420,11 @@ describe("id ranges, periods and idempotency keys", () => {
       expect(await countIn(shard, "SELECT count(*) AS n FROM request_log_unindexed WHERE request_id = ?", base)).toBe(0);
       expect(await countIn(shard, "SELECT count(*) AS n FROM request_logs WHERE id = ? OR workspace_id = 0", base)).toBe(0);
       expect(await countIn(shard, "SELECT count(*) AS n FROM request_log_daily WHERE workspace_id = 0")).toBe(0);
-      // rank 1: the index is checked against the logs' own texts too.
-      await d1Named(shard).prepare("INSERT INTO request_logs_fts (request_logs_fts, rank) VALUES ('integrity-check', 1)").run();
+      expect(await countIn(shard, "SELECT count(*) AS n FROM request_log_facets WHERE workspace_id = 0")).toBe(0);
+      // Nothing waits: the watermark is at the newest log (or the range's base, with none).
+      expect(await countIn(shard, "SELECT count(*) AS n FROM request_logs WHERE id > (SELECT indexed_to FROM log_index_state)")).toBe(0);
+      expect(await countIn(shard, "SELECT count(*) AS n FROM request_log_search WHERE rowid = ?", base)).toBe(0);
+      await d1Named(shard).prepare("INSERT INTO request_log_search (request_log_search) VALUES ('integrity-check')").run();
     }
   });
 
@@ -425,10 +453,10 @@ describe("id ranges, periods and idempotency keys", () => {
     expect(later.status, JSON.stringify(laterBody)).toBe(201);
     const [joined, fresh] = laterBody.request_logs.map((l: { id: number }) => l.id);
     const logged = await logQuietly(now, logBody({ tags: ["new-trace"] }), second.queue);
-    // The joining span's log is in LOGS_0's range and marked there; the new trace's and log-request's in LOGS_1.
+    // The joining span's log is in LOGS_0's range and waits there; the new trace's and log-request's in LOGS_1.
     expect([idRangeOf(joined), idRangeOf(fresh), idRangeOf(logged)]).toEqual([await idRangeFor(env.DB, "LOGS_0"), ...Array(2).fill(await idRangeFor(env.DB, "LOGS_1"))]);
     expect(idsByShard(second.sent)).toEqual({ LOGS_0: [joined], LOGS_1: [fresh, logged].sort((a, b) => a - b) });
-    expect(await countIn("LOGS_0", "SELECT count(*) AS n FROM request_log_unindexed WHERE request_id = ?", joined)).toBe(1);
+    expect(await countIn("LOGS_0", "SELECT count(*) AS n FROM request_logs WHERE id = ? AND id > (SELECT indexed_to FROM log_index_state)", joined)).toBe(1);
     expect(await searchIds(now, byTag("old-trace"))).toEqual([]);
 
     // The consumer indexes each database's ids there: both of T's logs found, counted under T once each.
@@ -436,7 +464,7 @@ describe("id ranges, periods and idempotency keys", () => {
     expect(await searchIds(now, byTag("old-trace"))).toEqual([firstLog, joined]);
     expect(await searchIds(now, byTag("new-trace"))).toEqual([fresh, logged].sort((a, b) => a - b));
     for (const shard of ["LOGS_0", "LOGS_1"]) {
-      expect(await countIn(shard, "SELECT count(*) AS n FROM request_log_unindexed WHERE request_id IN (SELECT id FROM request_logs WHERE workspace_id = ?)", w.workspaceId)).toBe(0);
+      expect(await countIn(shard, "SELECT count(*) AS n FROM request_logs WHERE workspace_id = ? AND id > (SELECT indexed_to FROM log_index_state)", w.workspaceId)).toBe(0);
     }
     expect(await countIn("LOGS_0", "SELECT coalesce(sum(count), 0) AS n FROM request_log_facets WHERE workspace_id = ? AND field = 'trace_id' AND value = ?", w.workspaceId, t)).toBe(2);
     expect(await countIn("LOGS_1", "SELECT count(*) AS n FROM request_log_facets WHERE workspace_id = ? AND field = 'trace_id' AND value = ?", w.workspaceId, t)).toBe(0);
@@ -465,7 +493,7 @@ describe("id ranges, periods and idempotency keys", () => {
     expect(counts).toEqual([1, 1]);
   });
 
-  it("an Idempotency-Key's row, the log and its unindexed mark commit together; a replay or a racing twin announces and marks nothing more", async () => {
+  it("an Idempotency-Key's row and the log commit together; a replay or a racing twin announces and writes nothing more", async () => {
     const w = await createWorkspace();
     await placeOn(w, "LOGS_1");
     const { sent, queue } = recordingQueue();
@@ -484,12 +512,12 @@ describe("id ranges, periods and idempotency keys", () => {
     const state = await d1Named("LOGS_1")
       .prepare(
         `SELECT (SELECT count(*) FROM request_logs WHERE workspace_id = ?1) AS logs,
-                (SELECT count(*) FROM request_log_unindexed WHERE request_id IN (SELECT id FROM request_logs WHERE workspace_id = ?1)) AS marks,
+                (SELECT count(*) FROM request_logs WHERE workspace_id = ?1 AND id > (SELECT indexed_to FROM log_index_state)) AS waiting,
                 (SELECT group_concat(request_log_id) FROM idempotency_keys WHERE workspace_id = ?1) AS keyed`,
       )
       .bind(w.workspaceId)
       .first();
-    expect(state).toEqual({ logs: 1, marks: 1, keyed: String(id) });
+    expect(state).toEqual({ logs: 1, waiting: 1, keyed: String(id) });
     expect(sent.flatMap((m) => m.ids)).toEqual([id]);
     await deliverAll(sent);
     expect(await searchIds(w, byTag("deferred"))).toEqual([id]);

@@ -94,11 +94,11 @@ describe("span ingestion plans", () => {
     expect(outcome.rejectedSpans).toBe(0);
     // Then the indexer, on the log the ingestion made.
     expect(await indexLogs(logs, outcome.logIds)).toBe(1);
-    // The write batch ran whole (the log marked unindexed, both link updates), and the indexer's (search rows, facets, full text, daily totals).
+    // The write batch ran whole (the log, both link updates), and the indexer's (facets, the search entry, daily totals, the watermark).
     // Names as written, quoted (taken from the schema) or not, in drizzle's lower case or ours.
     const sqlText = recorded.map((r) => r.sql.replaceAll('"', "")).join("\n").toLowerCase();
-    for (const what of ["insert into spans", "insert into request_logs", "insert into request_log_unindexed", "update request_logs", "update spans"]) expect(sqlText).toContain(what);
-    for (const what of ["insert into request_log_values", "insert into request_log_facets", "insert into request_logs_fts", "insert into request_log_daily", "delete from request_log_unindexed"]) expect(sqlText).toContain(what);
+    for (const what of ["insert into spans", "insert into request_logs", "update request_logs", "update spans"]) expect(sqlText).toContain(what);
+    for (const what of ["insert into request_log_facets", "insert into request_log_search", "insert into request_log_daily", "update log_index_state"]) expect(sqlText).toContain(what);
     // Spans, logs and their side rows are the workspace's log database's.
     for (const r of recorded) if (/\b(spans|request_logs|request_log_\w+|trace_closures)\b/.test(r.sql)) expect(r.d1 === logsD1, r.sql.slice(0, 120)).toBe(true);
 

@@ -1,7 +1,8 @@
 // The layout of src/ (docs/conventions.md, "Layout of the code"), checked over the import graph: the
 // floors (a file imports only a strictly lower floor or its own unit; type-only imports count too),
 // the faces (another unit enters prompts/, logs/, sheets/, traces/ or a services domain through its
-// index), no flat file in services/, no file over 700 lines, and no workerd-only module behind app.ts
+// index), no circle between files (type-only imports count too), no flat file in services/, no file
+// over 700 lines, and no workerd-only module behind app.ts
 // (the console's type generator loads app.ts in Node). Pure Node: it reads the sources with node:fs, in about a
 // second, so it lives in the node project (the workerd projects cannot read the host's files).
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -136,6 +137,91 @@ function unitOf(file: string): string {
 
 const floorOf = new Map(FLOORS.flatMap((units, i) => units.map((u) => [u, i] as const)));
 
+/**
+ * The circles of a graph given as [from, to] edges: one per strongly connected component that holds
+ * more than one file or a file importing itself, written as one cycle through it ("a → b → a").
+ * Tarjan's algorithm, iterative over the sorted files so the answer is the same every run.
+ */
+function circles(pairs: [string, string][]): string[] {
+  const next = new Map<string, string[]>();
+  for (const [a, b] of pairs) {
+    if (!next.has(a)) next.set(a, []);
+    if (!next.has(b)) next.set(b, []);
+    next.get(a)!.push(b);
+  }
+  for (const list of next.values()) list.sort();
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  let counter = 0;
+  for (const root of [...next.keys()].sort()) {
+    if (index.has(root)) continue;
+    const work: [string, number][] = [[root, 0]];
+    while (work.length > 0) {
+      const frame = work[work.length - 1];
+      const [v, i] = frame;
+      if (i === 0 && !index.has(v)) {
+        index.set(v, counter);
+        low.set(v, counter++);
+        stack.push(v);
+        onStack.add(v);
+      }
+      const out = next.get(v)!;
+      if (i < out.length) {
+        frame[1]++;
+        const w = out[i];
+        if (!index.has(w)) work.push([w, 0]);
+        else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const parent = work[work.length - 1][0];
+        low.set(parent, Math.min(low.get(parent)!, low.get(v)!));
+      }
+      if (low.get(v) === index.get(v)) {
+        const component: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop()!;
+          onStack.delete(w);
+          component.push(w);
+        } while (w !== v);
+        if (component.length > 1 || next.get(v)!.includes(v)) components.push(component.sort());
+      }
+    }
+  }
+  // A cycle through each component: from its first file, the shortest way back (breadth first inside it).
+  return components
+    .map((component) => {
+      const inside = new Set(component);
+      const start = component[0];
+      const from = new Map<string, string>();
+      const queue = [start];
+      let found: string | null = null;
+      while (queue.length > 0 && found === null) {
+        const v = queue.shift()!;
+        for (const w of next.get(v)!) {
+          if (!inside.has(w)) continue;
+          if (w === start) {
+            found = v;
+            break;
+          }
+          if (!from.has(w)) {
+            from.set(w, v);
+            queue.push(w);
+          }
+        }
+      }
+      const path = [start];
+      for (let v = found!; v !== start; v = from.get(v)!) path.splice(1, 0, v);
+      return [...path, start].join(" → ");
+    })
+    .sort();
+}
+
 describe("the layout of src/", () => {
   it("parses the imports it checks (a broken pattern fails here, not silently)", () => {
     expect(unresolved).toEqual([]);
@@ -170,6 +256,15 @@ describe("the layout of src/", () => {
       bad.push(`src/${e.from}:${e.line} → ${e.spec} (enter ${b} through ${b}/index.ts)`);
     }
     expect(bad).toEqual([]);
+  });
+
+  it("has no circle between files, type-only imports included (each file's imports form a tree below it)", () => {
+    expect(circles(edges.map((e) => [e.from, e.to]))).toEqual([]);
+  });
+
+  it("finds a circle where there is one (the check itself)", () => {
+    expect(circles([["a.ts", "b.ts"], ["b.ts", "c.ts"], ["c.ts", "a.ts"], ["c.ts", "d.ts"], ["d.ts", "d.ts"]])).toEqual(["a.ts → b.ts → c.ts → a.ts", "d.ts → d.ts"]);
+    expect(circles([["a.ts", "b.ts"], ["a.ts", "c.ts"], ["b.ts", "c.ts"]])).toEqual([]);
   });
 
   it("keeps no file directly in src/services/ (each lives in its domain's folder)", () => {

@@ -4,6 +4,7 @@ import { ERROR_TYPE_STATUSES, STATUSES } from "../../src/routes/log-request/sche
 import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
 import { logBody, text } from "../helpers/fixtures";
 import { indexNow } from "../helpers/logs";
+import { logValuesSql } from "../../src/filters";
 
 let ws: TestKey;
 beforeAll(async () => {
@@ -334,8 +335,23 @@ describe("POST /log-request: linking the prompt version", () => {
   });
 });
 
-describe("POST /log-request: the search side table", () => {
-  it("is filled by the indexer from the stored log", async () => {
+describe("POST /log-request: the log's keyed search values", () => {
+  /** The keyed values of a log as its row gives them (its tags and metadata as they stand, the rest in extra_values). */
+  const valuesOf = async (id: number) =>
+    (
+      await (await logsDb(ws))
+        .prepare(`SELECT r.workspace_id, e.kind, e.key, e.value FROM request_logs AS r, ${logValuesSql("lr", undefined, { from: "request_logs AS lr", where: "lr.id = ?1" })} AS e WHERE r.id = ?1 ORDER BY e.kind, e.key, e.value`)
+        .bind(id)
+        .all()
+    ).results;
+  /** The ids a search for one filter finds. */
+  const found = async (filter: Record<string, unknown>) => {
+    const res = await call("/api/public/v2/requests/search", { method: "POST", key: ws.key, json: { filter_group: { logic: "AND", filters: [filter] }, per_page: 100 } });
+    expect(res.status).toBe(200);
+    return (await json(res)).items.map((i: { id: number }) => i.id);
+  };
+
+  it("are made from the stored log, and the indexer makes each one searchable", async () => {
     const b = await expect201(
       logBody({
         tags: ["prod", "eu", "prod"],
@@ -346,19 +362,29 @@ describe("POST /log-request: the search side table", () => {
       }),
     );
     await indexNow();
-    const { results } = await (await logsDb(ws)).prepare("SELECT workspace_id, kind, key, value FROM request_log_values WHERE request_id = ? ORDER BY id").bind(b.id).all();
-    expect(results).toEqual(
-      [
-        ["tag", "", "prod"],
-        ["tag", "", "eu"],
-        ["metadata", "user_id", "u-9"],
-        ["tool", "", "fetch_page"],
-        ["input_variable", "topic", "dogs"],
-        ["input_variable", "n", "2"],
-        ["output", "label", "positive"],
-        ["output", "confidence", "0.8"],
-      ].map(([kind, key, value]) => ({ workspace_id: ws.workspaceId, kind, key, value })),
+    const expected = [
+      ["tag", "", "prod"],
+      ["tag", "", "eu"],
+      ["metadata", "user_id", "u-9"],
+      ["tool", "", "fetch_page"],
+      ["input_variable", "topic", "dogs"],
+      ["input_variable", "n", "2"],
+      ["output", "label", "positive"],
+      ["output", "confidence", "0.8"],
+    ];
+    expect(await valuesOf(b.id)).toEqual(
+      expected.map(([kind, key, value]) => ({ workspace_id: ws.workspaceId, kind, key, value })).sort((x, y) => (`${x.kind}\0${x.key}\0${x.value}` < `${y.kind}\0${y.key}\0${y.value}` ? -1 : 1)),
     );
+    for (const [filter] of [
+      [{ field: "tags", operator: "contains", value: "eu" }],
+      [{ field: "metadata", operator: "key_equals", nested_key: "user_id", value: "u-9" }],
+      [{ field: "tool_names", operator: "contains", value: "fetch_page" }],
+      [{ field: "input_variables", operator: "key_equals", nested_key: "n", value: "2" }],
+      [{ field: "output", operator: "key_equals", nested_key: "confidence", value: "0.8" }],
+      [{ field: "output_keys", operator: "contains", value: "label" }],
+    ]) {
+      expect(await found(filter), JSON.stringify(filter)).toContain(b.id);
+    }
   });
 
   it("takes hundreds of tags and keys in one log (beyond D1's 100 bound parameters)", async () => {
@@ -366,23 +392,25 @@ describe("POST /log-request: the search side table", () => {
     const metadata = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`key-${i}`, `value-${i}`]));
     const b = await expect201(logBody({ tags, metadata }));
     await indexNow();
-    const row = await (await logsDb(ws)).prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
-    expect(row!.n).toBe(600);
+    expect(await valuesOf(b.id)).toHaveLength(600);
+    expect(await found({ field: "tags", operator: "contains", value: "tag-299" })).toEqual([b.id]);
+    expect(await found({ field: "metadata", operator: "key_equals", nested_key: "key-299", value: "value-299" })).toEqual([b.id]);
   });
 
-  it("takes 150,000 short tags in a body under the limit (side rows split across statements)", async () => {
+  it("takes 150,000 short tags in a body under the limit (their facet rows split across statements)", async () => {
     const tags = Array.from({ length: 150_000 }, (_, i) => i.toString(36));
     const body = logBody({ tags });
     expect(JSON.stringify(body).length).toBeLessThan(Number(env.LOG_REQUEST_MAX_BYTES));
     const b = await expect201(body);
     await indexNow();
-    const row = await (await logsDb(ws)).prepare("SELECT count(*) AS n FROM request_log_values WHERE request_id = ?").bind(b.id).first<{ n: number }>();
-    expect(row!.n).toBe(150_000);
+    expect(await valuesOf(b.id)).toHaveLength(150_000);
+    expect(await found({ field: "tags", operator: "contains", value: (149_999).toString(36) })).toEqual([b.id]);
   }, 180_000);
 
   it("writes nothing when the log is refused", async () => {
     await indexNow();
-    const counts = "SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_values) AS vals, (SELECT count(*) FROM request_log_unindexed) AS waiting";
+    const counts =
+      "SELECT (SELECT count(*) FROM request_logs) AS logs, (SELECT count(*) FROM request_log_facets) AS facets, (SELECT indexed_to FROM log_index_state) AS indexed_to, (SELECT count(*) FROM request_log_unindexed) AS waiting";
     const before = await (await logsDb(ws)).prepare(counts).first();
     await expect400(logBody({ tags: ["a"], score: 101 }), /score/);
     const after = await (await logsDb(ws)).prepare(counts).first();

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { addKey, call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { indexNow } from "../helpers/logs";
+import { logValuesSql } from "../../src/filters";
 
 let ws: TestKey;
 let other: TestKey;
@@ -194,7 +195,11 @@ describe("metadata", () => {
     // The same value again changes no count.
     expect((await restPost("/rest/track-metadata", { request_id: String(id), metadata: { [key]: "pro" } })).status).toBe(200);
     expect(await suggest({ field: "metadata_values", metadata_key: key })).toEqual({ pro: 1 });
-    const rows = await (await logsDb(ws)).prepare("SELECT key, value FROM request_log_values WHERE request_id = ? AND kind = 'metadata' ORDER BY key").bind(id).all();
+    // The log's keyed values (what filters and suggestions read) hold each key once, with its new value.
+    const rows = await (await logsDb(ws))
+      .prepare(`SELECT e.key, e.value FROM ${logValuesSql("lr", undefined, { from: "request_logs AS lr", where: "lr.id = ?1" })} AS e WHERE e.kind = 'metadata' ORDER BY e.key`)
+      .bind(id)
+      .all();
     expect(rows.results).toEqual([
       { key: "env", value: "prod" },
       { key, value: "pro" },

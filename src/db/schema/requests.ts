@@ -24,10 +24,13 @@ export const ERROR_TYPE_STATUSES = {
 
 export type ErrorType = keyof typeof ERROR_TYPE_STATUSES;
 
-/** Kinds of rows in the search side table; tag and tool rows have key ''. */
+/** Kinds of a log's keyed search values (request_logs' tags, metadata and extra_values); tag and tool values have key ''. */
 export const INDEX_KINDS = ["tag", "tool", "metadata", "input_variable", "output"] as const;
 
 export type IndexKind = (typeof INDEX_KINDS)[number];
+
+/** One keyed search value of a log: its kind, key ('' for tags and tools) and value, as indexed. */
+export type SearchValue = [kind: IndexKind, key: string, value: string];
 
 /** What a log's output is, derived when it is logged (the is_json / is_tool_call / is_plain_text filters). */
 export const OUTPUT_FORMATS = ["json", "tool_call", "text", "empty"] as const;
@@ -115,6 +118,15 @@ export const requestLogs = sqliteTable(
     outputFormat: text("output_format", { enum: OUTPUT_FORMATS }).notNull().default("empty"),
     userIntent: text("user_intent", { enum: USER_INTENTS }),
     agentIntent: text("agent_intent", { enum: AGENT_INTENTS }),
+    /**
+     * The log's keyed search values ([kind, key, value] each, as indexed: src/logs/index-rows.ts) that
+     * its tags and metadata columns do not give as they are: its input variables, tool names and the
+     * keys of a JSON answer, and a tag, metadata key or value of more than DERIVED_VALUE_MAX characters.
+     * With those columns, every value filters and suggestions see (src/filters/compile.ts,
+     * logValuesSql); written with the log and moved by every call that changes what they are made of.
+     * NULL for a log written before this column (or by a Worker older than it): the indexer makes them.
+     */
+    extraValues: text("extra_values", { mode: "json" }).$type<SearchValue[]>(),
     /** The span the log was made from or for (spans-bulk, OTLP, or track-request's span_id). */
     traceId: text("trace_id"),
     spanId: text("span_id"),
@@ -141,40 +153,60 @@ export const requestLogs = sqliteTable(
       t.promptVersionNumber,
       t.outputFormat,
     ),
-    index("request_logs_workspace_prompt").on(t.workspaceId, t.promptId, t.promptVersionNumber),
+    // A prompt's logs (prompt filters, analytics by prompt): only logs that link one have an entry.
+    index("request_logs_workspace_prompt").on(t.workspaceId, t.promptId, t.promptVersionNumber).where(sql`${t.promptId} IS NOT NULL`),
     // Engine filters, with the status after it: "engine in [...] AND status is X" is one index range.
     index("request_logs_workspace_model_status").on(t.workspaceId, t.model, t.status),
     // Provider and latency (an expression: latency_ms filters compile to end - start), so an OR
     // branch on them is an index range too and the OR never falls back to scanning the workspace.
     index("request_logs_workspace_provider_latency").on(t.workspaceId, t.provider, sql`(${t.requestEndTime} - ${t.requestStartTime})`),
     index("request_logs_workspace_price_start").on(t.workspaceId, t.price, t.requestStartTime),
-    index("request_logs_workspace_group").on(t.workspaceId, t.groupId),
+    // Only logs in a group have an entry (a group_id filter implies group_id IS NOT NULL).
+    index("request_logs_workspace_group").on(t.workspaceId, t.groupId).where(sql`${t.groupId} IS NOT NULL`),
     // One log per span (NULLs are distinct, so logs without a span are not constrained); also the
-    // trace_id filter's index.
-    uniqueIndex("request_logs_workspace_trace_span").on(t.workspaceId, t.traceId, t.spanId),
+    // trace_id filter's index and the span id lookups of span ingestion. Only logs with a span or a
+    // trace have an entry: `trace_id = ?` and `span_id IN (…)` each imply the index's condition.
+    uniqueIndex("request_logs_workspace_trace_span").on(t.workspaceId, t.traceId, t.spanId).where(sql`${t.traceId} IS NOT NULL OR ${t.spanId} IS NOT NULL`),
   ],
 );
 
 /**
- * The FTS5 index of request logs' text, keyed by rowid = request_logs.id. A virtual table drizzle cannot
- * declare: migrations/0004_request_logs_fts.sql and migrations-logs/0001_search_triggers.sql create it,
- * the indexer fills it (src/logs/indexing.ts). Its name in SQL comes from here.
+ * The search index of request logs, an FTS5 table keyed by rowid = request_logs.id: the free text of
+ * `q` (input_text, output_text) and the log's keyed search values (`keys`: a token per value, the id
+ * of its request_log_facets row, "v" + id). Contentless (content=''), so it keeps no copy of the text,
+ * with contentless_delete=1 so an entry is deleted or replaced by rowid alone; detail=column (no
+ * positions: no query here needs them). A virtual table drizzle cannot declare: the migrations create
+ * it (migrations-logs/0010, migrations/0034), the indexer fills it (src/logs/indexing.ts) and triggers
+ * keep it in step with the row. Its name in SQL comes from here.
  */
-export const REQUEST_LOGS_FTS = "request_logs_fts";
+export const REQUEST_LOGS_FTS = "request_log_search";
 
 /**
  * The FTS table's columns (rowid is its key, the log's id), named once here since drizzle does not know
- * them: migrations/0004_request_logs_fts.sql and migrations-logs/0001_search_triggers.sql declare them.
+ * them.
  */
-export const REQUEST_LOGS_FTS_COLUMNS = { rowid: "rowid", inputText: "input_text", outputText: "output_text" } as const;
+export const REQUEST_LOGS_FTS_COLUMNS = { rowid: "rowid", inputText: "input_text", outputText: "output_text", keys: "keys" } as const;
 
 /**
- * Logs whose search side rows, full-text entry, facet counts and daily totals are not written yet
- * (src/logs/indexing.ts). The log's writer adds its row in the batch that writes the log, the indexer
- * deletes it in the batch that writes those, so a log is indexed exactly once. `tools` carries the
- * tool names its blueprints declare or call (reading them back would mean decoding the stored body;
- * the one write that changes a log's blueprints, a span's log records joining its log, updates them
- * here too: src/logs/log-records.ts); everything else the indexer reads from the log row as it is then.
+ * Where this database's indexer stands (one row, id 1): every log with an id up to `indexed_to` has its
+ * search entry and facet counts, and every one up to `counted_to` (never past indexed_to) its daily
+ * totals too (but, for both, the few listed in request_log_unindexed); every later one has none.
+ * `next_facet_id` numbers the next request_log_facets row. A log's writer writes nothing for its
+ * indexing: ids grow in commit order on D1's single writer, so the logs past a watermark are exactly
+ * those waiting (src/logs/indexing.ts).
+ */
+export const logIndexState = sqliteTable("log_index_state", {
+  id: integer("id").primaryKey(),
+  indexedTo: integer("indexed_to").notNull(),
+  countedTo: integer("counted_to").notNull(),
+  nextFacetId: integer("next_facet_id").notNull(),
+});
+
+/**
+ * Logs from before log_index_state that were still unindexed when it came (migrations-logs/0010,
+ * migrations/0034), or that a Worker of the version before wrote during an upgrade: indexed like the
+ * logs past the watermark, then deleted (src/logs/indexing.ts). Empty otherwise; nothing new writes it.
+ * `tools` are the tool names those versions recorded for the indexer.
  */
 export const requestLogUnindexed = sqliteTable("request_log_unindexed", {
   requestId: integer("request_id").primaryKey(),
@@ -209,9 +241,10 @@ export const requestLogDaily = sqliteTable(
     /** Sum of the latencies, ms: averages stay exact. */
     latencyMs: integer("latency_ms").notNull(),
   },
-  // Clustered by this key (the migration makes the table WITHOUT ROWID): a dimension's busiest values
-  // are read as one short range each, and totals by value stream in key order.
-  (t) => [primaryKey({ columns: [t.workspaceId, t.dim, t.key, t.day, t.bucket] })],
+  // Clustered by this key (the migration makes the table WITHOUT ROWID): analytics reads a window of
+  // days of one dimension, every value of it, as one range (by value first, it read every day of each
+  // value to find the window's).
+  (t) => [primaryKey({ columns: [t.workspaceId, t.dim, t.day, t.key, t.bucket] })],
 );
 
 /**
@@ -235,51 +268,30 @@ export const requestGroups = sqliteTable("request_groups", {
 });
 
 /**
- * The search side table: one row per (log, kind, key, value) so that filters and autocomplete are
- * index lookups instead of JSON scans. One table for every kind (rather than a table per kind) so a
- * log's side rows are one insert and the filter compiler has one shape to join.
- */
-export const requestLogValues = sqliteTable(
-  "request_log_values",
-  {
-    id: integer("id").primaryKey(),
-    workspaceId: integer("workspace_id").notNull(),
-    requestId: integer("request_id")
-      .notNull()
-      .references(() => requestLogs.id, { onDelete: "cascade" }),
-    kind: text("kind", { enum: INDEX_KINDS }).notNull(),
-    key: text("key").notNull(),
-    value: text("value").notNull(),
-  },
-  (t) => [
-    // request_id last: a lookup reads log ids from the index alone, and a probe for one log is a seek.
-    index("request_log_values_probe").on(t.workspaceId, t.kind, t.key, t.value, t.requestId),
-    index("request_log_values_request").on(t.requestId),
-  ],
-);
-
-/**
- * Autocomplete counts: one row per (workspace, suggestion field, key, value) with the number of logs
- * that carry it, kept up to date by the indexer and the tracking calls, so suggestions without a filter_group are
- * an index range read instead of a GROUP BY over every log. `value_fold` is the value lower-cased
- * (full Unicode, in JS) for the case-insensitive prefix; `key` is '' for fields without one, the
- * metadata/output/input-variable key for *_values, and the prompt id for `prompt`.
+ * Autocomplete counts: one row per (workspace, suggestion field, key, value) with the number of indexed
+ * logs that carry it, kept by the indexer and the tracking calls, so suggestions without a
+ * filter_group read one key range instead of a GROUP BY over every log. Clustered by that key (the
+ * migration makes the table WITHOUT ROWID: a new value is one entry, a count moved is one rewrite).
+ * `key` is '' for fields without one, the metadata/output/input-variable key for *_values, and the
+ * prompt id for `prompt`. `id` numbers the row for the search index: a log's keyed values are the
+ * tokens "v" + id in request_log_search, so a filter on tags or metadata is a full-text lookup.
+ * `value_fold` is the value lower-cased (full Unicode, in JS) when that differs from the value, NULL
+ * when not: the case-insensitive prefix reads the key's range for the NULLs and the fold index for the rest.
  */
 export const requestLogFacets = sqliteTable(
   "request_log_facets",
   {
-    id: integer("id").primaryKey(),
     workspaceId: integer("workspace_id").notNull(),
     field: text("field", { enum: FACET_FIELDS }).notNull(),
     key: text("key").notNull(),
     value: text("value").notNull(),
-    valueFold: text("value_fold").notNull(),
+    valueFold: text("value_fold"),
     count: integer("count").notNull().default(0),
+    id: integer("id").notNull(),
   },
   (t) => [
-    uniqueIndex("request_log_facets_value").on(t.workspaceId, t.field, t.key, t.value),
-    index("request_log_facets_fold").on(t.workspaceId, t.field, t.key, t.valueFold),
-    index("request_log_facets_count").on(t.workspaceId, t.field, t.key, t.count),
+    primaryKey({ columns: [t.workspaceId, t.field, t.key, t.value] }),
+    index("request_log_facets_fold").on(t.workspaceId, t.field, t.key, t.valueFold).where(sql`${t.valueFold} IS NOT NULL`),
   ],
 );
 

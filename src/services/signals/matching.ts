@@ -37,7 +37,7 @@ async function liveHooks(db: Db, workspaces: number[]): Promise<LiveHook[]> {
 /** The index extension that owes Signals' judgements of new logs (deps: the control database, the clock, the signals queue). */
 export function signalMatcher(deps: Pick<Deps, "db" | "now" | "signalsQueue">): IndexExtension {
   return {
-    async batch(logs, batch) {
+    async batch(logs, batch, indexedTo) {
       const workspaces = [...new Set(batch.map((l) => l.workspaceId))];
       const hooks = await liveHooks(deps.db, workspaces);
       if (hooks.length === 0) return null;
@@ -53,7 +53,7 @@ export function signalMatcher(deps: Pick<Deps, "db" | "now" | "signalsQueue">): 
         let coverage = coverages.get(h.hook.id);
         if (!coverage) coverages.set(h.hook.id, (coverage = coverageOf(deps.db, h.workspaceId, hookInput(h.hook))));
         statements.push(
-          matchStatement(logs, { workspaceId: h.workspaceId, signalId: h.signalId, hookId: h.hook.id, notBefore: now + h.delaySeconds * 1000, coverage: await coverage, logs: candidates }, now),
+          matchStatement(logs, { workspaceId: h.workspaceId, signalId: h.signalId, hookId: h.hook.id, notBefore: now + h.delaySeconds * 1000, indexedTo, coverage: await coverage, logs: candidates }, now),
         );
       }
       if (statements.length === 0) return null;

@@ -30,7 +30,9 @@ async function publish(ws: TestKey, name: string, labels: string[] = []) {
 /** Waits until the workspace's logs are indexed and every judgement they owed is made. */
 async function settle(ws: TestKey, ids: number[]) {
   const d1 = await logsDb(ws);
-  await until(async () => (await d1.prepare(`SELECT count(*) AS n FROM request_log_unindexed WHERE request_id IN (SELECT value FROM json_each(?))`).bind(JSON.stringify(ids)).first<{ n: number }>())!.n === 0, "the logs indexed", 100_000);
+  // Indexed: at most the watermark, and not one of the logs from before it still listed as waiting.
+  const waiting = `SELECT count(*) AS n FROM json_each(?) AS j WHERE j.value > (SELECT indexed_to FROM log_index_state WHERE id = 1) OR j.value IN (SELECT request_id FROM request_log_unindexed)`;
+  await until(async () => (await d1.prepare(waiting).bind(JSON.stringify(ids)).first<{ n: number }>())!.n === 0, "the logs indexed", 100_000);
   await until(async () => (await owedCount(ws)) === 0, "the judgements made", 100_000);
 }
 
@@ -101,6 +103,32 @@ describe("signals fed by the indexer", () => {
     const ids = await logMany(ws, 6, (i) => `x ${i}`);
     await settle(ws, ids);
     for (const id of ids) expect(await resultsOf(ws, id)).toMatchObject([{ signal_id: s.id, hook_id: s.hooks[1].id }]);
+  }, 240_000);
+
+  it("matches a log that a dataset snapshot indexes before any index message reaches it", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true, hooks: [{ scope: "all", sample_rate: 1 }] });
+    const tag = uniq("snap");
+    // Its index message is lost: only the snapshot indexes it.
+    const res = await worker.fetch(
+      new Request("http://api.test/log-request", {
+        method: "POST",
+        headers: { "X-API-KEY": ws.key, "Content-Type": "application/json" },
+        body: JSON.stringify({ provider: "openai", model: "gpt-4o", tags: [tag], input: { type: "chat", messages: [] }, output: { type: "chat", messages: [{ role: "assistant", content: text("[[verdict:true]]") }] }, request_start_time: "2025-01-01T00:00:00Z", request_end_time: "2025-01-01T00:00:01Z" }),
+      }),
+      { ...env, INDEX: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue },
+      createExecutionContext(),
+    );
+    const id = (await json(res)).id;
+    const group = await json(await call("/api/public/v2/dataset-groups", { method: "POST", key: ws.key, json: { name: uniq("set") } }));
+    const filled = await call("/api/public/v2/dataset-versions/from-filter-params", {
+      method: "POST",
+      key: ws.key,
+      json: { dataset_group_id: group.dataset_group.id, filter_group: { filters: [{ field: "tags", operator: "contains", value: tag }] }, variables_to_parse: ["request_log_id"] },
+    });
+    expect(filled.status, await filled.clone().text()).toBe(201);
+    await until(async () => (await resultsOf(ws, id)).length === 1, "the snapshot's log judged", 100_000);
+    expect((await resultsOf(ws, id))[0]).toMatchObject({ signal_id: s.id, result: 1 });
   }, 240_000);
 
   it("owes the judgement for the signal's delay, and the cron's index sweep matches logs no message brought", async () => {

@@ -1,0 +1,143 @@
+-- The layout of a log's search index (issue 37): what a log costs in rows written, D1's bill. Generated
+-- by drizzle-kit from src/db/schema/requests.ts, then the data moves and what drizzle cannot express
+-- written by hand; the same file is the log databases' migrations-logs/0010.
+--
+-- Before: ten search side rows a log with two index entries each (request_log_values), a full-text
+-- entry of the texts (request_logs_fts), a mark written with the log and deleted by the indexer
+-- (request_log_unindexed), facet rows with three indexes, seven indexes on request_logs.
+-- After: the keyed values in the row (its tags and metadata as they stand, the rest in
+-- request_logs.extra_values), one entry a log in
+-- request_log_search (its texts and a token per keyed value, the id of the value's facet row), a
+-- watermark per database instead of the marks (log_index_state; daily totals counted a larger batch of
+-- logs at a time, behind a watermark of their own), facet rows clustered by their key
+-- with one partial index, and the indexes on request_logs that only some logs need made partial.
+--
+-- Every log indexed before this migration keeps its values (copied from its side rows), its facet
+-- counts and daily totals (untouched) and gets its search entry here; the logs not yet indexed stay
+-- listed in request_log_unindexed and the indexer takes them first. Nothing is counted twice: the
+-- watermark starts at the newest log, and a log is indexed past it or from that list, once.
+CREATE TABLE `log_index_state` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`indexed_to` integer NOT NULL,
+	`counted_to` integer NOT NULL,
+	`next_facet_id` integer NOT NULL
+);
+--> statement-breakpoint
+INSERT INTO `log_index_state` (`id`, `indexed_to`, `counted_to`, `next_facet_id`)
+VALUES (1, coalesce((SELECT max(`id`) FROM `request_logs`), 0), coalesce((SELECT max(`id`) FROM `request_logs`), 0), coalesce((SELECT max(`id`) FROM `request_log_facets`), 0) + 1);
+--> statement-breakpoint
+ALTER TABLE `request_logs` ADD `extra_values` text;
+--> statement-breakpoint
+-- The extra values of every indexed log, from its side rows (in the order they were written): every
+-- input variable, tool name and output key, and the tags and metadata that its columns do not give as
+-- they stand (more than 512 characters: src/filters/indexed.ts, DERIVED_VALUE_MAX). The revision
+-- trigger stays out of it: nothing about a log changes here that the archive guards.
+DROP TRIGGER `request_logs_revision`;
+--> statement-breakpoint
+UPDATE `request_logs` SET `extra_values` = coalesce(
+  (SELECT json_group_array(json_array(v.`kind`, v.`key`, v.`value`) ORDER BY v.`id`) FROM `request_log_values` AS v
+   WHERE v.`request_id` = `request_logs`.`id` AND NOT (
+     (v.`kind` = 'tag' AND length(v.`value`) <= 512) OR (v.`kind` = 'metadata' AND length(v.`key`) <= 512 AND length(v.`value`) <= 512))), '[]')
+WHERE `id` NOT IN (SELECT `request_id` FROM `request_log_unindexed`);
+--> statement-breakpoint
+CREATE TRIGGER `request_logs_revision` AFTER UPDATE ON `request_logs` WHEN NEW.revision = OLD.revision BEGIN
+  UPDATE request_logs SET revision = OLD.revision + 1 WHERE id = NEW.id;
+END;
+--> statement-breakpoint
+-- Facet rows keep their ids (the search entries' tokens) and counts; a fold equal to the value is left out.
+CREATE TABLE `__new_request_log_facets` (
+	`workspace_id` integer NOT NULL,
+	`field` text NOT NULL,
+	`key` text NOT NULL,
+	`value` text NOT NULL,
+	`value_fold` text,
+	`count` integer DEFAULT 0 NOT NULL,
+	`id` integer NOT NULL,
+	PRIMARY KEY(`workspace_id`, `field`, `key`, `value`)
+) WITHOUT ROWID;
+--> statement-breakpoint
+INSERT INTO `__new_request_log_facets`("workspace_id", "field", "key", "value", "value_fold", "count", "id")
+SELECT "workspace_id", "field", "key", "value", CASE WHEN "value_fold" = "value" THEN NULL ELSE "value_fold" END, "count", "id" FROM `request_log_facets` WHERE "count" > 0;
+--> statement-breakpoint
+DROP TABLE `request_log_facets`;
+--> statement-breakpoint
+ALTER TABLE `__new_request_log_facets` RENAME TO `request_log_facets`;
+--> statement-breakpoint
+CREATE INDEX `request_log_facets_fold` ON `request_log_facets` (`workspace_id`,`field`,`key`,`value_fold`) WHERE "request_log_facets"."value_fold" IS NOT NULL;
+--> statement-breakpoint
+-- The search index (src/db/schema/requests.ts, REQUEST_LOGS_FTS): contentless, entries replaced or
+-- deleted by rowid, column detail only. Every indexed log's entry, its keys made as the indexer makes
+-- them (src/logs/search-index.ts, keysOf over src/filters/compile.ts, logValuesSql).
+CREATE VIRTUAL TABLE `request_log_search` USING fts5(
+	input_text, output_text, keys,
+	content='', contentless_delete=1, detail=column,
+	tokenize='unicode61 remove_diacritics 2'
+);
+--> statement-breakpoint
+INSERT INTO `request_log_search` (rowid, input_text, output_text, keys)
+SELECT r.`id`, r.`input_text`, r.`output_text`, (
+  SELECT group_concat('v' || kf.`id`, ' ') FROM (
+    SELECT CASE e.kind WHEN 'tag' THEN 'tags' WHEN 'tool' THEN 'tool_names' ELSE e.kind || '_values' END AS field,
+           CASE WHEN e.kind IN ('tag', 'tool') THEN '' ELSE e.key END AS key, e.value AS value
+    FROM (
+      SELECT 'tag' AS kind, '' AS key, v.value AS value FROM json_each(r.`tags`) AS v WHERE v.type = 'text' AND length(v.value) <= 512
+      UNION SELECT 'metadata', v.key, v.value FROM json_each(r.`metadata`) AS v WHERE v.type = 'text' AND length(v.key) <= 512 AND length(v.value) <= 512
+      UNION SELECT v.value ->> 0, v.value ->> 1, v.value ->> 2 FROM json_each(r.`extra_values`) AS v) AS e
+    UNION
+    SELECT e.kind || '_keys', '', e.key FROM (
+      SELECT 'metadata' AS kind, v.key AS key FROM json_each(r.`metadata`) AS v WHERE v.type = 'text' AND length(v.key) <= 512 AND length(v.value) <= 512
+      UNION SELECT v.value ->> 0, v.value ->> 1 FROM json_each(r.`extra_values`) AS v WHERE v.value ->> 0 NOT IN ('tag', 'tool')) AS e
+  ) AS kv CROSS JOIN `request_log_facets` AS kf ON kf.`workspace_id` = r.`workspace_id` AND kf.`field` = kv.field AND kf.`key` = kv.key AND kf.`value` = kv.value)
+FROM `request_logs` AS r
+WHERE r.`id` NOT IN (SELECT `request_id` FROM `request_log_unindexed`);
+--> statement-breakpoint
+DROP TRIGGER `request_logs_fts_delete`;
+--> statement-breakpoint
+DROP TRIGGER `request_logs_fts_update`;
+--> statement-breakpoint
+DROP TRIGGER `request_logs_mark_unindexed`;
+--> statement-breakpoint
+DROP TABLE `request_logs_fts`;
+--> statement-breakpoint
+DROP TABLE `request_log_values`;
+--> statement-breakpoint
+-- A deleted log's search entry goes with it (deleting an entry a log never had changes nothing), and so
+-- does its place in the list of logs from before the watermark.
+CREATE TRIGGER `request_log_search_delete` AFTER DELETE ON `request_logs` BEGIN
+	DELETE FROM request_log_search WHERE rowid = old.id;
+	DELETE FROM request_log_unindexed WHERE request_id = old.id;
+END;
+--> statement-breakpoint
+DROP INDEX `request_logs_workspace_prompt`;
+--> statement-breakpoint
+DROP INDEX `request_logs_workspace_group`;
+--> statement-breakpoint
+DROP INDEX `request_logs_workspace_trace_span`;
+--> statement-breakpoint
+CREATE INDEX `request_logs_workspace_prompt` ON `request_logs` (`workspace_id`,`prompt_id`,`prompt_version_number`) WHERE "request_logs"."prompt_id" IS NOT NULL;
+--> statement-breakpoint
+CREATE INDEX `request_logs_workspace_group` ON `request_logs` (`workspace_id`,`group_id`) WHERE "request_logs"."group_id" IS NOT NULL;
+--> statement-breakpoint
+CREATE UNIQUE INDEX `request_logs_workspace_trace_span` ON `request_logs` (`workspace_id`,`trace_id`,`span_id`) WHERE "request_logs"."trace_id" IS NOT NULL OR "request_logs"."span_id" IS NOT NULL;
+--> statement-breakpoint
+-- Daily totals clustered by (workspace, dimension, day, value, bucket): analytics reads a window of days
+-- of a dimension, every value of it, as one range (by value first, it read every day of every value).
+CREATE TABLE `__new_request_log_daily` (
+	`workspace_id` integer NOT NULL,
+	`dim` text NOT NULL,
+	`day` integer NOT NULL,
+	`key` text NOT NULL,
+	`bucket` integer NOT NULL,
+	`requests` integer NOT NULL,
+	`input_tokens` integer NOT NULL,
+	`output_tokens` integer NOT NULL,
+	`cost` real NOT NULL,
+	`latency_ms` integer NOT NULL,
+	PRIMARY KEY(`workspace_id`, `dim`, `day`, `key`, `bucket`)
+) WITHOUT ROWID;
+--> statement-breakpoint
+INSERT INTO `__new_request_log_daily`("workspace_id", "dim", "day", "key", "bucket", "requests", "input_tokens", "output_tokens", "cost", "latency_ms") SELECT "workspace_id", "dim", "day", "key", "bucket", "requests", "input_tokens", "output_tokens", "cost", "latency_ms" FROM `request_log_daily`;
+--> statement-breakpoint
+DROP TABLE `request_log_daily`;
+--> statement-breakpoint
+ALTER TABLE `__new_request_log_daily` RENAME TO `request_log_daily`;
