@@ -249,6 +249,11 @@ describe("signals: test and estimate", () => {
     expect(after.signal.totals.processed).toBe(0);
     const detail = await json(await get(ws, `/api/public/v2/requests/${ids[0]}`));
     expect(detail.signals ?? []).toEqual([]);
+    // The workspace's own key comes first, then the Worker's: a key the provider refuses is the judge's error.
+    expect((await post(ws, "/api/public/v2/env-vars", { key: "OPENAI_API_KEY", value: "the-workspace-key" })).status).toBeLessThan(300);
+    const refused = (await json(await post(ws, `${SIGNALS}/test`, { statement: "x", request_ids: [ids[0]] }))).results[0];
+    expect(refused).toMatchObject({ status: "error", result: null });
+    expect(refused.error).toContain("401");
   });
 
   it("answers a provider's failure and a bad answer as error verdicts, and an unknown log as a 404", async () => {

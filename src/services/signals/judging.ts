@@ -2,7 +2,7 @@
 // cost estimate the budget reserves), then called through the blocks' provider client with the
 // workspace's keys. A failure says whether the same call may succeed later (a 429, a 5xx, no answer):
 // the consumer retries those and stores the rest as error results with the provider's message.
-import { BlockError, pickProvider, ProviderCallError, type BlockContext, type LlmProvider } from "../../blocks";
+import { BlockError, pickProvider, ProviderCallError, type LlmProvider, type LlmProviders } from "../../blocks";
 import { priceOf } from "../../converters/pricing";
 import type { SignalInclude, SignalModel } from "../../db/schema";
 import { estimateCall, judgeKwargs, judgeMessages, quoteVerified, readJudgeAnswer, transcriptOf, VerdictFormatError, type JudgedLog } from "./judge";
@@ -56,15 +56,15 @@ export const errorJudgement = (error: string, model: string | null = null, trans
  * The judge for a signal and a log, or an error judgement when it cannot be called (no provider
  * configured: the message says which key to set and where).
  */
-export function prepareJudgement(ctx: BlockContext, spec: JudgeSpec, log: JudgedLog): PreparedJudgement | Judgement {
+export function prepareJudgement(llm: LlmProviders, spec: JudgeSpec, log: JudgedLog): PreparedJudgement | Judgement {
   let provider: LlmProvider;
   try {
-    provider = pickProvider(ctx.llm, spec.model?.provider ?? null);
+    provider = pickProvider(llm, spec.model?.provider ?? null);
   } catch (err) {
     if (err instanceof BlockError) return errorJudgement(`${err.message} (as a workspace environment variable, or a secret of the Worker)`);
     throw err;
   }
-  const model = spec.model?.name || ctx.llm?.defaultModel(provider.name) || "";
+  const model = spec.model?.name || llm.defaultModel(provider.name) || "";
   if (!model) return errorJudgement(`no model is named for the judge: give the signal's model.name`);
   const transcript = transcriptOf(log, spec.include);
   const messages = judgeMessages(spec.statement, transcript);

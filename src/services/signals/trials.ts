@@ -7,6 +7,7 @@ import { coverageOf } from "./coverage";
 import type { HookInput } from "./definitions";
 import { DEFAULT_INCLUDE, estimateCall, judgeMessages } from "./judge";
 import { callJudge, isPrepared, prepareJudgement, type JudgeSpec } from "./judging";
+import { judgeProviders } from "./providers";
 import { DEFAULT_SAMPLE_RATE } from "./definitions";
 import type { SignalInclude, SignalModel } from "../../db/schema";
 
@@ -20,13 +21,13 @@ export async function testSignal(deps: Deps, ws: number, spec: JudgeSpec, reques
   const logs = await Promise.all(ids.map((id) => readRequestLog(store, deps.blobs, ws, id)));
   const missing = ids.filter((_, i) => logs[i] === null);
   if (missing.length > 0) throw new ApiError("not_found", `request log${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not found`);
-  const ctx = deps.blocks(ws);
+  const llm = await judgeProviders(deps, ws);
   const results = new Array(ids.length);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < ids.length; i = next++) {
       const log = logs[i]!;
-      const prepared = prepareJudgement(ctx, spec, { input: log.input, output: log.output, metadata: log.metadata });
+      const prepared = prepareJudgement(llm, spec, { input: log.input, output: log.output, metadata: log.metadata });
       const j = isPrepared(prepared) ? await callJudge(prepared) : prepared;
       results[i] = {
         request_id: ids[i],
@@ -64,9 +65,9 @@ export async function estimateSignal(deps: Deps, ws: number, input: EstimateInpu
   const coverages = await Promise.all(input.hooks.map((h) => coverageOf(deps.db, ws, h)));
   const counts = await coverageCounts(await deps.logs(ws), ws, coverages, from, now);
   const include = { ...DEFAULT_INCLUDE, ...input.include };
-  const ctx = deps.blocks(ws);
-  const provider = input.model?.provider ?? ctx.llm?.defaultProvider ?? null;
-  const model = input.model?.name || (provider ? ctx.llm?.defaultModel(provider) : "") || null;
+  const llm = await judgeProviders(deps, ws);
+  const provider = input.model?.provider ?? llm.defaultProvider ?? null;
+  const model = input.model?.name || (provider ? llm.defaultModel(provider) : "") || null;
   const perHook = input.hooks.map((h, i) => {
     const rate = h.sample_rate ?? DEFAULT_SAMPLE_RATE;
     const perDay = counts[i].matches / input.window_days;
