@@ -52,6 +52,8 @@ export interface Env extends BlockSettings {
   ARCHIVE_FILE_MAX_BYTES?: string;
   ARCHIVE_RUN_MAX_FILES?: string;
   /** Secret (32+ characters) that encrypts environment variables at rest. */
+  /** How long a realtime WebSocket may stay open without a valid connect, in ms (default 5000). */
+  REALTIME_CONNECT_TIMEOUT_MS?: string;
   ENV_VARS_KEY?: string;
   /** Sandbox for tool code (test-execute) and its limits. */
   LOADER?: WorkerLoader;

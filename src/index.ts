@@ -4,6 +4,7 @@ import type { Env } from "./env";
 import { handleQueue } from "./queue/consumer";
 import { runScheduled } from "./queue/scheduled";
 import { buildDeps } from "./deps";
+import { realtimeGate } from "./realtime/gate";
 
 export { SheetObject } from "./sheets/sheet-object";
 export { RealtimeHub } from "./realtime/hub-object";
@@ -12,10 +13,10 @@ const app = createApp();
 
 export default {
   fetch: (request: Request, env: Env, ctx: ExecutionContext) => {
-    // The realtime WebSocket goes to its object untouched: a 101 answer's headers cannot be changed
-    // by the app's middleware. Everything else, a plain GET included, goes through the app.
+    // The realtime WebSocket goes to its gate, outside the app: a 101 answer's headers cannot be
+    // changed by the app's middleware. Everything else, a plain GET included, goes through the app.
     if (request.headers.get("Upgrade")?.toLowerCase() === "websocket" && new URL(request.url).pathname === "/connection/websocket") {
-      return env.REALTIME.get(env.REALTIME.idFromName("hub")).fetch(request);
+      return realtimeGate(env);
     }
     return app.fetch(request, env, ctx);
   },

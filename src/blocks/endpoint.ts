@@ -27,8 +27,13 @@ function ipv4Private(parts: number[]): boolean {
 
 /** Suffixes of names that resolve inside a private network, by convention or by IANA's special-use registry. */
 const INTERNAL_SUFFIXES = ["localhost", "localdomain", "local", "internal", "intranet", "lan", "home", "corp", "private", "svc", "home.arpa"];
-/** Public names that exist to resolve to loopback or to any address written into them. */
-const LOOPBACK_DOMAINS = ["localtest.me", "lvh.me", "vcap.me", "localhost.run", "nip.io", "sslip.io", "xip.io", "traefik.me", "127.0.0.1.nip.io"];
+/** Public names that exist to resolve to loopback or to any address written into them (well-known ones; see docs/reliability.md). */
+const LOOPBACK_DOMAINS = [
+  "localtest.me", "lvh.me", "vcap.me", "fuf.me", "localho.st", "localhost.direct", "lacolhost.com", "smackaho.st",
+  "localhost.run", "nip.io", "sslip.io", "xip.io", "traefik.me", "127.0.0.1.nip.io",
+];
+/** Cloud metadata services' names that are not under an internal suffix (metadata.google.internal is). */
+const METADATA_NAMES = ["metadata.goog", "metadata.tencentyun.com"];
 
 /** A private or loopback IPv4 written into a name ("127.0.0.1.example.com", "10-0-0-1.example.com"). */
 function embedsPrivateIPv4(host: string): boolean {
@@ -77,6 +82,27 @@ function ipv6Private(h: string): boolean {
   return (g[0] & 0xfe00) === 0xfc00 || (g[0] & 0xffc0) === 0xfe80 || (g[0] & 0xffc0) === 0xfec0 || (g[0] & 0xff00) === 0xff00;
 }
 
+/**
+ * The host as it will be resolved: lower case, every trailing dot gone ("localhost.." is localhost),
+ * read again as a URL host until it no longer changes, so "0x7f.0.0.1.." is judged as 127.0.0.1.
+ */
+function canonicalHost(hostname: string): string | null {
+  let host = hostname.toLowerCase();
+  for (let i = 0; i < 4; i++) {
+    const stripped = host.replace(/\.+$/, "");
+    if (stripped.startsWith("[")) return stripped;
+    let again: string;
+    try {
+      again = new URL(`http://${stripped}/`).hostname.toLowerCase();
+    } catch {
+      return null;
+    }
+    if (again === host) return host;
+    host = again;
+  }
+  return host.replace(/\.+$/, "");
+}
+
 /** Why a URL may not be called, or null when it may. */
 export function endpointUrlProblem(raw: string, allowPrivate: boolean): string | null {
   let url: URL;
@@ -88,11 +114,13 @@ export function endpointUrlProblem(raw: string, allowPrivate: boolean): string |
   if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an http or https URL";
   if (url.username || url.password) return "must not carry credentials; use headers";
   if (allowPrivate) return null;
-  const host = url.hostname.toLowerCase().replace(/\.$/, "");
+  const host = canonicalHost(url.hostname);
+  if (host === null) return "has a host name that cannot be read";
   if (host.startsWith("[")) return ipv6Private(host.slice(1, -1)) ? "points at a loopback or private address" : null;
   const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(host);
   if (v4) return ipv4Private(v4.slice(1).map(Number)) ? "points at a loopback or private address" : null;
   if (!host.includes(".") || INTERNAL_SUFFIXES.some((s) => host === s || host.endsWith(`.${s}`))) return "points at a local or internal host name";
+  if (METADATA_NAMES.some((d) => host === d || host.endsWith(`.${d}`))) return "points at a cloud metadata service";
   if (LOOPBACK_DOMAINS.some((d) => host === d || host.endsWith(`.${d}`)) || embedsPrivateIPv4(host)) {
     return "is a name made to point at a loopback or private address";
   }

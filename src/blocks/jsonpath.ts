@@ -1,5 +1,8 @@
 // A JSONPath subset (no dependency available): $, .name, ['name'], [n], [-n], [*], .*, ..name, ..*,
 // unions [a,b] and slices [start:end:step]. Filter expressions ([?(...)]) are refused at validation.
+// One evaluation is bounded: each step may hold at most MAX_JSON_PATH_MATCHES values and the whole
+// query may visit at most MAX_JSON_PATH_WORK nodes (repeated `..*` on a 2 KB object made tens of
+// millions of matches and ran the isolate out of memory); past either, a JsonPathError says so.
 
 type Selector =
   | { kind: "name"; name: string }
@@ -109,54 +112,86 @@ export function compileJsonPath(path: string): CompiledPath {
   return steps;
 }
 
+/** The most values one step of a query may hold (its matches, or the candidates of its next step). */
+export const MAX_JSON_PATH_MATCHES = 10_000;
+/** The most nodes one query may visit, over all its steps. */
+export const MAX_JSON_PATH_WORK = 1_000_000;
+
+class Budget {
+  work = 0;
+  spend(n: number): void {
+    this.work += n;
+    if (this.work > MAX_JSON_PATH_WORK) throw new JsonPathError(`the path visits more than ${MAX_JSON_PATH_WORK} values of the document; make it more specific`);
+  }
+}
+
+function push(out: unknown[], v: unknown): void {
+  if (out.length >= MAX_JSON_PATH_MATCHES) throw new JsonPathError(`the path matches more than ${MAX_JSON_PATH_MATCHES} values; make it more specific`);
+  out.push(v);
+}
+
 function children(v: unknown): unknown[] {
   if (Array.isArray(v)) return v;
   if (v !== null && typeof v === "object") return Object.values(v);
   return [];
 }
 
-function select(v: unknown, sel: Selector, out: unknown[]): void {
+function select(v: unknown, sel: Selector, out: unknown[], budget: Budget): void {
+  budget.spend(1);
   switch (sel.kind) {
     case "name":
       if (v !== null && typeof v === "object" && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, sel.name)) {
-        out.push((v as Record<string, unknown>)[sel.name]);
+        push(out, (v as Record<string, unknown>)[sel.name]);
       }
       return;
     case "index":
       if (Array.isArray(v)) {
         const i = sel.index < 0 ? v.length + sel.index : sel.index;
-        if (i >= 0 && i < v.length) out.push(v[i]);
+        if (i >= 0 && i < v.length) push(out, v[i]);
       }
       return;
-    case "wildcard":
-      out.push(...children(v));
+    case "wildcard": {
+      const all = children(v);
+      budget.spend(all.length);
+      for (const c of all) push(out, c);
       return;
+    }
     case "slice": {
       if (!Array.isArray(v)) return;
       const n = v.length, step = sel.step;
       const norm = (x: number) => (x < 0 ? Math.max(n + x, step > 0 ? 0 : -1) : Math.min(x, step > 0 ? n : n - 1));
       const start = sel.start === undefined ? (step > 0 ? 0 : n - 1) : norm(sel.start);
       const end = sel.end === undefined ? (step > 0 ? n : -1) : norm(sel.end);
-      for (let i = start; step > 0 ? i < end : i > end; i += step) out.push(v[i]);
+      for (let i = start; step > 0 ? i < end : i > end; i += step) {
+        budget.spend(1);
+        push(out, v[i]);
+      }
       return;
     }
     case "union":
-      for (const item of sel.items) select(v, item, out);
+      for (const item of sel.items) select(v, item, out, budget);
   }
 }
 
-function descend(v: unknown, sel: Selector, out: unknown[]): void {
-  select(v, sel, out);
-  for (const c of children(v)) descend(c, sel, out);
+/** The selector applied to v and to everything under it, in document order (a stack, not recursion: documents may nest deep). */
+function descend(v: unknown, sel: Selector, out: unknown[], budget: Budget): void {
+  const stack: unknown[] = [v];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    select(node, sel, out, budget);
+    const kids = children(node);
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+  }
 }
 
-/** Every match of the path in document order. */
+/** Every match of the path in document order; a JsonPathError past MAX_JSON_PATH_MATCHES or MAX_JSON_PATH_WORK. */
 export function queryJsonPath(doc: unknown, path: CompiledPath | string): unknown[] {
   const steps = typeof path === "string" ? compileJsonPath(path) : path;
+  const budget = new Budget();
   let cur: unknown[] = [doc];
   for (const step of steps) {
     const next: unknown[] = [];
-    for (const v of cur) (step.descendant ? descend : select)(v, step.selector, next);
+    for (const v of cur) (step.descendant ? descend : select)(v, step.selector, next, budget);
     cur = next;
   }
   return cur;

@@ -2,7 +2,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, AuthContext } from "../env";
 import { CONTROL_SHARD, placementOf } from "../logs";
-import { AuthCache, authenticateHash, hashKey, plausibleKey } from "../services/workspace";
+import { AuthCache, authenticateHash, hashKey, plausibleKey, UnknownKeyCache } from "../services/workspace";
 import { ApiError, UNKNOWN_KEY } from "../lib/errors";
 import { msSetting } from "../lib/time";
 import { drainBody } from "../lib/drain";
@@ -23,6 +23,10 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const raw = c.req.raw;
   if (raw.body && !raw.bodyUsed) await drainBody(raw.body.getReader());
   c.res.headers.set("X-Request-Id", requestId);
+  // API answers are not to be sniffed into another type nor kept by any cache; the pages and files of
+  // /docs and /console (which carry their own Content-Security-Policy) keep the assets' caching.
+  c.res.headers.set("X-Content-Type-Options", "nosniff");
+  if (!c.res.headers.has("Content-Security-Policy")) c.res.headers.set("Cache-Control", "no-store");
   const auth = c.get("auth");
   console.log(
     JSON.stringify({
@@ -45,6 +49,7 @@ interface Verified {
 }
 
 const authCache = new AuthCache();
+const unknownKeys = new UnknownKeyCache();
 /** How long every route trusts a verified key (AUTH_KEY_CACHE_MS): the most a revocation waits. */
 const DEFAULT_AUTH_KEY_CACHE_MS = 5_000;
 /**
@@ -59,6 +64,7 @@ async function verifyKey(c: Context<AppEnv>, maxAgeMs: number | ((auth: AuthCont
   const key = presentedKey(c);
   if (!plausibleKey(key)) throw new ApiError("unauthorized", UNKNOWN_KEY);
   const keyHash = await hashKey(key);
+  if (unknownKeys.has(keyHash)) throw new ApiError("unauthorized", UNKNOWN_KEY);
   const cached = authCache.get(keyHash, maxAgeMs);
   if (cached) {
     useAuth(c, cached);
@@ -67,6 +73,7 @@ async function verifyKey(c: Context<AppEnv>, maxAgeMs: number | ((auth: AuthCont
   const auth = await authenticateHash(c.var.deps.db, keyHash);
   if (!auth) {
     authCache.delete(keyHash);
+    unknownKeys.add(keyHash, msSetting(c.env.AUTH_KEY_CACHE_MS, DEFAULT_AUTH_KEY_CACHE_MS));
     throw new ApiError("unauthorized", UNKNOWN_KEY);
   }
   // Kept as long as the longest reader wants it; each reader checks its own age.

@@ -7,6 +7,7 @@ import type { AppEnv } from "../env";
 import { limitBody, requireAuth, requireCachedAuth, type BodyLimitVar } from "./middleware";
 import { captureBodyApiKey } from "./body-key";
 import { rateLimitByKey, type RateLimitRule } from "./rate-limit";
+import { limitJsonDepth } from "./json-depth";
 import { codeForStatus, type ErrorCode } from "../lib/errors";
 import { ErrorSchema } from "../lib/schemas";
 import { validationError } from "../lib/validation";
@@ -72,6 +73,8 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   if (bodyKey) mw.push(...(capBody ? [capBody] : []), captureBodyApiKey);
   if (!isPublic) mw.push(cachedAuth ? requireCachedAuth : requireAuth);
   if (capBody && !bodyKey) mw.push(capBody);
+  // A streaming route (bodyLimit false) reads its body itself, and holds its own depth rule (OTLP).
+  if (capBody && bodyTypes.some((t) => t.includes("json"))) mw.push(limitJsonDepth);
   if (middleware) mw.push(...((Array.isArray(middleware) ? middleware : [middleware]) as MiddlewareHandler<AppEnv>[]));
   return createRoute({
     ...route,

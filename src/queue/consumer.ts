@@ -14,6 +14,7 @@ import { giveUpExecution, runDoneMessages, runExecution } from "../services/work
 import { deliverWebhook, dispatchQuietly, inEventScope } from "../services/webhooks";
 import { markFillFailed, runDatasetFill } from "../services/datasets";
 import { failBackfill, handleJudgeBatch, purgeDeletedSignal, renameSignal, runBackfill, signalMatcher } from "../services/signals";
+import { hubName } from "../realtime/protocol";
 
 /**
  * Tells the run's realtime subscribers (the SDKs' run workflow calls) that it is over, with its
@@ -22,8 +23,9 @@ import { failBackfill, handleJudgeBatch, purgeDeletedSignal, renameSignal, runBa
  */
 async function announceRunDone(env: Env, workspaceId: number, executionId: number): Promise<void> {
   try {
+    // Each channel of the run has its own object (placed by workspace and channel, as the gate places sockets).
     const messages = await runDoneMessages(buildDeps(env).db, workspaceId, executionId);
-    if (messages.length > 0) await env.REALTIME.get(env.REALTIME.idFromName("hub")).publishDone(workspaceId, messages);
+    await Promise.all(messages.map((m) => env.REALTIME.get(env.REALTIME.idFromName(hubName(workspaceId, m.channel))).publishDone(workspaceId, [m])));
   } catch (err) {
     console.error(JSON.stringify({ level: "warn", msg: "realtime publish failed", execution_id: executionId, error: chainForLog(err) }));
   }

@@ -1,14 +1,16 @@
-// The realtime channels of workflow runs: one Durable Object holds every client's WebSocket (with
-// the hibernation API, so idle connections cost nothing) and each socket remembers, in its
-// attachment, the one channel its token admits. A client learns which run it follows only from its
-// first message, after the socket is open, so sockets cannot be spread over one object per channel.
+// The realtime channel of one workflow run in one workspace: one Durable Object per channel (named by
+// hubName), holding the WebSockets that follow it with the hibernation API (idle connections cost
+// nothing), each remembering in its attachment the channel and key its token names. Sockets reach it
+// only through the gate (gate.ts), which checked the token first; the object checks it again, tells
+// subscribers when the run ends (sockets of a key revoked since are closed instead), and keeps the
+// message an hour for clients that subscribe late.
 import { DurableObject } from "cloudflare:workers";
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull } from "drizzle-orm";
 import { getDb } from "../db/client";
-import { workflowExecutions } from "../db/schema";
+import { apiKeys, workflowExecutions } from "../db/schema";
 import { completionMessage, ERRORS, errorReply, parseCapability, parseFrame, publication, reply, verifyToken, type ChannelMessage, type CompletionMessage } from "./protocol";
 
-/** The bindings the hub reads: runs' state, and the key its tokens are signed with. */
+/** The bindings the hub reads: runs' state, keys, and the key its tokens are signed with. */
 interface HubEnv {
   DB: D1Database;
   ENV_VARS_KEY?: string;
@@ -17,6 +19,7 @@ interface HubEnv {
 interface Attachment {
   workspaceId?: number;
   channel?: string;
+  keyId?: number;
   subscribed?: boolean;
 }
 
@@ -40,7 +43,7 @@ export class RealtimeHub extends DurableObject<HubEnv> {
 
   async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const frame = parseFrame(typeof message === "string" ? message : new TextDecoder().decode(message));
-    if (!frame.ok) return ws.close(3501, "bad request");
+    if (!frame.ok) return ws.close(3501, frame.reason);
     const att = (ws.deserializeAttachment() ?? {}) as Attachment;
     for (const cmd of frame.commands) {
       if (cmd.connect) {
@@ -55,6 +58,7 @@ export class RealtimeHub extends DurableObject<HubEnv> {
         }
         att.workspaceId = claims.workspaceId;
         att.channel = claims.channel;
+        att.keyId = claims.keyId;
         ws.serializeAttachment(att);
         ws.send(reply(cmd.id, { connect: { client: crypto.randomUUID(), version: "promptedge" } }));
       } else if (cmd.subscribe) {
@@ -92,16 +96,32 @@ export class RealtimeHub extends DurableObject<HubEnv> {
     await this.ctx.storage.put(Object.fromEntries(messages.map((m) => [`done:${m.channel}`, { at, workspaceId, message: m.message } satisfies Kept])));
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(at + KEEP_DONE_MS);
     const byChannel = new Map(messages.map((m) => [m.channel, m.message]));
+    const sockets = this.ctx.getWebSockets().map((ws) => ({ ws, att: (ws.deserializeAttachment() ?? {}) as Attachment }));
+    const live = await this.liveKeys(sockets.map((s) => s.att.keyId).filter((k): k is number => k !== undefined), workspaceId);
     let sent = 0;
-    for (const ws of this.ctx.getWebSockets()) {
-      const att = (ws.deserializeAttachment() ?? {}) as Attachment;
+    for (const { ws, att } of sockets) {
       const message = att.subscribed && att.workspaceId === workspaceId && att.channel ? byChannel.get(att.channel) : undefined;
-      if (message) {
-        ws.send(publication(att.channel!, message));
-        sent++;
+      if (!message) continue;
+      if (att.keyId === undefined || !live.has(att.keyId)) {
+        ws.send(errorReply(undefined, ERRORS.unauthorized));
+        ws.close(3500, "the token's key was revoked");
+        continue;
       }
+      ws.send(publication(att.channel!, message));
+      sent++;
     }
     return sent;
+  }
+
+  /** The keys, of those given, that are not revoked (read now: a revoked key's socket is told nothing). */
+  private async liveKeys(keyIds: number[], workspaceId: number): Promise<Set<number>> {
+    const ids = [...new Set(keyIds)].slice(0, 90);
+    if (ids.length === 0) return new Set();
+    const rows = await getDb(this.env.DB)
+      .select({ id: apiKeys.id })
+      .from(apiKeys)
+      .where(and(inArray(apiKeys.id, ids), eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)));
+    return new Set(rows.map((r) => r.id));
   }
 
   async alarm(): Promise<void> {
@@ -110,6 +130,8 @@ export class RealtimeHub extends DurableObject<HubEnv> {
     const old = [...done].filter(([, kept]) => kept.at < cutoff).map(([k]) => k);
     for (let i = 0; i < old.length; i += 128) await this.ctx.storage.delete(old.slice(i, i + 128));
     if (done.size > old.length) await this.ctx.storage.setAlarm(Date.now() + KEEP_DONE_MS);
+    // A channel's object whose run ended an hour ago keeps nothing.
+    else await this.ctx.storage.deleteAll();
   }
 
   /**

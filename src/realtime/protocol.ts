@@ -8,6 +8,9 @@
 
 export type Command = { id?: number; connect?: { token?: unknown }; subscribe?: { channel?: unknown }; unsubscribe?: { channel?: unknown } } & Record<string, unknown>;
 
+/** The name of the object a channel's connections are placed on: one per channel of one workspace. */
+export const hubName = (workspaceId: number, channel: string) => `${workspaceId}:${channel}`;
+
 /** Centrifugo's error codes the client knows. */
 export const ERRORS = {
   badRequest: { code: 107, message: "bad request" },
@@ -16,18 +19,28 @@ export const ERRORS = {
   tokenExpired: { code: 109, message: "token expired" },
 } as const;
 
-/** The commands of one frame; blank lines skipped, a line that is not a JSON object is a bad request. */
-export function parseFrame(text: string): { ok: true; commands: Command[] } | { ok: false } {
+/** The most commands one frame may carry (the SDKs send one or two); more closes the connection. */
+export const MAX_COMMANDS_PER_FRAME = 16;
+/** The largest frame read, in bytes of UTF-8 (the SDKs' are a few hundred); larger closes the connection. */
+export const MAX_FRAME_BYTES = 16 * 1024;
+
+/**
+ * The commands of one frame; blank lines skipped. A line that is not a JSON object, more than
+ * MAX_COMMANDS_PER_FRAME commands or more than MAX_FRAME_BYTES is a bad request.
+ */
+export function parseFrame(text: string): { ok: true; commands: Command[] } | { ok: false; reason: string } {
+  if (text.length > MAX_FRAME_BYTES || new TextEncoder().encode(text).length > MAX_FRAME_BYTES) return { ok: false, reason: "frame too large" };
   const commands: Command[] = [];
   for (const line of text.split("\n")) {
     if (!line.trim()) continue;
+    if (commands.length >= MAX_COMMANDS_PER_FRAME) return { ok: false, reason: "too many commands in one frame" };
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch {
-      return { ok: false };
+      return { ok: false, reason: "bad request" };
     }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false };
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, reason: "bad request" };
     commands.push(value as Command);
   }
   return { ok: true, commands };
@@ -99,6 +112,8 @@ export interface TokenClaims {
   channel: string;
   /** Expiry, epoch ms. */
   exp: number;
+  /** The API key that asked for the token: once it is revoked, the token admits nothing. */
+  keyId: number;
 }
 
 const enc = new TextEncoder();
@@ -112,7 +127,7 @@ async function hmacKey(secret: string): Promise<CryptoKey> {
 }
 
 export async function signToken(secret: string, claims: TokenClaims): Promise<string> {
-  const body = b64url(enc.encode(JSON.stringify([claims.workspaceId, claims.channel, claims.exp])));
+  const body = b64url(enc.encode(JSON.stringify([claims.workspaceId, claims.channel, claims.exp, claims.keyId])));
   const sig = new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), enc.encode(body)));
   return `${body}.${b64url(sig)}`;
 }
@@ -125,9 +140,9 @@ export async function verifyToken(secret: string, token: unknown, now: number): 
   try {
     const ok = await crypto.subtle.verify("HMAC", await hmacKey(secret), fromB64url(sig), enc.encode(body));
     if (!ok) return "invalid";
-    const [workspaceId, channel, exp] = JSON.parse(new TextDecoder().decode(fromB64url(body))) as [number, string, number];
-    if (![workspaceId, exp].every(Number.isSafeInteger) || typeof channel !== "string" || parseCapability(channel) === null) return "invalid";
-    return exp < now ? "expired" : { workspaceId, channel, exp };
+    const [workspaceId, channel, exp, keyId] = JSON.parse(new TextDecoder().decode(fromB64url(body))) as [number, string, number, number];
+    if (![workspaceId, exp, keyId].every(Number.isSafeInteger) || typeof channel !== "string" || parseCapability(channel) === null) return "invalid";
+    return exp < now ? "expired" : { workspaceId, channel, exp, keyId };
   } catch {
     return "invalid";
   }

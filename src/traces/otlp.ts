@@ -6,6 +6,7 @@
 // the readers of ids, times and AnyValues here are shared with the logs exports (otlp-logs.ts).
 import type { Writer } from "protobufjs/minimal";
 import type { AttrValue, RejectedSpan, SpanExtras, SpanInput } from "../logs";
+import { MAX_ATTRIBUTE_DEPTH } from "../lib/json-depth";
 
 // The generated module's typings name only protobufjs's Root; these are the messages used here.
 export interface Codec {
@@ -60,8 +61,8 @@ export interface DecodedExport {
   rejected: RejectedSpan[];
 }
 
-/** Attribute values nest at most this deep (a kvlist in an array in a kvlist…); deeper, the span is refused. */
-export const MAX_ATTRIBUTE_DEPTH = 16;
+/** Attribute values nest at most MAX_ATTRIBUTE_DEPTH deep (a kvlist in an array in a kvlist…); deeper, the span is refused. */
+export { MAX_ATTRIBUTE_DEPTH };
 /** One span's attributes, events and links, as stored JSON, at most this many bytes. */
 export const MAX_SPAN_BYTES = 512 * 1024;
 

@@ -119,7 +119,9 @@ describe("CONTAINS, REGEX, REGEX_EXTRACTION", () => {
     expect(await ok("REGEX", { source: "e", regex_pattern: "^[\\w.-]+@[\\w.-]+\\.\\w+$" }, { e: "a.b@c.io" })).toBe(true);
     expect(await ok("REGEX", { source: "e", regex_pattern: "\\d{3}" }, { e: "ab12" })).toBe(false);
     expect(await ok("REGEX", { source: "e", regex_pattern: "(?i)hello" }, { e: "HELLO" })).toBe(true);
-    expect(await ok("REGEX", { source: "e", regex_pattern: "(?P<w>a)(?P=w)" }, { e: "xaay" })).toBe(true);
+    expect(await ok("REGEX", { source: "e", regex_pattern: "(?P<w>a)b" }, { e: "xaby" })).toBe(true);
+    expect(await ok("REGEX", { source: "e", regex_pattern: "\\Aab\\Z" }, { e: "ab" })).toBe(true);
+    expect(await ok("REGEX", { source: "e", regex_pattern: "\\Aab\\Z" }, { e: "ab\n" })).toBe(false);
   });
   it("REGEX refuses a pattern that does not compile or is too long", () => {
     expect(invalid("REGEX", { source: "e", regex_pattern: "(" }).message).toMatch(/regex_pattern: is not a valid regular expression/);

@@ -95,6 +95,21 @@ describe("ENDPOINT", () => {
     expect(endpointUrlProblem("http://localhost.localdomain:8080/", true)).toBeNull();
   });
 
+  it("strips every trailing dot, refuses cloud metadata names and well-known public loopback names", () => {
+    for (const url of ["http://localhost../", "http://localhost.../x", "http://127.0.0.1../", "http://0x7f.0.0.1../", "http://api.localhost.../", "http://intranet../"]) {
+      expect(endpointUrlProblem(url, false), url).not.toBeNull();
+    }
+    for (const url of ["http://metadata.goog/computeMetadata/v1/", "http://metadata.goog./", "http://metadata.tencentyun.com/latest/meta-data/", "http://metadata.google.internal./"]) {
+      expect(endpointUrlProblem(url, false), url).toMatch(/metadata service|local or internal host name/);
+    }
+    for (const url of ["http://fuf.me/", "http://app.localho.st/", "http://a.localhost.direct/", "http://lacolhost.com/", "http://smackaho.st./", "http://x.lvh.me../"]) {
+      expect(endpointUrlProblem(url, false), url).toMatch(/made to point at a loopback or private address/);
+    }
+    // A public name with a trailing dot is the same public name.
+    expect(endpointUrlProblem("https://api.openai.com./v1", false)).toBeNull();
+    expect(endpointUrlProblem("https://metadata.google.com/", false)).toBeNull();
+  });
+
   it("checks every redirect hop against the guard", async () => {
     const fake = fakeFetch((req) => (req.url.startsWith("https://public.example") ? new Response(null, { status: 302, headers: { location: "http://127.0.0.1/secret" } }) : json({ leaked: true })));
     const r = await evaluateBlock("ENDPOINT", { url: "https://public.example/" }, {}, { fetch: fake.fetch });

@@ -1,6 +1,6 @@
 // The realtime protocol module: frames, replies and the tokens that admit a client to one channel.
 import { describe, expect, it } from "vitest";
-import { channelOf, channelOfCapability, completionMessage, FINAL_OUTPUT_MAX_BYTES, parseCapability, parseFrame, publication, runChannelOf, signToken, verifyToken } from "../../src/realtime/protocol";
+import { channelOf, channelOfCapability, completionMessage, FINAL_OUTPUT_MAX_BYTES, MAX_COMMANDS_PER_FRAME, MAX_FRAME_BYTES, parseCapability, parseFrame, publication, runChannelOf, signToken, verifyToken } from "../../src/realtime/protocol";
 
 const SECRET = "s".repeat(32);
 
@@ -13,6 +13,19 @@ describe("realtime protocol", () => {
     expect(parseFrame("{}")).toEqual({ ok: true, commands: [{}] });
     expect(parseFrame("not json").ok).toBe(false);
     expect(parseFrame("[1]").ok).toBe(false);
+  });
+
+  it("takes at most MAX_COMMANDS_PER_FRAME commands and MAX_FRAME_BYTES in one frame", () => {
+    const sub = (i: number) => JSON.stringify({ id: i, subscribe: { channel: "c" } });
+    const at = Array.from({ length: MAX_COMMANDS_PER_FRAME }, (_, i) => sub(i)).join("\n");
+    expect(parseFrame(at)).toMatchObject({ ok: true, commands: { length: MAX_COMMANDS_PER_FRAME } });
+    expect(parseFrame(`${at}\n${sub(99)}`)).toEqual({ ok: false, reason: "too many commands in one frame" });
+    // 3,000 subscribes in one frame, as the review sent: refused whole.
+    expect(parseFrame(Array.from({ length: 3000 }, (_, i) => sub(i)).join("\n")).ok).toBe(false);
+    const pad = (n: number) => JSON.stringify({ id: 1, x: "a".repeat(n - 15) });
+    expect(pad(MAX_FRAME_BYTES).length).toBe(MAX_FRAME_BYTES);
+    expect(parseFrame(pad(MAX_FRAME_BYTES)).ok).toBe(true);
+    expect(parseFrame(pad(MAX_FRAME_BYTES + 1))).toEqual({ ok: false, reason: "frame too large" });
   });
 
   it("reads the two channel forms the SDKs ask for, and no other", () => {
@@ -48,16 +61,16 @@ describe("realtime protocol", () => {
 
   it("verifies its own tokens, and refuses expired, altered, foreign-key and malformed ones", async () => {
     const now = Date.now();
-    const token = await signToken(SECRET, { workspaceId: 7, channel: "workflow_updates:9", exp: now + 1000 });
-    expect(await verifyToken(SECRET, token, now)).toEqual({ workspaceId: 7, channel: "workflow_updates:9", exp: now + 1000 });
-    const runToken = await signToken(SECRET, { workspaceId: 7, channel: "workflows:3:run:abc", exp: now + 1000 });
-    expect(await verifyToken(SECRET, runToken, now)).toEqual({ workspaceId: 7, channel: "workflows:3:run:abc", exp: now + 1000 });
+    const token = await signToken(SECRET, { workspaceId: 7, channel: "workflow_updates:9", exp: now + 1000, keyId: 5 });
+    expect(await verifyToken(SECRET, token, now)).toEqual({ workspaceId: 7, channel: "workflow_updates:9", exp: now + 1000, keyId: 5 });
+    const runToken = await signToken(SECRET, { workspaceId: 7, channel: "workflows:3:run:abc", exp: now + 1000, keyId: 5 });
+    expect(await verifyToken(SECRET, runToken, now)).toEqual({ workspaceId: 7, channel: "workflows:3:run:abc", exp: now + 1000, keyId: 5 });
     // A genuine signature over a channel no SDK can ask for is still refused.
-    expect(await verifyToken(SECRET, await signToken(SECRET, { workspaceId: 7, channel: "other:1", exp: now + 1000 }), now)).toBe("invalid");
+    expect(await verifyToken(SECRET, await signToken(SECRET, { workspaceId: 7, channel: "other:1", exp: now + 1000, keyId: 5 }), now)).toBe("invalid");
     expect(await verifyToken(SECRET, token, now + 1001)).toBe("expired");
     expect(await verifyToken("t".repeat(32), token, now)).toBe("invalid");
     const [body, sig] = token.split(".");
-    const other = await signToken(SECRET, { workspaceId: 8, channel: "workflow_updates:9", exp: now + 1000 });
+    const other = await signToken(SECRET, { workspaceId: 8, channel: "workflow_updates:9", exp: now + 1000, keyId: 5 });
     expect(await verifyToken(SECRET, `${other.split(".")[0]}.${sig}`, now)).toBe("invalid");
     for (const bad of [undefined, 42, "", "a.b", `${body}`, `${token}.x`, "x".repeat(2000)]) expect(await verifyToken(SECRET, bad, now)).toBe("invalid");
   });

@@ -75,22 +75,56 @@ describe("workspace environment variables", () => {
   });
 });
 
+describe("what a variable shows of its value", () => {
+  it("no suffix for a value under 12 characters, the last four from 12 on; nothing of the value stored in plain text", async () => {
+    for (const [value, suffix] of [["short-12345", null], ["exactly-12ch", "12ch"], ["é".repeat(11), null], ["é".repeat(11) + "z", "éééz"]] as const) {
+      const key = `S_${crypto.randomUUID().replace(/-/g, "")}`;
+      const created = (await json(await post("/api/public/v2/env-vars", ws.key, { key, value }))).workspace_env_var;
+      expect(created, value).toMatchObject({ value_suffix: suffix, is_empty: false });
+      const listed = (await json(await call("/api/public/v2/env-vars", { key: ws.key }))).workspace_env_vars.find((x: any) => x.key === key);
+      expect(listed.value_suffix, value).toBe(suffix);
+      const row = await env.DB.prepare("SELECT * FROM env_vars WHERE id = ?").bind(created.id).first<Record<string, unknown>>();
+      expect(Object.keys(row!)).not.toContain("value_suffix");
+      expect(String(row!.sealed_value)).not.toContain(value.slice(-4));
+    }
+  });
+
+  it("the upgrade keeps every variable: placeholders stay placeholders, values stay sealed, the plain suffix column goes", async () => {
+    // The migrations' own statements, run on a copy of the table as 0016 made it, holding rows written before them.
+    const table = `env_vars_upgrade_${crypto.randomUUID().slice(0, 8)}`;
+    const stmts = (name: string) =>
+      env.TEST_MIGRATIONS.find((m) => m.name.startsWith(name))!.queries.filter((q) => q.includes("`env_vars`")).map((q) => q.replaceAll("`env_vars`", `\`${table}\``).replace("`env_vars_scope_key`", `\`${table}_key\``));
+    for (const q of stmts("0016")) await env.DB.prepare(q).run();
+    await env.DB.prepare(`INSERT INTO ${table} (workspace_id, key, sealed_value, value_suffix) VALUES (?, 'A', 'v1:sealed-a', 'a123'), (?, 'EMPTY', 'v1:sealed-empty', NULL)`)
+      .bind(ws.workspaceId, ws.workspaceId)
+      .run();
+    for (const q of [...stmts("0035"), ...stmts("0036")]) await env.DB.prepare(q).run();
+    const rows = (await env.DB.prepare(`SELECT * FROM ${table} ORDER BY key`).all()).results;
+    expect(rows.map((r) => ({ key: r.key, sealed_value: r.sealed_value, has_value: r.has_value }))).toEqual([
+      { key: "A", sealed_value: "v1:sealed-a", has_value: 1 },
+      { key: "EMPTY", sealed_value: "v1:sealed-empty", has_value: 0 },
+    ]);
+    expect(Object.keys(rows[0])).not.toContain("value_suffix");
+    await env.DB.prepare(`DROP TABLE ${table}`).run();
+  });
+});
+
 describe("tool environment variables", () => {
   it("live under the tool (by id or name), apart from the workspace's, and win over them at run time", async () => {
     await post("/api/public/v2/env-vars", ws.key, { key: "SHARED", value: "from-workspace" });
-    const res = await post(`/api/public/v2/tool-registry/${toolName}/env-vars`, ws.key, { key: "SHARED", value: "from-tool" });
+    const res = await post(`/api/public/v2/tool-registry/${toolName}/env-vars`, ws.key, { key: "SHARED", value: "from-tool-value" });
     expect(res.status).toBe(201);
     const v = (await json(res)).tool_env_var;
-    expect(v).toMatchObject({ key: "SHARED", value_suffix: "tool", tool_registry_id: toolId });
+    expect(v).toMatchObject({ key: "SHARED", value_suffix: "alue", tool_registry_id: toolId });
     expect(v).not.toHaveProperty("workspace_id");
     const list = await json(await call(`/api/public/v2/tool-registry/${toolId}/env-vars`, { key: ws.key }));
     expect(list.tool_env_vars.map((x: any) => x.key)).toEqual(["SHARED"]);
     const run = await envForRun(getDb(env.DB), env.ENV_VARS_KEY, ws.workspaceId, toolId);
-    expect(run.SHARED).toBe("from-tool");
+    expect(run.SHARED).toBe("from-tool-value");
     expect((await envForRun(getDb(env.DB), env.ENV_VARS_KEY, ws.workspaceId)).SHARED).toBe("from-workspace");
 
-    const upd = await call(`/api/public/v2/tool-registry/${toolId}/env-vars/${v.id}`, { method: "PATCH", key: ws.key, json: { value: "tool-2" } });
-    expect((await json(upd)).tool_env_var.value_suffix).toBe("ol-2");
+    const upd = await call(`/api/public/v2/tool-registry/${toolId}/env-vars/${v.id}`, { method: "PATCH", key: ws.key, json: { value: "tool-value-2" } });
+    expect((await json(upd)).tool_env_var.value_suffix).toBe("ue-2");
     // The tool's variable is not reachable through the workspace routes, nor through another tool.
     expect((await call(`/api/public/v2/env-vars/${v.id}`, { method: "DELETE", key: ws.key })).status).toBe(404);
     expect((await call(`/api/public/v2/tool-registry/${toolId}/env-vars/${v.id}`, { method: "DELETE", key: ws.key })).status).toBe(200);

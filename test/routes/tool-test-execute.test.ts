@@ -62,12 +62,27 @@ describe("POST /api/public/v2/tool-registry/{identifier}/test-execute", { timeou
     expect(slow.result).toMatchObject({ status: "error", error: { type: "TimeoutError", message: "the tool ran longer than 2000 ms" } });
   });
 
-  it("sees the workspace's and the tool's environment variables, the tool's winning", async () => {
-    const t = await tool(ws.key, { execution: js("function add() { return [process.env.SHARED, process.env.ONLY_WS]; }") });
+  it("a stored version sees the variables it declares (the tool's winning) and no others", async () => {
+    const t = await tool(ws.key, { execution: { ...js("function add() { return process.env; }"), env_vars: ["SHARED", "ONLY_WS", "UNSET"] } });
     await call("/api/public/v2/env-vars", { method: "POST", key: ws.key, json: { key: "SHARED", value: "workspace" } });
     await call("/api/public/v2/env-vars", { method: "POST", key: ws.key, json: { key: "ONLY_WS", value: "ws-only" } });
+    await call("/api/public/v2/env-vars", { method: "POST", key: ws.key, json: { key: "OPENAI_API_KEY", value: "sk-workspace-secret" } });
     await call(`/api/public/v2/tool-registry/${t.id}/env-vars`, { method: "POST", key: ws.key, json: { key: "SHARED", value: "tool" } });
-    expect((await json(await run(ws.key, t.id, { inputs: {} }))).result.result).toEqual(["tool", "ws-only"]);
+    expect((await json(await run(ws.key, t.id, { inputs: {} }))).result.result).toEqual({ SHARED: "tool", ONLY_WS: "ws-only" });
+    // A version that declares nothing gets nothing.
+    const bare = await tool(ws.key, { execution: js("function add() { return process.env; }") });
+    expect((await json(await run(ws.key, bare.id, { inputs: {} }))).result.result).toEqual({});
+    // Declarations are keys: anything else is a 400.
+    const bad = await call("/api/public/v2/tool-registry", { method: "POST", key: ws.key, json: { name: `bad-${crypto.randomUUID().slice(0, 8)}`, tool_definition: def(), execution: { ...js("1"), env_vars: ["A-B"] } } });
+    expect(bad.status).toBe(400);
+  });
+
+  it("code sent in the request sees no workspace variable, whatever it asks for", async () => {
+    await call("/api/public/v2/env-vars", { method: "POST", key: ws.key, json: { key: "OPENAI_API_KEY", value: "sk-workspace-secret" } });
+    const t = await tool(ws.key, { execution: { ...js("function add() { return 1; }"), env_vars: ["OPENAI_API_KEY"] } });
+    const sent = await json(await run(ws.key, t.id, { inputs: {}, execution: { ...js("function add() { return process.env; }"), env_vars: ["OPENAI_API_KEY"] } }));
+    expect(sent.result).toMatchObject({ status: "success", result: {} });
+    expect(JSON.stringify(sent)).not.toContain("sk-workspace-secret");
   });
 
   it("refuses what cannot run with a 400 and another workspace's tool with a 404", async () => {

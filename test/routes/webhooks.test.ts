@@ -247,7 +247,7 @@ describe("delivery", () => {
     const ws = await createWorkspace();
     const sent: unknown[] = [];
     // The delivery queue of this test is a recorder: the test makes each attempt itself.
-    const testEnv = { db: getDb(env.DB), jobs: { send: async (m: unknown, o: unknown) => void sent.push([m, o]), sendBatch: async (ms: unknown[]) => void sent.push(...ms) } as unknown as Queue, env: {} };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async (m: unknown, o: unknown) => void sent.push([m, o]), sendBatch: async (ms: unknown[]) => void sent.push(...ms) } as unknown as Queue, env: { ENV_VARS_KEY: env.ENV_VARS_KEY } };
     const keys = { hang: hookKey(), refuse: hookKey(), down: hookKey() };
     const hooks = {
       hang: (await register(ws, { url: hookUrl(keys.hang, "?hang=1") })).webhook.id,
@@ -290,7 +290,7 @@ describe("delivery", () => {
     const ws = await createWorkspace();
     const key = hookKey();
     await register(ws, { url: hookUrl(key) });
-    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue, env: {} };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue, env: { ENV_VARS_KEY: env.ENV_VARS_KEY } };
     await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(1);
     const { id } = (await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ id: string }>())!;
@@ -312,7 +312,7 @@ describe("delivery", () => {
     await register(ws, { url: hookUrl(hookKey()) });
     await register(ws, { url: hookUrl(hookKey()) });
     const batches: unknown[][] = [];
-    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async (ms: unknown[]) => void batches.push(ms) } as unknown as Queue, env: {} };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async (ms: unknown[]) => void batches.push(ms) } as unknown as Queue, env: { ENV_VARS_KEY: env.ENV_VARS_KEY } };
     // 650 events nobody dispatched (as if dispatch had been down), a millisecond apart, the oldest first.
     const start = Date.now() + 1000;
     await env.DB.prepare(
@@ -363,7 +363,7 @@ describe("delivery", () => {
     const ws = await createWorkspace();
     const key = hookKey();
     await register(ws, { url: hookUrl(key) });
-    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue, env: {} };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue, env: { ENV_VARS_KEY: env.ENV_VARS_KEY } };
     await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: ws.userId, details: { a: 1 } })]);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(1);
     expect(await dispatchEvents(testEnv, ws.workspaceId)).toBe(0);
@@ -420,7 +420,7 @@ describe("delivery", () => {
   it("a URL the guard refuses at delivery time (ENDPOINT_ALLOW_PRIVATE_ADDRESSES turned off since) is not called: failed at once", async () => {
     const ws = await createWorkspace();
     await env.DB.prepare(`INSERT INTO webhooks (workspace_id, url, secret, created_at) VALUES (?, 'http://127.0.0.1:1/x', 's', ?)`).bind(ws.workspaceId, Date.now() - 1000).run();
-    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue, env: {} };
+    const testEnv = { db: getDb(env.DB), jobs: { send: async () => {}, sendBatch: async () => {} } as unknown as Queue, env: { ENV_VARS_KEY: env.ENV_VARS_KEY } };
     await runBatch(getDb(env.DB), [eventStatement({ workspaceId: ws.workspaceId, type: "prompt_template_version_created", userId: null, details: {} })]);
     await dispatchEvents(testEnv, ws.workspaceId);
     const { id } = (await env.DB.prepare(`SELECT id FROM webhook_deliveries WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ id: string }>())!;

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { applyUnifiedDiff, DiffError } from "../diff";
 import { compileJsonPath, JsonPathError, queryJsonPath } from "../jsonpath";
-import { compileRegex, regexProblem } from "../regex";
+import { compileRegex, regexFindAll, RegexError, regexProblem, regexTest } from "../regex";
 import { BlockError, defineBlock, type BlockDefinition } from "../types";
 import { asNumber, deepEqual, input, preview, toNumber, toStructured, toText, tryParseJson } from "../values";
 import { compileXPath, parseXml, queryXml, serializeXml, textContent, XmlError } from "../xml";
@@ -26,6 +26,9 @@ const regexField = z.string().min(1, "must be a non-empty pattern").superRefine(
   const problem = regexProblem(p);
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
+
+/** A JSONPath query whose bounds (matches, work) come back as the block's error. */
+const query = (doc: unknown, path: string) => wrap(() => queryJsonPath(doc, path), JsonPathError, "");
 
 const oneSource = { source: SourceName };
 const single = (c: { source: string }) => [c.source];
@@ -100,7 +103,7 @@ const COMPARE = defineBlock({
     const pick = (v: unknown, name: string) => {
       const doc = toStructured(v, name);
       if (!c.comparison_type.json_path) return doc;
-      const hits = queryJsonPath(doc, c.comparison_type.json_path);
+      const hits = query(doc, c.comparison_type.json_path);
       return hits.length === 0 ? undefined : hits[0];
     };
     const left = pick(a, c.sources[0]), right = pick(b, c.sources[1]);
@@ -128,7 +131,7 @@ const REGEX = defineBlock({
   computes: true,
   configSchema: z.looseObject({ ...oneSource, regex_pattern: regexField }),
   sources: single,
-  evaluate: (c, inputs) => compileRegex(c.regex_pattern).test(toText(input(inputs, c.source))),
+  evaluate: (c, inputs) => wrap(() => regexTest(compileRegex(c.regex_pattern), toText(input(inputs, c.source))), RegexError, ""),
 });
 
 /** Python's re.findall: whole matches without groups, the group with one, a list of groups with several. */
@@ -136,15 +139,7 @@ const REGEX_EXTRACTION = defineBlock({
   computes: true,
   configSchema: z.looseObject({ ...oneSource, regex_pattern: regexField }),
   sources: single,
-  evaluate: (c, inputs) => {
-    const re = compileRegex(c.regex_pattern, true);
-    const out: unknown[] = [];
-    for (const m of toText(input(inputs, c.source)).matchAll(re)) {
-      if (m[0] === "" && out.length > 10_000) break;
-      out.push(m.length === 1 ? m[0] : m.length === 2 ? (m[1] ?? "") : m.slice(1).map((g) => g ?? ""));
-    }
-    return out;
-  },
+  evaluate: (c, inputs) => wrap(() => regexFindAll(compileRegex(c.regex_pattern), toText(input(inputs, c.source))), RegexError, ""),
 });
 
 const JSON_PATH = defineBlock({
@@ -152,7 +147,7 @@ const JSON_PATH = defineBlock({
   configSchema: z.looseObject({ ...oneSource, json_path: jsonPathField, return_first_match: z.boolean().default(true) }),
   sources: single,
   evaluate: (c, inputs) => {
-    const hits = queryJsonPath(toStructured(input(inputs, c.source), c.source), c.json_path);
+    const hits = query(toStructured(input(inputs, c.source), c.source), c.json_path);
     return c.return_first_match ? (hits[0] ?? null) : hits;
   },
 });
@@ -292,7 +287,7 @@ const MIN_MAX = defineBlock({
   sources: single,
   evaluate: (c, inputs) => {
     const doc = toStructured(input(inputs, c.source), c.source);
-    const values = c.json_path ? queryJsonPath(doc, c.json_path) : Array.isArray(doc) ? doc : [doc];
+    const values = c.json_path ? query(doc, c.json_path) : Array.isArray(doc) ? doc : [doc];
     const nums = values.map((v) => asNumber(v)).filter((n): n is number => n !== undefined && Number.isFinite(n));
     if (nums.length === 0) throw new BlockError(`${c.source} holds no numbers${c.json_path ? ` at ${c.json_path}` : ""}`);
     return c.type === "min" ? Math.min(...nums) : Math.max(...nums);

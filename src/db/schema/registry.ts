@@ -123,7 +123,8 @@ export const envVars = sqliteTable(
     scopeKey: integer("scope_key").generatedAlwaysAs(sql`coalesce(tool_id, 0)`, { mode: "virtual" }),
     key: text("key").notNull(),
     sealedValue: text("sealed_value").notNull(),
-    valueSuffix: text("value_suffix"),
+    /** False for a placeholder created without a value. The value's suffix is never stored in plain text: lists open the sealed value. */
+    hasValue: integer("has_value", { mode: "boolean" }).notNull().default(false),
     createdBy: integer("created_by"),
     createdAt: integer("created_at").notNull().default(now),
     updatedAt: integer("updated_at").notNull().default(now),

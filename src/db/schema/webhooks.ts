@@ -15,8 +15,15 @@ export const webhooks = sqliteTable(
     url: text("url").notNull(),
     description: text("description"),
     events: text("events", { mode: "json" }).$type<string[] | null>(),
-    /** The signing secret itself: HMAC needs it, so it cannot be hashed. Never returned after creation. */
+    /**
+     * The signing secret, sealed like environment variables (lib/secret-box.ts, "v1:…"): HMAC needs the
+     * secret itself, so it cannot be hashed. Rows written before sealing hold it in plain text until the
+     * cron seals them (services/webhooks/secrets.ts). Never returned after creation or rotation.
+     */
     secret: text("secret").notNull(),
+    /** The secret a rotation replaced (sealed), still signing beside the new one until previous_secret_until. */
+    previousSecret: text("previous_secret"),
+    previousSecretUntil: integer("previous_secret_until"),
     createdBy: integer("created_by"),
     createdAt: integer("created_at").notNull().default(now),
     deletedAt: integer("deleted_at"),

@@ -1,5 +1,6 @@
 // Datasets: groups, drafts filled on the queue (from request logs or a file), saved versions, listing and rows.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { assertRoomForJob } from "../../services/workspace";
 import type { AppEnv, Deps } from "../../env";
 import { receiveUpload } from "../../http/file-upload";
 import { validationError } from "../../lib/validation";
@@ -271,6 +272,7 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(fromFilterParams, async (c) => {
     const auth = c.get("auth");
+    await assertRoomForJob(c.var.deps.db, auth.workspaceId, "dataset_fill");
     const queued = await queueDraftFill(c.var.deps.db, auth, c.req.valid("json"));
     await enqueueFill(c.var.deps, auth.workspaceId, queued.jobId);
     return c.json(
@@ -284,6 +286,8 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
   defineStreamingRoute(app, fromFile, async (c) => {
     const auth = c.get("auth");
     const { deps } = c.var;
+    // Before the upload: a workspace at its cap of open fills sends its file for nothing.
+    await assertRoomForJob(deps.db, auth.workspaceId, "dataset_fill");
     const received = await receiveUpload(c, `dataset-files/${auth.workspaceId}/${crypto.randomUUID()}`, ["file_content_base64"]);
     const parsed = FromFileFields.safeParse(received.fields);
     if (!parsed.success) {

@@ -15,7 +15,7 @@ const Ok = z.object({ success: z.literal(true) });
 
 const SECRET_NOTE =
   "Values are encrypted at rest (AES-256-GCM, key from the ENV_VARS_KEY Worker secret) and never answered after they are written: " +
-  "lists show only the last four characters. Tools and blocks read them when they run (tool variables over workspace ones of the same key).";
+  "lists show only the last four characters of a value of 12 or more (none of a shorter one). Tools and blocks read them when they run (tool variables over workspace ones of the same key).";
 
 const ToolParam = z.string().min(1).max(255).openapi({ param: { name: "identifier", in: "path" }, description: "The tool's id or name." });
 
@@ -85,7 +85,7 @@ export function registerEnvVarRoutes(app: OpenAPIHono<AppEnv>) {
     const r = routesFor(scope);
     const identifierOf = (c: Context<AppEnv>) => (scope === "tool" ? c.req.param("identifier") : undefined);
     app.openapi(r.list, async (c) => {
-      const vars = await listEnvVars(c.var.deps.db, await scopeOf(c, identifierOf(c)));
+      const vars = await listEnvVars(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, await scopeOf(c, identifierOf(c)));
       return c.json({ success: true as const, [r.listField]: vars }, 200);
     });
     app.openapi(r.create, async (c) => {

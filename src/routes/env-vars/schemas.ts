@@ -11,7 +11,7 @@ export const EnvVar = z
   .object({
     id: z.int(),
     key: z.string(),
-    value_suffix: z.string().nullable().openapi({ description: "The last four characters of the value; null while the value is empty." }),
+    value_suffix: z.string().nullable().openapi({ description: "The last four characters of a value of 12 characters or more; null for a shorter or empty value. Nothing of the value is stored in plain text: the suffix is read from the sealed value." }),
     is_empty: z.boolean().openapi({ description: "True for a placeholder created without a value." }),
     created_at: z.string(),
     updated_at: z.string(),

@@ -5,6 +5,7 @@ import { z } from "@hono/zod-openapi";
 import { QueryBool, QueryInt, ResourceListShape } from "../../lib/query";
 import { ExternalId, ExternalIdLookupShape, ExternalIdsInput } from "../external-ids/schemas";
 import { COMPUTING_BLOCK_TYPES } from "../../blocks";
+import { tooDeepAt } from "../../lib/json-depth";
 
 const PositiveId = z.int("must be an integer").positive("must be a positive integer");
 const Name255 = NameText(255);
@@ -12,21 +13,9 @@ const ColumnType = z.string().min(1, "must be a block type").openapi({ descripti
 /** Nesting a configuration may have: SQLite's JSON functions fail past 1,000, and no block needs a tenth of it. */
 export const MAX_CONFIGURATION_DEPTH = 64;
 
-/** True when a JSON value nests deeper than `max` levels (iterative: a deep value cannot overflow the stack). */
-function deeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== "object" || v === null) continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
 const Configuration = z
   .record(z.string(), z.unknown(), { error: "must be an object" })
-  .refine((c) => !deeperThan(c, MAX_CONFIGURATION_DEPTH), `must nest at most ${MAX_CONFIGURATION_DEPTH} levels`);
+  .refine((c) => tooDeepAt(c, MAX_CONFIGURATION_DEPTH) === null, `must nest at most ${MAX_CONFIGURATION_DEPTH} levels`);
 
 export const ColumnDefinition = z
   .object({

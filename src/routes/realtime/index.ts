@@ -21,7 +21,8 @@ const tokenRoute = defineRoute({
     "after starting a run: the execution must be of the key's workspace) or `workflows:<workflow id>:run:<suffix>` (the Python SDK, before the " +
     "run, which it then starts with that `channel_name_suffix`: the workflow must be of the key's workspace; the suffix is 1 to 64 letters, digits, " +
     "`_` or `-`). Another workspace's execution or workflow, or none, is a 404; any other capability a 400. The token admits one WebSocket " +
-    `connection to GET /connection/websocket (Centrifugo's JSON protocol) for ${REALTIME_TOKEN_TTL_MS / 60000} minutes, to that channel only; it is ` +
+    `connection to GET /connection/websocket (Centrifugo's JSON protocol) for ${REALTIME_TOKEN_TTL_MS / 60000} minutes, to that channel only, while ` +
+    "the API key that asked for it is not revoked (a revoked key's tokens admit no connection, and its open connections are told nothing more); it is " +
     "signed with a key derived from the ENV_VARS_KEY secret. When the run ends, the channel gets a SET_WORKFLOW_COMPLETE publication whose `data` " +
     "(JSON text) holds `workflow_version_execution_id`, `result_code` and `final_output`: the outputs as the run's `return_all_outputs` asked, or, " +
     `over ${FINAL_OUTPUT_MAX_BYTES / 1024} KiB, result code EXCEEDS_SIZE_LIMIT, which sends the SDK to GET /workflow-version-execution-results.`,
@@ -49,10 +50,11 @@ const socketRoute = defineRoute({
   tags: ["workflows"],
   summary: "The realtime WebSocket of workflow runs",
   description:
-    "Speaks the part of Centrifugo's JSON protocol the SDKs use: `connect` with the token from POST /ws-token-request-library (an invalid token " +
-    "closes the connection with 3500; an expired one answers error 109 first), `subscribe` to the token's channel only (another channel is error " +
-    "103), then the SET_WORKFLOW_COMPLETE publication when the run ends (at once, on subscribing, when it already has). No API key: the token is " +
-    "the credential. A request without a WebSocket upgrade is a 426.",
+    "Speaks the part of Centrifugo's JSON protocol the SDKs use: `connect` with the token from POST /ws-token-request-library, in the first frame " +
+    "(an invalid token, or one of a revoked key, closes the connection with 3500; an expired one answers error 109 first; no valid connect " +
+    "within 5 s (REALTIME_CONNECT_TIMEOUT_MS) closes it with 3502), `subscribe` to the token's channel only (another channel is error 103), then " +
+    "the SET_WORKFLOW_COMPLETE publication when the run ends (at once, on subscribing, when it already has). A frame carries at most 16 commands " +
+    "and 16 KiB (more closes the connection with 3501). No API key: the token is the credential. A request without a WebSocket upgrade is a 426.",
   public: true,
   responses: { 101: { description: "Switching protocols" } },
 });
@@ -76,7 +78,7 @@ export function registerRealtimeRoutes(app: OpenAPIHono<AppEnv>) {
       throw new ApiError("internal_error", "this deployment has no ENV_VARS_KEY secret (32 characters or more), so it cannot sign realtime tokens");
     }
     const exp = Date.now() + REALTIME_TOKEN_TTL_MS;
-    const token = await signToken(c.var.deps.env.ENV_VARS_KEY, { workspaceId, channel: channelOfCapability(capability), exp });
+    const token = await signToken(c.var.deps.env.ENV_VARS_KEY, { workspaceId, channel: channelOfCapability(capability), exp, keyId: c.get("auth").apiKeyId });
     return c.json({ success: true as const, messaging_backend: "centrifugo" as const, token_details: { token, expires_at: new Date(exp).toISOString() } }, 201);
   });
 

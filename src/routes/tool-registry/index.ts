@@ -27,8 +27,23 @@ export const ToolDefinition = z
   })
   .openapi("ToolDefinition", { example: { type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } } });
 
+/** The most environment variables one tool version may declare. */
+const MAX_DECLARED_ENV_VARS = 50;
 const Execution = z
-  .object({ type: z.literal("code"), language: z.enum(["python", "javascript"]), code: z.string() })
+  .object({
+    type: z.literal("code"),
+    language: z.enum(["python", "javascript"]),
+    code: z.string(),
+    env_vars: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,254}$/, "must be an environment variable key (letters, digits and underscores, not starting with a digit)"))
+      .max(MAX_DECLARED_ENV_VARS, `must name at most ${MAX_DECLARED_ENV_VARS} variables`)
+      .optional()
+      .openapi({
+        description:
+          "The environment variables this version's code reads (`process.env`), by key: a run gets these and no others (the tool's value over the " +
+          "workspace's). Absent or empty: none. An extension of PromptLayer's API.",
+      }),
+  })
   .nullish()
   .openapi({ description: "Stored as given; POST /api/public/v2/tool-registry/{identifier}/test-execute runs a JavaScript execution in a sandbox (Python is refused)." });
 
@@ -151,8 +166,9 @@ const testExecute = defineRoute({
   description:
     "Runs the version's JavaScript (or the execution and tool_definition given in the body, to test unsaved code) with `inputs` as the single argument " +
     "of the function named by tool_definition.function.name, which the code must define (it may be async). The code runs in a sandbox isolate of its own: " +
-    "no network, TOOL_EXECUTION_CPU_MS of CPU and TOOL_EXECUTION_TIMEOUT_MS of wall time; `process.env` holds the workspace's and the tool's environment " +
-    "variables (the tool's win). console.log/info/debug go to stdout, warn/error to stderr (64 KiB each). A failure of the code (a throw, a missing function, " +
+    "no network, TOOL_EXECUTION_CPU_MS of CPU and TOOL_EXECUTION_TIMEOUT_MS of wall time. `process.env` holds the environment variables the stored " +
+    "version's `execution.env_vars` declares (the tool's value over the workspace's); code sent in the body runs with an empty `process.env`, so " +
+    "no request can read the workspace's secrets. console.log/info/debug go to stdout, warn/error to stderr (64 KiB each). A failure of the code (a throw, a missing function, " +
     "a syntax error, a time limit) answers 200 with result.status \"error\"; the return value must be JSON. Python tools are a 400: this service has no Python sandbox. " +
     "The CPU limit is enforced by Cloudflare's runtime when deployed; the local runtime of `npm run dev` does not enforce it, so a busy loop in a tool stalls a local server.",
   errors: [404],

@@ -1,6 +1,7 @@
 // Traces: the spans-bulk body (the SDK's tracing exporter's shape), trace ids, and the answers.
 import { z } from "@hono/zod-openapi";
 import { Uuid } from "../../lib/schemas";
+import { depthRule, MAX_ATTRIBUTE_DEPTH, tooDeepAt } from "../../lib/json-depth";
 
 const HEX = /^[0-9a-f]+$/;
 /** A trace or span id: OpenTelemetry's hex ids (any case, kept lowercase), or another id of up to 64 safe characters. */
@@ -24,7 +25,16 @@ const Nanos = z.union([z.int().min(0), z.string().regex(/^\d{1,20}$/, "must be n
   typeof v === "string" ? Number(BigInt(v) / 1000n) / 1000 : v / 1e6,
 );
 
-const Attributes = z.record(z.string(), z.any()).default({});
+/** Free-form attributes: each value nests at most MAX_ATTRIBUTE_DEPTH levels, the rule OTLP's attribute values follow. */
+const Attributes = z
+  .record(z.string(), z.any())
+  .superRefine((attrs, ctx) => {
+    for (const [key, value] of Object.entries(attrs)) {
+      const at = tooDeepAt(value, MAX_ATTRIBUTE_DEPTH);
+      if (at) ctx.addIssue({ code: "custom", path: [key, ...at], message: `an attribute value ${depthRule(MAX_ATTRIBUTE_DEPTH)}, as on /v1/traces` });
+    }
+  })
+  .default({});
 
 export const BulkSpanSchema = z
   .object({

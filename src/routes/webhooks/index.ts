@@ -3,8 +3,8 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
-import { createWebhook, deleteWebhook, listWebhooks, MAX_WEBHOOKS_PER_WORKSPACE, webhookDeliveriesPage } from "../../services/webhooks";
-import { CreateWebhookBody, DeliveriesQuery, DeliverySchema, WebhookSchema } from "./schemas";
+import { createWebhook, deleteWebhook, listWebhooks, MAX_WEBHOOKS_PER_WORKSPACE, rotateWebhookSecret, webhookDeliveriesPage } from "../../services/webhooks";
+import { CreateWebhookBody, DeliveriesQuery, DeliverySchema, RotateSecretBody, WebhookSchema } from "./schemas";
 
 const tags = ["webhooks"];
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
@@ -16,13 +16,34 @@ const create = defineRoute({
   tags,
   summary: "Register a webhook",
   description:
-    "Answers the webhook and its signing `secret`, which is never shown again. Deliveries are signed with it: " +
-    "`X-PromptLayer-Signature` (hex HMAC-SHA256 of the body) and the Standard Webhooks headers. " +
+    "Answers the webhook and its signing `secret`, which is never shown again (it is stored sealed, AES-256-GCM under the ENV_VARS_KEY secret). " +
+    "Deliveries are signed with it: `X-PromptLayer-Signature` (hex HMAC-SHA256 of the body) and the Standard Webhooks headers. The url must be https " +
+    "(plain http only when ENDPOINT_ALLOW_PRIVATE_ADDRESSES is on, for local development). " +
     `A workspace has at most ${MAX_WEBHOOKS_PER_WORKSPACE} webhooks (409 beyond).`,
   errors: [409],
   request: { body: { required: true, content: { "application/json": { schema: CreateWebhookBody } } } },
   responses: {
     201: json(z.object({ success: z.literal(true), message: z.string(), webhook: WebhookSchema, secret: z.string() }), "Registered"),
+  },
+});
+
+const rotate = defineRoute({
+  method: "post",
+  path: "/api/public/v2/webhooks/{webhook_id}/rotate-secret",
+  tags,
+  summary: "Rotate a webhook's signing secret",
+  description:
+    "Answers a new `secret`, shown only here. For `overlap_seconds` (default a day, at most 7 days; 0: none) the replaced secret keeps signing " +
+    "beside it: `webhook-signature` lists both signatures, and `X-PromptLayer-Signature` stays the replaced secret's while " +
+    "`X-PromptLayer-Signature-New` carries the new one's; after the overlap only the new secret signs. `previous_secret_expires_at` says when. " +
+    "A rotation during an overlap ends it (only the secret it replaces overlaps). Another workspace's webhook: 404.",
+  errors: [404, 409],
+  request: { params: Params, body: { required: true, content: { "application/json": { schema: RotateSecretBody } } } },
+  responses: {
+    200: json(
+      z.object({ success: z.literal(true), message: z.string(), webhook: WebhookSchema, secret: z.string(), previous_secret_expires_at: z.string().nullable() }),
+      "Rotated",
+    ),
   },
 });
 
@@ -64,8 +85,14 @@ const deliveries = defineRoute({
 
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
-    const created = await createWebhook(c.var.deps.db, c.get("auth"), c.req.valid("json"), c.var.deps.env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
+    const created = await createWebhook(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, c.get("auth"), c.req.valid("json"), c.var.deps.env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
     return c.json({ success: true as const, message: "Webhook created; store the secret now, it is not shown again", ...created }, 201);
+  });
+
+  app.openapi(rotate, async (c) => {
+    const { webhook_id } = c.req.valid("param");
+    const rotated = await rotateWebhookSecret(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, c.get("auth").workspaceId, webhook_id, c.req.valid("json").overlap_seconds);
+    return c.json({ success: true as const, message: "Secret rotated; store the new secret now, it is not shown again", ...rotated }, 200);
   });
 
   app.openapi(list, async (c) => c.json({ success: true as const, webhooks: await listWebhooks(c.var.deps.db, c.get("auth").workspaceId) }, 200));

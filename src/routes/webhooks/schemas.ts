@@ -1,7 +1,7 @@
 // Shapes of the webhook endpoints.
 import { z } from "@hono/zod-openapi";
 import { QueryInt } from "../../lib/query";
-import { EVENT_TYPES, MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH } from "../../services/webhooks";
+import { DEFAULT_ROTATION_OVERLAP_SECONDS, EVENT_TYPES, MAX_DESCRIPTION_LENGTH, MAX_ROTATION_OVERLAP_SECONDS, MAX_URL_LENGTH } from "../../services/webhooks";
 
 export const EventTypeSchema = z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(", ")}` });
 
@@ -11,7 +11,10 @@ export const CreateWebhookBody = z
       .string({ error: "is required and must be a string" })
       .min(1, `must be 1 to ${MAX_URL_LENGTH} characters`)
       .max(MAX_URL_LENGTH, `must be 1 to ${MAX_URL_LENGTH} characters`)
-      .openapi({ description: "http(s) URL the events are POSTed to; loopback, private and link-local hosts are refused unless ENDPOINT_ALLOW_PRIVATE_ADDRESSES is on (local dev)." }),
+      .openapi({
+        description:
+          "https URL the events are POSTed to; plain http, and loopback, private and link-local hosts, are refused unless ENDPOINT_ALLOW_PRIVATE_ADDRESSES is on (local dev).",
+      }),
     events: z
       .array(EventTypeSchema)
       .min(1, "must name at least one event type (omit it to receive every event)")
@@ -57,3 +60,14 @@ export const DeliveriesQuery = z.object({
   page: QueryInt(1, Number.MAX_SAFE_INTEGER).default(1),
   per_page: QueryInt(1, 100).default(20),
 });
+
+export const RotateSecretBody = z
+  .object({
+    overlap_seconds: z
+      .int("must be a whole number of seconds")
+      .min(0, `must be 0 to ${MAX_ROTATION_OVERLAP_SECONDS}`)
+      .max(MAX_ROTATION_OVERLAP_SECONDS, `must be 0 to ${MAX_ROTATION_OVERLAP_SECONDS}`)
+      .default(DEFAULT_ROTATION_OVERLAP_SECONDS)
+      .openapi({ description: `How long the replaced secret keeps signing beside the new one (default ${DEFAULT_ROTATION_OVERLAP_SECONDS}, a day; 0: it stops at once).` }),
+  })
+  .openapi("RotateWebhookSecretRequest");

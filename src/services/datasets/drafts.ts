@@ -1,6 +1,7 @@
 // The draft endpoints beyond from-filter-params: create-draft (empty, or a queued copy of a saved
 // version), add-request-log (one log appended to the draft at once), and the no-write preview of a
 // from-filter-params call. Row values are built by the same SQL as the fill job (fill.ts).
+import { assertRoomForJob } from "../workspace";
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { col, columnList, isUniqueViolation } from "../../db/sql";
@@ -44,6 +45,7 @@ export async function createDraft(db: Db, auth: AuthContext, input: { dataset_gr
       const [row] = await insertDraft;
       return { queued: false as const, draftDatasetId: row.id, jobId: null };
     }
+    await assertRoomForJob(db, ws, "dataset_fill");
     const params: FillParams = { source_dataset_id: source.id };
     const draftSql = sql`SELECT ${datasets.id} FROM ${datasets} WHERE ${datasets.datasetGroupId} = ${group.id} AND ${datasets.versionNumber} = ${DRAFT_VERSION}`;
     const [draft, job] = await runBatch(db, [

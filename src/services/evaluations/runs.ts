@@ -4,6 +4,7 @@
 // ROWS_PER_BATCH rows, CELLS_PER_BATCH cells or BATCH_BUDGET_MS of wall time per delivery, then it
 // queues its continuation, so no invocation nears the Worker's limits. A row's cells are written once,
 // when all its columns are done: a redelivered job re-evaluates only rows not yet written, never twice.
+import { assertRoomForJob } from "../workspace";
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../../blocks";
 import type { Db } from "../../db/client";
@@ -70,6 +71,7 @@ export async function startEvaluationRun(db: Db, jobs: Queue, auth: AuthContext,
   if (issues.length > 0) {
     throw new ApiError("validation_error", `dataset_id: the pipeline's columns cannot run on this dataset: ${issues.slice(0, 5).map((i) => `${i.field}: ${i.rule}`).join("; ")}`, { details: issues });
   }
+  await assertRoomForJob(db, ws, "evaluation_run");
   // AUTOINCREMENT ids only grow and a batch is one transaction: the workspace's newest report is this run.
   const runId = sql`(SELECT max(${reports.id}) FROM ${reports} WHERE ${reports.workspaceId} = ${ws})`;
   const [c, dr] = [reportColumns, datasetRows];

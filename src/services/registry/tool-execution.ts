@@ -1,6 +1,8 @@
 // POST /api/public/v2/tool-registry/{identifier}/test-execute: runs a tool version's code (or an
-// unsaved override) with given inputs in the JavaScript sandbox, with the tool's and the
-// workspace's environment variables. A failure of the user's code is a result, not an error.
+// unsaved override) with given inputs in the JavaScript sandbox. A stored version sees the
+// environment variables its execution declares (`env_vars`), the tool's over the workspace's; code
+// sent in the request sees none, so a key cannot read the workspace's secrets by sending
+// `return process.env`. A failure of the user's code is a result, not an error.
 import type { Db } from "../../db/client";
 import { ApiError } from "../../lib/errors";
 import { runJavaScript, type JsRunResult } from "../../sandbox/run-javascript";
@@ -31,7 +33,8 @@ export async function testExecuteTool(
   input: TestExecuteInput,
 ): Promise<JsRunResult> {
   const tool = await getTool(deps.db, workspaceId, identifier, sel);
-  const execution = (input.execution ?? tool.version?.execution ?? null) as TestExecuteInput["execution"];
+  const sent = input.execution != null;
+  const execution = (input.execution ?? tool.version?.execution ?? null) as (TestExecuteInput["execution"] & { env_vars?: unknown }) | null;
   if (!execution || execution.type !== "code" || typeof execution.code !== "string") {
     throw new ApiError("validation_error", "execution: this tool version has no execution config; send one in the body to test unsaved code");
   }
@@ -43,6 +46,7 @@ export async function testExecuteTool(
   }
   if (!IDENTIFIER.test(name)) throw new ApiError("validation_error", `tool_definition: function.name "${name}" is not a JavaScript function name`);
   if (!deps.loader) throw new ApiError("internal_error", "this deployment has no LOADER (Worker Loader) binding, so it cannot run tools");
-  const env = await envForRun(deps.db, deps.envKey, workspaceId, tool.id);
+  const declared = Array.isArray(execution.env_vars) ? execution.env_vars.filter((k): k is string => typeof k === "string") : [];
+  const env = sent ? {} : await envForRun(deps.db, deps.envKey, workspaceId, tool.id, declared);
   return runJavaScript(deps.loader, { code: execution.code, functionName: name, inputs: input.inputs ?? {}, env, timeoutMs: deps.timeoutMs, cpuMs: deps.cpuMs });
 }

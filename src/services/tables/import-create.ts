@@ -11,6 +11,7 @@ import { findOperation, insertOperation, insertSheetStatements, operationSheet, 
 import { logMark, markFilter, type WorkspaceLogs } from "../../logs";
 import { labelVersionId, versionNumberOf } from "../../prompts";
 import { importEvent, queueImport } from "./import-run";
+import { assertRoomForJob, roomForJobSql } from "../workspace";
 
 export interface FileImportInput {
   title: string | null;
@@ -75,7 +76,8 @@ async function createImport(deps: Deps, auth: AuthContext, tableId: string, inpu
           workspaceId: auth.workspaceId, id: opId, tableId, sheetId, source: input.source, fileName: input.fileName,
           fileBytes: input.fileBytes, blobKey: input.blobKey, params: input.params, error, userId: auth.userId,
         },
-        tableAlive(auth.workspaceId, tableId),
+        // An import known to fail before it runs takes no share of the workspace's open imports.
+        error ? tableAlive(auth.workspaceId, tableId) : sql`${tableAlive(auth.workspaceId, tableId)} AND ${roomForJobSql("sheet_import", auth.workspaceId)}`,
       ),
     ),
     ...insertSheetStatements(db, { id: sheetId, workspaceId: auth.workspaceId, tableId, title: input.title, index: input.index, stats }, ours),
@@ -85,6 +87,8 @@ async function createImport(deps: Deps, auth: AuthContext, tableId: string, inpu
   const op = await findOperation(db, auth.workspaceId, opId);
   if (!op) {
     await dropBlob();
+    // The workspace has its cap of open imports, or the table is gone.
+    if (!error) await assertRoomForJob(db, auth.workspaceId, "sheet_import");
     throw ApiError.notFound("table");
   }
   if (op.sheetId !== sheetId) {

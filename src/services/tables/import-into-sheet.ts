@@ -10,6 +10,7 @@ import type { AuthContext, Deps } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { runBatch } from "../../db/batch";
 import { findOperation, insertOperation, tableAlive } from "./sheets";
+import { assertRoomForJob, roomForJobSql } from "../workspace";
 import { fillQuery, logMark, MAX_LOGS_PER_JOB, type FillParams } from "../../logs";
 import { queueImport, type IntoSheetParams } from "./import-run";
 import type { LogField } from "./import-sources";
@@ -66,13 +67,14 @@ async function createImportIntoSheet(deps: Deps, auth: AuthContext, sheet: Sheet
         workspaceId: auth.workspaceId, id: opId, tableId: sheet.tableId, sheetId: sheet.id, source: input.source, fileName: input.fileName,
         fileBytes: input.fileBytes, blobKey: input.blobKey, params: input.params, error: null, userId: auth.userId,
       },
-      sheetAlive(auth.workspaceId, sheet.tableId, sheet.id),
+      sql`${sheetAlive(auth.workspaceId, sheet.tableId, sheet.id)} AND ${roomForJobSql("sheet_import", auth.workspaceId)}`,
     ),
   ]);
   const op = await findOperation(db, auth.workspaceId, opId);
   if (!op) {
-    // The sheet or its table was deleted since the caller found it.
     await dropBlob();
+    // The workspace has its cap of open imports, or the sheet or its table was deleted since the caller found it.
+    await assertRoomForJob(db, auth.workspaceId, "sheet_import");
     throw ApiError.notFound("sheet");
   }
   // A concurrent request with the same operation_id won the insert.

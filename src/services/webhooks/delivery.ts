@@ -5,7 +5,8 @@
 // exponential backoff, until the last allowed attempt marks the delivery failed. The scheduled
 // sweeper re-dispatches events and re-queues deliveries whose queue message was lost.
 import type { Deps, Env } from "../../env";
-import { endpointUrlProblem } from "../../blocks/endpoint";
+import { webhookUrlProblem } from "./webhooks";
+import { sealPlainSecrets, signingSecrets } from "./secrets";
 import { toHex } from "../../lib/crypto";
 import { chainForLog } from "../../lib/error-text";
 import { pythonJsonDumps } from "../../lib/py-json";
@@ -130,20 +131,29 @@ export interface Envelope {
   timestamp: string;
 }
 
-/** The body and headers of one attempt. The secret's UTF-8 bytes are the HMAC key of both signatures. */
-export async function signedRequest(envelope: Envelope, secret: string, webhookId: string, nowSeconds: number) {
+/**
+ * The body and headers of one attempt. The secret's UTF-8 bytes are the HMAC key of both signatures.
+ * During a rotation's overlap (`previous` set) both secrets sign: webhook-signature lists both
+ * (Standard Webhooks' space-separated list, the new one first); X-PromptLayer-Signature, one value
+ * that receivers compare whole, stays the previous secret's until the overlap ends, so a receiver
+ * not yet moved keeps verifying, and X-PromptLayer-Signature-New carries the new secret's.
+ */
+export async function signedRequest(envelope: Envelope, secret: string, webhookId: string, nowSeconds: number, previous: string | null = null) {
   const body = pythonJsonDumps(envelope);
   const timestamp = String(nowSeconds);
-  const [plain, standard] = await Promise.all([hmac(secret, body), hmac(secret, `${webhookId}.${timestamp}.${body}`)]);
+  const standardText = `${webhookId}.${timestamp}.${body}`;
+  const [plain, standard] = await Promise.all([hmac(secret, body), hmac(secret, standardText)]);
+  const [oldPlain, oldStandard] = previous === null ? [null, null] : await Promise.all([hmac(previous, body), hmac(previous, standardText)]);
   return {
     body,
     headers: {
       "content-type": "application/json",
       "user-agent": "PromptEdge-Webhooks/1",
-      "x-promptlayer-signature": toHex(plain),
+      "x-promptlayer-signature": toHex(oldPlain ?? plain),
+      ...(oldPlain ? { "x-promptlayer-signature-new": toHex(plain) } : {}),
       "webhook-id": webhookId,
       "webhook-timestamp": timestamp,
-      "webhook-signature": `v1,${base64(standard)}`,
+      "webhook-signature": oldStandard ? `v1,${base64(standard)} v1,${base64(oldStandard)}` : `v1,${base64(standard)}`,
     },
   };
 }
@@ -163,6 +173,8 @@ interface Target {
   created_at: number;
   url: string | null;
   secret: string | null;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
   deleted_at: number | null;
 }
 
@@ -215,7 +227,7 @@ export async function deliverWebhook(
   const [ev, wh] = [webhookEvents, webhooks];
 
   const target = await db.get<Target>(
-    sql`SELECT e.${col(ev.eventType)}, e.${col(ev.details)}, e.${col(ev.userId)}, e.${col(ev.createdAt)}, w.${col(wh.url)}, w.${col(wh.secret)}, w.${col(wh.deletedAt)}
+    sql`SELECT e.${col(ev.eventType)}, e.${col(ev.details)}, e.${col(ev.userId)}, e.${col(ev.createdAt)}, w.${col(wh.url)}, w.${col(wh.secret)}, w.${col(wh.previousSecret)}, w.${col(wh.previousSecretUntil)}, w.${col(wh.deletedAt)}
         FROM ${ev} AS e LEFT JOIN ${wh} AS w ON w.${col(wh.id)} = ${claimed.webhook_id} AND w.${col(wh.workspaceId)} = e.${col(ev.workspaceId)}
         WHERE e.${col(ev.id)} = ${claimed.event_id} AND e.${col(ev.workspaceId)} = ${workspaceId}`,
   );
@@ -229,10 +241,11 @@ export async function deliverWebhook(
 
   const attempt = claimed.attempts;
   let result: { statusCode: number | null; error: string | null };
-  const problem = endpointUrlProblem(target.url, s.allowPrivateAddresses);
+  const problem = webhookUrlProblem(target.url, s.allowPrivateAddresses);
   if (problem) {
     result = { statusCode: null, error: `not sent: the url ${problem}` };
   } else {
+    const secrets = await signingSecrets(deps.env.ENV_VARS_KEY, workspaceId, { ...target, secret: target.secret });
     const envelope: Envelope = {
       event_type: target.event_type,
       details: JSON.parse(target.details) as unknown,
@@ -240,7 +253,7 @@ export async function deliverWebhook(
       user_id: target.user_id,
       timestamp: toIso(target.created_at),
     };
-    const request = await signedRequest(envelope, target.secret, deliveryId, Math.floor(Date.now() / 1000));
+    const request = await signedRequest(envelope, secrets.current, deliveryId, Math.floor(Date.now() / 1000), secrets.previous);
     result = await post(target.url, request, s.timeoutMs, opts.fetch ?? fetch);
   }
 
@@ -283,7 +296,9 @@ export const closedDeliveriesBefore = (cutoff: number) =>
   sql`SELECT ${webhookDeliveries.id} FROM ${webhookDeliveries} WHERE ${webhookDeliveries.createdAt} < ${cutoff} AND ${webhookDeliveries.status} IN ('delivered', 'failed')
     LIMIT ${sql.raw(String(SWEEP_LIMIT))}`;
 
-export async function sweepWebhooks(deps: WebhookDeps, now = Date.now()): Promise<{ workspaces: number; requeued: number }> {
+export async function sweepWebhooks(deps: WebhookDeps, now = Date.now()): Promise<{ workspaces: number; requeued: number; sealed: number }> {
+  // Webhooks registered before secrets were sealed are sealed here, a batch a minute.
+  const sealed = await sealPlainSecrets(deps.db, deps.env.ENV_VARS_KEY);
   const [ev, d] = [webhookEvents, webhookDeliveries];
   const stale = await deps.db.all<{ workspace_id: number }>(
     sql`SELECT DISTINCT ${ev.workspaceId} FROM ${ev} WHERE ${ev.dispatchedAt} IS NULL AND ${ev.createdAt} < ${now - SWEEP_GRACE_MS} LIMIT 100`,
@@ -304,6 +319,6 @@ export async function sweepWebhooks(deps: WebhookDeps, now = Date.now()): Promis
     sql`DELETE FROM ${ev} WHERE ${ev.id} IN (SELECT e.${col(ev.id)} FROM ${ev} AS e WHERE e.${col(ev.createdAt)} < ${cutoff} AND e.${col(ev.dispatchedAt)} IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM ${d} AS d WHERE d.${col(d.eventId)} = e.${col(ev.id)}) LIMIT ${SWEEP_LIMIT})`,
   ]);
-  return { workspaces: stale.length, requeued: overdue.length };
+  return { workspaces: stale.length, requeued: overdue.length, sealed };
 }
 

@@ -4,4 +4,16 @@
 // Rule: imports no other domain; every domain that emits events imports this face.
 export { deliverWebhook, dispatchQuietly, sweepWebhooks } from "./delivery";
 export { EVENT_TYPES, eventStatement, inEventScope } from "./events";
-export { createWebhook, deleteWebhook, listWebhooks, MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, MAX_WEBHOOKS_PER_WORKSPACE, webhookDeliveriesPage } from "./webhooks";
+export {
+  createWebhook,
+  DEFAULT_ROTATION_OVERLAP_SECONDS,
+  deleteWebhook,
+  listWebhooks,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_ROTATION_OVERLAP_SECONDS,
+  MAX_URL_LENGTH,
+  MAX_WEBHOOKS_PER_WORKSPACE,
+  rotateWebhookSecret,
+  webhookDeliveriesPage,
+} from "./webhooks";
+export { sealPlainSecrets } from "./secrets";

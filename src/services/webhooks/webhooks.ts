@@ -1,12 +1,13 @@
-// Webhook registration: create (the signing secret is shown once), list, delete, and the delivery
-// log of one webhook. Every query is scoped to the caller's workspace; another's id is 404.
+// Webhook registration: create (the signing secret is shown once, and stored sealed), rotate the
+// secret, list, delete, and the delivery log of one webhook. Every query is scoped to the caller's
+// workspace; another's id is 404.
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/sql";
 import { webhookDeliveries, webhookDeliveryAttempts, webhookEvents, webhooks, type WebhookRow } from "../../db/schema";
 import { endpointUrlProblem } from "../../blocks/endpoint";
 import type { AuthContext } from "../../env";
-import { toHex } from "../../lib/crypto";
+import { newSecret, openSecret, sealSecret } from "./secrets";
 import { ApiError } from "../../lib/errors";
 import { toIso } from "../../lib/time";
 import type { EventType } from "./events";
@@ -27,18 +28,33 @@ export interface CreateWebhookInput {
   description?: string | null;
 }
 
-export async function createWebhook(db: Db, auth: AuthContext, input: CreateWebhookInput, allowPrivateAddresses: boolean) {
-  const problem = endpointUrlProblem(input.url, allowPrivateAddresses);
+/**
+ * Why a receiver URL may not be used, or null: the outbound guard's reasons, and plain http outside
+ * local development (allowPrivateAddresses, ENDPOINT_ALLOW_PRIVATE_ADDRESSES): a delivery carries a
+ * signature and the event's details, which must not cross the network in clear.
+ */
+export function webhookUrlProblem(url: string, allowPrivateAddresses: boolean): string | null {
+  const problem = endpointUrlProblem(url, allowPrivateAddresses);
+  if (problem) return problem;
+  if (!allowPrivateAddresses && !url.toLowerCase().startsWith("https:")) {
+    return "must be an https URL (plain http is taken only when ENDPOINT_ALLOW_PRIVATE_ADDRESSES is true, for local development)";
+  }
+  return null;
+}
+
+export async function createWebhook(db: Db, envKey: string | undefined, auth: AuthContext, input: CreateWebhookInput, allowPrivateAddresses: boolean) {
+  const problem = webhookUrlProblem(input.url, allowPrivateAddresses);
   if (problem) throw new ApiError("validation_error", `url: ${problem}`);
   const events = input.events ? [...new Set(input.events)] : null;
-  const secret = toHex(crypto.getRandomValues(new Uint8Array(32)));
+  const secret = newSecret();
+  const sealed = await sealSecret(envKey, auth.workspaceId, secret);
   const now = Date.now();
   const ws = auth.workspaceId;
   // The cap is part of the insert, so concurrent creations cannot pass it together.
   const [row] = await db
     .insert(webhooks)
     .select(
-      sql`SELECT NULL, ${ws}, ${input.url}, ${input.description ?? null}, ${events ? JSON.stringify(events) : null}, ${secret}, ${auth.userId}, ${now}, NULL
+      sql`SELECT NULL, ${ws}, ${input.url}, ${input.description ?? null}, ${events ? JSON.stringify(events) : null}, ${sealed}, NULL, NULL, ${auth.userId}, ${now}, NULL
           WHERE (SELECT count(*) FROM ${webhooks} WHERE ${webhooks.workspaceId} = ${ws} AND ${webhooks.deletedAt} IS NULL) < ${MAX_WEBHOOKS_PER_WORKSPACE}`,
     )
     .returning();
@@ -65,6 +81,33 @@ async function requireWebhook(db: Db, ws: number, id: number): Promise<WebhookRo
     .limit(1);
   if (!row) throw ApiError.notFound("webhook");
   return row;
+}
+
+/** The longest and the default overlap of a rotation: how long the replaced secret keeps signing. */
+export const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
+export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600;
+
+/**
+ * A new signing secret, shown once. The replaced one keeps signing beside it for `overlapSeconds`
+ * (0: it stops at once), so receivers can move to the new one without missing a delivery. A second
+ * rotation during an overlap ends the first one's: only the secret it replaces overlaps.
+ */
+export async function rotateWebhookSecret(db: Db, envKey: string | undefined, ws: number, id: number, overlapSeconds: number) {
+  const row = await requireWebhook(db, ws, id);
+  const secret = newSecret();
+  const now = Date.now();
+  const [sealed, previous] = await Promise.all([
+    sealSecret(envKey, ws, secret),
+    overlapSeconds > 0 ? openSecret(envKey, ws, row.secret).then((old) => sealSecret(envKey, ws, old)) : Promise.resolve(null),
+  ]);
+  const until = overlapSeconds > 0 ? now + overlapSeconds * 1000 : null;
+  const [updated] = await db
+    .update(webhooks)
+    .set({ secret: sealed, previousSecret: previous, previousSecretUntil: until })
+    .where(and(eq(webhooks.workspaceId, ws), eq(webhooks.id, id), isNull(webhooks.deletedAt), eq(webhooks.secret, row.secret)))
+    .returning();
+  if (!updated) throw new ApiError("conflict", "the webhook's secret changed while rotating it (another rotation, or it was deleted); try again");
+  return { webhook: webhookView(updated), secret, previous_secret_expires_at: until === null ? null : toIso(until) };
 }
 
 /** Deletes the webhook; deliveries still waiting for a retry are given up. */

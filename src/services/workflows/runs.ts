@@ -2,6 +2,7 @@
 // executes the nodes level by level (a level's nodes concurrently), honouring conditional edges, and
 // records each node's status, value and error. A redelivered job resumes: finished nodes keep their
 // results (no LLM call is made twice for a node that finished), unfinished ones run again.
+import { assertRoomForJob } from "../workspace";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../../blocks";
 import type { Db } from "../../db/client";
@@ -50,6 +51,7 @@ export async function startRun(db: Db, jobs: Queue, auth: AuthContext, workflowN
   }
   const unused = Object.keys(body.input_variables).filter((k) => !required.includes(k));
   const nodeRows = v.nodes.map((n) => ({ name: n.name, out: n.is_output_node ? 1 : 0 }));
+  await assertRoomForJob(db, auth.workspaceId, "workflow_run");
   const [, inserted] = await runBatch(db, [
     db.insert(workflowExecutions).values({
       workspaceId: auth.workspaceId,

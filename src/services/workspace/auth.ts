@@ -88,3 +88,39 @@ export class AuthCache {
     return this.entries.size;
   }
 }
+
+/**
+ * Key hashes just looked up and not found, each refused without a lookup for `ttlMs` (the same bound
+ * as a verified key's, AUTH_KEY_CACHE_MS): a client retrying a bad key costs one D1 read per isolate
+ * per bound, not one per request. Bounded like AuthCache, oldest dropped first.
+ */
+export class UnknownKeyCache {
+  private readonly entries = new Map<string, number>();
+
+  constructor(
+    private readonly maxEntries = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  has(keyHash: string): boolean {
+    const until = this.entries.get(keyHash);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.entries.delete(keyHash);
+    return false;
+  }
+
+  add(keyHash: string, ttlMs: number): void {
+    if (ttlMs <= 0) return;
+    this.entries.delete(keyHash);
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(keyHash, this.now() + ttlMs);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,1 @@
+ALTER TABLE `env_vars` DROP COLUMN `value_suffix`;
