@@ -32,7 +32,13 @@ async function settle(ws: TestKey, ids: number[]) {
   const d1 = await logsDb(ws);
   // Indexed: at most the watermark, and not one of the logs from before it still listed as waiting.
   const waiting = `SELECT count(*) AS n FROM json_each(?) AS j WHERE j.value > (SELECT indexed_to FROM log_index_state WHERE id = 1) OR j.value IN (SELECT request_id FROM request_log_unindexed)`;
-  await until(async () => (await d1.prepare(waiting).bind(JSON.stringify(ids)).first<{ n: number }>())!.n === 0, "the logs indexed", 100_000);
+  const started = Date.now();
+  await until(async () => {
+    if ((await d1.prepare(waiting).bind(JSON.stringify(ids)).first<{ n: number }>())!.n === 0) return true;
+    // On a machine too loaded for the index queue to come round, the cron's sweep indexes (and matches) what waits, as deployed.
+    if (Date.now() - started > 15_000) await indexQuietly(buildDeps(env), Date.now() + 60_000);
+    return false;
+  }, "the logs indexed", 100_000);
   await until(async () => (await owedCount(ws)) === 0, "the judgements made", 100_000);
 }
 
