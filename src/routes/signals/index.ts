@@ -170,7 +170,7 @@ const hookCreate = defineRoute({
   path: `${BASE}/{signal_id}/hooks`,
   tags,
   summary: "Add a hook",
-  description: `A scope (all, release_label, prompt_template with an optional version or label), an optional A/B variant, filters and a sample rate. At most ${MAX_HOOKS_PER_SIGNAL} hooks a signal (409 beyond). A template, version or label that does not exist is a 400.`,
+  description: `A scope (all, release_label, prompt_template with an optional version or label), filters and a sample rate. At most ${MAX_HOOKS_PER_SIGNAL} hooks a signal (409 beyond). A template, version or label that does not exist is a 400.`,
   errors: [404, 409],
   request: { params: SignalParams, ...body(HookBody) },
   responses: { 201: json(z.object({ success: ok, hook: HookSchema }), "The hook") },
