@@ -17,7 +17,6 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { apiClient, seed } from "./lib/browser-seed.mjs";
 import { FAKE_PROVIDER_KEY, startFakeProvider } from "./lib/fake-provider.mjs";
-import { signalChecks } from "./lib/browser-signals.mjs";
 import { ROOT } from "./lib/wrangler.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
@@ -662,8 +661,6 @@ async function main() {
       const log = await api("GET", `/api/public/v2/requests/${id}`);
       assert(log.scores.helpfulness === 90 && log.metadata.reviewed_by === "browser test", `log ${JSON.stringify({ scores: log.scores, metadata: log.metadata })}`);
     });
-
-    await signalChecks({ page, base, api, provider, providerKey: FAKE_PROVIDER_KEY, check, assert, until, shot });
 
     await check("draws the analytics charts", async () => {
       await page.goto(`${base}/console#/analytics`);
