@@ -17,6 +17,12 @@
 //   freshness is the time from its answer to the first search answer that holds it (an upper bound,
 //   to the poll's resolution), under the round's sustained load.
 //
+// With --redaction, each round also sends its log-requests with a redaction policy of every detector
+// on (PUT before them, DELETE after: the same workspace, database and isolate), and the report
+// compares the two log-request throughputs (issue 40: within 20 %). --pii puts an e-mail, a phone
+// number and a card number in every log's message, so the detectors find something in each.
+//
+//
 // With --signals N (N > 0) a second workspace has N enabled signals judging every log (sample rate 1),
 // with a fake judge on this machine (scripts/lib/fake-provider.mjs): each round then also sends its
 // log-requests as that workspace, and the report sets its throughput beside the plain workspace's of
@@ -25,8 +31,8 @@
 // second through the signals queue (each round's judgements, from its first log-request until the
 // last of them is stored).
 //
-//   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --signals 3 --json]
-//   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_SIGNALS, BENCH_JSON=1,
+//   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --signals 3 --json --redaction --pii]
+//   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_SIGNALS, BENCH_JSON=1, BENCH_REDACTION=1, BENCH_PII=1,
 //        BENCH_SERVER=wrangler (measure under `wrangler dev` instead), BENCH_WRANGLER_ARGS (its extra flags),
 //        BENCH_TREE=<checkout> (run that checkout's Worker with this script: before/after comparisons)
 //
@@ -64,7 +70,7 @@ function parseOptions(argv, env) {
       rounds: { env: "BENCH_ROUNDS", default: 4 },
       signals: { env: "BENCH_SIGNALS", default: 0, min: 0 },
     },
-    flags: { json: "BENCH_JSON" },
+    flags: { json: "BENCH_JSON", redaction: "BENCH_REDACTION", pii: "BENCH_PII" },
   });
   opts.rounds = Math.min(opts.rounds, opts.count);
   return opts;
@@ -76,7 +82,19 @@ const USAGE = `usage: npm run bench:log [-- --concurrency N] [--count N] [--warm
   --warmup       unmeasured requests per endpoint first (default 200; env BENCH_WARMUP)
   --rounds       alternating health/log-request rounds the count is split into (default 4; env BENCH_ROUNDS)
   --signals      also log as a workspace with this many enabled signals judging every log (default 0; env BENCH_SIGNALS)
-  --json         print the results as one JSON object (env BENCH_JSON=1)`;
+  --json         print the results as one JSON object (env BENCH_JSON=1)
+  --redaction    also measure log-request under a redaction policy of every detector (env BENCH_REDACTION=1)
+  --pii          an e-mail, a phone number and a card number in every log's message (env BENCH_PII=1)`;
+
+/** Every detector on: e-mail hashed, the rest masked (what --redaction measures). */
+const EVERY_DETECTOR = {
+  detectors: [
+    { type: "email", action: "hash" },
+    ...["phone", "payment_card", "iban", "ip_address", "national_id", "credential"].map((type) => ({ type, action: "mask" })),
+  ],
+};
+/** Index offset of the redacted variant's bodies: never the same bytes as the plain one's (a retry would log nothing). */
+const REDACTED_FROM = 10_000_000;
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -84,7 +102,7 @@ const USAGE = `usage: npm run bench:log [-- --concurrency N] [--count N] [--warm
 /** The tag that makes log i of this run a probe, or null. */
 const probeTag = (run, i) => (i % PROBE_EVERY === 0 ? `probe-${run}-${i}` : null);
 
-function endpoints(url, key, run, signalsKey) {
+function endpoints(url, key, run, pii, signalsKey) {
   const eps = {
     health: {
       name: "GET /health",
@@ -97,9 +115,10 @@ function endpoints(url, key, run, signalsKey) {
       request: (i) => {
         const probe = probeTag(run, i);
         let body = logBody(i);
-        if (probe) {
+        if (probe || pii) {
           const b = JSON.parse(body);
-          body = JSON.stringify({ ...b, tags: [...b.tags, probe] });
+          if (pii) b.input.messages[1].content[0].text += ` Reply to user${i}@example.com or +44 20 7946 0958; card 4111 1111 1111 1111.`;
+          body = JSON.stringify({ ...b, tags: probe ? [...b.tags, probe] : b.tags });
         }
         return [`${url}/log-request`, { method: "POST", headers: { "X-API-KEY": key, "Content-Type": "application/json" }, body }];
       },
@@ -262,8 +281,14 @@ function report(result) {
     `tree:    ${result.tree}`,
     `run:     ${result.options.count} measured + ${result.options.warmup} warm-up requests per endpoint, concurrency ${result.options.concurrency}, ${result.options.rounds} alternating rounds`,
     "",
-    table(signals ? [health, log, signals.log] : [health, log]),
-    `req/s per round: health ${health.rounds_rps.join(" / ")}; log-request ${log.rounds_rps.join(" / ")}${signals ? `; with signals ${signals.log.rounds_rps.join(" / ")}` : ""}`,
+    table([health, log, ...(signals ? [signals.log] : []), ...(result.redacted ? [result.redacted] : [])]),
+    `req/s per round: health ${health.rounds_rps.join(" / ")}; log-request ${log.rounds_rps.join(" / ")}${signals ? `; with signals ${signals.log.rounds_rps.join(" / ")}` : ""}${result.redacted ? `; with every detector on ${result.redacted.rounds_rps.join(" / ")}` : ""}`,
+    ...(result.redaction
+      ? [
+          `redaction (every detector on${result.options.pii ? ", personal data in every log" : ""}): ${result.redaction.throughput_pct_of_plain.toFixed(1)} % of log-request's throughput without a policy, ` +
+            `+${result.redaction.cpu_ms_per_request_added.toFixed(2)} ms CPU per log; target >= ${result.redaction.target_pct} %: ${ok(result.redaction.met)}`,
+        ]
+      : []),
     "",
     `indexing: workerd CPU per log ${fmt(indexing.cpu_ms_per_log_with_indexing, 2)} ms including its deferred work (${fmt(log.cpu_ms_per_request, 2)} ms while the rounds ran); ` +
       `indexed ${indexing.drain_ms.map((x) => fmt(x)).join(" / ")} ms after each round's last answer; ${fmt(indexing.logs_per_s_with_indexing, 1)} logs/s counting that time`,
@@ -337,7 +362,7 @@ async function main() {
 
   try {
     log(`API up at ${api.url} (pid ${api.pid}; CPU of ${cpuPids.join(", ")}) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
-    const ep = endpoints(api.url, api.key, Date.now().toString(36), signalsKey);
+    const ep = endpoints(api.url, api.key, Date.now().toString(36), opts.pii, signalsKey);
     if (signalsKey) {
       for (let n = 0; n < opts.signals; n++) {
         const res = await fetch(`${api.url}/api/public/v2/signals`, {
@@ -349,6 +374,15 @@ async function main() {
       }
       log(`${opts.signals} signals enabled in the second workspace (sample rate 1)`);
     }
+    const policy = (method) =>
+      fetch(`${api.url}/api/public/v2/redaction-policy`, {
+        method,
+        headers: { "X-API-KEY": api.key, "Content-Type": "application/json" },
+        body: method === "PUT" ? JSON.stringify(EVERY_DETECTOR) : undefined,
+      }).then(async (res) => {
+        if (res.status !== 200) throw new Error(`${method} redaction-policy answered ${res.status}: ${await res.text()}`);
+      });
+    const redacted = { ...ep.log, name: "POST /log-request (every detector on)" };
     const errors = [];
     const { concurrency, count, warmup, rounds } = opts;
     // Under wrangler dev the bench cannot see the databases: no wait for indexing, no CPU figure with it.
@@ -360,6 +394,11 @@ async function main() {
       await run(ep.health, { first: 0, count: warmup, concurrency }, warmErrors);
       await run(ep.log, { first: 0, count: warmup, concurrency }, warmErrors);
       if (ep.signals) await run(ep.signals, { first: 0, count: warmup, concurrency }, warmErrors);
+      if (opts.redaction) {
+        await policy("PUT");
+        await run(redacted, { first: REDACTED_FROM, count: warmup, concurrency }, warmErrors);
+        await policy("DELETE");
+      }
       await indexed();
       if (ep.signals) await waitJudged(api.url, signalsKey, warmup * opts.signals);
       if (warmErrors.length > 0) {
@@ -368,7 +407,7 @@ async function main() {
       }
     }
 
-    const parts = { health: [], log: [], signals: [] };
+    const parts = { health: [], log: [], signals: [], redacted: [] };
     const judgeRates = [];
     const drains = [];
     const freshness = [];
@@ -403,12 +442,20 @@ async function main() {
         await plainRound();
         if (ep.signals) await signalsRound();
       }
+      if (opts.redaction) {
+        log(`Round ${r + 1}/${rounds}: ${n} × POST /log-request with every redaction detector on…`);
+        await policy("PUT");
+        parts.redacted.push(await run(redacted, { first: REDACTED_FROM + first, count: n, concurrency }, errors));
+        await policy("DELETE");
+        await indexed();
+      }
       first += n;
     }
 
     const health = summary(ep.health.name, concurrency, parts.health, errors);
     const logRes = summary(ep.log.name, concurrency, parts.log, errors);
     const ratio = logRes.throughput_rps / health.throughput_rps;
+    const redactedRes = opts.redaction ? summary(redacted.name, concurrency, parts.redacted, errors) : null;
     const fresh = [...freshness].sort((a, b) => a - b);
     const ms = (x) => (Number.isFinite(x) ? Math.round(x) : null);
     const drained = drains.every((d) => d !== null);
@@ -432,9 +479,20 @@ async function main() {
       server: serverName,
       tree: tree(),
       load: [loadBefore, load()],
-      options: { concurrency, count, warmup, rounds },
+      options: { concurrency, count, warmup, rounds, signals: opts.signals, redaction: Boolean(opts.redaction), pii: Boolean(opts.pii) },
       health,
       log: logRes,
+      ...(redactedRes
+        ? {
+            redacted: redactedRes,
+            redaction: {
+              throughput_pct_of_plain: Math.round((redactedRes.throughput_rps / logRes.throughput_rps) * 1000) / 10,
+              cpu_ms_per_request_added: Math.round((redactedRes.cpu_ms_per_request - logRes.cpu_ms_per_request) * 100) / 100,
+              target_pct: 80,
+              met: redactedRes.throughput_rps >= 0.8 * logRes.throughput_rps,
+            },
+          }
+        : {}),
       indexing,
       freshness: freshnessSummary,
       targets: {

@@ -15,8 +15,12 @@
 //    pinned to a version; the template uses a snippet. Every --publish-every fetches a new version of
 //    the template or of its snippet is published (untimed), so the edge cache sees purges as it would
 //    in use. Reports p50/p95/p99 beside /health's and the hit ratio (X-PromptEdge-Cache).
+// 4. A/B releases: the SDK's POST by a label a running release overloads (metadata_filters naming a
+//    unit) beside the same POST by a label no release overloads and GET /health, interleaved
+//    (scripts/lib/bench-releases.mjs). `--releases-only` runs this phase alone (on any --logs).
 // Targets: log-request ≥ 60 % of health's throughput; suggestions p95 ≤ 25 ms; search p95 ≤ 150 ms;
-// cell edit p95 ≤ 2 × health's p95; template fetch p99 ≤ 1.5 × health's p99 (phase 3). Exit 0 when
+// cell edit p95 ≤ 2 × health's p95; template fetch p99 ≤ 1.5 × health's p99 (phase 3); a fetch through
+// a release p99 ≤ 1.2 × the plain label fetch's p99 (phase 4). Exit 0 when
 // every request succeeded (targets met or not), 1 otherwise, 2 on a usage or startup error. A
 // measured run, never a timed test.
 import { performance } from "node:perf_hooks";
@@ -24,8 +28,9 @@ import { cellId, drive, load, machine, optionsOrExit, parseArgs, percentile, sum
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
 import { BENCH_KEYS, BENCH_WORKSPACE, seededState } from "./lib/seeded-state.mjs";
 import { LOG_BODY, searchesFor, SUGGESTIONS } from "./lib/bench-requests.mjs";
+import { releasePhase } from "./lib/bench-releases.mjs";
 
-const USAGE = "usage: npm run bench:targets [-- --logs N --samples N --count N --concurrency N --rounds N --template-samples N --publish-every N --json]";
+const USAGE = "usage: npm run bench:targets [-- --logs N --samples N --count N --concurrency N --rounds N --template-samples N --publish-every N --release-samples N --releases-only --json]";
 
 function parseOptions(argv, env) {
   const o = parseArgs(argv, env, {
@@ -38,8 +43,9 @@ function parseOptions(argv, env) {
       rounds: { default: 4 },
       "template-samples": { env: "BENCH_TEMPLATE_SAMPLES", default: 600 },
       "publish-every": { env: "BENCH_PUBLISH_EVERY", default: 200 },
+      "release-samples": { env: "BENCH_RELEASE_SAMPLES", default: 600 },
     },
-    flags: { json: "BENCH_JSON" },
+    flags: { json: "BENCH_JSON", "releases-only": "BENCH_RELEASES_ONLY" },
   });
   if (Math.ceil((SUGGESTIONS.length * (o.samples + 2)) / 10) > BENCH_KEYS) throw new Error(`--samples too large for the ${BENCH_KEYS} seeded keys`);
   return o;
@@ -77,6 +83,16 @@ async function main() {
     return text ? JSON.parse(text) : null;
   };
   try {
+    if (opts["releases-only"]) {
+      const releases = await releasePhase(api, opts["release-samples"], req, fail);
+      const target = releaseTarget(releases);
+      const result = { date: new Date().toISOString(), machine: machine(), logs: opts.logs, options: opts, releases, targets: { release_fetch_p99: target }, failures };
+      if (opts.json) console.log(JSON.stringify(result, null, 2));
+      else reportReleases(log, opts, releases, target, result.machine);
+      // The server stops in `finally`; the process then ends with this code.
+      process.exitCode = failures > 0 ? 1 : 0;
+      return;
+    }
     // ---- warm-up and the sheet for the cell edits (a 200-row CSV import)
     for (let i = 0; i < 30; i++) await (await fetch(`${api.url}/health`)).text();
     const table = (await req("POST", "/api/public/v2/tables", { title: "bench-targets", create_default_sheet: false })).table;
@@ -179,6 +195,10 @@ async function main() {
     for (const [k, st] of Object.entries(templates.latency)) log(`  ${k.padEnd(12)} p50 ${st.p50_ms} ms, p95 ${st.p95_ms} ms, p99 ${st.p99_ms} ms, CPU ${st.cpu_ms_per_request} ms/req`);
     log(`  answered: ${JSON.stringify(templates.states)}, hit ratio ${templates.hit_ratio_pct ?? "n/a"} %`);
 
+    // ---- 4. a fetch through an A/B release beside a plain label fetch
+    const releases = await releasePhase(api, opts["release-samples"], req, fail);
+    reportReleases(log, opts, releases, null, null);
+
     const worstSearch = Math.max(latency.search_1.p95_ms, latency.search_2.p95_ms, latency.search_3.p95_ms);
     const targets = {
       log_request_throughput: { target: "≥ 60 % of health", value_pct: throughput.ratio_pct, met: throughput.ratio_pct >= 60 },
@@ -191,8 +211,9 @@ async function main() {
         health_p99_ms: templates.latency.health.p99_ms,
         met: templates.latency.fetch.p99_ms <= 1.5 * templates.latency.health.p99_ms,
       },
+      release_fetch_p99: releaseTarget(releases),
     };
-    const result = { date: new Date().toISOString(), machine: machine(), logs: opts.logs, options: opts, throughput, latency, templates, search_totals: totals, targets, failures };
+    const result = { date: new Date().toISOString(), machine: machine(), logs: opts.logs, options: opts, throughput, latency, templates, releases, search_totals: totals, targets, failures };
     if (opts.json) console.log(JSON.stringify(result, null, 2));
     else {
       for (const [k, t] of Object.entries(targets)) log(`target ${k} ${t.target}: ${t.met ? "met" : "NOT met"} (${t.value_pct ?? t.value_ms})`);
@@ -205,6 +226,19 @@ async function main() {
     await api.stop();
   }
   process.exit(failures > 0 ? 1 : 0);
+}
+
+/** Phase 4's target: the release fetch's p99 within 1.2 × the plain label fetch's. */
+function releaseTarget(releases) {
+  const { release, plain_label: plain } = releases.latency;
+  return { target: "≤ 1.2 × plain label fetch p99", value_ms: release.p99_ms, plain_label_p99_ms: plain.p99_ms, ratio: r2(release.p99_ms / plain.p99_ms), met: release.p99_ms <= 1.2 * plain.p99_ms };
+}
+
+function reportReleases(log, opts, releases, target, machineLine) {
+  log(`releases (${opts["release-samples"]} samples each, variants served ${JSON.stringify(releases.variants)}), load ${releases.load.map((l) => l.join(" ")).join(" → ")}:`);
+  for (const [k, st] of Object.entries(releases.latency)) log(`  ${k.padEnd(12)} p50 ${st.p50_ms} ms, p95 ${st.p95_ms} ms, p99 ${st.p99_ms} ms, CPU ${st.cpu_ms_per_request} ms/req`);
+  if (target) log(`target release_fetch_p99 ${target.target}: ${target.met ? "met" : "NOT met"} (${target.value_ms} ms, ${target.ratio} ×)`);
+  if (machineLine) log(`machine: ${machineLine.line}`);
 }
 
 /**

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // npm run dev: the local API on http://127.0.0.1:8787 with local D1, R2, Queues and Durable Objects.
 // Builds the static assets (the API reference's bundle, the console), applies the local migrations,
-// makes sure a local workspace and API key exist, prints the key, and runs `wrangler dev` offline.
-// The key is kept in .dev-api-key (git-ignored) so it survives restarts.
+// makes sure a local workspace and API key exist, prints the key, runs `wrangler dev` offline, and
+// triggers the Worker's scheduled handler every minute as the cron trigger does once deployed
+// (scripts/lib/dev-cron.mjs). The key is kept in .dev-api-key (git-ignored) so it survives restarts.
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import { applyMigrations, OFFLINE_ENV, ROOT } from "./lib/wrangler.mjs";
 import { spawn } from "node:child_process";
 import { portAndRest } from "./lib/dev-args.mjs";
 import { buildConsole, copyScalarBundle } from "./lib/assets.mjs";
+import { startDevCron } from "./lib/dev-cron.mjs";
 
 const KEY_FILE = join(ROOT, ".dev-api-key");
 const DEV_VARS = join(ROOT, ".dev.vars");
@@ -62,16 +64,23 @@ console.log(banner(key));
 
 const child = spawn(
   join(ROOT, "node_modules", ".bin", "wrangler"),
-  ["dev", "--ip", "127.0.0.1", "--port", PORT, ...PASSED_ON],
+  // --test-scheduled: the path the dev cron calls (scripts/lib/dev-cron.mjs).
+  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", ...PASSED_ON],
   { cwd: ROOT, env: OFFLINE_ENV, stdio: ["inherit", "pipe", "inherit"] },
 );
 let announced = false;
+let stopCron = () => {};
 child.stdout.on("data", (chunk) => {
   process.stdout.write(chunk);
   if (!announced && /Ready on/i.test(String(chunk))) {
     announced = true;
     console.log(banner(key));
+    console.log("  Cron:     the scheduled handler (sweeps, archiving, retention) is triggered every minute, as when deployed\n");
+    stopCron = startDevCron({ base: `http://127.0.0.1:${PORT}` });
   }
 });
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
-child.on("exit", (code) => process.exit(code ?? 0));
+child.on("exit", (code) => {
+  stopCron();
+  process.exit(code ?? 0);
+});

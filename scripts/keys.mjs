@@ -1,17 +1,20 @@
 #!/usr/bin/env node
-// npm run keys -- create --workspace <name> [--email <e-mail>] [--remote]
+// npm run keys -- create --workspace <name> [--email <e-mail>] [--scopes <a,b>] [--name <label>] [--remote]
 // npm run keys -- list [--workspace <name>] [--remote]
 // npm run keys -- revoke <prefix|key> [--remote]
 // Works on the local D1 (the one `npm run dev` serves) or, with --remote, on the deployed one.
 // `create` prints the new key alone on the last line of stdout.
 import { parseArgs } from "node:util";
-import { creating, listing, revoking, run, runOn } from "./lib/keys.mjs";
+import { creating, listing, revoking, run, runOn, SCOPES } from "./lib/keys.mjs";
 import { openLocalD1 } from "./lib/wrangler.mjs";
 
 const USAGE = `usage:
-  npm run keys -- create --workspace <name> [--email <e-mail>] [--remote] [--persist-to <dir>]
+  npm run keys -- create --workspace <name> [--email <e-mail>] [--scopes <a,b>] [--name <label>] [--remote] [--persist-to <dir>]
   npm run keys -- list [--workspace <name>] [--remote] [--persist-to <dir>]
-  npm run keys -- revoke <prefix|key> [--remote] [--persist-to <dir>]`;
+  npm run keys -- revoke <prefix|key> [--remote] [--persist-to <dir>]
+
+A key is admin (everything) unless --scopes names less: ${SCOPES.join(", ")}.
+<area>:write includes <area>:read; read is every read. Keys made and revoked here are in the audit log.`;
 
 async function main() {
   const { values, positionals } = parseArgs({
@@ -19,6 +22,8 @@ async function main() {
     options: {
       workspace: { type: "string" },
       email: { type: "string" },
+      scopes: { type: "string" },
+      name: { type: "string" },
       remote: { type: "boolean", default: false },
       "persist-to": { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -36,9 +41,9 @@ async function main() {
   switch (command) {
     case "create":
       if (!values.workspace) throw new Error("create needs --workspace <name>");
-      op = creating({ workspace: values.workspace, email: values.email });
+      op = creating({ workspace: values.workspace, email: values.email, scopes: values.scopes, name: values.name });
       report = (key) => {
-        console.error(`Created a key for workspace "${values.workspace}"${values.remote ? " (remote)" : ""}. It is shown once:`);
+        console.error(`Created a key for workspace "${values.workspace}" with scopes ${values.scopes ?? "admin"}${values.remote ? " (remote)" : ""}. It is shown once:`);
         console.log(key);
       };
       break;
@@ -48,7 +53,7 @@ async function main() {
         if (rows.length === 0) console.log("no keys");
         for (const r of rows) {
           const state = r.revoked_at ? `revoked ${new Date(r.revoked_at).toISOString()}` : "active";
-          console.log(`${r.prefix}…  ${r.workspace}  ${r.email}  created ${new Date(r.created_at).toISOString()}  ${state}`);
+          console.log(`${r.prefix}…  ${r.workspace}  ${r.email}  ${r.name ? `"${r.name}"  ` : ""}${JSON.parse(r.scopes ?? '["admin"]').join(",")}  created ${new Date(r.created_at).toISOString()}  ${state}`);
         }
       };
       break;

@@ -16,8 +16,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { apiClient, seed } from "./lib/browser-seed.mjs";
+import { seedReleases } from "./lib/browser-seed-releases.mjs";
 import { FAKE_PROVIDER_KEY, startFakeProvider } from "./lib/fake-provider.mjs";
 import { ROOT } from "./lib/wrangler.mjs";
+import { KEY_PLACEHOLDER } from "./lib/assets.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const SHOTS = join(ROOT, ".browser-test");
@@ -49,7 +51,7 @@ function startDev(port, extra = []) {
   child.stdout.on("data", collect);
   child.stderr.on("data", collect);
   const ready = (async () => {
-    const deadline = Date.now() + 180_000;
+    const deadline = Date.now() + 300_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`npm run dev exited (${child.exitCode}):\n${out.slice(-3000)}`);
       const key = out.match(/API key:\s+(\S+)/)?.[1];
@@ -63,7 +65,7 @@ function startDev(port, extra = []) {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`npm run dev did not answer within 180 s:\n${out.slice(-3000)}`);
+    throw new Error(`npm run dev did not answer within 300 s:\n${out.slice(-3000)}`);
   })();
   const stop = () => {
     if (child.exitCode !== null) return;
@@ -133,6 +135,7 @@ async function main() {
     console.log("Seeding through the API…");
     const api = apiClient(base, key);
     const seeded = await seed(api, run);
+    const releases = await seedReleases(api, run);
 
 
     context = await chromium.launchPersistentContext(profile, {
@@ -168,6 +171,13 @@ async function main() {
     const shot = (name, clip) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false, clip });
 
     console.log("Console:");
+    await check("the start page (GET /) lists the console, and opens it", async () => {
+      await page.goto(`${base}/`);
+      await page.getByRole("link", { name: "The console" }).click();
+      await page.getByLabel("API key").waitFor();
+      assert(new URL(page.url()).pathname === "/console", `went to ${page.url()}`);
+    });
+
     await check("asks for the API key once and keeps it out of the URL", async () => {
       await page.goto(`${base}/console`);
       await page.getByLabel("API key").fill(key);
@@ -385,18 +395,19 @@ async function main() {
       await page.getByRole("link", { name: seeded.promptName, exact: true }).waitFor();
       await page.getByRole("searchbox", { name: "Name" }).fill(`${seeded.promptName}-no-such`);
       await page.getByRole("button", { name: "Find" }).click();
-      await page.getByText("No template.").waitFor();
+      await page.getByText("No template has that name.").waitFor();
       await page.goto(`${base}/console#/tables`);
       await page.getByRole("link", { name: seeded.tableTitle, exact: true }).waitFor();
     });
 
     await check("diffs two prompt versions side by side and lists the release label", async () => {
-      await page.goto(`${base}/console#/prompts/${seeded.promptId}`);
+      await page.goto(`${base}/console#/prompts/${seeded.promptId}?tab=diff`);
       const diff = page.getByTestId("prompt-diff");
       await diff.waitFor();
       await diff.locator("tr.diff-changed").first().waitFor();
       const changed = await diff.locator("tr.diff-changed").first().innerText();
       assert(changed.includes("You answer support questions.") && changed.includes("politely and briefly"), `changed line: ${changed}`);
+      await page.getByRole("tab", { name: "Labels" }).click();
       await page.getByTestId("release-labels").getByText("prod", { exact: true }).waitFor();
       await shot("prompt-diff");
     });
@@ -430,9 +441,12 @@ async function main() {
       await page.getByLabel("Text of message 2").fill("Question from the editor: {question}");
       await page.getByLabel("Provider", { exact: true }).fill("openai");
       await page.getByLabel("Model", { exact: true }).fill("gpt-4o-mini");
+      // The JSON view holds every parameter and the tools; the response format is a choice.
+      await editor.getByText("JSON view: every parameter, tools and the response format").click();
       await page.getByLabel("Parameters").fill('{"temperature": 0.3}');
       await page.getByLabel("Tools").fill(JSON.stringify([{ type: "function", function: { name: "lookup_order", parameters: { type: "object", properties: {} } } }]));
-      await page.getByLabel("Response format").fill('{"type": "json_object"}');
+      await page.getByLabel("Response format choice").selectOption("json_object");
+      assert((await page.getByLabel("Temperature").inputValue()) === "0.3", "the temperature control does not read the JSON");
       await page.getByLabel("Commit message").fill("x".repeat(80));
       await page.getByRole("button", { name: "Publish as a new version" }).click();
       const fieldError = editor.locator('[data-field="prompt_version.commit_message"]');
@@ -450,7 +464,7 @@ async function main() {
     });
 
     await check("moves a release label and creates another, then diffs v1 with v3", async () => {
-      await page.goto(`${base}/console#/prompts/${seeded.promptId}`);
+      await page.goto(`${base}/console#/prompts/${seeded.promptId}?tab=labels`);
       const labels = page.getByTestId("release-labels");
       await labels.getByLabel("Version of prod").selectOption("3");
       await until("prod to move", async () => (await api("GET", `/prompt-templates/${seeded.promptId}/labels`)).release_labels.some((l) => l.release_label === "prod" && l.prompt_version_number === 3));
@@ -461,6 +475,7 @@ async function main() {
       const { release_labels } = await api("GET", `/prompt-templates/${seeded.promptId}/labels`);
       const at = Object.fromEntries(release_labels.map((l) => [l.release_label, l.prompt_version_number]));
       assert(at.prod === 3 && at.staging === 2, `labels ${JSON.stringify(at)}`);
+      await page.getByRole("tab", { name: "Diff" }).click();
       await page.getByLabel("Left version").selectOption("1");
       await page.getByLabel("Right version").selectOption("3");
       await page.getByTestId("prompt-diff").getByText("Question from the editor: {question}").waitFor();
@@ -472,7 +487,7 @@ async function main() {
         if (["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"].includes(v.key)) await api("DELETE", `/api/public/v2/env-vars/${v.id}`);
       }
       await api("POST", "/api/public/v2/env-vars", { key: "OPENAI_BASE_URL", value: provider.baseUrl });
-      await page.goto(`${base}/console#/prompts/${seeded.promptId}`);
+      await page.goto(`${base}/console#/prompts/${seeded.promptId}?tab=playground`);
       await page.reload();
       const playground = page.getByTestId("playground");
       await playground.getByTestId("no-provider-key").waitFor();
@@ -485,8 +500,10 @@ async function main() {
       await playground.getByTestId("provider-keys").waitFor();
       const vars = (await api("GET", "/api/public/v2/env-vars")).workspace_env_vars;
       assert(vars.some((v) => v.key === "OPENAI_API_KEY" && v.value_suffix === FAKE_PROVIDER_KEY.slice(-4)), "the key was not stored");
-      // The draft differs from v3 in its text: the run sends the draft.
+      // The draft differs from v3 in its text: the run sends the draft (edited in the Editor tab, run in the Playground tab).
+      await page.getByRole("tab", { name: "Editor" }).click();
       await page.getByLabel("Text of message 2").fill("Draft asks: {question}");
+      await page.getByRole("tab", { name: "Playground" }).click();
       await playground.getByRole("button", { name: "Run", exact: true }).click();
       const answer = playground.getByTestId("run-answer").first();
       // Text arrives before the run is done: the answer streams.
@@ -537,7 +554,7 @@ async function main() {
       await page.getByText("4", { exact: true }).first().waitFor();
     });
 
-    await check("edits a sheet cell, adds a column (a bad type refused next to its field), and watches the stale cells recompute", async () => {
+    await check("edits a sheet cell, adds a column with its type's form (a missing input refused next to its field), and watches the stale cells recompute", async () => {
       await page.goto(`${base}/console#/tables/${seeded.tableId}`);
       await page.getByTestId("sheet").waitFor();
       const cell = page.locator("td.editable").first();
@@ -549,16 +566,21 @@ async function main() {
       const sheetPath = `/api/public/v2/tables/${seeded.tableId}/sheets/${seeded.sheetId}`;
       assert((await api("GET", `${sheetPath}/cells/${cellId}`)).cell.display_value === "alpha beta gamma delta epsilon", "the cell edit did not reach the API");
       const columnsBefore = (await api("GET", `${sheetPath}/columns`)).data.length;
+      await page.getByRole("button", { name: "+ Add a column" }).click();
       const add = page.getByTestId("add-column");
       await add.getByLabel("Column title").fill("Characters");
-      await add.getByLabel("Column type").fill("NOT_A_TYPE");
+      await add.getByLabel("Column type").selectOption("COUNT");
+      // No input column chosen: the API's rule shows next to that field, and nothing is added.
       await add.getByRole("button", { name: "Add column" }).click();
-      await add.locator('[data-field="type"]').waitFor();
+      await add.locator('[data-field="config.source"]').waitFor();
       assert((await api("GET", `${sheetPath}/columns`)).data.length === columnsBefore, "a refused column was added");
-      await add.getByLabel("Column type").fill("COUNT");
-      await add.getByLabel("Column configuration").fill(JSON.stringify({ source: seeded.textColumnTitle, type: "chars" }));
+      await add.getByLabel("Input column").selectOption(seeded.textColumnTitle);
+      await add.getByLabel("Count", { exact: true }).selectOption("chars");
       await add.getByRole("button", { name: "Add column" }).click();
-      await page.locator("table.sheet-grid th", { hasText: "Characters" }).waitFor();
+      const header = page.locator("table.sheet-grid th", { hasText: "Characters" });
+      await header.waitFor();
+      // The header shows the title and the type apart.
+      assert((await header.locator(".col-title").innerText()) === "Characters" && (await header.locator(".col-type").innerText()) === "Count", `header ${await header.innerText()}`);
       const columns = (await api("GET", `${sheetPath}/columns`)).data;
       assert(columns.some((c) => c.title === "Characters" && c.type === "COUNT"), "the column is not in the API");
       await page.getByRole("button", { name: "Recalculate stale" }).click();
@@ -662,10 +684,390 @@ async function main() {
       assert(log.scores.helpfulness === 90 && log.metadata.reviewed_by === "browser test", `log ${JSON.stringify({ scores: log.scores, metadata: log.metadata })}`);
     });
 
-    await check("draws the analytics charts", async () => {
+    await check("makes an A/B release from a template's versions and ramps it; a protected label's promote waits for an approval, which moves it", async () => {
+      const { fresh, running } = releases;
+      await page.goto(`${base}/console#/releases`);
+      const form = page.locator(".new-release");
+      await form.getByLabel("Template").selectOption({ label: `${fresh.name} (latest v2)` });
+      await form.getByLabel("Label").selectOption("prod");
+      await form.getByLabel("Challenger version").selectOption("2");
+      await form.getByLabel("Challenger %").fill("10");
+      await form.getByRole("button", { name: "Start release" }).click();
+      await page.locator(".release-split", { hasText: "challenger: v2 · 10 %" }).waitFor();
+      await page.getByLabel("challenger %").fill("25");
+      await page.getByRole("button", { name: "Ramp" }).click();
+      await page.locator(".release-split", { hasText: "challenger: v2 · 25 %" }).waitFor();
+      await page.locator(".release-split", { hasText: "base: v1 · 75 % (base)" }).waitFor();
+
+      await page.goto(`${base}/console#/releases/${running.releaseId}`);
+      // The scorecard: both variants' requests, scores with their intervals.
+      const card = page.locator("table.scorecard");
+      await card.locator("tbody tr").nth(1).waitFor();
+      const requests = await card.locator("tbody tr td:nth-child(2)").allTextContents();
+      assert(requests.map(Number).reduce((a, b) => a + b, 0) === 8, `the scorecard counts ${requests.join("+")} requests`);
+      assert((await card.locator(".score-cell").first().textContent()).includes("["), "the score has no interval");
+      await shot("release");
+      await page.getByRole("button", { name: "Promote challenger" }).click();
+      await page.locator(".notice", { hasText: "waits for the protected label's approval" }).waitFor();
+      await page.goto(`${base}/console#/releases`);
+      const pending = page.locator("table.approvals tbody tr", { hasText: `release #${running.releaseId}` });
+      await pending.getByRole("button", { name: "Approve" }).click();
+      await pending.waitFor({ state: "detached" });
+      await page.goto(`${base}/console#/releases/${running.releaseId}`);
+      await page.getByText("Ended: promoted (challenger).").waitFor();
+      const labels = await api("GET", `/prompt-templates/${encodeURIComponent(running.name)}/labels`);
+      assert(labels.release_labels[0].prompt_version_number === 2, "the approval did not move the label");
+    });
+
+    await check("saves a redaction policy on the Privacy page and tries it on a text; the next log is stored redacted", async () => {
+      await page.goto(`${base}/console#/privacy`);
+      await page.getByTestId("policy-state").getByText("off").waitFor();
+      await page.getByLabel("email action").selectOption("hash");
+      await page.getByLabel("payment_card action").selectOption("mask");
+      await page.getByRole("button", { name: "Add a pattern" }).click();
+      await page.getByLabel("pattern 0 name").fill("ticket");
+      await page.getByLabel("pattern 0", { exact: true }).fill("(a)\\1");
+      await page.getByRole("button", { name: "Save policy" }).click();
+      // A pattern that needs backtracking is refused, naming it; nothing is saved.
+      await page.getByRole("alert").getByText("linear time").first().waitFor();
+      await page.getByLabel("pattern 0", { exact: true }).fill("TCK-[0-9]{4}");
+      await page.getByRole("button", { name: "Save policy" }).click();
+      await page.getByText("Saved: logs written from now on").waitFor();
+      await page.getByTestId("policy-state").getByText("on").waitFor();
+      await page.getByLabel("text to try").fill("Write to ada@example.com about TCK-1234, card 4111 1111 1111 1111");
+      await page.getByRole("button", { name: "Try", exact: true }).click();
+      const out = page.getByTestId("tryout");
+      await out.getByText("[PAYMENT_CARD]", { exact: false }).waitFor();
+      const shown = await out.locator("pre").textContent();
+      assert(/^Write to \[EMAIL:[0-9a-f]{10}\] about \[TICKET\], card \[PAYMENT_CARD\]$/.test(shown ?? ""), `try-out showed ${shown}`);
+      await shot("privacy");
+      const logged = await api("POST", "/log-request", {
+        provider: "openai",
+        model: "gpt-4o",
+        input: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: "pay with 4111 1111 1111 1111" }] }] },
+        output: { type: "chat", messages: [{ role: "assistant", content: [{ type: "text", text: "ok" }] }] },
+        request_start_time: Date.now() / 1000 - 1,
+        request_end_time: Date.now() / 1000,
+      });
+      const log = await api("GET", `/api/public/v2/requests/${logged.id}`);
+      assert(JSON.stringify(log.input).includes("pay with [PAYMENT_CARD]") && log.redactions.payment_card === 1, `stored ${JSON.stringify(log.input)} ${JSON.stringify(log.redactions)}`);
+    });
+
+    await check("draws the analytics charts, the redacted values' among them", async () => {
       await page.goto(`${base}/console#/analytics`);
       await page.locator('[data-testid="chart"] canvas').first().waitFor();
+      await page.getByTestId("redaction-chart").locator("canvas").waitFor();
+      await page.getByTestId("redaction-chart").locator('[data-detector="payment_card"]').waitFor();
       await shot("analytics");
+      // Off again, from the Privacy page, for what follows.
+      await page.goto(`${base}/console#/privacy`);
+      await page.getByRole("button", { name: "Turn redaction off" }).click();
+      await page.getByTestId("policy-state").getByText("off").waitFor();
+    });
+
+    await check("a read-only key reads through the console and is refused every write, with the scope it lacks", async () => {
+      const { key: readKey } = await api("POST", "/api/public/v2/api-keys", { name: "browser read-only", scopes: ["read"] });
+      await page.getByRole("button", { name: "Forget key" }).click();
+      await page.getByLabel("API key").fill(readKey);
+      await page.getByRole("button", { name: "Open" }).click();
+      await page.getByRole("link", { name: "Prompts" }).click();
+      await page.getByRole("link", { name: seeded.promptName }).first().waitFor();
+      await page.goto(`${base}/console#/privacy`);
+      await page.getByLabel("email action").selectOption("mask");
+      await page.getByRole("button", { name: "Save policy" }).click();
+      await page.getByRole("alert").getByText("lacks the scope admin").first().waitFor();
+      const policy = await api("GET", "/api/public/v2/redaction-policy");
+      assert(policy.enabled === false, "a read-only key changed the policy");
+      await shot("read-only-refused");
+      await page.getByRole("button", { name: "Forget key" }).click();
+      await page.getByLabel("API key").fill(key);
+      await page.getByRole("button", { name: "Open" }).click();
+      await page.getByRole("link", { name: "Requests" }).waitFor();
+    });
+
+    console.log("Console, the first hour (issue 41):");
+    await check("requests: previews, a clickable row, a time range and the search kept in the URL across a reload, costs in a few digits", async () => {
+      await page.goto(`${base}/console#/requests`);
+      await page.getByRole("button", { name: "+ Add filter" }).click();
+      const row = page.getByTestId("filter-row").first();
+      await row.getByLabel("Field").selectOption("tags");
+      await row.getByLabel("Operator").selectOption("contains");
+      await row.getByLabel("Value").fill(seeded.tag);
+      await page.getByLabel("Time range").selectOption("1h");
+      await page.getByRole("button", { name: "Search" }).click();
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="request-results"] tbody tr').length === n, seeded.logs.length);
+      assert(new URL(page.url()).hash.includes("?s="), `the search is not in the URL: ${page.url()}`);
+      // A reload (or the URL shared) gives the same search and results.
+      await page.reload();
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="request-results"] tbody tr').length === n, seeded.logs.length);
+      assert((await page.getByTestId("filter-row").first().getByLabel("Value").inputValue()) === seeded.tag, "the filter was not restored from the URL");
+      assert((await page.getByLabel("Time range").inputValue()) === "1h", "the time range was not restored from the URL");
+      // The previews and costs are the API's, the costs in 2 to 4 significant digits.
+      const since = new Date(Date.now() - 3_700_000).toISOString();
+      const answer = await api("POST", "/api/public/v2/requests/search", {
+        filter_group: { logic: "AND", filters: [{ field: "tags", operator: "contains", value: seeded.tag }, { field: "request_start_time", operator: "after", value: since }] },
+        include_previews: true,
+        per_page: 25,
+      });
+      const first = answer.items[0];
+      const tr = page.locator(`[data-testid="request-results"] tbody tr[data-id="${first.id}"]`);
+      assert((await tr.getByTestId("input-preview").innerText()).trim() === first.input_preview.trim(), "the input preview is not the API's");
+      for (const cost of await page.getByTestId("cost").allInnerTexts()) {
+        const digits = cost.replace(/[^0-9]/g, "").replace(/^0+/, "");
+        assert(cost === "—" || (/^\$[\d,.]+$/.test(cost) && digits.length >= 1 && digits.length <= 4), `cost shown as ${cost}`);
+      }
+      await shot("requests-previews", { x: 0, y: 0, width: 1360, height: 700 });
+      // Clicking the row (not its link) opens the request.
+      await tr.getByTestId("output-preview").click();
+      await page.getByTestId("request-detail").waitFor();
+      assert(page.url().endsWith(`#/requests/${first.id}`), `the row opened ${page.url()}`);
+    });
+
+    await check("a failed request shows its error where its output would be", async () => {
+      const failed = seeded.logs.find((l) => l.status === "ERROR") ?? seeded.logs[5];
+      const log = await api("GET", `/api/public/v2/requests/${failed.id}`);
+      assert(log.status === "ERROR", `seeded log ${failed.id} is ${log.status}`);
+      await page.goto(`${base}/console#/requests/${failed.id}`);
+      const callout = page.getByTestId("request-error");
+      await callout.waitFor();
+      const text = await callout.innerText();
+      assert(text.includes(log.error_type) && text.includes(log.error_message), `callout ${text}`);
+    });
+
+    await check("opens a logged request in the playground with its variables, and replays it", async () => {
+      const made = seeded.logs.find((l) => l.promptLinked) ?? seeded.logs[0];
+      const log = await api("GET", `/api/public/v2/requests/${made.id}`);
+      assert(log.prompt_id === seeded.promptId, `seeded log is not from the template (${log.prompt_id})`);
+      await page.goto(`${base}/console#/requests/${made.id}`);
+      await page.getByTestId("open-in-playground").click();
+      const playground = page.getByTestId("playground");
+      await playground.getByTestId("replaying").waitFor();
+      const question = await playground.getByLabel("Variable question").inputValue();
+      assert(question === log.prompt_input_variables.question, `variable ${question}, logged ${log.prompt_input_variables.question}`);
+      await playground.getByRole("button", { name: "Run", exact: true }).click();
+      await playground.getByTestId("run-stats").first().waitFor();
+      const replayId = Number((await playground.getByTestId("run-request-link").first().innerText()).replace(/\D/g, ""));
+      const replay = await api("GET", `/api/public/v2/requests/${replayId}`);
+      assert(replay.prompt_id === seeded.promptId && replay.prompt_input_variables.question === log.prompt_input_variables.question, `replay ${JSON.stringify(replay).slice(0, 200)}`);
+    });
+
+    await check("a prompt's page: a rail of versions with labels, tabs, model and parameter controls, and a publish that moves a label", async () => {
+      await page.goto(`${base}/console#/prompts/${seeded.promptId}`);
+      const rail = page.getByTestId("version-rail");
+      await rail.waitFor();
+      const latest = await api("GET", `/prompt-templates/${seeded.promptId}`);
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="version-rail"] li').length === n, latest.version);
+      const { release_labels } = await api("GET", `/prompt-templates/${seeded.promptId}/labels`);
+      const prod = release_labels.find((l) => l.release_label === "prod");
+      await rail.locator(`li[data-version="${prod.prompt_version_number}"]`).getByText("prod", { exact: true }).waitFor();
+      await rail.locator(`li[data-version="${latest.version}"]`).getByText(latest.commit_message ?? "no commit message").waitFor();
+      await page.getByRole("tab", { name: "Diff" }).click();
+      await page.getByTestId("prompt-diff").waitFor();
+      await page.getByRole("tab", { name: "Editor" }).click();
+      const editor = page.getByTestId("prompt-editor");
+      // The model list comes from the price table; free text is allowed.
+      await page.locator('datalist#models option[value="gpt-4.1-mini"]').waitFor({ state: "attached" });
+      await editor.getByLabel("Model", { exact: true }).fill("gpt-4.1-mini");
+      await editor.getByLabel("Temperature").fill("0.7");
+      await editor.getByLabel("Max tokens").fill("256");
+      await editor.getByLabel("Stop").fill("END, STOP");
+      await editor.getByLabel("Commit message").fill("controls: temperature, max tokens, stop");
+      await editor.getByLabel("Move label on publish").selectOption({ label: "prod" });
+      await shot("prompt-page", { x: 0, y: 0, width: 1360, height: 900 });
+      await editor.getByRole("button", { name: "Publish as a new version" }).click();
+      const next = latest.version + 1;
+      await page.getByRole("heading", { name: `Edit (a draft of v${next})` }).waitFor();
+      const v = await api("GET", `/prompt-templates/${seeded.promptId}?version=${next}`);
+      assert(v.metadata.model.name === "gpt-4.1-mini", `model ${v.metadata.model.name}`);
+      const p = v.metadata.model.parameters;
+      assert(p.temperature === 0.7 && p.max_tokens === 256 && JSON.stringify(p.stop) === '["END","STOP"]', `parameters ${JSON.stringify(p)}`);
+      const moved = (await api("GET", `/prompt-templates/${seeded.promptId}/labels`)).release_labels.find((l) => l.release_label === "prod");
+      assert(moved.prompt_version_number === next, `prod is on v${moved.prompt_version_number}`);
+      await rail.locator(`li[data-version="${next}"]`).getByText("prod", { exact: true }).waitFor();
+    });
+
+    await check("creates a table from the console, its sheet shown with its columns", async () => {
+      await page.goto(`${base}/console#/tables`);
+      await page.getByRole("button", { name: "+ New table" }).first().click();
+      const title = `${seeded.tag} made in the console`;
+      await page.getByLabel("Table title").fill(title);
+      await page.getByRole("button", { name: "Create table" }).click();
+      await page.getByTestId("sheet").waitFor();
+      const tables = (await api("GET", `/api/public/v2/tables?name=${encodeURIComponent(title)}`)).data;
+      assert(tables.length === 1 && tables[0].sheet_count === 1, `tables ${JSON.stringify(tables)}`);
+      assert(page.url().includes(tables[0].id), `opened ${page.url()}`);
+    });
+
+    await check("a failure every cell of a column shares is said once, naming the Settings page", async () => {
+      await page.goto(`${base}/console#/tables/${seeded.tableId}`);
+      await page.getByTestId("sheet").waitFor();
+      await page.getByRole("button", { name: "+ Add a column" }).click();
+      const add = page.getByTestId("add-column");
+      await add.getByLabel("Column title").fill("Claude says");
+      await add.getByLabel("Column type").selectOption("AI_DATA_EXTRACTION");
+      await add.getByLabel("Input column").selectOption(seeded.textColumnTitle);
+      await add.getByLabel("What to extract").fill("the first word");
+      await add.getByLabel("Provider").selectOption("anthropic");
+      await add.getByRole("button", { name: "Add column" }).click();
+      await page.locator("table.sheet-grid th", { hasText: "Claude says" }).waitFor();
+      await page.getByRole("button", { name: "Recalculate stale" }).click();
+      const banner = page.getByTestId("column-failure");
+      await banner.waitFor({ timeout: 60_000 });
+      const text = await banner.innerText();
+      assert(text.includes("Claude says") && text.includes("no ANTHROPIC_API_KEY is set") && text.includes("Settings page"), `banner ${text}`);
+      const sheetPath = `/api/public/v2/tables/${seeded.tableId}/sheets/${seeded.sheetId}`;
+      const columns = (await api("GET", `${sheetPath}/columns`)).data;
+      const col = columns.find((c) => c.title === "Claude says");
+      const cells = (await api("GET", `${sheetPath}/rows?include_columns=true`)).data.map((r) => r.cells[col.id]);
+      assert(cells.length >= 2 && cells.every((c) => c.status === "FAILED" && c.error === cells[0].error), `cells ${JSON.stringify(cells).slice(0, 300)}`);
+      await shot("sheet-failure", { x: 0, y: 0, width: 1360, height: 700 });
+    });
+
+    await check("settings: the provider keys' sources, and a key added there", async () => {
+      await page.goto(`${base}/console#/settings`);
+      const status = page.getByTestId("provider-status");
+      await status.locator('li[data-provider="openai"][data-source="workspace"]').waitFor();
+      await status.locator('li[data-provider="anthropic"][data-source="none"]').waitFor();
+      const form = page.getByTestId("env-var-form");
+      await form.getByLabel("Variable name").fill("ANTHROPIC_API_KEY");
+      await form.getByLabel("Variable value").fill("sk-ant-console-test");
+      await form.getByRole("button", { name: "Save" }).click();
+      await status.locator('li[data-provider="anthropic"][data-source="workspace"]').waitFor();
+      const keys = (await api("GET", "/api/public/v2/provider-keys")).providers;
+      assert(keys.find((p) => p.provider === "anthropic").source === "workspace", "the key is not the workspace's");
+      await shot("settings", { x: 0, y: 0, width: 1360, height: 600 });
+      // Taken out again: the rest of the run expects no Anthropic key.
+      await page.locator('[data-testid="env-vars"] tr[data-key="ANTHROPIC_API_KEY"]').getByRole("button", { name: "Delete" }).click();
+      await status.locator('li[data-provider="anthropic"][data-source="none"]').waitFor();
+    });
+
+    let uploadedGroup = null;
+    await check("creates a dataset from a CSV file, keeping the columns ticked", async () => {
+      await page.goto(`${base}/console#/datasets`);
+      await page.getByRole("button", { name: "+ New dataset" }).first().click();
+      const form = page.getByTestId("new-dataset");
+      const name = `${seeded.tag} uploaded`;
+      await form.getByLabel("Dataset name").fill(name);
+      const csv = "question,answer,internal_note\nWhat color is the sky?,It is blue.,x\nWhat is 2+2?,Five.,y\nName a fruit,A blue berry.,z\n";
+      await form.getByLabel("Dataset file").setInputFiles({ name: "questions.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+      const columns = form.getByTestId("dataset-columns");
+      await columns.getByText("internal_note").waitFor();
+      await columns.getByLabel("internal_note").uncheck();
+      await form.getByRole("button", { name: "Create the dataset" }).click();
+      await page.waitForFunction(() => /^#\/datasets\/\d+$/.test(location.hash), undefined, { timeout: 60_000 });
+      await page.locator("table.sheet-grid tbody tr").nth(2).waitFor();
+      const list = (await api("GET", "/api/public/v2/datasets?per_page=100")).datasets.filter((d) => d.dataset_group.name === name);
+      const v1 = list.find((d) => d.version_number === 1);
+      assert(v1 && JSON.stringify(v1.column_names) === '["question","answer"]', `datasets ${JSON.stringify(list).slice(0, 300)}`);
+      assert((await api("GET", `/api/public/v2/datasets/${v1.id}/rows`)).total === 3, "the rows are not in the dataset");
+      assert((await page.getByRole("heading", { name: `${name} (v1)` }).count()) === 1, "the dataset's page is not titled by its name");
+      uploadedGroup = v1.dataset_group_id;
+    });
+
+    await check("builds an evaluation pipeline from column forms, runs it and reads its score summary; names, not ids", async () => {
+      assert(uploadedGroup, "no uploaded dataset");
+      await page.goto(`${base}/console#/evaluations`);
+      await page.getByRole("button", { name: "+ New pipeline" }).first().click();
+      const form = page.getByTestId("new-pipeline");
+      const name = `${seeded.tag} mentions blue`;
+      await form.getByLabel("Pipeline name").fill(name);
+      await form.getByLabel("Pipeline dataset").selectOption(String(uploadedGroup));
+      const col = form.getByTestId("pipeline-column-form");
+      await col.getByLabel("Column title").fill("Says blue");
+      await col.getByLabel("Column type").selectOption("CONTAINS");
+      await col.getByLabel("Input column").selectOption("answer");
+      await col.getByLabel("Text", { exact: true }).fill("blue");
+      await col.getByRole("button", { name: "Add to the pipeline" }).click();
+      await form.getByTestId("pipeline-columns").getByText("Says blue").waitFor();
+      await shot("evaluation-builder", { x: 0, y: 0, width: 1360, height: 800 });
+      await form.getByRole("button", { name: "Create the pipeline" }).click();
+      await page.waitForFunction(() => /^#\/evaluations\/\d+$/.test(location.hash));
+      const pipelineId = Number(new URL(page.url()).hash.split("/").pop());
+      // A pipeline that never ran says so, and shows no run status.
+      await page.getByText("never run").first().waitFor();
+      assert((await page.locator(".card-head .badge.status-completed").count()) === 0, "a pipeline that never ran shows COMPLETED");
+      const created = await api("GET", `/reports/${pipelineId}`);
+      assert(created.report.name === name && created.report_columns[0].column_type === "CONTAINS" && created.report_columns[0].configuration.source === "answer", `pipeline ${JSON.stringify(created.report_columns)}`);
+      await page.getByTestId("start-run").getByRole("button", { name: "Start a run" }).click();
+      await page.waitForFunction((p) => /^#\/evaluations\/\d+$/.test(location.hash) && !location.hash.endsWith(`/${p}`), pipelineId);
+      const runId = Number(new URL(page.url()).hash.split("/").pop());
+      await page.getByTestId("run-status").getByText(name).waitFor();
+      await page.waitForFunction(() => /\d/.test(document.querySelector('[data-testid="overall-score"]')?.textContent ?? ""), undefined, { timeout: 60_000 });
+      const score = (await api("GET", `/reports/${runId}/score`)).score.overall_score;
+      const shown = Number(await page.getByTestId("overall-score").innerText());
+      assert(Math.abs(shown - score) < 0.1 && Math.abs(score - 66.67) < 0.1, `score shown ${shown}, the API's ${score}`);
+      await shot("evaluation-run", { x: 0, y: 0, width: 1360, height: 800 });
+      await page.goto(`${base}/console#/evaluations`);
+      await page.getByRole("link", { name: name, exact: true }).first().waitFor();
+      const text = await page.locator("table.grid").first().innerText();
+      assert(!/#\d/.test(text), `the evaluations list names something by id: ${text.slice(0, 300)}`);
+    });
+
+    await check("analytics: hourly buckets for a day, bars where a line would have one point, error rate, cost by model and requests by prompt version", async () => {
+      await page.goto(`${base}/console#/analytics`);
+      await page.getByLabel("Range").selectOption("24 hours");
+      await page.getByTestId("interval").getByText("By the hour").waitFor();
+      const now = Date.now();
+      const answer = await api("POST", "/api/public/v2/requests/analytics", {
+        filter_group: { logic: "AND", filters: [{ field: "request_start_time", operator: "after", value: new Date(now - 86_400_000).toISOString() }, { field: "request_start_time", operator: "before", value: new Date(now + 60_000).toISOString() }] },
+      });
+      assert(answer.chartInterval.interval === "hour", "the API did not answer by the hour");
+      const rate = await page.getByTestId("error-rate").innerText();
+      assert(rate === `${Math.round(answer.errorRate * 1000) / 10}%`, `error rate ${rate}, the API's ${answer.errorRate}`);
+      if (answer.stats.length < 3) assert((await page.locator('[data-testid="chart"][data-kind="bars"]').count()) >= 1, "few points drawn as lines");
+      await page.getByTestId("cost-by-model").locator("tr").first().waitFor();
+      const models = await page.getByTestId("cost-by-model").locator("th").allInnerTexts();
+      assert(models.includes("gpt-4o") && models.includes("gpt-4o-mini"), `cost by model ${models}`);
+      // The busiest templates of the range (a reused local state holds earlier runs' too): the seeded
+      // one when it is among them, else the busiest.
+      const top = answer.mostUsedPromptTemplates.slice(0, 4);
+      const shown = top.find((t) => t.promptName === seeded.promptName) ?? top[0];
+      assert(shown, "the API names no template");
+      const versions = page.getByTestId("requests-by-version").filter({ has: page.getByRole("link", { name: shown.promptName, exact: true }) });
+      await versions.waitFor();
+      assert(/v\d|no version/.test(await versions.innerText()), `requests by version ${await versions.innerText()}`);
+      await shot("analytics-hourly");
+    });
+
+    await check("empty states offer their action, errors a way back, and the login page says where a key comes from", async () => {
+      await page.goto(`${base}/console#/tables`);
+      await page.getByRole("searchbox", { name: "Title" }).fill(`${seeded.tag}-no-such-table`);
+      await page.getByRole("button", { name: "Find" }).click();
+      await page.getByTestId("empty-state").getByText("No table has that title.").waitFor();
+      await page.goto(`${base}/console#/requests/1099511627775`);
+      const error = page.getByTestId("page-error");
+      await error.waitFor();
+      await error.getByRole("link", { name: /Back to the search/ }).click();
+      await page.getByTestId("request-results").waitFor();
+      await page.goto(`${base}/console#/no-such-page`);
+      await page.getByTestId("page-error").getByRole("link", { name: /Requests/ }).click();
+      await page.getByTestId("request-results").waitFor();
+      await page.getByRole("button", { name: "Forget key" }).click();
+      const help = await page.getByTestId("key-help").innerText();
+      assert(help.includes("npm run dev") && help.includes("npm run keys"), `key help ${help}`);
+      await shot("login", { x: 0, y: 0, width: 1360, height: 600 });
+      await page.getByLabel("API key").fill(key);
+      await page.getByRole("button", { name: "Open" }).click();
+      await page.getByRole("link", { name: "Requests" }).waitFor();
+    });
+
+    await check("nothing overflows at 390 px: the top bar wraps and tables scroll within themselves", async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      try {
+        for (const view of ["requests", `tables/${seeded.tableId}`, `prompts/${seeded.promptId}`, "analytics", "settings"]) {
+          // Each opened as a person on a phone opens a link to it.
+          await page.goto(`${base}/console#/${view}`);
+          await page.reload();
+          await page.locator("main.content .card").first().waitFor();
+          // Each view's later answers (versions, charts) have come in.
+          await page.waitForTimeout(1500);
+          const widths = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, top: document.querySelector("header.top")?.scrollWidth ?? 0, win: window.innerWidth }));
+          assert(widths.doc <= widths.win && widths.top <= widths.win, `${view} overflows at 390 px: ${JSON.stringify(widths)}`);
+          if (view === "requests") await shot("mobile-requests", { x: 0, y: 0, width: 390, height: 844 });
+        }
+      } finally {
+        await page.setViewportSize({ width: 1360, height: 900 });
+      }
     });
 
     console.log("/docs:");
@@ -674,12 +1076,16 @@ async function main() {
       await page.getByText("PromptEdge API", { exact: true }).first().waitFor({ timeout: 60_000 });
       await page.getByText("request logs", { exact: true }).first().waitFor({ timeout: 60_000 });
       await page.getByText("Interactive API reference").first().waitFor();
+      // It opens with the quick start, and its key box shows no sample key.
+      await page.getByText("Quick start", { exact: true }).first().waitFor();
+      await page.getByText("Send it as the").first().waitFor();
+      assert((await page.locator('input[placeholder="QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT"]').count()) === 0, "the reference shows Scalar's sample-looking key");
       await shot("docs");
     });
 
     await check('sends the key entered in the reference as X-API-KEY from "try it"', async () => {
       // Scalar's own placeholder for an API key's value (its version is pinned in package.json).
-      await page.locator('input[placeholder="QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT"]').first().fill(key);
+      await page.locator(`input[placeholder="${KEY_PLACEHOLDER}"]`).first().fill(key);
       await page.getByRole("button", { name: "Open Group - prompt templates" }).click();
       await page.getByText("List prompt templates", { exact: true }).first().click();
       await page.locator("button", { hasText: "Test Request(get /prompt-templates)" }).first().click();
@@ -691,6 +1097,11 @@ async function main() {
       const response = await request.response();
       assert(response?.status() === 200, `try it answered ${response?.status()}`);
       await shot("docs-try-it");
+    });
+
+    await check("npm run dev ran the scheduled handler (its cron) while the test ran", async () => {
+      // The browser checks take well over a minute: the first minute's trigger has come by now.
+      await until("the dev cron's first run", async () => dev.output().includes("Cron: the scheduled handler ran"));
     });
 
     await check("no request left this machine and no Content-Security-Policy violation", async () => {

@@ -12,7 +12,7 @@ import { toApiError } from "./http/api-error";
 import { requestContext } from "./http/middleware";
 import { dispatchEmittedEvents } from "./http/event-dispatch";
 import { validationHook } from "./lib/validation";
-import { allowedMethodsLookup } from "./lib/allowed-methods";
+import { allowedMethodsLookup, shadowingMethodsLookup } from "./lib/allowed-methods";
 import { registerDocsRoutes } from "./routes/docs";
 import { registerConsoleRoutes } from "./routes/console";
 import { registerHealthRoutes } from "./routes/health";
@@ -20,6 +20,8 @@ import { registerLogRequestRoutes } from "./routes/log-request";
 import { registerRequestRoutes } from "./routes/requests";
 import { registerFolderRoutes } from "./routes/folders";
 import { registerPromptTemplateRoutes } from "./routes/prompt-templates";
+import { registerLabelChangeRoutes } from "./routes/prompt-templates/label-changes";
+import { registerAbTestRoutes } from "./routes/ab-tests";
 import { registerPromptRunRoutes } from "./routes/prompt-runs";
 import { registerToolRegistryRoutes } from "./routes/tool-registry";
 import { registerWorkflowRoutes } from "./routes/workflows";
@@ -40,6 +42,9 @@ import { registerRealtimeRoutes } from "./routes/realtime";
 import { registerTraceRoutes } from "./routes/traces";
 import { registerWorkspaceRoutes } from "./routes/workspace";
 import { registerSignalRoutes } from "./routes/signals";
+import { registerApiKeyRoutes } from "./routes/api-keys";
+import { registerAuditLogRoutes } from "./routes/audit-log";
+import { registerRedactionPolicyRoutes } from "./routes/redaction-policy";
 import { registerMcpRoutes } from "./routes/mcp";
 
 function respondWithError(err: unknown, c: Context<AppEnv>): Response {
@@ -51,9 +56,20 @@ function respondWithError(err: unknown, c: Context<AppEnv>): Response {
   return res;
 }
 
+const methodNotAllowed = (method: string, path: string, allow: string[]) =>
+  new ApiError("method_not_allowed", `${path} does not take ${method}; it takes ${allow.join(", ")}`, { headers: { Allow: allow.join(", ") } });
+
 export function createApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", requestContext);
+  // A path that names a route (a literal segment) asked with a method that route does not take is a
+  // 405, before a less specific route (a placeholder there) can read the literal as an id.
+  const shadowing = shadowingMethodsLookup(() => app.routes);
+  app.use("*", async (c, next) => {
+    const allow = shadowing(c.req.method, c.req.path);
+    if (allow) throw methodNotAllowed(c.req.method, c.req.path, allow);
+    await next();
+  });
   app.use("*", async (c, next) => {
     // Reads may come from a read replica, as new as the bookmarks the client sends; writes start at
     // the primary. The response hands back the bookmarks, advanced (src/db/sessions.ts).
@@ -73,12 +89,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   const methodsOf = allowedMethodsLookup(() => app.routes);
   app.notFound((c) => {
     const allow = methodsOf(c.req.path);
-    if (allow.length > 0) {
-      const err = new ApiError("method_not_allowed", `${c.req.path} does not take ${c.req.method}; it takes ${allow.join(", ")}`, {
-        headers: { Allow: allow.join(", ") },
-      });
-      return respondWithError(err, c);
-    }
+    if (allow.length > 0) return respondWithError(methodNotAllowed(c.req.method, c.req.path, allow), c);
     return respondWithError(new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`), c);
   });
 
@@ -92,6 +103,8 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerLogRequestRoutes(app);
   registerRequestRoutes(app);
   registerPromptTemplateRoutes(app);
+  registerLabelChangeRoutes(app);
+  registerAbTestRoutes(app);
   registerPromptRunRoutes(app);
   registerFolderRoutes(app);
   registerToolRegistryRoutes(app);
@@ -113,6 +126,9 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTraceRoutes(app);
   registerWorkspaceRoutes(app);
   registerSignalRoutes(app);
+  registerApiKeyRoutes(app);
+  registerAuditLogRoutes(app);
+  registerRedactionPolicyRoutes(app);
   registerRealtimeRoutes(app);
   registerMcpRoutes(app);
   registerDocsRoutes(app);

@@ -1,8 +1,11 @@
 // What every part of the Worker works with, the Durable Objects included: the database, the blocks'
 // context, the clock. Built from the few bindings it needs, so an object can build it without the
 // request-side Deps (deps.ts) and without an import of the Worker's whole env.
-import { createLlmProviders, DEFAULT_ENDPOINT_POLICY, type BlockContext, type BlockSettings, type PromptRef, type ResolvedPrompt } from "./blocks";
+import { and, eq, isNull, type SQL } from "drizzle-orm";
+import { createLlmProviders, DEFAULT_ENDPOINT_POLICY, providerSettings, type BlockContext, type BlockSettings, type LlmProviders, type PromptRef, type ResolvedPrompt } from "./blocks";
 import { getDb, type Db } from "./db/client";
+import { envVars } from "./db/schema";
+import { open } from "./lib/secret-box";
 import type { RequestSessions } from "./db/sessions";
 import { promisesByKey } from "./lib/collections";
 import { CONTROL_SHARD, ensureIdRange, idRangeFor, openPeriod, recordedPlacement, shardBinding, workspacePlacement, WorkspaceLogs, type LogPeriod, type LogShardEnv, type Placement } from "./logs";
@@ -10,6 +13,8 @@ import { findPromptVersion } from "./prompts";
 
 export interface BaseEnv extends BlockSettings, LogShardEnv {
   DB: D1Database;
+  /** Opens the workspaces' environment variables (their provider keys among them). */
+  ENV_VARS_KEY?: string;
 }
 
 export interface BaseDeps {
@@ -99,15 +104,17 @@ export function buildBaseDeps(env: BaseEnv, sessions?: RequestSessions): BaseDep
 }
 
 /**
- * The context blocks run with inside the Worker: providers from secrets, the ENDPOINT policy from vars,
- * and the workspace's prompt registry. Workflow runs, evaluation batches and sheet recalculation
- * chunks each make one; within it a stored prompt is looked up once, however many cells or rows name it.
+ * The context blocks run with inside the Worker: LLM providers from the workspace's variables, then
+ * the Worker's secrets (read on the first LLM call only), the ENDPOINT policy from vars, and the
+ * workspace's prompt registry. Workflow runs, evaluation batches and sheet recalculation chunks each
+ * make one; within it a stored prompt is looked up once, however many cells or rows name it.
  */
-export function blockContextFor(env: BlockSettings, db: Db, workspaceId: number): BlockContext {
+export function blockContextFor(env: BaseEnv, db: Db, workspaceId: number): BlockContext {
   const timeout = Number(env.ENDPOINT_TIMEOUT_MS);
+  let llm: Promise<LlmProviders> | undefined;
   return {
     fetch: (input, init) => fetch(input, init),
-    llm: createLlmProviders(env),
+    llm: () => (llm ??= workspaceLlm(env, db, workspaceId)),
     endpoint: {
       timeoutMs: timeout > 0 ? timeout : DEFAULT_ENDPOINT_POLICY.timeoutMs,
       allowPrivateAddresses: env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true",
@@ -121,6 +128,56 @@ export function blockContextFor(env: BlockSettings, db: Db, workspaceId: number)
       return found ? { prompt_template: found.version.promptTemplate, metadata: found.version.metadata ?? null } : null;
     }),
   };
+}
+
+/**
+ * The LLM providers of one workspace, in the one order (blocks/llm.ts providerSettings): its own
+ * variables, then the Worker's secrets. A redirect is the provider's failure, never followed, so a
+ * base URL cannot lead a key elsewhere.
+ */
+export async function workspaceLlm(env: BlockSettings & { ENV_VARS_KEY?: string }, db: Db, workspaceId: number): Promise<LlmProviders> {
+  const vars = await envForRun(db, env.ENV_VARS_KEY, workspaceId);
+  const { settings, problems } = providerSettings(vars, env, env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
+  return createLlmProviders(settings, (url, init) => fetch(url, { ...init, redirect: "manual" }), problems);
+}
+
+/** Where an environment variable lives: the workspace, or one tool of it. */
+export interface EnvScope {
+  workspaceId: number;
+  toolId: number | null;
+}
+
+/** The additional data of a sealed value: a value only opens in the row it was written for. */
+export const envVarContext = (scope: EnvScope, key: string) => `env:${scope.workspaceId}:${scope.toolId ?? 0}:${key}`;
+
+export const envVarScope = (scope: EnvScope): SQL =>
+  and(eq(envVars.workspaceId, scope.workspaceId), scope.toolId == null ? isNull(envVars.toolId) : eq(envVars.toolId, scope.toolId))!;
+
+/**
+ * The variables a run sees, decrypted: the workspace's, overlaid by the tool's when a tool runs.
+ * Placeholders (never given a value) are left out. With `only`, just those keys (a stored tool
+ * version gets the variables its execution declares, nothing else). The only place that hands
+ * decrypted values on.
+ */
+export async function envForRun(
+  db: Db,
+  secret: string | undefined,
+  workspaceId: number,
+  toolId: number | null = null,
+  only?: readonly string[],
+): Promise<Record<string, string>> {
+  if (only && only.length === 0) return {};
+  const scopes: EnvScope[] = [{ workspaceId, toolId: null }, ...(toolId == null ? [] : [{ workspaceId, toolId }])];
+  const wanted = only ? new Set(only) : null;
+  const out: Record<string, string> = {};
+  for (const scope of scopes) {
+    const rows = await db.select().from(envVars).where(envVarScope(scope));
+    for (const row of rows) {
+      if (!row.hasValue || (wanted && !wanted.has(row.key))) continue;
+      out[row.key] = await open(secret, row.sealedValue, envVarContext(scope, row.key));
+    }
+  }
+  return out;
 }
 
 /** Memoizes a prompt lookup by (name, version, label); a failed lookup is not kept, so the next call tries again. */

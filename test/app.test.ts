@@ -193,13 +193,52 @@ describe("errors", () => {
     expect((await call("/prompt-templates/a/b/c/d", { method: "PUT", key: ws.key })).status).toBe(404);
   });
 
-  it("GET / sends a browser to the reference and gives a program the links", async () => {
+  it("405 with Allow for GET on a POST-only path that a placeholder route could read as an id, never that route's 400", async () => {
+    for (const path of ["/api/public/v2/requests/search", "/api/public/v2/requests/analytics", "/api/public/v2/traces/search"]) {
+      for (const key of [undefined, ws.key]) {
+        const res = await call(path, { key });
+        expect(res.status, path).toBe(405);
+        expect(res.headers.get("Allow")).toBe("POST");
+        expect(await json(res)).toMatchObject({ ...ERROR_SHAPE, error: "method_not_allowed", message: `${path} does not take GET; it takes POST` });
+      }
+    }
+    const folders = await call("/api/public/v2/folders/entities", { method: "PATCH", key: ws.key });
+    expect(folders.status).toBe(405);
+    expect(folders.headers.get("Allow")).toBe("DELETE, GET, HEAD, POST");
+    // The placeholder route still answers its own ids, and the literal route its own method.
+    expect((await call("/api/public/v2/requests/12345", { key: ws.key })).status).toBe(404);
+    expect((await call("/api/public/v2/requests/search", { method: "POST", key: ws.key, json: {} })).status).toBe(200);
+  });
+
+  it("names the body fields the API ignored in X-PromptEdge-Ignored-Fields, the answer keeping its shape", async () => {
+    const res = await call("/log-request", { method: "POST", key: ws.key, json: logBody({ group_id: 5, span_id: "abc", something_new: { x: 1 }, metadata: { kept: "yes" } }) });
+    expect(res.status).toBe(201);
+    // logBody's own test_call marker (which tells the fixtures' calls apart) is a field the API ignores too.
+    expect(res.headers.get("X-PromptEdge-Ignored-Fields")).toBe("test_call, group_id, span_id, something_new");
+    expect(Object.keys(await json(res)).sort()).toEqual(["error_message", "error_type", "id", "prompt_version", "status"]);
+    const { test_call: _marker, ...unmarked } = logBody();
+    const clean = await call("/log-request", { method: "POST", key: ws.key, json: { ...unmarked, metadata: { call: crypto.randomUUID() } } });
+    expect(clean.headers.get("X-PromptEdge-Ignored-Fields")).toBeNull();
+    // A refused body names its rules instead.
+    const refused = await call("/log-request", { method: "POST", key: ws.key, json: logBody({ model: "", stray: 1 }) });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("X-PromptEdge-Ignored-Fields")).toBeNull();
+    // Nested: a dataset-group body with a misspelt field.
+    const group = await call("/api/public/v2/dataset-groups", { method: "POST", key: ws.key, json: { name: `g-${crypto.randomUUID()}`, descripton: "typo" } });
+    expect(group.status).toBe(201);
+    expect(group.headers.get("X-PromptEdge-Ignored-Fields")).toBe("descripton");
+  });
+
+  it("GET / lists the console and the reference: a page for a browser, the links as JSON for a program", async () => {
     const browser = await call("/", { headers: { Accept: "text/html,application/xhtml+xml" }, redirect: "manual" });
-    expect(browser.status).toBe(302);
-    expect(browser.headers.get("Location")).toBe("/docs");
+    expect(browser.status).toBe(200);
+    expect(browser.headers.get("Content-Security-Policy")).toContain("script-src 'self'");
+    const page = await browser.text();
+    expect(page).toContain('<a href="/console">The console</a>');
+    expect(page).toContain('<a href="/docs">The API reference</a>');
     const program = await call("/");
     expect(program.status).toBe(200);
-    expect(await json(program)).toMatchObject({ success: true, links: { docs: "/docs", openapi: "/openapi.json" } });
+    expect(await json(program)).toMatchObject({ success: true, links: { console: "/console", docs: "/docs", openapi: "/openapi.json" } });
   });
 
   it("401 that says to use X-API-KEY for an Authorization: Bearer key", async () => {

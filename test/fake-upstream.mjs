@@ -3,6 +3,8 @@
 // and a webhook receiver at fake-webhook.test. Anything else is refused, so no test ever reaches the internet.
 //
 // fake-llm.test answers the text inside [[reply:…]] in the last user message, else "echo: <message>".
+// It takes two keys: the Worker's (test-key, vitest.config.ts) and a workspace's (workspace-key),
+// whose answers end in " [workspace key]" so a test can tell which key a call was sent with.
 
 const json = (v, status = 200) => new Response(JSON.stringify(v), { status, headers: { "content-type": "application/json" } });
 
@@ -61,12 +63,13 @@ export async function fakeUpstream(request) {
   const url = new URL(request.url);
   if (url.hostname === "fake-webhook.test") return fakeWebhook(request, url);
   if (url.hostname === "fake-llm.test" && url.pathname === "/v1/chat/completions") {
-    if (request.headers.get("authorization") !== "Bearer test-key") return json({ error: { message: "bad key" } }, 401);
+    const auth = request.headers.get("authorization");
+    if (auth !== "Bearer test-key" && auth !== "Bearer workspace-key") return json({ error: { message: "bad key" } }, 401);
     const body = await request.json();
     if (body.response_format?.json_schema?.name === "signal_verdict") return fakeJudge(body);
     const last = [...body.messages].reverse().find((m) => m.role === "user")?.content ?? "";
     const m = /\[\[reply:([^\]]*)\]\]/.exec(last);
-    const reply = m ? m[1] : `echo: ${last}`;
+    const reply = (m ? m[1] : `echo: ${last}`) + (auth === "Bearer workspace-key" ? " [workspace key]" : "");
     // Token counts: words, so tests can tell them apart.
     const usage = { prompt_tokens: JSON.stringify(body.messages).split(/\s+/).length, completion_tokens: reply.split(/\s+/).length };
     if (body.stream) return fakeLlmStream(body, reply, usage);

@@ -119,3 +119,52 @@ export function draftVariables(d: Draft): string[] {
   const v = versionOf(d);
   return v.ok ? templateVariableNames(v.prompt_template) : [];
 }
+
+/** The common parameters the editor shows as controls (the rest stay in the JSON of the advanced view). */
+export const COMMON_PARAMETERS = ["temperature", "max_tokens", "top_p", "stop"] as const;
+export type CommonParameter = (typeof COMMON_PARAMETERS)[number];
+
+/** The draft's parameters as an object, or null while their JSON does not parse. */
+export function parametersOf(d: Draft): Obj | null {
+  if (!d.parameters.trim()) return {};
+  try {
+    const v = JSON.parse(d.parameters);
+    return isObj(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The draft with one parameter set from its control's text ("" removes it): numbers for temperature,
+ * max_tokens and top_p (text that is not a number is kept as text, for the API to refuse by name), a
+ * list for stop (comma-separated). Null while the parameters' JSON does not parse.
+ */
+export function withParameter(d: Draft, name: CommonParameter, text: string): Draft | null {
+  const params = parametersOf(d);
+  if (!params) return null;
+  const next: Obj = { ...params };
+  const t = text.trim();
+  if (!t) delete next[name];
+  else if (name === "stop") next[name] = t.split(",").map((s) => s.trim()).filter(Boolean);
+  else next[name] = Number.isFinite(Number(t)) ? Number(t) : t;
+  return { ...d, parameters: JSON.stringify(next, null, 2) };
+}
+
+/** A parameter's value as its control shows it. */
+export function parameterText(d: Draft, name: CommonParameter): string {
+  const v = parametersOf(d)?.[name];
+  if (v === undefined || v === null) return "";
+  return Array.isArray(v) ? v.join(", ") : String(v);
+}
+
+/** The response format as the editor's choice: none, a JSON object, or something only the JSON view shows (a schema). */
+export function responseFormatChoice(d: Draft): "" | "json_object" | "custom" {
+  if (!d.responseFormat.trim()) return "";
+  try {
+    const v = JSON.parse(d.responseFormat);
+    return isObj(v) && v.type === "json_object" && Object.keys(v).length === 1 ? "json_object" : "custom";
+  } catch {
+    return "custom";
+  }
+}

@@ -1,6 +1,7 @@
 // Small pieces every view uses. Text is always rendered as text (Preact escapes it); no view sets HTML.
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { pricedAs } from "../../src/converters/pricing";
 import { ApiFailure } from "./api";
 
 export interface Async<T> {
@@ -50,6 +51,35 @@ export function ErrorBox({ error }: { error: string | null }) {
   ) : null;
 }
 
+/** A page that could not load: the API's message, and the ways back (the list it came from, or trying again). */
+export function PageError({ error, back, retry }: { error: string; back: { href: string; label: string }; retry?: () => void }) {
+  return (
+    <div class="page-error" role="alert" data-testid="page-error">
+      <p class="error">{error}</p>
+      <p class="actions">
+        <a class="button" href={back.href}>
+          ‹ {back.label}
+        </a>
+        {retry ? (
+          <button type="button" onClick={retry}>
+            Try again
+          </button>
+        ) : null}
+      </p>
+    </div>
+  );
+}
+
+/** What an empty list says: one sentence, and the action that fills it. */
+export function EmptyState({ text, action }: { text: string; action?: ComponentChildren }) {
+  return (
+    <div class="empty" data-testid="empty-state">
+      <p>{text}</p>
+      {action ?? null}
+    </div>
+  );
+}
+
 /** A column of a ListTable: its heading, right-aligned when numeric. */
 export interface Column {
   title: string;
@@ -60,13 +90,33 @@ export interface Column {
  * A list view's body: the error of its last load, then a table of `items` (one `row` each, `empty`
  * when there is none) followed by `footer` (its pager), or Loading while the first answer is awaited.
  */
-export function ListTable<D, T>(props: { list: Async<D>; items: (data: D) => T[]; columns: Column[]; row: (item: T) => ComponentChildren; empty: string; footer?: (data: D) => ComponentChildren }) {
+export function ListTable<D, T>(props: {
+  list: Async<D>;
+  items: (data: D) => T[];
+  columns: Column[];
+  row: (item: T) => ComponentChildren;
+  empty: string;
+  emptyAction?: ComponentChildren;
+  footer?: (data: D) => ComponentChildren;
+}) {
   const { list } = props;
-  if (!list.data) return list.error ? <ErrorBox error={list.error} /> : list.loading ? <Loading /> : null;
+  if (!list.data)
+    return list.error ? (
+      <div class="page-error" role="alert">
+        <p class="error">{list.error}</p>
+        <button type="button" onClick={list.reload}>
+          Try again
+        </button>
+      </div>
+    ) : list.loading ? (
+      <Loading />
+    ) : null;
   const items = props.items(list.data);
+  if (items.length === 0 && !props.footer) return <EmptyState text={props.empty} action={props.emptyAction} />;
   return (
     <>
       <ErrorBox error={list.error} />
+      <div class="scroll-x">
       <table class="grid">
         <thead>
           <tr>
@@ -79,7 +129,8 @@ export function ListTable<D, T>(props: { list: Async<D>; items: (data: D) => T[]
         </thead>
         <tbody>{items.map(props.row)}</tbody>
       </table>
-      {items.length === 0 ? <p class="muted">{props.empty}</p> : null}
+      </div>
+      {items.length === 0 ? <EmptyState text={props.empty} action={props.emptyAction} /> : null}
       {props.footer?.(list.data)}
     </>
   );
@@ -153,8 +204,25 @@ export const fmt = {
     const d = new Date(iso);
     return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
   },
-  cost(v: number | null | undefined): string {
-    return v === null || v === undefined ? "" : `$${v.toFixed(v < 0.01 ? 5 : 3)}`;
+  /** A time in a list: the hour today, the day and hour this year, else the date. */
+  shortTime(iso: string | null | undefined): string {
+    if (!iso) return "";
+    const d = new Date(iso);
+    if (Number.isNaN(d.getTime())) return iso;
+    const now = new Date();
+    if (d.toDateString() === now.toDateString()) return d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+    return d.toLocaleString(undefined, d.getFullYear() === now.getFullYear() ? { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" } : { year: "numeric", month: "short", day: "numeric" });
+  },
+  /**
+   * A cost in 2 to 4 significant digits ($0.0042, $0.12, $3.40, $1,234); "—" for a log the price table
+   * does not price (its stored 0 is "unknown", not free) when its model is given.
+   */
+  cost(v: number | null | undefined, model?: string | null): string {
+    if (v === null || v === undefined) return "";
+    if (v === 0 && model && !pricedAs(model)) return "—";
+    if (v === 0) return "$0";
+    if (v >= 1000) return `$${Math.round(v).toLocaleString("en-US")}`;
+    return `$${v.toLocaleString("en-US", { minimumSignificantDigits: 2, maximumSignificantDigits: v >= 100 ? 4 : 3 })}`;
   },
   ms(v: number | null | undefined): string {
     if (v === null || v === undefined) return "";

@@ -76,13 +76,19 @@ export function rssBytes(pid) {
  * e.g. from seeded-state.mjs) is used as it is, and removed on stop. halt() stops the runtime and
  * keeps the state (to read its database files), stop() also removes it.
  */
+/** Whether the checkout benchmarked predates scoped keys (a before/after run): its keys table has no scopes. */
+function beforeScopes() {
+  const dir = join(ROOT, "migrations");
+  return !readdirSync(dir).some((f) => f.endsWith(".sql") && readFileSync(join(dir, f), "utf8").includes("CREATE TABLE `audit_events`"));
+}
+
 export async function startBenchApi({ workspace = "bench", email = "dev@localhost", vars = {}, prepare, inspector = false, persistTo: given, key: givenKey, entry } = {}) {
   const { Miniflare } = await import("miniflare");
   const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
   const persistTo = given ?? migratedState();
   let key = givenKey;
   if (!given) {
-    key = createKey({ workspace, email, persistTo });
+    key = createKey({ workspace, email, persistTo, legacy: beforeScopes() });
     if (prepare) await prepare(persistTo);
   }
   const { outdir, script } = bundle(entry);

@@ -146,7 +146,7 @@ export async function seedTrace(api, run, now = Date.now()) {
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what, probe, timeoutMs = 30_000) {
+export async function until(what, probe, timeoutMs = 30_000) {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -9,6 +9,33 @@ import { createHash, randomBytes } from "node:crypto";
 import { d1Execute, lit } from "./wrangler.mjs";
 
 export const PREFIX_LENGTH = 11; // "pe_" + 8 hex characters
+
+/** The scopes a key may hold (src/lib/scopes.ts says what each allows; keep the two lists alike). */
+export const SCOPES = [
+  "admin",
+  "read",
+  ...["logs", "prompts", "workflows", "datasets", "evaluations", "tables", "tools", "webhooks", "settings"].flatMap((a) => [`${a}:read`, `${a}:write`]),
+];
+
+/** `--scopes a,b` as a list (default admin, as every key made before scopes). */
+export function validateScopes(text) {
+  if (text === undefined) return ["admin"];
+  const scopes = [...new Set(String(text).split(",").map((s) => s.trim()).filter(Boolean))];
+  if (scopes.length === 0) throw new Error("--scopes must name at least one scope");
+  const unknown = scopes.filter((s) => !SCOPES.includes(s));
+  if (unknown.length > 0) throw new Error(`--scopes: unknown scope ${unknown.join(", ")} (scopes: ${SCOPES.join(", ")})`);
+  return scopes;
+}
+
+function validateName(name) {
+  if (name === undefined) return null;
+  if (typeof name !== "string" || name.trim().length === 0 || name.length > 128) throw new Error("--name must be 1 to 128 characters");
+  return name.trim();
+}
+
+/** The audit row of a key made or revoked by the CLI (no key acted: api_key_id and user_id stay null). */
+const auditRow = (action, keyWhere, details) =>
+  `INSERT INTO audit_events (workspace_id, action, target_type, target_id, details) SELECT workspace_id, ${lit(action)}, 'api_key', CAST(id AS TEXT), ${details} FROM api_keys WHERE ${keyWhere};`;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const DEFAULT_EMAIL = "dev@localhost";
 
@@ -56,17 +83,27 @@ export async function runOn(db, op) {
   return step.value;
 }
 
-/** Creates the workspace and user when missing, then a new key for them. Its result is the key. */
-export function creating({ workspace, email }) {
+/** Creates the workspace and user when missing, then a new key for them (admin unless scopes say less). Its result is the key. */
+export function creating({ workspace, email, scopes, name, legacy = false }) {
   const ws = validateWorkspace(workspace);
   const mail = validateEmail(email ?? DEFAULT_EMAIL);
+  const keyScopes = Array.isArray(scopes) ? validateScopes(scopes.join(",")) : validateScopes(scopes);
+  const keyName = validateName(name);
   return (function* () {
     const key = newKey();
+    const hash = lit(hashKey(key));
+    // `legacy`: a database from before scopes and the audit log (an older checkout's, for a
+    // before/after benchmark) gets the key as that checkout's CLI made it: every key was admin then.
+    const modern = !legacy;
+    if (legacy && (keyName !== null || keyScopes.join() !== "admin")) throw new Error("a database from before scopes takes no --scopes or --name");
     const results = yield [
       `INSERT INTO workspaces (name) VALUES (${lit(ws)}) ON CONFLICT(name) DO NOTHING;`,
       `INSERT INTO users (workspace_id, email) SELECT id, ${lit(mail)} FROM workspaces WHERE name = ${lit(ws)} ON CONFLICT(workspace_id, email) DO NOTHING;`,
-      `INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix) SELECT w.id, u.id, ${lit(hashKey(key))}, ${lit(key.slice(0, PREFIX_LENGTH))} FROM workspaces w JOIN users u ON u.workspace_id = w.id AND u.email = ${lit(mail)} WHERE w.name = ${lit(ws)};`,
-      `SELECT count(*) AS n FROM api_keys WHERE key_hash = ${lit(hashKey(key))};`,
+      modern
+        ? `INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix, name, scopes) SELECT w.id, u.id, ${hash}, ${lit(key.slice(0, PREFIX_LENGTH))}, ${keyName === null ? "NULL" : lit(keyName)}, ${lit(JSON.stringify(keyScopes))} FROM workspaces w JOIN users u ON u.workspace_id = w.id AND u.email = ${lit(mail)} WHERE w.name = ${lit(ws)};`
+        : `INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix) SELECT w.id, u.id, ${hash}, ${lit(key.slice(0, PREFIX_LENGTH))} FROM workspaces w JOIN users u ON u.workspace_id = w.id AND u.email = ${lit(mail)} WHERE w.name = ${lit(ws)};`,
+      ...(modern ? [auditRow("api_key.created", `key_hash = ${hash}`, `json_object('name', name, 'prefix', prefix, 'scopes', json(scopes), 'by', 'keys CLI')`)] : []),
+      `SELECT count(*) AS n FROM api_keys WHERE key_hash = ${hash};`,
     ];
     const last = results[results.length - 1];
     if (!last?.[0] || Number(last[0].n) !== 1) throw new Error("the key was not stored");
@@ -79,7 +116,7 @@ export function listing({ workspace } = {}) {
   const where = workspace ? `WHERE w.name = ${lit(workspace)}` : "";
   return (function* () {
     const [rows] = yield [
-      `SELECT k.prefix, w.name AS workspace, u.email, k.created_at, k.revoked_at FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN users u ON u.id = k.user_id ${where} ORDER BY k.id;`,
+      `SELECT k.prefix, k.name, k.scopes, w.name AS workspace, u.email, k.created_at, k.revoked_at FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN users u ON u.id = k.user_id ${where} ORDER BY k.id;`,
     ];
     return rows;
   })();
@@ -94,7 +131,11 @@ export function revoking(prefixOrKey) {
     const [matches] = yield [`SELECT id FROM api_keys WHERE ${where} AND revoked_at IS NULL;`];
     if (matches.length === 0) throw new Error(`no active key matches ${prefixOrKey}`);
     if (matches.length > 1) throw new Error(`${matches.length} active keys share the prefix ${prefixOrKey}; pass the whole key instead`);
-    yield [`UPDATE api_keys SET revoked_at = cast(unixepoch('subsec') * 1000 as integer) WHERE id = ${Number(matches[0].id)};`];
+    const id = Number(matches[0].id);
+    yield [
+      auditRow("api_key.revoked", `id = ${id} AND revoked_at IS NULL`, `json_object('name', name, 'prefix', prefix, 'scopes', json(scopes), 'by', 'keys CLI')`),
+      `UPDATE api_keys SET revoked_at = cast(unixepoch('subsec') * 1000 as integer) WHERE id = ${id};`,
+    ];
   })();
 }
 
@@ -109,8 +150,8 @@ export function checkingActive(key) {
 // Through wrangler, for `npm run dev`, the test servers and the benchmarks.
 
 /** Creates the workspace and user when missing, then a new key for them. Returns the key. */
-export function createKey({ workspace, email, ...target }) {
-  return run(creating({ workspace, email }), target);
+export function createKey({ workspace, email, scopes, name, legacy, ...target }) {
+  return run(creating({ workspace, email, scopes, name, legacy }), target);
 }
 
 /** Whether a key is stored and not revoked (used by `npm run dev` to reuse its saved key). */

@@ -22,7 +22,7 @@ export type MetricField = (typeof METRIC_FIELDS)[number] | SignalField;
 export const UNRECORDED_FIELDS: ReadonlySet<MetricField> = new Set(["turn_count", "tool_call_count", "cached_tokens", "thinking_tokens"]);
 /** Fields every observation carries as sums (the rollups keep exactly these). */
 export const SUMMED_FIELDS: ReadonlySet<MetricField> = new Set(["input_tokens", "output_tokens", "cost", "latency_ms"]);
-export const GROUP_FIELDS = ["engine", "provider_type", "prompt_id", "prompt_version_number", "status", "error_type", "tags", "metadata_keys", "output_keys", "input_variable_keys", "tool_names"] as const;
+export const GROUP_FIELDS = ["engine", "provider_type", "prompt_id", "prompt_version_number", "status", "error_type", "tags", "metadata_keys", "output_keys", "input_variable_keys", "tool_names", "ab_variant"] as const;
 export type GroupField = (typeof GROUP_FIELDS)[number];
 
 export const CHART_TYPES = ["bar", "line", "area", "pie", "donut", "histogram", "heatmap", "treemap", "sunburst"] as const;

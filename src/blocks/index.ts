@@ -8,7 +8,23 @@ import { BlockError, type BlockContext, type BlockDefinition, type BlockInputs, 
 
 export type { BlockContext, BlockDefinition, BlockSettings, BlockInputs, BlockResult, ChatMessage, ConfigCheck, EndpointPolicy, PromptRef, ResolvedPrompt } from "./types";
 export { BlockError } from "./types";
-export { createLlmProviders, openAiCompatible, anthropic, pickProvider, ProviderCallError, type LlmProvider, type LlmProviders, type LlmRequest, type LlmResponse } from "./llm";
+export {
+  createLlmProviders,
+  openAiCompatible,
+  anthropic,
+  missingProviderMessage,
+  providerSettings,
+  PROVIDER_KEYS_PAGE,
+  PROVIDER_VARIABLES,
+  pickProvider,
+  ProviderCallError,
+  type KeyedProvider,
+  type LlmProvider,
+  type LlmProviders,
+  type LlmRequest,
+  type LlmResponse,
+  type ProviderSources,
+} from "./llm";
 export type { LlmSettings } from "./types";
 export { DEFAULT_ENDPOINT_POLICY } from "./endpoint";
 

@@ -1,8 +1,11 @@
 // The LLM provider interface of the blocks, with adapters for OpenAI-compatible chat completions and
-// Anthropic messages. Providers are configured by Worker secrets/vars (base URL + key); a block whose
-// provider is not configured fails with a message saying which variable to set.
+// Anthropic messages. A provider is configured by a key and an optional base URL, taken in one order
+// by every LLM call (blocks of table columns, evaluations and workflows, the playground, any judge):
+// the workspace's environment variables first, then the Worker's secrets (providerSettings). A call
+// whose provider is not configured fails with a message naming the variable and where to set it.
+import { endpointUrlProblem } from "./endpoint";
 import { anthropicFolder, foldEventStream, openAiFolder, type StreamFolder } from "./llm-stream";
-import { BlockError, type LlmProvider, type LlmProviders, type LlmRequest, type LlmResponse, type LlmSettings } from "./types";
+import { BlockError, type BlockContext, type LlmProvider, type LlmProviders, type LlmRequest, type LlmResponse, type LlmSettings } from "./types";
 
 export type { LlmProvider, LlmProviders, LlmRequest, LlmResponse };
 
@@ -137,8 +140,65 @@ export function anthropic(opts: { baseUrl?: string; apiKey: string; fetch?: type
   };
 }
 
-/** The providers configured by the Worker's vars and secrets. */
-export function createLlmProviders(settings: LlmSettings, fetchImpl?: typeof fetch): LlmProviders {
+/** The providers a key can configure, with the variables (workspace or Worker) that hold their key and base URL. */
+export const PROVIDER_VARIABLES = {
+  openai: { key: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
+  anthropic: { key: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
+} as const;
+export type KeyedProvider = keyof typeof PROVIDER_VARIABLES;
+const KEYED = Object.keys(PROVIDER_VARIABLES) as KeyedProvider[];
+
+/** Where a person sets a workspace's provider keys: every "no provider" message names it. */
+export const PROVIDER_KEYS_PAGE = "the console's Settings page (/console#/settings)";
+
+/** Where each provider's key came from, or why a provider is unusable although a key is set. */
+export interface ProviderSources {
+  sources: Record<KeyedProvider, "workspace" | "worker" | null>;
+  problems: Partial<Record<KeyedProvider, string>>;
+}
+
+/**
+ * The one order every LLM call takes its provider keys in: the workspace's environment variables
+ * first, then the Worker's secrets. A provider's key and base URL come as a pair: a workspace key
+ * goes to the workspace's base URL (checked like an ENDPOINT URL) or else the Worker's; the Worker's
+ * key goes only to the Worker's base URL, never to one a workspace chose.
+ */
+export function providerSettings(workspace: Readonly<Record<string, string>>, worker: LlmSettings, allowPrivateAddresses: boolean): { settings: LlmSettings } & ProviderSources {
+  const settings: LlmSettings = { LLM_DEFAULT_PROVIDER: worker.LLM_DEFAULT_PROVIDER, LLM_DEFAULT_MODEL: worker.LLM_DEFAULT_MODEL, LLM_TIMEOUT_MS: worker.LLM_TIMEOUT_MS };
+  const sources = {} as ProviderSources["sources"];
+  const problems: ProviderSources["problems"] = {};
+  for (const p of KEYED) {
+    const names = PROVIDER_VARIABLES[p];
+    const ownKey = workspace[names.key]?.trim();
+    const ownBase = workspace[names.baseUrl]?.trim();
+    sources[p] = ownKey ? "workspace" : worker[names.key] ? "worker" : null;
+    if (ownKey) {
+      const problem = ownBase ? endpointUrlProblem(ownBase, allowPrivateAddresses) : null;
+      if (problem) problems[p] = `the workspace variable ${names.baseUrl} ${problem}: change it on ${PROVIDER_KEYS_PAGE}`;
+      else Object.assign(settings, { [names.key]: ownKey, [names.baseUrl]: ownBase || worker[names.baseUrl] });
+    } else if (worker[names.key]) {
+      Object.assign(settings, { [names.key]: worker[names.key], [names.baseUrl]: worker[names.baseUrl] });
+    }
+  }
+  return { settings, sources, problems };
+}
+
+/** The message of a call whose provider `name` has no usable key (or of a call that names none, with no provider at all). */
+export function missingProviderMessage(name: string | undefined, llm?: LlmProviders): string {
+  const problem = name ? llm?.problem?.(name) : undefined;
+  if (problem) return `LLM provider "${name}" cannot be used: ${problem}`;
+  if (!name) return `no LLM provider is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY on ${PROVIDER_KEYS_PAGE}, or as a secret of the Worker`;
+  const n = normalize(name);
+  const vars = PROVIDER_VARIABLES[n as KeyedProvider];
+  if (!vars) return `LLM provider "${name}" is not supported here: the providers are openai (and OpenAI-compatible servers) and anthropic`;
+  return `no ${vars.key} is set for this workspace: set it on ${PROVIDER_KEYS_PAGE} (a workspace environment variable), or as a secret of the Worker, to call ${n} models`;
+}
+
+/**
+ * The providers configured by `settings` (what providerSettings made, or the Worker's own in tests);
+ * `problems` says why a provider with a key cannot be used.
+ */
+export function createLlmProviders(settings: LlmSettings, fetchImpl?: typeof fetch, problems: Partial<Record<string, string>> = {}): LlmProviders {
   const timeoutMs = Number(settings.LLM_TIMEOUT_MS) > 0 ? Number(settings.LLM_TIMEOUT_MS) : DEFAULT_TIMEOUT_MS;
   const byName = new Map<string, LlmProvider>();
   if (settings.OPENAI_API_KEY) {
@@ -154,6 +214,7 @@ export function createLlmProviders(settings: LlmSettings, fetchImpl?: typeof fet
     defaultProvider: wanted && byName.has(normalize(wanted)) ? normalize(wanted) : configured[0],
     get: (name) => byName.get(normalize(name)),
     defaultModel: (provider) => settings.LLM_DEFAULT_MODEL || DEFAULT_MODELS[normalize(provider)] || "",
+    problem: (name) => problems[normalize(name)],
   };
 }
 
@@ -162,16 +223,15 @@ function normalize(name: string): string {
   return OPENAI_ALIASES.has(n) ? "openai" : n;
 }
 
-const KEY_VAR: Record<string, string> = { openai: "OPENAI_API_KEY", anthropic: "ANTHROPIC_API_KEY" };
+/** The context's providers, loaded on first use when the context reads them lazily (a workspace's variables). */
+export async function llmOf(ctx: BlockContext): Promise<LlmProviders | undefined> {
+  return typeof ctx.llm === "function" ? ctx.llm() : ctx.llm;
+}
 
 /** The provider a block should call, or a BlockError that says how to configure it. */
 export function pickProvider(llm: LlmProviders | undefined, requested?: string | null): LlmProvider {
   const name = requested ? normalize(requested) : llm?.defaultProvider;
-  if (!name) throw new BlockError("no LLM provider is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY (and optionally their *_BASE_URL)");
-  const p = llm?.get(name);
-  if (!p) {
-    const hint = KEY_VAR[name] ? `set ${KEY_VAR[name]}` : "supported providers are openai (and OpenAI-compatible) and anthropic";
-    throw new BlockError(`LLM provider "${name}" is not configured here: ${hint}`);
-  }
+  const p = name ? llm?.get(name) : undefined;
+  if (!p) throw new BlockError(missingProviderMessage(name, llm));
   return p;
 }

@@ -62,6 +62,8 @@ export interface LlmProviders {
   configured: string[];
   defaultProvider?: string;
   defaultModel(provider: string): string;
+  /** Why a provider whose key is set cannot be used (a workspace base URL refused), if it cannot. */
+  problem?(name: string): string | undefined;
 }
 
 
@@ -90,8 +92,11 @@ export interface EndpointPolicy {
 export interface BlockContext {
   /** The fetch used for ENDPOINT and LLM calls (tests inject a fake one). */
   fetch?: typeof fetch;
-  /** LLM providers by name (openai, anthropic…); see llm.ts createLlmProviders. */
-  llm?: LlmProviders;
+  /**
+   * LLM providers by name (openai, anthropic…; llm.ts createLlmProviders), or a loader of them called
+   * on first use (the workspace's keys are read only by a context that calls an LLM).
+   */
+  llm?: LlmProviders | (() => Promise<LlmProviders>);
   /** Looks a stored prompt up; absent where there is no registry (the block then fails with a clear error). */
   resolvePrompt?: (ref: PromptRef) => Promise<ResolvedPrompt | null>;
   endpoint?: Partial<EndpointPolicy>;

@@ -60,7 +60,7 @@ export type FieldSpec =
   | { type: "array"; kind: IndexKind; on: "value" | "key" }
   /** `json`: the log column holding the object, for exact checks of values longer than the index keeps. */
   | { type: "nested"; kind: IndexKind; json: string }
-  /** Named scores: a JSON object column of name → number; nested_key names the score. */
+  /** Named numbers (scores, redaction counts): a JSON object column of name → number; nested_key names one. */
   | { type: "score"; json: string }
   /** Signals' verdicts (signal_results, beside the log); nested_key names the signal. */
   | { type: "signal" };
@@ -96,9 +96,14 @@ export const FILTER_FIELDS = {
   // Not in PromptLayer's list: the request group and the named scores the tracking calls add.
   group_id: { type: "numeric", integer: true, column: `r.${R.groupId}`, nullable: true },
   scores: { type: "score", json: `r.${R.scores}` },
+  // How many values each redaction detector replaced (nested_key: the detector or custom pattern's name).
+  redactions: { type: "score", json: `r.${R.redactions}` },
   // Logs made from spans: the trace, and the name of the span that made the log.
   trace_id: { type: "string", column: `r.${R.traceId}`, nullable: true },
   span_name: { type: "string", column: SPAN_NAME, nullable: true },
+  // A/B releases: the release (ab_tests.id) and variant that served the log, null for every other log.
+  ab_test_id: { type: "numeric", integer: true, column: `r.${R.abTestId}`, nullable: true },
+  ab_variant: { type: "string", column: `r.${R.abVariant}`, nullable: true },
   // Signals' verdicts (docs/signals.md): nested_key names the signal; is_null is "no verdict".
   signals: { type: "signal" },
 } as const satisfies Record<string, FieldSpec>;

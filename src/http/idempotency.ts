@@ -1,11 +1,13 @@
 // The Idempotency-Key header of the log writes (POST /log-request, POST /track-request): the header's
 // schema for the route definitions, and the handler wrapper that replays a recorded answer, refuses a
-// key used for another request (409), or runs the write with the key recorded in its batch. The rules
-// and the storage are src/logs/idempotency.ts's.
+// key used for another request (409), or runs the write with the key recorded in its batch. A request
+// without the header is keyed by its body, the same way, for ten minutes: an SDK's retry of a call
+// whose answer it never got is answered the first answer and stores nothing. The rules and the storage
+// are src/logs/idempotency.ts's.
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { idempotencyFingerprint, isKeyTaken, recordAnswerStatements, recordedAnswer, winnerAnswer, type IdempotencyClaim, type RecordAnswer, type RecordedAnswer, type WorkspaceLogs } from "../logs";
+import { bodyRetryClaim, idempotencyFingerprint, isKeyTaken, recordAnswerStatements, recordedAnswer, winnerAnswer, type IdempotencyClaim, type RecordAnswer, type RecordedAnswer, type WorkspaceLogs } from "../logs";
 
 const IDEMPOTENCY_KEY_MAX = 255;
 
@@ -26,7 +28,8 @@ export const IdempotencyKeyHeaders = z.object({
 
 export const IDEMPOTENCY_DOC =
   " With an Idempotency-Key header, a retry (same key, same body, within 24 hours) gets the first answer and makes no second log, also when two retries race; " +
-  "the same key with another body is a 409 (docs/logging-and-search.md).";
+  "the same key with another body is a 409. Without one, a body byte-identical to one this workspace sent to the same route in the last 10 minutes is a " +
+  "retry too (the SDKs retry without a key): the first answer again, with Idempotent-Replayed: true, and nothing stored (docs/logging-and-search.md).";
 
 function replay(c: Context<AppEnv>, recorded: RecordedAnswer): Response {
   return c.body(recorded.answer, recorded.status as 200, { "Content-Type": "application/json", "Idempotent-Replayed": "true" });
@@ -34,7 +37,7 @@ function replay(c: Context<AppEnv>, recorded: RecordedAnswer): Response {
 
 /**
  * Answers a log write under its Idempotency-Key, if it has one. `write` makes the log, adding what
- * `record` returns to the log's batch when a key was sent, and gives the answer; `status` is the
+ * `record` returns to the log's batch (the key's row, or the body's), and gives the answer; `status` is the
  * answer's status.
  */
 export async function answerIdempotently<T extends Record<string, unknown>>(
@@ -44,13 +47,20 @@ export async function answerIdempotently<T extends Record<string, unknown>>(
   write: (record: RecordAnswer | undefined) => Promise<T>,
 ): Promise<Response> {
   const key = c.req.header("idempotency-key");
-  if (key === undefined) return c.json(await write(undefined), status);
   const ws = c.get("auth").workspaceId;
   const now = Date.now();
-  // The body as parsed for validation (Hono keeps it), not the validated one with its defaults.
-  const claim: IdempotencyClaim = { key, fingerprint: await idempotencyFingerprint(c.req.method, new URL(c.req.url).pathname, await c.req.json()) };
-  const before = await recordedAnswer(logs, ws, claim, now);
-  if (before) return replay(c, before);
+  const path = new URL(c.req.url).pathname;
+  let claim: IdempotencyClaim;
+  if (key === undefined) {
+    // The body's bytes as received (Hono keeps the text it parsed). No read before the write: the
+    // key's row rides in the log's batch, and a retry finds it when that batch fails on it (below).
+    claim = await bodyRetryClaim(c.req.method, path, await c.req.text());
+  } else {
+    // The body as parsed for validation (Hono keeps it), not the validated one with its defaults.
+    claim = { key, fingerprint: await idempotencyFingerprint(c.req.method, path, await c.req.json()) };
+    const before = await recordedAnswer(logs, ws, claim, now);
+    if (before) return replay(c, before);
+  }
   try {
     return c.json(await write((answer, idField, logId) => recordAnswerStatements(ws, claim, status, answer, idField, logId, now)), status);
   } catch (err) {

@@ -8,6 +8,7 @@ import { msSetting } from "../lib/time";
 import { drainBody } from "../lib/drain";
 import { capStream } from "../lib/read-body";
 import { presentedKey } from "./body-key";
+import { grants, type Scope } from "../lib/scopes";
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -130,6 +131,27 @@ export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   if (c.res.status === 401) authCache.delete(keyHash);
 };
+
+/**
+ * After auth: the key must hold `scope` (or one that includes it, lib/scopes.ts), else 403 naming the
+ * scope, before the body is read or anything is done.
+ */
+export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const held = c.get("auth").scopes ?? [];
+    if (!grants(held, scope)) {
+      throw new ApiError("forbidden", `this API key lacks the scope ${scope} that ${c.req.method} ${c.req.path} needs (it has ${held.length > 0 ? held.join(", ") : "none"})`, {
+        details: [{ field: "X-API-KEY", rule: `needs scope ${scope}` }],
+      });
+    }
+    await next();
+  };
+}
+
+/** Every key of the workspace is looked up again on its next request (its policy or scopes changed). */
+export function forgetWorkspaceKeys(workspaceId: number): void {
+  authCache.forgetWorkspace(workspaceId);
+}
 
 const DEFAULT_MAX_BYTES = 1_048_576;
 

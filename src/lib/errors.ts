@@ -4,6 +4,8 @@
 export const ErrorCode = {
   validation_error: 400,
   unauthorized: 401,
+  /** The key is valid but lacks the scope the route needs (lib/scopes.ts); the message names it. */
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,

@@ -48,6 +48,8 @@ const COLUMN_GROUP: Partial<Record<GroupField, string>> = {
   prompt_version_number: `CAST(r.${R.promptVersionNumber} AS TEXT)`,
   status: `r.${R.status}`,
   error_type: `r.${R.errorType}`,
+  // The A/B variant that served the log (narrow to one release with an ab_test_id filter).
+  ab_variant: `r.${R.abVariant}`,
 };
 /** Groupings read from the logs' keyed search values: which kind, and whether its key or value names the group. */
 const SIDE_GROUP: Partial<Record<GroupField, { kind: string; by: "key" | "value" }>> = {

@@ -16,6 +16,26 @@ import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * A request without an Idempotency-Key is keyed by its body: the same bytes again on the same route
+ * within this window are a retry (the SDKs send both timestamps to the microsecond, so two real calls
+ * never match). Its key starts with "body " (a space: no Idempotency-Key header can), and lives only
+ * this long.
+ */
+export const BODY_RETRY_WINDOW_MS = 10 * 60 * 1000;
+const BODY_KEY_PREFIX = "body ";
+/** The first text after every key that starts with BODY_KEY_PREFIX ("!" follows " "): the keys' index range. */
+const BODY_KEY_END = "body!";
+
+/** The claim of a request without an Idempotency-Key: its method, path and body bytes. */
+export async function bodyRetryClaim(method: string, path: string, body: string): Promise<IdempotencyClaim> {
+  const digest = await sha256Hex(`${method.toUpperCase()} ${path}\n${body}`);
+  return { key: `${BODY_KEY_PREFIX}${digest}`, fingerprint: digest };
+}
+
+/** How long a claim's row counts: a day for an Idempotency-Key, ten minutes for a body. */
+const windowOf = (claim: Pick<IdempotencyClaim, "key">) => (claim.key.startsWith(BODY_KEY_PREFIX) ? BODY_RETRY_WINDOW_MS : IDEMPOTENCY_WINDOW_MS);
+
 /** What a key stands for: the key, and the request it was first used with. */
 export interface IdempotencyClaim {
   key: string;
@@ -38,7 +58,7 @@ export async function idempotencyFingerprint(method: string, path: string, body:
   return sha256Hex(`${method.toUpperCase()} ${path}\n${pythonJsonDumps(content)}`);
 }
 
-const cutoff = (now: number) => now - IDEMPOTENCY_WINDOW_MS;
+const cutoff = (now: number, claim: Pick<IdempotencyClaim, "key"> = { key: "" }) => now - windowOf(claim);
 
 /** The answer recorded under the key within the window; null when none is. Another request's key: 409. */
 function answerFor(row: { fingerprint: string; status: number; answer: string } | undefined, claim: IdempotencyClaim): RecordedAnswer | null {
@@ -61,7 +81,7 @@ export async function recordedAnswer(logs: WorkspaceLogs, workspaceId: number, c
     db
       .select({ fingerprint: idempotencyKeys.fingerprint, status: idempotencyKeys.status, answer: idempotencyKeys.answer })
       .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now))))
+      .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now, claim))))
       .limit(1),
   );
   return answerFor(found.flat()[0], claim);
@@ -76,7 +96,7 @@ export async function winnerAnswer(logs: Db, workspaceId: number, claim: Idempot
   const [row] = await logs
     .update(idempotencyKeys)
     .set({ createdAt: sql`${idempotencyKeys.createdAt}` })
-    .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now))))
+    .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now, claim))))
     .returning({ fingerprint: idempotencyKeys.fingerprint, status: idempotencyKeys.status, answer: idempotencyKeys.answer });
   return answerFor(row, claim);
 }
@@ -96,7 +116,7 @@ export function recordAnswerStatements(
   now: number,
 ): SQL[] {
   return [
-    sql`DELETE FROM ${idempotencyKeys} WHERE ${idempotencyKeys.workspaceId} = ${workspaceId} AND ${idempotencyKeys.key} = ${claim.key} AND ${idempotencyKeys.createdAt} < ${cutoff(now)}`,
+    sql`DELETE FROM ${idempotencyKeys} WHERE ${idempotencyKeys.workspaceId} = ${workspaceId} AND ${idempotencyKeys.key} = ${claim.key} AND ${idempotencyKeys.createdAt} < ${cutoff(now, claim)}`,
     sql`INSERT INTO ${idempotencyKeys} (${columnList(idempotencyKeys, ["workspaceId", "key", "fingerprint", "requestLogId", "status", "answer", "createdAt"])})
         VALUES (${workspaceId}, ${claim.key}, ${claim.fingerprint}, ${logId}, ${status}, json_set(${JSON.stringify(answer)}, ${`$.${idField}`}, ${logId}), ${now})`,
   ];
@@ -113,16 +133,23 @@ export function isKeyTaken(err: unknown): boolean {
 /** Rows deleted per statement of the sweep (an index range on created_at). */
 const SWEEP_CHUNK = 1000;
 
-/** Deletes keys past the window from one log database, a chunk at a time; the number deleted. */
+/**
+ * Deletes keys past their window from one log database, a chunk at a time: Idempotency-Keys after a
+ * day, body keys after ten minutes (both an index range on created_at). The number deleted.
+ */
 export async function sweepIdempotencyKeys(logs: Db, now: number, maxChunks = 20): Promise<number> {
   let deleted = 0;
-  for (let i = 0; i < maxChunks; i++) {
-    const res = await logs.run(
-      sql`DELETE FROM ${idempotencyKeys} WHERE rowid IN (SELECT rowid FROM ${idempotencyKeys} WHERE ${lt(idempotencyKeys.createdAt, cutoff(now))} LIMIT ${SWEEP_CHUNK})`,
-    );
-    const n = res.meta.changes ?? 0;
-    deleted += n;
-    if (n < SWEEP_CHUNK) break;
+  const expired = [
+    lt(idempotencyKeys.createdAt, cutoff(now)),
+    sql`${lt(idempotencyKeys.createdAt, now - BODY_RETRY_WINDOW_MS)} AND ${idempotencyKeys.key} >= ${BODY_KEY_PREFIX} AND ${idempotencyKeys.key} < ${BODY_KEY_END}`,
+  ];
+  for (const which of expired) {
+    for (let i = 0; i < maxChunks; i++) {
+      const res = await logs.run(sql`DELETE FROM ${idempotencyKeys} WHERE rowid IN (SELECT rowid FROM ${idempotencyKeys} WHERE ${which} LIMIT ${SWEEP_CHUNK})`);
+      const n = res.meta.changes ?? 0;
+      deleted += n;
+      if (n < SWEEP_CHUNK) break;
+    }
   }
   return deleted;
 }

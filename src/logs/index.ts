@@ -6,6 +6,8 @@
 export { createRequestLog, getRequestLog } from "./write";
 export type { RequestLogInput } from "./log-row";
 export {
+  BODY_RETRY_WINDOW_MS,
+  bodyRetryClaim,
   IDEMPOTENCY_WINDOW_MS,
   idempotencyFingerprint,
   isKeyTaken,
@@ -20,6 +22,7 @@ export {
 export { filterEstimates, KEYED_FIELDS, searchRequestLogs, SORT_COLUMNS, suggestRequestValues, SUGGESTION_FIELDS, SUGGESTION_LIMIT, type SortBy } from "./search";
 export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trackScore } from "./tracking";
 export { requestAnalytics } from "./analytics";
+export { redactionAnalytics } from "./redaction-analytics";
 export { customAnalytics } from "./custom-analytics";
 export { signalAnalytics } from "./signal-analytics";
 export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics } from "./trace-analytics";
@@ -48,6 +51,7 @@ export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchive
 export type { AttrValue, LogRecordInput, RejectedRecord, RejectedSpan, SpanEvent, SpanExtras, SpanInput } from "./span-input";
 export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./fill-params";
 export { chunkIndexRows, indexBeforeSnapshot, indexLeftBehind, indexLogs, indexPending, SWEEP_AFTER_MS, SWEEP_MAX_LOGS, waitingLogs } from "./indexing";
+export { abTotals, rollupAbLogs, ROLLUP_MAX_LOGS, type AbTotals, type AssignmentKeys } from "./ab-rollups";
 export type { IndexedLog, IndexExtension } from "./index-extension";
 export {
   backfillCounts,

@@ -20,6 +20,8 @@ import { encodeBlueprints, type Blueprints } from "./row-codec";
 import { byTraceHome } from "./trace-homes";
 import { replaceValues } from "./tracking";
 import { decodeLogRow, type RequestLog } from "./write";
+import { addCounts, redactRecord } from "./redaction";
+import type { AuthContext } from "../lib/auth-context";
 
 /** What of a record a log's content is read from. */
 export type JoinedRecord = Pick<LogRecordInput, "eventName" | "timeMs" | "body" | "attributes">;
@@ -44,12 +46,12 @@ export function genAiRecordCount(ws: number, traceId: SQL | string, spanId: SQL 
 }
 
 /** The GenAI records of each span among `keys` that has some, oldest first (by time, then arrival), within JOIN_LIMITS, with how many it has in all. */
-export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]): Promise<Map<string, { records: JoinedRecord[]; count: number }>> {
-  const out = new Map<string, { records: JoinedRecord[]; count: number; bytes: number }>();
+export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]): Promise<Map<string, JoinSource>> {
+  const out = new Map<string, JoinSource & { bytes: number }>();
   for (const json of chunkIndexRows(keys)) {
-    const rows = await db.all<{ t: string; s: string; e: string | null; tm: number; b: string | null; a: string; total: number }>(sql`
-      SELECT t, s, e, tm, b, a, total FROM (
-        SELECT ${col(lr.traceId)} AS t, ${col(lr.spanId)} AS s, ${col(lr.eventName)} AS e, ${col(lr.time)} AS tm, ${col(lr.body)} AS b, ${col(lr.attributes)} AS a,
+    const rows = await db.all<{ t: string; s: string; e: string | null; tm: number; b: string | null; a: string; x: string | null; total: number }>(sql`
+      SELECT t, s, e, tm, b, a, x, total FROM (
+        SELECT ${col(lr.traceId)} AS t, ${col(lr.spanId)} AS s, ${col(lr.eventName)} AS e, ${col(lr.time)} AS tm, ${col(lr.body)} AS b, ${col(lr.attributes)} AS a, ${col(lr.redactions)} AS x,
                row_number() OVER (PARTITION BY ${col(lr.traceId)}, ${col(lr.spanId)} ORDER BY ${col(lr.time)}, ${col(lr.id)}) AS n,
                count(*) OVER (PARTITION BY ${col(lr.traceId)}, ${col(lr.spanId)}) AS total
         FROM ${lr}
@@ -58,7 +60,7 @@ export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]):
     for (const r of rows) {
       const k = keyOf(r.t, r.s);
       let entry = out.get(k);
-      if (!entry) out.set(k, (entry = { records: [], count: r.total, bytes: 0 }));
+      if (!entry) out.set(k, (entry = { records: [], count: r.total, bytes: 0, redactions: null }));
       const size = (r.b ?? "null").length + r.a.length;
       // Past the budget nothing more is taken, so the log never skips a record and shows a later one.
       if (entry.bytes + size > JOIN_LIMITS.bytes) {
@@ -66,10 +68,18 @@ export async function spanRecords(db: Db, ws: number, keys: readonly SpanKey[]):
         continue;
       }
       entry.bytes += size;
+      if (r.x) entry.redactions = addCounts(entry.redactions, JSON.parse(r.x) as Record<string, number>);
       entry.records.push({ eventName: r.e, timeMs: r.tm, body: JSON.parse(r.b ?? "null") as AttrValue, attributes: JSON.parse(r.a) as Record<string, AttrValue> });
     }
   }
-  return new Map([...out].map(([k, { records, count }]) => [k, { records, count }]));
+  return new Map([...out].map(([k, { records, count, redactions }]) => [k, { records, count, redactions }]));
+}
+
+/** A span's GenAI records as a join reads them: those taken, how many it has in all, and what the taken ones redacted. */
+export interface JoinSource {
+  records: JoinedRecord[];
+  count: number;
+  redactions: Record<string, number> | null;
 }
 
 /** A stored span as the mapping reads it. */
@@ -98,7 +108,7 @@ const sameContent = (a: LogContent, b: LogContent) => JSON.stringify([a.input, a
  * Statements giving `log` the content `next` (its texts and keyed values with it), each only `when`
  * holds. Counts and the search entry move only for an indexed log (replaceValues' statements test it).
  */
-function contentStatements(db: Db, ws: number, log: RequestLog, next: LogContent, when: SQL): Statement[] {
+function contentStatements(db: Db, ws: number, log: RequestLog, next: LogContent, when: SQL, redactions: Record<string, number> | null): Statement[] {
   const search = searchColumnsOf(next);
   const [before, after] = [contentRows(log), contentRows(next)];
   // The same keyed values: only the texts change (the search entry's too).
@@ -107,7 +117,7 @@ function contentStatements(db: Db, ws: number, log: RequestLog, next: LogContent
     ...(change?.before ?? []),
     db
       .update(requestLogs)
-      .set({ ...encodeBlueprints({ ...next, parameters: log.parameters }, search), ...search, ...(change ? { extraValues: change.extra } : {}) })
+      .set({ ...encodeBlueprints({ ...next, parameters: log.parameters }, search), ...search, redactions, ...(change ? { extraValues: change.extra } : {}) })
       .where(and(eq(requestLogs.id, log.id), eq(requestLogs.workspaceId, ws), when)),
     ...(change?.after ?? [refreshSearchEntry(log.id, when)]),
   ];
@@ -143,7 +153,8 @@ export async function joinSpanLogs(db: Db, ws: number, keys: readonly SpanKey[],
       const log = decodeLogRow(row);
       if (!next || sameContent(log, next)) continue;
       const unchanged = sql`${genAiRecordCount(ws, span.traceId, span.spanId)} = ${source.count}`;
-      statements.push(...contentStatements(db, ws, log, next, unchanged));
+      // The log's findings: those of the span's own content and those of the records it now joins.
+      statements.push(...contentStatements(db, ws, log, next, unchanged, addCounts(span.redactions, source.redactions)));
     }
     await runBatch(db, statements);
   }
@@ -153,7 +164,14 @@ export async function joinSpanLogs(db: Db, ws: number, keys: readonly SpanKey[],
  * Stores an export's records (each in its trace's database, once), then joins the GenAI ones to the
  * logs their spans made. `contentOf` is the mapping of spans to log content.
  */
-export async function storeLogRecords(store: WorkspaceLogs, ws: number, records: readonly LogRecordInput[], contentOf: LogContentOf): Promise<void> {
+export async function storeLogRecords(store: WorkspaceLogs, auth: AuthContext, given: readonly LogRecordInput[], contentOf: LogContentOf): Promise<void> {
+  const ws = auth.workspaceId;
+  // Redacted by the workspace's policy before anything is stored (the record's key, a hash of it as sent, stays).
+  const records: (LogRecordInput & { redactions: Record<string, number> | null })[] = [];
+  for (const r of given) {
+    const out = await redactRecord(auth, r);
+    records.push({ ...out.record, redactions: out.redactions });
+  }
   const byHome = await byTraceHome(store, ws, records, (r) => r.traceId);
   const now = Date.now();
   for (const [db, mine] of byHome) {
@@ -171,6 +189,7 @@ export async function storeLogRecords(store: WorkspaceLogs, ws: number, records:
       r: r.resource,
       o: r.scope,
       f: r.flags,
+      x: r.redactions,
     }));
     // One batch per database: the records of an export are stored whole or not at all.
     await runBatch(
@@ -178,9 +197,9 @@ export async function storeLogRecords(store: WorkspaceLogs, ws: number, records:
       chunkIndexRows(rows, 512 * 1024).map(
         (json) => sql`
         INSERT INTO ${lr} (${columnList(lr, ["workspaceId", "traceId", "spanId", "recordKey", "time", "observedTime", "severityNumber", "severityText", "eventName",
-                                             "body", "attributes", "resource", "scope", "flags", "createdAt"])})
+                                             "body", "attributes", "resource", "scope", "flags", "redactions", "createdAt"])})
         SELECT ${ws}, j.value ->> 't', j.value ->> 's', j.value ->> 'k', j.value ->> 'tm', j.value ->> 'ot', j.value ->> 'sn', j.value ->> 'st', j.value ->> 'en',
-               j.value -> 'b', j.value -> 'a', j.value -> 'r', j.value -> 'o', j.value ->> 'f', ${now}
+               j.value -> 'b', j.value -> 'a', j.value -> 'r', j.value -> 'o', j.value ->> 'f', nullif(j.value -> 'x', 'null'), ${now}
         FROM json_each(${json}) AS j
         WHERE true ON CONFLICT DO NOTHING`,
       ),

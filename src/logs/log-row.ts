@@ -7,6 +7,7 @@
 import { getTableColumns, sql, type SQL } from "drizzle-orm";
 import { requestLogs, type RequestStatus } from "../db/schema";
 import type { AuthContext } from "../lib/auth-context";
+import type { LogAb } from "../prompts";
 import { extraValuesOf, indexRowsOf, searchColumnsOf, toolsOf } from "./index-rows";
 import { encodeBlueprints, hexOf } from "./row-codec";
 
@@ -39,6 +40,8 @@ export interface RequestLogInput {
   request_end_time: number;
   /** The span the call ran in (track-request's span_id); the log learns its trace when the span arrives. */
   span_id?: string | null;
+  /** How many values each redaction detector replaced (logs/redaction.ts sets it; null: none). */
+  redactions?: Record<string, number> | null;
 }
 
 /** The columns the database sets itself: the id, the insert time and the revision its triggers bump. */
@@ -53,6 +56,8 @@ export interface PromptLink {
   id: number | null;
   versionNumber: number | null;
   versionId: number | null;
+  /** The A/B release variant that served the version (prompts/releases.ts abOfLog), when one did. */
+  ab?: LogAb | null;
 }
 
 /** Where the log was made: the trace and span of a span's log, the span track-request named, or neither. */
@@ -117,6 +122,10 @@ export function requestLogRow(auth: AuthContext, input: RequestLogInput, prompt:
     extraValues,
     traceId: at.traceId,
     spanId: at.spanId,
+    redactions: input.redactions ?? null,
+    abTestId: prompt.ab?.testId ?? null,
+    abVariant: prompt.ab?.variant ?? null,
+    abAssignment: prompt.ab?.assignment ?? null,
   };
 }
 

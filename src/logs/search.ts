@@ -36,7 +36,12 @@ export interface SearchInput {
   page: number;
   per_page: number;
   include_prompt_name?: boolean | null;
+  /** The first PREVIEW_CHARS of each log's input and output text (the console's result columns). */
+  include_previews?: boolean | null;
 }
+
+/** How much of a log's input and output text a search item previews (include_previews). */
+export const PREVIEW_CHARS = 160;
 
 interface SearchRow {
   id: number;
@@ -62,6 +67,8 @@ interface SearchRow {
   prompt_name: string | null;
   created_at: number;
   trace_id: string | null;
+  input_preview?: string;
+  output_preview?: string;
 }
 
 const LOGS = getTableName(requestLogs);
@@ -71,6 +78,9 @@ const FACETS = getTableName(requestLogFacets);
 const PAGE_COLUMNS = `r.${R.id}, r.${R.model}, r.${R.provider}, r.${R.apiType}, r.${R.inputTokens}, r.${R.outputTokens}, r.${R.price}, r.${R.requestStartTime},
                 r.${R.requestEndTime}, r.${R.tags}, r.${R.metadata}, r.${R.score}, r.${R.scoreName}, r.${R.scores}, r.${R.groupId}, r.${R.status}, r.${R.errorType}, r.${R.promptId},
                 r.${R.promptVersionNumber}, r.${R.promptVersionId}, r.${R.promptName}, r.${R.createdAt}, r.${R.traceId}`;
+const PREVIEW_COLUMNS = `, substr(r.${R.inputText}, 1, ${PREVIEW_CHARS}) AS input_preview, substr(r.${R.outputText}, 1, ${PREVIEW_CHARS}) AS output_preview`;
+/** A page's columns: PAGE_COLUMNS, and the text previews when asked for (read only then: a log's text can be long). */
+const pageColumns = (input: SearchInput) => (input.include_previews ? PAGE_COLUMNS + PREVIEW_COLUMNS : PAGE_COLUMNS);
 
 /** A search's condition, order and count bound over one database, its parameters so far in `params`. */
 function searchParts(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"]) {
@@ -95,7 +105,7 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   const limit = params.add(input.per_page);
   const offset = params.add((input.page - 1) * input.per_page);
   return {
-    pageSql: `SELECT ${PAGE_COLUMNS} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
+    pageSql: `SELECT ${pageColumns(input)} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
     pageParams: params.values,
     countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${LOGS} AS r WHERE ${where} LIMIT ${bound})`,
     countParams,
@@ -177,7 +187,7 @@ async function searchPeriods(logs: WorkspaceLogs, workspaceId: number, input: Se
   const rows = new Map<number, SearchRow>();
   for (const [db, ids] of groupBy(onPage, (k) => k.db)) {
     const { results } = await d1Of(db)
-      .prepare(`SELECT ${PAGE_COLUMNS} FROM ${LOGS_BY_IDS("?1", "?2")}`)
+      .prepare(`SELECT ${pageColumns(input)} FROM ${LOGS_BY_IDS("?1", "?2")}`)
       .bind(JSON.stringify(ids.map((k) => k.id)), workspaceId)
       .all<SearchRow>();
     for (const r of results) rows.set(r.id, r);
@@ -250,6 +260,7 @@ function searchItem(r: SearchRow, names: Map<number, string> | null) {
     created_at: toIso(r.created_at),
     trace_id: r.trace_id,
     ...(names ? { prompt_name: (r.prompt_id !== null ? names.get(r.prompt_id) : undefined) ?? r.prompt_name } : {}),
+    ...(r.input_preview !== undefined ? { input_preview: r.input_preview, output_preview: r.output_preview ?? "" } : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import { runBatch } from "../db/batch";
 import { requestLogs, spans, traceClosures, type SpanRow } from "../db/schema";
 import { col, columnList, columnNames } from "../db/sql";
 import type { AuthContext } from "../lib/auth-context";
-import { findPromptVersion } from "../prompts";
+import { abOfLog, findPromptVersion, releasesForLog, type LogRelease } from "../prompts";
 import type { SpanExtras, SpanInput } from "./span-input";
 import { facetRowsOf } from "./index-rows";
 import { addFacetCountsFrom, chunkIndexRows, isIndexed } from "./search-index";
@@ -18,6 +18,7 @@ import { JSON_LOG_COLUMNS, jsonLogRow, requestLogRow, type RequestLogInput } fro
 import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { genAiRecordCount, joinSpanLogs, spanRecords, type LogContentOf } from "./log-records";
 import { byTraceHome, traceHomes } from "./trace-homes";
+import { addCounts, redactLog, redactSpan } from "./redaction";
 
 /** What a span says about the prompt its log used: by name or id, with a version number or a label. */
 export interface SpanPromptRef {
@@ -59,7 +60,7 @@ const key = (traceId: string, spanId: string) => `${traceId}:${spanId}`;
 /** The span columns storeSpansIn writes, in the order of its SELECT. */
 const SPAN_COLUMNS = columnList(spans, [
   "workspaceId", "traceId", "spanId", "parentSpanId", "name", "kind", "startTime", "endTime", "statusCode", "statusMessage",
-  "attributes", "events", "links", "resource", "scope", "logFromSpan", "ingestId", "createdAt",
+  "attributes", "events", "links", "resource", "scope", "logFromSpan", "redactions", "ingestId", "createdAt",
 ]);
 const R = columnNames(requestLogs);
 
@@ -95,6 +96,17 @@ async function resolvePrompts(db: Db, workspaceId: number, refs: SpanPromptRef[]
   return out;
 }
 
+/** The A/B releases the linked templates' logs may have been served by (one query per template, in flight together). */
+async function releasesOfLinks(db: Db, workspaceId: number, links: ({ promptId: number } | null)[]): Promise<LogRelease[]> {
+  const ids = [...new Set(links.filter((l) => l !== null).map((l) => l!.promptId))];
+  const out: LogRelease[] = [];
+  for (let at = 0; at < ids.length; at += PROMPT_LOOKUPS_AT_ONCE) {
+    const found = await Promise.all(ids.slice(at, at + PROMPT_LOOKUPS_AT_ONCE).map((promptId) => releasesForLog(db, workspaceId, { promptId })));
+    out.push(...found.flat());
+  }
+  return out;
+}
+
 /**
  * Stores the spans not stored before and the logs of the new ones, refusing spans of closed traces;
  * with `closeAfter`, closes every trace of the batch afterwards. `db` is the control database (the
@@ -105,7 +117,8 @@ async function resolvePrompts(db: Db, workspaceId: number, refs: SpanPromptRef[]
  * before a period change goes on where it began, and the trace reads and analytics see it whole. A
  * log logged earlier with the span's id alone (track-request's span_id) learns its trace wherever it is.
  */
-export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext, items: SpanToStore[], opts: StoreOptions): Promise<StoredSpans> {
+export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext, given: SpanToStore[], opts: StoreOptions): Promise<StoredSpans> {
+  const items = await redactSpans(auth, given);
   if (!store.spread) return storeSpansIn(db, store.current, auth, items, opts);
   const byHome = await byTraceHome(store, auth.workspaceId, items, (i) => i.span.traceId);
   const parts: StoredSpans[] = [];
@@ -116,6 +129,17 @@ export async function storeSpans(db: Db, store: WorkspaceLogs, auth: AuthContext
     parts.push(part);
   }
   return mergeStored(items, parts);
+}
+
+/**
+ * The spans and their logs redacted by the workspace's policy (none: as given). A span's log is
+ * redacted apart from the span (it was mapped from the span as sent), so its counts are its own.
+ */
+async function redactSpans(auth: AuthContext, items: SpanToStore[]): Promise<SpanToStore[]> {
+  if (!auth.redaction) return items;
+  const out: SpanToStore[] = [];
+  for (const i of items) out.push({ ...i, span: await redactSpan(auth, i.span), log: i.log ? await redactLog(auth, i.log) : null });
+  return out;
 }
 
 /**
@@ -227,23 +251,26 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     r: i.span.resource,
     o: i.extras.scope,
     m: i.log !== null && i.logFromSpan === true,
+    x: i.log !== null && i.logFromSpan === true ? (i.log.redactions ?? null) : null,
   }));
   const statements = [];
   for (const json of chunkIndexRows(spanRows, 512 * 1024)) {
     statements.push(sql`
       INSERT INTO ${spans} (${SPAN_COLUMNS})
       SELECT ${ws}, j.value ->> 't', j.value ->> 's', j.value ->> 'p', j.value ->> 'n', j.value ->> 'k', j.value ->> 'st', j.value ->> 'et',
-             j.value ->> 'sc', j.value ->> 'sm', j.value -> 'a', j.value -> 'e', j.value -> 'l', j.value -> 'r', j.value -> 'o', j.value ->> 'm', ${opts.ingestId}, ${now}
+             j.value ->> 'sc', j.value ->> 'sm', j.value -> 'a', j.value -> 'e', j.value -> 'l', j.value -> 'r', j.value -> 'o', j.value ->> 'm', nullif(j.value -> 'x', 'null'), ${opts.ingestId}, ${now}
       FROM json_each(${json}) AS j
       WHERE NOT EXISTS (SELECT 1 FROM ${traceClosures} c WHERE c.${col(traceClosures.workspaceId)} = ${ws} AND c.${col(traceClosures.traceId)} = j.value ->> 't')
       ON CONFLICT DO NOTHING`);
   }
 
   const logRows: Record<string, unknown>[] = [];
+  const releases = await releasesOfLinks(db, ws, [...prompts.values()]);
   for (const i of withLogs) {
     const log = joined.get(i)?.log ?? i.log!;
     const link = i.prompt ? prompts.get(JSON.stringify(i.prompt)) : null;
-    const prompt = { name: link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null, id: link?.promptId ?? null, versionNumber: link?.version ?? null, versionId: link?.versionId ?? null };
+    const ab = link ? await abOfLog(releases, link.promptId, log.metadata, link.version) : null;
+    const prompt = { name: link?.promptName ?? log.prompt_name ?? i.prompt?.name ?? null, id: link?.promptId ?? null, versionNumber: link?.version ?? null, versionId: link?.versionId ?? null, ab };
     logRows.push(jsonLogRow(requestLogRow(auth, log, prompt, { traceId: i.span.traceId, spanId: i.span.spanId })));
   }
   const { columns, values } = JSON_LOG_COLUMNS;
@@ -332,7 +359,8 @@ async function joinedLogs(logs: Db, ws: number, items: SpanToStore[], contentOf:
   for (const i of items) {
     const source = found.get(key(i.span.traceId, i.span.spanId));
     const content = source ? contentOf(i.span, source.records) : null;
-    if (source && content) out.set(i, { log: { ...i.log!, ...content }, records: source.count });
+    // The log's findings: the span's own and its records'.
+    if (source && content) out.set(i, { log: { ...i.log!, ...content, redactions: addCounts(i.log!.redactions, source.redactions) }, records: source.count });
   }
   return out;
 }

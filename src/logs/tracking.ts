@@ -19,6 +19,8 @@ import { extraValuesOf, facetRowsOf, indexRowsOf, type FacetRow, type IndexRow }
 import { dailyTotals, dropEmptyDailyTotals } from "./indexing";
 import { addFacetCounts, countFacets, facetsDown, facetsOfValues, isCounted, isIndexed, refreshSearchEntry, valuesOfLogId } from "./search-index";
 import type { WorkspaceLogs } from "./periods";
+import { scoreChangeStatement } from "./ab-rollups";
+import { redactAddedMap } from "./redaction";
 
 /** The score name that is also the log's `score`. */
 export const DEFAULT_SCORE_NAME = "default";
@@ -56,16 +58,19 @@ async function logDatabase(logs: WorkspaceLogs, requestId: number): Promise<Db> 
 export async function trackScore(logs: WorkspaceLogs, auth: AuthContext, input: TrackScoreInput): Promise<void> {
   const db = await logDatabase(logs, input.request_id);
   const name = input.name ?? DEFAULT_SCORE_NAME;
-  const rows = await db
-    .update(requestLogs)
-    .set({
-      // json_object takes the name as a bound value, so any name is a plain key (no JSON-path quoting).
-      scores: sql`json_patch(${requestLogs.scores}, json_object(${name}, ${input.score}))`,
-      ...(name === DEFAULT_SCORE_NAME ? { score: input.score } : {}),
-    })
-    .where(ofLog(auth.workspaceId, input.request_id))
-    .returning({ id: requestLogs.id });
-  if (rows.length === 0) throw notFoundLog();
+  // An A/B log already counted in its variant's rollups moves its score there in the same batch (ab-rollups.ts).
+  const [, updated] = await runBatch(db, [
+    scoreChangeStatement(auth.workspaceId, input.request_id, name, input.score),
+    db
+      .update(requestLogs)
+      .set({
+        // json_object takes the name as a bound value, so any name is a plain key (no JSON-path quoting).
+        scores: sql`json_patch(${requestLogs.scores}, json_object(${name}, ${input.score}))`,
+        ...(name === DEFAULT_SCORE_NAME ? { score: input.score } : {}),
+      })
+      .where(ofLog(auth.workspaceId, input.request_id)),
+  ]);
+  if (updated.meta.changes === 0) throw notFoundLog();
 }
 
 // ---- keyed values of some kinds (metadata, input variables, tools and output keys) ----
@@ -117,18 +122,32 @@ export async function trackMetadata(logs: WorkspaceLogs, auth: AuthContext, inpu
   const db = await logDatabase(logs, input.request_id);
   const ws = auth.workspaceId;
   await requireLog(db, ws, input.request_id);
-  const keys = Object.keys(input.metadata);
-  if (keys.length === 0) return;
-  const next = indexRowsOf({ ...EMPTY_LOG, metadata: input.metadata });
+  if (Object.keys(input.metadata).length === 0) return;
+  // Redacted like a new log's metadata; a value the policy drops is not merged in.
+  const { value: metadata, redactions } = await redactAddedMap(auth, input.metadata, "metadata");
+  const keys = Object.keys(metadata);
+  const next = indexRowsOf({ ...EMPTY_LOG, metadata });
   const change = replaceValues(ws, input.request_id, ["metadata"], [...new Set(keys.map(indexed))], next);
   await runBatch(db, [
     ...change.before,
     db
       .update(requestLogs)
-      .set({ metadata: sql`json_patch(${requestLogs.metadata}, ${JSON.stringify(input.metadata)})`, extraValues: change.extra })
+      .set({ metadata: sql`json_patch(${requestLogs.metadata}, ${JSON.stringify(metadata)})`, extraValues: change.extra, ...addedRedactions(redactions) })
       .where(ofLog(ws, input.request_id)),
     ...change.after,
   ]);
+}
+
+/** The log's redaction counts with `more` added (nothing to set when there is nothing to add). */
+function addedRedactions(more: Record<string, number> | null): { redactions?: SQL } {
+  if (!more) return {};
+  let expr = sql`coalesce(${requestLogs.redactions}, '{}')`;
+  for (const [name, n] of Object.entries(more)) {
+    // Names are letters, digits, _ . - (policy.ts): quoted, a dot is part of the key, not a path step.
+    const path = `$."${name}"`;
+    expr = sql`json_set(${expr}, ${path}, coalesce(json_extract(${requestLogs.redactions}, ${path}), 0) + ${n})`;
+  }
+  return { redactions: expr };
 }
 
 // ---- prompt ----
@@ -173,7 +192,8 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
   const thisLog = sql`r.${col(r.id)} = ${id} AND r.${col(r.workspaceId)} = ${ws} AND ${isCounted(id)}`;
   const logsR = sql`${r} AS r`;
   statements.push(dailyTotals(logsR, ["prompt"], -1, thisLog), dropEmptyDailyTotals(logsR, "prompt", thisLog));
-  const variables = input.prompt_input_variables ?? null;
+  const added = input.prompt_input_variables ? await redactAddedMap(auth, input.prompt_input_variables, "input_variables") : null;
+  const variables = added?.value ?? null;
   const change = variables ? replaceValues(ws, id, ["input_variable"], null, indexRowsOf({ ...EMPTY_LOG, prompt_input_variables: variables })) : null;
   if (change) statements.push(...change.before);
   statements.push(
@@ -185,6 +205,7 @@ export async function trackPrompt(db: Db, store: WorkspaceLogs, auth: AuthContex
         promptVersionNumber: version.version,
         promptVersionId: version.id,
         ...(variables && change ? { promptInputVariables: variables, extraValues: change.extra } : {}),
+        ...addedRedactions(added?.redactions ?? null),
       })
       .where(ofLog(ws, id)),
   );

@@ -9,7 +9,7 @@ import type { AuthContext } from "../lib/auth-context";
 import { ApiError, REVOKED_KEY_ABORT, UNKNOWN_KEY } from "../lib/errors";
 import { chainIncludes } from "../lib/error-text";
 import { toIso } from "../lib/time";
-import { loggedPromptVersion, type PromptVersionView } from "../prompts";
+import { abOfLog, loggedPromptVersion, releasesForLog, type PromptVersionView } from "../prompts";
 import { NEWEST_LOG } from "./indexing";
 import { runBatch, type Statement } from "../db/batch";
 import { insertRow } from "../db/insert";
@@ -17,39 +17,45 @@ import { inJsonList } from "../db/sql";
 import { decodeBlueprints, type Blueprints } from "./row-codec";
 import { requestLogRow, type RequestLogInput } from "./log-row";
 import type { WorkspaceLogs } from "./periods";
+import { redactLog } from "./redaction";
 
 export interface LoggedRequest {
   id: number;
   promptVersion: PromptVersionView | null;
+  /** The log as stored: redacted by the workspace's policy (what an answer may echo). */
+  stored: RequestLogInput;
 }
 
 /**
  * More statements for a log's batch, given SQL naming the new log's id: they commit with the log or
  * not at all (an idempotency key's row, src/logs/idempotency.ts).
  */
-export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null) => Statement[];
+export type AlsoWrite = (logId: SQL, promptVersion: PromptVersionView | null, stored: RequestLogInput) => Statement[];
 
 /**
  * `db` is the control database (the prompt the log names); the log goes to the workspace's current log
  * database. `linked`: the version the input names, when the caller has already looked it up (saves
- * the lookup).
+ * the lookup). The workspace's redaction policy, if any, is applied first: nothing else sees the input.
  */
 export async function createRequestLog(
   db: Db,
   store: WorkspaceLogs,
   auth: AuthContext,
-  input: RequestLogInput,
+  raw: RequestLogInput,
   alsoWrite?: AlsoWrite,
   linked?: { promptVersion: PromptVersionView | null },
 ): Promise<LoggedRequest> {
   const logs = store.current;
-  const promptVersion = linked
-    ? linked.promptVersion
-    : await loggedPromptVersion(db, auth.workspaceId, {
-        promptId: input.prompt_id,
-        promptName: input.prompt_name,
-        versionNumber: input.prompt_version_number,
-      });
+  const input = await redactLog(auth, raw);
+  const ref = { promptId: input.prompt_id, promptName: input.prompt_name, versionNumber: input.prompt_version_number };
+  // The releases the log may have been served by are read beside its version: no round trip more.
+  // The variant is judged on the redacted metadata (nothing sees the raw input): a unit whose value
+  // the policy changes is attributed by its version only (`inferred`).
+  const [promptVersion, releases] = await Promise.all([
+    linked ? linked.promptVersion : loggedPromptVersion(db, auth.workspaceId, ref),
+    input.prompt_version_number ? releasesForLog(db, auth.workspaceId, ref) : [],
+  ]);
+  const ab = promptVersion && releases.length > 0 ? await abOfLog(releases, promptVersion.prompt_id, input.metadata, promptVersion.version) : null;
 
   const row = requestLogRow(
     auth,
@@ -59,13 +65,14 @@ export async function createRequestLog(
       id: input.prompt_id ?? promptVersion?.prompt_id ?? null,
       versionNumber: input.prompt_version_number ?? null,
       versionId: promptVersion?.id ?? null,
+      ab,
     },
     { traceId: null, spanId: input.span_id ?? null },
   );
   const insertLog = insertRow(logs, requestLogs, row, ["id"]);
 
-  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, ...(alsoWrite?.(NEWEST_LOG, promptVersion) ?? [])]));
-  return { id: (inserted.results[0] as { id: number }).id, promptVersion };
+  const [inserted] = await guardRevoked(runBatch(logs, [insertLog, ...(alsoWrite?.(NEWEST_LOG, promptVersion, input) ?? [])]));
+  return { id: (inserted.results[0] as { id: number }).id, promptVersion, stored: input };
 }
 
 /** The control database's request_logs_key_guard trigger refuses a log written under a revoked key (see auth cache). */
@@ -151,6 +158,11 @@ export function requestLogView(r: RequestLog) {
     latency_ms: latency,
     trace_id: r.traceId,
     span_id: r.spanId,
+    // ?? null: a log archived before these columns existed has no such keys.
+    ab_test_id: r.abTestId ?? null,
+    ab_variant: r.abVariant ?? null,
+    ab_assignment: r.abAssignment ?? null,
+    redactions: r.redactions ?? {},
     created_at: toIso(r.createdAt),
   };
 }

@@ -259,10 +259,74 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
   {
     name: "run-prompt",
     description:
-      "Run a stored prompt version (or a draft) with input variables against its model, using the workspace's provider key; the run is logged like any request. Answers the reply, tokens, cost and the request id.",
+      "Run a stored prompt version (or a draft) with input variables against its model, with the provider key every LLM call takes (the workspace's environment variable, else the deployment's); the run is logged like any request. Answers the reply, tokens, cost and the request id.",
     operation: "POST /api/public/v2/prompt-runs",
     readOnly: false,
     omit: ["stream"],
+  },
+  // A/B releases (docs/ab-releases.md) and the approvals of protected labels' moves
+  { name: "list-ab-tests", description: "List A/B releases (a release label split between a template's versions), with their splits and status; filter by template, label, status, name, creator or time.", operation: "GET /api/public/v2/ab-tests", readOnly: true },
+  { name: "get-ab-test", description: "Get an A/B release: its variants' versions, percentages and bucket ranges, segments, guardrails and outcome.", operation: "GET /api/public/v2/ab-tests/{ab_test_id}", readOnly: true },
+  {
+    name: "create-ab-test",
+    description:
+      "Split a release label of a prompt template between versions: fetches by that label are served the variant assigned (sticky by assignment_key, a metadata_filters key; random without it). Variants' percentages sum to 100 and one is the label's current version.",
+    operation: "POST /api/public/v2/ab-tests",
+    readOnly: false,
+  },
+  { name: "update-ab-test", description: "Ramp an A/B release's percentages (only base units move), pause or resume it, rename it or set its guardrails.", operation: "PATCH /api/public/v2/ab-tests/{ab_test_id}", readOnly: false },
+  { name: "delete-ab-test", description: "Delete an A/B release: its label serves the version it names again (the label does not move).", operation: "DELETE /api/public/v2/ab-tests/{ab_test_id}", readOnly: false },
+  {
+    name: "promote-ab-test",
+    description: "Promote a variant: the release label moves to its version and the release completes; on a protected label a change request waits for approval instead.",
+    operation: "POST /api/public/v2/ab-tests/{ab_test_id}/promote",
+    readOnly: false,
+  },
+  { name: "rollback-ab-test", description: "Roll an A/B release back: every challenger to 0 % and the release completed; the label does not move.", operation: "POST /api/public/v2/ab-tests/{ab_test_id}/rollback", readOnly: false },
+  {
+    name: "get-ab-test-assignment",
+    description:
+      "Which segment, variant, bucket and version a unit gets from an A/B release, as a template fetch with these metadata_filters (a JSON object of key → value) would; random without the assignment key's value.",
+    operation: "GET /api/public/v2/ab-tests/{ab_test_id}/assignment",
+    readOnly: true,
+  },
+  {
+    name: "get-ab-test-scorecard",
+    description: "An A/B release's scorecard per variant: requests, units, error rate, cost, latency p50/p95, scores' means with 95 % intervals, differences to the base and p-values.",
+    operation: "GET /api/public/v2/ab-tests/{ab_test_id}/scorecard",
+    readOnly: true,
+  },
+  { name: "get-ab-test-events", description: "An A/B release's events, newest first: who created, ramped, paused, promoted or rolled it back, and its guardrails' decisions.", operation: "GET /api/public/v2/ab-tests/{ab_test_id}/events", readOnly: true },
+  {
+    name: "protect-prompt-label",
+    description: "Protect a release label (`protected: true`) so it moves only through an approved change request, or stop protecting it.",
+    operation: "PUT /api/public/v2/prompt-labels/{prompt_label_id}/protection",
+    readOnly: false,
+  },
+  { name: "list-label-change-requests", description: "List the requested moves of protected release labels (pending, approved or denied).", operation: "GET /api/public/v2/label-change-requests", readOnly: true },
+  { name: "get-label-change-request", description: "Get a protected release label's requested move: versions from and to, status, who asked and who decided.", operation: "GET /api/public/v2/label-change-requests/{change_request_id}", readOnly: true },
+  {
+    name: "approve-label-change-request",
+    description: "Approve a protected release label's move: the label moves (and an A/B release whose promote asked for it completes).",
+    operation: "POST /api/public/v2/label-change-requests/{change_request_id}/approve",
+    readOnly: false,
+  },
+  { name: "deny-label-change-request", description: "Deny a protected release label's move: the label stays.", operation: "POST /api/public/v2/label-change-requests/{change_request_id}/deny", readOnly: false },
+  {
+    name: "test-redaction-policy",
+    description:
+      "What a text (or a log body) would become under the workspace's redaction policy, or under a policy given to try, with how many values each detector replaced; stores nothing.",
+    operation: "POST /api/public/v2/redaction-policy/test",
+    readOnly: true,
+  },
+  { name: "get-redaction-policy", description: "The workspace's redaction policy: which detectors and custom patterns run, with which action, on which fields (off when none).", operation: "GET /api/public/v2/redaction-policy", readOnly: true },
+  { name: "list-audit-log", description: "The workspace's administrative actions (keys, labels, policies, env vars by name), newest first, filtered and paged. Needs an admin key.", operation: "GET /api/public/v2/audit-log", readOnly: true },
+  {
+    name: "get-provider-keys",
+    description:
+      "Which LLM providers (openai, anthropic) the workspace's calls can reach and whose key they use: the workspace's environment variable (first) or the deployment's secret; never a key itself.",
+    operation: "GET /api/public/v2/provider-keys",
+    readOnly: true,
   },
 
   // Signals (docs/signals.md)

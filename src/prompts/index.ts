@@ -27,3 +27,20 @@ export {
 } from "./cache";
 export { applyPromptPatch, type PromptPatch } from "./patch";
 export { renderTemplate, templateVariableNames } from "./variables";
+export {
+  assign,
+  bucketOf,
+  bucketsOf,
+  BUCKETS,
+  initialShares,
+  matchSegment,
+  percentageOf,
+  rampShares,
+  sizeOf,
+  unitOf,
+  variantOfLog,
+  type Assignment,
+  type Share,
+  type Split,
+} from "./ab-split";
+export { abOfLog, LOG_ATTRIBUTION_MS, releasesForLog, runningRelease, servedRelease, type LogAb, type LogRelease, type ServedRelease } from "./releases";

@@ -7,7 +7,8 @@ import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/tables";
 import { enqueue, IndexLogsMessage, JobMessage } from "../lib/jobs";
-import { indexLogs } from "../logs";
+import { indexLogs, rollupAbLogs } from "../logs";
+import { assignmentKeys } from "../services/releases";
 import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluations";
 import { buildDeps } from "../deps";
 import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflows";
@@ -153,7 +154,10 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   }
   for (const [shard, group] of byShard) {
     try {
-      await indexLogs(deps.logsOn(shard), group.ids, Date.now(), matcher);
+      const logs = deps.logsOn(shard);
+      await indexLogs(logs, group.ids, Date.now(), matcher);
+      // The A/B rollups' own step: whatever of this database is pending, these logs' among it.
+      await rollupAbLogs(logs, (ids) => assignmentKeys(deps.db, ids));
       for (const msg of group.messages) msg.ack();
     } catch (err) {
       console.error(JSON.stringify({ level: "error", msg: "indexing failed, retrying", shard, logs: group.ids.length, error: chainForLog(err) }));

@@ -1,12 +1,13 @@
-// What the cron trigger runs every minute: the webhook sweep, the job sweep, the index sweep, the
-// resend of signal judgements whose message was lost, the log
+// What the cron trigger runs every minute: the webhook sweep, the job sweep, the index sweep, the A/B
+// rollup sweep and the A/B releases' guardrails, the resend of signal judgements whose message was lost, the log
 // archive job, the sweep of idempotency keys past their day, and the log databases' measurement (a
 // full one sends its workspaces' new logs elsewhere).
 // Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
 import type { Db } from "../db/client";
 import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
-import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind, measureLogDatabases, sweepIdempotencyKeys } from "../logs";
+import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind, measureLogDatabases, rollupAbLogs, sweepIdempotencyKeys } from "../logs";
+import { assignmentKeys, runGuardrails } from "../services/releases";
 import { dispatchQuietly, inEventScope, sweepWebhooks } from "../services/webhooks";
 import { resendOverdueJudgements, signalMatcher } from "../services/signals";
 import { sweepJobs } from "./sweeper";
@@ -27,6 +28,8 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
   }
   await sweepWebhooks(deps);
   await indexQuietly(deps, now);
+  await rollupQuietly(deps);
+  await guardrailsQuietly(deps, now);
   await onEveryLogDatabase(deps, "signal judgement resend", (logs) => resendOverdueJudgements(deps, logs, now));
   await archiveQuietly(deps, now);
   await sweepKeysQuietly(deps, now);
@@ -71,6 +74,24 @@ async function measureQuietly(deps: Deps): Promise<void> {
 export function indexQuietly(deps: Deps, now: number): Promise<void> {
   const matcher = signalMatcher(deps);
   return onEveryLogDatabase(deps, "index sweep", (logs) => indexLeftBehind(logs, now, matcher));
+}
+
+/** Counts the A/B logs the index consumer's rollup step left pending (a lost message, a failure) in their variants' rollups. */
+function rollupQuietly(deps: Deps): Promise<void> {
+  return onEveryLogDatabase(deps, "A/B rollup sweep", (logs) => rollupAbLogs(logs, (ids) => assignmentKeys(deps.db, ids)));
+}
+
+/** Evaluates the guardrails of the running A/B releases that are due; their events go out at once. */
+async function guardrailsQuietly(deps: Deps, now: number): Promise<void> {
+  const emitted = new Set<number>();
+  try {
+    const acted = await inEventScope(emitted, () => runGuardrails(deps.db, (ws) => deps.logs(ws), now));
+    if (acted > 0) console.log(JSON.stringify({ level: "info", msg: "A/B guardrail decisions", count: acted }));
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "A/B guardrails failed", error: chainForLog(err) }));
+  } finally {
+    if (emitted.size > 0) await dispatchQuietly(deps, [...emitted]);
+  }
 }
 
 /** Moves logs past their workspace's retention window to R2; a failure waits for the next minute (nothing is lost). */

@@ -1,6 +1,7 @@
 // ENDPOINT and the LLM blocks, against fakes injected through the block context (no network).
 import { describe, expect, it } from "vitest";
-import { blockExternalState, createLlmProviders, evaluateBlock, validateBlockConfig, type BlockContext } from "../../src/blocks";
+import { blockExternalState, createLlmProviders, evaluateBlock, providerSettings, validateBlockConfig, type BlockContext } from "../../src/blocks";
+import { pickProvider } from "../../src/blocks/llm";
 import { endpointUrlProblem } from "../../src/blocks/endpoint";
 
 type Handler = (req: Request) => Response | Promise<Response>;
@@ -158,13 +159,35 @@ describe("LLM providers", () => {
     const none = createLlmProviders({});
     expect(await evaluateBlock("AI_DATA_EXTRACTION", { source: "s", query: "q" }, { s: "x" }, { llm: none })).toEqual({
       ok: false,
-      error: "no LLM provider is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY (and optionally their *_BASE_URL)",
+      error: "no LLM provider is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY on the console's Settings page (/console#/settings), or as a secret of the Worker",
     });
     const openaiOnly = createLlmProviders({ OPENAI_API_KEY: "k" });
     expect(await evaluateBlock("AI_DATA_EXTRACTION", { source: "s", query: "q", engine: { provider: "anthropic" } }, { s: "x" }, { llm: openaiOnly })).toEqual({
       ok: false,
-      error: 'LLM provider "anthropic" is not configured here: set ANTHROPIC_API_KEY',
+      error: "no ANTHROPIC_API_KEY is set for this workspace: set it on the console's Settings page (/console#/settings) (a workspace environment variable), or as a secret of the Worker, to call anthropic models",
     });
+  });
+
+  it("takes each provider's key from the workspace first, then the Worker, its base URL going with its key", () => {
+    const worker = { OPENAI_API_KEY: "worker-o", OPENAI_BASE_URL: "https://worker.example/v1", ANTHROPIC_API_KEY: "worker-a", LLM_DEFAULT_MODEL: "m" };
+    const both = providerSettings({ OPENAI_API_KEY: "ws-o", OPENAI_BASE_URL: "https://ws.example/v1" }, worker, false);
+    expect(both.settings).toMatchObject({ OPENAI_API_KEY: "ws-o", OPENAI_BASE_URL: "https://ws.example/v1", ANTHROPIC_API_KEY: "worker-a", LLM_DEFAULT_MODEL: "m" });
+    expect(both.sources).toEqual({ openai: "workspace", anthropic: "worker" });
+    // A workspace key without its own base URL goes to the Worker's.
+    expect(providerSettings({ OPENAI_API_KEY: "ws-o" }, worker, false).settings).toMatchObject({ OPENAI_API_KEY: "ws-o", OPENAI_BASE_URL: "https://worker.example/v1" });
+    // The Worker's key never goes to a base URL the workspace chose.
+    expect(providerSettings({ OPENAI_BASE_URL: "https://ws.example/v1" }, worker, false).settings).toMatchObject({ OPENAI_API_KEY: "worker-o", OPENAI_BASE_URL: "https://worker.example/v1" });
+    // Neither: no provider, and its message names the variable and the Settings page.
+    const none = providerSettings({ OPENAI_API_KEY: "  " }, {}, false);
+    expect(none.sources).toEqual({ openai: null, anthropic: null });
+    expect(none.settings.OPENAI_API_KEY).toBeUndefined();
+    // A refused workspace base URL makes the provider unusable (never the Worker's key instead) and says why.
+    const refused = providerSettings({ OPENAI_API_KEY: "ws-o", OPENAI_BASE_URL: "http://10.0.0.1/v1" }, worker, false);
+    expect(refused.settings.OPENAI_API_KEY).toBeUndefined();
+    const llm = createLlmProviders(refused.settings, undefined, refused.problems);
+    expect(llm.get("openai")).toBeUndefined();
+    expect(() => pickProvider(llm, "openai")).toThrow(/LLM provider "openai" cannot be used: the workspace variable OPENAI_BASE_URL .*private address.*Settings page/);
+    expect(providerSettings({ OPENAI_API_KEY: "ws-o", OPENAI_BASE_URL: "http://10.0.0.1/v1" }, worker, true).settings.OPENAI_BASE_URL).toBe("http://10.0.0.1/v1");
   });
 });
 

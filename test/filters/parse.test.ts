@@ -55,7 +55,7 @@ describe("parseFilterGroup: values", () => {
     [{ field: "metadata", operator: "key_equals", value: "x" }, "filters.0.nested_key: is required for metadata (the key within it to filter on)"],
     [{ field: "metadata", operator: "key_equals", value: "x", nested_key: "" }, "filters.0.nested_key: is required for metadata (the key within it to filter on)"],
     [{ field: "metadata", operator: "key_equals", value: { a: 1 }, nested_key: "k" }, "filters.0.value: must be a string, number or boolean for metadata, got a object"],
-    [{ field: "engine", operator: "is", value: "x", nested_key: "k" }, "filters.0.nested_key: only applies to metadata, output, input_variables, scores and signals, not engine"],
+    [{ field: "engine", operator: "is", value: "x", nested_key: "k" }, "filters.0.nested_key: only applies to metadata, output, input_variables, scores, redactions and signals, not engine"],
     [{ field: "scores", operator: "gt", value: 5 }, "filters.0.nested_key: is required for scores (the key within it to filter on)"],
     [{ field: "scores", operator: "gt", value: "5", nested_key: "k" }, "filters.0.value: must be a number for scores, got a string"],
     [{ field: "nope", operator: "is", value: "x" }, expect.stringMatching(/^filters\.0\.field: must be one of pl_id, /)],

@@ -113,3 +113,12 @@ export async function addKey(ws: TestKey): Promise<string> {
     .run();
   return key;
 }
+
+/** A key of `ws` with these scopes, written as the keys CLI writes one. */
+export async function scopedKey(ws: TestKey, scopes: string[]): Promise<string> {
+  const key = `pe_${toHex(crypto.getRandomValues(new Uint8Array(24)))}`;
+  await env.DB.prepare("INSERT INTO api_keys (workspace_id, user_id, key_hash, prefix, scopes) VALUES (?, ?, ?, ?, ?)")
+    .bind(ws.workspaceId, ws.userId, await sha256Hex(key), key.slice(0, 11), JSON.stringify(scopes))
+    .run();
+  return key;
+}

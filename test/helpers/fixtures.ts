@@ -2,8 +2,16 @@
 
 export const text = (t: string) => [{ type: "text", text: t }];
 
+let calls = 0;
+
+/**
+ * A log-request body. Each is a distinct call, as two real SDK calls are (their timestamps differ to
+ * the microsecond): an ignored field tells it apart, since the same bytes again within ten minutes are
+ * a retry and log once (docs/logging-and-search.md). A test of that rule sends one body twice itself.
+ */
 export function logBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
+    test_call: ++calls,
     provider: "openai",
     model: "gpt-4o",
     input: { type: "chat", messages: [{ role: "user", content: text("Hello!") }] },

@@ -42,7 +42,7 @@ describe("defineRoute({ rateLimit })", () => {
     const app = createApp();
     let reached = 0;
     app.openapi(
-      defineRoute({ method: "get", path: "/limited", rateLimit: SUGGESTIONS_RATE_LIMIT, responses: { 200: { description: "ok" } } }),
+      defineRoute({ method: "get", path: "/limited", scope: "read", rateLimit: SUGGESTIONS_RATE_LIMIT, responses: { 200: { description: "ok" } } }),
       (c) => {
         reached++;
         return c.text("ok");

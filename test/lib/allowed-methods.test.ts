@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedMethods } from "../../src/lib/allowed-methods";
+import { allowedMethods, shadowingMethods } from "../../src/lib/allowed-methods";
 
 const routes = [
   { method: "ALL", path: "*" },
@@ -28,5 +28,30 @@ describe("allowedMethods", () => {
   });
   it("ignores middleware entries and unknown paths", () => {
     expect(allowedMethods(routes, "/nothing-here")).toEqual([]);
+  });
+});
+
+describe("shadowingMethods", () => {
+  const table = [
+    { method: "ALL", path: "*" },
+    { method: "GET", path: "/requests/:request_id" },
+    { method: "POST", path: "/requests/search" },
+    { method: "GET", path: "/folders/:folder_id" },
+    { method: "PATCH", path: "/folders/:folder_id" },
+    { method: "GET", path: "/folders/entities" },
+    { method: "POST", path: "/folders/entities" },
+  ];
+  it("answers the literal route's methods when it does not take the method, whatever a placeholder route takes", () => {
+    expect(shadowingMethods(table, "GET", "/requests/search")).toEqual(["POST"]);
+    expect(shadowingMethods(table, "HEAD", "/requests/search")).toEqual(["POST"]);
+    expect(shadowingMethods(table, "PATCH", "/folders/entities")).toEqual(["GET", "HEAD", "POST"]);
+  });
+  it("is null where the most specific route takes the method, or no route matches", () => {
+    expect(shadowingMethods(table, "POST", "/requests/search")).toBeNull();
+    expect(shadowingMethods(table, "GET", "/requests/42")).toBeNull();
+    expect(shadowingMethods(table, "HEAD", "/folders/entities")).toBeNull();
+    expect(shadowingMethods(table, "GET", "/nothing/here")).toBeNull();
+    // A method no route of the path takes: the same 405 allowedMethods would give.
+    expect(shadowingMethods(table, "DELETE", "/requests/42")).toEqual(["GET", "HEAD"]);
   });
 });

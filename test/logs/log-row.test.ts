@@ -88,10 +88,10 @@ describe("the JSON form of the row (INSERT … SELECT … FROM json_each)", () =
   it("reads JSON columns as JSON, the body from hex, every other column as its value", () => {
     const read = Object.fromEntries(columns.map((c, n) => [c, values[n]]));
     expect(read.body).toBe("unhex(j.value ->> 'body')");
-    for (const c of ["tags", "metadata", "prompt_input_variables", "scores", "extra_values"]) expect(read[c]).toBe(`j.value -> '${c}'`);
+    for (const c of ["tags", "metadata", "prompt_input_variables", "scores", "extra_values", "redactions"]) expect(read[c]).toBe(`j.value -> '${c}'`);
     expect(read.provider).toBe("j.value ->> 'provider'");
     expect(read.trace_id).toBe("j.value ->> 'trace_id'");
-    expect(columns.filter((c) => read[c].startsWith("j.value -> '"))).toHaveLength(5);
+    expect(columns.filter((c) => read[c].startsWith("j.value -> '"))).toHaveLength(6);
   });
 
   it("carries the body as hex and the rest as the row holds it", () => {

@@ -19,7 +19,7 @@ const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
 const FLOORS: string[][] = [
   ["lib", "types"],
   ["db"],
-  ["filters", "converters", "blocks", "sandbox"],
+  ["filters", "converters", "blocks", "sandbox", "redaction"],
   ["analytics"],
   ["prompts"],
   ["logs"],
@@ -30,7 +30,7 @@ const FLOORS: string[][] = [
   ["deps.ts"],
   ["services/workspace", "services/webhooks"],
   ["services/registry"],
-  ["services/datasets", "services/tables", "services/workflows", "services/signals"],
+  ["services/datasets", "services/tables", "services/workflows", "services/signals", "services/releases"],
   ["services/ingest", "services/evaluations"],
   ["queue"],
   ["http", "mcp"],
@@ -40,7 +40,7 @@ const FLOORS: string[][] = [
 ];
 
 /** Units entered only through their index.ts from outside. */
-const FACES = (unit: string) => ["prompts", "logs", "sheets", "traces", "mcp"].includes(unit) || unit.startsWith("services/");
+const FACES = (unit: string) => ["prompts", "logs", "sheets", "traces", "redaction", "mcp"].includes(unit) || unit.startsWith("services/");
 
 /**
  * Imports that pass by a face, each for a reason. The Worker's entry exports the sheet Durable

@@ -155,6 +155,45 @@ describe("the official promptlayer SDK: run() and the provider wrappers", () => 
     expect(JSON.stringify(body.output)).toContain("Otters hold hands.");
   });
 
+  it("run() with promptReleaseLabel and metadata through an A/B release: each user keeps their variant and every log records the served version and its variant", async () => {
+    const name = `sdk-ab-${Date.now()}`;
+    const metadata = { model: { provider: "openai", name: "gpt-4o-mini", parameters: {}, api_type: "chat-completions" } };
+    const first = (await pl.templates.publish({ prompt_name: name, prompt_template: chat("variant one"), metadata, release_labels: ["prod"] } as never)) as any;
+    await pl.templates.publish({ prompt_name: name, prompt_template: chat("variant two"), metadata } as never);
+    const made = await fetch(`${api.url}/api/public/v2/ab-tests`, {
+      method: "POST",
+      headers: { "X-API-KEY": api.key, "Content-Type": "application/json" },
+      body: JSON.stringify({
+        name: "js split",
+        prompt_template_id: first.id,
+        release_label: "prod",
+        assignment_key: "user_id",
+        variants: [
+          { key: "base", prompt_version_number: 1, percentage: 50 },
+          { key: "challenger", prompt_version_number: 2, percentage: 50 },
+        ],
+      }),
+    });
+    expect(made.status).toBe(201);
+    const id = ((await made.json()) as any).ab_test.id;
+    const versions = new Set<number>();
+    for (let u = 0; u < 8; u++) {
+      const user = `js-user-${u}`;
+      const assigned = (await getApi(`/api/public/v2/ab-tests/${id}/assignment?metadata_filters[user_id]=${user}`)).body;
+      versions.add(assigned.prompt_version_number);
+      for (let i = 0; i < 2; i++) {
+        const res = (await pl.run({ promptName: name, promptReleaseLabel: "prod", metadata: { user_id: user } } as never)) as any;
+        const { body } = await getApi(`/api/public/v2/requests/${res.request_id}`);
+        expect(body, user).toMatchObject({ prompt_version_number: assigned.prompt_version_number, ab_test_id: id, ab_variant: assigned.variant, ab_assignment: "sticky" });
+        expect(JSON.stringify(body.input)).toContain(assigned.prompt_version_number === 2 ? "variant two" : "variant one");
+      }
+    }
+    expect(versions).toEqual(new Set([1, 2]));
+    // A pinned version never goes through the release.
+    const pinned = (await pl.run({ promptName: name, promptVersion: 1, metadata: { user_id: "js-user-0" } } as never)) as any;
+    expect((await getApi(`/api/public/v2/requests/${pinned.request_id}`)).body.prompt_version_number).toBe(1);
+  });
+
   it("pl.OpenAI logs each call and returns [response, request_id] with return_pl_id", async () => {
     const OpenAI = pl.OpenAI as any;
     const client = new OpenAI();

@@ -5,6 +5,9 @@ import { PromptLayer } from "promptlayer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+// @ts-expect-error: a plain ES module of the repo's scripts
+import { SCOPES as CLI_SCOPES } from "../../scripts/lib/keys.mjs";
+import { SCOPES } from "../../src/lib/scopes";
 
 let api: { url: string; key: string; persistTo: string; stop: () => Promise<void>; logs: () => string };
 
@@ -81,6 +84,10 @@ describe("the keys CLI", () => {
 
     const listed = keys("list", "--workspace", "cli-ws");
     expect(listed).toContain(`${key.slice(0, 11)}…  cli-ws  ops@example.com`);
+    // An admin key (the CLI's default), whose making is in the audit log, by the CLI (no key acted).
+    const audit = await fetch(`${api.url}/api/public/v2/audit-log?action=api_key.created`, { headers: { "X-API-KEY": key } });
+    const items = ((await audit.json()) as { items: { details: Record<string, unknown>; api_key_id: number | null }[] }).items;
+    expect(items.find((i) => i.details.prefix === key.slice(0, 11))).toMatchObject({ details: { scopes: ["admin"], by: "keys CLI" }, api_key_id: null });
     expect(listed).not.toContain(key);
 
     keys("revoke", key.slice(0, 11));
@@ -88,7 +95,20 @@ describe("the keys CLI", () => {
     expect(await post("/log-request", key, request)).toBe(401);
   });
 
+  it("makes a key with scopes and a name: within them it works, beyond them it gets 403", async () => {
+    const out = keys("create", "--workspace", "cli-ws", "--email", "ops@example.com", "--scopes", "read,logs:write", "--name", "ingest app");
+    const key = out.trim().split("\n").pop()!;
+    expect(await post("/log-request", key, request)).toBe(201);
+    expect(await post("/rest/prompt-templates", key, {})).toBe(403);
+    expect(keys("list", "--workspace", "cli-ws")).toContain(`${key.slice(0, 11)}…  cli-ws  ops@example.com  "ingest app"  read,logs:write`);
+  });
+
+  it("knows the scopes the Worker knows", () => {
+    expect(CLI_SCOPES).toEqual([...SCOPES]);
+  });
+
   it("refuses bad arguments with a message and a non-zero exit", () => {
+    expect(() => keys("create", "--workspace", "x", "--scopes", "root")).toThrow(/unknown scope root/);
     expect(() => keys("create")).toThrow(/create needs --workspace/);
     expect(() => keys("create", "--workspace", "x", "--email", "not-an-email")).toThrow(/--email must be an e-mail address/);
     expect(() => keys("revoke", "pe_00000000")).toThrow(/no active key matches/);

@@ -5,10 +5,13 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { buildDeps } from "../../src/deps";
 import type { Env } from "../../src/env";
-import { IDEMPOTENCY_WINDOW_MS } from "../../src/logs";
+import { BODY_RETRY_WINDOW_MS, IDEMPOTENCY_WINDOW_MS } from "../../src/logs";
 import { runScheduled } from "../../src/queue/scheduled";
 import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
-import { logBody } from "../helpers/fixtures";
+import { logBody as callBody } from "../helpers/fixtures";
+
+/** One fixed body (the fixture tells calls apart; this file sends the same call again on purpose). */
+const logBody = (overrides: Record<string, unknown> = {}) => callBody({ test_call: 0, ...overrides });
 
 const logRequest = (ws: TestKey, body: unknown, key?: string) =>
   call("/log-request", { method: "POST", key: ws.key, json: body, headers: key === undefined ? {} : { "Idempotency-Key": key } });
@@ -87,13 +90,12 @@ describe("Idempotency-Key on POST /log-request", () => {
     expect(await count(ws, "request_logs")).toBe(1);
   });
 
-  it("logs every request without a key, as before", async () => {
+  it("records only its key's row when a key is sent (no body row): the key's rule decides", async () => {
     const ws = await createWorkspace();
-    const a = await json(await logRequest(ws, logBody()));
-    const b = await json(await logRequest(ws, logBody()));
-    expect(a.id).not.toBe(b.id);
+    await logRequest(ws, logBody(), newKey());
+    await logRequest(ws, logBody(), newKey());
     expect(await count(ws, "request_logs")).toBe(2);
-    expect(await count(ws, "idempotency_keys")).toBe(0);
+    expect(await count(ws, "idempotency_keys")).toBe(2);
   });
 
   it("makes exactly one log when retries with one key race, and answers each with that log", { timeout: 60_000 }, async () => {
@@ -190,6 +192,85 @@ describe("Idempotency-Key on POST /log-request", () => {
   });
 });
 
+describe("retries without a key: the same bytes within 10 minutes", () => {
+  it("log once and answer the first answer again; other calls log as always", async () => {
+    const ws = await createWorkspace();
+    const text = JSON.stringify(logBody({ tags: ["retry"] }));
+    const send = () => call("/log-request", { method: "POST", key: ws.key, body: text, headers: { "Content-Type": "application/json" } });
+    const first = await send();
+    const firstBody = await first.text();
+    expect(first.status).toBe(201);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    const again = await send();
+    expect(again.status).toBe(201);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await again.text()).toBe(firstBody);
+    expect(await count(ws, "request_logs")).toBe(1);
+    // Another call (another body) logs, as always.
+    expect((await logRequest(ws, logBody({ tags: ["another"] }))).headers.get("Idempotent-Replayed")).toBeNull();
+    expect(await count(ws, "request_logs")).toBe(2);
+  });
+
+  it("byte-identical only: the same JSON with other spacing or key order is another call", async () => {
+    const ws = await createWorkspace();
+    const body = logBody({ tags: ["spacing"] });
+    const post = (text: string) => call("/log-request", { method: "POST", key: ws.key, body: text, headers: { "Content-Type": "application/json" } });
+    await post(JSON.stringify(body));
+    await post(JSON.stringify(body, null, 2));
+    await post(JSON.stringify(Object.fromEntries(Object.entries(body).reverse())));
+    expect(await count(ws, "request_logs")).toBe(3);
+  });
+
+  it("are the workspace's own, bound to the route, and count for 10 minutes", async () => {
+    const ws = await createWorkspace();
+    const other = await createWorkspace();
+    await shareLogsDb(other, ws);
+    const body = logBody({ tags: ["window"] });
+    const a = await json(await logRequest(ws, body));
+    const theirs = await logRequest(other, body);
+    expect(theirs.headers.get("Idempotent-Replayed")).toBeNull();
+    expect((await json(theirs)).id).not.toBe(a.id);
+    // Just under 10 minutes old: still a retry.
+    const d1 = await logsDb(ws);
+    const shift = (ms: number) => d1.prepare("UPDATE idempotency_keys SET created_at = created_at - ? WHERE workspace_id = ?").bind(ms, ws.workspaceId).run();
+    await shift(BODY_RETRY_WINDOW_MS - 60_000);
+    expect((await logRequest(ws, body)).headers.get("Idempotent-Replayed")).toBe("true");
+    // 10 minutes or more: a new log.
+    await shift(60_000);
+    const later = await logRequest(ws, body);
+    expect(later.status).toBe(201);
+    expect(later.headers.get("Idempotent-Replayed")).toBeNull();
+    expect((await json(later)).id).not.toBe(a.id);
+    expect(await count(ws, "request_logs")).toBe(2);
+  });
+
+  it("on /track-request too (the key in the body included), apart from /log-request", async () => {
+    const ws = await createWorkspace();
+    const first = await json(await trackRequest(ws, trackBody("retried track")));
+    const again = await trackRequest(ws, trackBody("retried track"));
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await json(again)).toEqual(first);
+    expect(await count(ws, "request_logs")).toBe(1);
+  });
+
+  it("racing retries make one log", { timeout: 60_000 }, async () => {
+    const ws = await createWorkspace();
+    const body = logBody({ tags: ["race-no-key"] });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => logRequest(ws, body)));
+    expect(answers.map((r) => r.status)).toEqual(Array(5).fill(201));
+    expect(new Set((await Promise.all(answers.map((r) => json(r)))).map((b) => b.id)).size).toBe(1);
+    expect(await count(ws, "request_logs")).toBe(1);
+  });
+
+  it("a refused call records nothing: its retry is answered anew", async () => {
+    const ws = await createWorkspace();
+    const bad = logBody({ provider: "" });
+    expect((await logRequest(ws, bad)).status).toBe(400);
+    expect((await logRequest(ws, bad)).status).toBe(400);
+    expect(await count(ws, "idempotency_keys")).toBe(0);
+  });
+});
+
 describe("Idempotency-Key on POST /track-request", () => {
   it("replays the first 200 {success, request_id, prompt_blueprint} and stores one log; another body is a 409", async () => {
     const ws = await createWorkspace();
@@ -237,18 +318,25 @@ describe("Idempotency-Key on POST /track-request", () => {
 });
 
 describe("the cron's sweep of idempotency keys", () => {
-  it("deletes keys 24 hours old or more, keeps younger ones and every log", async () => {
+  it("deletes keys 24 hours old or more and bodies' rows 10 minutes old or more, keeps younger ones and every log", async () => {
     const ws = await createWorkspace();
     const [old, young] = [newKey(), newKey()];
     await logRequest(ws, logBody(), old);
     await logRequest(ws, logBody(), young);
     await age(ws, old, IDEMPOTENCY_WINDOW_MS);
     await age(ws, young, IDEMPOTENCY_WINDOW_MS - 60_000);
-    await runScheduled(buildDeps(env as unknown as Env), Date.now());
+    await logRequest(ws, logBody({ tags: ["old body"] }));
+    await logRequest(ws, logBody({ tags: ["young body"] }));
     const d1 = await logsDb(ws);
-    const left = await d1.prepare("SELECT key FROM idempotency_keys WHERE workspace_id = ?").bind(ws.workspaceId).all<{ key: string }>();
-    expect(left.results.map((r) => r.key)).toEqual([young]);
-    expect(await count(ws, "request_logs")).toBe(2);
+    const bodyKeys = (await d1.prepare("SELECT key FROM idempotency_keys WHERE workspace_id = ? AND key LIKE 'body %' ORDER BY created_at, key").bind(ws.workspaceId).all<{ key: string }>()).results.map((r) => r.key);
+    expect(bodyKeys).toHaveLength(2);
+    const oldBody = bodyKeys;
+    await d1.prepare("UPDATE idempotency_keys SET created_at = created_at - ? WHERE key = ?").bind(BODY_RETRY_WINDOW_MS, oldBody[0]).run();
+    await d1.prepare("UPDATE idempotency_keys SET created_at = created_at - ? WHERE key = ?").bind(BODY_RETRY_WINDOW_MS - 60_000, oldBody[1]).run();
+    await runScheduled(buildDeps(env as unknown as Env), Date.now());
+    const left = await d1.prepare("SELECT key FROM idempotency_keys WHERE workspace_id = ? ORDER BY key").bind(ws.workspaceId).all<{ key: string }>();
+    expect(left.results.map((r) => r.key).sort(), JSON.stringify({ young, oldBody })).toEqual([young, oldBody[1]].sort());
+    expect(await count(ws, "request_logs")).toBe(4);
   });
 });
 

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ERROR_TYPE_STATUSES, STATUSES } from "../../src/routes/log-request/schemas";
+import { priceOf, pricedAs, PRICES_AS_OF } from "../../src/converters/pricing";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
 import { logBody, text } from "../helpers/fixtures";
 import { indexNow } from "../helpers/logs";
@@ -113,6 +114,23 @@ describe("POST /log-request: the minimal body", () => {
 
   it("ignores fields it does not know (as PromptLayer does)", async () => {
     await expect201(logBody({ group_id: 5, span_id: "abc", something_new: { x: 1 } }));
+  });
+});
+
+describe("POST /log-request: prices", () => {
+  it("prices a log sent with tokens and no price (or the SDKs' default 0) from the one price table; a given price is kept; an unknown model stays unpriced", async () => {
+    // gpt-4o: $2.50 in and $10 out per million tokens (src/converters/pricing.ts).
+    const want = (1000 * 2.5 + 500 * 10) / 1e6;
+    for (const price of [undefined, null, 0]) {
+      const b = await expect201(logBody({ input_tokens: 1000, output_tokens: 500, ...(price === undefined ? {} : { price }) }));
+      expect((await stored(b.id)).price, `price ${price}`).toBeCloseTo(want, 9);
+    }
+    // The same table as the SDK's track-request path.
+    expect(priceOf("gpt-4o-2024-08-06", 1000, 500)).toBeCloseTo(want, 9);
+    expect((await stored((await expect201(logBody({ input_tokens: 1000, output_tokens: 500, price: 0.5 }))).id)).price).toBe(0.5);
+    expect((await stored((await expect201(logBody({ model: "my-own-model", input_tokens: 1000, output_tokens: 500 }))).id)).price).toBe(0);
+    expect(pricedAs("my-own-model")).toBeNull();
+    expect(PRICES_AS_OF).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 });
 

@@ -130,7 +130,7 @@ describe("the tool table", () => {
     // The table's PromptLayer part is PromptLayer's tools, no more.
     expect(PROMPTLAYER_TOOLS.map((t) => t.name).sort()).toEqual(Object.keys(fixture).sort());
     expect(listed.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
-    expect(PROMPTEDGE_TOOLS.map((t) => t.name)).toEqual(expect.arrayContaining(["search-traces", "run-prompt"]));
+    expect(PROMPTEDGE_TOOLS.map((t) => t.name)).toEqual(expect.arrayContaining(["search-traces", "run-prompt", "get-provider-keys"]));
   });
 
   it("takes each tool's schema from its REST operation, which /openapi.json serves, every reference resolved", () => {
@@ -248,6 +248,20 @@ describe("tool calls", () => {
       if (r.isError && !/^Error: .+ \((HTTP 4\d\d [a-z_]+|nothing was sent)\)$/s.test(r.text)) failures.push(`${t.name}: ${r.text}`);
     }
     expect(failures).toEqual([]);
+  });
+
+  it("get-provider-keys says where each provider's key comes from for the calling workspace, never the key", async () => {
+    const w = await createWorkspace();
+    expect((await call("/api/public/v2/env-vars", { method: "POST", key: w.key, json: { key: "OPENAI_API_KEY", value: "workspace-secret-key" } })).status).toBe(201);
+    const sources = async (key: string) => {
+      const r = await tool("get-provider-keys", {}, bearer(key));
+      expect(r.isError).toBe(false);
+      expect(r.text).not.toContain("workspace-secret-key");
+      return Object.fromEntries(r.data.providers.map((p: { provider: string; source: string | null }) => [p.provider, p.source]));
+    };
+    expect(await sources(w.key)).toEqual({ openai: "workspace", anthropic: null });
+    // Another workspace sees the deployment's key (vitest.config.ts gives the Worker OPENAI_API_KEY), not w's.
+    expect(await sources(other.key)).toEqual({ openai: "worker", anthropic: null });
   });
 
   it("another workspace's ids are not found, through tools, prompts and resources", async () => {

@@ -128,7 +128,7 @@ describe("served from the edge cache", () => {
     // A deployment reads the entries the previous one kept, for up to a day: when this fails, change
     // TEMPLATE_READ_FORMAT (src/services/registry/prompt-templates.ts), then the expected shape here.
     expect({ format: TEMPLATE_READ_FORMAT, shape }).toEqual({
-      format: "template-version-1",
+      format: "template-version-2",
       shape: {
         read: ["dependencies", "expanded", "p", "snippets", "t", "v"],
         t: ["cacheGeneration", "createdAt", "createdBy", "folderId", "id", "name", "tags", "updatedAt", "workspaceId"],

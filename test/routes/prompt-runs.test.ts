@@ -139,27 +139,29 @@ describe("POST /api/public/v2/prompt-runs", () => {
     expect(await logCount(ws)).toBe(before);
   });
 
-  it("answers 422 provider_not_configured naming the variable when the workspace has no key, and logs nothing", async () => {
+  it("answers 422 provider_not_configured naming the variable and the Settings page when neither the workspace nor the Worker has a key, and logs nothing", async () => {
     const bare = await createWorkspace();
-    const res = await run(bare.key, { prompt_version: { prompt_template: chat("s", "u"), metadata: model() } });
+    // The Worker has an OpenAI key (vitest.config.ts) but no Anthropic one.
+    const res = await run(bare.key, { prompt_version: { prompt_template: chat("s", "u"), metadata: model() }, model: { provider: "anthropic", name: "claude-3-5-haiku-latest" } });
     expect(res.status).toBe(422);
-    expect(await json(res)).toMatchObject({ success: false, error: "provider_not_configured", message: expect.stringContaining("OPENAI_API_KEY") });
-    const anthropic = await run(ws.key, { prompt_version: { prompt_template: chat("s", "u"), metadata: model() }, model: { provider: "anthropic", name: "claude-3-5-haiku-latest" } });
-    expect(anthropic.status).toBe(422);
-    expect((await json(anthropic)).message).toContain("ANTHROPIC_API_KEY");
+    expect(await json(res)).toMatchObject({ success: false, error: "provider_not_configured", message: expect.stringContaining("ANTHROPIC_API_KEY is set for this workspace: set it on the console's Settings page") });
     expect(await logCount(bare)).toBe(0);
   });
 
   it("keeps workspaces apart: another workspace's template is a 404 and its key is not lent", async () => {
+    const owner = await createWorkspace();
+    await setVar(owner, "OPENAI_API_KEY", "workspace-key");
     const other = await createWorkspace();
     const foreign = await run(other.key, { prompt: { identifier: String(promptId) }, input_variables: { question: "q" } });
     expect(foreign.status).toBe(404);
     const byName = await run(other.key, { prompt: { identifier: promptName }, input_variables: { question: "q" } });
     expect(byName.status).toBe(404);
-    // ws has a key; other has none: its own draft is refused.
-    const draft = await run(other.key, { prompt_version: { prompt_template: chat("s", "u"), metadata: model() } });
-    expect(draft.status).toBe(422);
     expect(await logCount(other)).toBe(0);
+    // The owner's runs carry its key (the fake marks them); the other's run falls back to the Worker's.
+    const mine = await json(await run(owner.key, { prompt_version: { prompt_template: chat("s", "[[reply:hi]]"), metadata: model() } }));
+    expect(mine.output_text).toBe("hi [workspace key]");
+    const theirs = await json(await run(other.key, { prompt_version: { prompt_template: chat("s", "[[reply:hi]]"), metadata: model() } }));
+    expect(theirs.output_text).toBe("hi");
   });
 
   it("logs a failed provider call as an ERROR run with the provider's message", async () => {

@@ -217,7 +217,7 @@ describe("release labels", () => {
     const res = await call(`/prompts/${promptId}/label`, { method: "POST", key: ws.key, json: { prompt_version_number: 1, name: "beta" } });
     expect(res.status).toBe(200);
     const l = await json(res);
-    expect(l).toEqual({ id: expect.any(Number), name: "beta", prompt_id: promptId, prompt_version_id: expect.any(Number), prompt_version_number: 1, created_at: expect.any(String), updated_at: expect.any(String) });
+    expect(l).toEqual({ id: expect.any(Number), name: "beta", protected: false, prompt_id: promptId, prompt_version_id: expect.any(Number), prompt_version_number: 1, created_at: expect.any(String), updated_at: expect.any(String) });
     const dup = await call(`/prompts/${promptId}/label`, { method: "POST", key: ws.key, json: { prompt_version_number: 2, name: "beta" } });
     expect(dup.status).toBe(409);
     expect((await call(`/prompts/${promptId}/label`, { method: "POST", key: ws.key, json: { prompt_version_number: 3, name: "x" } })).status).toBe(404);

@@ -380,3 +380,26 @@ describe("POST /api/public/v2/requests/search: include_prompt_name", () => {
     expect(bare.every((i: Record<string, unknown>) => !("prompt_name" in i))).toBe(true);
   });
 });
+
+describe("POST /api/public/v2/requests/search: include_previews", () => {
+  it("adds the first 160 characters of each item's input and output text, only when asked", async () => {
+    const w = await createWorkspace();
+    const long = `Tell me ${"everything ".repeat(40)}`;
+    const id = (
+      await json(
+        await call("/log-request", {
+          method: "POST",
+          key: w.key,
+          json: logBody({ input: { type: "chat", messages: [{ role: "user", content: [{ type: "text", text: long }] }] } }),
+        }),
+      )
+    ).id;
+    const [item] = (await json(await call("/api/public/v2/requests/search", { method: "POST", key: w.key, json: { include_previews: true } }))).items;
+    expect(item.id).toBe(id);
+    expect(item.input_preview).toHaveLength(160);
+    expect(long.startsWith(item.input_preview.trim()) || item.input_preview.includes("Tell me everything")).toBe(true);
+    expect(item.output_preview).toContain("Hi there!");
+    const [plain] = (await json(await call("/api/public/v2/requests/search", { method: "POST", key: w.key, json: {} }))).items;
+    expect(plain).not.toHaveProperty("input_preview");
+  });
+});

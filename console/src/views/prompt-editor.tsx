@@ -3,10 +3,11 @@
 // the unsaved draft run with input variables through POST /api/public/v2/prompt-runs, streamed, one
 // or two side by side). The API validates every write: its rules come back next to their fields.
 import { useEffect, useState } from "preact/hooks";
-import { ApiFailure, get, post, postEvents } from "../api";
+import { ApiFailure, get, patch, post, postEvents } from "../api";
+import { PRICED_MODELS } from "../../../src/converters/pricing";
 import type { CreatePromptTemplate, CreatePromptTemplateResponse, GetPromptTemplateResponse, PromptRunRequest, PromptRunResult } from "../api.gen";
 import { recordOf } from "../json";
-import { draftOf, draftVariables, ROLES, textOf, versionOf, type Draft, type JsonProblems, type MessageDraft } from "../draft";
+import { COMMON_PARAMETERS, draftOf, draftVariables, parametersOf, parameterText, responseFormatChoice, ROLES, textOf, versionOf, withParameter, type CommonParameter, type Draft, type JsonProblems, type MessageDraft } from "../draft";
 import { go, href } from "../router";
 import { ErrorBox, FieldError, fmt, Loading, Section, Status, useAsync, onText, WriteError } from "../ui";
 
@@ -61,10 +62,29 @@ function Resolved({ id, version }: { id: number; version: number }) {
  * The editor of a draft. `name` is fixed for an existing template (its versions are published under
  * it) and asked for a new one; publishing calls `onPublished` with the new version.
  */
-export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; template: { id: number; name: string; version: number } | null; onPublished: (p: CreatePromptTemplateResponse) => void }) {
+/** How each common parameter's control reads: its label, input type and hint. */
+const PARAMETER_CONTROLS: Record<CommonParameter, { label: string; hint: string }> = {
+  temperature: { label: "Temperature", hint: "0 to 2: lower is more predictable" },
+  max_tokens: { label: "Max tokens", hint: "the longest answer" },
+  top_p: { label: "Top p", hint: "0 to 1" },
+  stop: { label: "Stop", hint: "texts that end the answer, comma-separated" },
+};
+
+/** Model names offered for a provider (the price table's, which free text may go beyond). */
+const modelsFor = (provider: string) =>
+  PRICED_MODELS.filter((m) => (provider === "anthropic" ? m.startsWith("claude") : provider === "openai" ? /^(gpt|o\d)/.test(m) : true));
+
+export function Editor(props: {
+  draft: Draft;
+  setDraft: (d: Draft) => void;
+  template: { id: number; name: string; version: number } | null;
+  labels?: { release_label: string; release_label_id: number }[];
+  onPublished: (p: CreatePromptTemplateResponse) => void;
+}) {
   const { draft, setDraft, template } = props;
   const [name, setName] = useState("");
   const [commit, setCommit] = useState("");
+  const [moveLabel, setMoveLabel] = useState("");
   const [failure, setFailure] = useState<Error | null>(null);
   const [problems, setProblems] = useState<JsonProblems>({});
   const [busy, setBusy] = useState(false);
@@ -81,11 +101,19 @@ export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; temp
       prompt_version: { prompt_template: v.prompt_template as CreatePromptTemplate["prompt_version"]["prompt_template"], metadata: v.metadata, commit_message: commit || null },
     };
     setBusy(true);
-    post("/rest/prompt-templates", body).then(
+    const label = props.labels?.find((l) => String(l.release_label_id) === moveLabel);
+    post("/rest/prompt-templates", body)
+      .then(async (p) => {
+        // The label moves once the version exists; a refusal then says so (the version stays published).
+        if (label) await patch("/prompt-labels/{prompt_label_id}", { prompt_label_id: label.release_label_id }, { prompt_version_number: p.version_number });
+        return p;
+      })
+      .then(
       (p) => {
         setBusy(false);
         setFailure(null);
         setCommit("");
+        setMoveLabel("");
         props.onPublished(p);
       },
       (e: Error) => {
@@ -152,32 +180,85 @@ export function Editor(props: { draft: Draft; setDraft: (d: Draft) => void; temp
         </label>
         <label>
           Model
-          <input aria-label="Model" value={draft.model} onInput={onText((model) => set({ model }))} />
+          <input aria-label="Model" value={draft.model} onInput={onText((model) => set({ model }))} list="models" />
+          <datalist id="models">
+            {modelsFor(draft.provider).map((m) => (
+              <option key={m} value={m} />
+            ))}
+          </datalist>
         </label>
-        <label>
-          Parameters (JSON)
-          <textarea aria-label="Parameters" rows={4} value={draft.parameters} onInput={onText((parameters) => set({ parameters }))} />
-          <FieldError failure={failure} at="prompt_version.metadata" local={problems.parameters ? `parameters ${problems.parameters}` : null} />
-        </label>
-        {draft.type === "chat" ? (
-          <label>
-            Tools (JSON list)
-            <textarea aria-label="Tools" rows={4} value={draft.tools} placeholder='[{"type": "function", "function": {"name": …}}]' onInput={onText((tools) => set({ tools }))} />
-            <FieldError failure={failure} at={`${PT}.tools`} local={problems.tools ? `tools ${problems.tools}` : null} />
+        {COMMON_PARAMETERS.map((p) => (
+          <label key={p}>
+            {PARAMETER_CONTROLS[p].label}
+            <input
+              aria-label={PARAMETER_CONTROLS[p].label}
+              inputMode={p === "stop" ? "text" : "decimal"}
+              disabled={parametersOf(draft) === null}
+              value={parameterText(draft, p)}
+              placeholder={PARAMETER_CONTROLS[p].hint}
+              onInput={onText((text) => {
+                const next = withParameter(draft, p, text);
+                if (next) setDraft(next);
+              })}
+            />
+            <FieldError failure={failure} at={`prompt_version.metadata.model.parameters.${p}`} />
           </label>
-        ) : null}
+        ))}
         <label>
-          Response format (JSON)
-          <textarea aria-label="Response format" rows={4} value={draft.responseFormat} placeholder='{"type": "json_object"}' onInput={onText((responseFormat) => set({ responseFormat }))} />
-          <FieldError failure={null} at="" local={problems.responseFormat ? `response format ${problems.responseFormat}` : null} />
+          Response format
+          <select
+            aria-label="Response format choice"
+            value={responseFormatChoice(draft)}
+            onChange={onText((v) => set({ responseFormat: v === "json_object" ? '{"type": "json_object"}' : v === "" ? "" : draft.responseFormat || '{"type": "json_schema", "json_schema": {}}' }))}
+          >
+            <option value="">text</option>
+            <option value="json_object">a JSON object</option>
+            <option value="custom">a JSON schema (in the JSON view)</option>
+          </select>
         </label>
       </div>
+      {parametersOf(draft) === null ? <p class="field-error">The parameters' JSON does not parse: fix it in the JSON view below.</p> : null}
+      <details class="advanced" open={Boolean(problems.parameters || problems.tools || problems.responseFormat)}>
+        <summary>JSON view: every parameter, tools and the response format</summary>
+        <div class="editor-grid">
+          <label>
+            Parameters (JSON)
+            <textarea aria-label="Parameters" rows={4} value={draft.parameters} onInput={onText((parameters) => set({ parameters }))} />
+            <FieldError failure={failure} at="prompt_version.metadata" local={problems.parameters ? `parameters ${problems.parameters}` : null} />
+          </label>
+          {draft.type === "chat" ? (
+            <label>
+              Tools (JSON list)
+              <textarea aria-label="Tools" rows={4} value={draft.tools} placeholder='[{"type": "function", "function": {"name": …}}]' onInput={onText((tools) => set({ tools }))} />
+              <FieldError failure={failure} at={`${PT}.tools`} local={problems.tools ? `tools ${problems.tools}` : null} />
+            </label>
+          ) : null}
+          <label>
+            Response format (JSON)
+            <textarea aria-label="Response format" rows={4} value={draft.responseFormat} placeholder='{"type": "json_object"}' onInput={onText((responseFormat) => set({ responseFormat }))} />
+            <FieldError failure={null} at="" local={problems.responseFormat ? `response format ${problems.responseFormat}` : null} />
+          </label>
+        </div>
+      </details>
       <div class="form-line">
         <label>
           Commit message
           <input aria-label="Commit message" size={60} value={commit} onInput={onText(setCommit)} placeholder="what changed" />
           <FieldError failure={failure} at="prompt_version.commit_message" />
         </label>
+        {template && props.labels?.length ? (
+          <label>
+            Then move a label to it
+            <select aria-label="Move label on publish" value={moveLabel} onChange={onText(setMoveLabel)}>
+              <option value="">no label</option>
+              {props.labels.map((l) => (
+                <option key={l.release_label_id} value={String(l.release_label_id)}>
+                  {l.release_label}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
         <button type="button" class="primary" disabled={busy} onClick={publish}>
           {busy ? "Publishing…" : template ? "Publish as a new version" : "Create template"}
         </button>
@@ -212,23 +293,32 @@ export function NewPrompt() {
 
 const KEY_VARS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
-/** Says when the workspace has no provider key, and sets one (a workspace environment variable). */
+/**
+ * Which providers runs can reach (GET /api/public/v2/provider-keys: the workspace's key, or the
+ * deployment's), and, when none, a box that sets one (a workspace environment variable).
+ */
 function KeyNotice({ reloadKey }: { reloadKey: number }) {
-  const vars = useAsync(() => get("/api/public/v2/env-vars"), [reloadKey]);
+  const keys = useAsync(() => get("/api/public/v2/provider-keys"), [reloadKey]);
+  const [tick, setTick] = useState(0);
   const [which, setWhich] = useState(KEY_VARS[0]);
   const [value, setValue] = useState("");
   const [failure, setFailure] = useState<Error | null>(null);
-  if (!vars.data) return vars.error ? <ErrorBox error={vars.error} /> : null;
-  const set = vars.data.workspace_env_vars.filter((v) => KEY_VARS.includes(v.key) && !v.is_empty).map((v) => v.key);
-  if (set.length)
+  useEffect(() => {
+    if (tick) keys.reload();
+  }, [tick]);
+  // A key without settings:read cannot ask (403): the notice is left out, and a run still says what it lacks.
+  if (!keys.data) return null;
+  const usable = keys.data.providers.filter((p) => p.source && !p.problem);
+  if (usable.length)
     return (
       <p class="muted" data-testid="provider-keys">
-        Runs use this workspace's {set.join(" and ")} (environment variables).
+        Runs reach {usable.map((p) => `${p.provider} (${p.source === "workspace" ? "this workspace's key" : "the deployment's key"})`).join(" and ")}.{" "}
+        <a href={href("settings")}>Provider keys</a>
       </p>
     );
   return (
     <div class="notice" data-testid="no-provider-key">
-      No provider key is set for this workspace, so runs are refused. Provider keys are the workspace's environment variables:
+      No provider key is set, so runs are refused. Set one here or on the <a href={href("settings")}>Settings page</a>:
       <div class="form-line">
         <select aria-label="Key variable" value={which} onChange={onText(setWhich)}>
           {KEY_VARS.map((k) => (
@@ -245,7 +335,7 @@ function KeyNotice({ reloadKey }: { reloadKey: number }) {
               () => {
                 setValue("");
                 setFailure(null);
-                vars.reload();
+                setTick((t) => t + 1);
               },
               (e: Error) => setFailure(e),
             )
@@ -283,7 +373,7 @@ function RunStats({ r }: { r: PromptRunResult }) {
         tokens <b>{r.input_tokens}</b> in · <b>{r.output_tokens}</b> out
       </span>
       <span>
-        cost <b>{fmt.cost(r.price)}</b>
+        cost <b>{fmt.cost(r.price, r.model)}</b>
       </span>
       <span>
         latency <b>{fmt.ms(r.latency_ms)}</b>
@@ -339,9 +429,21 @@ function Pane(props: { i: number; pane: PaneState; setPane: (p: PaneState) => vo
  * The playground: input variables (those the draft or versions use), one pane or two side by side,
  * each running a version or the draft with the saved model or another, all on the same variables.
  */
-export function Playground(props: { template: { id: number; name: string } | null; versions: number[]; draft: Draft | null; latest: GetPromptTemplateResponse | null }) {
+export function Playground(props: { template: { id: number; name: string } | null; versions: number[]; draft: Draft | null; latest: GetPromptTemplateResponse | null; fromRequest?: string | null }) {
   const { template, versions, draft } = props;
   const [vars, setVars] = useState<Record<string, string>>({});
+  // Opened from a logged request ("Open in playground"): its input variables fill the boxes, to replay it.
+  const [replaying, setReplaying] = useState<string | null>(null);
+  useEffect(() => {
+    if (!props.fromRequest) return;
+    get("/api/public/v2/requests/{request_id}", { request_id: props.fromRequest }).then(
+      (r) => {
+        setVars(Object.fromEntries(Object.entries(r.prompt_input_variables ?? {}).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])));
+        setReplaying(String(r.request_id));
+      },
+      () => setReplaying(null),
+    );
+  }, [props.fromRequest]);
   const [panes, setPanes] = useState<PaneState[]>([{ source: draft ? "draft" : String(versions[0]), provider: "", model: "" }]);
   const [runs, setRuns] = useState<PaneRun[]>([IDLE]);
   const [keyTick, setKeyTick] = useState(0);
@@ -382,6 +484,11 @@ export function Playground(props: { template: { id: number; name: string } | nul
   return (
     <div data-testid="playground">
       <KeyNotice reloadKey={keyTick} />
+      {replaying ? (
+        <p class="notice info" data-testid="replaying">
+          The variables of <a href={href("requests", replaying)}>request #{replaying}</a>: run it again, edit the draft in the Editor tab, and publish.
+        </p>
+      ) : null}
       <div class="form-line">
         {names.length ? (
           names.map((n) => (

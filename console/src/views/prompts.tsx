@@ -3,10 +3,10 @@
 import { useState } from "preact/hooks";
 import { del, get, patch, post } from "../api";
 import { diffLines, versionLines } from "../diff";
-import { go, href } from "../router";
+import { href } from "../router";
 import type { GetPromptTemplateResponse, ListPromptTemplates } from "../api.gen";
 import { draftOf, type Draft } from "../draft";
-import { ErrorBox, fmt, ListTable, Loading, Pager, SearchLine, Section, Tag, onText, useAsync } from "../ui";
+import { ErrorBox, fmt, ListTable, Loading, PageError, Pager, SearchLine, Section, Tag, onText, useAsync } from "../ui";
 import { Editor, Playground } from "./prompt-editor";
 
 /** The folders of the workspace (every level), for the prompt list's folder choice. */
@@ -33,6 +33,7 @@ function FolderPrompts({ folderId, name }: { folderId: number; name: string }) {
       items={(d) => d.entities}
       columns={[{ title: "name" }, { title: "folder" }, { title: "updated" }]}
       empty="No template in this folder."
+      emptyAction={<a class="button" href={href("prompts", "new")}>+ New template</a>}
       row={(p) => (
         <tr key={String(p.id)}>
           <td>
@@ -63,7 +64,8 @@ export function PromptsView() {
           list={list}
           items={(d: ListPromptTemplates | null) => d?.items ?? []}
           columns={[{ title: "name" }, { title: "latest version", num: true }, { title: "last change" }, { title: "tags" }, { title: "updated" }]}
-          empty="No template."
+          empty={query.name ? "No template has that name." : "No prompt template yet: create the first one."}
+          emptyAction={<a class="button primary" href={href("prompts", "new")}>+ New template</a>}
           row={(p) => (
             <tr key={p.id}>
               <td>
@@ -214,15 +216,29 @@ function Labels({ id, promptId, latest, onChange }: { id: string; promptId: numb
   );
 }
 
-export function PromptDetail({ id, version }: { id: string; version: number | null }) {
+/** A prompt page's tabs, as the URL names them (?tab=…). */
+const TABS = [
+  ["editor", "Editor"],
+  ["playground", "Playground"],
+  ["diff", "Diff"],
+  ["labels", "Labels"],
+] as const;
+type TabName = (typeof TABS)[number][0];
+
+export function PromptDetail({ id, version, tab, fromRequest }: { id: string; version: number | null; tab: string | null; fromRequest: string | null }) {
   const latest = useAsync(() => get("/prompt-templates/{identifier}", { identifier: id }), [id]);
+  const labels = useAsync(() => get("/prompt-templates/{identifier}/labels", { identifier: id }), [id]);
   const [pair, setPair] = useState<{ left: number; right: number } | null>(null);
-  if (latest.error) return <ErrorBox error={latest.error} />;
+  if (latest.error) return <PageError error={latest.error} back={{ href: href("prompts"), label: "All templates" }} retry={latest.reload} />;
   if (!latest.data) return <Loading />;
   const t = latest.data;
   const n: number = t.version;
-  const shown = pair ?? { left: Math.max(1, (version ?? n) - 1), right: version ?? n };
+  const current: TabName = TABS.some(([k]) => k === tab) ? (tab as TabName) : "editor";
+  const base = version && version <= n ? version : n;
+  const shown = pair ?? { left: Math.max(1, base - 1), right: base };
   const versions = Array.from({ length: n }, (_, i) => n - i);
+  const tabHref = (name: TabName, v = version) => `${href("prompts", t.id)}?${new URLSearchParams({ ...(v ? { v: String(v) } : {}), tab: name })}`;
+  const labelList = labels.data?.release_labels ?? [];
   const pick = (side: "left" | "right") => (
     <select aria-label={side === "left" ? "Left version" : "Right version"} value={String(shown[side])} onChange={(e) => setPair({ ...shown, [side]: Number((e.target as HTMLSelectElement).value) })}>
       {versions.map((v) => (
@@ -237,7 +253,7 @@ export function PromptDetail({ id, version }: { id: string; version: number | nu
       <p>
         <a href={href("prompts")}>‹ All templates</a>
       </p>
-      <Section title={t.prompt_name} actions={<span class="muted">id {t.id} · {n} version{n === 1 ? "" : "s"}</span>}>
+      <Section title={t.prompt_name} actions={<span class="muted">{n} version{n === 1 ? "" : "s"}</span>}>
         <p>
           {t.tags.map((x) => (
             <Tag key={x}>{x}</Tag>
@@ -247,76 +263,120 @@ export function PromptDetail({ id, version }: { id: string; version: number | nu
           ))}
         </p>
       </Section>
-      <EditAndRun key={`${t.id}@${version ?? n}`} template={t} base={version ?? n} versions={versions} onPublished={() => {
-        setPair(null);
-        latest.reload();
-        // A page opened at ?v=N shows the new latest version once it is published.
-        go("prompts", t.id);
-      }} />
-      <Section title="Compare versions">
-        <div class="search-line">
-          Compare {pick("left")} with {pick("right")}
+      <div class="prompt-layout">
+        <aside class="rail card" data-testid="version-rail" aria-label="Versions">
+          <h2>Versions</h2>
+          <ol>
+            {versions.slice(0, 30).map((v) => (
+              <VersionItem key={v} id={id} v={v} selected={v === base} labels={labelList.filter((l) => l.prompt_version_number === v).map((l) => l.release_label)} href={tabHref(current, v)} />
+            ))}
+          </ol>
+          {n > 30 ? <p class="muted">The newest 30 of {n}.</p> : null}
+        </aside>
+        <div class="prompt-main">
+          <nav class="tabs" role="tablist" aria-label="Prompt views">
+            {TABS.map(([name, label]) => (
+              <a key={name} role="tab" aria-selected={current === name} href={tabHref(name)} class={current === name ? "active" : ""}>
+                {label}
+              </a>
+            ))}
+          </nav>
+          <EditAndRun
+            key={`${t.id}@${base}`}
+            tab={current}
+            template={t}
+            base={base}
+            versions={versions}
+            labels={labelList}
+            fromRequest={fromRequest}
+            onPublished={(published) => {
+              setPair(null);
+              latest.reload();
+              labels.reload();
+              // The page shows the new version once it is published.
+              location.hash = `${href("prompts", t.id)}?v=${published}&tab=editor`;
+            }}
+          />
+          {current === "diff" ? (
+            <Section title="Compare versions">
+              <div class="search-line">
+                Compare {pick("left")} with {pick("right")}
+              </div>
+              <Diff id={id} left={shown.left} right={shown.right} />
+            </Section>
+          ) : null}
+          {current === "labels" ? (
+            <Section title="Release labels">
+              <Labels id={id} promptId={t.id} latest={n} onChange={() => {
+                latest.reload();
+                labels.reload();
+              }} />
+            </Section>
+          ) : null}
         </div>
-        <Diff id={id} left={shown.left} right={shown.right} />
-      </Section>
-      <Section title="Release labels">
-        <Labels id={id} promptId={t.id} latest={n} onChange={latest.reload} />
-      </Section>
-      <Section title="Versions">
-        <VersionList id={id} latest={n} onPick={(v) => setPair({ left: Math.max(1, v - 1), right: v })} />
-      </Section>
+      </div>
     </div>
   );
 }
 
-/** The editor on a draft of version `base`, and the playground over the versions and that draft. */
-function EditAndRun({ template, base, versions, onPublished }: { template: GetPromptTemplateResponse; base: number; versions: number[]; onPublished: () => void }) {
+/** The editor and the playground on one draft of version `base`: both stay mounted, so switching tabs keeps the draft and the runs. */
+function EditAndRun(props: {
+  tab: TabName;
+  template: GetPromptTemplateResponse;
+  base: number;
+  versions: number[];
+  labels: { release_label: string; release_label_id: number; prompt_version_number: number }[];
+  fromRequest: string | null;
+  onPublished: (version: number) => void;
+}) {
+  const { template, base } = props;
   const version = useAsync(() => fetchVersion(String(template.id), base), [template.id, base]);
   const [draft, setDraft] = useState<Draft | null>(null);
-  if (version.error) return <ErrorBox error={version.error} />;
+  if (props.tab !== "editor" && props.tab !== "playground") return null;
+  if (version.error) return <PageError error={version.error} back={{ href: href("prompts", template.id), label: "The latest version" }} retry={version.reload} />;
   if (!version.data) return <Loading />;
   const current = draft ?? draftOf(version.data.prompt_template, version.data.metadata);
   const ref = { id: template.id, name: template.prompt_name, version: base };
   return (
     <>
-      <Section title={`Edit (a draft of v${base})`} actions={draft ? <button type="button" onClick={() => setDraft(null)}>Discard the draft</button> : null}>
-        <Editor draft={current} setDraft={setDraft} template={ref} onPublished={() => {
-          setDraft(null);
-          onPublished();
-        }} />
-      </Section>
-      <Section title="Playground">
-        <Playground template={ref} versions={versions} draft={current} latest={template} />
-      </Section>
+      <div hidden={props.tab !== "editor"}>
+        <Section title={`Edit (a draft of v${base})`} actions={draft ? <button type="button" onClick={() => setDraft(null)}>Discard the draft</button> : null}>
+          <Editor
+            draft={current}
+            setDraft={setDraft}
+            template={ref}
+            labels={props.labels}
+            onPublished={(p) => {
+              setDraft(null);
+              props.onPublished(p.version_number);
+            }}
+          />
+        </Section>
+      </div>
+      <div hidden={props.tab !== "playground"}>
+        <Section title={`Playground (v${base} and the draft)`}>
+          <Playground template={ref} versions={props.versions} draft={current} latest={template} fromRequest={props.fromRequest} />
+        </Section>
+      </div>
     </>
   );
 }
 
-function VersionRow({ id, v, onPick }: { id: string; v: number; onPick: (v: number) => void }) {
+/** One version in the rail: its number, labels, date and commit message (each version read once and kept for the diff). */
+function VersionItem({ id, v, selected, labels, href: link }: { id: string; v: number; selected: boolean; labels: string[]; href: string }) {
   const one = useAsync(() => fetchVersion(id, v), [id, v]);
   return (
-    <tr>
-      <td>v{v}</td>
-      <td>{one.data?.commit_message ?? ""}</td>
-      <td>
-        <button type="button" onClick={() => onPick(v)} disabled={v === 1}>
-          Diff with v{Math.max(1, v - 1)}
-        </button>
-      </td>
-    </tr>
-  );
-}
-
-function VersionList({ id, latest, onPick }: { id: string; latest: number; onPick: (v: number) => void }) {
-  // The newest 20 versions; each is fetched once and kept for the diff.
-  const versions = Array.from({ length: Math.min(latest, 20) }, (_, i) => latest - i);
-  return (
-    <table class="grid">
-      <tbody>
-        {versions.map((v) => (
-          <VersionRow id={id} v={v} key={v} onPick={onPick} />
-        ))}
-      </tbody>
-    </table>
+    <li class={selected ? "selected" : ""} data-version={v}>
+      <a href={link} aria-current={selected ? "page" : undefined}>
+        <span class="rail-head">
+          <b>v{v}</b>
+          {labels.map((l) => (
+            <Tag key={l}>{l}</Tag>
+          ))}
+        </span>
+        <span class="muted rail-date">{one.data ? fmt.time(one.data.created_at) : ""}</span>
+        <span class="rail-message">{one.data?.commit_message ?? (one.data ? "no commit message" : "")}</span>
+      </a>
+    </li>
   );
 }

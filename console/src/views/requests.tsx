@@ -1,11 +1,13 @@
-// Requests: search (filter builder, free text, sort, paging) and one request's detail.
+// Requests: search (filter builder, free text, time range, sort, paging; the search kept in the URL,
+// so it can be shared and survives a reload) and one request's detail.
 import { useEffect, useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
 import { get, post, type BodyOf } from "../api";
+import type { StructuredFilter, StructuredFilterGroup } from "../api.gen";
 import { suggestions } from "../suggestions";
 import { FIELDS, hint, isGroup, MAX_DEPTH, needsKey, newRow, operatorsOf, takesValue, toGroup, type FilterGroupDraft, type FilterRow, type SuggestField } from "../filters";
-import { href } from "../router";
-import { ErrorBox, fmt, Json, Loading, Pager, Section, Status, Tag, useAsync } from "../ui";
+import { go, href } from "../router";
+import { EmptyState, fmt, Json, Loading, PageError, Pager, Section, Status, Tag, useAsync } from "../ui";
 import { Conversation } from "./conversation";
 import { traceHref } from "./traces";
 import { DatasetFromSearch, RequestActions } from "./request-actions";
@@ -13,17 +15,42 @@ import { SignalVerdicts } from "./signals";
 
 type SortBy = NonNullable<BodyOf<"POST /api/public/v2/requests/search">["sort_by"]>;
 
-interface SearchState {
+/** The time range of a search: none, the last hour, day or week, or from and to (local date-times). */
+export type Range = "" | "1h" | "24h" | "7d" | "custom";
+const RANGES: Record<Range, string> = { "": "any time", "1h": "last hour", "24h": "last 24 hours", "7d": "last 7 days", custom: "custom range" };
+const RANGE_MS: Partial<Record<Range, number>> = { "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000 };
+
+export interface SearchState {
   group: FilterGroupDraft;
   q: string;
   sortBy: SortBy;
   sortOrder: "asc" | "desc";
   perPage: number;
   page: number;
+  range: Range;
+  /** A custom range's bounds, as a datetime-local box holds them ("2026-11-28T09:00"), in the browser's zone. */
+  from: string;
+  to: string;
 }
 
-// Kept while the tab lives, so going back from a request's detail finds the same search.
-let remembered: SearchState = { group: { logic: "AND", items: [] }, q: "", sortBy: "request_start_time", sortOrder: "desc", perPage: 25, page: 1 };
+const FRESH: SearchState = { group: { logic: "AND", items: [] }, q: "", sortBy: "request_start_time", sortOrder: "desc", perPage: 25, page: 1, range: "", from: "", to: "" };
+
+/** The search a URL holds (#/requests?s=…), or the fresh one when it holds none or one that does not read. */
+function searchOf(param: string | null): SearchState {
+  if (!param) return FRESH;
+  try {
+    const s = JSON.parse(param) as Partial<SearchState>;
+    return { ...FRESH, ...s, group: s.group && Array.isArray(s.group.items) ? s.group : FRESH.group };
+  } catch {
+    return FRESH;
+  }
+}
+
+/** The URL of a search: what a person shares, and what a reload reads back. */
+export const searchHref = (s: SearchState) => `#/requests?s=${encodeURIComponent(JSON.stringify(s))}`;
+
+// The last search's URL, so a request's page leads back to the same results.
+let lastSearch = "#/requests";
 
 const SORTS: Record<SortBy, string> = {
   request_start_time: "Time",
@@ -131,15 +158,38 @@ function FilterRowEditor({ row, onChange, onRemove }: { row: FilterRow; onChange
 
 const sortOf = (value: string): SortBy => (Object.keys(SORTS) as SortBy[]).find((k) => k === value) ?? "request_start_time";
 
+/** The time range as request_start_time filters (after, and before for a custom range's end). */
+function rangeFilters(s: SearchState, now: number): StructuredFilter[] {
+  const iso = (local: string) => (local ? new Date(local).toISOString() : null);
+  const span = RANGE_MS[s.range];
+  if (span) return [{ field: "request_start_time", operator: "after", value: new Date(now - span).toISOString() }];
+  if (s.range !== "custom") return [];
+  const from = iso(s.from);
+  const to = iso(s.to);
+  return [
+    ...(from ? [{ field: "request_start_time" as const, operator: "after" as const, value: from }] : []),
+    ...(to ? [{ field: "request_start_time" as const, operator: "before" as const, value: to }] : []),
+  ];
+}
+
+/** The search's filter group: the builder's, AND the time range. */
+export function filterGroupOf(s: SearchState, now = Date.now()): StructuredFilterGroup | undefined {
+  const built = toGroup(s.group);
+  const range = rangeFilters(s, now);
+  if (!range.length) return built ?? undefined;
+  return { logic: "AND", filters: [...(built ? [built] : []), ...range] };
+}
+
 function searchBody(s: SearchState) {
   return {
-    filter_group: toGroup(s.group) ?? undefined,
+    filter_group: filterGroupOf(s),
     q: s.q.trim() || undefined,
     sort_by: s.sortBy,
     sort_order: s.sortOrder,
     page: s.page,
     per_page: s.perPage,
     include_prompt_name: true,
+    include_previews: true,
   };
 }
 
@@ -190,15 +240,21 @@ function GroupEditor(props: { group: FilterGroupDraft; depth: number; onChange: 
   );
 }
 
-export function RequestsView() {
-  const [draft, setDraft] = useState<SearchState>(remembered);
-  const [applied, setApplied] = useState<SearchState>(remembered);
+export function RequestsView({ params }: { params: URLSearchParams }) {
+  const param = params.get("s");
+  const applied = searchOf(param);
+  const [draft, setDraft] = useState<SearchState>(applied);
   useEffect(() => {
-    remembered = applied;
-  }, [applied]);
-  const result = useAsync(() => post("/api/public/v2/requests/search", searchBody(applied)), [JSON.stringify(applied)]);
-  const run = (next: Partial<SearchState> = {}) => setApplied({ ...draft, page: 1, ...next });
+    setDraft(applied);
+    lastSearch = param ? searchHref(applied) : "#/requests";
+  }, [param]);
+  const result = useAsync(() => post("/api/public/v2/requests/search", searchBody(applied)), [param]);
+  const apply = (next: SearchState) => {
+    location.hash = searchHref(next);
+  };
+  const run = (next: Partial<SearchState> = {}) => apply({ ...draft, page: 1, ...next });
   const [making, setMaking] = useState(false);
+  const filtered = Boolean(toGroup(applied.group) || applied.q.trim() || applied.range);
 
   return (
     <div>
@@ -218,6 +274,25 @@ export function RequestsView() {
               value={draft.q}
               onInput={(e) => setDraft({ ...draft, q: (e.target as HTMLInputElement).value })}
             />
+            <select aria-label="Time range" value={draft.range} onChange={(e) => run({ range: (e.target as HTMLSelectElement).value as Range })}>
+              {Object.entries(RANGES).map(([k, v]) => (
+                <option value={k} key={k}>
+                  {v}
+                </option>
+              ))}
+            </select>
+            {draft.range === "custom" ? (
+              <>
+                <label class="inline">
+                  from
+                  <input type="datetime-local" aria-label="From" value={draft.from} onInput={(e) => setDraft({ ...draft, from: (e.target as HTMLInputElement).value })} />
+                </label>
+                <label class="inline">
+                  to
+                  <input type="datetime-local" aria-label="To" value={draft.to} onInput={(e) => setDraft({ ...draft, to: (e.target as HTMLInputElement).value })} />
+                </label>
+              </>
+            ) : null}
             <select aria-label="Sort by" value={draft.sortBy} onChange={(e) => setDraft({ ...draft, sortBy: sortOf((e.target as HTMLSelectElement).value) })}>
               {Object.entries(SORTS).map(([k, v]) => (
                 <option value={k} key={k}>
@@ -253,7 +328,7 @@ export function RequestsView() {
           </div>
         </form>
       </Section>
-      {making ? <DatasetFromSearch search={{ filter_group: toGroup(applied.group) ?? undefined, q: applied.q.trim() }} onClose={() => setMaking(false)} /> : null}
+      {making ? <DatasetFromSearch search={{ filter_group: filterGroupOf(applied), q: applied.q.trim() }} onClose={() => setMaking(false)} /> : null}
       <Section
         title="Results"
         actions={
@@ -264,57 +339,90 @@ export function RequestsView() {
           )
         }
       >
-        <ErrorBox error={result.error} />
+        {result.error ? <PageError error={result.error} back={{ href: "#/requests", label: "A new search" }} retry={result.reload} /> : null}
         {result.loading && !result.data ? <Loading /> : null}
         {result.data ? (
-          <>
-            <table class="grid requests" data-testid="request-results">
-              <thead>
-                <tr>
-                  <th>id</th>
-                  <th>time</th>
-                  <th>prompt</th>
-                  <th>model</th>
-                  <th>status</th>
-                  <th class="num">tokens</th>
-                  <th class="num">cost</th>
-                  <th class="num">latency</th>
-                  <th>tags</th>
-                </tr>
-              </thead>
-              <tbody>
-                {result.data.items.map((r) => (
-                  <tr key={r.id}>
-                    <td>
-                      <a href={href("requests", r.id)}>#{r.id}</a>
-                    </td>
-                    <td>{fmt.time(r.request_start_time)}</td>
-                    <td>{r.prompt_name ? `${r.prompt_name}${r.prompt_version_number ? ` v${r.prompt_version_number}` : ""}` : ""}</td>
-                    <td>{r.engine}</td>
-                    <td>
-                      <Status value={r.status} />
-                    </td>
-                    <td class="num">{fmt.num(r.input_tokens + r.output_tokens)}</td>
-                    <td class="num">{fmt.cost(r.price)}</td>
-                    <td class="num">{fmt.ms(r.latency_ms)}</td>
-                    <td>
-                      {(r.tags_array ?? []).map((t: string) => (
-                        <Tag key={t}>{t}</Tag>
-                      ))}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            {result.data.items.length === 0 ? <p class="muted">No request matches.</p> : null}
-            <Pager
-              page={result.data.page}
-              pages={result.data.pages}
-              total={result.data.total}
-              estimate={result.data.total_is_estimate}
-              onPage={(page) => setApplied({ ...applied, page })}
-            />
-          </>
+          result.data.items.length === 0 ? (
+            filtered ? (
+              <EmptyState text="No request matches this search." action={<a class="button" href="#/requests">Clear the search</a>} />
+            ) : (
+              <EmptyState
+                text="No request is logged yet: send one to POST /log-request, or run a prompt in a template's playground."
+                action={<a class="button" href={href("prompts")}>Open the prompts</a>}
+              />
+            )
+          ) : (
+            <>
+              <div class="scroll-x">
+                <table class="grid requests clickable" data-testid="request-results">
+                  <thead>
+                    <tr>
+                      <th>id</th>
+                      <th>time</th>
+                      <th>input</th>
+                      <th>output</th>
+                      <th>prompt</th>
+                      <th>model</th>
+                      <th>status</th>
+                      <th class="num">tokens</th>
+                      <th class="num">cost</th>
+                      <th class="num">latency</th>
+                      <th>tags</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {result.data.items.map((r) => (
+                      <tr
+                        key={r.id}
+                        data-id={r.id}
+                        onClick={(e) => {
+                          // A link in the row (its id) works as a link; anywhere else opens the request.
+                          if (!(e.target as HTMLElement).closest("a")) go("requests", r.id);
+                        }}
+                      >
+                        <td class="id">
+                          <a href={href("requests", r.id)}>#{r.id}</a>
+                        </td>
+                        <td class="nowrap" title={fmt.time(r.request_start_time)}>
+                          {fmt.shortTime(r.request_start_time)}
+                        </td>
+                        <td class="preview" data-testid="input-preview">
+                          {r.input_preview ?? ""}
+                        </td>
+                        <td class="preview" data-testid="output-preview">
+                          {r.status === "ERROR" && !r.output_preview ? <span class="bad">{r.error_type ?? "error"}</span> : (r.output_preview ?? "")}
+                        </td>
+                        <td class="clip" title={r.prompt_name ?? undefined}>
+                          {r.prompt_name ? `${r.prompt_name}${r.prompt_version_number ? ` v${r.prompt_version_number}` : ""}` : ""}
+                        </td>
+                        <td class="nowrap">{r.engine}</td>
+                        <td>
+                          <Status value={r.status} />
+                        </td>
+                        <td class="num">{fmt.num(r.input_tokens + r.output_tokens)}</td>
+                        <td class="num" data-testid="cost">
+                          {fmt.cost(r.price, r.engine)}
+                        </td>
+                        <td class="num">{fmt.ms(r.latency_ms)}</td>
+                        <td>
+                          {(r.tags_array ?? []).map((t: string) => (
+                            <Tag key={t}>{t}</Tag>
+                          ))}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager
+                page={result.data.page}
+                pages={result.data.pages}
+                total={result.data.total}
+                estimate={result.data.total_is_estimate}
+                onPage={(page) => apply({ ...applied, page })}
+              />
+            </>
+          )
         ) : null}
       </Section>
     </div>
@@ -330,16 +438,27 @@ function Field({ name, children }: { name: string; children: ComponentChildren }
   );
 }
 
+/** Where "Open in playground" leads: the template's version that made the log, its variables filled from it. */
+const playgroundHref = (promptId: number, version: number | null, requestId: number | string) =>
+  `${href("prompts", promptId)}?${new URLSearchParams({ ...(version ? { v: String(version) } : {}), tab: "playground", from: String(requestId) })}`;
+
 export function RequestDetail({ id }: { id: string }) {
   const r = useAsync(() => get("/api/public/v2/requests/{request_id}", { request_id: id }), [id]);
-  if (r.error) return <ErrorBox error={r.error} />;
+  if (r.error) return <PageError error={r.error} back={{ href: lastSearch, label: "Back to the search" }} retry={r.reload} />;
   if (!r.data) return <Loading />;
   const d = r.data;
   const scores = Object.entries(d.scores ?? {});
+  const failed = d.status === "ERROR" || Boolean(d.error_message);
+  const outputMessages = Array.isArray((d.output as { messages?: unknown } | null)?.messages) ? ((d.output as { messages: unknown[] }).messages.length) : 1;
   return (
     <div class="detail" data-testid="request-detail">
-      <p>
-        <a href={href("requests")}>‹ Back to the search</a>
+      <p class="back-line">
+        <a href={lastSearch}>‹ Back to the search</a>
+        {d.prompt_id ? (
+          <a class="button primary" href={playgroundHref(d.prompt_id, d.prompt_version_number ?? null, d.request_id)} data-testid="open-in-playground">
+            Open in playground
+          </a>
+        ) : null}
       </p>
       <Section title={`Request #${d.request_id}`} actions={<Status value={d.status} />}>
         <dl class="fields">
@@ -351,7 +470,7 @@ export function RequestDetail({ id }: { id: string }) {
           <Field name="Tokens">
             {fmt.num(d.input_tokens)} in · {fmt.num(d.output_tokens)} out · {fmt.num(d.tokens)} total
           </Field>
-          <Field name="Cost">{fmt.cost(d.price)}</Field>
+          <Field name="Cost">{fmt.cost(d.price, d.model)}</Field>
           <Field name="Prompt">
             {d.prompt_id ? (
               <a href={`${href("prompts", d.prompt_id)}?v=${d.prompt_version_number ?? ""}`}>
@@ -362,11 +481,6 @@ export function RequestDetail({ id }: { id: string }) {
               d.prompt_name ?? "none"
             )}
           </Field>
-          {d.error_type || d.error_message ? (
-            <Field name="Error">
-              {d.error_type} {d.error_message}
-            </Field>
-          ) : null}
           {d.group_id ? <Field name="Group">{d.group_id}</Field> : null}
           {d.trace_id ? (
             <Field name="Trace">
@@ -400,7 +514,13 @@ export function RequestDetail({ id }: { id: string }) {
           <Conversation blueprint={d.input} />
         </Section>
         <Section title="Output">
-          <Conversation blueprint={d.output} />
+          {failed ? (
+            <div class="callout bad" role="alert" data-testid="request-error">
+              <b>{d.error_type ?? "The call failed"}</b>
+              {d.error_message ? <p class="text">{d.error_message}</p> : null}
+            </div>
+          ) : null}
+          {failed && outputMessages === 0 ? null : <Conversation blueprint={d.output} />}
         </Section>
       </div>
       <div class="two">

@@ -3,8 +3,42 @@
 import { useState } from "preact/hooks";
 import { get, patch, post } from "../api";
 import type { Cell, Column, CreateColumnRequest } from "../api.gen";
-import { href } from "../router";
-import { ErrorBox, FieldError, fmt, ListTable, Loading, SearchLine, Section, Status, useAsync, useInterval, WriteError } from "../ui";
+import { TYPE_FORMS } from "../column-forms";
+import { go, href } from "../router";
+import { EmptyState, ErrorBox, FieldError, fmt, ListTable, Loading, PageError, SearchLine, Section, Status, useAsync, useInterval, onText, WriteError } from "../ui";
+import { ColumnForm } from "./column-form";
+
+/** A new table, with its first sheet: made, it opens. */
+function NewTable({ onClose }: { onClose: () => void }) {
+  const [title, setTitle] = useState("");
+  const [failure, setFailure] = useState<Error | null>(null);
+  return (
+    <form
+      class="form-line"
+      data-testid="new-table"
+      onSubmit={(e) => {
+        e.preventDefault();
+        post("/api/public/v2/tables", { title, create_default_sheet: true }).then(
+          (t) => go("tables", t.table.id),
+          (err: Error) => setFailure(err),
+        );
+      }}
+    >
+      <label>
+        Title
+        <input aria-label="Table title" value={title} onInput={onText(setTitle)} placeholder="e.g. Support answers" />
+        <FieldError failure={failure} at="title" />
+      </label>
+      <button type="submit" class="primary">
+        Create table
+      </button>
+      <button type="button" onClick={onClose}>
+        Cancel
+      </button>
+      <WriteError failure={failure} shown={["title"]} />
+    </form>
+  );
+}
 
 /** A sheet's place in the API's paths. */
 interface SheetIds {
@@ -16,8 +50,15 @@ export function TablesView() {
   const [cursor, setCursor] = useState<string | null>(null);
   const [query, setQuery] = useState("");
   const list = useAsync(() => get("/api/public/v2/tables", { limit: 50, cursor, name: query }), [cursor, query]);
+  const [making, setMaking] = useState(false);
+  const newButton = (
+    <button type="button" class="primary" onClick={() => setMaking(true)}>
+      + New table
+    </button>
+  );
   return (
-    <Section title="Tables">
+    <Section title="Tables" actions={making ? null : newButton}>
+      {making ? <NewTable onClose={() => setMaking(false)} /> : null}
       <SearchLine
         label="Title"
         placeholder="Title contains"
@@ -30,7 +71,8 @@ export function TablesView() {
         list={list}
         items={(d) => d.data}
         columns={[{ title: "title" }, { title: "sheets", num: true }, { title: "created" }]}
-        empty="No table."
+        empty={query ? "No table has that title." : "No table yet: a table holds rows whose columns compute (counts, checks, LLM calls)."}
+        emptyAction={making ? undefined : newButton}
         row={(t) => (
           <tr key={t.id}>
             <td>
@@ -62,7 +104,7 @@ export function TablesView() {
 export function TableDetail({ tableId, sheetId }: { tableId: string; sheetId: string | null }) {
   const table = useAsync(() => get("/api/public/v2/tables/{table_id}", { table_id: tableId }), [tableId]);
   const sheets = useAsync(() => get("/api/public/v2/tables/{table_id}/sheets", { table_id: tableId }, { limit: 100 }), [tableId]);
-  if (table.error || sheets.error) return <ErrorBox error={table.error ?? sheets.error} />;
+  if (table.error || sheets.error) return <PageError error={(table.error ?? sheets.error)!} back={{ href: href("tables"), label: "All tables" }} retry={() => (table.reload(), sheets.reload())} />;
   if (!table.data || !sheets.data) return <Loading />;
   const list = sheets.data.data;
   const current = sheetId ?? list[0]?.id ?? null;
@@ -80,7 +122,7 @@ export function TableDetail({ tableId, sheetId }: { tableId: string; sheetId: st
             </a>
           ))}
         </nav>
-        {current ? <SheetGrid key={current} tableId={tableId} sheetId={current} /> : <p class="muted">No sheet.</p>}
+        {current ? <SheetGrid key={current} tableId={tableId} sheetId={current} /> : <EmptyState text="This table has no sheet yet: import a CSV through the API, or add one." />}
       </Section>
     </div>
   );
@@ -117,10 +159,17 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
     rows.reload();
     ops.reload();
   };
-  if (rows.error) return <ErrorBox error={rows.error} />;
+  if (rows.error) return <PageError error={rows.error} back={{ href: href("tables"), label: "All tables" }} retry={rows.reload} />;
   if (!rows.data) return <Loading />;
   const columns = rows.data.columns ?? [];
   const next = rows.data.next_cursor;
+  // A failure every failed cell of a column shares is said once, above the grid, not in each cell.
+  const shared = new Map<string, { error: string; count: number }>();
+  for (const c of columns) {
+    const failed = rows.data.data.map((r) => r.cells?.[c.id]).filter((cell) => cell?.status === "FAILED");
+    const first = failed[0]?.error;
+    if (failed.length >= 2 && first && failed.every((cell) => cell?.error === first)) shared.set(c.id, { error: first, count: failed.length });
+  }
   return (
     <div data-testid="sheet">
       <div class="sheet-bar">
@@ -145,14 +194,22 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
         </button>
       </div>
       <ErrorBox error={error} />
+      {[...shared].map(([id, f]) => (
+        <div key={id} class="callout bad" role="alert" data-testid="column-failure">
+          <b>{columns.find((c) => c.id === id)?.title}</b>: all {f.count} failed cells fail the same way: {f.error}
+        </div>
+      ))}
       <div class="scroll">
         <table class="grid sheet-grid">
           <thead>
             <tr>
               <th class="num">#</th>
               {columns.map((c) => (
-                <th key={c.id}>
-                  {c.title} <span class="muted">{c.type}</span>
+                <th key={c.id} data-column={c.title}>
+                  <span class="col-title">{c.title}</span>
+                  <span class="col-type" title={c.type}>
+                    {TYPE_FORMS[c.type as keyof typeof TYPE_FORMS]?.label ?? c.type}
+                  </span>
                 </th>
               ))}
             </tr>
@@ -175,7 +232,7 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
                     >
                       <span class="cell-value">{fmt.value(cell?.display_value ?? cell?.value)}</span>
                       {computed && status && status !== "COMPLETED" ? <Status value={status} /> : null}
-                      {cell?.error ? <span class="cell-error">{cell.error}</span> : null}
+                      {cell?.error && !shared.has(c.id) ? <span class="cell-error">{cell.error}</span> : null}
                     </td>
                   );
                 })}
@@ -184,6 +241,7 @@ function SheetGrid({ tableId, sheetId }: { tableId: string; sheetId: string }) {
           </tbody>
         </table>
       </div>
+      {rows.data.data.length === 0 ? <EmptyState text="This sheet has no row yet: rows come from an import or the API." /> : null}
       <AddColumn ids={ids} columns={columns} onAdded={edited} />
       <div class="pager">
         {cursor ? (
@@ -237,65 +295,33 @@ function TextCell({ ids, cell, onEdited }: { ids: SheetIds; cell: Cell; onEdited
   );
 }
 
-// Every type a column can have, offered in its type box: the keys must be the API's whole enum, so a
-// type the API gains fails `tsc -p console` until it is offered here.
-const COLUMN_TYPES = Object.keys({ TEXT: 0, COUNT: 0, REGEX: 0, REGEX_EXTRACTION: 0, CONTAINS: 0, JSON_PATH: 0, XML_PATH: 0, PARSE_VALUE: 0, VARIABLE: 0, COALESCE: 0, COMBINE_COLUMNS: 0, APPLY_DIFF: 0, MATH_OPERATOR: 0, MIN_MAX: 0, ABSOLUTE_NUMERIC_DISTANCE: 0, COSINE_SIMILARITY: 0, COMPARE: 0, ASSERT_VALID: 0, LLM_ASSERTION: 0, PROMPT_TEMPLATE: 0, AI_DATA_EXTRACTION: 0, ENDPOINT: 0 } satisfies Record<CreateColumnRequest["type"], 0>);
-
-/** Adds a column (POST …/columns): a title, a type and its configuration as JSON. */
+/** Adds a column (POST …/columns) through its type's form. */
 function AddColumn({ ids, columns, onAdded }: { ids: SheetIds; columns: Column[]; onAdded: () => void }) {
-  const [title, setTitle] = useState("");
-  const [type, setType] = useState("COUNT");
-  const [config, setConfig] = useState(() => JSON.stringify({ source: columns[0]?.title ?? "", type: "words" }));
-  const [failure, setFailure] = useState<Error | null>(null);
-  const [local, setLocal] = useState<string | null>(null);
+  const [open, setOpen] = useState(false);
+  if (!open)
+    return (
+      <p>
+        <button type="button" onClick={() => setOpen(true)}>
+          + Add a column
+        </button>
+      </p>
+    );
   return (
-    <form
-      class="form-line"
-      data-testid="add-column"
-      onSubmit={(e) => {
-        e.preventDefault();
-        let parsed: unknown;
-        try {
-          parsed = config.trim() ? JSON.parse(config) : null;
-        } catch (err) {
-          setLocal(`is not JSON: ${(err as Error).message}`);
-          return;
+    <Section title="Add a column" actions={<button type="button" onClick={() => setOpen(false)}>Close</button>}>
+      <ColumnForm
+        testId="add-column"
+        columns={columns.map((c) => c.title)}
+        submitLabel="Add column"
+        submit={(c) =>
+          post("/api/public/v2/tables/{table_id}/sheets/{sheet_id}/columns", ids, { title: c.title, type: c.type, config: c.config as CreateColumnRequest["config"] }).then(
+            () => {
+              onAdded();
+              return null;
+            },
+            (err: Error) => err,
+          )
         }
-        setLocal(null);
-        // The type and configuration go as typed: the API's rules judge them, next to their fields.
-        const body = { title, type: type as CreateColumnRequest["type"], config: parsed as CreateColumnRequest["config"] };
-        post("/api/public/v2/tables/{table_id}/sheets/{sheet_id}/columns", ids, body).then(
-          () => {
-            setFailure(null);
-            setTitle("");
-            onAdded();
-          },
-          (err: Error) => setFailure(err),
-        );
-      }}
-    >
-      <label>
-        New column
-        <input aria-label="Column title" value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} placeholder="title" />
-        <FieldError failure={failure} at="title" />
-      </label>
-      <label>
-        Type
-        <input aria-label="Column type" list="column-types" value={type} onInput={(e) => setType((e.target as HTMLInputElement).value)} />
-        <datalist id="column-types">
-          {COLUMN_TYPES.map((t) => (
-            <option key={t} value={t} />
-          ))}
-        </datalist>
-        <FieldError failure={failure} at="type" />
-      </label>
-      <label>
-        Configuration (JSON)
-        <input aria-label="Column configuration" size={50} value={config} onInput={(e) => setConfig((e.target as HTMLInputElement).value)} />
-        <FieldError failure={failure} at="config" local={local} />
-      </label>
-      <button type="submit">Add column</button>
-      <WriteError failure={failure} shown={["title", "type", "config"]} />
-    </form>
+      />
+    </Section>
   );
 }

@@ -2,7 +2,7 @@
 // AI_DATA_EXTRACTION), all through the context so tests can inject fakes.
 import { z } from "zod";
 import { callEndpoint, DEFAULT_ENDPOINT_POLICY, endpointUrlProblem } from "../endpoint";
-import { pickProvider } from "../llm";
+import { llmOf, pickProvider } from "../llm";
 import { blueprintVariables, renderBlueprint, type ChatMessage } from "../template";
 import { BlockError, defineBlock, type BlockContext, type BlockInputs, type BlockDefinition, type PromptRef } from "../types";
 import { input, toText, tryParseJson } from "../values";
@@ -19,8 +19,9 @@ type Engine = z.output<typeof Engine>;
 
 async function complete(ctx: BlockContext, engine: Engine, messages: ChatMessage[], fallback?: { provider?: unknown; model?: unknown; parameters?: unknown }) {
   const providerName = engine?.provider ?? (typeof fallback?.provider === "string" ? fallback.provider : undefined);
-  const provider = pickProvider(ctx.llm, providerName);
-  const model = engine?.model ?? (typeof fallback?.model === "string" ? fallback.model : undefined) ?? ctx.llm?.defaultModel(provider.name);
+  const llm = await llmOf(ctx);
+  const provider = pickProvider(llm, providerName);
+  const model = engine?.model ?? (typeof fallback?.model === "string" ? fallback.model : undefined) ?? llm?.defaultModel(provider.name);
   if (!model) throw new BlockError(`no model given for ${provider.name}: set engine.model or LLM_DEFAULT_MODEL`);
   const baseParams = fallback?.parameters && typeof fallback.parameters === "object" ? (fallback.parameters as Record<string, unknown>) : {};
   const res = await provider.chat({ model, messages, parameters: { ...baseParams, ...(engine?.parameters ?? {}) } });

@@ -13,3 +13,5 @@ export * from "./traces";
 export * from "./idempotency";
 export * from "./signals";
 export * from "./signal-results";
+export * from "./releases";
+export * from "./ab-rollups";

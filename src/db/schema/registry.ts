@@ -52,6 +52,8 @@ export const promptLabels = sqliteTable(
     promptId: integer("prompt_id").notNull().references(() => promptTemplates.id),
     promptVersionId: integer("prompt_version_id").notNull().references(() => promptVersions.id),
     name: text("name").notNull(),
+    /** A protected label moves only through an approved change request (label_change_requests). */
+    protected: integer("protected", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull().default(now),
     updatedAt: integer("updated_at").notNull().default(now),
   },
@@ -176,6 +178,7 @@ export const EXTERNAL_ID_ENTITY_TYPES = [
   "tool_registry",
   "skill_collection",
   "evaluation",
+  "ab_test",
 ] as const;
 
 export type ExternalIdEntityType = (typeof EXTERNAL_ID_ENTITY_TYPES)[number];

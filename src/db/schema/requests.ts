@@ -29,6 +29,9 @@ export const INDEX_KINDS = ["tag", "tool", "metadata", "input_variable", "output
 
 export type IndexKind = (typeof INDEX_KINDS)[number];
 
+/** How a log's A/B variant is known (request_logs.ab_assignment). */
+export const AB_ASSIGNMENTS = ["sticky", "inferred"] as const;
+
 /** One keyed search value of a log: its kind, key ('' for tags and tools) and value, as indexed. */
 export type SearchValue = [kind: IndexKind, key: string, value: string];
 
@@ -131,10 +134,23 @@ export const requestLogs = sqliteTable(
     traceId: text("trace_id"),
     spanId: text("span_id"),
     /**
+     * How many values each redaction detector replaced in the log (`{"email": 2}`), by the workspace's
+     * policy (src/redaction/); NULL when nothing was (no policy, or nothing found).
+     */
+    redactions: text("redactions", { mode: "json" }).$type<Record<string, number>>(),
+    /**
      * Bumped by a trigger on every update of the row: the archive job deletes a log only if the row it
      * copied to R2 is still this revision, so an update landing meanwhile is never lost (archive.ts).
      */
     revision: integer("revision").notNull().default(0),
+    /**
+     * The A/B release (control database's ab_tests.id) and variant the log was served, and how that is
+     * known (sticky: its unit's assignment served its version; inferred: only its version tells), set
+     * when the log is written (src/prompts/ab-split.ts variantOfLog). Null for every other log.
+     */
+    abTestId: integer("ab_test_id"),
+    abVariant: text("ab_variant"),
+    abAssignment: text("ab_assignment", { enum: AB_ASSIGNMENTS }),
   },
   (t) => [
     // Newest-first listing and a covering scan for filters on the scalar fields: counting matches
@@ -167,6 +183,12 @@ export const requestLogs = sqliteTable(
     // trace_id filter's index and the span id lookups of span ingestion. Only logs with a span or a
     // trace have an entry: `trace_id = ?` and `span_id IN (…)` each imply the index's condition.
     uniqueIndex("request_logs_workspace_trace_span").on(t.workspaceId, t.traceId, t.spanId).where(sql`${t.traceId} IS NOT NULL OR ${t.spanId} IS NOT NULL`),
+    // Search on ab_test_id / ab_variant; partial, so only the logs served through a release pay for it.
+    index("request_logs_workspace_ab").on(t.workspaceId, t.abTestId, t.abVariant).where(sql`${t.abTestId} IS NOT NULL`),
+    // Logs with redaction counts (partial: a log without any costs no entry), for the redaction chart.
+    index("request_logs_workspace_redacted")
+      .on(t.workspaceId, t.requestStartTime)
+      .where(sql`${t.redactions} IS NOT NULL`),
   ],
 );
 

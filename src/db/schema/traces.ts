@@ -34,6 +34,11 @@ export const spans = sqliteTable(
      * log records complete it; not a log sent with log_request nor one logged earlier and linked.
      */
     logFromSpan: integer("log_from_span", { mode: "boolean" }).notNull().default(false),
+    /**
+     * For a log made from the span: how many values each redaction detector replaced in what the span
+     * itself gave the log (its log records' findings are added when they join it). NULL: none.
+     */
+    redactions: text("redactions", { mode: "json" }).$type<Record<string, number>>(),
     /** The ingestion that stored the span (an id per request): a span sent again keeps its first one. */
     ingestId: text("ingest_id").notNull(),
     createdAt: integer("created_at").notNull().default(now),
@@ -78,6 +83,8 @@ export const traceLogRecords = sqliteTable(
     resource: text("resource", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     scope: text("scope", { mode: "json" }).$type<{ name: string; version: string | null } | null>(),
     flags: integer("flags").notNull().default(0),
+    /** How many values each redaction detector replaced in the record (NULL: none); added to its span's log when it joins it. */
+    redactions: text("redactions", { mode: "json" }).$type<Record<string, number>>(),
     createdAt: integer("created_at").notNull().default(now),
   },
   (t) => [

@@ -5,7 +5,7 @@ import type { AppEnv } from "../../env";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../http/openapi";
 import { requestAnalytics, signalAnalytics } from "../../logs";
-import { customAnalytics } from "../../logs";
+import { customAnalytics, redactionAnalytics } from "../../logs";
 import { GROUP_FIELDS, METRIC_FIELDS, SIGNAL_FIELD_PREFIX, type MetricField } from "../../analytics/custom-charts";
 import { signalIdsByName } from "../../services/signals";
 import { ChartKey, ChartLimit, ChartTitle, chartResultSchema, DerivedInsights, Metric, Percentile, seriesSchema } from "./chart-schemas";
@@ -92,6 +92,7 @@ const AnalyticsResponse = z
 const analytics = defineRoute({
   method: "post",
   path: "/api/public/v2/requests/analytics",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Analytics over request logs",
   description:
@@ -151,6 +152,7 @@ const CustomResponse = z
 const custom = defineRoute({
   method: "post",
   path: "/api/public/v2/requests/analytics/custom-analytics",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Custom charts over request logs",
   description:
@@ -164,7 +166,42 @@ const custom = defineRoute({
   responses: { 200: { description: "The charts, in the order asked", content: { "application/json": { schema: CustomResponse } } } },
 });
 
+const redactions = defineRoute({
+  method: "post",
+  path: "/api/public/v2/requests/analytics/redactions",
+  scope: "logs:read",
+  tags: ["request logs"],
+  summary: "Redaction counts over time",
+  description:
+    "How many values each redaction detector (or custom pattern, by its name) replaced in the logs the filter group and free text select (the " +
+    "body of POST /api/public/v2/requests/analytics), in total and per hour (ranges of two days or less) or per UTC day. Only logs written under a " +
+    "redaction policy count; `logs` is how many logs of the period had that detector's findings. docs/privacy.md.",
+  request: { body: { required: true, content: { "application/json": { schema: AnalyticsBody } } } },
+  responses: {
+    200: {
+      description: "Counts",
+      content: {
+        "application/json": {
+          schema: z
+            .object({
+              success: z.literal(true),
+              interval: z.enum(["hour", "day"]),
+              totals: z.record(z.string(), z.int()),
+              series: z.array(z.object({ period: z.string(), detector: z.string(), redacted: z.int(), logs: z.int() })),
+            })
+            .openapi("RedactionAnalyticsResponse"),
+        },
+      },
+    },
+  },
+});
+
 export function registerAnalyticsRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(redactions, async (c) => {
+    const ws = c.get("auth").workspaceId;
+    return c.json(await redactionAnalytics(await c.var.deps.logs(ws), ws, c.req.valid("json")), 200);
+  });
+
   app.openapi(analytics, async (c) => {
     const body = c.req.valid("json");
     const ws = c.get("auth").workspaceId;

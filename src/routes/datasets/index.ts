@@ -25,6 +25,7 @@ const PositiveId = z.int("must be an integer").positive("must be a positive inte
 const createGroup = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-groups",
+  scope: "datasets:write",
   tags,
   summary: "Create a dataset group",
   description: "name is unique per workspace (409). Creates the group's empty draft (version_number -1).",
@@ -70,6 +71,7 @@ const FromFilterParamsBody = z
 const fromFilterParams = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/from-filter-params",
+  scope: "datasets:write",
   tags,
   summary: "Fill the group's draft from request logs",
   description: `Answers at once; a queued job copies at most ${MAX_LOGS_PER_JOB} logs into the draft (created when missing), replacing its earlier rows.`,
@@ -100,6 +102,7 @@ const FromFileFields = FromFileBody.extend({ file_content_base64: z.string() });
 const fromFile = {
   method: "post",
   path: "/api/public/v2/dataset-versions/from-file",
+  scope: "datasets:write",
   tags,
   summary: "Fill the group's draft from a CSV or JSON file",
   description:
@@ -131,6 +134,7 @@ const fromFile = {
 const save = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/save-draft",
+  scope: "datasets:write",
   tags,
   summary: "Save the draft as the next version",
   description: "The draft becomes version max+1 at once (202 as in PromptLayer's API). 409 while its fill job is still running.",
@@ -145,6 +149,7 @@ const save = defineRoute({
 const createDraftRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/create-draft",
+  scope: "datasets:write",
   tags,
   summary: "Create the group's draft",
   description:
@@ -159,6 +164,7 @@ const createDraftRoute = defineRoute({
 const addRequestLogRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/add-request-log",
+  scope: "datasets:write",
   tags,
   summary: "Add a request log to the group's draft",
   description:
@@ -171,6 +177,7 @@ const addRequestLogRoute = defineRoute({
 const previewRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/from-filter-params/preview",
+  scope: "datasets:read",
   tags,
   summary: "Preview a from-filter-params call (writes nothing)",
   description:
@@ -194,6 +201,7 @@ const previewRoute = defineRoute({
 const list = defineRoute({
   method: "get",
   path: "/api/public/v2/datasets",
+  scope: "datasets:read",
   tags,
   summary: "List datasets",
   description: "Paged and sorted like the other lists. prompt_id, prompt_version_id and prompt_label_id keep the datasets holding a row copied from a log of that prompt (version); report_id the dataset an evaluation ran on.",
@@ -218,6 +226,7 @@ const list = defineRoute({
 const rows = defineRoute({
   method: "get",
   path: "/api/public/v2/datasets/{dataset_id}/rows",
+  scope: "datasets:read",
   tags,
   summary: "Get a page of a dataset's rows",
   description: "Rows in dataset order; q keeps the rows whose values contain the text (case-insensitive).",
@@ -338,6 +347,7 @@ export function registerDatasetRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   externalIdRoutes(app, {
+    area: "datasets",
     entityType: "dataset_group",
     basePath: "/api/public/v2/dataset-groups",
     idParam: "dataset_group_id",

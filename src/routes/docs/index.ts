@@ -9,17 +9,26 @@ import { assetFiles, DOCS_CSP, securePage } from "../../http/static-assets";
 export const API_INFO = {
   title: "PromptEdge API",
   version: "0.1.0",
-  description:
-    "A PromptLayer-compatible prompt management and evaluation API on Cloudflare Workers. " +
-    "Send the API key in the X-API-KEY header on every endpoint except /, /health, /openapi.json, /docs and the realtime " +
-    "WebSocket (whose token is its credential); an Authorization: Bearer header is not read (401). " +
-    'Every error is JSON {"success": false, "message", "error"} with an X-Request-Id header; a known path asked with ' +
-    "another method is a 405 with an Allow header. " +
-    "Responses that read or wrote a database carry X-PromptEdge-Bookmark (database=bookmark pairs, D1 sessions): send it back " +
-    "on later requests to read your own writes from any read replica; without it, reads may come from a replica a moment " +
-    "behind. A malformed bookmark header is a 400. " +
-    "Agents (Claude Code, Claude Desktop, Cursor) connect to the MCP endpoint, POST /mcp, which serves PromptLayer's MCP tools by their names on top of " +
-    "these operations and reads an Authorization: Bearer key: setup, tools, prompts and resources in docs/mcp.md in the repository.",
+  description: [
+    "**Quick start**",
+    "",
+    "1. Get a key: `npm run dev` prints one locally; `npm run keys -- create --workspace <name>` makes one for a deployment.",
+    "2. Send it as the `X-API-KEY` header on every call (type it under Authentication here to try a call).",
+    "3. Log an LLM call: `POST /log-request` with `provider`, `model`, `input`, `output`, `request_start_time` and `request_end_time`.",
+    "4. Find it: `POST /api/public/v2/requests/search`, or in the console at [/console](/console).",
+    "5. From code: the official `promptlayer` SDKs with their base URL set to this server (`baseURL` in JavaScript, `base_url` in Python).",
+    "",
+    "**Conventions.** A PromptLayer-compatible prompt management and evaluation API on Cloudflare Workers. The key is needed on " +
+      "every endpoint except /, /health, /openapi.json, /docs and the realtime WebSocket (whose token is its credential); an " +
+      'Authorization: Bearer header is not read (401). Every error is JSON {"success": false, "message", "error"} with an ' +
+      "X-Request-Id header; a known path asked with another method is a 405 with an Allow header. A body field the API ignores " +
+      "is named in the X-PromptEdge-Ignored-Fields header of the answer (which keeps PromptLayer's shape). " +
+      "Responses that read or wrote a database carry X-PromptEdge-Bookmark (database=bookmark pairs, D1 sessions): send it back " +
+      "on later requests to read your own writes from any read replica; without it, reads may come from a replica a moment " +
+      "behind. A malformed bookmark header is a 400. " +
+      "Agents (Claude Code, Claude Desktop, Cursor) connect to the MCP endpoint, POST /mcp, which serves PromptLayer's MCP tools by their names on top of " +
+      "these operations and reads an Authorization: Bearer key: setup, tools, prompts and resources in docs/mcp.md in the repository.",
+  ].join("\n"),
 };
 
 const openapiJson = defineRoute({

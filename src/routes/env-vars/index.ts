@@ -8,6 +8,7 @@ import { IdParam } from "../../lib/schemas";
 import { createEnvVar, deleteEnvVar, listEnvVars, updateEnvVar, type EnvScope } from "../../services/workspace";
 import { requireTool } from "../../services/registry";
 import { CreateBody, EnvVar, UpdateBody } from "./schemas";
+import { registerProviderKeyRoutes } from "./provider-keys";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
@@ -15,7 +16,12 @@ const Ok = z.object({ success: z.literal(true) });
 
 const SECRET_NOTE =
   "Values are encrypted at rest (AES-256-GCM, key from the ENV_VARS_KEY Worker secret) and never answered after they are written: " +
-  "lists show only the last four characters of a value of 12 or more (none of a shorter one). Tools and blocks read them when they run (tool variables over workspace ones of the same key).";
+  "lists show only the last four characters of a value of 12 or more (none of a shorter one). Tools and blocks read them when they run (tool variables over workspace ones of the same key). " +
+  "Provider keys live here: OPENAI_API_KEY and ANTHROPIC_API_KEY (with OPENAI_BASE_URL / ANTHROPIC_BASE_URL for another server) are " +
+  "what every LLM call of the workspace uses (table columns, evaluations, workflows, the playground), before the Worker's secrets of the " +
+  "same names; the console sets them on its Settings page. " +
+  "A provider base URL (a key ending in _BASE_URL, such as OPENAI_BASE_URL) decides where the stored provider key is sent: setting, changing " +
+  "or deleting one needs the admin scope (403 otherwise). Every change is in the audit log (its key, never its value).";
 
 const ToolParam = z.string().min(1).max(255).openapi({ param: { name: "identifier", in: "path" }, description: "The tool's id or name." });
 
@@ -32,6 +38,7 @@ function routesFor(scope: "workspace" | "tool") {
     list: defineRoute({
       method: "get",
       path: base,
+      scope: "settings:read",
       tags,
       summary: `List ${owner} environment variables`,
       description: SECRET_NOTE,
@@ -42,16 +49,18 @@ function routesFor(scope: "workspace" | "tool") {
     create: defineRoute({
       method: "post",
       path: base,
+      scope: "settings:write",
       tags,
       summary: `Create ${owner === "the workspace's" ? "a workspace" : "a tool"} environment variable`,
       description: `${SECRET_NOTE} A key is unique in its scope (409).`,
-      errors: scope === "tool" ? [404, 409] : [409],
+      errors: scope === "tool" ? [403, 404, 409] : [403, 409],
       request: { params: z.object(params), body: { required: true, content: { "application/json": { schema: CreateBody } } } },
       responses: { 201: json(one, "Created") },
     }),
     update: defineRoute({
       method: "patch",
       path: `${base}/{var_id}`,
+      scope: "settings:write",
       tags,
       summary: `Set the value of ${owner} environment variable`,
       description: SECRET_NOTE,
@@ -62,6 +71,7 @@ function routesFor(scope: "workspace" | "tool") {
     remove: defineRoute({
       method: "delete",
       path: `${base}/{var_id}`,
+      scope: "settings:write",
       tags,
       summary: `Delete ${owner} environment variable`,
       errors: [404],
@@ -81,6 +91,7 @@ async function scopeOf(c: Context<AppEnv>, identifier: string | undefined): Prom
 }
 
 export function registerEnvVarRoutes(app: OpenAPIHono<AppEnv>) {
+  registerProviderKeyRoutes(app);
   for (const scope of ["workspace", "tool"] as const) {
     const r = routesFor(scope);
     const identifierOf = (c: Context<AppEnv>) => (scope === "tool" ? c.req.param("identifier") : undefined);
@@ -94,12 +105,12 @@ export function registerEnvVarRoutes(app: OpenAPIHono<AppEnv>) {
     });
     app.openapi(r.update, async (c) => {
       const { var_id } = c.req.valid("param") as { var_id: number };
-      const updated = await updateEnvVar(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, await scopeOf(c, identifierOf(c)), var_id, c.req.valid("json").value);
+      const updated = await updateEnvVar(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, c.get("auth"), await scopeOf(c, identifierOf(c)), var_id, c.req.valid("json").value);
       return c.json({ success: true as const, [r.field]: updated }, 200);
     });
     app.openapi(r.remove, async (c) => {
       const { var_id } = c.req.valid("param") as { var_id: number };
-      await deleteEnvVar(c.var.deps.db, await scopeOf(c, identifierOf(c)), var_id);
+      await deleteEnvVar(c.var.deps.db, c.get("auth"), await scopeOf(c, identifierOf(c)), var_id);
       return c.json({ success: true as const }, 200);
     });
   }

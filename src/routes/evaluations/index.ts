@@ -36,6 +36,7 @@ const Message = z.object({ success: z.literal(true), message: z.string() });
 const create = defineRoute({
   method: "post",
   path: "/reports",
+  scope: "evaluations:write",
   tags,
   summary: "Create an evaluation pipeline",
   description:
@@ -49,6 +50,7 @@ const create = defineRoute({
 const list = defineRoute({
   method: "get",
   path: "/api/public/v2/evaluations",
+  scope: "evaluations:read",
   tags,
   summary: "List evaluation pipelines",
   description: "Pipelines only; include_runs=true adds each pipeline's newest 10 runs with status, stats and score, and run_count. Paged, filtered and sorted like the other lists.",
@@ -60,6 +62,7 @@ const list = defineRoute({
 const get = defineRoute({
   method: "get",
   path: "/reports/{report_id}",
+  scope: "evaluations:read",
   tags,
   summary: "Get an evaluation (pipeline or run) with its columns, cell counts and score",
   description: "A pipeline or a run, archived ones too (deleted: true): its columns, cell counts by status and, for a run, its score.",
@@ -71,6 +74,7 @@ const get = defineRoute({
 const run = defineRoute({
   method: "post",
   path: "/reports/{report_id}/run",
+  scope: "evaluations:write",
   tags,
   summary: "Run a pipeline over its dataset (or dataset_id)",
   description: "Creates a run (a report with the pipeline's columns) and evaluates its rows on the queue; poll GET /reports/{report_id}.",
@@ -82,6 +86,7 @@ const run = defineRoute({
 const del = defineRoute({
   method: "delete",
   path: "/reports/{report_id}",
+  scope: "evaluations:write",
   tags,
   summary: "Archive an evaluation (a pipeline with its runs)",
   description: "Archives the evaluation (a pipeline with its runs); already archived is a 404.",
@@ -93,6 +98,7 @@ const del = defineRoute({
 const delByName = defineRoute({
   method: "delete",
   path: "/reports/name/{report_name}",
+  scope: "evaluations:write",
   tags,
   summary: "Archive every evaluation of a name",
   description: "Archives every evaluation of that name; none is a 404.",
@@ -104,6 +110,7 @@ const delByName = defineRoute({
 const rename = defineRoute({
   method: "patch",
   path: "/reports/{report_id}/rename",
+  scope: "evaluations:write",
   tags,
   summary: "Rename or retag an evaluation",
   description: "name and/or tags (at least one, else a 400).",
@@ -115,6 +122,7 @@ const rename = defineRoute({
 const score = defineRoute({
   method: "get",
   path: "/reports/{report_id}/score",
+  scope: "evaluations:read",
   tags,
   summary: "Get a run's score",
   description: "The built-in score of a run (a pipeline is a 400): the mean of each scored column's completed boolean (true 100, false 0) or numeric cells, and their mean over several columns.",
@@ -126,6 +134,7 @@ const score = defineRoute({
 const scoreCard = defineRoute({
   method: "patch",
   path: "/reports/{report_id}/score-card",
+  scope: "evaluations:write",
   tags,
   summary: "Choose the columns of the built-in score",
   description: "column_names chooses which columns of a pipeline count in the built-in score; unknown names are a 400.",
@@ -137,6 +146,7 @@ const scoreCard = defineRoute({
 const rows = defineRoute({
   method: "get",
   path: "/api/public/v2/evaluations/{evaluation_id}/rows",
+  scope: "evaluations:read",
   tags,
   summary: "Get a page of an evaluation's rows (dataset cells, then one eval cell per column)",
   description: "For a run its rows; for a pipeline the rows of its newest run (none yet: no rows). Dataset cells first, then one eval cell per column.",
@@ -148,6 +158,7 @@ const rows = defineRoute({
 const addCol = defineRoute({
   method: "post",
   path: "/report-columns",
+  scope: "evaluations:write",
   tags,
   summary: "Add a column to a pipeline",
   description: "Adds a column to a pipeline; the whole pipeline is checked again (a column reads dataset columns and columns to its left). A run's columns cannot change.",
@@ -159,6 +170,7 @@ const addCol = defineRoute({
 const editCol = defineRoute({
   method: "patch",
   path: "/report-columns/{report_column_id}",
+  scope: "evaluations:write",
   tags,
   summary: "Edit a pipeline column",
   description: "Edits a pipeline column; report_id must be the column's. The whole pipeline is checked again.",
@@ -170,6 +182,7 @@ const editCol = defineRoute({
 const deleteCol = defineRoute({
   method: "delete",
   path: "/report-columns/{report_column_id}",
+  scope: "evaluations:write",
   tags,
   summary: "Delete a pipeline column",
   description: "Deletes a pipeline column; the rest of the pipeline is checked again (a column that read it makes this a 400).",
@@ -228,6 +241,7 @@ export function registerEvaluationRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   externalIdRoutes(app, {
+    area: "evaluations",
     entityType: "evaluation",
     basePath: "/reports",
     idParam: "report_id",

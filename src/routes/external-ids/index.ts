@@ -6,6 +6,7 @@ import type { AppEnv } from "../../env";
 import type { Db } from "../../db/client";
 import type { ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
+import type { ScopeArea } from "../../lib/scopes";
 import { defineRoute } from "../../http/openapi";
 import { IdParam } from "../../lib/schemas";
 import { attachExternalId, detachExternalId, listExternalIds } from "../../services/registry";
@@ -23,6 +24,8 @@ export interface ExternalIdRouteOptions<Id extends string | number = number> {
   label: string;
   /** OpenAPI tag the routes are listed under. */
   tag: string;
+  /** The scope area of the entity (lib/scopes.ts): listing needs its read scope, attaching and detaching its write scope. */
+  area: ScopeArea;
   /** Whether the entity exists in the caller's workspace (else 404, whoever owns it). */
   exists: (db: Db, workspaceId: number, id: Id) => Promise<boolean>;
   /** Run around attach and detach (prompt templates purge the edge cache of their reads). */
@@ -52,6 +55,7 @@ export function externalIdRoutes<Id extends string | number = number>(app: OpenA
     middleware: opts.writeMiddleware ?? [],
     method: "post",
     path,
+    scope: `${opts.area}:write`,
     summary: `Attach an external ID to a ${opts.label}`,
     description: "The same mapping on the same entity again succeeds and changes nothing; a mapping already on another entity of this type is a 409.",
     errors: [404, 409],
@@ -69,6 +73,7 @@ export function externalIdRoutes<Id extends string | number = number>(app: OpenA
     ...common,
     method: "get",
     path,
+    scope: `${opts.area}:read`,
     summary: `List the external IDs of a ${opts.label}`,
     request: { params },
     responses: { 200: { description: "The mappings, oldest first", content: { "application/json": { schema: ListResponse } } } },
@@ -83,6 +88,7 @@ export function externalIdRoutes<Id extends string | number = number>(app: OpenA
     middleware: opts.writeMiddleware ?? [],
     method: "delete",
     path: `${path}/{source}/{external_id}`,
+    scope: `${opts.area}:write`,
     summary: `Detach an external ID from a ${opts.label}`,
     description: "URL-encode reserved characters of source and external_id. A mapping this entity does not carry is a 404.",
     request: {

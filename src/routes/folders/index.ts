@@ -21,6 +21,7 @@ const tags = ["folders"];
 const create = defineRoute({
   method: "post",
   path: "/api/public/v2/folders",
+  scope: "prompts:write",
   tags,
   summary: "Create a folder",
   description: "name is unique within its parent (or at root level): a duplicate is a 409. An unknown parent_id is a 404.",
@@ -43,6 +44,7 @@ const create = defineRoute({
 const rename = defineRoute({
   method: "patch",
   path: "/api/public/v2/folders/{folder_id}",
+  scope: "prompts:write",
   tags,
   summary: "Rename a folder",
   description: "A sibling folder with the same name is a 409.",
@@ -57,6 +59,7 @@ const rename = defineRoute({
 const entities = defineRoute({
   method: "get",
   path: "/api/public/v2/folders/entities",
+  scope: "prompts:read",
   tags,
   summary: "List what a folder holds",
   description:
@@ -88,7 +91,7 @@ const EntityReference = z
       .union([z.int().positive("must be a positive integer"), z.uuid("must be a positive integer or a UUID")])
       .openapi({ description: "The entity's id: an integer, or a UUID for skill collections." }),
     type: z.enum(FOLDER_ENTITY_TYPES, { error: `must be one of ${FOLDER_ENTITY_TYPES.join(", ")}` }).openapi({
-      description: "SNIPPET names the same prompts as PROMPT. AB_TEST and INPUT_VARIABLE_SET entities do not exist here: any id of theirs is a 404.",
+      description: "SNIPPET names the same prompts as PROMPT; AB_TEST names A/B releases (deleting one reverts its label to its base mapping). INPUT_VARIABLE_SET entities do not exist here: any id of theirs is a 404.",
     }),
   })
   .openapi("EntityReference");
@@ -98,6 +101,7 @@ const CountResponse = z.object({ success: z.literal(true), moved_count: z.int() 
 const move = defineRoute({
   method: "post",
   path: "/api/public/v2/folders/entities",
+  scope: "prompts:write",
   // Prompts move or go with these: their reads in the edge cache are purged (src/http/prompt-cache.ts).
   middleware: [purgesPromptCache],
   tags,
@@ -125,6 +129,7 @@ const move = defineRoute({
 const remove = defineRoute({
   method: "delete",
   path: "/api/public/v2/folders/entities",
+  scope: "prompts:write",
   // Prompts move or go with these: their reads in the edge cache are purged (src/http/prompt-cache.ts).
   middleware: [purgesPromptCache],
   tags,
@@ -151,6 +156,7 @@ const remove = defineRoute({
 const resolveId = defineRoute({
   method: "get",
   path: "/api/public/v2/folders/resolve-id",
+  scope: "prompts:read",
   tags,
   summary: "Resolve a folder path to its id",
   description:
@@ -211,6 +217,7 @@ export function registerFolderRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   externalIdRoutes(app, {
+    area: "prompts",
     entityType: "folder",
     basePath: "/api/public/v2/folders",
     idParam: "folder_id",

@@ -13,15 +13,18 @@ import { PromptRunBody, PromptRunResult } from "./schemas";
 const run = defineRoute({
   method: "post",
   path: "/api/public/v2/prompt-runs",
+  scope: "prompts:write",
   tags: ["prompt runs"],
   summary: "Run a prompt template version or a draft",
   description:
     "Fills the template (a stored version, or the draft in prompt_version) with input_variables (snippets filled first), " +
-    "calls the provider its metadata.model names (or model overrides) with the workspace's own key, and logs the run as a request " +
-    "linked to the version (a draft's log names its template, when given, without a version). Provider keys are workspace environment " +
-    "variables: OPENAI_API_KEY (openai and OpenAI-compatible servers) and ANTHROPIC_API_KEY; OPENAI_BASE_URL / ANTHROPIC_BASE_URL there " +
-    "point at another server (checked like an ENDPOINT block's URL), else the deployment's. A missing key is a 422 provider_not_configured " +
-    "naming the variable; a variable without a value, an unknown template or version, or a provider other than openai and anthropic is a " +
+    "calls the provider its metadata.model names (or model overrides), and logs the run as a request " +
+    "linked to the version (a draft's log names its template, when given, without a version). The provider's key is taken as every LLM " +
+    "call takes it: the workspace's environment variable (OPENAI_API_KEY for openai and OpenAI-compatible servers, ANTHROPIC_API_KEY; " +
+    "set on the console's Settings page or by POST /api/public/v2/env-vars) first, then the Worker's secret of the same name. " +
+    "OPENAI_BASE_URL / ANTHROPIC_BASE_URL as workspace variables send a workspace key to another server (checked like an ENDPOINT " +
+    "block's URL), else the deployment's; the Worker's key only ever goes to the deployment's base URL. No key at all is a 422 " +
+    "provider_not_configured naming the variable and where to set it; a variable without a value, an unknown template or version, or a provider other than openai and anthropic is a " +
     "4xx, and nothing is sent or logged. A provider that fails is not an HTTP failure: the run is logged with status ERROR and answered " +
     "with its message. With stream: true the answer is text/event-stream (server-sent events): `delta` events carry {text} as the " +
     "provider streams it, then one `done` event carries the same JSON as the non-streamed answer.",

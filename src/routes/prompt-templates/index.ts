@@ -6,15 +6,18 @@ import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
 import { IdParam, PromptBlueprint } from "../../lib/schemas";
 import { validationError } from "../../lib/validation";
+import { ApiError } from "../../lib/errors";
 import { requireOwnWorkspace } from "../../http/workspace";
-import { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, snippetUsage, templateLabels, templateReadSource, upsertTemplateByExternalId, type TemplateVersionRead, type TemplateVersionView } from "../../services/registry";
+import { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, snippetUsage, templateLabels, templateReadSource, upsertTemplateByExternalId, changeRequestViews, labelAsItStands, AB_HEADER, abHeaderValue, type TemplateVersionRead, type TemplateVersionView } from "../../services/registry";
 import { asksForFresh, CACHE_STATE_HEADER, templateExists } from "../../prompts";
 import { purgesPromptCache } from "../../http/prompt-cache";
 import { afterAnswer } from "../../http/after-answer";
 import { externalIdRoutes } from "../external-ids";
+import { metadataFiltersQuery } from "./metadata-filters";
 import { ExternalIdSource, ExternalIdValue } from "../external-ids/schemas";
 import { QueryInt } from "../../lib/query";
 import {
+  ChangeRequest,
   CreateLabelBody,
   GetTemplateBody,
   Identifier,
@@ -45,6 +48,7 @@ const emptyBodyIsObject: MiddlewareHandler<AppEnv> = async (c, next) => {
 const publish = defineRoute({
   method: "post",
   path: "/rest/prompt-templates",
+  scope: "prompts:write",
   tags,
   summary: "Publish a prompt template",
   description: "Creates the template with version 1, or adds the next version when the name exists. `release_labels` are created on, or moved to, the new version.",
@@ -57,6 +61,7 @@ const publish = defineRoute({
 const patch = defineRoute({
   method: "patch",
   path: "/rest/prompt-templates/{identifier}",
+  scope: "prompts:write",
   tags,
   summary: "Create a version from a base version and a patch",
   description: "Bases on the latest version, or the one version or label names; index-keyed objects patch messages, tools, functions or content, arrays replace them, null removes tools, functions, function_call and tool_choice. model_parameters merges into metadata.model.parameters. Chat-only fields on a completion template, content on a chat template and an index past the end are 400s. The answer is the version this call wrote, with base_version.",
@@ -69,6 +74,7 @@ const patch = defineRoute({
 const list = defineRoute({
   method: "get",
   path: "/prompt-templates",
+  scope: "prompts:read",
   tags,
   summary: "List prompt templates",
   description: "Paged (page, per_page 1..100, default 30). Each item is the latest version, or the labelled one when `label` is given (templates without it are left out). `tags` must all be present.",
@@ -87,7 +93,17 @@ const CacheStateHeader = z.object({
   [CACHE_STATE_HEADER]: z.enum(["hit", "miss", "bypass"]).openapi({
     description: "hit: answered from the edge cache; miss: read from the database (and kept); bypass: read fresh because the request asked (Cache-Control).",
   }),
+  [AB_HEADER]: z
+    .string()
+    .optional()
+    .openapi({ description: "Only on an answer an A/B release served: `<ab_test id>;<variant>;r<revision>;<sticky|random>`, as the answer's ab_test says." }),
 });
+
+/** What both template reads say of A/B releases (docs/ab-releases.md). */
+const RELEASES =
+  " A `label` that a running A/B release overloads (/api/public/v2/ab-tests) is served the version the release assigns: sticky per unit when the release has an " +
+  "assignment_key and metadata_filters carry its value, random per request otherwise; the answer then adds `ab_test` and the X-PromptEdge-AB header. A pinned " +
+  "`version` or the latest never goes through a release, and without a running release the answer is exactly as before.";
 
 /** A template read's route: its description says what the edge cache does, its 200 names the header that says which answered. */
 function edgeCached<R extends { description?: string; responses: { 200: object } }>(route: R): R {
@@ -97,12 +113,15 @@ function edgeCached<R extends { description?: string; responses: { 200: object }
 const getRaw = edgeCached(defineRoute({
   method: "get",
   path: "/prompt-templates/{identifier}",
+  scope: "prompts:read",
   tags,
   summary: "Get a prompt template",
   description:
     "A numeric identifier is tried as an id, then as a name; version and label together are a 400. The raw template: input variables are never filled here " +
     "(POST /prompt-templates/{identifier} fills them), so skip_input_variable_rendering is accepted and changes nothing; @@@name@@@ snippets are filled with " +
-    "that template's latest version; llm_kwargs holds the provider-ready arguments for the version's model, placeholders as written.",
+    "that template's latest version; llm_kwargs holds the provider-ready arguments for the version's model, placeholders as written. " +
+    "`metadata_filters[<key>]=<value>` query parameters (at most 50) are the POST form's metadata_filters." +
+    RELEASES,
   errors: [404],
   request: { params: z.object({ identifier: Identifier }), query: VersionQuery },
   responses: { 200: json(TemplateVersion, "The selected version (latest by default)") },
@@ -111,6 +130,7 @@ const getRaw = edgeCached(defineRoute({
 const getWithBody = edgeCached(defineRoute({
   method: "post",
   path: "/prompt-templates/{identifier}",
+  scope: "prompts:read",
   tags,
   summary: "Get a prompt template (SDK form)",
   description:
@@ -119,7 +139,8 @@ const getWithBody = edgeCached(defineRoute({
     "`skip_input_variable_rendering: true` answers the placeholders as written, in both, whatever input_variables say (what the Python SDK's template cache fetches, to fill them itself). " +
     "run()'s overrides are applied here, since the SDKs hand `llm_kwargs` to the provider as they are: `model_parameter_overrides` merged over the version's parameters, " +
     "`model` and `provider` replacing the version's, and the answered `metadata.model` and `llm_kwargs` built from the result (a provider switch converts the blueprint " +
-    "as a version of that provider would be, and keeps `api_type` only between OpenAI, Azure OpenAI and Mistral). The stored version does not change.",
+    "as a version of that provider would be, and keeps `api_type` only between OpenAI, Azure OpenAI and Mistral). The stored version does not change." +
+    RELEASES,
   errors: [404],
   middleware: [emptyBodyIsObject],
   request: { params: z.object({ identifier: Identifier }), body: { required: false, content: { "application/json": { schema: GetTemplateBody } } } },
@@ -129,6 +150,7 @@ const getWithBody = edgeCached(defineRoute({
 const labels = defineRoute({
   method: "get",
   path: "/prompt-templates/{identifier}/labels",
+  scope: "prompts:read",
   tags: [...tags, "release labels"],
   summary: "List a template's release labels",
   description: "Every release label of the template, with the version it names.",
@@ -140,9 +162,10 @@ const labels = defineRoute({
 const createLabelRoute = defineRoute({
   method: "post",
   path: "/prompts/{prompt_id}/label",
+  scope: "prompts:write",
   tags: ["release labels"],
   summary: "Create a release label on a version",
-  description: "A version that does not exist is a 404; a label name already on this prompt is a 409 (move it with PATCH /prompt-labels/{id}).",
+  description: "A version that does not exist is a 404; a label name already on this prompt is a 409 (move it with PATCH /prompt-labels/{id}). A new label is not protected.",
   errors: [404, 409],
   middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_id: IdParam("prompt_id") }), body: { required: true, content: { "application/json": { schema: CreateLabelBody } } } },
@@ -152,22 +175,32 @@ const createLabelRoute = defineRoute({
 const moveLabelRoute = defineRoute({
   method: "patch",
   path: "/prompt-labels/{prompt_label_id}",
+  scope: "prompts:write",
   tags: ["release labels"],
   summary: "Move a release label to another version of its prompt",
-  description: "Moves the label to another version (prompt_version_number) of its own prompt; a number the prompt has no version for is a 404.",
-  errors: [404],
+  errors: [404, 409],
+  description:
+    "Moves the label to another version (prompt_version_number) of its own prompt; a number the prompt has no version for is a 404. " +
+    "A protected label is not moved: the answer is the label as it stands with `change_request`, a pending change request (and prompt_template_label_change_requested " +
+    "is emitted), carried out by POST /api/public/v2/label-change-requests/{id}/approve; a label with a pending request already is a 409.",
   middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_label_id: IdParam("prompt_label_id") }), body: { required: true, content: { "application/json": { schema: MoveLabelBody } } } },
-  responses: { 200: json(ReleaseLabel, "The moved label") },
+  responses: {
+    200: json(
+      ReleaseLabel.extend({ change_request: ChangeRequest.optional().openapi({ description: "Only for a protected label: the pending request its move waits on (the label is not moved)." }) }).openapi("MovedReleaseLabel"),
+      "The moved label, or a protected label unmoved with its pending change request",
+    ),
+  },
 });
 
 const deleteLabelRoute = defineRoute({
   method: "delete",
   path: "/prompt-labels/{prompt_label_id}",
+  scope: "prompts:write",
   tags: ["release labels"],
   summary: "Delete a release label",
-  description: "Deletes the label; the version it named stays.",
-  errors: [404],
+  description: "Deletes the label; the version it named stays. A protected label is a 409 (unprotect it first).",
+  errors: [404, 409],
   middleware: [purgesPromptCache],
   request: { params: z.object({ prompt_label_id: IdParam("prompt_label_id") }) },
   responses: { 204: { description: "Deleted" } },
@@ -183,6 +216,7 @@ function validBlueprint(template: Record<string, unknown>): Record<string, unkno
 const upsertByExternalId = defineRoute({
   method: "put",
   path: "/prompt-templates/by-external-id/{source}/{external_id}",
+  scope: "prompts:write",
   tags: [...tags, "external ids"],
   summary: "Create or update the prompt template an external ID names",
   description:
@@ -202,6 +236,7 @@ const upsertByExternalId = defineRoute({
 const snippetUsageRoute = defineRoute({
   method: "get",
   path: "/prompt-templates/{identifier}/snippet-usage",
+  scope: "prompts:read",
   tags: [...tags, "snippets"],
   summary: "Which templates and labels include a snippet",
   description:
@@ -253,6 +288,12 @@ async function throughEdgeCache(
   return answer(value);
 }
 
+/** An answer served through an A/B release says so in X-PromptEdge-AB too. */
+function servedAb(c: Context<AppEnv>, view: TemplateVersionView): TemplateVersionView {
+  if (view.ab_test) c.header(AB_HEADER, abHeaderValue(view.ab_test));
+  return view;
+}
+
 export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(publish, async (c) => {
     const body = c.req.valid("json");
@@ -284,8 +325,8 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(getRaw, async (c) => {
     const { identifier } = c.req.valid("param");
-    const query = c.req.valid("query");
-    return c.json(await throughEdgeCache(c, identifier, query, (read) => getTemplateVersion(c.var.deps.db, c.get("auth").workspaceId, identifier, query, read)), 200);
+    const query = { ...c.req.valid("query"), metadata_filters: metadataFiltersQuery(new URL(c.req.url).searchParams) };
+    return c.json(servedAb(c, await throughEdgeCache(c, identifier, query, (read) => getTemplateVersion(c.var.deps.db, c.get("auth").workspaceId, identifier, query, read))), 200);
   });
 
   app.openapi(getWithBody, async (c) => {
@@ -293,7 +334,11 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.workspace_id);
-    return c.json(await throughEdgeCache(c, identifier, body, (read) => getTemplateVersion(c.var.deps.db, auth.workspaceId, identifier, { ...body, sdkForm: true }, read)), 200);
+    if (body.label != null && body.prompt_release_label != null && body.label !== body.prompt_release_label) {
+      throw new ApiError("validation_error", "prompt_release_label: give label or prompt_release_label (they differ)");
+    }
+    const sel = { ...body, label: body.label ?? body.prompt_release_label };
+    return c.json(servedAb(c, await throughEdgeCache(c, identifier, sel, (read) => getTemplateVersion(c.var.deps.db, auth.workspaceId, identifier, { ...sel, sdkForm: true }, read))), 200);
   });
 
   app.openapi(labels, async (c) => {
@@ -308,7 +353,11 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(moveLabelRoute, async (c) => {
     const { prompt_label_id } = c.req.valid("param");
-    return c.json(await moveLabel(c.var.deps.db, c.get("auth"), prompt_label_id, c.req.valid("json")), 200);
+    const db = c.var.deps.db;
+    const done = await moveLabel(db, c.get("auth"), prompt_label_id, c.req.valid("json"));
+    if ("label" in done) return c.json(done.label, 200);
+    const [change_request] = await changeRequestViews(db, [done.changeRequest]);
+    return c.json({ ...(await labelAsItStands(db, c.get("auth").workspaceId, prompt_label_id)), change_request }, 200);
   });
 
   app.openapi(deleteLabelRoute, async (c) => {
@@ -318,6 +367,7 @@ export function registerPromptTemplateRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   externalIdRoutes(app, {
+    area: "prompts",
     entityType: "prompt_template",
     basePath: "/prompt-templates",
     idParam: "prompt_template_id",

@@ -74,9 +74,35 @@ export const PatchBody = z
 
 export const PatchedTemplate = PublishedTemplate.extend({ base_version: z.int() }).openapi("PatchPromptTemplateResponse");
 
+/** What a fetch through a running A/B release answers beside the template (absent otherwise). */
+export const ServedAbTest = z
+  .object({
+    id: z.int().openapi({ description: "The release (GET /api/public/v2/ab-tests/{id})." }),
+    revision: z.int().openapi({ description: "The release's revision when it assigned the variant (every ramp or status change moves it on)." }),
+    release_label: z.string(),
+    variant: z.string().openapi({ description: "The variant's key; `version` is its version." }),
+    segment: z.string().nullable().openapi({ description: "The segment whose split applied, or null for the release's own split." }),
+    assignment: z.enum(["sticky", "random"]).openapi({ description: "sticky: from the unit (metadata_filters[assignment_key]); random: drawn for this request." }),
+  })
+  .openapi("ServedAbTest", {
+    description:
+      "The A/B release variant this answer serves: present only when `label` names a label a running release overloads (an addition to PromptLayer's answer, which SDKs ignore). The X-PromptEdge-AB header says the same as `id;variant;r<revision>;<assignment>`.",
+  });
+
+/** GET's metadata_filters, read by the handler from the raw query (metadata-filters.ts) in either form; declared for /openapi.json and MCP tools. */
+export const MetadataFiltersQuery = z
+  .string()
+  .optional()
+  .openapi({
+    description:
+      "The unit and segment of a running A/B release's assignment (the POST form's metadata_filters): a JSON object of key → value, or instead one " +
+      "`metadata_filters[<key>]=<value>` parameter per key.",
+  });
+
 export const VersionQuery = z.object({
   version: QueryInt(1, Number.MAX_SAFE_INTEGER).optional(),
   label: LabelName.optional(),
+  metadata_filters: MetadataFiltersQuery,
   skip_input_variable_rendering: QueryBool.optional().openapi({ description: "Accepted for the SDKs; this route never fills input variables." }),
 });
 
@@ -96,7 +122,16 @@ export const GetTemplateBody = z
       .nullish()
       .openapi({ description: "run()'s model override: replaces metadata.model.name and the model in llm_kwargs." }),
     input_variables: z.record(z.string(), z.unknown()).nullish(),
-    metadata_filters: z.record(z.string(), z.string()).nullish(),
+    prompt_release_label: LabelName.nullish().openapi({ description: "The SDK's name for `label` (run()'s prompt_release_label); giving both is a 400 unless they are equal." }),
+    metadata_filters: z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .openapi({
+        description:
+          "What the SDKs send as run()'s `metadata`, for A/B releases: when `label` names a label a running release overloads, the value of the release's " +
+          "assignment_key here is the unit of sticky assignment (the same unit always gets the same variant) and the segments are matched on these keys; " +
+          "without the key the variant is drawn at random per request. Values are compared as text (a number or boolean as its JSON text). Ignored for a pinned `version` or the latest.",
+      }),
     model_parameter_overrides: Obj.nullish().openapi({
       description: "run()'s parameter overrides, merged over metadata.model.parameters (a key set to null removes that parameter) and into llm_kwargs.",
     }),
@@ -126,6 +161,7 @@ export const TemplateVersion = z
     snippets: z.array(Obj),
     llm_kwargs: Obj.nullable(),
     external_ids: z.array(ExternalId),
+    ab_test: ServedAbTest.optional(),
   })
   .openapi("GetPromptTemplateResponse");
 
@@ -182,6 +218,7 @@ export const ReleaseLabel = z
   .object({
     id: z.int(),
     name: z.string(),
+    protected: z.boolean().openapi({ description: "A protected label moves only through an approved change request (PUT /api/public/v2/prompt-labels/{id}/protection)." }),
     prompt_id: z.int(),
     prompt_version_id: z.int(),
     prompt_version_number: z.int(),
@@ -189,3 +226,23 @@ export const ReleaseLabel = z
     updated_at: z.string(),
   })
   .openapi("ReleaseLabel");
+
+export const ChangeRequest = z
+  .object({
+    id: z.int(),
+    prompt_template_id: z.int(),
+    prompt_label_id: z.int(),
+    prompt_template_label: z.string(),
+    change_type: z.literal("move"),
+    status: z.enum(["pending", "approved", "denied"]),
+    prompt_version_number: z.int().openapi({ description: "The version the label is to move to." }),
+    old_prompt_version_number: z.int().openapi({ description: "The version the label named when the move was asked." }),
+    ab_test_id: z.int().nullable().openapi({ description: "The A/B release whose promote asked for the move, if one did." }),
+    requested_by: z.int().nullable(),
+    decided_by: z.int().nullable(),
+    created_at: z.string(),
+    decided_at: z.string().nullable(),
+  })
+  .openapi("LabelChangeRequest");
+
+export const ChangeRequestAnswer = z.object({ success: z.literal(true), change_request: ChangeRequest }).openapi("LabelChangeRequestResponse");

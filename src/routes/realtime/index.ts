@@ -14,6 +14,7 @@ export const REALTIME_TOKEN_TTL_MS = 10 * 60 * 1000;
 const tokenRoute = defineRoute({
   method: "post",
   path: "/ws-token-request-library",
+  scope: "workflows:read",
   tags: ["workflows"],
   summary: "A token for a workflow run's realtime channel",
   description:

@@ -49,6 +49,12 @@ const RequestLogDetail = z
     latency_ms: z.number(),
     trace_id: z.string().nullable(),
     span_id: z.string().nullable(),
+    ab_test_id: z.int().nullable().openapi({ description: "The A/B release (GET /api/public/v2/ab-tests/{id}) that served the log's version, recomputed when it was logged from its metadata and version." }),
+    ab_variant: z.string().nullable().openapi({ description: "That release's variant (its key)." }),
+    ab_assignment: z
+      .enum(["sticky", "inferred"])
+      .nullable()
+      .openapi({ description: "How the variant is known: sticky, the unit's assignment (metadata[assignment_key]) served this version; inferred, only the version tells (one variant has it)." }),
     created_at: z.string(),
     signals: z
       .array(
@@ -78,6 +84,7 @@ const RequestLogDetail = z
 const getRequest = defineRoute({
   method: "get",
   path: "/api/public/v2/requests/{request_id}",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Get a logged request",
   description:
@@ -93,6 +100,7 @@ const getRequest = defineRoute({
 const requestPayload = defineRoute({
   method: "get",
   path: "/api/public/v2/request-payload",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Get a logged request's payload",
   description:
@@ -120,6 +128,7 @@ const ExportQuery = z
 const exportRequests = defineRoute({
   method: "get",
   path: "/api/public/v2/requests/export",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Export request logs as NDJSON",
   description:
@@ -161,6 +170,7 @@ function ndjsonBody(lines: AsyncGenerator<string>, requestId: string): ReadableS
 const searchRequests = defineRoute({
   method: "post",
   path: "/api/public/v2/requests/search",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Search request logs",
   description:
@@ -179,6 +189,7 @@ const searchRequests = defineRoute({
 const suggestions = defineRoute({
   method: "get",
   path: "/api/public/v2/requests/suggestions",
+  scope: "logs:read",
   tags: ["request logs"],
   summary: "Autocomplete suggestions for request-log fields",
   description:

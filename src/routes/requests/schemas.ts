@@ -15,6 +15,7 @@ export const SearchBody = z
     page: z.int().min(1).max(1_000_000).nullable().optional().openapi({ description: "Default 1." }),
     per_page: z.int().min(1).max(SEARCH_PER_PAGE.max).nullable().optional().openapi({ description: `Default ${SEARCH_PER_PAGE.default}, at most ${SEARCH_PER_PAGE.max}.` }),
     include_prompt_name: z.boolean().nullable().optional(),
+    include_previews: z.boolean().nullable().optional().openapi({ description: "Adds input_preview and output_preview to each item: the first 160 characters of its input and output text." }),
     metadata_cost_breakdown_key: z.string().nullable().optional().openapi({ description: "Accepted for compatibility (an analytics option); search ignores it." }),
   })
   .superRefine((b, ctx) => {
@@ -41,6 +42,8 @@ export const SearchResult = z
     group_id: z.int().nullable(),
     trace_id: z.string().nullable().openapi({ description: "The trace of a log made from a span (GET /api/public/v2/traces/{trace_id})." }),
     prompt_name: z.string().nullable().optional().openapi({ description: "With include_prompt_name." }),
+    input_preview: z.string().optional().openapi({ description: "With include_previews: the first 160 characters of the input's text." }),
+    output_preview: z.string().optional().openapi({ description: "With include_previews: the first 160 characters of the output's text." }),
   })
   .passthrough()
   .openapi("RequestLogSearchResult");

@@ -38,6 +38,7 @@ const body = <T extends z.ZodType>(schema: T, required = true) => ({ required, c
 const listColumns = defineRoute({
   method: "get",
   path: `${base}/columns`,
+  scope: "tables:read",
   tags,
   summary: "List a sheet's columns",
   description: "In display order (position_rank). `dependencies` lists the columns given as dependencies; the titles a config reads are in its config.",
@@ -49,6 +50,7 @@ const listColumns = defineRoute({
 const createColumn = defineRoute({
   method: "post",
   path: `${base}/columns`,
+  scope: "tables:write",
   tags,
   summary: "Add a column",
   description:
@@ -68,6 +70,7 @@ const createColumn = defineRoute({
 const updateColumn = defineRoute({
   method: "patch",
   path: `${base}/columns/{column_id}`,
+  scope: "tables:write",
   tags,
   summary: "Update a column",
   description:
@@ -94,6 +97,7 @@ const updateColumn = defineRoute({
 const deleteColumn = defineRoute({
   method: "delete",
   path: `${base}/columns/{column_id}`,
+  scope: "tables:write",
   tags,
   summary: "Delete a column",
   description: "Deletes the column and its cells; every cell downstream becomes STALE (`stale_count`). One new sheet version.",
@@ -105,6 +109,7 @@ const deleteColumn = defineRoute({
 const addRows = defineRoute({
   method: "post",
   path: `${base}/rows`,
+  scope: "tables:write",
   tags,
   summary: "Append rows",
   description:
@@ -134,6 +139,7 @@ const addRows = defineRoute({
 const listRows = defineRoute({
   method: "get",
   path: `${base}/rows`,
+  scope: "tables:read",
   tags,
   summary: "Page through rows with their cells",
   description: "By row_index (`order` asc by default), `limit` 1..100 (default 100), opaque `cursor`. `include_columns=true` adds the columns.",
@@ -157,6 +163,7 @@ const listRows = defineRoute({
 const deleteRows = defineRoute({
   method: "delete",
   path: `${base}/rows`,
+  scope: "tables:write",
   tags,
   summary: "Delete rows",
   description:
@@ -176,6 +183,7 @@ const deleteRows = defineRoute({
 const getCell = defineRoute({
   method: "get",
   path: `${base}/cells/{cell_id}`,
+  scope: "tables:read",
   tags,
   summary: "Get a cell",
   errors: [404],
@@ -186,6 +194,7 @@ const getCell = defineRoute({
 const updateCell = defineRoute({
   method: "patch",
   path: `${base}/cells/{cell_id}`,
+  scope: "tables:write",
   tags,
   summary: "Edit a text cell",
   description:
@@ -202,6 +211,7 @@ const NothingToDo = json(ErrorSchema, "no_cells_to_recalculate: the error shape,
 const recalcCell = defineRoute({
   method: "post",
   path: `${base}/cells/{cell_id}/recalculations`,
+  scope: "tables:write",
   tags,
   summary: "Recalculate a cell",
   description:
@@ -219,6 +229,7 @@ const recalcCell = defineRoute({
 const recalcCells = defineRoute({
   method: "post",
   path: `${base}/cells/recalculations`,
+  scope: "tables:write",
   tags,
   summary: "Recalculate cells",
   description: "As one cell's recalculation, for 1..1000 `cell_ids` (text cells among them are skipped; an unknown id is a 404).",
@@ -246,6 +257,7 @@ const QueuedOperation = z.object({
 const createOperation = defineRoute({
   method: "post",
   path: `${base}/operations`,
+  scope: "tables:write",
   tags,
   summary: "Start a recalculation operation",
   description:
@@ -263,6 +275,7 @@ const createOperation = defineRoute({
 const listOperations = defineRoute({
   method: "get",
   path: `${base}/operations`,
+  scope: "tables:read",
   tags,
   summary: "Cell status counts and running operations",
   description: "`status_counts` over every cell of the sheet (text cells count as COMPLETED); `active_operations` those with cells still queued or running.",
@@ -287,6 +300,7 @@ const listOperations = defineRoute({
 const statusCounts = defineRoute({
   method: "get",
   path: `${base}/status-counts`,
+  scope: "tables:read",
   tags,
   summary: "Cell status counts",
   description:
@@ -306,6 +320,7 @@ const statusCounts = defineRoute({
 const getOperation = defineRoute({
   method: "get",
   path: `${base}/operations/{operation_id}`,
+  scope: "tables:read",
   tags,
   summary: "Follow a recalculation",
   description: "`operation_id` is also the `execution_id` of a cell or batch recalculation. status queued → running → completed, or cancelled.",
@@ -317,6 +332,7 @@ const getOperation = defineRoute({
 const cancelOperation = defineRoute({
   method: "delete",
   path: `${base}/operations/{operation_id}`,
+  scope: "tables:write",
   tags,
   summary: "Cancel a recalculation",
   description: "Its queued and running cells go back to STALE (a running cell's result is dropped). A finished operation: 200 with counts 0.",

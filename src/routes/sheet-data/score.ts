@@ -103,6 +103,7 @@ const HOW =
 const getScore = defineRoute({
   method: "get",
   path: `${base}/score`,
+  scope: "tables:read",
   tags,
   summary: "Get the sheet's score",
   description:
@@ -117,6 +118,7 @@ const getScore = defineRoute({
 const configureScore = defineRoute({
   method: "patch",
   path: `${base}/score`,
+  scope: "tables:write",
   tags,
   summary: "Configure the sheet's score",
   description:
@@ -145,6 +147,7 @@ const configureScore = defineRoute({
 const recalculateScore = defineRoute({
   method: "post",
   path: `${base}/score`,
+  scope: "tables:write",
   tags,
   summary: "Calculate the sheet's score",
   description:
@@ -165,6 +168,7 @@ const recalculateScore = defineRoute({
 const scoreHistory = defineRoute({
   method: "get",
   path: `${base}/versions/score-history`,
+  scope: "tables:read",
   tags,
   summary: "The score across the sheet's versions",
   description:

@@ -166,6 +166,7 @@ const HOW =
 const getScorecard = defineRoute({
   method: "get",
   path: base,
+  scope: "tables:read",
   tags,
   summary: "Get the sheet's scorecard",
   description:
@@ -193,6 +194,7 @@ const getScorecard = defineRoute({
 const configureScorecard = defineRoute({
   method: "patch",
   path: base,
+  scope: "tables:write",
   tags,
   summary: "Create or replace the sheet's scorecard",
   description:
@@ -208,6 +210,7 @@ const configureScorecard = defineRoute({
 const deleteScorecard = defineRoute({
   method: "delete",
   path: base,
+  scope: "tables:write",
   tags,
   summary: "Delete the sheet's scorecard",
   description: "Removes the active scorecard (a calculation under way is cancelled); one new sheet version. None: 404.",
@@ -219,6 +222,7 @@ const deleteScorecard = defineRoute({
 const recalculate = defineRoute({
   method: "post",
   path: `${base}/recalculate`,
+  scope: "tables:write",
   tags,
   summary: "Calculate the scorecard",
   description:
@@ -236,6 +240,7 @@ const recalculate = defineRoute({
 const cancel = defineRoute({
   method: "post",
   path: `${base}/cancel`,
+  scope: "tables:write",
   tags,
   summary: "Cancel the scorecard's calculation under way",
   description:
@@ -261,6 +266,7 @@ const cancel = defineRoute({
 const getCalculation = defineRoute({
   method: "get",
   path: `${base}/calculations/{calculation_id}`,
+  scope: "tables:read",
   tags,
   summary: "Get a scorecard calculation",
   description: `The latest ${KEPT_CALCULATIONS} calculations are kept.`,
@@ -291,6 +297,7 @@ const RowSummary = z.object({
 const listRows = defineRoute({
   method: "get",
   path: `${base}/rows`,
+  scope: "tables:read",
   tags,
   summary: "List row results of a scorecard calculation",
   description:
@@ -324,6 +331,7 @@ const listRows = defineRoute({
 const getRow = defineRoute({
   method: "get",
   path: `${base}/rows/{row_index}`,
+  scope: "tables:read",
   tags,
   summary: "Get one row's scorecard result",
   description: "Its steps' results (`step_results` by step id: status, score, verdict, value, error, input_hash), of `calculation_id` or the latest calculation.",
@@ -359,6 +367,7 @@ const getRow = defineRoute({
 const migrate = defineRoute({
   method: "post",
   path: `${base}/migrate-legacy-score`,
+  scope: "tables:write",
   tags,
   summary: "Turn the sheet's score into scorecard steps",
   description:

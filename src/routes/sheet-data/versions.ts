@@ -84,6 +84,7 @@ const limits =
 const listVersions = defineRoute({
   method: "get",
   path: base,
+  scope: "tables:read",
   tags,
   summary: "List a sheet's saved versions",
   description: "By `version_number` (newest first by default), cursor-paged (`limit` 1..100, default 20). Items carry no snapshot: GET one version for it.",
@@ -106,6 +107,7 @@ const listVersions = defineRoute({
 const getVersion = defineRoute({
   method: "get",
   path: `${base}/{version_id}`,
+  scope: "tables:read",
   tags,
   summary: "Get a saved version with its snapshot",
   description:
@@ -119,6 +121,7 @@ const getVersion = defineRoute({
 const createVersion = defineRoute({
   method: "post",
   path: base,
+  scope: "tables:write",
   tags,
   summary: "Save a named version, or restore one",
   description:

@@ -60,6 +60,7 @@ const FileImportFields = FileImportBody.extend({ file_content_base64: z.string()
 const fileRoute = {
   method: "post",
   path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}/imports/file",
+  scope: "tables:write",
   tags,
   summary: "Import a CSV or JSON file into a sheet",
   description:
@@ -120,6 +121,7 @@ const RequestLogImportBody = z
 const requestLogsRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}/imports/request-logs",
+  scope: "tables:write",
   tags,
   summary: "Import request logs into a sheet",
   description:

@@ -30,6 +30,7 @@ const ImportAnswer = z.object({
 const createSheet = {
   method: "post",
   path: "/api/public/v2/tables/{table_id}/sheets",
+  scope: "tables:write",
   tags,
   summary: "Create a sheet (blank, or imported from a file)",
   description:
@@ -51,6 +52,7 @@ const createSheet = {
 const listRoute = defineRoute({
   method: "get",
   path: "/api/public/v2/tables/{table_id}/sheets",
+  scope: "tables:read",
   tags,
   summary: "List a table's sheets",
   description: "By display position (`order` asc by default). prompt_* filters keep sheets with a column referencing that prompt, version or label.",
@@ -69,6 +71,7 @@ const SheetAnswer = z.object({ success: z.literal(true), sheet: SheetSchema });
 const getRoute = defineRoute({
   method: "get",
   path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}",
+  scope: "tables:read",
   tags,
   summary: "Get a sheet",
   description: "row_count and version_count are read from the sheet itself, so they are exact at that moment.",
@@ -80,6 +83,7 @@ const getRoute = defineRoute({
 const patchRoute = defineRoute({
   method: "patch",
   path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}",
+  scope: "tables:write",
   tags,
   summary: "Update a sheet",
   description: "`title` renames; `index` moves the sheet (0-based; the others shift; past the end moves it last).",
@@ -93,6 +97,7 @@ const patchRoute = defineRoute({
 const deleteRoute = defineRoute({
   method: "delete",
   path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}",
+  scope: "tables:write",
   tags,
   summary: "Delete a sheet",
   description: "Soft delete: the sheet leaves lists, the later sheets move up one place, and a running import into it stops.",
@@ -106,6 +111,7 @@ const deleteRoute = defineRoute({
 const operationRoute = defineRoute({
   method: "get",
   path: "/api/public/v2/tables/{table_id}/sheets/operations/{operation_id}",
+  scope: "tables:read",
   tags,
   summary: "Poll a sheet import",
   description: "status moves pending → running → completed | failed; progress is 0..100; a failed import has error_message.",

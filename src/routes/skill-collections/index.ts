@@ -36,6 +36,7 @@ const UPLOAD_NOTE =
 const createRoute = defineRoute({
   method: "post",
   path: BASE,
+  scope: "tools:write",
   tags: TAGS,
   summary: "Create a skill collection",
   description: `Creates the collection and its version 1 with the given files.${UPLOAD_NOTE}`,
@@ -53,6 +54,7 @@ const createRoute = defineRoute({
 const versionRoute = defineRoute({
   method: "post",
   path: `${BASE}/{identifier}/versions`,
+  scope: "tools:write",
   tags: TAGS,
   summary: "Save a skill collection version",
   description:
@@ -74,6 +76,7 @@ const versionRoute = defineRoute({
 const renameRoute = defineRoute({
   method: "patch",
   path: `${BASE}/{identifier}`,
+  scope: "tools:write",
   tags: TAGS,
   summary: "Rename a skill collection",
   description: "Changes the name only (no new version; root_path stays, so pulls by root path keep working).",
@@ -87,6 +90,7 @@ const renameRoute = defineRoute({
 const getRoute = defineRoute({
   method: "get",
   path: `${BASE}/{identifier}`,
+  scope: "tools:read",
   tags: TAGS,
   summary: "Pull a skill collection",
   description:
@@ -108,6 +112,7 @@ const getRoute = defineRoute({
 const listRoute = defineRoute({
   method: "get",
   path: BASE,
+  scope: "tools:read",
   tags: TAGS,
   summary: "List skill collections",
   request: { query: ListQuery },
@@ -245,6 +250,7 @@ export function registerSkillCollectionRoutes(app: OpenAPIHono<AppEnv>) {
 
   externalIdRoutes<string>(app, {
     entityType: "skill_collection",
+    area: "tools",
     basePath: BASE,
     idParam: "skill_collection_id",
     idSchema: SkillCollectionIdParam,

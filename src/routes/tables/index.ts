@@ -13,6 +13,7 @@ const TableAnswer = z.object({ success: z.literal(true), table: TableDetailSchem
 const create = defineRoute({
   method: "post",
   path: "/api/public/v2/tables",
+  scope: "tables:write",
   tags,
   summary: "Create a table",
   description:
@@ -35,6 +36,7 @@ const create = defineRoute({
 const list = defineRoute({
   method: "get",
   path: "/api/public/v2/tables",
+  scope: "tables:read",
   tags,
   summary: "List tables",
   description:
@@ -54,6 +56,7 @@ const list = defineRoute({
 const get = defineRoute({
   method: "get",
   path: "/api/public/v2/tables/{table_id}",
+  scope: "tables:read",
   tags,
   summary: "Get a table",
   description: "The table, with each live sheet's row count.",
@@ -65,6 +68,7 @@ const get = defineRoute({
 const patch = defineRoute({
   method: "patch",
   path: "/api/public/v2/tables/{table_id}",
+  scope: "tables:write",
   tags,
   summary: "Update a table",
   description: "`title` renames; `folder_id` moves the table (null: to the root). Absent or null title: unchanged.",
@@ -76,6 +80,7 @@ const patch = defineRoute({
 const remove = defineRoute({
   method: "delete",
   path: "/api/public/v2/tables/{table_id}",
+  scope: "tables:write",
   tags,
   summary: "Delete a table",
   description: "Soft-deletes the table and its sheets: they leave every list and answer 404; a running import into them stops.",

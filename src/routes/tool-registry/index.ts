@@ -90,6 +90,7 @@ const IdentifierParam = z.object({
 const create = defineRoute({
   method: "post",
   path: "/api/public/v2/tool-registry",
+  scope: "tools:write",
   tags,
   summary: "Create a tool",
   description: "name is unique per workspace (409). tool_definition must be in OpenAI function format. Creates version 1.",
@@ -112,6 +113,7 @@ const create = defineRoute({
 const list = defineRoute({
   method: "get",
   path: "/api/public/v2/tool-registry",
+  scope: "tools:read",
   tags,
   summary: "List tools",
   description:
@@ -126,6 +128,7 @@ const list = defineRoute({
 const get = defineRoute({
   method: "get",
   path: "/api/public/v2/tool-registry/{identifier}",
+  scope: "tools:read",
   tags,
   summary: "Get a tool",
   description: "The latest version, or the one `version` or `label` selects (not both).",
@@ -149,6 +152,7 @@ const get = defineRoute({
 const addVersion = defineRoute({
   method: "post",
   path: "/api/public/v2/tool-registry/{identifier}/versions",
+  scope: "tools:write",
   tags,
   summary: "Create a tool version",
   description: "Adds the next version; release_labels create or move labels to it. The answer is the version this call wrote.",
@@ -161,6 +165,7 @@ const CODE_MAX = 262_144;
 const testExecute = defineRoute({
   method: "post",
   path: "/api/public/v2/tool-registry/{identifier}/test-execute",
+  scope: "tools:write",
   tags,
   summary: "Run a tool version with given inputs",
   description:
@@ -244,6 +249,7 @@ export function registerToolRegistryRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   externalIdRoutes(app, {
+    area: "tools",
     entityType: "tool_registry",
     basePath: "/api/public/v2/tool-registry",
     idParam: "tool_id",

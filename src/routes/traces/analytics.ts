@@ -103,6 +103,7 @@ const Response = z
 const route = defineRoute({
   method: "post",
   path: "/api/public/v2/traces/analytics/custom-analytics",
+  scope: "logs:read",
   tags: ["traces"],
   summary: "Custom charts over traces and spans",
   description:

@@ -25,6 +25,7 @@ const tags = ["traces"];
 const otlpRoute = {
   method: "post",
   path: "/v1/traces",
+  scope: "logs:write",
   tags,
   summary: "Ingest traces (OTLP/HTTP)",
   description:
@@ -47,6 +48,7 @@ const otlpRoute = {
 const bulkRoute = defineRoute({
   method: "post",
   path: "/spans-bulk",
+  scope: "logs:write",
   tags,
   summary: "Create spans in bulk",
   description:
@@ -64,6 +66,7 @@ const bulkRoute = defineRoute({
 const getRoute = defineRoute({
   method: "get",
   path: "/api/public/v2/traces/{trace_id}",
+  scope: "logs:read",
   tags,
   summary: "Get a trace",
   description:
@@ -80,6 +83,7 @@ const getRoute = defineRoute({
 const closeRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/traces/{trace_id}/close",
+  scope: "logs:write",
   tags,
   summary: "Close a trace",
   description:
@@ -93,6 +97,7 @@ const closeRoute = defineRoute({
 const addTraceRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/add-trace",
+  scope: "datasets:write",
   tags: ["datasets"],
   summary: "Add a trace to a draft dataset, or as a row of a sheet",
   description:

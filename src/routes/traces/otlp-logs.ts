@@ -12,6 +12,7 @@ import { otlpAnswer, otlpRequestBody, otlpResponses, readOtlpExport } from "./ot
 const logsRoute = {
   method: "post",
   path: "/v1/logs",
+  scope: "logs:write",
   tags: ["traces"],
   summary: "Ingest log records of traces (OTLP/HTTP)",
   description:

@@ -58,6 +58,7 @@ const CursorAnswer = z
 const route = defineRoute({
   method: "post",
   path: "/api/public/v2/traces/search",
+  scope: "logs:read",
   tags: ["traces"],
   summary: "Search traces",
   description:

@@ -52,6 +52,7 @@ function routes<T extends z.ZodType, L extends z.ZodType>(kind: keyof typeof wha
     rest: defineRoute({
       method: "post",
       path: `/rest/track-${kind}`,
+      scope: "logs:write",
       tags: ["tracking"],
       summary,
       description: what[kind] + ISOLATION,
@@ -62,6 +63,7 @@ function routes<T extends z.ZodType, L extends z.ZodType>(kind: keyof typeof wha
     library: defineRoute({
       method: "post",
       path: libraryPath,
+      scope: "logs:write",
       tags: ["tracking"],
       summary: `${summary} (the SDK's path)`,
       description: what[kind] + BODY_KEY + ISOLATION + ` Same as POST /rest/track-${kind}.`,
@@ -81,6 +83,7 @@ const group = routes("group", "Track a group", TrackGroupBody, LibraryTrackGroup
 const createGroupRoute = defineRoute({
   method: "post",
   path: "/create-group",
+  scope: "logs:write",
   tags: ["tracking"],
   summary: "Create a request group",
   description: "A new, empty request group of the workspace; its `id` goes to POST /track-group (or /rest/track-group, or run()'s groupId)." + BODY_KEY,
@@ -92,6 +95,7 @@ const createGroupRoute = defineRoute({
 const trackRequestRoute = defineRoute({
   method: "post",
   path: "/track-request",
+  scope: "logs:write",
   tags: ["tracking"],
   summary: "Log a provider call (run() and the SDK's provider wrappers)",
   description:

@@ -2,6 +2,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { defineRoute } from "../../http/openapi";
+import { recordAudit } from "../../services/workspace";
 import { IdParam } from "../../lib/schemas";
 import { createWebhook, deleteWebhook, listWebhooks, MAX_WEBHOOKS_PER_WORKSPACE, rotateWebhookSecret, webhookDeliveriesPage } from "../../services/webhooks";
 import { CreateWebhookBody, DeliveriesQuery, DeliverySchema, RotateSecretBody, WebhookSchema } from "./schemas";
@@ -13,6 +14,7 @@ const Params = z.object({ webhook_id: IdParam("webhook_id") });
 const create = defineRoute({
   method: "post",
   path: "/api/public/v2/webhooks",
+  scope: "webhooks:write",
   tags,
   summary: "Register a webhook",
   description:
@@ -30,6 +32,7 @@ const create = defineRoute({
 const rotate = defineRoute({
   method: "post",
   path: "/api/public/v2/webhooks/{webhook_id}/rotate-secret",
+  scope: "webhooks:write",
   tags,
   summary: "Rotate a webhook's signing secret",
   description:
@@ -50,6 +53,7 @@ const rotate = defineRoute({
 const list = defineRoute({
   method: "get",
   path: "/api/public/v2/webhooks",
+  scope: "webhooks:read",
   tags,
   summary: "List webhooks",
   description: "The workspace's webhooks, oldest first; secrets are never answered.",
@@ -59,6 +63,7 @@ const list = defineRoute({
 const remove = defineRoute({
   method: "delete",
   path: "/api/public/v2/webhooks/{webhook_id}",
+  scope: "webhooks:write",
   tags,
   summary: "Delete a webhook",
   description: "Nothing more is sent to it; deliveries waiting for a retry are given up.",
@@ -70,6 +75,7 @@ const remove = defineRoute({
 const deliveries = defineRoute({
   method: "get",
   path: "/api/public/v2/webhooks/{webhook_id}/deliveries",
+  scope: "webhooks:read",
   tags,
   summary: "A webhook's delivery log",
   description: "Deliveries newest first, each with every attempt: its time, the receiver's status code (null: no answer) and the error.",
@@ -84,21 +90,44 @@ const deliveries = defineRoute({
 });
 
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
+  // The audit rows of webhooks are written right after the change (the webhooks domain sits beside the
+  // workspace domain, whose audit log it cannot reach inside its own batch).
   app.openapi(create, async (c) => {
-    const created = await createWebhook(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, c.get("auth"), c.req.valid("json"), c.var.deps.env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
+    const auth = c.get("auth");
+    const created = await createWebhook(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, auth, c.req.valid("json"), c.var.deps.env.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
+    await recordAudit(c.var.deps.db, {
+      workspaceId: auth.workspaceId,
+      action: "webhook.created",
+      by: auth,
+      targetType: "webhook",
+      targetId: created.webhook.id,
+      details: { url: created.webhook.url, events: created.webhook.events ?? null },
+    });
     return c.json({ success: true as const, message: "Webhook created; store the secret now, it is not shown again", ...created }, 201);
   });
 
   app.openapi(rotate, async (c) => {
+    const auth = c.get("auth");
     const { webhook_id } = c.req.valid("param");
-    const rotated = await rotateWebhookSecret(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, c.get("auth").workspaceId, webhook_id, c.req.valid("json").overlap_seconds);
+    const rotated = await rotateWebhookSecret(c.var.deps.db, c.var.deps.env.ENV_VARS_KEY, auth.workspaceId, webhook_id, c.req.valid("json").overlap_seconds);
+    await recordAudit(c.var.deps.db, {
+      workspaceId: auth.workspaceId,
+      action: "webhook.secret_rotated",
+      by: auth,
+      targetType: "webhook",
+      targetId: webhook_id,
+      details: { previous_secret_expires_at: rotated.previous_secret_expires_at },
+    });
     return c.json({ success: true as const, message: "Secret rotated; store the new secret now, it is not shown again", ...rotated }, 200);
   });
 
   app.openapi(list, async (c) => c.json({ success: true as const, webhooks: await listWebhooks(c.var.deps.db, c.get("auth").workspaceId) }, 200));
 
   app.openapi(remove, async (c) => {
-    await deleteWebhook(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").webhook_id);
+    const auth = c.get("auth");
+    const id = c.req.valid("param").webhook_id;
+    await deleteWebhook(c.var.deps.db, auth.workspaceId, id);
+    await recordAudit(c.var.deps.db, { workspaceId: auth.workspaceId, action: "webhook.deleted", by: auth, targetType: "webhook", targetId: id, details: {} });
     return c.json({ success: true as const, message: "Webhook deleted" }, 200);
   });
 

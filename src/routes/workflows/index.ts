@@ -29,6 +29,7 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({ descrip
 const createWorkflow = defineRoute({
   method: "post",
   path: "/rest/workflows",
+  scope: "workflows:write",
   tags: ["workflows"],
   summary: "Create a workflow or a new version of one",
   description:
@@ -43,6 +44,7 @@ const createWorkflow = defineRoute({
 const patchWorkflowRoute = defineRoute({
   method: "patch",
   path: "/rest/workflows/{workflow_id_or_name}",
+  scope: "workflows:write",
   tags: ["workflows"],
   summary: "Create a version by changing a base version",
   description:
@@ -59,6 +61,7 @@ const patchWorkflowRoute = defineRoute({
 const listWorkflowsRoute = defineRoute({
   method: "get",
   path: "/workflows",
+  scope: "workflows:read",
   tags: ["workflows"],
   summary: "List workflows",
   description: "Paged (page, per_page 1..100) and sorted like the other lists; items carry latest_version_number and their release label names. created_by_email matches without regard to case.",
@@ -69,6 +72,7 @@ const listWorkflowsRoute = defineRoute({
 const getWorkflow = defineRoute({
   method: "get",
   path: "/workflows/{workflow_id_or_name}",
+  scope: "workflows:read",
   tags: ["workflows"],
   summary: "Get a workflow version (latest, by version, or by label)",
   description: "The latest version, or the one version or label names, with its nodes and edges; `workflow` describes the workflow itself (id, workspace, creator, name).",
@@ -80,6 +84,7 @@ const getWorkflow = defineRoute({
 const getLabels = defineRoute({
   method: "get",
   path: "/workflows/{workflow_id_or_name}/labels",
+  scope: "workflows:read",
   tags: ["workflows"],
   summary: "List a workflow's release labels",
   description: "Every release label of the workflow, with the version it names.",
@@ -91,6 +96,7 @@ const getLabels = defineRoute({
 const runWorkflow = defineRoute({
   method: "post",
   path: "/workflows/{workflow_name}/run",
+  scope: "workflows:write",
   tags: ["workflows"],
   summary: "Run a workflow",
   description:
@@ -108,6 +114,7 @@ const runWorkflow = defineRoute({
 const getResults = defineRoute({
   method: "get",
   path: "/workflow-version-execution-results",
+  scope: "workflows:read",
   tags: ["workflows"],
   summary: "Get the results of a workflow run",
   description: "202 with every node's state while any node is QUEUED or RUNNING. Finished: the value of the first output node that succeeded (or, when none did, the output nodes' results), or with return_all_outputs=true every node's status, value and error.",
@@ -159,6 +166,7 @@ export function registerWorkflowRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   externalIdRoutes(app, {
+    area: "workflows",
     entityType: "workflow",
     basePath: "/workflows",
     idParam: "workflow_id",

@@ -39,6 +39,7 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({ descrip
 const getRetention = defineRoute({
   method: "get",
   path: "/api/public/v2/workspace/log-retention",
+  scope: "settings:read",
   tags: ["workspace"],
   summary: "Get the workspace's log retention",
   description: RETENTION_NOTE,
@@ -48,6 +49,7 @@ const getRetention = defineRoute({
 const putRetention = defineRoute({
   method: "put",
   path: "/api/public/v2/workspace/log-retention",
+  scope: "settings:write",
   tags: ["workspace"],
   summary: "Set the workspace's log retention",
   description: `${RETENTION_NOTE} Shortening the window archives the older logs over the next runs; lengthening it or setting null does not bring archived logs back.`,
@@ -63,7 +65,7 @@ export function registerWorkspaceRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(putRetention, async (c) => {
     const { days } = c.req.valid("json");
-    const stored = await setLogRetention(c.var.deps.db, c.get("auth").workspaceId, days);
+    const stored = await setLogRetention(c.var.deps.db, c.get("auth"), days);
     return c.json({ success: true as const, days: stored }, 200);
   });
 }

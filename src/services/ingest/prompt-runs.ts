@@ -1,17 +1,16 @@
 // The playground's run: a prompt template's version (or an unsaved draft) filled with input variables,
-// sent to the provider its model names with the workspace's own key (a workspace environment
-// variable), the answer optionally streamed back, and the run logged as a request linked to the
+// sent to the provider its model names with the key every LLM call takes (the workspace's environment
+// variable first, then the Worker's secret: blocks/llm.ts providerSettings), the answer optionally streamed back, and the run logged as a request linked to the
 // version. The provider call is the blocks' (blocks/llm.ts); the call's arguments and the log made
 // from it are the converters' (converters/), through the one tracking path (/track-request's).
 // Everything that can refuse a run (input, key, template) does so before the provider is called.
-import { BlockError, createLlmProviders, type LlmProvider, type LlmSettings } from "../../blocks";
-import { endpointUrlProblem } from "../../blocks/endpoint";
+import { workspaceLlm } from "../../base-deps";
+import { BlockError, missingProviderMessage, type BlockSettings, type LlmProvider } from "../../blocks";
 import { convertProviderCall, llmKwargsFor } from "../../converters";
 import type { Db } from "../../db/client";
 import type { AuthContext } from "../../env";
 import type { WorkspaceLogs } from "../../logs";
 import { ApiError } from "../../lib/errors";
-import { envForRun } from "../workspace";
 import { renderTemplate, requirePromptVersion, resolveSnippets, templateVariableNames } from "../../prompts";
 import { getTemplateVersion } from "../registry";
 import { trackRequest } from "./tracking-request";
@@ -30,13 +29,9 @@ export interface PromptRunInput {
   metadata: Record<string, string>;
 }
 
-/** The settings a run reads besides the workspace's variables. */
-export interface PromptRunSettings {
+/** The settings a run reads besides the workspace's variables: the Worker's provider secrets among them. */
+export interface PromptRunSettings extends BlockSettings {
   ENV_VARS_KEY?: string;
-  OPENAI_BASE_URL?: string;
-  ANTHROPIC_BASE_URL?: string;
-  LLM_TIMEOUT_MS?: string;
-  ENDPOINT_ALLOW_PRIVATE_ADDRESSES?: string;
 }
 
 /** A run that passed every check: what is sent, to whom, and what its log links to. */
@@ -66,12 +61,7 @@ export interface PromptRunResult {
   prompt_version_number: number | null;
 }
 
-/** The providers a run can call, each with the workspace variables that configure it. */
-export const RUN_PROVIDERS = {
-  openai: { key: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL" },
-  anthropic: { key: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
-} as const;
-type RunProvider = keyof typeof RUN_PROVIDERS;
+type RunProvider = "openai" | "anthropic";
 const PROVIDER_ALIASES: Record<string, RunProvider> = { openai: "openai", "openai-compatible": "openai", openai_compatible: "openai", anthropic: "anthropic" };
 
 const bad = (message: string) => new ApiError("validation_error", message);
@@ -103,32 +93,12 @@ function modelOf(metadata: Obj | null, override: PromptRunInput["model"]) {
   return { provider: which, name, parameters };
 }
 
-/**
- * The workspace's provider for `which`: its key from the workspace's variables, its base URL from
- * them too (checked like an ENDPOINT URL) or else from the Worker's settings.
- */
+/** The provider for `which`, its key taken as every LLM call takes it (the workspace's variable, then the Worker's secret). */
 async function providerFor(db: Db, settings: PromptRunSettings, ws: number, which: RunProvider): Promise<LlmProvider> {
-  const names = RUN_PROVIDERS[which];
-  const vars = await envForRun(db, settings.ENV_VARS_KEY, ws);
-  const key = vars[names.key]?.trim();
-  if (!key) {
-    throw new ApiError(
-      "provider_not_configured",
-      `no ${names.key} is set for this workspace: add it as a workspace environment variable (POST /api/public/v2/env-vars) to run ${which} models`,
-    );
-  }
-  const ownBase = vars[names.baseUrl]?.trim();
-  if (ownBase) {
-    const problem = endpointUrlProblem(ownBase, settings.ENDPOINT_ALLOW_PRIVATE_ADDRESSES === "true");
-    if (problem) throw new ApiError("provider_not_configured", `the workspace variable ${names.baseUrl} ${problem}`);
-  }
-  const llm: LlmSettings = {
-    [names.key]: key,
-    [names.baseUrl]: ownBase || settings[names.baseUrl],
-    LLM_TIMEOUT_MS: settings.LLM_TIMEOUT_MS,
-  };
-  // A redirect is answered as the provider's failure, never followed (a base URL must not lead elsewhere).
-  return createLlmProviders(llm, (url, init) => fetch(url, { ...init, redirect: "manual" })).get(which)!;
+  const llm = await workspaceLlm(settings, db, ws);
+  const provider = llm.get(which);
+  if (!provider) throw new ApiError("provider_not_configured", missingProviderMessage(which, llm));
+  return provider;
 }
 
 /** Checks everything a run needs; any refusal is a 4xx here, before anything is sent or stored. */

@@ -82,7 +82,7 @@ export interface OtlpLogsOutcome {
 
 /** Takes an OTLP logs export's records (each kept once, with its trace); the GenAI ones complete their spans' logs. */
 export async function ingestOtlpLogs(logs: WorkspaceLogs, auth: AuthContext, decoded: DecodedLogs): Promise<OtlpLogsOutcome> {
-  if (decoded.records.length > 0) await storeLogRecords(logs, auth.workspaceId, decoded.records, logContentOf);
+  if (decoded.records.length > 0) await storeLogRecords(logs, auth, decoded.records, logContentOf);
   const rejected: RejectedRecord[] = decoded.rejected;
   return { rejectedLogRecords: rejected.length, errorMessage: rejected.length > 0 ? describeRejections(rejected, "log record") : null };
 }

@@ -136,14 +136,15 @@ export async function trackRequest(
     request_end_time: Math.max(body.request_end_time, body.request_start_time),
     span_id: body.span_id ?? null,
   };
-  const answer = (id: number): TrackedRequest => ({
+  // The answer shows the log as stored (redacted by the workspace's policy, if any), never more.
+  const answer = (id: number, stored: RequestLogInput): TrackedRequest => ({
     request_id: id,
     prompt_blueprint: {
-      prompt_template: input.input,
-      metadata: { model: { provider: input.provider, name: input.model, parameters: input.parameters } },
+      prompt_template: stored.input,
+      metadata: { model: { provider: stored.provider, name: stored.model, parameters: stored.parameters } },
       inference_client_name: null,
     },
   });
-  const logged = await createRequestLog(db, logs, auth, input, record && ((logId) => record({ ...answer(0) }, "request_id", logId)), { promptVersion });
-  return answer(logged.id);
+  const logged = await createRequestLog(db, logs, auth, input, record && ((logId, _version, stored) => record({ ...answer(0, stored) }, "request_id", logId)), { promptVersion });
+  return answer(logged.id, logged.stored);
 }

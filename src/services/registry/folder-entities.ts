@@ -10,7 +10,7 @@ import { containsText } from "../../lib/query";
 import { toIso } from "../../lib/time";
 import { externalIdsFor, findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { ancestorsOf, loadFolderTree, subtreeOf, type FolderNode } from "./folders";
-import { resourceConditions, type ResourceFilters } from "./resource-list";
+import { resourceConditions, type ResourceFilters } from "../workspace";
 
 
 /** How one entity type is found in D1: its table and the columns the listing needs. */

@@ -3,8 +3,11 @@
 // (any table with id, name, workspaceId, folderId, createdBy, createdAt, updatedAt columns; map others by hand).
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { col, inJsonList as inList, nowMs } from "../../db/sql";
+import { col, columnList, inJsonList as inList, nowMs } from "../../db/sql";
+import { eventStatement } from "../webhooks";
 import {
+  abTestEvents,
+  abTests,
   datasetGroups,
   datasets,
   envVars,
@@ -102,6 +105,27 @@ function archiveReports(ws: number, list: string[]) {
   ];
 }
 
+/**
+ * A/B releases are deleted as DELETE /api/public/v2/ab-tests/{id} deletes one: marked deleted (the
+ * label serves its own version again), with its trail row and ab_test_deleted event.
+ */
+function removeAbTests(ws: number, list: string[]) {
+  const live = sql`${abTests.workspaceId} = ${ws} AND ${inList(abTests.id, ids(list))} AND ${abTests.deletedAt} IS NULL`;
+  return [
+    sql`INSERT INTO ${abTestEvents} (${columnList(abTestEvents, ["workspaceId", "abTestId", "revision", "action", "actor", "details"])})
+      SELECT ${abTests.workspaceId}, ${abTests.id}, ${abTests.revision}, 'deleted', 'user', json_object('via', 'folder') FROM ${abTests} WHERE ${live}`,
+    eventStatement({
+      workspaceId: ws,
+      type: "ab_test_deleted",
+      userId: null,
+      from: sql`${abTests} AS a`,
+      when: sql`a.${col(abTests.workspaceId)} = ${ws} AND a.${col(abTests.id)} IN (SELECT value FROM json_each(${JSON.stringify(ids(list))})) AND a.${col(abTests.deletedAt)} IS NULL`,
+      details: sql`json_object('ab_test_id', a.${col(abTests.id)}, 'ab_test_name', a.${col(abTests.name)}, 'prompt_template_id', a.${col(abTests.promptId)}, 'release_label', a.${col(abTests.releaseLabel)}, 'status', a.${col(abTests.status)}, 'revision', a.${col(abTests.revision)})`,
+    }),
+    sql`UPDATE ${abTests} SET ${col(abTests.deletedAt)} = ${nowMs}, ${col(abTests.updatedAt)} = ${nowMs} WHERE ${live}`,
+  ];
+}
+
 export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
   {
     type: "FOLDER",
@@ -146,7 +170,16 @@ export const FOLDER_ENTITY_SOURCES: FolderEntitySource[] = [
     where: sql`${reports.isBlueprint} = 1 AND ${reports.deleted} = 0`,
     remove: archiveReports,
   },
+  { type: "AB_TEST", table: abTests, columns: standardColumns(abTests), externalIdType: "ab_test", where: sql`${abTests.deletedAt} IS NULL`, metadata: abTestMetadata, remove: removeAbTests },
 ];
+
+async function abTestMetadata(db: Db, ws: number, list: string[]) {
+  const rows = await db
+    .select({ id: abTests.id, promptId: abTests.promptId, label: abTests.releaseLabel, status: abTests.status, revision: abTests.revision })
+    .from(abTests)
+    .where(sql`${abTests.workspaceId} = ${ws} AND ${inList(abTests.id, ids(list))}`);
+  return new Map<string, Record<string, unknown>>(rows.map((r) => [String(r.id), { prompt_template_id: r.promptId, release_label: r.label, status: r.status, revision: r.revision }]));
+}
 
 async function workflowMetadata(db: Db, _ws: number, ids: string[]) {
   const wv = workflowVersions;

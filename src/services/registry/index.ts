@@ -9,9 +9,24 @@ export { deleteFolderEntities, moveFolderEntities, resolveFolderPath } from "./f
 export { FOLDER_ENTITY_SOURCES } from "./folder-entity-sources";
 export { createFolder, folderExists, renameFolder, requireFolder } from "./folders";
 export { upsertTemplateByExternalId } from "./prompt-template-upsert";
-export { createLabel, deleteLabel, getTemplateVersion, listTemplates, moveLabel, patchTemplate, publishTemplate, templateLabels, templateReadSource, type TemplateVersionRead, type TemplateVersionView } from "./prompt-templates";
+export { createLabel, deleteLabel, getTemplateVersion, labelAsItStands, labelView, requireLabel, listTemplates, moveLabel, patchTemplate, publishTemplate, templateLabels, templateReadSource, type TemplateVersionRead, type TemplateVersionView } from "./prompt-templates";
 export { labelStatements, type LabelTable } from "./release-labels";
-export { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters, type ResourceListQuery } from "./resource-list";
+export {
+  changeRequestStatements,
+  changeRequestViews,
+  decisionStatements,
+  labelMoveStatements,
+  listChangeRequests,
+  pendingConflict,
+  pendingRequestOf,
+  requireChangeRequest,
+  setLabelProtection,
+  type ChangeRequestView,
+  type LabelActor,
+  type TargetVersion,
+} from "./label-changes";
+export { AB_HEADER, abHeaderValue, type ServedAb } from "./release-reads";
+export { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters, type ResourceListQuery } from "../workspace";
 export { collectionExists, collectionExternalIds, collectionView, createCollection, createVersion, listCollections, looksLikeUuid, renameCollection, requireCollection, selectVersion, versionFiles, versionView, type NewFile, type SkillStore } from "./skill-collections";
 export { normalizePath, SKILL_MAX_FILE_BYTES, SKILL_MAX_FILES } from "./skill-manifest";
 export { snippetUsage } from "./snippet-usage";

@@ -10,7 +10,7 @@ import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { requireFolder } from "./folders";
-import { isTemplateNameTaken, labelStatements, publishedView, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
+import { isTemplateNameTaken, labelStatements, publishedView, refuseProtectedLabels, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
 import { findPromptVersion, findTemplate, refuseSnippetCycles } from "../../prompts";
 
 /** JSON with object keys sorted, so two blueprints compare by content, not key order. */
@@ -61,6 +61,7 @@ export async function upsertTemplateByExternalId(
 
   // Same content: no new version; tags, folder and labels still follow the body.
   await refuseSnippetCycles(db, ws, name, v.prompt_template);
+  await refuseProtectedLabels(db, ws, { id: template.id }, input.release_labels);
   const folderId = input.prompt_template.folder_id;
   await requireFolder(db, ws, folderId);
   const tags = input.prompt_template.tags;

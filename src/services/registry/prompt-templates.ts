@@ -5,7 +5,7 @@ import { and, asc, eq, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { col, columnList, inJsonList, isUniqueViolation, nowMs } from "../../db/sql";
 import { runBatch } from "../../db/batch";
-import { promptLabels, promptTemplates, promptVersions, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../../db/schema";
+import { promptLabels, promptTemplates, promptVersions, type LabelChangeRequestRow, type PromptLabelRow, type PromptTemplateRow, type PromptVersionRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { toIso } from "../../lib/time";
@@ -20,6 +20,7 @@ import {
   requirePromptVersion,
   requireTemplate,
   resolveSnippets,
+  runningRelease,
   templateExists,
   templateIdOf,
   type PromptPatch,
@@ -28,8 +29,10 @@ import {
 } from "../../prompts";
 import { eventStatement } from "../webhooks";
 import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../../converters";
-import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "../workspace";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
+import { readRelease, servedVariant, type ReleaseRead, type ServedAb } from "./release-reads";
+import { labelChange, labelMoveStatements, requestLabelMove } from "./label-changes";
 
 type Obj = Record<string, unknown>;
 
@@ -62,6 +65,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
   const folderId = input.prompt_template.folder_id;
   await requireFolder(db, ws, folderId);
   await refuseSnippetCycles(db, ws, name, input.prompt_version.prompt_template);
+  await refuseProtectedLabels(db, ws, { name }, input.release_labels);
   const existing = await findByName(db, ws, name);
   const mappings = await newMappings(db, ws, "prompt_template", existing?.id ?? null, input.external_ids);
   const self = sql`SELECT ${promptTemplates.id} FROM ${promptTemplates} WHERE ${promptTemplates.workspaceId} = ${ws} AND ${promptTemplates.name} = ${name}`;
@@ -85,7 +89,7 @@ export async function publishTemplate(db: Db, auth: AuthContext, input: PublishI
     results = await runBatch(db, [
       upsert,
       version,
-      ...versionEventStatements(ws, auth.userId, self, input.release_labels),
+      ...versionEventStatements(ws, auth, self, input.release_labels),
       ...labelStatements(ws, self, input.release_labels),
       ...mappings.attach(self),
     ]);
@@ -125,11 +129,12 @@ export async function patchTemplate(
   const next = applyPromptPatch({ template: base.promptTemplate, metadata: base.metadata ?? null }, input);
   const template = validate(next.template);
   await refuseSnippetCycles(db, ws, t.name, template);
+  await refuseProtectedLabels(db, ws, { id: t.id }, input.release_labels);
   const self = sql`SELECT ${t.id} AS id`;
   const [written] = await runBatch(db, [
     insertVersionStatement(ws, self, template, next.metadata, input.commit_message ?? null, auth.userId),
     db.update(promptTemplates).set({ updatedAt: nowMs }).where(eq(promptTemplates.id, t.id)),
-    ...versionEventStatements(ws, auth.userId, self, input.release_labels),
+    ...versionEventStatements(ws, auth, self, input.release_labels),
     ...labelStatements(ws, self, input.release_labels),
   ]);
   return { ...(await publishedView(db, ws, t, await insertedVersion(db, written))), base_version: base.version };
@@ -150,7 +155,8 @@ const NEWEST_VERSION = sql`(SELECT max(${promptVersions.version}) FROM ${promptV
  * The events of a new version (right after its insert) and of the labels it takes: each name is a
  * label created or a label moved, judged before labelStatements changes them (same batch).
  */
-function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+function versionEventStatements(ws: number, auth: AuthContext, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+  const userId = auth.userId;
   const template = sql`(${templateIdSql}) AS s JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = s.id`;
   const events = [
     eventStatement({
@@ -165,19 +171,17 @@ function versionEventStatements(ws: number, userId: number, templateIdSql: SQL, 
   if (names === "[]") return events;
   return [
     ...events,
-    eventStatement({
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_moved",
-      userId,
       from: sql`${template} JOIN ${promptLabels} AS l ON l.${col(promptLabels.promptId)} = t.${col(promptTemplates.id)} JOIN ${promptVersions} AS ov ON ov.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)}`,
-      when: sql`l.${col(promptLabels.name)} IN (SELECT value FROM json_each(${names}))`,
+      when: sql`l.${col(promptLabels.name)} IN (SELECT value FROM json_each(${names})) AND NOT l.${col(promptLabels.protected)}`,
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION},
         'old_prompt_template_version_number', ov.${col(promptVersions.version)}, 'prompt_template_label', l.${col(promptLabels.name)})`,
     }),
-    eventStatement({
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_created",
-      userId,
       from: sql`${template}, json_each(${names}) AS j`,
       when: sql`NOT EXISTS (SELECT 1 FROM ${promptLabels} WHERE ${promptLabels.promptId} = t.${col(promptTemplates.id)} AND ${promptLabels.name} = j.value)`,
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION}, 'prompt_template_label', j.value)`,
@@ -196,7 +200,23 @@ const PROMPT_LABELS: LabelTable = {
   versions: promptVersions,
   versionId: promptVersions.id,
   versionOwner: promptVersions.promptId,
+  protected: promptLabels.protected,
 };
+
+/**
+ * A publish, patch or upsert naming a protected label in release_labels is a 409 that writes
+ * nothing: a protected label moves only through an approved change request (label-changes.ts).
+ */
+export async function refuseProtectedLabels(db: Db, ws: number, template: { id: number } | { name: string }, labels: string[] | null | undefined): Promise<void> {
+  if (!labels?.length) return;
+  const owner = "id" in template ? sql`${template.id}` : sql`(SELECT ${promptTemplates.id} FROM ${promptTemplates} WHERE ${promptTemplates.workspaceId} = ${ws} AND ${promptTemplates.name} = ${template.name})`;
+  const [hit] = await db
+    .select({ name: promptLabels.name })
+    .from(promptLabels)
+    .where(and(eq(promptLabels.workspaceId, ws), sql`${promptLabels.promptId} = ${owner}`, inJsonList(promptLabels.name, [...new Set(labels)]), eq(promptLabels.protected, true)))
+    .limit(1);
+  if (hit) throw new ApiError("conflict", `release_labels: "${hit.name}" is protected; publish without it, then move it with PATCH /prompt-labels/{id}, which asks for approval`);
+}
 
 /** Creates or moves each label to the template's newest version (the one the batch just added). */
 export function labelStatements(ws: number, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
@@ -246,6 +266,8 @@ export interface TemplateVersionView {
   snippets: { id: number; prompt_name: string; version: number }[];
   llm_kwargs: Obj | null;
   external_ids: ExternalIdPair[];
+  /** The A/B release variant the answer serves (release-reads.ts); absent when no release applies. */
+  ab_test?: ServedAb;
 }
 
 /**
@@ -253,8 +275,14 @@ export interface TemplateVersionView {
  * external IDs, the blueprint with its snippets filled in, and what the snippets' lookups found. Plain
  * JSON, so the edge cache can keep it (src/prompts/cache.ts): change TEMPLATE_READ_FORMAT with its shape.
  */
-export interface TemplateVersionRead {
+export interface TemplateVersionRead extends VersionRead {
   t: PromptTemplateRow;
+  /** A read by label that a running A/B release overloads: the release and its variants' reads (release-reads.ts). */
+  release?: ReleaseRead<VersionRead> | null;
+}
+
+/** One version's part of a read. */
+export interface VersionRead {
   v: PromptVersionRow;
   p: Pick<PublishedView, "release_labels" | "external_ids">;
   expanded: Obj;
@@ -263,13 +291,28 @@ export interface TemplateVersionRead {
 }
 
 /** Names TemplateVersionRead's shape (and its rows' columns) in the edge cache's keys. */
-export const TEMPLATE_READ_FORMAT = "template-version-1";
+export const TEMPLATE_READ_FORMAT = "template-version-2";
+
+async function readVersion(db: Db, ws: number, t: PromptTemplateRow, v: PromptVersionRow): Promise<VersionRead> {
+  // Snippets first: their text may hold input variables too.
+  const [p, { template: expanded, snippets, dependencies }] = await Promise.all([publishedView(db, ws, t, v), resolveSnippets(db, ws, t.name, v.promptTemplate)]);
+  return { v, p: { release_labels: p.release_labels, external_ids: p.external_ids }, expanded, snippets, dependencies };
+}
 
 export async function readTemplateVersion(db: Db, ws: number, identifier: string, sel: { version?: number | null; label?: string | null }): Promise<TemplateVersionRead> {
   const { template: t, version: v } = await requirePromptVersion(db, ws, { identifier }, sel);
-  // Snippets first: their text may hold input variables too.
-  const [p, { template: expanded, snippets, dependencies }] = await Promise.all([publishedView(db, ws, t, v), resolveSnippets(db, ws, t.name, v.promptTemplate)]);
-  return { t, v, p: { release_labels: p.release_labels, external_ids: p.external_ids }, expanded, snippets, dependencies };
+  const [own, release] = await Promise.all([readVersion(db, ws, t, v), sel.label != null ? runningRelease(db, ws, t.id, sel.label) : null]);
+  if (!release) return { t, ...own };
+  return {
+    t,
+    ...own,
+    release: await readRelease(release, v.version, async (number) => {
+      const found = await findPromptVersion(db, ws, { id: t.id, version: number });
+      // A release names versions that existed when it was made; versions are never deleted without their template.
+      if (!found) throw new ApiError("not_found", `version: prompt template has no version ${number}`);
+      return readVersion(db, ws, t, found.version);
+    }),
+  };
 }
 
 /** What a version-pinned read rests on: its template at a generation, and each snippet name's answer. */
@@ -335,10 +378,16 @@ export async function getTemplateVersion(
     input_variables?: Record<string, unknown> | null;
     skip_input_variable_rendering?: boolean | null;
     sdkForm?: boolean;
+    /** The SDKs' metadata: the unit and segment of a running release's assignment. */
+    metadata_filters?: Record<string, unknown> | null;
   } & ModelOverrides,
   read?: TemplateVersionRead,
 ): Promise<TemplateVersionView> {
-  const { t, v, p, expanded, snippets } = read ?? (await readTemplateVersion(db, ws, identifier, sel));
+  const whole = read ?? (await readTemplateVersion(db, ws, identifier, sel));
+  // Through a running release, the variant the request is assigned (a pinned or latest read has none).
+  const served = whole.release && sel.version == null ? await servedVariant(whole.release, sel.metadata_filters) : null;
+  const { t } = whole;
+  const { v, p, expanded, snippets } = served?.variant ?? whole;
   const metadata = withModelOverrides(v.metadata ?? null, sel);
   const render = !sel.skip_input_variable_rendering && (sel.input_variables != null || (sel.sdkForm === true && llmKwargsFor(expanded, metadata) !== null));
   const promptTemplate = render ? renderTemplate(expanded, sel.input_variables ?? {}) : expanded;
@@ -361,6 +410,8 @@ export async function getTemplateVersion(
     // What the SDK's run() hands the provider: built from the (rendered) blueprint and metadata.model.
     llm_kwargs: llmKwargsFor(promptTemplate, metadata),
     external_ids: p.external_ids,
+    // Only when a release served the answer: without one the answer is what it always was.
+    ...(served ? { ab_test: served.ab } : {}),
   };
 }
 
@@ -437,6 +488,7 @@ export async function listTemplates(db: Db, ws: number, q: ListTemplatesQuery) {
 export interface LabelView {
   id: number;
   name: string;
+  protected: boolean;
   prompt_id: number;
   prompt_version_id: number;
   prompt_version_number: number;
@@ -444,10 +496,11 @@ export interface LabelView {
   updated_at: string;
 }
 
-function labelView(l: PromptLabelRow, versionNumber: number): LabelView {
+export function labelView(l: PromptLabelRow, versionNumber: number): LabelView {
   return {
     id: l.id,
     name: l.name,
+    protected: l.protected,
     prompt_id: l.promptId,
     prompt_version_id: l.promptVersionId,
     prompt_version_number: versionNumber,
@@ -464,7 +517,7 @@ export async function templateLabels(db: Db, ws: number, identifier: string) {
     .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.promptVersionId))
     .where(eq(promptLabels.promptId, t.id))
     .orderBy(asc(promptLabels.name));
-  return rows.map((r) => ({ prompt_version_id: r.l.promptVersionId, prompt_version_number: r.number, release_label: r.l.name, release_label_id: r.l.id }));
+  return rows.map((r) => ({ prompt_version_id: r.l.promptVersionId, prompt_version_number: r.number, release_label: r.l.name, release_label_id: r.l.id, protected: r.l.protected }));
 }
 
 async function versionOf(db: Db, ws: number, promptId: number, number: number): Promise<PromptVersionRow> {
@@ -481,68 +534,69 @@ export async function createLabel(db: Db, auth: AuthContext, promptId: number, i
   const ws = auth.workspaceId;
   const v = await versionOf(db, ws, promptId, input.prompt_version_number);
   // The event is written only when the label is new (checked before the insert, in the same batch).
-  const [, inserted] = await runBatch(db, [
-    eventStatement({
+  // The change is the batch's last statement (its event and audit row come first).
+  const inserted = (await runBatch(db, [
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_created",
-      userId: auth.userId,
       from: sql`${promptTemplates} AS t, (SELECT ${input.name} AS name) AS l`,
       when: sql`t.${col(promptTemplates.id)} = ${promptId} AND NOT EXISTS (SELECT 1 FROM ${promptLabels} WHERE ${promptLabels.promptId} = ${promptId} AND ${promptLabels.name} = ${input.name})`,
       details: labelDetails(sql`${v.version}`),
     }),
     db.insert(promptLabels).values({ workspaceId: ws, promptId, promptVersionId: v.id, name: input.name }).onConflictDoNothing(),
-  ]);
+  ])).at(-1)!;
   // changes counts the rows the cache-generation triggers (migration 0030) update as well: none when nothing was inserted.
   const [row] = inserted.meta.changes > 0 ? await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, promptId), eq(promptLabels.name, input.name))) : [];
   if (!row) throw new ApiError("conflict", `name: prompt ${promptId} already has a label "${input.name}" (move it with PATCH /prompt-labels/{id})`);
   return labelView(row, v.version);
 }
 
-async function requireLabel(db: Db, ws: number, id: number): Promise<PromptLabelRow> {
+export async function requireLabel(db: Db, ws: number, id: number): Promise<PromptLabelRow> {
   const [l] = await db.select().from(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))).limit(1);
   if (!l) throw ApiError.notFound("release label");
   return l;
 }
 
-export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { prompt_version_number: number }): Promise<LabelView> {
+/** A label's answer as it stands (with the number of the version it names). */
+export async function labelAsItStands(db: Db, ws: number, id: number): Promise<LabelView> {
+  const l = await requireLabel(db, ws, id);
+  const [v] = await db.select({ version: promptVersions.version }).from(promptVersions).where(eq(promptVersions.id, l.promptVersionId));
+  return labelView(l, v.version);
+}
+
+/**
+ * Moves a label to another version of its prompt, through the one label-move path; a protected
+ * label is not moved but gets a pending change request (label-changes.ts) that an approval moves.
+ */
+export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { prompt_version_number: number }): Promise<{ label: LabelView } | { changeRequest: LabelChangeRequestRow }> {
   const ws = auth.workspaceId;
   const l = await requireLabel(db, ws, id);
   const v = await versionOf(db, ws, l.promptId, input.prompt_version_number);
+  if (l.protected) return { changeRequest: await requestLabelMove(db, auth, l, { id: v.id, version: v.version }) };
   // The old version is read by the event's insert, before the update in the same batch; a label put
   // back on the version it names already has not moved.
-  const [, updated] = await runBatch(db, [
-    eventStatement({
-      workspaceId: ws,
-      type: "prompt_template_label_moved",
-      userId: auth.userId,
-      from: sql`${promptLabels} AS l JOIN ${promptVersions} AS ov ON ov.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)} JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = l.${col(promptLabels.promptId)}`,
-      when: sql`l.${col(promptLabels.id)} = ${id} AND l.${col(promptLabels.workspaceId)} = ${ws} AND l.${col(promptLabels.promptVersionId)} <> ${v.id}`,
-      details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${v.version},
-        'old_prompt_template_version_number', ov.${col(promptVersions.version)}, 'prompt_template_label', l.${col(promptLabels.name)})`,
-    }),
-    db
-      .update(promptLabels)
-      .set({ promptVersionId: v.id, updatedAt: Date.now() })
-      .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
-  ]);
+  // The change is the batch's last statement (its event and audit row come first).
+  const updated = (await runBatch(db, labelMoveStatements(ws, auth, id, { id: v.id, version: v.version }))).at(-1)!;
   const [row] = updated.meta.changes > 0 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
   if (!row) throw ApiError.notFound("release label");
-  return labelView(row, v.version);
+  return { label: labelView(row, v.version) };
 }
 
 export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promise<void> {
   const ws = auth.workspaceId;
-  const [, deleted] = await runBatch(db, [
-    eventStatement({
+  const l = await requireLabel(db, ws, id);
+  if (l.protected) throw new ApiError("conflict", `release label "${l.name}" is protected: unprotect it first (PUT /api/public/v2/prompt-labels/{id}/protection)`);
+  // The change is the batch's last statement (its event and audit row come first).
+  const deleted = (await runBatch(db, [
+    ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_deleted",
-      userId: auth.userId,
       from: sql`${promptLabels} AS l JOIN ${promptVersions} AS v ON v.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)} JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = l.${col(promptLabels.promptId)}`,
       when: sql`l.${col(promptLabels.id)} = ${id} AND l.${col(promptLabels.workspaceId)} = ${ws}`,
       details: labelDetails(sql`v.${col(promptVersions.version)}`),
     }),
     db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
-  ]);
+  ])).at(-1)!;
   if (deleted.meta.changes === 0) throw ApiError.notFound("release label");
 }
 

@@ -17,6 +17,8 @@ export interface LabelTable {
   versions: SQLiteTable;
   versionId: SQLiteColumn;
   versionOwner: SQLiteColumn;
+  /** A column marking labels that never move here (protected prompt labels move through an approval). */
+  protected?: SQLiteColumn;
 }
 
 /** Creates or moves each label to the owner's newest version (the one the same batch just added). */
@@ -30,6 +32,7 @@ export function labelStatements(t: LabelTable, ws: number, ownerIdSql: SQL, labe
       SELECT ${ws}, o.id, (SELECT max(${col(t.versionId)}) FROM ${t.versions} WHERE ${col(t.versionOwner)} = o.id), j.value
       FROM (${ownerIdSql}) AS o, json_each(${JSON.stringify(names)}) AS j
       WHERE true
-      ON CONFLICT (${col(t.owner)}, ${col(t.name)}) DO UPDATE SET ${col(t.version)} = excluded.${col(t.version)}, ${col(t.updatedAt)} = ${nowMs}`,
+      ON CONFLICT (${col(t.owner)}, ${col(t.name)}) DO UPDATE SET ${col(t.version)} = excluded.${col(t.version)}, ${col(t.updatedAt)} = ${nowMs}
+      ${t.protected ? sql`WHERE NOT ${col(t.protected)}` : sql``}`,
   ];
 }

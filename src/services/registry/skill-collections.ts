@@ -22,7 +22,7 @@ import { toIso } from "../../lib/time";
 import type { UnzippedFile } from "../../lib/zip";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
-import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "../workspace";
 import {
   applyChanges,
   fileSetOf,

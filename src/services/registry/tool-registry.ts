@@ -10,7 +10,7 @@ import { ApiError } from "../../lib/errors";
 import { toIso } from "../../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
-import { resourceConditions, resourceOrder, type ResourceFilters } from "./resource-list";
+import { resourceConditions, resourceOrder, type ResourceFilters } from "../workspace";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 
 type Obj = Record<string, unknown>;

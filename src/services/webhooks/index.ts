@@ -3,7 +3,7 @@
 // the same db.batch() as the change; dispatch and delivery run from the queue and the cron.
 // Rule: imports no other domain; every domain that emits events imports this face.
 export { deliverWebhook, dispatchQuietly, sweepWebhooks } from "./delivery";
-export { EVENT_TYPES, eventStatement, inEventScope } from "./events";
+export { EVENT_TYPES, eventStatement, inEventScope, type EventSpec, type EventType } from "./events";
 export {
   createWebhook,
   DEFAULT_ROTATION_OVERLAP_SECONDS,

@@ -5,7 +5,7 @@
 // revoked key's writes, so a cached key never outlives its revocation for those writes.
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { apiKeys, logShards, users, workspaces } from "../../db/schema";
+import { apiKeys, logShards, redactionPolicies, users, workspaces } from "../../db/schema";
 import { sha256Hex } from "../../lib/crypto";
 import type { AuthContext } from "../../lib/auth-context";
 
@@ -21,6 +21,11 @@ export function hashKey(key: string): Promise<string> {
   return sha256Hex(key);
 }
 
+/**
+ * The key's context: its workspace, user, scopes, log databases and the workspace's redaction policy,
+ * in one lookup (the policy rides with the key, so a workspace without one pays nothing more for it,
+ * and the key cache keeps both).
+ */
 export async function authenticateHash(db: Db, keyHash: string): Promise<AuthContext | null> {
   const rows = await db
     .select({
@@ -28,17 +33,24 @@ export async function authenticateHash(db: Db, keyHash: string): Promise<AuthCon
       workspaceId: apiKeys.workspaceId,
       userId: apiKeys.userId,
       userEmail: users.email,
+      scopes: apiKeys.scopes,
       logShard: workspaces.logShard,
       logPeriods: workspaces.logPeriods,
       logShardFull: logShards.full,
+      policy: redactionPolicies.policy,
+      policyUpdatedAt: redactionPolicies.updatedAt,
     })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
     .innerJoin(workspaces, eq(workspaces.id, apiKeys.workspaceId))
     .leftJoin(logShards, eq(logShards.binding, workspaces.logShard))
+    .leftJoin(redactionPolicies, eq(redactionPolicies.workspaceId, apiKeys.workspaceId))
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
-  return rows[0] ?? null;
+  const row = rows[0];
+  if (!row) return null;
+  const { policy, policyUpdatedAt, ...auth } = row;
+  return { ...auth, redaction: policy ? { policy, updatedAt: policyUpdatedAt ?? 0 } : null };
 }
 
 
@@ -82,6 +94,11 @@ export class AuthCache {
 
   delete(keyHash: string): void {
     this.entries.delete(keyHash);
+  }
+
+  /** Forgets every key of a workspace (its policy or a key's scopes changed): their next request reads D1. */
+  forgetWorkspace(workspaceId: number): void {
+    for (const [hash, entry] of this.entries) if (entry.auth.workspaceId === workspaceId) this.entries.delete(hash);
   }
 
   get size(): number {

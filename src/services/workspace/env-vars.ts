@@ -1,8 +1,10 @@
 // Environment variables of a workspace or of one tool: secrets, encrypted at rest and never
 // answered in full after they are written (lists show the last four characters of a value of 12 or
-// more, opened from the sealed value: nothing of a value is stored in plain text). Blocks and tools
-// read them through `envForRun`, the only place that hands decrypted values on.
-import { and, asc, eq, isNull, type SQL } from "drizzle-orm";
+// more, opened from the sealed value: nothing of a value is stored in plain text). Blocks, tools and
+// the playground read them through `envForRun` (base-deps.ts, so the blocks' context can reach it),
+// the only place that hands decrypted values on.
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { envForRun, envVarContext as context, envVarScope as inScope, type EnvScope } from "../../base-deps";
 import type { Db } from "../../db/client";
 import { envVars, type EnvVarRow } from "../../db/schema";
 import { isUniqueViolation, nowMs } from "../../db/sql";
@@ -10,12 +12,11 @@ import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { open, seal } from "../../lib/secret-box";
 import { toIso } from "../../lib/time";
+import { grants } from "../../lib/scopes";
+import { runBatch } from "../../db/batch";
+import { auditStatement, type AuditAction } from "./audit";
 
-/** Where a variable lives: the workspace, or one tool of it. */
-export interface EnvScope {
-  workspaceId: number;
-  toolId: number | null;
-}
+export { envForRun, type EnvScope };
 
 export interface EnvVarView {
   id: number;
@@ -27,9 +28,6 @@ export interface EnvVarView {
   workspace_id?: number;
   tool_registry_id?: number;
 }
-
-/** The additional data of a sealed value: a value only opens in the row it was written for. */
-const context = (scope: EnvScope, key: string) => `env:${scope.workspaceId}:${scope.toolId ?? 0}:${key}`;
 
 /** A value shorter than this shows no suffix: four characters of a short value give too much of it away. */
 export const SUFFIX_MIN_LENGTH = 12;
@@ -54,8 +52,32 @@ function view(row: EnvVarRow, value: string): EnvVarView {
   return v;
 }
 
-const inScope = (scope: EnvScope): SQL =>
-  and(eq(envVars.workspaceId, scope.workspaceId), scope.toolId == null ? isNull(envVars.toolId) : eq(envVars.toolId, scope.toolId))!;
+/**
+ * A provider's base URL (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, any *_BASE_URL): where runs send the
+ * workspace's stored provider key. Changing one could send that key to a host of the caller's choosing,
+ * so it takes the admin scope, whatever scope the env-var routes need otherwise.
+ */
+export const isProviderBaseUrl = (key: string) => /_BASE_URL$/i.test(key);
+
+function requireAdminFor(auth: AuthContext, key: string): void {
+  if (isProviderBaseUrl(key) && !grants(auth.scopes ?? [], "admin")) {
+    throw new ApiError("forbidden", `${key}: setting, changing or deleting a provider base URL needs the admin scope (it decides where the stored provider key is sent)`, {
+      details: [{ field: "key", rule: "needs scope admin" }],
+    });
+  }
+}
+
+/** The audit row of a change to a variable: its key and scope, never its value. */
+function audited(auth: AuthContext, action: AuditAction, scope: EnvScope, key: string, targetId: number | SQL) {
+  return auditStatement({
+    workspaceId: scope.workspaceId,
+    action,
+    by: auth,
+    targetType: scope.toolId == null ? "workspace_env_var" : "tool_env_var",
+    targetId,
+    details: { key, ...(scope.toolId == null ? {} : { tool_registry_id: scope.toolId }) },
+  });
+}
 
 export async function listEnvVars(db: Db, secret: string | undefined, scope: EnvScope): Promise<EnvVarView[]> {
   const rows = await db.select().from(envVars).where(inScope(scope)).orderBy(asc(envVars.key));
@@ -63,13 +85,19 @@ export async function listEnvVars(db: Db, secret: string | undefined, scope: Env
 }
 
 export async function createEnvVar(db: Db, secret: string | undefined, auth: AuthContext, scope: EnvScope, input: { key: string; value?: string }): Promise<EnvVarView> {
+  requireAdminFor(auth, input.key);
   const value = input.value ?? "";
   const sealedValue = await seal(secret, value, context(scope, input.key));
   try {
-    const [row] = await db
-      .insert(envVars)
-      .values({ workspaceId: scope.workspaceId, toolId: scope.toolId, key: input.key, sealedValue, hasValue: value !== "", createdBy: auth.userId })
-      .returning();
+    const [inserted] = await runBatch(db, [
+      db
+        .insert(envVars)
+        .values({ workspaceId: scope.workspaceId, toolId: scope.toolId, key: input.key, sealedValue, hasValue: value !== "", createdBy: auth.userId })
+        .returning({ id: envVars.id }),
+      audited(auth, "env_var.created", scope, input.key, sql`(SELECT max(${envVars.id}) FROM ${envVars} WHERE ${inScope(scope)} AND ${envVars.key} = ${input.key})`),
+    ]);
+    const id = Number((inserted.results as { id: number }[])[0].id);
+    const [row] = await db.select().from(envVars).where(eq(envVars.id, id));
     return view(row, value);
   } catch (err) {
     if (isUniqueViolation(err, envVars)) {
@@ -79,46 +107,28 @@ export async function createEnvVar(db: Db, secret: string | undefined, auth: Aut
   }
 }
 
-export async function updateEnvVar(db: Db, secret: string | undefined, scope: EnvScope, id: number, value: string): Promise<EnvVarView> {
+export async function updateEnvVar(db: Db, secret: string | undefined, auth: AuthContext, scope: EnvScope, id: number, value: string): Promise<EnvVarView> {
   const [current] = await db.select({ key: envVars.key }).from(envVars).where(and(inScope(scope), eq(envVars.id, id))).limit(1);
   if (!current) throw ApiError.notFound("environment variable");
+  requireAdminFor(auth, current.key);
   const sealedValue = await seal(secret, value, context(scope, current.key));
-  const [row] = await db
-    .update(envVars)
-    .set({ sealedValue, hasValue: value !== "", updatedAt: nowMs })
-    .where(and(inScope(scope), eq(envVars.id, id)))
-    .returning();
-  if (!row) throw ApiError.notFound("environment variable");
+  const [updated] = await runBatch(db, [
+    db
+      .update(envVars)
+      .set({ sealedValue, hasValue: value !== "", updatedAt: nowMs })
+      .where(and(inScope(scope), eq(envVars.id, id)))
+      .returning({ id: envVars.id }),
+    audited(auth, "env_var.updated", scope, current.key, id),
+  ]);
+  if ((updated.results ?? []).length === 0) throw ApiError.notFound("environment variable");
+  const [row] = await db.select().from(envVars).where(eq(envVars.id, id));
   return view(row, value);
 }
 
-export async function deleteEnvVar(db: Db, scope: EnvScope, id: number): Promise<void> {
-  const rows = await db.delete(envVars).where(and(inScope(scope), eq(envVars.id, id))).returning({ id: envVars.id });
-  if (rows.length === 0) throw ApiError.notFound("environment variable");
-}
-
-/**
- * The variables a run sees, decrypted: the workspace's, overlaid by the tool's when a tool runs.
- * Placeholders (never given a value) are left out. With `only`, just those keys (a stored tool
- * version gets the variables its execution declares, nothing else).
- */
-export async function envForRun(
-  db: Db,
-  secret: string | undefined,
-  workspaceId: number,
-  toolId: number | null = null,
-  only?: readonly string[],
-): Promise<Record<string, string>> {
-  if (only && only.length === 0) return {};
-  const scopes: EnvScope[] = [{ workspaceId, toolId: null }, ...(toolId == null ? [] : [{ workspaceId, toolId }])];
-  const wanted = only ? new Set(only) : null;
-  const out: Record<string, string> = {};
-  for (const scope of scopes) {
-    const rows = await db.select().from(envVars).where(inScope(scope));
-    for (const row of rows) {
-      if (!row.hasValue || (wanted && !wanted.has(row.key))) continue;
-      out[row.key] = await open(secret, row.sealedValue, context(scope, row.key));
-    }
-  }
-  return out;
+export async function deleteEnvVar(db: Db, auth: AuthContext, scope: EnvScope, id: number): Promise<void> {
+  const [current] = await db.select({ key: envVars.key }).from(envVars).where(and(inScope(scope), eq(envVars.id, id))).limit(1);
+  if (!current) throw ApiError.notFound("environment variable");
+  requireAdminFor(auth, current.key);
+  const [deleted] = await runBatch(db, [db.delete(envVars).where(and(inScope(scope), eq(envVars.id, id))).returning({ id: envVars.id }), audited(auth, "env_var.deleted", scope, current.key, id)]);
+  if ((deleted.results ?? []).length === 0) throw ApiError.notFound("environment variable");
 }

@@ -1,7 +1,8 @@
 // PromptLayer's official Python SDK for the node tests: the vendored copy (the SDK with the
-// dependencies Debian does not ship) is unpacked into the git-ignored .python-sdk/ when it is missing
-// or older than its archive, and a test's Python script runs against a local API with
-// /usr/bin/python3 (whose Debian packages .ci/run installs). The script reports what it saw with
+// dependencies Debian does not ship, test/python-sdk/vendor.tar.gz, its licences beside it) is
+// unpacked into the git-ignored .python-sdk/ when it is missing or older than its archive, and a
+// test's Python script runs against a local API with /usr/bin/python3 and the Debian packages of
+// test/python-sdk/debian-packages.txt (.ci/run installs them). The script reports what it saw with
 // emit(value); runPython answers the last value emitted.
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -18,18 +19,41 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const SDK_DIR = join(ROOT, ".python-sdk");
 const STAMP = join(SDK_DIR, "source.sha256");
 const PYTHON = "/usr/bin/python3";
-const ARCHIVE_IN_SHARED = join("shared", "reference", "python-sdk", "vendor.tar.gz");
+const VENDORED = join(ROOT, "test", "python-sdk");
 
-/** The archive: PROMPTLAYER_PYTHON_SDK_ARCHIVE, else shared/reference/python-sdk/ beside an ancestor of the repository. */
+/** The archive: PROMPTLAYER_PYTHON_SDK_ARCHIVE, else the repository's own. */
 function findArchive(): string {
-  const fromEnv = process.env.PROMPTLAYER_PYTHON_SDK_ARCHIVE;
-  if (fromEnv) return fromEnv;
-  for (let dir = ROOT; ; dir = dirname(dir)) {
-    const candidate = join(dir, ARCHIVE_IN_SHARED);
-    if (existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) break;
+  return process.env.PROMPTLAYER_PYTHON_SDK_ARCHIVE || join(VENDORED, "vendor.tar.gz");
+}
+
+/** The Debian packages the SDK needs, each with the module that shows it is installed. */
+export function debianPackages(): { pkg: string; module: string }[] {
+  return readFileSync(join(VENDORED, "debian-packages.txt"), "utf8")
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/))
+    .filter((p) => p.length === 2)
+    .map(([pkg, module]) => ({ pkg: pkg!, module: module! }));
+}
+
+/**
+ * Why the Python SDK's tests cannot run on this machine, in one line that says what to install, or
+ * null when /usr/bin/python3 has every module the SDK needs.
+ */
+export function pythonSdkMissing(): string | null {
+  const packages = debianPackages();
+  if (!existsSync(PYTHON)) return `${PYTHON} is missing: apt-get install -y ${packages.map((p) => p.pkg).join(" ")}`;
+  const probe = `import importlib, sys\nfor m in sys.argv[1:]:\n    try: importlib.import_module(m)\n    except Exception: print(m)`;
+  let absent: string[];
+  try {
+    absent = execFileSync(PYTHON, ["-c", probe, ...packages.map((p) => p.module)], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+      .split("\n")
+      .filter(Boolean);
+  } catch {
+    return `${PYTHON} does not run: apt-get install -y ${packages.map((p) => p.pkg).join(" ")}`;
   }
-  throw new Error(`the Python SDK archive was not found: set PROMPTLAYER_PYTHON_SDK_ARCHIVE to its vendor.tar.gz (looked for ${ARCHIVE_IN_SHARED} above ${ROOT})`);
+  if (absent.length === 0) return null;
+  const need = packages.filter((p) => absent.includes(p.module)).map((p) => p.pkg);
+  return `${PYTHON} lacks ${absent.join(", ")}: apt-get install -y ${need.join(" ")}`;
 }
 
 /**

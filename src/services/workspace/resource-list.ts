@@ -1,7 +1,8 @@
 // The filters and order PromptLayer's resource lists share (prompt templates, workflows, datasets,
 // evaluations, skill collections, the tool registry, folder entities; tables take the filters without the
 // order): name contains, creator, created/updated bounds and sort, over whichever table's columns a list
-// reads. The query side is lib/query.ts's ResourceFilterShape; the external-ID lookup is external-ids.ts's.
+// reads (the audit log's too: it lives in this lowest domain so that every domain lists the same way).
+// The query side is lib/query.ts's ResourceFilterShape; the external-ID lookup is registry/external-ids.ts's.
 import { asc, desc, gte, lte, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { users } from "../../db/schema";
