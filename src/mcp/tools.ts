@@ -353,9 +353,9 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
     name: "test-signal",
     description: "Judge up to 20 given request logs with a statement (not saved) and answer each verdict with its reasoning and quote; nothing is stored.",
     operation: "POST /api/public/v2/signals/test",
-    readOnly: true,
+    readOnly: false,
   },
-  { name: "test-saved-signal", description: "Judge up to 20 given request logs with a saved signal; nothing is stored.", operation: "POST /api/public/v2/signals/{signal_id}/test", readOnly: true },
+  { name: "test-saved-signal", description: "Judge up to 20 given request logs with a saved signal; nothing is stored.", operation: "POST /api/public/v2/signals/{signal_id}/test", readOnly: false },
   { name: "estimate-signal", description: "How many logs hooks would match and sample per day, and what judging them would cost.", operation: "POST /api/public/v2/signals/estimate", readOnly: true },
   { name: "get-signal-series", description: "A signal's true-rate per day.", operation: "GET /api/public/v2/signals/{signal_id}/series", readOnly: true },
   {

@@ -3,7 +3,7 @@
 // and every route's isolation by workspace; custom charts of a `signal:<name>` field.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, scopedKey, type TestKey } from "../helpers/api";
 import { text } from "../helpers/fixtures";
 import { logAnswer, newSignal, owe, owedCount, SIGNALS, uniq, until } from "../helpers/signals";
 
@@ -442,5 +442,48 @@ describe("analytics and custom charts: a signal's true-rate", () => {
     await refused([{ id: "a", chartType: "bar", metric: "percentile", percentile: 50, metricField: "signal:Refund promised" }], ws.key, /latency_ms only/);
     // Another workspace's signal is no signal here.
     await refused([{ id: "a", chartType: "bar", metric: "avg", metricField: "signal:Refund promised" }], (await createWorkspace()).key, /no signal named "Refund promised"/);
+  });
+});
+
+describe("signals: scopes and the audit log", () => {
+  it("reads with signals:read, changes with signals:write (403 naming it otherwise), and records every change in the audit log", async () => {
+    const ws = await createWorkspace();
+    const reader = await scopedKey(ws, ["signals:read"]);
+    const writer = await scopedKey(ws, ["signals:write"]);
+    const refused = await call(SIGNALS, { method: "POST", key: reader, json: { name: "x", statement: "y" } });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("signals:write");
+    const created = await call(SIGNALS, { method: "POST", key: writer, json: { name: "Audited", statement: "Did it help?", limits: { daily_runs: 10 }, hooks: [{ scope: "all" }] } });
+    expect(created.status).toBe(201);
+    const { signal } = await json(created);
+    expect((await call(SIGNALS, { key: reader })).status).toBe(200);
+    expect((await call(`${SIGNALS}/test`, { method: "POST", key: reader, json: { statement: "s", request_ids: [1] } })).status).toBe(403);
+    // A key of the read scope (every area's reads) changes nothing.
+    expect((await call(`${SIGNALS}/${signal.id}`, { method: "PATCH", key: await scopedKey(ws, ["read"]), json: { enabled: true } })).status).toBe(403);
+
+    expect((await call(`${SIGNALS}/${signal.id}`, { method: "PATCH", key: writer, json: { enabled: true, limits: { daily_cost_usd: 2 } } })).status).toBe(200);
+    const hook = await json(await call(`${SIGNALS}/${signal.id}/hooks`, { method: "POST", key: writer, json: { scope: "all", sample_rate: 1 } }));
+    expect((await call(`${SIGNALS}/${signal.id}/hooks/${hook.hook.id}`, { method: "DELETE", key: writer })).status).toBe(200);
+    const now = Date.now();
+    const backfill = await json(await call(`${SIGNALS}/${signal.id}/backfills`, { method: "POST", key: writer, json: { from: now - 3_600_000, to: now } }));
+    const cancelled = await call(`${SIGNALS}/${signal.id}/backfills/${backfill.backfill.id}`, { method: "DELETE", key: writer });
+    expect([200, 409]).toContain(cancelled.status); // an empty range may be over already
+    expect((await call(`${SIGNALS}/${signal.id}`, { method: "DELETE", key: writer })).status).toBe(200);
+    // A refused change records nothing: a second delete is a 404.
+    expect((await call(`${SIGNALS}/${signal.id}`, { method: "DELETE", key: writer })).status).toBe(404);
+
+    const log = (await json(await call("/api/public/v2/audit-log?per_page=100&sort_order=asc", { key: ws.key }))).items.filter((e: any) => e.action.startsWith("signal"));
+    const expected = ["signal.created", "signal.updated", "signal.updated", "signal.updated", "signal_backfill.created", ...(cancelled.status === 200 ? ["signal_backfill.cancelled"] : []), "signal.deleted"];
+    expect(log.map((e: any) => e.action)).toEqual(expected);
+    expect(log[0]).toMatchObject({ target_type: "signal", target_id: String(signal.id), details: { name: "Audited", enabled: false, limits: { daily_runs: 10, daily_cost_usd: null }, hooks: 1 } });
+    expect(log[1].details).toMatchObject({ changed: ["enabled", "limits"], enabled: true, limits: { daily_runs: 10, daily_cost_usd: 2 } });
+    expect(log[2].details.hook_added).toMatchObject({ id: hook.hook.id, sample_rate: 1 });
+    expect(log[3].details).toEqual({ hook_deleted: hook.hook.id });
+    expect(log[4]).toMatchObject({ target_type: "signal_backfill", target_id: String(backfill.backfill.id), details: { signal_id: signal.id } });
+    expect(log.at(-1)).toMatchObject({ target_id: String(signal.id), details: { name: "Audited" } });
+    expect(log.every((e: any) => e.api_key_prefix)).toBe(true);
+    // Another workspace's audit log holds none of it.
+    const other = await createWorkspace();
+    expect((await json(await call("/api/public/v2/audit-log?per_page=100", { key: other.key }))).items.filter((e: any) => e.action.startsWith("signal"))).toEqual([]);
   });
 });

@@ -1,7 +1,9 @@
 // /api/public/v2/signals: yes/no questions an LLM answers about production logs (docs/signals.md).
 // Signals and their totals, hooks one at a time, tests and estimates, the true-rate series, backfills.
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../../env";
+import { recordAudit, type AuditAction } from "../../services/workspace";
 import { defineRoute } from "../../http/openapi";
 import { enqueue } from "../../lib/jobs";
 import { IdParam } from "../../lib/schemas";
@@ -59,6 +61,7 @@ const BackfillParams = z.object({ signal_id: IdParam("signal_id"), backfill_id: 
 const SignalAnswer = json(z.object({ success: ok, signal: SignalSchema }), "The signal with its hooks and totals");
 
 const create = defineRoute({
+  scope: "signals:write",
   method: "post",
   path: BASE,
   tags,
@@ -73,6 +76,7 @@ const create = defineRoute({
 });
 
 const list = defineRoute({
+  scope: "signals:read",
   method: "get",
   path: BASE,
   tags,
@@ -84,9 +88,10 @@ const list = defineRoute({
   },
 });
 
-const read = defineRoute({ method: "get", path: `${BASE}/{signal_id}`, tags, summary: "Get a signal", errors: [404], request: { params: SignalParams }, responses: { 200: SignalAnswer } });
+const read = defineRoute({ scope: "signals:read", method: "get", path: `${BASE}/{signal_id}`, tags, summary: "Get a signal", errors: [404], request: { params: SignalParams }, responses: { 200: SignalAnswer } });
 
 const patch = defineRoute({
+  scope: "signals:write",
   method: "patch",
   path: `${BASE}/{signal_id}`,
   tags,
@@ -100,6 +105,7 @@ const patch = defineRoute({
 });
 
 const remove = defineRoute({
+  scope: "signals:write",
   method: "delete",
   path: `${BASE}/{signal_id}`,
   tags,
@@ -111,6 +117,7 @@ const remove = defineRoute({
 });
 
 const testDraft = defineRoute({
+  scope: "signals:write",
   method: "post",
   path: `${BASE}/test`,
   tags,
@@ -122,6 +129,7 @@ const testDraft = defineRoute({
 });
 
 const testSaved = defineRoute({
+  scope: "signals:write",
   method: "post",
   path: `${BASE}/{signal_id}/test`,
   tags,
@@ -133,6 +141,7 @@ const testSaved = defineRoute({
 });
 
 const estimate = defineRoute({
+  scope: "signals:read",
   method: "post",
   path: `${BASE}/estimate`,
   tags,
@@ -145,6 +154,7 @@ const estimate = defineRoute({
 });
 
 const series = defineRoute({
+  scope: "signals:read",
   method: "get",
   path: `${BASE}/{signal_id}/series`,
   tags,
@@ -156,6 +166,7 @@ const series = defineRoute({
 });
 
 const hooksList = defineRoute({
+  scope: "signals:read",
   method: "get",
   path: `${BASE}/{signal_id}/hooks`,
   tags,
@@ -166,17 +177,19 @@ const hooksList = defineRoute({
 });
 
 const hookCreate = defineRoute({
+  scope: "signals:write",
   method: "post",
   path: `${BASE}/{signal_id}/hooks`,
   tags,
   summary: "Add a hook",
-  description: `A scope (all, release_label, prompt_template with an optional version or label), filters and a sample rate. At most ${MAX_HOOKS_PER_SIGNAL} hooks a signal (409 beyond). A template, version or label that does not exist is a 400.`,
+  description: `A scope (all, release_label, prompt_template with an optional version or label), an optional A/B variant, filters and a sample rate. At most ${MAX_HOOKS_PER_SIGNAL} hooks a signal (409 beyond). A template, version or label that does not exist is a 400.`,
   errors: [404, 409],
   request: { params: SignalParams, ...body(HookBody) },
   responses: { 201: json(z.object({ success: ok, hook: HookSchema }), "The hook") },
 });
 
 const hookPatch = defineRoute({
+  scope: "signals:write",
   method: "patch",
   path: `${BASE}/{signal_id}/hooks/{hook_id}`,
   tags,
@@ -187,6 +200,7 @@ const hookPatch = defineRoute({
 });
 
 const hookDelete = defineRoute({
+  scope: "signals:write",
   method: "delete",
   path: `${BASE}/{signal_id}/hooks/{hook_id}`,
   tags,
@@ -197,6 +211,7 @@ const hookDelete = defineRoute({
 });
 
 const backfillCreate = defineRoute({
+  scope: "signals:write",
   method: "post",
   path: `${BASE}/{signal_id}/backfills`,
   tags,
@@ -211,6 +226,7 @@ const backfillCreate = defineRoute({
 });
 
 const backfillList = defineRoute({
+  scope: "signals:read",
   method: "get",
   path: `${BASE}/{signal_id}/backfills`,
   tags,
@@ -222,6 +238,7 @@ const backfillList = defineRoute({
 });
 
 const backfillRead = defineRoute({
+  scope: "signals:read",
   method: "get",
   path: `${BASE}/{signal_id}/backfills/{backfill_id}`,
   tags,
@@ -233,6 +250,7 @@ const backfillRead = defineRoute({
 });
 
 const backfillCancel = defineRoute({
+  scope: "signals:write",
   method: "delete",
   path: `${BASE}/{signal_id}/backfills/{backfill_id}`,
   tags,
@@ -242,6 +260,10 @@ const backfillCancel = defineRoute({
   request: { params: BackfillParams },
   responses: { 200: json(z.object({ success: ok, backfill: BackfillSchema }), "Cancelled") },
 });
+
+/** Records an administrative change right after it (changes that are not one batch; creation and deletion record theirs in their batch). */
+const audit = (c: Context<AppEnv>, action: AuditAction, targetType: string, targetId: number, details: Record<string, unknown>) =>
+  recordAudit(c.var.deps.db, { workspaceId: c.get("auth").workspaceId, action, by: c.get("auth"), targetType, targetId, details });
 
 export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
   const one = async (deps: AppEnv["Variables"]["deps"], ws: number, id: number) => (await withTotals(deps, ws, [await getSignal(deps.db, ws, id)]))[0];
@@ -279,6 +301,7 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const before = await requireSignal(c.var.deps.db, ws, signal_id);
     const after = await updateSignal(c.var.deps.db, ws, signal_id, body);
+    await audit(c, "signal.updated", "signal", signal_id, { name: after.name, changed: Object.keys(body).sort(), enabled: after.enabled, limits: after.limits, revision: after.revision });
     // Search reads a signal's results by name: a new name is carried to them by a job.
     if (after.name !== before.name) await enqueue(c.var.deps.jobs, { v: 1, kind: "signal_rename", workspace_id: ws, signal_id, from: before.name });
     return c.json({ success: true as const, signal: await one(c.var.deps, ws, signal_id) }, 200);
@@ -288,7 +311,7 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
     const ws = c.get("auth").workspaceId;
     const { signal_id } = c.req.valid("param");
     const { name } = await requireSignal(c.var.deps.db, ws, signal_id);
-    await deleteSignal(c.var.deps.db, ws, signal_id);
+    await deleteSignal(c.var.deps.db, c.get("auth"), ws, signal_id);
     await enqueue(c.var.deps.jobs, { v: 1, kind: "signal_purge", workspace_id: ws, signal_id, name });
     return c.json({ success: true as const, message: "Signal deleted" }, 200);
   });
@@ -315,23 +338,29 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(hookCreate, async (c) => {
-    const hook = await addHook(c.var.deps.db, c.get("auth").workspaceId, c.req.valid("param").signal_id, c.req.valid("json"));
+    const { signal_id } = c.req.valid("param");
+    const hook = await addHook(c.var.deps.db, c.get("auth").workspaceId, signal_id, c.req.valid("json"));
+    await audit(c, "signal.updated", "signal", signal_id, { hook_added: hook });
     return c.json({ success: true as const, hook }, 201);
   });
 
   app.openapi(hookPatch, async (c) => {
     const { signal_id, hook_id } = c.req.valid("param");
-    return c.json({ success: true as const, hook: await updateHook(c.var.deps.db, c.get("auth").workspaceId, signal_id, hook_id, c.req.valid("json")) }, 200);
+    const hook = await updateHook(c.var.deps.db, c.get("auth").workspaceId, signal_id, hook_id, c.req.valid("json"));
+    await audit(c, "signal.updated", "signal", signal_id, { hook_updated: hook });
+    return c.json({ success: true as const, hook }, 200);
   });
 
   app.openapi(hookDelete, async (c) => {
     const { signal_id, hook_id } = c.req.valid("param");
     await deleteHook(c.var.deps.db, c.get("auth").workspaceId, signal_id, hook_id);
+    await audit(c, "signal.updated", "signal", signal_id, { hook_deleted: hook_id });
     return c.json({ success: true as const, message: "Hook deleted" }, 200);
   });
 
   app.openapi(backfillCreate, async (c) => {
     const backfill = await createBackfill(c.var.deps, c.get("auth"), c.req.valid("param").signal_id, c.req.valid("json"));
+    await audit(c, "signal_backfill.created", "signal_backfill", backfill.id, { signal_id: backfill.signal_id, from: backfill.from, to: backfill.to, sample_rate: backfill.sample_rate, max_logs: backfill.max_logs });
     return c.json({ success: true as const, backfill }, 202);
   });
 
@@ -346,6 +375,8 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(backfillCancel, async (c) => {
     const { signal_id, backfill_id } = c.req.valid("param");
-    return c.json({ success: true as const, backfill: await cancelBackfill(c.var.deps, c.get("auth").workspaceId, signal_id, backfill_id) }, 200);
+    const backfill = await cancelBackfill(c.var.deps, c.get("auth").workspaceId, signal_id, backfill_id);
+    await audit(c, "signal_backfill.cancelled", "signal_backfill", backfill_id, { signal_id });
+    return c.json({ success: true as const, backfill }, 200);
   });
 }

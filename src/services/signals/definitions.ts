@@ -12,6 +12,7 @@ import type { AuthContext } from "../../lib/auth-context";
 import { ApiError } from "../../lib/errors";
 import { containsText } from "../../lib/query";
 import { toIso } from "../../lib/time";
+import { auditStatement } from "../workspace";
 import { DEFAULT_INCLUDE } from "./judge";
 
 /** Enabled signals a workspace may have (a judge call per sampled log each: this bounds the fan-out). */
@@ -172,6 +173,16 @@ export async function createSignal(db: Db, auth: AuthContext, input: SignalInput
         SELECT ${created}, ${ws}, ${v.scope}, ${v.promptTemplateId}, ${v.promptVersionNumber}, ${v.releaseLabel}, ${v.abVariant}, ${v.sampleRate}, ${v.filters ? JSON.stringify(v.filters) : null}, ${now}, ${now}
         WHERE ${created} IS NOT NULL`;
     }),
+    // The audit row commits with the signal, or not at all (an enabled signal past the cap is not written).
+    auditStatement({
+      workspaceId: ws,
+      action: "signal.created",
+      by: auth,
+      targetType: "signal",
+      targetId: created,
+      details: { name: input.name, enabled, model: row.model, limits: { daily_runs: row.dailyRuns, daily_cost_usd: row.dailyCostUsd }, hooks: hooks.length },
+      when: sql`${created} IS NOT NULL`,
+    }),
   ];
   let inserted: D1Result;
   try {
@@ -308,9 +319,11 @@ export async function updateSignal(db: Db, ws: number, id: number, patch: Signal
  * daily totals and judgements owed in the log databases are purged after (the caller queues the purge);
  * nothing reads them meanwhile, as every read goes through the workspace's signals.
  */
-export async function deleteSignal(db: Db, ws: number, id: number): Promise<void> {
-  await requireSignal(db, ws, id);
-  const [gone] = await runBatch(db, [
+export async function deleteSignal(db: Db, auth: Pick<AuthContext, "apiKeyId" | "userId">, ws: number, id: number): Promise<void> {
+  const { name } = await requireSignal(db, ws, id);
+  const [, gone] = await runBatch(db, [
+    // First, while the signal is there to be deleted: its row commits with the deletion.
+    auditStatement({ workspaceId: ws, action: "signal.deleted", by: auth, targetType: "signal", targetId: id, details: { name }, when: sql`EXISTS (SELECT 1 FROM ${signals} WHERE ${signals.id} = ${id} AND ${signals.workspaceId} = ${ws})` }),
     db
       .delete(signals)
       .where(and(eq(signals.workspaceId, ws), eq(signals.id, id)))
