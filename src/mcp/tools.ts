@@ -346,7 +346,7 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
     readOnly: false,
   },
   { name: "delete-signal", description: "Delete a signal; its results leave every log. Cannot be undone.", operation: "DELETE /api/public/v2/signals/{signal_id}", readOnly: false },
-  { name: "add-signal-hook", description: "Add a hook to a signal (scope, filters, sample rate).", operation: "POST /api/public/v2/signals/{signal_id}/hooks", readOnly: false },
+  { name: "add-signal-hook", description: "Add a hook to a signal (scope, optional A/B variant, filters, sample rate).", operation: "POST /api/public/v2/signals/{signal_id}/hooks", readOnly: false },
   { name: "update-signal-hook", description: "Change one hook of a signal.", operation: "PATCH /api/public/v2/signals/{signal_id}/hooks/{hook_id}", readOnly: false },
   { name: "delete-signal-hook", description: "Delete one hook of a signal.", operation: "DELETE /api/public/v2/signals/{signal_id}/hooks/{hook_id}", readOnly: false },
   {

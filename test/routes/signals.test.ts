@@ -46,7 +46,7 @@ describe("signals: create, read, list", () => {
       revision: 1,
       totals: { processed: 0, true: 0, false: 0, errors: 0, skipped: 0, true_rate: null, cost_usd: 0 },
     });
-    expect(signal.hooks).toMatchObject([{ scope: "all", sample_rate: 0.5, filters: null, prompt_template_id: null }]);
+    expect(signal.hooks).toMatchObject([{ scope: "all", sample_rate: 0.5, filters: null, prompt_template_id: null, ab_variant: null }]);
     const again = await json(await get(ws, `${SIGNALS}/${signal.id}`));
     expect(again.signal).toEqual(signal);
   });
@@ -64,7 +64,7 @@ describe("signals: create, read, list", () => {
       hooks: [
         { scope: "prompt_template", prompt_template_id: tpl, prompt_version_number: 1, sample_rate: 1 },
         { scope: "prompt_template", prompt_template_id: tpl, release_label: "prod", sample_rate: 0.25 },
-        { scope: "release_label", release_label: "prod" },
+        { scope: "release_label", release_label: "prod", ab_variant: "challenger" },
         { scope: "all", filters: { logic: "AND", filters: [{ field: "tags", operator: "contains", value: "prod" }] } },
       ],
     });
@@ -76,11 +76,11 @@ describe("signals: create, read, list", () => {
       delay_seconds: 30,
       limits: { daily_runs: 100, daily_cost_usd: 2.5 },
     });
-    expect(signal.hooks.map((h: any) => [h.scope, h.prompt_template_id, h.prompt_version_number, h.release_label, h.sample_rate])).toEqual([
-      ["prompt_template", tpl, 1, null, 1],
-      ["prompt_template", tpl, null, "prod", 0.25],
-      ["release_label", null, null, "prod", 0.5],
-      ["all", null, null, null, 0.5],
+    expect(signal.hooks.map((h: any) => [h.scope, h.prompt_template_id, h.prompt_version_number, h.release_label, h.ab_variant, h.sample_rate])).toEqual([
+      ["prompt_template", tpl, 1, null, null, 1],
+      ["prompt_template", tpl, null, "prod", null, 0.25],
+      ["release_label", null, null, "prod", "challenger", 0.5],
+      ["all", null, null, null, null, 0.5],
     ]);
     expect(signal.hooks[3].filters).toEqual({ logic: "AND", filters: [{ field: "tags", operator: "contains", value: "prod" }] });
   });
@@ -91,8 +91,6 @@ describe("signals: create, read, list", () => {
     await expect400(await post(ws, SIGNALS, { statement: "x" }), "name");
     await expect400(await post(ws, SIGNALS, { name: "s" }), "statement");
     await expect400(await post(ws, SIGNALS, { ...ok, statement: "   " }), "statement");
-    // No A/B releases on this deployment: a hook cannot narrow to a variant (rather than ignore it).
-    await expect400(await post(ws, SIGNALS, { ...ok, hooks: [{ scope: "all", ab_variant: "challenger" }] }), "hooks[0].ab_variant");
     await expect400(await post(ws, SIGNALS, { ...ok, color: "green" }), "color");
     await expect400(await post(ws, SIGNALS, { ...ok, model: { provider: "google", name: "gemini" } }), "model.provider");
     await expect400(await post(ws, SIGNALS, { ...ok, include: { max_chars: 0 } }), "include.max_chars");

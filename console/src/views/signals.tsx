@@ -64,6 +64,7 @@ function scopeText(h: Hook): string {
     if (h.prompt_version_number) parts.push(`version ${h.prompt_version_number}`);
     if (h.release_label) parts.push(`label "${h.release_label}"`);
   }
+  if (h.ab_variant) parts.push(`A/B variant "${h.ab_variant}"`);
   if (h.filters) parts.push("filtered");
   return parts.join(", ");
 }

@@ -84,13 +84,12 @@ const HookFields = {
   prompt_template_id: PositiveId.nullish().openapi({ description: "scope prompt_template: the template." }),
   prompt_version_number: PositiveId.nullish().openapi({ description: "scope prompt_template: only this version." }),
   release_label: NameText(255).nullish().openapi({ description: "scope release_label: the label (logs of the versions it names); scope prompt_template: only that label's version." }),
-  ab_variant: z.unknown().optional().openapi({ description: "Not taken yet: this deployment has no A/B releases, so a hook cannot narrow to a variant (a 400)." }),
+  ab_variant: NameText(64).nullish().openapi({ description: "Only logs served as this A/B release variant." }),
   sample_rate: z.number("must be a number").min(0, "must be 0 to 1").max(1, "must be 0 to 1").optional().openapi({ description: `Share of the matching logs judged, 0 to 1 (default ${DEFAULT_SAMPLE_RATE}); the draw is deterministic per signal, hook and log.` }),
   filters: FilterGroupSchema.nullish().openapi({ description: "A structured filter group, as request search takes it (the signals field aside)." }),
 };
 
 const hookIssues = (h: Partial<HookInput>, ctx: z.core.$RefinementCtx) => {
-  if (h.ab_variant != null) ctx.addIssue({ code: "custom", path: ["ab_variant"], message: "this deployment has no A/B releases: a hook cannot narrow to a variant", input: h.ab_variant });
   if (h.filters && namesSignals(h.filters)) ctx.addIssue({ code: "custom", path: ["filters"], message: "a hook cannot filter on signals (results come after the log is matched)", input: h.filters });
 };
 
@@ -207,6 +206,7 @@ export const HookSchema = z
     prompt_template_id: z.int().nullable(),
     prompt_version_number: z.int().nullable(),
     release_label: z.string().nullable(),
+    ab_variant: z.string().nullable(),
     sample_rate: z.number(),
     filters: z.unknown().nullable(),
     created_at: z.string(),

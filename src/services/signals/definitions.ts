@@ -30,8 +30,7 @@ export interface HookInput {
   prompt_template_id?: number | null;
   prompt_version_number?: number | null;
   release_label?: string | null;
-  /** Refused until this deployment has A/B releases (the route answers a 400). */
-  ab_variant?: unknown;
+  ab_variant?: string | null;
   sample_rate?: number;
   filters?: FilterGroup | null;
 }
@@ -58,6 +57,7 @@ export function hookView(h: SignalHookRow) {
     prompt_template_id: h.promptTemplateId ?? null,
     prompt_version_number: h.promptVersionNumber ?? null,
     release_label: h.releaseLabel ?? null,
+    ab_variant: h.abVariant ?? null,
     sample_rate: h.sampleRate,
     filters: (h.filters ?? null) as FilterGroup | null,
     created_at: toIso(h.createdAt),
@@ -120,7 +120,7 @@ function hookValues(h: HookInput) {
     promptTemplateId: h.scope === "prompt_template" ? (h.prompt_template_id ?? null) : null,
     promptVersionNumber: h.scope === "prompt_template" ? (h.prompt_version_number ?? null) : null,
     releaseLabel: h.release_label ?? null,
-    abVariant: null,
+    abVariant: h.ab_variant ?? null,
     sampleRate: h.sample_rate ?? DEFAULT_SAMPLE_RATE,
     filters: h.filters && h.filters.filters.length > 0 ? h.filters : null,
   };
