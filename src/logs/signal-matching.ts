@@ -25,6 +25,10 @@ export interface HookCoverage {
   versionNumber: number | null;
   /** Scope release_label, or a template narrowed to a label: the versions the label names now. */
   labelVersions: [promptId: number, versionNumber: number][] | null;
+  /** With labelVersions: the A/B releases of that label, whose logs are the label's traffic whichever version served them. */
+  labelReleases: number[] | null;
+  /** Only logs an A/B release served as this variant. */
+  abVariant: string | null;
   filter: FilterGroup | null;
 }
 
@@ -34,9 +38,12 @@ export function coverageSql(c: HookCoverage, p: SqlParams, ws: string): string {
   if (c.promptId !== null) parts.push(`r.${R.promptId} = ${p.add(c.promptId)}`);
   if (c.versionNumber !== null) parts.push(`r.${R.promptVersionNumber} = ${p.add(c.versionNumber)}`);
   if (c.labelVersions !== null) {
-    if (c.labelVersions.length === 0) return "0";
-    parts.push(`(r.${R.promptId}, r.${R.promptVersionNumber}) IN (SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${p.add(JSON.stringify(c.labelVersions))}) AS j)`);
+    const releases = c.labelReleases ?? [];
+    if (c.labelVersions.length === 0 && releases.length === 0) return "0";
+    const byVersion = `(r.${R.promptId}, r.${R.promptVersionNumber}) IN (SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${p.add(JSON.stringify(c.labelVersions))}) AS j)`;
+    parts.push(releases.length > 0 ? `(${byVersion} OR r.${R.abTestId} IN (SELECT value FROM json_each(${p.add(JSON.stringify(releases))})))` : byVersion);
   }
+  if (c.abVariant !== null) parts.push(`r.${R.abVariant} = ${p.add(c.abVariant)}`);
   if (c.filter && c.filter.filters.length > 0) parts.push(compileFilterGroup(c.filter, { params: p, workspace: ws }));
   return parts.length > 0 ? parts.join(" AND ") : "1";
 }

@@ -6,7 +6,7 @@
 import { and, eq, inArray, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { runBatch } from "../db/batch";
 import type { Db } from "../db/client";
-import { requestLogs, signalDaily, signalPending, signalResults, type SignalPendingRow, type SignalResultRow, type SignalResultStatus } from "../db/schema";
+import { abVariantMetrics, requestLogs, signalDaily, signalPending, signalResults, type SignalPendingRow, type SignalResultRow, type SignalResultStatus } from "../db/schema";
 import { col, columnList, inJsonList } from "../db/sql";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 import { decodeLogRow, type RequestLog } from "./write";
@@ -189,6 +189,13 @@ function replacedBy(t: SQL, r: NewSignalResult) {
   return sql`(${t}.${col(signalResults.revision)} < ${r.revision} OR (${t}.${col(signalResults.revision)} = ${r.revision} AND ${t}.${col(signalResults.status)} <> 'ok' AND ${r.status} = 'ok'))`;
 }
 
+const AB_METRIC_COLUMNS = columnList(abVariantMetrics, ["workspaceId", "abTestId", "variant", "day", "kind", "name", "n", "sum", "sumSq"]);
+const AB_METRIC_ADD = sql.join(
+  [abVariantMetrics.n, abVariantMetrics.sum, abVariantMetrics.sumSq].map((c) => sql`${col(c)} = ${col(c)} + excluded.${col(c)}`),
+  sql`, `,
+);
+/** The UTC day of log `t`'s request_start_time (the A/B rollups' day). */
+const dayOf = (t: SQL) => sql`${t}.${col(requestLogs.requestStartTime)} - (${t}.${col(requestLogs.requestStartTime)} % 86400000)`;
 const DAILY_COLUMNS = columnList(signalDaily, ["signalId", "day", "workspaceId", "trueCount", "falseCount", "errorCount", "cost"]);
 const DAILY_ADD = sql.join(
   [signalDaily.trueCount, signalDaily.falseCount, signalDaily.errorCount, signalDaily.cost].map((c) => sql`${col(c)} = ${col(c)} + excluded.${col(c)}`),
@@ -206,7 +213,7 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number): Prom
   const isTrue = r.status === "ok" && r.result === true ? 1 : 0;
   const isFalse = r.status === "ok" && r.result === false ? 1 : 0;
   const isError = r.status === "error" ? 1 : 0;
-  const [, , written] = await runBatch(db, [
+  const [, , , , written] = await runBatch(db, [
     sql`INSERT INTO ${signalDaily} (${DAILY_COLUMNS})
         SELECT o.${col(signalResults.signalId)}, o.${col(signalResults.day)}, o.${col(signalResults.workspaceId)},
                -(o.${col(signalResults.status)} = 'ok' AND o.${col(signalResults.result)} = 1), -(o.${col(signalResults.status)} = 'ok' AND o.${col(signalResults.result)} = 0),
@@ -217,6 +224,18 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number): Prom
         SELECT ${r.signalId}, ${r.day}, ${r.workspaceId}, ${isTrue}, ${isFalse}, ${isError}, ${r.cost}
         WHERE NOT EXISTS (SELECT 1 FROM ${signalResults} AS o WHERE ${key} AND NOT ${replacedBy(sql`o`, r)})
         ON CONFLICT (${target}) DO UPDATE SET ${DAILY_ADD}`,
+    // The A/B scorecard's signal rows (a log an A/B release served): the replaced verdict taken out, this one added.
+    sql`INSERT INTO ${abVariantMetrics} (${AB_METRIC_COLUMNS})
+        SELECT l.${col(requestLogs.workspaceId)}, l.${col(requestLogs.abTestId)}, l.${col(requestLogs.abVariant)}, ${dayOf(sql`l`)}, 'signal', o.${col(signalResults.signalName)}, -1, -o.${col(signalResults.result)}, -o.${col(signalResults.result)}
+        FROM ${signalResults} AS o JOIN ${requestLogs} AS l ON l.${col(requestLogs.id)} = o.${col(signalResults.requestId)}
+        WHERE ${key} AND ${replacedBy(sql`o`, r)} AND o.${col(signalResults.status)} = 'ok' AND l.${col(requestLogs.abTestId)} IS NOT NULL
+        ON CONFLICT DO UPDATE SET ${AB_METRIC_ADD}`,
+    sql`INSERT INTO ${abVariantMetrics} (${AB_METRIC_COLUMNS})
+        SELECT l.${col(requestLogs.workspaceId)}, l.${col(requestLogs.abTestId)}, l.${col(requestLogs.abVariant)}, ${dayOf(sql`l`)}, 'signal', ${r.signalName}, 1, ${isTrue}, ${isTrue}
+        FROM ${requestLogs} AS l
+        WHERE l.${col(requestLogs.id)} = ${r.requestId} AND ${r.status === "ok" ? sql`1` : sql`0`} AND l.${col(requestLogs.abTestId)} IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM ${signalResults} AS o WHERE ${key} AND NOT ${replacedBy(sql`o`, r)})
+        ON CONFLICT DO UPDATE SET ${AB_METRIC_ADD}`,
     db
       .insert(signalResults)
       .values({

@@ -164,7 +164,7 @@ export async function runBackfill(deps: Deps, ws: number, id: number, pageSize =
     return after.status === "completed" ? "done" : { waitSeconds: DRAIN_CHECK_SECONDS };
   }
   const periods = [...store.periods].reverse();
-  const coverage = { promptId: null, versionNumber: null, labelVersions: null, filter: (row.filters ?? null) as FilterGroup | null };
+  const coverage = { promptId: null, versionNumber: null, labelVersions: null, labelReleases: null, abVariant: null, filter: (row.filters ?? null) as FilterGroup | null };
   let cursor: BackfillCursor = row.cursor ?? { period: 0, after: null };
   let { matched, enqueued } = row;
   let paged = false;

@@ -80,5 +80,6 @@ const hookInput = (h: typeof signalHooks.$inferSelect) => ({
   prompt_template_id: h.promptTemplateId,
   prompt_version_number: h.promptVersionNumber,
   release_label: h.releaseLabel,
+  ab_variant: h.abVariant,
   filters: (h.filters ?? null) as FilterGroup | null,
 });

@@ -12,7 +12,7 @@ import { placeWorkspace } from "../../../src/logs";
 import { indexQuietly } from "../../../src/queue/scheduled";
 import { isSampled, spendToday } from "../../../src/services/signals";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../../helpers/api";
-import { judgedAmong, logAnswer, logMany, newSignal, owedCount, resultsOf, SIGNALS, until, uniq } from "../../helpers/signals";
+import { judgedAmong, logAnswer, logMany, newSignal, owe, owedCount, resultsOf, SIGNALS, until, uniq } from "../../helpers/signals";
 import { text } from "../../helpers/fixtures";
 
 const totals = async (ws: TestKey, id: number) => (await json(await call(`${SIGNALS}/${id}`, { key: ws.key }))).signal.totals;
@@ -101,6 +101,50 @@ describe("signals fed by the indexer", () => {
     expect(await judgedBy(logs.b2)).toEqual([]);
     expect(await judgedBy(logs.none)).toEqual([]);
     expect((await totals(ws, off.id)).processed).toBe(0);
+  }, 240_000);
+
+  it("judges a release label's traffic, whichever A/B variant served it, only one variant with ab_variant, and reports each signal's true-rate per variant in the scorecard", async () => {
+    const ws = await createWorkspace();
+    const name = uniq("ab");
+    const t = await publish(ws, name, ["prod"]);
+    await publish(ws, name);
+    await publish(ws, name);
+    const release = await call("/api/public/v2/ab-tests", {
+      method: "POST",
+      key: ws.key,
+      json: { name: "tone", prompt_template_id: t.id, release_label: "prod", variants: [{ key: "base", prompt_version_number: 1, percentage: 50 }, { key: "challenger", prompt_version_number: 2, percentage: 50 }] },
+    });
+    expect(release.status, await release.clone().text()).toBe(201);
+    const abTestId = (await json(release)).ab_test.id;
+    const label = await newSignal(ws, { enabled: true, hooks: [{ scope: "release_label", release_label: "prod", sample_rate: 1 }] });
+    const variant = await newSignal(ws, { enabled: true, hooks: [{ scope: "prompt_template", prompt_template_id: t.id, release_label: "prod", ab_variant: "challenger", sample_rate: 1 }] });
+    // Versions 1 and 2 are the release's variants (known from the version alone); version 3 is not the label's traffic.
+    const logs = {
+      base: await logAnswer(ws, "[[verdict:true]]", { prompt_id: t.id, prompt_version_number: 1 }),
+      challenger: await logAnswer(ws, "[[verdict:false]]", { prompt_id: t.id, prompt_version_number: 2 }),
+      challenger2: await logAnswer(ws, "[[verdict:true]]", { prompt_id: t.id, prompt_version_number: 2 }),
+      other: await logAnswer(ws, "[[verdict:true]]", { prompt_id: t.id, prompt_version_number: 3 }),
+    };
+    await settle(ws, Object.values(logs));
+    const judgedBy = async (id: number) => (await resultsOf(ws, id)).map((r) => r.signal_id).sort((x, y) => x - y);
+    expect(await judgedBy(logs.base)).toEqual([label.id]);
+    expect(await judgedBy(logs.challenger)).toEqual([label.id, variant.id].sort((x, y) => x - y));
+    expect(await judgedBy(logs.challenger2)).toEqual([label.id, variant.id].sort((x, y) => x - y));
+    expect(await judgedBy(logs.other)).toEqual([]);
+    const card = await json(await call(`/api/public/v2/ab-tests/${abTestId}/scorecard`, { key: ws.key }));
+    const byKey = Object.fromEntries(card.variants.map((v: { key: string }) => [v.key, v]));
+    expect(byKey.base.signals[label.name]).toMatchObject({ n: 1, true_rate: 1 });
+    expect(byKey.challenger.signals[label.name]).toMatchObject({ n: 2, true_rate: 0.5 });
+    expect(byKey.challenger.signals[label.name].ci95).toHaveLength(2);
+    expect(byKey.challenger.signals[variant.name]).toMatchObject({ n: 2, true_rate: 0.5 });
+    expect(byKey.base.signals[variant.name]).toMatchObject({ n: 0 });
+    // A new revision's verdict replaces the old one in the scorecard too: counted once.
+    await call(`${SIGNALS}/${label.id}`, { method: "PATCH", key: ws.key, json: { statement: "Is it polite?" } });
+    await owe(ws, label.id, [logs.challenger, logs.challenger2]);
+    await until(async () => (await owedCount(ws)) === 0, "the judgements made", 100_000);
+    const again = await json(await call(`/api/public/v2/ab-tests/${abTestId}/scorecard`, { key: ws.key }));
+    expect(again.variants.find((v: { key: string }) => v.key === "challenger").signals[label.name]).toMatchObject({ n: 2, true_rate: 0.5 });
+    expect((await resultsOf(ws, logs.challenger)).find((r) => r.signal_id === label.id)).toMatchObject({ revision: 2 });
   }, 240_000);
 
   it("judges a log once per signal when several hooks match it, under the first hook that samples it", async () => {
