@@ -14,7 +14,7 @@ import { dropJudgement, openJudgement, releaseJudgement, storeResult } from "../
 import { eventStatement } from "../webhooks";
 import { dayOf, refund, reserve, settle } from "./budget";
 import { callJudge, isPrepared, prepareJudgement, type Judgement } from "./judging";
-import { judgeProviders } from "./providers";
+import { workspaceLlm } from "../../base-deps";
 
 /** Deliveries a judgement gets before a failure that may pass is stored as an error result. */
 export const MAX_JUDGE_ATTEMPTS = 4;
@@ -110,7 +110,7 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     await dropJudgement(logs, m.request_id, m.signal_id);
     return "dropped";
   }
-  const prepared = prepareJudgement(await judgeProviders(deps, ws), signal, log);
+  const prepared = prepareJudgement(await workspaceLlm(deps.env, deps.db, ws), signal, log);
   let judgement: Judgement;
   if (!isPrepared(prepared)) judgement = prepared;
   else {

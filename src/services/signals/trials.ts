@@ -7,7 +7,7 @@ import { coverageOf } from "./coverage";
 import type { HookInput } from "./definitions";
 import { DEFAULT_INCLUDE, estimateCall, judgeMessages } from "./judge";
 import { callJudge, isPrepared, prepareJudgement, type JudgeSpec } from "./judging";
-import { judgeProviders } from "./providers";
+import { workspaceLlm } from "../../base-deps";
 import { DEFAULT_SAMPLE_RATE } from "./definitions";
 import type { SignalInclude, SignalModel } from "../../db/schema";
 
@@ -21,7 +21,7 @@ export async function testSignal(deps: Deps, ws: number, spec: JudgeSpec, reques
   const logs = await Promise.all(ids.map((id) => readRequestLog(store, deps.blobs, ws, id)));
   const missing = ids.filter((_, i) => logs[i] === null);
   if (missing.length > 0) throw new ApiError("not_found", `request log${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not found`);
-  const llm = await judgeProviders(deps, ws);
+  const llm = await workspaceLlm(deps.env, deps.db, ws);
   const results = new Array(ids.length);
   let next = 0;
   const worker = async () => {
@@ -65,7 +65,7 @@ export async function estimateSignal(deps: Deps, ws: number, input: EstimateInpu
   const coverages = await Promise.all(input.hooks.map((h) => coverageOf(deps.db, ws, h)));
   const counts = await coverageCounts(await deps.logs(ws), ws, coverages, from, now);
   const include = { ...DEFAULT_INCLUDE, ...input.include };
-  const llm = await judgeProviders(deps, ws);
+  const llm = await workspaceLlm(deps.env, deps.db, ws);
   const provider = input.model?.provider ?? llm.defaultProvider ?? null;
   const model = input.model?.name || (provider ? llm.defaultModel(provider) : "") || null;
   const perHook = input.hooks.map((h, i) => {
