@@ -292,7 +292,7 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
   },
   {
     name: "get-ab-test-scorecard",
-    description: "An A/B release's scorecard per variant: requests, units, error rate, cost, latency p50/p95, scores' means with 95 % intervals, differences to the base and p-values.",
+    description: "An A/B release's scorecard per variant: requests, units, error rate, cost, latency p50/p95, scores' means and signals' true-rates with 95 % intervals, differences to the base and p-values.",
     operation: "GET /api/public/v2/ab-tests/{ab_test_id}/scorecard",
     readOnly: true,
   },

@@ -2,13 +2,16 @@
 // beside the log with totals, signal_triggered sent once and signed, nothing judged twice (a redelivered
 // message, two copies at once), retries with backoff ending in an error result, budget caps that stop
 // exactly at the cap with concurrent consumers, revisions replacing older results, delays, lost
-// messages sent again by the cron, and disabled or deleted signals judging nothing.
+// messages sent again by the cron, disabled or deleted signals judging nothing, and an A/B release's
+// guardrail acting on a signal's true-rate.
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../../src/index";
 import { buildDeps } from "../../../src/deps";
-import { archiveOldLogs, archiveSettings, queueJudgements } from "../../../src/logs";
+import { getDb } from "../../../src/db/client";
+import { archiveOldLogs, archiveSettings, queueJudgements, rollupAbLogs } from "../../../src/logs";
+import { assignmentKeys, runGuardrails } from "../../../src/services/releases";
 import { judgeOne, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, reserve, resendOverdueJudgements, spendToday } from "../../../src/services/signals";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../../helpers/api";
 import { logAnswer, newSignal, owe, owedCount, resultsOf, SIGNALS, sleep, until } from "../../helpers/signals";
@@ -257,5 +260,42 @@ describe("judging through the signals queue", () => {
     expect(await resendOverdueJudgements(deps, db, now + 200_000)).toBeGreaterThanOrEqual(1);
     await until(async () => (await resultsOf(ws, lost)).length === 1, "the lost judgement made");
     expect(await resultsOf(ws, held)).toEqual([]);
+  });
+  it("rolls an A/B release back when its guardrail's signal true-rate regresses in the challenger", async () => {
+    const ws = await createWorkspace();
+    const name = `ab-${crypto.randomUUID().slice(0, 8)}`;
+    const publish = async (labels: string[]) => {
+      const res = await call("/rest/prompt-templates", { method: "POST", key: ws.key, json: { prompt_template: { prompt_name: name }, prompt_version: { prompt_template: { type: "chat", messages: [] } }, release_labels: labels } });
+      expect(res.status).toBe(200);
+      return (await json(res)) as { id: number };
+    };
+    const t = await publish(["prod"]);
+    await publish([]);
+    const s = await newSignal(ws, { enabled: true, name: "Stays polite", hooks: [{ scope: "all", sample_rate: 0 }] });
+    const guardrails = { min_duration_hours: 0, min_samples_per_variant: 10, metrics: [{ type: "signal", name: "Stays polite", direction: "higher_is_better", max_regression: 0.05 }], on_success: "promote" };
+    const created = await call("/api/public/v2/ab-tests", {
+      method: "POST",
+      key: ws.key,
+      json: { name: "politeness", prompt_template_id: t.id, release_label: "prod", variants: [{ key: "base", prompt_version_number: 1, percentage: 50 }, { key: "challenger", prompt_version_number: 2, percentage: 50 }], guardrails },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const id = (await json(created)).ab_test.id;
+    // Every request succeeds (the error rate cannot decide); the challenger's answers are judged impolite.
+    const ids: number[] = [];
+    for (const [version, verdict] of [[1, "true"], [2, "false"]] as const) {
+      for (let i = 0; i < 10; i++) ids.push(await logAnswer(ws, `answer ${version}.${i} [[verdict:${verdict}]]`, { prompt_id: t.id, prompt_version_number: version }));
+    }
+    await owe(ws, s.id, ids);
+    await settled(ws);
+    await rollupAbLogs(getDb(await logsDb(ws)), (ids) => assignmentKeys(getDb(env.DB), ids));
+    const card = await json(await call(`/api/public/v2/ab-tests/${id}/scorecard`, { key: ws.key }));
+    const byKey = Object.fromEntries(card.variants.map((v: { key: string }) => [v.key, v]));
+    expect(byKey.base.signals["Stays polite"]).toMatchObject({ n: 10, true_rate: 1 });
+    expect(byKey.challenger.signals["Stays polite"]).toMatchObject({ n: 10, true_rate: 0 });
+    // Far enough on that the release is due, however recently another test evaluated guardrails.
+    await runGuardrails(getDb(env.DB), (w) => buildDeps(env).logs(w), Date.now() + 3_600_000 * 24 * 30);
+    expect((await json(await call(`/api/public/v2/ab-tests/${id}`, { key: ws.key }))).ab_test).toMatchObject({ status: "completed", outcome: "rolled_back" });
+    const events = (await json(await call(`/api/public/v2/ab-tests/${id}/events`, { key: ws.key }))).events;
+    expect(events[0]).toMatchObject({ actor: "guardrail", details: { variant: "challenger", metric: "signal:Stays polite" } });
   });
 });
