@@ -55,7 +55,8 @@ export async function signalChecks({ page, base, api, provider, providerKey, che
     await page.getByLabel("Enabled").check();
     await until("the signal enabled", async () => (await signalNamed()).enabled);
     judgedLog = await logged("We will refund the full amount today.");
-    await until("the new log judged", async () => (await signalNamed()).totals.true >= 1);
+    // Indexed, matched, then judged through the signals queue: room for a loaded machine.
+    await until("the new log judged", async () => (await signalNamed()).totals.true >= 1, 120_000);
     await page.reload();
     await page.getByTestId("true-rate-chart").waitFor();
     assert((await page.getByTestId("signal-processed").innerText()).trim() !== "0", "the page does not count the verdict");

@@ -60,9 +60,11 @@ export function startFakeProvider({ wordDelayMs = 120 } = {}) {
   });
 }
 
-/** A chat completion holding a signal verdict about the judged log (the last user message). */
+/** A chat completion holding a signal verdict about the judged log (in the last user message's <log> element). */
 function verdictAnswer(body) {
-  const log = String([...body.messages].reverse().find((m) => m.role === "user")?.content ?? "");
+  const message = String([...body.messages].reverse().find((m) => m.role === "user")?.content ?? "");
+  // Only the log itself (the message repeats the statement after it, which may say "refund").
+  const log = /<log>\n?([\s\S]*?)\n?<\/log>/.exec(message)?.[1] ?? message;
   const found = /\[\[verdict:true\]\]|refund/i.exec(log);
   const verdict = found
     ? { result: true, reasoning: "The log says so.", quote: log.slice(found.index, found.index + 40).split("\n")[0] }

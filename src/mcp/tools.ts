@@ -364,6 +364,7 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
     operation: "POST /api/public/v2/signals/{signal_id}/backfills",
     readOnly: false,
   },
+  { name: "list-signal-backfills", description: "A signal's backfills, newest first, with their status and progress.", operation: "GET /api/public/v2/signals/{signal_id}/backfills", readOnly: true },
   { name: "get-signal-backfill", description: "A signal backfill's status and progress.", operation: "GET /api/public/v2/signals/{signal_id}/backfills/{backfill_id}", readOnly: true },
   { name: "cancel-signal-backfill", description: "Cancel a running signal backfill.", operation: "DELETE /api/public/v2/signals/{signal_id}/backfills/{backfill_id}", readOnly: false },
 ];
