@@ -88,7 +88,7 @@ const list = defineRoute({
   },
 });
 
-const read = defineRoute({ scope: "signals:read", method: "get", path: `${BASE}/{signal_id}`, tags, summary: "Get a signal", errors: [404], request: { params: SignalParams }, responses: { 200: SignalAnswer } });
+const read = defineRoute({ scope: "signals:read", method: "get", path: `${BASE}/{signal_id}`, tags, summary: "Get a signal", description: "The signal with its hooks and its totals (processed, true, false, errors, skipped, true-rate, cost). Another workspace's id is a 404.", errors: [404], request: { params: SignalParams }, responses: { 200: SignalAnswer } });
 
 const patch = defineRoute({
   scope: "signals:write",
@@ -171,6 +171,7 @@ const hooksList = defineRoute({
   path: `${BASE}/{signal_id}/hooks`,
   tags,
   summary: "List a signal's hooks",
+  description: "Every hook of the signal, oldest first (the order in which a log's first sampling hook is found).",
   errors: [404],
   request: { params: SignalParams },
   responses: { 200: json(z.object({ success: ok, hooks: z.array(HookSchema) }), "The hooks, oldest first") },
@@ -182,7 +183,7 @@ const hookCreate = defineRoute({
   path: `${BASE}/{signal_id}/hooks`,
   tags,
   summary: "Add a hook",
-  description: `A scope (all, release_label, prompt_template with an optional version or label), an optional A/B variant, filters and a sample rate. At most ${MAX_HOOKS_PER_SIGNAL} hooks a signal (409 beyond). A template, version or label that does not exist is a 400.`,
+  description: `A scope (all, release_label, prompt_template with an optional version or label), an optional A/B variant (a release label split by an A/B release covers every log the release served, whichever variant; ab_variant narrows to one variant's logs), filters and a sample rate. At most ${MAX_HOOKS_PER_SIGNAL} hooks a signal (409 beyond). A template, version or label that does not exist is a 400.`,
   errors: [404, 409],
   request: { params: SignalParams, ...body(HookBody) },
   responses: { 201: json(z.object({ success: ok, hook: HookSchema }), "The hook") },
@@ -194,6 +195,7 @@ const hookPatch = defineRoute({
   path: `${BASE}/{signal_id}/hooks/{hook_id}`,
   tags,
   summary: "Change a hook",
+  description: "Any subset of the hook's fields; the hook they make is checked as a new one is (a 400 naming the field). Logs matched from then on follow the changed hook; results already stored stay.",
   errors: [404],
   request: { params: HookParams, ...body(HookPatchBody) },
   responses: { 200: json(z.object({ success: ok, hook: HookSchema }), "The hook") },
@@ -205,6 +207,7 @@ const hookDelete = defineRoute({
   path: `${BASE}/{signal_id}/hooks/{hook_id}`,
   tags,
   summary: "Delete a hook",
+  description: "Logs matched from then on are no longer judged through this hook; results already stored stay.",
   errors: [404],
   request: { params: HookParams },
   responses: { 200: json(z.object({ success: ok, message: z.string() }), "Deleted") },
