@@ -16,7 +16,7 @@
 -- search entry and its extra_values are written afterwards by a background move, a bounded batch at
 -- a time, newest first, from its row (src/logs/layout-move.ts: the cron, and every snapshot before it
 -- selects), which starts at the newest log (request_log_layout_move, handed on to
--- log_index_state.moved_to by logs 0013 / migrations 0039). An earlier version of this file moved
+-- log_index_state.moved_to by logs 0014 / migrations 0040). An earlier version of this file moved
 -- every log here, in one statement each for the extra values and the search entries: on 100,000 logs
 -- one took 57 s, and D1 stops a statement at 30 s (docs/decisions.md). The logs not yet indexed stay
 -- listed in request_log_unindexed and the indexer takes them first. Nothing is counted twice: the
