@@ -158,11 +158,13 @@ const BUCKETED: ReadonlySet<Dim> = new Set(["all", "model", "provider"]);
 
 /**
  * Runs `queries` on one database in one statement. The matching logs the daily totals do not answer
- * are read once (lg, materialized: every dimension's key and the latency bucket of each), and each
- * dimension's source is a named subquery of its daily rows and those logs (as dimensionSource gives
- * it); a query reads its dimension's as "src", gives the columns period, key, bucket and the sums (NULL
- * where it has none), and may bind `extra` where it says ?extra. Before, each query was a statement of
- * its own that read the logs and the daily rows again: eight reads of the same rows per answer.
+ * are read once (lg, materialized: every dimension's key and the latency bucket of each). A query reads
+ * its dimension's rows by name: "src", the daily rows and those logs together (as dimensionSource gives
+ * them); "daily" and "logs", the two apart ("daily" is empty when the logs answer everything); "tot",
+ * src's totals per key (key and the sums), grouped once however many queries read them. It gives the
+ * columns period, key, bucket and the sums (NULL where it has none), and may bind `extra` where it says
+ * ?extra. Before, each query was a statement of its own that read the logs and the daily rows again:
+ * eight reads of the same rows per answer.
  */
 async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, queries: ViewQuery[]) {
   // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
@@ -173,7 +175,7 @@ async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, pl
   const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
   const columns = `${period} AS period, ${(Object.keys(LOG_KEY) as Dim[]).map((d) => `${LOG_KEY[d].key} AS k_${d}`).join(", ")}, ${bucketSql(LATENCY)} AS b,
       r.${R.inputTokens} AS input_tokens, r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms`;
-  let daily = (_dim: Dim) => "";
+  let daily = (_dim: Dim) => `SELECT NULL AS period, NULL AS key, NULL AS bucket, 0 AS requests, 0 AS input_tokens, 0 AS output_tokens, 0 AS cost, 0 AS latency_ms WHERE false`;
   let wheres = [`${LOGS} AS r WHERE ${filtered}`];
   if (plan.inner) {
     const [from, to] = [params.add(plan.inner.from), params.add(plan.inner.to)];
@@ -181,19 +183,27 @@ async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, pl
     wheres = [`${LOGS} AS r WHERE ${filtered} AND NOT (${inside})`, `${UNCOUNTED_LOGS} WHERE ${filtered} AND ${inside}`];
     daily = (dim) => `SELECT d.${D.day} AS period, d.${D.key} AS key, d.${D.bucket} AS bucket, d.${D.requests} AS requests, d.${D.inputTokens} AS input_tokens,
         d.${D.outputTokens} AS output_tokens, d.${D.cost} AS cost, d.${D.latencyMs} AS latency_ms
-      FROM ${DAILY} AS d WHERE d.${D.workspaceId} = ${ws} AND d.${D.dim} = '${dim}' AND d.${D.day} >= ${from} AND d.${D.day} < ${to} UNION ALL `;
+      FROM ${DAILY} AS d WHERE d.${D.workspaceId} = ${ws} AND d.${D.dim} = '${dim}' AND d.${D.day} >= ${from} AND d.${D.day} < ${to}`;
   }
   const lg = `lg AS MATERIALIZED (${wheres.map((w) => `SELECT ${columns} FROM ${w}`).join(" UNION ALL ")})`;
   const dims = [...new Set(queries.map((q) => q.dim))];
-  // A source read by more than one query is made once.
-  const uses = (dim: Dim) => queries.reduce((n, q) => n + (q.dim === dim ? (q.sql.match(/FROM src /g)?.length ?? 0) : 0), 0);
-  const sources = dims.map(
-    (dim) => `src_${dim} AS ${uses(dim) > 1 ? "MATERIALIZED " : ""}(${daily(dim)}SELECT period, k_${dim} AS key, ${BUCKETED.has(dim) ? "b" : "-1"} AS bucket, 1 AS requests, input_tokens, output_tokens, cost, latency_ms
-      FROM lg${dim === "prompt" ? " WHERE k_prompt IS NOT NULL" : ""})`,
-  );
+  const uses = (dim: Dim, name: string) => queries.reduce((n, q) => n + (q.dim === dim ? (q.sql.match(new RegExp(`FROM ${name} `, "g"))?.length ?? 0) : 0), 0);
+  const sources = dims.flatMap((dim) => {
+    const fromLogs = `SELECT period, k_${dim} AS key, ${BUCKETED.has(dim) ? "b" : "-1"} AS bucket, 1 AS requests, input_tokens, output_tokens, cost, latency_ms
+      FROM lg${dim === "prompt" ? " WHERE k_prompt IS NOT NULL" : ""}`;
+    // A source read by more than one query (tot reads src once) is made once; the rest are read where
+    // they are used (NOT MATERIALIZED: SQLite would copy a CTE read twice, the daily rows included).
+    const srcReads = uses(dim, "src") + (uses(dim, "tot") > 0 ? 1 : 0);
+    return [
+      `daily_${dim} AS NOT MATERIALIZED (${daily(dim)})`,
+      `logs_${dim} AS NOT MATERIALIZED (${fromLogs})`,
+      `src_${dim} AS ${srcReads > 1 ? "" : "NOT "}MATERIALIZED (${plan.inner ? `SELECT * FROM daily_${dim} UNION ALL ` : ""}SELECT * FROM logs_${dim})`,
+      ...(uses(dim, "tot") > 0 ? [`tot_${dim} AS MATERIALIZED (SELECT key, ${SUMS} FROM src_${dim} GROUP BY key)`] : []),
+    ];
+  });
   // Each query's rows as one JSON array (D1 allows few terms in a compound SELECT), in the query's order.
   const views = queries.map(({ dim, sql, extra, order }, i) => {
-    const q = sql.replaceAll("FROM src ", `FROM src_${dim} `).replace("?extra", extra === undefined ? "NULL" : params.add(extra));
+    const q = sql.replace(/FROM (src|daily|logs|tot) /g, (_, name: string) => `FROM ${name}_${dim} `).replaceAll("?extra", extra === undefined ? "NULL" : params.add(extra));
     return `(SELECT json_group_array(json_array(${VIEW_COLUMNS.join(", ")})${order ? ` ORDER BY ${order}` : ""}) FROM (${q})) AS v${i}`;
   });
   const row = await d1Of(logs)
@@ -205,7 +215,7 @@ async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, pl
   );
 }
 
-/** A view query: over its dimension's source ("src"), `extra` bound where it says ?extra, its rows kept in `order`. */
+/** A view query: over its dimension's rows (src, daily, logs, tot: runViews), `extra` bound where it says ?extra, its rows kept in `order`. */
 interface ViewQuery {
   dim: Dim;
   sql: string;
@@ -218,16 +228,22 @@ const VIEW_COLUMNS = ["period", "key", "bucket", "requests", "input_tokens", "ou
 
 const SERIES_DIMS = ["model", "provider", "prompt"] as const;
 
-/** The views of one database: every total and series in one statement, the busiest values chosen there. */
+/**
+ * The views of one database: every total and series in one statement, the busiest values chosen there.
+ * A dimension's totals per value are grouped once (tot) and give both its breakdown and its busiest
+ * values; the series of those values take the daily rows as they are (one per day, value and bucket
+ * already) and group only the logs' rows: summarize adds up rows of the same period, value and bucket.
+ */
 async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan): Promise<Views> {
-  const busiest = `key IN (SELECT key FROM src GROUP BY key ORDER BY sum(requests) DESC, key LIMIT ${SERIES_TOP})`;
   const TOP_FIRST = "requests DESC, key";
+  const busiest = `key IN (SELECT key FROM tot ORDER BY ${TOP_FIRST} LIMIT ${SERIES_TOP})`;
+  const ROW = "requests, input_tokens, output_tokens, cost, latency_ms";
   const queries: [keyof Views, ViewQuery][] = [
     ["all", { dim: "all", sql: `SELECT period, NULL AS key, bucket, ${SUMS} FROM src GROUP BY 1, 3` }],
     ["status", { dim: "status", sql: `SELECT period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 1, 2` }],
     ...SERIES_DIMS.flatMap((dim): [keyof Views, ViewQuery][] => [
-      [`${dim}Totals`, { dim, sql: `SELECT NULL AS period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 2 ORDER BY ${TOP_FIRST} LIMIT ${BREAKDOWN_TOP}`, order: TOP_FIRST }],
-      [`${dim}Series`, { dim, sql: `SELECT period, key, bucket, ${SUMS} FROM src WHERE ${busiest} GROUP BY 1, 2, 3` }],
+      [`${dim}Totals`, { dim, sql: `SELECT NULL AS period, key, NULL AS bucket, ${ROW} FROM tot ORDER BY ${TOP_FIRST} LIMIT ${BREAKDOWN_TOP}`, order: TOP_FIRST }],
+      [`${dim}Series`, { dim, sql: `SELECT period, key, bucket, ${ROW} FROM daily WHERE ${busiest} UNION ALL SELECT period, key, bucket, ${SUMS} FROM logs WHERE ${busiest} GROUP BY 1, 2, 3` }],
     ]),
   ];
   const results = await runViews(logs, workspaceId, input, plan, queries.map(([, q]) => q));
@@ -248,7 +264,10 @@ async function periodViews(logs: WorkspaceLogs, workspaceId: number, input: Anal
   const perDb = await eachPeriod(logs, (db) => runViews(db, workspaceId, input, plan, totals));
   const [all, status, ...dimTotals] = totals.map((_, i) => sumRows(perDb.map((r) => r[i])));
   const busiest = dimTotals.map((rows) => rows.sort(byRequests).slice(0, SERIES_TOP).map((r) => r.key));
-  const seriesQuery = `SELECT period, key, bucket, ${SUMS} FROM src WHERE key IN (SELECT value FROM json_each(?extra)) GROUP BY 1, 2, 3`;
+  // As viewsOf's series: the daily rows as they are, the logs' grouped (sumRows adds up the rest).
+  const chosen = "key IN (SELECT value FROM json_each(?extra))";
+  const seriesQuery = `SELECT period, key, bucket, requests, input_tokens, output_tokens, cost, latency_ms FROM daily WHERE ${chosen}
+    UNION ALL SELECT period, key, bucket, ${SUMS} FROM logs WHERE ${chosen} GROUP BY 1, 2, 3`;
   const series = await eachPeriod(logs, (db) =>
     runViews(db, workspaceId, input, plan, SERIES_DIMS.map((dim, i): ViewQuery => ({ dim, sql: seriesQuery, extra: JSON.stringify(busiest[i]) }))),
   );

@@ -223,6 +223,15 @@ describe("one workspace over three databases", { timeout: 120_000 }, () => {
     expect(Object.fromEntries(chart.data.map((d: { label: string; value: number }) => [d.label, d.value]))).toEqual(Object.fromEntries(byModel));
   });
 
+  it("analytics' series by model add up every period: each busiest model's days sum to its total, with its latencies", async () => {
+    const whole = await analytics(w, {});
+    const top = (whole.mostUsedModels as [string, number][]).slice(0, 10);
+    const series = whole.modelRequestsByDay as Record<string, [string, number][]>;
+    expect(Object.fromEntries(Object.entries(series).map(([m, days]) => [m, days.reduce((a, [, n]) => a + n, 0)]))).toEqual(Object.fromEntries(top));
+    const latency = whole.latencyByModelByDay as Record<string, { p50_latency: [string, number | null][] }>;
+    for (const [m] of top) expect(latency[m].p50_latency.map(([day]) => day)).toEqual(series[m].map(([day]) => day));
+  });
+
   it("traces: each read whole, a late span's earlier log linked across databases, trace analytics over all", async () => {
     const trace = async (t: string) => (await json(await call(`/api/public/v2/traces/${t}`, { key: w.key }))).spans as { span_id: string; request_log_id: number | null }[];
     expect((await trace(traces.t1)).map((s) => s.span_id)).toEqual(["11", "12", "13"].map((s) => hex(Number(`0x${s}`), 16)));
