@@ -232,3 +232,24 @@ export async function requestLabelMove(db: Db, auth: AuthContext, label: PromptL
 export function pendingConflict(label: Pick<PromptLabelRow, "name">, pending: Pick<LabelChangeRequestRow, "id"> | null): ApiError {
   return new ApiError("conflict", `release label "${label.name}" is protected and has a pending change request${pending ? ` (${pending.id})` : ""}: approve or deny it first`);
 }
+
+/**
+ * The pending change requests of templates about to be deleted, closed as denied by who deletes
+ * them (their change_denied event and audit row, `reason` prompt_template_deleted), only `when` holds.
+ */
+export function closeChangeRequestsOf(ws: number, by: LabelActor, promptIds: number[], when: SQL): SQL[] {
+  return [
+    ...labelChange(by, {
+      workspaceId: ws,
+      type: "prompt_template_label_change_denied",
+      from: sql`${CR} AS cr ${requestJoins("cr")}`,
+      when: sql`cr.${col(CR.workspaceId)} = ${ws} AND cr.${col(CR.promptId)} IN (SELECT value FROM json_each(${JSON.stringify(promptIds)})) AND cr.${col(CR.status)} = 'pending' AND ${when}`,
+      details: sql`json_set(${changeDetails("cr")}, '$.reason', 'prompt_template_deleted')`,
+    }),
+  ];
+}
+
+/** A change to a template that holds a protected label, asked by a key without admin: 409, naming the label. */
+export function protectedTemplateConflict(promptId: number, label: string, what: string): ApiError {
+  return new ApiError("conflict", `prompt template ${promptId} holds the protected release label "${label}": ${what} needs an API key with the admin scope (or unprotect the label first)`);
+}
