@@ -193,3 +193,25 @@ describe("deleting or renaming a template that holds a protected label", () => {
     expect((await call(`/prompt-templates/${renamed}/labels`, { key: ws.key })).status).toBe(200);
   });
 });
+
+describe("labels moved by the by-external-id upsert", () => {
+  it("a label created or moved without a new version is in the audit log with its event, once", async () => {
+    const name = uniq("pl");
+    const first = await publish(ws.key, name, "v1", ["prod"]);
+    await publish(ws.key, name, "v2");
+    const ext = uniq("ext");
+    const put = (labels: string[]) =>
+      call(`/prompt-templates/by-external-id/git/${ext}`, { method: "PUT", key: writer, json: { prompt_template: { prompt_name: name }, prompt_version: { prompt_template: completion("v3") }, release_labels: labels } });
+    // The first maps the ID (and publishes v3); then the same content: no new version, the labels follow the body.
+    expect((await put([])).status).toBe(200);
+    expect((await put(["prod", "staging"])).status).toBe(200);
+    expect((await put(["prod", "staging"])).status).toBe(200);
+    const labels = (await json(await call(`/prompt-templates/${name}/labels`, { key: ws.key }))).release_labels;
+    expect(labels.map((l: { release_label: string; prompt_version_number: number }) => [l.release_label, l.prompt_version_number]).sort()).toEqual([["prod", 3], ["staging", 3]]);
+    expect(await auditCount("prompt_label.moved", first.id)).toBe(1);
+    expect(await auditCount("prompt_label.created", first.id)).toBe(2); // prod by the first publish, staging here
+    const moved = (await json(await call(`/api/public/v2/audit-log?action=prompt_label.moved&target_id=${first.id}`, { key: ws.key }))).items[0];
+    expect(moved).toMatchObject({ api_key_prefix: writer.slice(0, 11), details: { prompt_template_label: "prod", prompt_template_version_number: 3, old_prompt_template_version_number: 1 } });
+    expect(await count("SELECT count(*) AS n FROM webhook_events WHERE workspace_id = ? AND event_type = 'prompt_template_label_moved' AND json_extract(details, '$.prompt_template_id') = ?", ws.workspaceId, first.id)).toBe(1);
+  });
+});

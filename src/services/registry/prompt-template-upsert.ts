@@ -12,7 +12,7 @@ import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { requireFolder } from "./folders";
-import { isTemplateNameTaken, labelStatements, publishedView, refuseProtectedLabels, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
+import { isTemplateNameTaken, labelEventStatements, labelStatements, publishedView, refuseProtectedLabels, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
 import { findPromptVersion, findTemplate, refuseSnippetCycles } from "../../prompts";
 
 /** JSON with object keys sorted, so two blueprints compare by content, not key order. */
@@ -87,6 +87,8 @@ export async function upsertTemplateByExternalId(
       .update(promptTemplates)
       .set({ updatedAt: nowMs, ...(tags != null ? { tags } : {}), ...(folderId !== undefined ? { folderId: folderId ?? null } : {}) })
       .where(eq(promptTemplates.id, template.id)),
+    // Each label created or moved is in the audit log with its event, as through a publish.
+    ...labelEventStatements(ws, auth, self, input.release_labels),
     ...labelStatements(ws, self, input.release_labels),
   ]);
   const fresh = (await findTemplate(db, ws, String(template.id)))!;

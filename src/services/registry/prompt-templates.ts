@@ -167,15 +167,25 @@ function versionEventStatements(ws: number, auth: AuthContext, templateIdSql: SQ
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION})`,
     }),
   ];
+  return [...events, ...labelEventStatements(ws, auth, templateIdSql, labels)];
+}
+
+/**
+ * The events and audit rows of labels about to be created or moved to the template's newest version
+ * (labelStatements, next in the same batch): each name a label created, or a label moved when it
+ * names another version (a label on the newest already has not moved).
+ */
+export function labelEventStatements(ws: number, auth: AuthContext, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+  const template = sql`(${templateIdSql}) AS s JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = s.id`;
   const names = JSON.stringify([...new Set(labels ?? [])]);
-  if (names === "[]") return events;
+  if (names === "[]") return [];
+  const newestId = sql`(SELECT max(${promptVersions.id}) FROM ${promptVersions} WHERE ${promptVersions.promptId} = t.${col(promptTemplates.id)})`;
   return [
-    ...events,
     ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_moved",
       from: sql`${template} JOIN ${promptLabels} AS l ON l.${col(promptLabels.promptId)} = t.${col(promptTemplates.id)} JOIN ${promptVersions} AS ov ON ov.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)}`,
-      when: sql`l.${col(promptLabels.name)} IN (SELECT value FROM json_each(${names})) AND NOT l.${col(promptLabels.protected)}`,
+      when: sql`l.${col(promptLabels.name)} IN (SELECT value FROM json_each(${names})) AND NOT l.${col(promptLabels.protected)} AND l.${col(promptLabels.promptVersionId)} <> ${newestId}`,
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION},
         'old_prompt_template_version_number', ov.${col(promptVersions.version)}, 'prompt_template_label', l.${col(promptLabels.name)})`,
     }),
