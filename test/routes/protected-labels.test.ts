@@ -4,7 +4,10 @@
 // refusal is a 4xx in the error shape that changes nothing.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { and, eq } from "drizzle-orm";
 import { getDb } from "../../src/db/client";
+import { promptLabels, promptVersions } from "../../src/db/schema";
+import { deleteLabelAsRead, moveLabelAsRead } from "../../src/services/registry/prompt-templates";
 import { buildDeps } from "../../src/deps";
 import { rollupAbLogs } from "../../src/logs";
 import { assignmentKeys, runGuardrails } from "../../src/services/releases";
@@ -213,5 +216,34 @@ describe("labels moved by the by-external-id upsert", () => {
     const moved = (await json(await call(`/api/public/v2/audit-log?action=prompt_label.moved&target_id=${first.id}`, { key: ws.key }))).items[0];
     expect(moved).toMatchObject({ api_key_prefix: writer.slice(0, 11), details: { prompt_template_label: "prod", prompt_template_version_number: 3, old_prompt_template_version_number: 1 } });
     expect(await count("SELECT count(*) AS n FROM webhook_events WHERE workspace_id = ? AND event_type = 'prompt_template_label_moved' AND json_extract(details, '$.prompt_template_id') = ?", ws.workspaceId, first.id)).toBe(1);
+  });
+});
+
+describe("a label protected while it is moved or deleted", () => {
+  const auth = () => ({ workspaceId: ws.workspaceId, userId: ws.userId, userEmail: ws.email, apiKeyId: 0, scopes: ["prompts:write"] });
+  const labelRow = async (id: number) => (await getDb(env.DB).select().from(promptLabels).where(eq(promptLabels.id, id)))[0];
+
+  it("read unprotected, protected before the write: neither moved nor deleted (409), nothing recorded", async () => {
+    const name = uniq("pl");
+    const t = await publish(ws.key, name, "v1", ["prod"]);
+    await publish(ws.key, name, "v2");
+    const labelId = (await json(await call(`/prompt-templates/${name}/labels`, { key: ws.key }))).release_labels[0].release_label_id as number;
+    const stale = await labelRow(labelId);
+    const v2 = (await getDb(env.DB).select().from(promptVersions).where(and(eq(promptVersions.promptId, t.id), eq(promptVersions.version, 2))))[0];
+    await call(`/api/public/v2/prompt-labels/${labelId}/protection`, { method: "PUT", key: ws.key, json: { protected: true } });
+    await expect(moveLabelAsRead(getDb(env.DB), auth(), stale, v2)).rejects.toMatchObject({ status: 409, code: "conflict" });
+    await expect(deleteLabelAsRead(getDb(env.DB), auth(), stale)).rejects.toMatchObject({ status: 409, code: "conflict" });
+    expect(await labelRow(labelId)).toMatchObject({ protected: true, promptVersionId: stale.promptVersionId });
+    expect(await auditCount("prompt_label.moved", t.id)).toBe(0);
+    expect(await auditCount("prompt_label.deleted", t.id)).toBe(0);
+  });
+
+  it("a label that had change requests while protected is deleted once unprotected (its requests with it), not a 500", async () => {
+    const t = await protectedTemplate();
+    const cr = (await json(await call(`/prompt-labels/${t.labelId}`, { method: "PATCH", key: writer, json: { prompt_version_number: 2 } }))).change_request.id;
+    await call(`/api/public/v2/prompt-labels/${t.labelId}/protection`, { method: "PUT", key: ws.key, json: { protected: false } });
+    expect((await call(`/prompt-labels/${t.labelId}`, { method: "DELETE", key: writer })).status).toBe(204);
+    expect(await auditCount("prompt_label.change_denied", t.id)).toBe(1);
+    expect((await call(`/api/public/v2/label-change-requests/${cr}/approve`, { method: "POST", key: ws.key })).status).toBe(404);
   });
 });
