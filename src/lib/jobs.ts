@@ -39,6 +39,8 @@ export type JobMessage = z.infer<typeof JobMessage>;
  */
 export interface JobSlice {
   endsAt: number;
+  /** The slice's length (JOB_SLICE_MS): a job that must first find its place again (an import re-reading its file) starts it over there. */
+  ms?: number;
 }
 
 /** Whether the slice is used up (no slice: the job runs to its end, as direct callers and tests want). */

@@ -190,7 +190,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
     const started = Date.now();
     try {
       const next = await inEventScope(emitted, () =>
-        (handlers[job.kind] as (j: JobMessage, e: Env, s: JobSlice) => Promise<Next>)(job, env, { endsAt: started + sliceMs }),
+        (handlers[job.kind] as (j: JobMessage, e: Env, s: JobSlice) => Promise<Next>)(job, env, { endsAt: started + sliceMs, ms: sliceMs }),
       );
       // The continuation is queued before this delivery is acknowledged: if it cannot be, the delivery is retried.
       if (next) await env.JOBS.send(JobMessage.parse(next.again), { contentType: "json", ...(next.delaySeconds ? { delaySeconds: next.delaySeconds } : {}) });

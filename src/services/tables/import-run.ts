@@ -159,8 +159,14 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
   let rowsImported = progress.rowsImported;
   let rowCount = progress.rowCount;
   let fraction = 0;
+  // The slice runs from this delivery's first new row: reading the rows already imported again (the
+  // source from its start) takes longer the further the import got, and must not eat the slice.
+  let slice = opts.slice;
+  let sliceStarted = false;
 
   const commit = async (rows: Cell[][]) => {
+    if (!sliceStarted && slice) slice = { ...slice, endsAt: Math.max(slice.endsAt, Date.now() + (slice.ms ?? 0)) };
+    sliceStarted = true;
     const res = await sheet.appendImportBatch({ operationId: op.id, batch, firstRow: rowsImported, columns: batcher.columns, rowsJson: JSON.stringify(rows), mapByTitle });
     if (!res.ok) {
       if (res.reason === "deleted") throw new ImportContentError("the sheet was deleted during the import");
@@ -184,7 +190,7 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
     while (batcher.rows.length >= batchRows || batcher.chars >= batchChars || (final && batcher.rows.length > 0)) {
       await commit(batcher.take(batchRows, batchChars));
       // Rows still to import and the slice used up (one batch at least each delivery): the next slice goes on.
-      if ((!final || batcher.rows.length > 0) && sliceOver(opts.slice)) throw new SliceEnded();
+      if ((!final || batcher.rows.length > 0) && sliceOver(slice)) throw new SliceEnded();
     }
   };
 
