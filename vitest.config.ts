@@ -149,6 +149,8 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: ["test/node/**/*.test.ts"],
+          // One `wrangler dev` for the files that only call it over HTTP (test/node/global-setup.ts).
+          globalSetup: ["./test/node/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
         },
