@@ -5,6 +5,6 @@ import { defineConfig } from "drizzle-kit";
 
 export default defineConfig({
   dialect: "sqlite",
-  schema: ["./src/db/schema/requests.ts", "./src/db/schema/traces.ts", "./src/db/schema/idempotency.ts", "./src/db/schema/ab-rollups.ts"],
+  schema: ["./src/db/schema/requests.ts", "./src/db/schema/traces.ts", "./src/db/schema/idempotency.ts", "./src/db/schema/ab-rollups.ts", "./src/db/schema/signal-results.ts"],
   out: "./migrations-logs",
 });

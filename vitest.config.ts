@@ -50,6 +50,7 @@ const UNIT_TESTS = [
   "test/services/evaluations/columns.test.ts",
   "test/services/registry/skill-manifest.test.ts",
   "test/services/workflows/graph.test.ts",
+  "test/services/signals/{sampling,judge}.test.ts",
   "test/sheets/{cell-values,column-plan,recalculation,scorecard-steps,stale-graph,version-refs}.test.ts",
 ];
 
@@ -111,6 +112,8 @@ const workerdPool = () =>
         OPENAI_BASE_URL: "http://fake-llm.test/v1",
         // Webhook retries 1 s, 2 s, 4 s … so the retry tests run in seconds, not minutes.
         WEBHOOK_RETRY_BASE_SECONDS: "1",
+        // A judge call the provider refused for now is retried at once, so the retry tests take no waiting.
+        SIGNAL_RETRY_BASE_SECONDS: "0",
         TOOL_EXECUTION_TIMEOUT_MS: "2000",
         ENV_VARS_KEY: "test-env-vars-key-0123456789abcdef0123456789",
         // Verified keys are trusted for 0.2 s instead of 5 s, so the revocation tests wait that long.
@@ -126,6 +129,7 @@ const workerdPool = () =>
         "promptedge-jobs": { maxBatchSize: 10, maxBatchTimeout: 0, maxRetries: 5, deadLetterQueue: "promptedge-jobs-dlq" },
         "promptedge-jobs-dlq": { maxBatchSize: 10, maxBatchTimeout: 0 },
         "promptedge-index": { maxBatchSize: 100, maxBatchTimeout: 0, maxRetries: 3 },
+        "promptedge-signals": { maxBatchSize: 10, maxBatchTimeout: 0, maxRetries: 10 },
       },
     },
   }));

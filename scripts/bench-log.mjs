@@ -22,8 +22,17 @@
 // compares the two log-request throughputs (issue 40: within 20 %). --pii puts an e-mail, a phone
 // number and a card number in every log's message, so the detectors find something in each.
 //
-//   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --json --redaction --pii]
-//   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_JSON=1, BENCH_REDACTION=1, BENCH_PII=1,
+//
+// With --signals N (N > 0) a second workspace has N enabled signals judging every log (sample rate 1),
+// with a fake judge on this machine (scripts/lib/fake-provider.mjs): each round then also sends its
+// log-requests as that workspace, and the report sets its throughput beside the plain workspace's of
+// the same rounds (judging is off the request path: they should be alike; every other round runs the
+// signals workspace first), and counts judgements per
+// second through the signals queue (each round's judgements, from its first log-request until the
+// last of them is stored).
+//
+//   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --signals 3 --json --redaction --pii]
+//   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_SIGNALS, BENCH_JSON=1, BENCH_REDACTION=1, BENCH_PII=1,
 //        BENCH_SERVER=wrangler (measure under `wrangler dev` instead), BENCH_WRANGLER_ARGS (its extra flags),
 //        BENCH_TREE=<checkout> (run that checkout's Worker with this script: before/after comparisons)
 //
@@ -38,6 +47,8 @@ import { drive, load, machine, optionsOrExit, parseArgs, percentile, summarise, 
 import { cpuMs, startBenchApi, waitIndexed } from "./lib/bench-server.mjs";
 import { logBody } from "./lib/bench-requests.mjs";
 import { startLocalApi } from "./lib/local-api.mjs";
+import { createKey } from "./lib/keys.mjs";
+import { FAKE_PROVIDER_KEY, startFakeProvider } from "./lib/fake-provider.mjs";
 
 const TARGET_RATIO = 0.35; // log-request throughput >= 35 % of the health ceiling (issue 29)
 const TARGET_FRESHNESS_P99_MS = 5_000; // a log found by search within 5 s of its answer, p99 (issue 29)
@@ -57,6 +68,7 @@ function parseOptions(argv, env) {
       count: { env: "BENCH_COUNT", default: 2000 },
       warmup: { env: "BENCH_WARMUP", default: 200, min: 0 },
       rounds: { env: "BENCH_ROUNDS", default: 4 },
+      signals: { env: "BENCH_SIGNALS", default: 0, min: 0 },
     },
     flags: { json: "BENCH_JSON", redaction: "BENCH_REDACTION", pii: "BENCH_PII" },
   });
@@ -69,6 +81,7 @@ const USAGE = `usage: npm run bench:log [-- --concurrency N] [--count N] [--warm
   --count        measured requests per endpoint (default 2000; env BENCH_COUNT)
   --warmup       unmeasured requests per endpoint first (default 200; env BENCH_WARMUP)
   --rounds       alternating health/log-request rounds the count is split into (default 4; env BENCH_ROUNDS)
+  --signals      also log as a workspace with this many enabled signals judging every log (default 0; env BENCH_SIGNALS)
   --json         print the results as one JSON object (env BENCH_JSON=1)
   --redaction    also measure log-request under a redaction policy of every detector (env BENCH_REDACTION=1)
   --pii          an e-mail, a phone number and a card number in every log's message (env BENCH_PII=1)`;
@@ -89,8 +102,8 @@ const REDACTED_FROM = 10_000_000;
 /** The tag that makes log i of this run a probe, or null. */
 const probeTag = (run, i) => (i % PROBE_EVERY === 0 ? `probe-${run}-${i}` : null);
 
-function endpoints(url, key, run, pii) {
-  return {
+function endpoints(url, key, run, pii, signalsKey) {
+  const eps = {
     health: {
       name: "GET /health",
       expect: 200,
@@ -112,6 +125,35 @@ function endpoints(url, key, run, pii) {
       probe: (i) => probeTag(run, i),
     },
   };
+  if (signalsKey) {
+    eps.signals = {
+      ...eps.log,
+      name: "POST /log-request (signals)",
+      request: (i) => {
+        const [target, init] = eps.log.request(i);
+        return [target, { ...init, headers: { ...init.headers, "X-API-KEY": signalsKey } }];
+      },
+      probe: (i) => probeTag(`${run}s`, i),
+    };
+  }
+  return eps;
+}
+
+/** Judgements stored so far in the signals workspace (the signals' processed totals added up). */
+async function judgementsMade(url, key) {
+  const res = await fetch(`${url}/api/public/v2/signals?per_page=100`, { headers: { "X-API-KEY": key } });
+  const body = await res.json();
+  return (body.items ?? []).reduce((n, s) => n + s.totals.processed + s.totals.skipped, 0);
+}
+
+/** Waits until `expected` judgements are made; answers the ms it waited. */
+async function waitJudged(url, key, expected, timeoutMs = 300_000) {
+  const t0 = performance.now();
+  while ((await judgementsMade(url, key)) < expected) {
+    if (performance.now() - t0 > timeoutMs) throw new Error(`judgements still owed after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return performance.now() - t0;
 }
 
 /**
@@ -229,7 +271,7 @@ function table(results) {
 const fmt = (x, digits = 0) => (x === null || x === undefined ? "–" : Number(x).toFixed(digits));
 
 function report(result) {
-  const { health, log, indexing, freshness, targets } = result;
+  const { health, log, indexing, freshness, targets, signals } = result;
   const ok = (b) => (b ? "MET" : "NOT MET");
   const lines = [
     "",
@@ -239,8 +281,8 @@ function report(result) {
     `tree:    ${result.tree}`,
     `run:     ${result.options.count} measured + ${result.options.warmup} warm-up requests per endpoint, concurrency ${result.options.concurrency}, ${result.options.rounds} alternating rounds`,
     "",
-    table([health, log, ...(result.redacted ? [result.redacted] : [])]),
-    `req/s per round: health ${health.rounds_rps.join(" / ")}; log-request ${log.rounds_rps.join(" / ")}${result.redacted ? `; with every detector on ${result.redacted.rounds_rps.join(" / ")}` : ""}`,
+    table([health, log, ...(signals ? [signals.log] : []), ...(result.redacted ? [result.redacted] : [])]),
+    `req/s per round: health ${health.rounds_rps.join(" / ")}; log-request ${log.rounds_rps.join(" / ")}${signals ? `; with signals ${signals.log.rounds_rps.join(" / ")}` : ""}${result.redacted ? `; with every detector on ${result.redacted.rounds_rps.join(" / ")}` : ""}`,
     ...(result.redaction
       ? [
           `redaction (every detector on${result.options.pii ? ", personal data in every log" : ""}): ${result.redaction.throughput_pct_of_plain.toFixed(1)} % of log-request's throughput without a policy, ` +
@@ -257,6 +299,15 @@ function report(result) {
     `target: freshness p99 <= ${TARGET_FRESHNESS_P99_MS} ms: ${ok(targets.freshness_met)} (${fmt(freshness.p99_ms)} ms)`,
     `(the third target, CPU per log below the tree before, compares runs: BENCHMARKS.md)`,
   ];
+  if (signals) {
+    lines.push(
+      "",
+      `signals: ${signals.count} enabled, sample rate 1, fake judge on this machine; log-request as that workspace ${signals.log.throughput_rps.toFixed(1)} req/s against ${log.throughput_rps.toFixed(1)} without (${signals.ratio_pct.toFixed(1)} %)`,
+      `per round (signals / without): ${signals.round_ratios_pct.map((x) => `${x.toFixed(1)} %`).join(" / ")} (odd rounds ran the signals workspace first)`,
+      `target: log-request with signals within 10 % of without: ${ok(signals.within_10_pct)}`,
+      `judgements through the signals queue: ${signals.judgements} in all, ${fmt(signals.judgements_per_s, 1)} per second (each round from its first log-request until its last judgement stored; rounds ${signals.rounds_per_s.map((x) => fmt(x, 1)).join(" / ")})`,
+    );
+  }
   if (result.options.concurrency !== TARGET_CONCURRENCY) {
     lines.push(`note: the targets are stated for concurrency ${TARGET_CONCURRENCY}; this run used ${result.options.concurrency}`);
   }
@@ -279,12 +330,22 @@ async function main() {
   log(`Starting the local API (${serverName}, fresh local state)…`);
   const startedAt = performance.now();
   let api;
+  // The judge of --signals: a fake provider on this machine, the Worker's OpenAI provider pointed at it.
+  const judge = opts.signals > 0 ? await startFakeProvider() : null;
+  let signalsKey = null;
   try {
+    if (judge && underWrangler) throw new Error("--signals runs on the bench server only (not BENCH_SERVER=wrangler)");
     api = underWrangler
       ? await startLocalApi({ workspace: "bench", email: "bench@localhost", wranglerArgs: (process.env.BENCH_WRANGLER_ARGS ?? "").split(" ").filter(Boolean) })
-      : await startBenchApi({ workspace: "bench", email: "bench@localhost" });
+      : await startBenchApi({
+          workspace: "bench",
+          email: "bench@localhost",
+          vars: judge ? { OPENAI_API_KEY: FAKE_PROVIDER_KEY, OPENAI_BASE_URL: judge.baseUrl } : {},
+          prepare: judge ? async (persistTo) => void (signalsKey = createKey({ workspace: "bench-signals", email: "bench@localhost", persistTo })) : undefined,
+        });
   } catch (err) {
     console.error(`could not start the local API: ${err.message}`);
+    await judge?.stop();
     return 2;
   }
   // The Worker's process: the one workerd of the bench server; under wrangler dev, every workerd it runs.
@@ -301,7 +362,18 @@ async function main() {
 
   try {
     log(`API up at ${api.url} (pid ${api.pid}; CPU of ${cpuPids.join(", ")}) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
-    const ep = endpoints(api.url, api.key, Date.now().toString(36), opts.pii);
+    const ep = endpoints(api.url, api.key, Date.now().toString(36), opts.pii, signalsKey);
+    if (signalsKey) {
+      for (let n = 0; n < opts.signals; n++) {
+        const res = await fetch(`${api.url}/api/public/v2/signals`, {
+          method: "POST",
+          headers: { "X-API-KEY": signalsKey, "Content-Type": "application/json" },
+          body: JSON.stringify({ name: `bench signal ${n + 1}`, statement: `Does the answer mention refunds? (${n + 1})`, enabled: true, hooks: [{ scope: "all", sample_rate: 1 }] }),
+        });
+        if (res.status !== 201) throw new Error(`could not create a signal: ${res.status} ${await res.text()}`);
+      }
+      log(`${opts.signals} signals enabled in the second workspace (sample rate 1)`);
+    }
     const policy = (method) =>
       fetch(`${api.url}/api/public/v2/redaction-policy`, {
         method,
@@ -321,19 +393,22 @@ async function main() {
       const warmErrors = [];
       await run(ep.health, { first: 0, count: warmup, concurrency }, warmErrors);
       await run(ep.log, { first: 0, count: warmup, concurrency }, warmErrors);
+      if (ep.signals) await run(ep.signals, { first: 0, count: warmup, concurrency }, warmErrors);
       if (opts.redaction) {
         await policy("PUT");
         await run(redacted, { first: REDACTED_FROM, count: warmup, concurrency }, warmErrors);
         await policy("DELETE");
       }
       await indexed();
+      if (ep.signals) await waitJudged(api.url, signalsKey, warmup * opts.signals);
       if (warmErrors.length > 0) {
         errors.push(...warmErrors.map((e) => ({ ...e, endpoint: `${e.endpoint} (warm-up)` })));
         log(`warm-up: ${warmErrors.length} error(s), e.g. ${warmErrors[0].endpoint} status ${warmErrors[0].status} ${warmErrors[0].body}`);
       }
     }
 
-    const parts = { health: [], log: [], redacted: [] };
+    const parts = { health: [], log: [], signals: [], redacted: [] };
+    const judgeRates = [];
     const drains = [];
     const freshness = [];
     let cpuWithIndexing = 0;
@@ -342,13 +417,31 @@ async function main() {
       const n = Math.floor(count / rounds) + (r < count % rounds ? 1 : 0);
       log(`Round ${r + 1}/${rounds}: ${n} × GET /health, then ${n} × POST /log-request, concurrency ${concurrency}…`);
       parts.health.push(await run(ep.health, { first, count: n, concurrency }, errors));
-      const cpu0 = cpuNow();
-      const probes = prober(api.url, api.key, errors);
-      parts.log.push(await run(ep.log, { first, count: n, concurrency, probes }, errors));
-      drains.push(await indexed());
-      await probes.stop();
-      cpuWithIndexing += cpuNow() - cpu0;
-      freshness.push(...probes.freshness);
+      const plainRound = async () => {
+        const cpu0 = cpuNow();
+        const probes = prober(api.url, api.key, errors);
+        parts.log.push(await run(ep.log, { first, count: n, concurrency, probes }, errors));
+        drains.push(await indexed());
+        await probes.stop();
+        cpuWithIndexing += cpuNow() - cpu0;
+        freshness.push(...probes.freshness);
+      };
+      const signalsRound = async () => {
+        log(`Round ${r + 1}/${rounds}: ${n} × POST /log-request as the workspace with ${opts.signals} signals…`);
+        const t0 = performance.now();
+        const part = await run(ep.signals, { first, count: n, concurrency }, errors);
+        parts.signals.push(part);
+        await waitJudged(api.url, signalsKey, (first + n) * opts.signals);
+        judgeRates.push((n * opts.signals) / ((performance.now() - t0) / 1000));
+      };
+      // With signals, every other round runs them first: neither side always follows the other's leftovers.
+      if (ep.signals && r % 2 === 1) {
+        await signalsRound();
+        await plainRound();
+      } else {
+        await plainRound();
+        if (ep.signals) await signalsRound();
+      }
       if (opts.redaction) {
         log(`Round ${r + 1}/${rounds}: ${n} × POST /log-request with every redaction detector on…`);
         await policy("PUT");
@@ -386,7 +479,7 @@ async function main() {
       server: serverName,
       tree: tree(),
       load: [loadBefore, load()],
-      options: { concurrency, count, warmup, rounds, redaction: Boolean(opts.redaction), pii: Boolean(opts.pii) },
+      options: { concurrency, count, warmup, rounds, signals: opts.signals, redaction: Boolean(opts.redaction), pii: Boolean(opts.pii) },
       health,
       log: logRes,
       ...(redactedRes
@@ -413,6 +506,22 @@ async function main() {
       },
       errors: { total: errors.length, samples: errors.slice(0, 5) },
     };
+    if (ep.signals) {
+      const withSignals = summary(ep.signals.name, concurrency, parts.signals, errors);
+      const judged = (count / rounds) * opts.signals;
+      result.signals = {
+        count: opts.signals,
+        log: withSignals,
+        ratio_pct: Math.round((withSignals.throughput_rps / logRes.throughput_rps) * 1000) / 10,
+        // Per round (the two sides of a round ran back to back): less exposed to the machine's swings than the totals.
+        round_ratios_pct: withSignals.rounds_rps.map((x, i) => Math.round((x / logRes.rounds_rps[i]) * 1000) / 10),
+        within_10_pct: withSignals.throughput_rps >= 0.9 * logRes.throughput_rps,
+        judgements: count * opts.signals,
+        judgements_per_s: Math.round((judgeRates.reduce((a, b) => a + b, 0) / judgeRates.length) * 10) / 10,
+        rounds_per_s: judgeRates.map((x) => Math.round(x * 10) / 10),
+        judged_per_round: judged,
+      };
+    }
     if (opts.json) console.log(JSON.stringify(result));
     else console.log(report(result));
     if (opts.json && errors.length > 0) {
@@ -426,6 +535,7 @@ async function main() {
     return 1;
   } finally {
     await stop();
+    await judge?.stop();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }

@@ -6,7 +6,8 @@
 // and waterfall (its OTLP log records with their spans, the rest under the trace) and go between a
 // span and its request log both ways, diff two prompt versions,
 // see a sheet's stale cells and watch them recalculate, a dataset's rows, an evaluation run's status,
-// the analytics charts, and /docs rendered, its "try it" sending the key as X-API-KEY. Every request the browser makes to a host other than this
+// the analytics charts, Signals (define, test on picked logs, enable, verdicts and the signals filter:
+// scripts/lib/browser-signals.mjs), and /docs rendered, its "try it" sending the key as X-API-KEY. Every request the browser makes to a host other than this
 // machine is blocked and fails the test, as does any Content-Security-Policy violation.
 // Screenshots go to .browser-test/ (git-ignored). Ends with "N passed, N failed".
 import { spawn } from "node:child_process";
@@ -18,6 +19,7 @@ import { chromium } from "playwright-core";
 import { apiClient, seed } from "./lib/browser-seed.mjs";
 import { seedReleases } from "./lib/browser-seed-releases.mjs";
 import { FAKE_PROVIDER_KEY, startFakeProvider } from "./lib/fake-provider.mjs";
+import { signalChecks } from "./lib/browser-signals.mjs";
 import { ROOT } from "./lib/wrangler.mjs";
 import { KEY_PLACEHOLDER } from "./lib/assets.mjs";
 
@@ -91,9 +93,9 @@ async function check(name, fn) {
   }
 }
 
-/** Polls `probe` until it answers something truthy (at most 30 s), and answers that. */
-async function until(what, probe) {
-  const deadline = Date.now() + 30_000;
+/** Polls `probe` until it answers something truthy (at most `ms`, 30 s unless said), and answers that. */
+async function until(what, probe, ms = 30_000) {
+  const deadline = Date.now() + ms;
   for (;;) {
     const value = await probe();
     if (value) return value;
@@ -683,6 +685,8 @@ async function main() {
       const log = await api("GET", `/api/public/v2/requests/${id}`);
       assert(log.scores.helpfulness === 90 && log.metadata.reviewed_by === "browser test", `log ${JSON.stringify({ scores: log.scores, metadata: log.metadata })}`);
     });
+
+    await signalChecks({ page, base, api, provider, providerKey: FAKE_PROVIDER_KEY, check, assert, until, shot });
 
     await check("makes an A/B release from a template's versions and ramps it; a protected label's promote waits for an approval, which moves it", async () => {
       const { fresh, running } = releases;

@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
 import { buildDeps } from "./deps";
+import { signalMatcher } from "./services/signals";
 import { BOOKMARK_HEADER, parseBookmarks, RequestSessions } from "./db/sessions";
 import { ApiError, errorBody } from "./lib/errors";
 import { toApiError } from "./http/api-error";
@@ -40,6 +41,7 @@ import { registerTrackingRoutes } from "./routes/tracking";
 import { registerRealtimeRoutes } from "./routes/realtime";
 import { registerTraceRoutes } from "./routes/traces";
 import { registerWorkspaceRoutes } from "./routes/workspace";
+import { registerSignalRoutes } from "./routes/signals";
 import { registerApiKeyRoutes } from "./routes/api-keys";
 import { registerAuditLogRoutes } from "./routes/audit-log";
 import { registerRedactionPolicyRoutes } from "./routes/redaction-policy";
@@ -74,7 +76,10 @@ export function createApp(): OpenAPIHono<AppEnv> {
     const sent = parseBookmarks(c.req.header(BOOKMARK_HEADER));
     if (typeof sent === "string") throw new ApiError("validation_error", `${BOOKMARK_HEADER}: ${sent}`);
     const sessions = new RequestSessions(c.req.method === "GET" || c.req.method === "HEAD" ? "first-unconstrained" : "first-primary", sent);
-    c.set("deps", buildDeps(c.env, sessions));
+    const deps = buildDeps(c.env, sessions);
+    // Logs a snapshot indexes before the index queue reaches them are matched against Signals' hooks as the queue's would be.
+    deps.indexExtension = signalMatcher(deps);
+    c.set("deps", deps);
     await next();
     const bookmarks = sessions.header();
     if (bookmarks) c.res.headers.set(BOOKMARK_HEADER, bookmarks);
@@ -120,6 +125,7 @@ export function createApp(): OpenAPIHono<AppEnv> {
   registerTrackingRoutes(app);
   registerTraceRoutes(app);
   registerWorkspaceRoutes(app);
+  registerSignalRoutes(app);
   registerApiKeyRoutes(app);
   registerAuditLogRoutes(app);
   registerRedactionPolicyRoutes(app);

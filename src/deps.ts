@@ -14,12 +14,16 @@ const CONTROL_DB = "DB";
 export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
   const base = buildBaseDeps(env, sessions);
   let prompts: PromptCache | undefined;
-  return {
+  const deps: Deps = {
     env,
     get db() {
       return base.db;
     },
-    logs: base.logs,
+    async logs(workspaceId) {
+      const logs = await base.logs(workspaceId);
+      if (deps.indexExtension) logs.indexExtension = deps.indexExtension;
+      return logs;
+    },
     logsOn: base.logsOn,
     shardOf: base.shardOf,
     knowPlacement: base.knowPlacement,
@@ -28,6 +32,7 @@ export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
     blobs: env.BLOBS,
     jobs: env.JOBS,
     indexQueue: env.INDEX,
+    signalsQueue: env.SIGNALS,
     sheet: (sheetId) => env.SHEETS.get(env.SHEETS.idFromName(sheetId)),
     get prompts() {
       return (prompts ??= new PromptCache({
@@ -42,4 +47,5 @@ export function buildDeps(env: Env, sessions?: RequestSessions): Deps {
       }));
     },
   };
+  return deps;
 }

@@ -5,6 +5,7 @@ import type { BlockSettings } from "./blocks";
 import type { BaseDeps } from "./base-deps";
 import type { AuthContext } from "./lib/auth-context";
 import type { PromptCache } from "./prompts";
+import type { IndexExtension } from "./logs";
 
 export type { AuthContext };
 
@@ -15,6 +16,8 @@ export interface Env extends BlockSettings {
   JOBS: Queue;
   /** The index queue: logs just written, for the indexer (src/logs/indexing.ts). */
   INDEX: Queue;
+  /** The signals queue: judgements to make (src/services/signals/). */
+  SIGNALS: Queue;
   SHEETS: DurableObjectNamespace<SheetObject>;
   /** The realtime channels of workflow runs (runWorkflow's WebSocket). */
   REALTIME: DurableObjectNamespace<RealtimeHub>;
@@ -56,6 +59,8 @@ export interface Env extends BlockSettings {
   LOADER?: WorkerLoader;
   TOOL_EXECUTION_TIMEOUT_MS?: string;
   TOOL_EXECUTION_CPU_MS?: string;
+  /** Signals: seconds before the first retry of a judge call the provider refused for now (doubled per retry, at most 5 minutes). */
+  SIGNAL_RETRY_BASE_SECONDS?: string;
 }
 
 /**
@@ -69,6 +74,13 @@ export interface Deps extends BaseDeps {
   readonly jobs: Queue;
   /** Where new logs are announced for indexing (announceUnindexed). */
   readonly indexQueue: Queue;
+  /** Where judgements are announced (src/services/signals/). */
+  readonly signalsQueue: Queue;
+  /**
+   * Work added to indexing that logs() hands on to the indexing a snapshot does itself: Signals'
+   * matcher, set by the request's wiring (app.ts); the queue and the cron pass it to their indexing.
+   */
+  indexExtension?: IndexExtension;
   /** The Durable Object that owns a sheet. */
   sheet(sheetId: string): DurableObjectStub<SheetObject>;
   /** The edge cache of template reads, in this data centre. */

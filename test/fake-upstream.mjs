@@ -27,6 +27,29 @@ async function fakeWebhook(request, url) {
   return new Response(null, { status: 204 });
 }
 
+// The Signals judge (a request asking for the signal_verdict json_schema). Its verdict comes from markers
+// in the judged log: [[verdict:true]] or [[verdict:false]] (none: false), [[quote:…]] the quote (none:
+// empty), [[judge-status:429]] answers that status every time, [[judge-flaky:N]] answers 503 to the
+// first N calls of the same conversation, [[judge-bad]] answers text that is not JSON.
+const flakyCalls = new Map();
+
+function fakeJudge(body) {
+  const text = body.messages.map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n");
+  const usage = { prompt_tokens: Math.ceil(text.length / 4), completion_tokens: 20, total_tokens: Math.ceil(text.length / 4) + 20 };
+  const status = /\[\[judge-status:(\d{3})\]\]/.exec(text);
+  if (status) return json({ error: { message: `judge answered ${status[1]} on purpose` } }, Number(status[1]));
+  const flaky = /\[\[judge-flaky:(\d+)\]\]/.exec(text);
+  if (flaky) {
+    const seen = (flakyCalls.get(text) ?? 0) + 1;
+    flakyCalls.set(text, seen);
+    if (seen <= Number(flaky[1])) return json({ error: { message: `overloaded (call ${seen})` } }, 503);
+  }
+  const content = /\[\[judge-bad\]\]/.test(text)
+    ? "I think so."
+    : JSON.stringify({ result: /\[\[verdict:true\]\]/.test(text), reasoning: "the fake judge read the markers", quote: /\[\[quote:([^\]]*)\]\]/.exec(text)?.[1] ?? "" });
+  return json({ id: "fake-judge", object: "chat.completion", model: body.model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage });
+}
+
 /** A streamed chat completion: one chunk a word, then the usage chunk when asked for, then [DONE]. */
 function fakeLlmStream(body, reply, usage) {
   const chunk = (delta, finish = null) => ({ id: "fake", object: "chat.completion.chunk", model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] });
@@ -43,6 +66,7 @@ export async function fakeUpstream(request) {
     const auth = request.headers.get("authorization");
     if (auth !== "Bearer test-key" && auth !== "Bearer workspace-key") return json({ error: { message: "bad key" } }, 401);
     const body = await request.json();
+    if (body.response_format?.json_schema?.name === "signal_verdict") return fakeJudge(body);
     const last = [...body.messages].reverse().find((m) => m.role === "user")?.content ?? "";
     const m = /\[\[reply:([^\]]*)\]\]/.exec(last);
     const reply = (m ? m[1] : `echo: ${last}`) + (auth === "Bearer workspace-key" ? " [workspace key]" : "");

@@ -7,7 +7,7 @@ export type SuggestField = Queries["GET /api/public/v2/requests/suggestions"]["f
 
 type Operator = StructuredFilter["operator"];
 
-export type FieldKind = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "score" | "nested";
+export type FieldKind = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "score" | "nested" | "signal";
 
 export interface FieldSpec {
   kind: FieldKind;
@@ -49,6 +49,7 @@ export const FIELDS: Record<string, FieldSpec> = {
   group_id: { kind: "numeric", label: "Group id", nullable: true },
   trace_id: { kind: "string", label: "Trace id", suggest: "trace_id", nullable: true },
   span_name: { kind: "string", label: "Span name", suggest: "span_name", nullable: true },
+  signals: { kind: "signal", label: "Signal" },
 } satisfies { [F in StructuredFilter["field"]]?: FieldSpec };
 
 export const OPERATORS: Record<FieldKind, Operator[]> = {
@@ -61,6 +62,7 @@ export const OPERATORS: Record<FieldKind, Operator[]> = {
   array: ["contains", "not_contains", "in", "not_in", "starts_with", "is_empty", "is_not_empty"],
   score: ["gte", "gt", "lte", "lt", "is", "is_not", "between", "is_null", "is_not_null"],
   nested: ["key_equals", "key_not_equals", "key_contains", "is_null", "is_not_null"],
+  signal: ["is_true", "is_false", "is_null", "is_not_null"],
 };
 
 /** The operators a field takes: its kind's, and is_null / is_not_null when the column may be empty. */
@@ -82,7 +84,7 @@ export interface FilterRow {
 }
 
 export const takesValue = (operator: string) => !NO_VALUE.has(operator);
-export const needsKey = (field: string) => FIELDS[field]?.kind === "nested" || FIELDS[field]?.kind === "score";
+export const needsKey = (field: string) => FIELDS[field]?.kind === "nested" || FIELDS[field]?.kind === "score" || FIELDS[field]?.kind === "signal";
 
 export function newRow(field = "tags"): FilterRow {
   return { field, operator: operatorsOf(field)[0], value: "", nested_key: FIELDS[field].kind === "score" ? "default" : "" };

@@ -15,6 +15,7 @@ import { SettingsView } from "./views/settings";
 import { TableDetail, TablesView } from "./views/tables";
 import { TraceDetail, TracesView } from "./views/traces";
 import { PrivacyView } from "./views/privacy";
+import { SignalDetail, SignalsView } from "./views/signals";
 
 // The top bar's pages, in order: a new view adds one line here and one case in View below.
 const VIEWS: [string, string][] = [
@@ -26,6 +27,7 @@ const VIEWS: [string, string][] = [
   ["datasets", "Datasets"],
   ["evaluations", "Evaluations"],
   ["analytics", "Analytics"],
+  ["signals", "Signals"],
   ["privacy", "Privacy"],
   ["settings", "Settings"],
 ];
@@ -95,6 +97,8 @@ function View() {
       return id ? <EvaluationDetail key={id} id={id} /> : <EvaluationsView />;
     case "analytics":
       return <AnalyticsView />;
+    case "signals":
+      return id ? <SignalDetail key={id} id={id} /> : <SignalsView />;
     case "privacy":
       return <PrivacyView />;
     case "settings":

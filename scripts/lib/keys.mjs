@@ -14,7 +14,7 @@ export const PREFIX_LENGTH = 11; // "pe_" + 8 hex characters
 export const SCOPES = [
   "admin",
   "read",
-  ...["logs", "prompts", "workflows", "datasets", "evaluations", "tables", "tools", "webhooks", "settings"].flatMap((a) => [`${a}:read`, `${a}:write`]),
+  ...["logs", "prompts", "workflows", "datasets", "evaluations", "tables", "tools", "webhooks", "signals", "settings"].flatMap((a) => [`${a}:read`, `${a}:write`]),
 ];
 
 /** `--scopes a,b` as a list (default admin, as every key made before scopes). */

@@ -9,7 +9,15 @@ import { bucketValue } from "./latency-buckets";
 import { bucketKey, type Interval } from "./summarize";
 
 export const METRIC_FIELDS = ["input_tokens", "output_tokens", "cost", "latency_ms", "prompt_version_number", "turn_count", "tool_call_count", "cached_tokens", "thinking_tokens"] as const;
-export type MetricField = (typeof METRIC_FIELDS)[number];
+/**
+ * A Signals verdict as a field (`signal:<the signal's name>`): 1 for a log judged true, 0 false, no
+ * value for a log without an ok verdict. So avg is the signal's true-rate over the judged logs, sum
+ * the true verdicts, min and max whether any was false or true.
+ */
+export type SignalField = `signal:${string}`;
+export const SIGNAL_FIELD_PREFIX = "signal:";
+export const isSignalField = (f: string): f is SignalField => f.startsWith(SIGNAL_FIELD_PREFIX);
+export type MetricField = (typeof METRIC_FIELDS)[number] | SignalField;
 /** Fields logs do not record: asking for them is a 400 rather than a chart of zeros. */
 export const UNRECORDED_FIELDS: ReadonlySet<MetricField> = new Set(["turn_count", "tool_call_count", "cached_tokens", "thinking_tokens"]);
 /** Fields every observation carries as sums (the rollups keep exactly these). */
@@ -172,7 +180,7 @@ export function chartProblem<M extends string>(chart: ChartSpec<M, string>, fiel
   }
   const own = new Set(seriesOf(chart).filter((s) => needsOwnField(s, fields)).map((s) => s.metricField));
   if (own.size > 1) {
-    const which = fields.percentiles.from === "own" ? "min, max and percentile" : "min, max and prompt_version_number";
+    const which = fields.percentiles.from === "own" ? "min, max and percentile" : "min, max, prompt_version_number and signal";
     return `series: ${which} series of one chart must share one field`;
   }
   for (const d of chart.derivedInsights ?? []) {

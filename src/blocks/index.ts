@@ -6,7 +6,7 @@ import { EFFECT_BLOCKS } from "./defs/effects";
 import { UNSUPPORTED_BLOCKS, unsupportedReason } from "./defs/unsupported";
 import { BlockError, type BlockContext, type BlockDefinition, type BlockInputs, type BlockResult, type ConfigCheck } from "./types";
 
-export type { BlockContext, BlockDefinition, BlockSettings, BlockInputs, BlockResult, ConfigCheck, EndpointPolicy, PromptRef, ResolvedPrompt } from "./types";
+export type { BlockContext, BlockDefinition, BlockSettings, BlockInputs, BlockResult, ChatMessage, ConfigCheck, EndpointPolicy, PromptRef, ResolvedPrompt } from "./types";
 export { BlockError } from "./types";
 export {
   createLlmProviders,
@@ -16,6 +16,8 @@ export {
   providerSettings,
   PROVIDER_KEYS_PAGE,
   PROVIDER_VARIABLES,
+  pickProvider,
+  ProviderCallError,
   type KeyedProvider,
   type LlmProvider,
   type LlmProviders,

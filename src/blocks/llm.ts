@@ -28,14 +28,32 @@ async function post(fetchImpl: typeof fetch, provider: string, url: string, head
   } catch (err) {
     throw transportError(provider, err, timeoutMs);
   }
-  if (!res.ok) throw new BlockError(`${provider} answered ${res.status}: ${(await res.text()).slice(0, MAX_ERROR_TEXT)}`);
+  if (!res.ok) throw new ProviderCallError(`${provider} answered ${res.status}: ${(await res.text()).slice(0, MAX_ERROR_TEXT)}`, res.status);
   return res;
+}
+
+/**
+ * A provider call that failed on the way: its status when the provider answered (null: no answer, a
+ * timeout or no connection). `transient` says whether the same call may succeed later (429, 5xx, no
+ * answer), for callers that retry (the Signals judge); blocks report it as any other BlockError.
+ */
+export class ProviderCallError extends BlockError {
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
+    super(message);
+  }
+
+  get transient(): boolean {
+    return this.status === null || this.status === 429 || this.status >= 500;
+  }
 }
 
 function transportError(provider: string, err: unknown, timeoutMs: number): BlockError {
   if (err instanceof BlockError) return err;
   const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
-  return new BlockError(timedOut ? `${provider} did not answer within ${timeoutMs} ms` : `${provider} could not be reached: ${(err as Error)?.message ?? err}`);
+  return new ProviderCallError(timedOut ? `${provider} did not answer within ${timeoutMs} ms` : `${provider} could not be reached: ${(err as Error)?.message ?? err}`, null);
 }
 
 async function jsonOf(provider: string, res: Response): Promise<Record<string, any>> {

@@ -10,7 +10,7 @@
 // filter's term read from the facet rows it names (an unknown value has none: no log matches it), and
 // the filters of one group meet in one query, so the index intersects them itself.
 import { getTableName } from "drizzle-orm";
-import { logIndexState, REQUEST_LOGS_FTS, REQUEST_LOGS_FTS_COLUMNS, requestLogFacets, requestLogs, requestLogUnindexed } from "../db/schema";
+import { logIndexState, REQUEST_LOGS_FTS, REQUEST_LOGS_FTS_COLUMNS, requestLogFacets, requestLogs, requestLogUnindexed, signalResults } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { ApiError } from "../lib/errors";
 import { likePattern, longTextMatch, type TextMatch } from "../lib/query";
@@ -28,6 +28,8 @@ const STATE = getTableName(logIndexState);
 const S = columnNames(logIndexState);
 const UNINDEXED = getTableName(requestLogUnindexed);
 const U = columnNames(requestLogUnindexed);
+const RESULTS = getTableName(signalResults);
+const SR = columnNames(signalResults);
 const FTS = REQUEST_LOGS_FTS;
 const FC = REQUEST_LOGS_FTS_COLUMNS;
 
@@ -296,6 +298,24 @@ function compileFilter(f: Filter, ctx: CompileContext): Compiled {
         case "is_not_null":
         case "is_not_empty":
           return { term: hasKey() };
+      }
+      break;
+    }
+    case "signal": {
+      // The log's verdict of the signal named nested_key (its results carry the name), true or false,
+      // read from the verdicts beside the log by their (workspace, name, result) index; no verdict
+      // (never judged, skipped, or judging failed) is is_null.
+      const verdicts = (cond: string) => `FROM ${RESULTS} AS s WHERE s.${SR.workspaceId} = ${ctx.workspace} AND s.${SR.signalName} = ${p.add(f.nested_key!)} AND ${cond}`;
+      const has = (cond: string) => sqlOf(`r.${R.id} IN (SELECT s.${SR.requestId} ${verdicts(cond)})`);
+      switch (f.operator) {
+        case "is_true":
+          return has(`s.${SR.result} = 1`);
+        case "is_false":
+          return has(`s.${SR.result} = 0`);
+        case "is_not_null":
+          return has(`s.${SR.result} IN (0, 1)`);
+        case "is_null":
+          return sqlOf(`NOT EXISTS (SELECT 1 ${verdicts(`s.${SR.result} IN (0, 1)`)} AND s.${SR.requestId} = r.${R.id})`);
       }
       break;
     }

@@ -41,7 +41,7 @@ const S = columnNames(spans);
 /** The name of the span a log was made from (a correlated lookup by its primary key). */
 export const SPAN_NAME = `(SELECT s.${S.name} FROM ${getTableName(spans)} AS s WHERE s.${S.workspaceId} = r.${R.workspaceId} AND s.${S.traceId} = r.${R.traceId} AND s.${S.spanId} = r.${R.spanId})`;
 
-export type FieldType = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "nested" | "score";
+export type FieldType = "string" | "enum" | "text" | "numeric" | "datetime" | "boolean" | "array" | "nested" | "score" | "signal";
 
 /** A column of request_logs (alias r), as SQL built from constants only. */
 interface ColumnField {
@@ -61,7 +61,9 @@ export type FieldSpec =
   /** `json`: the log column holding the object, for exact checks of values longer than the index keeps. */
   | { type: "nested"; kind: IndexKind; json: string }
   /** Named numbers (scores, redaction counts): a JSON object column of name → number; nested_key names one. */
-  | { type: "score"; json: string };
+  | { type: "score"; json: string }
+  /** Signals' verdicts (signal_results, beside the log); nested_key names the signal. */
+  | { type: "signal" };
 
 export const FILTER_FIELDS = {
   pl_id: { type: "numeric", integer: true, column: `r.${R.id}` },
@@ -102,6 +104,8 @@ export const FILTER_FIELDS = {
   // A/B releases: the release (ab_tests.id) and variant that served the log, null for every other log.
   ab_test_id: { type: "numeric", integer: true, column: `r.${R.abTestId}`, nullable: true },
   ab_variant: { type: "string", column: `r.${R.abVariant}`, nullable: true },
+  // Signals' verdicts (docs/signals.md): nested_key names the signal; is_null is "no verdict".
+  signals: { type: "signal" },
 } as const satisfies Record<string, FieldSpec>;
 
 export type FilterField = keyof typeof FILTER_FIELDS;
@@ -120,6 +124,7 @@ export const OPERATORS_BY_TYPE: Record<FieldType, readonly FilterOperator[]> = {
   array: ["contains", "not_contains", "in", "not_in", "starts_with", "is_empty", "is_not_empty"],
   nested: ["key_equals", "key_not_equals", "key_contains", "in", "not_in", "is_null", "is_not_null", "is_empty", "is_not_empty"],
   score: ["is", "is_not", "eq", "neq", "gt", "gte", "lt", "lte", "between", "in", "not_in", "is_null", "is_not_null"],
+  signal: ["is_true", "is_false", "is_null", "is_not_null"],
 };
 
 /**
@@ -127,7 +132,7 @@ export const OPERATORS_BY_TYPE: Record<FieldType, readonly FilterOperator[]> = {
  * number is whole, whether it may be null. Every FieldSpec is one; the trace fields are others.
  */
 export type FieldShape =
-  | { type: "string" | "text" | "datetime" | "boolean" | "array" | "nested" | "score"; nullable?: boolean }
+  | { type: "string" | "text" | "datetime" | "boolean" | "array" | "nested" | "score" | "signal"; nullable?: boolean }
   | { type: "enum"; values: readonly string[]; nullable?: boolean }
   | { type: "numeric"; integer: boolean; nullable?: boolean };
 

@@ -55,7 +55,7 @@ export function parseFilterGroup(input: unknown): ParseResult {
 /** The same rules over another language's fields and logics. */
 export function parseFilterGroupOf<F extends string, L extends string>(input: unknown, language: FilterLanguage<F, L>): ParseResult<F, L> {
   const FIELDS: Record<string, FieldShape> = language.fields;
-  const nestedFields = Object.keys(FIELDS).filter((f) => FIELDS[f].type === "nested" || FIELDS[f].type === "score");
+  const nestedFields = Object.keys(FIELDS).filter((f) => FIELDS[f].type === "nested" || FIELDS[f].type === "score" || FIELDS[f].type === "signal");
   const issues: FilterIssue[] = [];
   let leaves = 0;
 
@@ -118,7 +118,7 @@ export function parseFilterGroupOf<F extends string, L extends string>(input: un
 
     const out: Filter<F> = { field, operator };
     const nestedKey = raw.nested_key;
-    if (spec.type === "nested" || spec.type === "score") {
+    if (spec.type === "nested" || spec.type === "score" || spec.type === "signal") {
       if (typeof nestedKey !== "string" || nestedKey.length === 0) {
         issues.push({ path: [...path, "nested_key"], rule: `is required for ${field} (the key within it to filter on)` });
         return null;

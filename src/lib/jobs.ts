@@ -25,7 +25,16 @@ export const WebhookDeliveryJob = envelope("webhook_delivery", { delivery_id: z.
 /** Evaluates the next batch of an evaluation run's rows (and queues itself again while rows are left). */
 export const EvaluationRunJob = envelope("evaluation_run", { report_id: z.int().positive() });
 
-export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob, EvaluationRunJob]);
+/** Pages a signal backfill on: reads the next logs, queues their judgements, records where it stands. */
+export const SignalBackfillJob = envelope("signal_backfill", { backfill_id: z.int().positive() });
+
+/** Deletes a deleted signal's results, judgements owed and daily totals from the log databases, a chunk at a time. */
+export const SignalPurgeJob = envelope("signal_purge", { signal_id: z.int().positive(), name: z.string().min(1).max(255) });
+
+/** Carries a renamed signal's current name to its results named `from` in the log databases (search reads it there), a chunk at a time. */
+export const SignalRenameJob = envelope("signal_rename", { signal_id: z.int().positive(), from: z.string().min(1).max(255) });
+
+export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob, EvaluationRunJob, SignalBackfillJob, SignalPurgeJob, SignalRenameJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {
@@ -59,5 +68,35 @@ export async function announceUnindexed(queue: Queue, shard: string, ids: readon
     }
   } catch (err) {
     console.error(JSON.stringify({ level: "warn", msg: "index queue send failed; the sweeper will index these logs", shard, logs: ids.length, error: chainForLog(err) }));
+  }
+}
+
+/**
+ * One judgement to make (src/services/signals/): a log and a signal. On the signals queue, whose
+ * consumer calls the judge; the judgement owed is recorded beside the log (signal_pending), so this
+ * message is a nudge that may be lost or delivered twice.
+ */
+export const SignalJudgeMessage = z.object({
+  v: z.literal(1),
+  kind: z.literal("signal_judge"),
+  workspace_id: z.int().positive(),
+  request_id: z.int().positive(),
+  signal_id: z.int().positive(),
+});
+export type SignalJudgeMessage = z.infer<typeof SignalJudgeMessage>;
+
+/** Messages per Queue.sendBatch call (the platform's limit). */
+const SEND_BATCH = 100;
+
+/** Sends judgement messages, each after its own delay (seconds, at most the queue's 12 hours). Throws when the queue refuses. */
+export async function sendJudgements(queue: Queue, items: readonly { workspaceId: number; requestId: number; signalId: number; delaySeconds: number }[]): Promise<void> {
+  for (let at = 0; at < items.length; at += SEND_BATCH) {
+    await queue.sendBatch(
+      items.slice(at, at + SEND_BATCH).map((i) => ({
+        body: SignalJudgeMessage.parse({ v: 1, kind: "signal_judge", workspace_id: i.workspaceId, request_id: i.requestId, signal_id: i.signalId }),
+        contentType: "json" as const,
+        ...(i.delaySeconds > 0 ? { delaySeconds: Math.min(43_200, Math.ceil(i.delaySeconds)) } : {}),
+      })),
+    );
   }
 }

@@ -13,6 +13,7 @@ export const SCOPE_AREAS = {
   tables: "smart tables and sheets",
   tools: "the tool registry and skill collections",
   webhooks: "webhooks and their deliveries",
+  signals: "Signals: their hooks, tests (which judge logs and quote them), estimates, series and backfills",
   settings: "environment variables (never their values), log retention, the redaction policy (read) and its try-out",
 } as const;
 

@@ -18,10 +18,11 @@
 import { and, asc, desc, eq, getTableName, gt, gte, isNotNull, lt, lte, min, sql } from "drizzle-orm";
 import { runBatch } from "../db/batch";
 import { d1Of, type Db } from "../db/client";
-import { requestLogArchives, requestLogs, workspaces } from "../db/schema";
+import { requestLogArchives, requestLogs, signalPending, signalResults, workspaces } from "../db/schema";
 import { col, columnList, columnNames, inJsonList } from "../db/sql";
 import { isCounted } from "./search-index";
-import { getRequestLog, getRequestLogs, requestLogView } from "./write";
+import { decodeLogRow, getRequestLogs, requestLogView } from "./write";
+import { byName, resultsQuery, verdictOf, verdictsByLog, type Verdict } from "./signal-results";
 import type { WorkspaceLogs } from "./periods";
 
 export const DAY_MS = 86_400_000;
@@ -29,7 +30,8 @@ export const DAY_MS = 86_400_000;
 /** Bounds of the setting (days a log stays in D1); null keeps every log in D1. */
 export const LOG_RETENTION_DAYS = { min: 1, max: 3650 } as const;
 
-export type ArchivedLog = ReturnType<typeof requestLogView>;
+/** A log as GET /requests/{id} answers it: its view and its Signals verdicts (src/logs/signal-results.ts). */
+export type ArchivedLog = ReturnType<typeof requestLogView> & { signals: Verdict[] };
 
 export interface ArchiveSettings {
   /** Logs per file at most. */
@@ -134,8 +136,10 @@ export async function uploadArchiveFile(logs: Db, blobs: R2Bucket, workspaceId: 
   let size = 0;
   try {
     outer: for (let at = 0; at < batch.ids.length; at += READ_PAGE) {
-      for (const row of await getRequestLogs(logs, workspaceId, batch.ids.slice(at, at + READ_PAGE))) {
-        const line = encoder.encode(`${JSON.stringify(requestLogView(row))}\n`);
+      const page = batch.ids.slice(at, at + READ_PAGE);
+      const verdicts = await verdictsByLog(logs, workspaceId, page);
+      for (const row of await getRequestLogs(logs, workspaceId, page)) {
+        const line = encoder.encode(`${JSON.stringify({ ...requestLogView(row), signals: verdicts.get(row.id) ?? [] })}\n`);
         if (written.length > 0 && size + line.byteLength > settings.fileMaxBytes) break outer;
         await writer.write(line);
         written.push(row.id);
@@ -175,6 +179,10 @@ export async function commitArchiveFile(logs: Db, file: ArchiveFile): Promise<bo
              WHERE ${inFile}) = ${file.ids.length}
       ON CONFLICT (${col(requestLogArchives.objectKey)}) DO NOTHING`,
     sql`DELETE FROM ${requestLogs} WHERE ${inFile} AND EXISTS (SELECT 1 FROM ${requestLogArchives} WHERE ${requestLogArchives.objectKey} = ${file.key})`,
+    // The logs' Signals results go with them (their lines hold them); the signals' daily totals stay.
+    ...[signalResults, signalPending].map(
+      (t) => sql`DELETE FROM ${t} WHERE ${inJsonList(t.requestId, file.ids)} AND ${t.workspaceId} = ${file.workspaceId} AND EXISTS (SELECT 1 FROM ${requestLogArchives} WHERE ${requestLogArchives.objectKey} = ${file.key})`,
+    ),
   ]);
   return (inserted.meta.changes ?? 0) > 0;
 }
@@ -317,10 +325,21 @@ async function archivedLineIn(logs: Db, blobs: R2Bucket, workspaceId: number, id
 export async function readRequestLog(store: WorkspaceLogs, blobs: R2Bucket, workspaceId: number, id: number): Promise<ArchivedLog | null> {
   const logs = await store.holding(id);
   if (!logs) return null;
-  const row = await getRequestLog(logs, workspaceId, id);
-  if (row) return requestLogView(row);
+  // The log and its Signals results in one round trip.
+  const [rows, results] = await logs.batch([
+    logs
+      .select()
+      .from(requestLogs)
+      .where(and(eq(requestLogs.id, id), eq(requestLogs.workspaceId, workspaceId)))
+      .limit(1),
+    resultsQuery(logs, workspaceId, id),
+  ]);
+  if (rows[0]) return { ...requestLogView(decodeLogRow(rows[0])), signals: results.map(verdictOf).sort(byName) };
   const line = await archivedLineIn(logs, blobs, workspaceId, id);
-  return line === null ? null : (JSON.parse(line) as ArchivedLog);
+  if (line === null) return null;
+  // A file written before Signals holds no verdicts.
+  const archived = JSON.parse(line) as ArchivedLog;
+  return { ...archived, signals: archived.signals ?? [] };
 }
 
 type Manifest = { id: number; day: number; key: string };
@@ -424,9 +443,10 @@ async function* exportFrom(logs: Db, blobs: R2Bucket, workspaceId: number, from:
     const rows = found.results as { id: number; start: number; archived: number }[];
     const wanted = rows.filter((r) => !r.archived).map((r) => r.id);
     const read = new Map((await getRequestLogs(logs, workspaceId, wanted)).map((r) => [r.id, r]));
+    const verdicts = await verdictsByLog(logs, workspaceId, wanted);
     for (const r of rows) {
       const row = read.get(r.id);
-      if (row) yield `${JSON.stringify(requestLogView(row))}\n`;
+      if (row) yield `${JSON.stringify({ ...requestLogView(row), signals: verdicts.get(r.id) ?? [] })}\n`;
       else if (!r.archived) vanished.add(r.id);
     }
     const last = rows.length < pageSize ? { start: Number.MAX_SAFE_INTEGER, id: Number.MAX_SAFE_INTEGER } : { start: rows[rows.length - 1].start, id: rows[rows.length - 1].id };

@@ -4,7 +4,7 @@
 // does); the others (min, max, prompt_version_number, groupings by keyed values) read the logs per chart.
 import { getTableName } from "drizzle-orm";
 import { d1Of, type Db } from "../db/client";
-import { requestLogs } from "../db/schema";
+import { requestLogs, signalResults } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { compileRequestLogQuery, indexedSql, SqlParams, valueSources } from "../filters";
 import { bucketSql } from "../analytics/latency-buckets";
@@ -13,7 +13,9 @@ import {
   drawChart,
   logObservation,
   needsOwnField,
+  isSignalField,
   REQUEST_LOG_CHART_FIELDS,
+  SIGNAL_FIELD_PREFIX,
   seriesOf,
   servedBySums,
   type ChartSpec,
@@ -57,6 +59,8 @@ const SIDE_GROUP: Partial<Record<GroupField, { kind: string; by: "key" | "value"
   input_variable_keys: { kind: "input_variable", by: "key" },
   output_keys: { kind: "output", by: "key" },
 };
+const SR = columnNames(signalResults);
+const RESULTS = getTableName(signalResults);
 const FIELD_SQL: Partial<Record<MetricField, string>> = {
   input_tokens: `r.${R.inputTokens}`,
   output_tokens: `r.${R.outputTokens}`,
@@ -68,8 +72,18 @@ const FIELD_SQL: Partial<Record<MetricField, string>> = {
 /** The request-log charts: bars, lines and areas. */
 type RequestLogChart = ChartSpec & { chartType: "bar" | "line" | "area" };
 
-/** The charts over the workspace's logs: each database's observations (every period's), drawn together. */
-export async function customAnalytics(logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput & { customCharts: RequestLogChart[] }) {
+/** What a chart's `signal:<name>` field reads: the log's verdict of that signal (1, 0; null without an ok one), by its key. */
+function signalFieldSql(field: string, signals: ReadonlyMap<string, number>, params: SqlParams): string {
+  const id = signals.get(field.slice(SIGNAL_FIELD_PREFIX.length));
+  if (id === undefined) throw new Error(`signal field ${field} was not resolved`);
+  return `(SELECT s.${SR.result} FROM ${RESULTS} AS s WHERE s.${SR.requestId} = r.${R.id} AND s.${SR.signalId} = ${params.add(id)})`;
+}
+
+/**
+ * The charts over the workspace's logs: each database's observations (every period's), drawn together.
+ * `signals`: the id of each signal a `signal:<name>` field names (resolved by the caller, which owns them).
+ */
+export async function customAnalytics(logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput & { customCharts: RequestLogChart[]; signals?: ReadonlyMap<string, number> }) {
   // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
   const ids = new Set<string>();
   input.customCharts.forEach((chart, i) => {
@@ -85,7 +99,7 @@ export async function customAnalytics(logs: WorkspaceLogs, workspaceId: number, 
     const estimate = await filterEstimates(db, workspaceId, input.filter_group);
     return Promise.all(
       input.customCharts.map((chart) =>
-        servedBySums(chart) ? sourceObservations(db, workspaceId, input, plan, estimate, chart) : logObservations(db, workspaceId, input, chart, interval, estimate),
+        servedBySums(chart) ? sourceObservations(db, workspaceId, input, plan, estimate, chart) : logObservations(db, workspaceId, input, chart, interval, estimate, input.signals ?? new Map()),
       ),
     );
   });
@@ -113,13 +127,13 @@ async function sourceObservations(db: Db, workspaceId: number, input: AnalyticsI
 const LOGS = getTableName(requestLogs);
 
 /** The same, read from the logs, with the chart's own field's min, max and sum (and groupings by keyed values, of indexed logs). */
-async function logObservations(db: Db, workspaceId: number, input: AnalyticsInput, chart: ChartSpec, interval: Interval, estimate: Estimate): Promise<Observation[]> {
+async function logObservations(db: Db, workspaceId: number, input: AnalyticsInput, chart: ChartSpec, interval: Interval, estimate: Estimate, signals: ReadonlyMap<string, number>): Promise<Observation[]> {
   const d1 = d1Of(db);
   const params = new SqlParams();
   const ws = params.add(workspaceId);
   const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
   const field = seriesOf(chart).find((s) => needsOwnField(s, REQUEST_LOG_CHART_FIELDS))?.metricField;
-  const v = field ? FIELD_SQL[field]! : "NULL";
+  const v = !field ? "NULL" : isSignalField(field) ? signalFieldSql(field, signals, params) : FIELD_SQL[field]!;
   const hour = `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${HOUR}))`;
   const period = chart.timeSeries ? (interval === "day" ? `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${24 * HOUR}))` : hour) : "0";
   const aggregate = (rows: string) => `SELECT grp, hour, bucket, count(*) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost) AS cost,

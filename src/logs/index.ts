@@ -24,6 +24,7 @@ export { createGroup, requireGroup, trackGroup, trackMetadata, trackPrompt, trac
 export { requestAnalytics } from "./analytics";
 export { redactionAnalytics } from "./redaction-analytics";
 export { customAnalytics } from "./custom-analytics";
+export { signalAnalytics } from "./signal-analytics";
 export { HISTOGRAM_AUTO_BINS, MAX_DEPTH, TRACE_ANALYTICS_LIMITS, traceCustomAnalytics } from "./trace-analytics";
 export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchInput } from "./trace-search";
 export { fillQuery, findLog, logValues, logValuesSql, matchingLogIds, previewLogs, type LogValues } from "./datasets";
@@ -51,3 +52,29 @@ export type { AttrValue, LogRecordInput, RejectedRecord, RejectedSpan, SpanEvent
 export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./fill-params";
 export { chunkIndexRows, indexBeforeSnapshot, indexLeftBehind, indexLogs, indexPending, SWEEP_AFTER_MS, SWEEP_MAX_LOGS, waitingLogs } from "./indexing";
 export { abTotals, rollupAbLogs, ROLLUP_MAX_LOGS, type AbTotals, type AssignmentKeys } from "./ab-rollups";
+export type { IndexedLog, IndexExtension } from "./index-extension";
+export {
+  backfillCounts,
+  claimJudgement,
+  dropBackfillJudgements,
+  dropJudgement,
+  openJudgement,
+  overdueJudgements,
+  purgeSignal,
+  queueBackfillJudgements,
+  queueJudgements,
+  queueJudgementsStatement,
+  releaseJudgement,
+  renameSignalResults,
+  verdictsByLog,
+  signalSeries,
+  signalTotals,
+  storedResult,
+  storeResult,
+  type Claim,
+  type NewSignalResult,
+  type PendingJudgement,
+  type SignalTotals,
+  type Verdict,
+} from "./signal-results";
+export { coverageCounts, coveredLogsPage, coverageSql, matchStatement, type HookCoverage, type HookMatch, type PageCursor } from "./signal-matching";

@@ -32,6 +32,7 @@ import { extraValuesOf, facetRowsOf, indexRowsOf, toolsOf, type FacetRow, type I
 import { decodeBlueprints } from "./row-codec";
 import { addFacetCounts, chunkIndexRows, countFacets, insertSearchEntries } from "./search-index";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
+import type { IndexExtension } from "./index-extension";
 
 export { chunkIndexRows } from "./search-index";
 
@@ -225,6 +226,8 @@ export interface IndexOptions {
   upTo?: number;
   /** Now, for whether the indexed logs' daily totals are due (countDaily); not counted when absent. */
   now?: number;
+  /** Work added to each index batch (the queue consumer's and the sweeper's: src/queue/). */
+  extension?: IndexExtension;
 }
 
 /**
@@ -241,11 +244,17 @@ export async function indexPending(logs: Db, opts: IndexOptions = {}): Promise<n
   while (indexed < limit) {
     const { at, rows } = await readPending(logs, Math.min(INDEX_BATCH_LOGS, limit - indexed), upTo);
     if (rows.length === 0) break;
-    const results = await runBatch(logs, indexStatements(rows, at));
-    const wrote = results[results.length - 1 - rows.filter((r) => r.extra_values === null).length].meta.changes ?? 0;
+    const own = indexStatements(rows, at);
+    // The watermark's move: last but the extra values' updates; an extension's statements go before it.
+    const mark = own.length - 1 - rows.filter((r) => r.extra_values === null).length;
+    const extra = opts.extension ? await opts.extension.batch(logs, rows.map((r) => ({ id: r.id, workspaceId: r.ws, revision: r.revision, promptId: r.prompt_id })), at) : null;
+    const added = extra?.statements ?? [];
+    const results = await runBatch(logs, [...own.slice(0, mark), ...added, ...own.slice(mark)]);
+    const wrote = results[mark + added.length].meta.changes ?? 0;
     if (wrote > 0) {
       indexed += rows.length;
       idle = 0;
+      if (extra) await extra.committed(results.slice(mark, mark + added.length));
     } else if (++idle >= INDEX_ATTEMPTS) {
       throw new Error(`indexing ${rows.length} logs: they (or the watermark) changed during each of ${INDEX_ATTEMPTS} attempts`);
     }
@@ -296,12 +305,13 @@ export async function countDaily(logs: Db, now: number): Promise<number> {
 /**
  * Before a snapshot selects (a dataset version or a sheet import from a filter): indexes every log of
  * the workspace's databases written so far (and the other workspaces' waiting before them), so the
- * snapshot holds every log written before it was asked for, however recently. Returns how many it indexed.
+ * snapshot holds every log written before it was asked for, however recently; the request's index
+ * extension (Signals) sees those logs as the queue's indexing would. Returns how many it indexed.
  */
 export async function indexBeforeSnapshot(logs: WorkspaceLogs): Promise<number> {
   const counts = await eachPeriod(logs, async (db) => {
     const [newest] = await db.all<{ id: number | null }>(sql`SELECT max(${col(l.id)}) AS id FROM ${l}`);
-    return newest?.id == null ? 0 : indexPending(db, { upTo: newest.id });
+    return newest?.id == null ? 0 : indexPending(db, { upTo: newest.id, extension: logs.indexExtension });
   });
   return counts.reduce((a, b) => a + b, 0);
 }
@@ -310,20 +320,20 @@ export async function indexBeforeSnapshot(logs: WorkspaceLogs): Promise<number> 
  * Indexes the logs a write announced (`ids`, of this database) and every log waiting before them:
  * the index queue's consumer. Returns how many it indexed; ids indexed already cost nothing.
  */
-export async function indexLogs(logs: Db, ids: readonly number[], now?: number): Promise<number> {
-  return ids.length === 0 ? 0 : indexPending(logs, { upTo: Math.max(...ids), now });
+export async function indexLogs(logs: Db, ids: readonly number[], now?: number, extension?: IndexExtension): Promise<number> {
+  return ids.length === 0 ? 0 : indexPending(logs, { upTo: Math.max(...ids), now, extension });
 }
 
 /**
  * The sweeper's part for one log database: indexes the waiting logs once the oldest has waited
  * SWEEP_AFTER_MS, at most SWEEP_MAX_LOGS a run. Returns how many it indexed.
  */
-export async function indexLeftBehind(logs: Db, now: number): Promise<number> {
+export async function indexLeftBehind(logs: Db, now: number, extension?: IndexExtension): Promise<number> {
   const [oldest] = await logs.all<{ created: number }>(sql`
     SELECT r.${col(l.createdAt)} AS created FROM ${l} AS r
     WHERE r.${col(l.id)} > (SELECT ${col(st.indexedTo)} FROM ${st} WHERE ${st.id} = 1) OR r.${col(l.id)} IN (SELECT ${col(u.requestId)} FROM ${u})
     ORDER BY r.${col(l.id)} LIMIT 1`);
-  if (oldest && oldest.created <= now - SWEEP_AFTER_MS) return indexPending(logs, { limit: SWEEP_MAX_LOGS, now });
+  if (oldest && oldest.created <= now - SWEEP_AFTER_MS) return indexPending(logs, { limit: SWEEP_MAX_LOGS, now, extension });
   await countDaily(logs, now);
   return 0;
 }

@@ -6,6 +6,7 @@
 // functions take this object; their callers hand it on without looking inside.
 import type { Db } from "../db/client";
 import { idRangeOf } from "./id-ranges";
+import type { IndexExtension } from "./index-extension";
 
 /** One database of a workspace: the binding it is known by, its handle, its id range. */
 export interface LogPeriod {
@@ -20,6 +21,8 @@ export class WorkspaceLogs {
   private first: Db;
   /** Set by single(): the one database is asked for any id. */
   private anyId = false;
+  /** What the request adds to indexing (Signals), for the indexing a snapshot does itself (indexBeforeSnapshot). */
+  indexExtension?: IndexExtension;
   /** The periods read again (at most once per request: after that an unknown range is another workspace's). */
   private reloading: Promise<void> | null = null;
 

@@ -292,7 +292,7 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
   },
   {
     name: "get-ab-test-scorecard",
-    description: "An A/B release's scorecard per variant: requests, units, error rate, cost, latency p50/p95, scores' means with 95 % intervals, differences to the base and p-values.",
+    description: "An A/B release's scorecard per variant: requests, units, error rate, cost, latency p50/p95, scores' means and signals' true-rates with 95 % intervals, differences to the base and p-values.",
     operation: "GET /api/public/v2/ab-tests/{ab_test_id}/scorecard",
     readOnly: true,
   },
@@ -328,6 +328,45 @@ export const PROMPTEDGE_TOOLS: ToolSpec[] = [
     operation: "GET /api/public/v2/provider-keys",
     readOnly: true,
   },
+
+  // Signals (docs/signals.md)
+  { name: "list-signals", description: "List the workspace's Signals (yes/no statements an LLM judges about production logs) with their hooks and running totals: judged, true, false, errors, skipped, true-rate, cost.", operation: "GET /api/public/v2/signals", readOnly: true },
+  { name: "get-signal", description: "One signal with its hooks and totals.", operation: "GET /api/public/v2/signals/{signal_id}", readOnly: true },
+  {
+    name: "create-signal",
+    description:
+      "Create a signal: a name, a yes/no statement the judge answers about each log, and hooks choosing which logs (scope all, release_label or prompt_template; filters as request search takes them; sample_rate, default 0.5). Disabled unless enabled is true: test it first.",
+    operation: "POST /api/public/v2/signals",
+    readOnly: false,
+  },
+  {
+    name: "update-signal",
+    description: "Change any of a signal's fields (enable it, its statement, model, include, delay, limits); a change to statement, model or include moves its revision on.",
+    operation: "PATCH /api/public/v2/signals/{signal_id}",
+    readOnly: false,
+  },
+  { name: "delete-signal", description: "Delete a signal; its results leave every log. Cannot be undone.", operation: "DELETE /api/public/v2/signals/{signal_id}", readOnly: false },
+  { name: "add-signal-hook", description: "Add a hook to a signal (scope, optional A/B variant, filters, sample rate).", operation: "POST /api/public/v2/signals/{signal_id}/hooks", readOnly: false },
+  { name: "update-signal-hook", description: "Change one hook of a signal.", operation: "PATCH /api/public/v2/signals/{signal_id}/hooks/{hook_id}", readOnly: false },
+  { name: "delete-signal-hook", description: "Delete one hook of a signal.", operation: "DELETE /api/public/v2/signals/{signal_id}/hooks/{hook_id}", readOnly: false },
+  {
+    name: "test-signal",
+    description: "Judge up to 20 given request logs with a statement (not saved) and answer each verdict with its reasoning and quote; nothing is stored.",
+    operation: "POST /api/public/v2/signals/test",
+    readOnly: false,
+  },
+  { name: "test-saved-signal", description: "Judge up to 20 given request logs with a saved signal; nothing is stored.", operation: "POST /api/public/v2/signals/{signal_id}/test", readOnly: false },
+  { name: "estimate-signal", description: "How many logs hooks would match and sample per day, and what judging them would cost.", operation: "POST /api/public/v2/signals/estimate", readOnly: true },
+  { name: "get-signal-series", description: "A signal's true-rate per day.", operation: "GET /api/public/v2/signals/{signal_id}/series", readOnly: true },
+  {
+    name: "create-signal-backfill",
+    description: "Judge past logs of a time range (filters, sample_rate, max_logs) with a signal: a background job; get-signal-backfill follows it.",
+    operation: "POST /api/public/v2/signals/{signal_id}/backfills",
+    readOnly: false,
+  },
+  { name: "list-signal-backfills", description: "A signal's backfills, newest first, with their status and progress.", operation: "GET /api/public/v2/signals/{signal_id}/backfills", readOnly: true },
+  { name: "get-signal-backfill", description: "A signal backfill's status and progress.", operation: "GET /api/public/v2/signals/{signal_id}/backfills/{backfill_id}", readOnly: true },
+  { name: "cancel-signal-backfill", description: "Cancel a running signal backfill.", operation: "DELETE /api/public/v2/signals/{signal_id}/backfills/{backfill_id}", readOnly: false },
 ];
 
 export const TOOLS: ToolSpec[] = [...PROMPTLAYER_TOOLS, ...PROMPTEDGE_TOOLS];

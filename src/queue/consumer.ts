@@ -1,5 +1,6 @@
 // The queue consumer. The JOBS queue: validates each message and dispatches it to its job's handler.
-// The index queue: new logs to index, many at once (handleIndexBatch).
+// The index queue: new logs to index, many at once (handleIndexBatch). The signals queue: judgements
+// to make, many at once (handleSignalsBatch).
 // A message that fails validation can never succeed, so it is logged and acknowledged (not retried);
 // a handler that throws is retried with backoff and ends in the dead-letter queue after max_retries.
 import type { Env } from "../env";
@@ -13,6 +14,7 @@ import { buildDeps } from "../deps";
 import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflows";
 import { deliverWebhook, dispatchQuietly, inEventScope } from "../services/webhooks";
 import { markFillFailed, runDatasetFill } from "../services/datasets";
+import { failBackfill, handleJudgeBatch, purgeDeletedSignal, renameSignal, runBackfill, signalMatcher } from "../services/signals";
 import { hubName } from "../realtime/protocol";
 
 /**
@@ -32,6 +34,13 @@ async function announceRunDone(env: Env, workspaceId: number, executionId: numbe
 
 type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
 
+/** Deps of a job that snapshots logs (it indexes what waits first): logs it indexes are matched against Signals' hooks as the index queue's are. */
+function snapshotDeps(env: Env) {
+  const deps = buildDeps(env);
+  deps.indexExtension = signalMatcher(deps);
+  return deps;
+}
+
 const handlers: Handlers = {
   // Records that the queue delivered: R2 is the cheapest place a test can read it back from.
   ping: async (job, env) => {
@@ -42,10 +51,10 @@ const handlers: Handlers = {
     if (await runExecution(deps.db, job.workspace_id, job.execution_id, deps.blocks(job.workspace_id))) await announceRunDone(env, job.workspace_id, job.execution_id);
   },
   dataset_fill: async (job, env) => {
-    const deps = buildDeps(env);
+    const deps = snapshotDeps(env);
     await runDatasetFill(deps.db, deps.logs, job.workspace_id, job.job_id, deps.blobs);
   },
-  sheet_import: (job, env) => runImport(buildDeps(env), job.workspace_id, job.operation_id),
+  sheet_import: (job, env) => runImport(snapshotDeps(env), job.workspace_id, job.operation_id),
   webhook_delivery: async (job, env) => {
     await deliverWebhook(buildDeps(env), job.workspace_id, job.delivery_id);
   },
@@ -56,6 +65,18 @@ const handlers: Handlers = {
     if (outcome === "continue") await enqueue(env.JOBS, job);
     // Rows are left but another delivery holds them: look again later (it may have died).
     else if (outcome === "wait") await env.JOBS.send(JobMessage.parse(job), { contentType: "json", delaySeconds: WAIT_SECONDS });
+  },
+  signal_backfill: async (job, env) => {
+    const step = await runBackfill(buildDeps(env), job.workspace_id, job.backfill_id);
+    // Pages are left: the next ones are a new delivery. Every log read: look again later for the judgements left.
+    if (step === "continue") await enqueue(env.JOBS, job);
+    else if (step !== "done") await env.JOBS.send(JobMessage.parse(job), { contentType: "json", delaySeconds: step.waitSeconds });
+  },
+  signal_purge: async (job, env) => {
+    if ((await purgeDeletedSignal(buildDeps(env), job.workspace_id, job.signal_id, job.name)) === "continue") await enqueue(env.JOBS, job);
+  },
+  signal_rename: async (job, env) => {
+    if ((await renameSignal(buildDeps(env), job.workspace_id, job.signal_id, job.from)) === "continue") await enqueue(env.JOBS, job);
   },
 };
 
@@ -70,6 +91,7 @@ const deadLetterHandlers: { [K in JobMessage["kind"]]?: (job: Extract<JobMessage
     await announceRunDone(env, job.workspace_id, job.execution_id);
   },
   evaluation_run: (job, env) => giveUpEvaluationRun(buildDeps(env).db, job.workspace_id, job.report_id),
+  signal_backfill: (job, env) => failBackfill(buildDeps(env).db, job.backfill_id, "the backfill's job failed after its retries"),
 };
 
 /** The dead-letter queue is named after the jobs queue with "-dlq" (wrangler.toml). */
@@ -115,6 +137,8 @@ export const isIndexQueue = (queue: string) => queue.endsWith("-index");
  */
 async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const deps = buildDeps(env);
+  // Signals judge new logs: matched where they become searchable.
+  const matcher = signalMatcher(deps);
   const byShard = new Map<string, { ids: number[]; messages: Message<unknown>[] }>();
   for (const msg of batch.messages) {
     const parsed = IndexLogsMessage.safeParse(msg.body);
@@ -131,7 +155,7 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   for (const [shard, group] of byShard) {
     try {
       const logs = deps.logsOn(shard);
-      await indexLogs(logs, group.ids, Date.now());
+      await indexLogs(logs, group.ids, Date.now(), matcher);
       // The A/B rollups' own step: whatever of this database is pending, these logs' among it.
       await rollupAbLogs(logs, (ids) => assignmentKeys(deps.db, ids));
       for (const msg of group.messages) msg.ack();
@@ -142,9 +166,24 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   }
 }
 
+/** The signals queue is named after the jobs queue with "-signals" for "-jobs" (wrangler.toml). */
+export const isSignalsQueue = (queue: string) => queue.endsWith("-signals");
+
+/** The signals queue's batch: judgements, all at once; a true result's signal_triggered event goes out when the batch is over. */
+async function handleSignalsBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const deps = buildDeps(env);
+  const emitted = new Set<number>();
+  try {
+    await inEventScope(emitted, () => handleJudgeBatch(deps, batch.messages));
+  } finally {
+    if (emitted.size > 0) await dispatchQuietly(deps, [...emitted]);
+  }
+}
+
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   if (isDeadLetterQueue(batch.queue)) return handleDeadLetters(batch, env);
   if (isIndexQueue(batch.queue)) return handleIndexBatch(batch, env);
+  if (isSignalsQueue(batch.queue)) return handleSignalsBatch(batch, env);
   for (const msg of batch.messages) {
     const parsed = JobMessage.safeParse(msg.body);
     if (!parsed.success) {

@@ -1,5 +1,5 @@
 // What the cron trigger runs every minute: the webhook sweep, the job sweep, the index sweep, the A/B
-// rollup sweep and the A/B releases' guardrails, the log
+// rollup sweep and the A/B releases' guardrails, the resend of signal judgements whose message was lost, the log
 // archive job, the sweep of idempotency keys past their day, and the log databases' measurement (a
 // full one sends its workspaces' new logs elsewhere).
 // Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
@@ -9,6 +9,7 @@ import { chainForLog } from "../lib/error-text";
 import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind, measureLogDatabases, rollupAbLogs, sweepIdempotencyKeys } from "../logs";
 import { assignmentKeys, runGuardrails } from "../services/releases";
 import { dispatchQuietly, inEventScope, sweepWebhooks } from "../services/webhooks";
+import { resendOverdueJudgements, signalMatcher } from "../services/signals";
 import { sweepJobs } from "./sweeper";
 
 export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> {
@@ -29,6 +30,7 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
   await indexQuietly(deps, now);
   await rollupQuietly(deps);
   await guardrailsQuietly(deps, now);
+  await onEveryLogDatabase(deps, "signal judgement resend", (logs) => resendOverdueJudgements(deps, logs, now));
   await archiveQuietly(deps, now);
   await sweepKeysQuietly(deps, now);
   await measureQuietly(deps);
@@ -70,7 +72,8 @@ async function measureQuietly(deps: Deps): Promise<void> {
  * the next minute; the others go on.
  */
 export function indexQuietly(deps: Deps, now: number): Promise<void> {
-  return onEveryLogDatabase(deps, "index sweep", (logs) => indexLeftBehind(logs, now));
+  const matcher = signalMatcher(deps);
+  return onEveryLogDatabase(deps, "index sweep", (logs) => indexLeftBehind(logs, now, matcher));
 }
 
 /** Counts the A/B logs the index consumer's rollup step left pending (a lost message, a failure) in their variants' rollups. */

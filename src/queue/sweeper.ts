@@ -1,18 +1,19 @@
 // The job sweeper: no job stays stuck after a crash. Every job kind keeps a heartbeat while it runs
 // (an import's and a fill's updated_at, an evaluation run's updated_at, a workflow run's
-// heartbeat_at); the cron re-queues a job whose heartbeat is older than the lease, and each kind
+// heartbeat_at, a signal backfill's updated_at); the cron re-queues a job whose heartbeat is older than the lease, and each kind
 // resumes from what it committed (import batches, fill chunks keyed on the log, claimed evaluation
 // rows, finished workflow nodes), so a re-queued job never duplicates a row. After a bounded number
 // of re-queues the job fails with a message that says so. Recalculations need none of this: their
 // sheet object re-arms its alarm when it wakes with queued cells.
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
-import { datasetJobs, reports, sheetOperations, workflowExecutions } from "../db/schema";
+import { datasetJobs, reports, sheetOperations, signalBackfills, workflowExecutions } from "../db/schema";
 import type { Deps, Env } from "../env";
 import { enqueue, type JobMessage } from "../lib/jobs";
 import { markFillFailed } from "../services/datasets";
 import { giveUpEvaluationRun } from "../services/evaluations";
 import { failOperation } from "../services/tables";
 import { giveUpExecution } from "../services/workflows";
+import { failBackfill } from "../services/signals";
 
 export interface SweepSettings {
   /** How old a running job's heartbeat may get before the job counts as stopped. */
@@ -140,7 +141,27 @@ const workflowRuns: JobKind<Stopped & { id: number }> = {
   giveUp: ({ db }, j, reason) => giveUpExecution(db, j.workspaceId, j.id, reason),
 };
 
-const KINDS = [imports, fills, evaluationRuns, workflowRuns] as JobKind<Stopped>[];
+const signalBackfillJobs: JobKind<Stopped & { id: number }> = {
+  kind: "signal_backfill",
+  find: async ({ db }, cutoff) =>
+    await db
+      .select({ id: signalBackfills.id, workspaceId: signalBackfills.workspaceId, redrives: signalBackfills.redrives })
+      .from(signalBackfills)
+      .where(and(inArray(signalBackfills.status, ["queued", "running"]), lt(signalBackfills.updatedAt, cutoff)))
+      .limit(SWEEP_LIMIT),
+  claim: async ({ db }, j, cutoff, now) =>
+    claimed(
+      await db
+        .update(signalBackfills)
+        .set({ redrives: sql`${signalBackfills.redrives} + 1`, updatedAt: now })
+        .where(and(eq(signalBackfills.id, j.id), inArray(signalBackfills.status, ["queued", "running"]), lt(signalBackfills.updatedAt, cutoff)))
+        .returning({ id: signalBackfills.id }),
+    ),
+  message: (j) => ({ v: 1, kind: "signal_backfill", workspace_id: j.workspaceId, backfill_id: j.id }),
+  giveUp: ({ db }, j, reason) => failBackfill(db, j.id, reason),
+};
+
+const KINDS = [imports, fills, evaluationRuns, workflowRuns, signalBackfillJobs] as JobKind<Stopped>[];
 
 export interface SweepOutcome {
   /** Jobs put back on the queue, by kind. */

@@ -10,7 +10,7 @@ function sample(field: FilterField, op: string): Record<string, unknown> {
   const scalar =
     spec.type === "numeric" || spec.type === "score" ? 5 : spec.type === "datetime" ? "2024-01-01T00:00:00Z" : spec.type === "enum" ? spec.values[0] : "x";
   const f: Record<string, unknown> = { field, operator: op };
-  if (spec.type === "nested" || spec.type === "score") f.nested_key = "k";
+  if (spec.type === "nested" || spec.type === "score" || spec.type === "signal") f.nested_key = "k";
   if (op === "in" || op === "not_in") f.value = [scalar];
   else if (op === "between") f.value = spec.type === "datetime" ? ["2024-01-01", "2024-02-01"] : [1, 2];
   else if (spec.type === "boolean") f.value = true;
@@ -55,7 +55,7 @@ describe("parseFilterGroup: values", () => {
     [{ field: "metadata", operator: "key_equals", value: "x" }, "filters.0.nested_key: is required for metadata (the key within it to filter on)"],
     [{ field: "metadata", operator: "key_equals", value: "x", nested_key: "" }, "filters.0.nested_key: is required for metadata (the key within it to filter on)"],
     [{ field: "metadata", operator: "key_equals", value: { a: 1 }, nested_key: "k" }, "filters.0.value: must be a string, number or boolean for metadata, got a object"],
-    [{ field: "engine", operator: "is", value: "x", nested_key: "k" }, "filters.0.nested_key: only applies to metadata, output, input_variables, scores and redactions, not engine"],
+    [{ field: "engine", operator: "is", value: "x", nested_key: "k" }, "filters.0.nested_key: only applies to metadata, output, input_variables, scores, redactions and signals, not engine"],
     [{ field: "scores", operator: "gt", value: 5 }, "filters.0.nested_key: is required for scores (the key within it to filter on)"],
     [{ field: "scores", operator: "gt", value: "5", nested_key: "k" }, "filters.0.value: must be a number for scores, got a string"],
     [{ field: "nope", operator: "is", value: "x" }, expect.stringMatching(/^filters\.0\.field: must be one of pl_id, /)],

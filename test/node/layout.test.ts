@@ -30,7 +30,7 @@ const FLOORS: string[][] = [
   ["deps.ts"],
   ["services/workspace", "services/webhooks"],
   ["services/registry"],
-  ["services/datasets", "services/tables", "services/workflows", "services/releases"],
+  ["services/datasets", "services/tables", "services/workflows", "services/signals", "services/releases"],
   ["services/ingest", "services/evaluations"],
   ["queue"],
   ["http", "mcp"],

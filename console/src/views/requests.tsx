@@ -11,6 +11,7 @@ import { EmptyState, fmt, Json, Loading, PageError, Pager, Section, Status, Tag,
 import { Conversation } from "./conversation";
 import { traceHref } from "./traces";
 import { DatasetFromSearch, RequestActions } from "./request-actions";
+import { SignalVerdicts } from "./signals";
 
 type SortBy = NonNullable<BodyOf<"POST /api/public/v2/requests/search">["sort_by"]>;
 
@@ -103,7 +104,7 @@ function FilterRowEditor({ row, onChange, onRemove }: { row: FilterRow; onChange
         <>
           <input
             aria-label="Key"
-            placeholder={spec.kind === "score" ? "score name" : "key"}
+            placeholder={spec.kind === "score" ? "score name" : spec.kind === "signal" ? "signal name" : "key"}
             value={row.nested_key}
             list={spec.keys ? keyListId : undefined}
             onFocus={() => setFocused("key")}
@@ -491,6 +492,9 @@ export function RequestDetail({ id }: { id: string }) {
           ) : null}
           <Field name="Tags">
             {(d.tags ?? []).length ? (d.tags as string[]).map((t) => <Tag key={t}>{t}</Tag>) : <span class="muted">none</span>}
+          </Field>
+          <Field name="Signals">
+            <SignalVerdicts verdicts={d.signals ?? []} />
           </Field>
           <Field name="Scores">
             {scores.length ? (

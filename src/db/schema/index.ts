@@ -11,5 +11,7 @@ export * from "./webhooks";
 export * from "./evaluations";
 export * from "./traces";
 export * from "./idempotency";
+export * from "./signals";
+export * from "./signal-results";
 export * from "./releases";
 export * from "./ab-rollups";

@@ -161,7 +161,7 @@ const scorecard = defineRoute({
   description:
     "Per variant, from rollups of the logs that recorded it (every log database of the workspace, never a scan of logs): requests, unique units, error rate (Wilson " +
     "interval, difference to the base and a two-proportion p-value), cost per request, latency p50/p95 (from histograms, within 10 %), each score's mean with a 95 % " +
-    "interval, its difference to the base and Welch's p-value, and each signal's true-rate the same way once Signals judge logs. A log counts a few seconds after it is written.",
+    "interval, its difference to the base and Welch's p-value, and each signal's true-rate the same way (each verdict Signals store about a log the release served; docs/signals.md). A log counts a few seconds after it is written.",
   errors: [404],
   request: { params: idParams, query: ScorecardQuery },
   responses: { 200: json(Scorecard, "The scorecard") },

@@ -8,15 +8,15 @@ export const Percentile = z.number().min(0, "must be from 0 to 100").max(100, "m
 export const ChartTitle = z.string().max(200, "must be at most 200 characters").nullish();
 export const ChartLimit = z.int().min(1, "must be from 1 to 100").max(100, "must be from 1 to 100").default(25);
 
-/** Several series of one chart, each a metric of one of the source's fields. */
-export function seriesSchema<F extends readonly [string, ...string[]]>(metricFields: F) {
+/** Several series of one chart, each a metric of one of the source's fields (`metricField`, its schema). */
+export function seriesSchema<F extends z.ZodType<string>>(metricField: F) {
   return z
     .array(
       z.object({
         key: ChartKey,
         label: z.string().min(1, "must be 1 to 120 characters").max(120, "must be 1 to 120 characters"),
         metric: Metric.exclude(["count"]),
-        metricField: z.enum(metricFields),
+        metricField,
         percentile: Percentile.nullish(),
       }),
     )

@@ -4,9 +4,10 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { FilterGroupSchema } from "../../filters";
 import { defineRoute } from "../../http/openapi";
-import { requestAnalytics } from "../../logs";
+import { requestAnalytics, signalAnalytics } from "../../logs";
 import { customAnalytics, redactionAnalytics } from "../../logs";
-import { GROUP_FIELDS, METRIC_FIELDS } from "../../analytics/custom-charts";
+import { GROUP_FIELDS, METRIC_FIELDS, SIGNAL_FIELD_PREFIX, type MetricField } from "../../analytics/custom-charts";
+import { signalIdsByName } from "../../services/signals";
 import { ChartKey, ChartLimit, ChartTitle, chartResultSchema, DerivedInsights, Metric, Percentile, seriesSchema } from "./chart-schemas";
 
 const Series = z.array(z.tuple([z.string(), z.number().nullable()]));
@@ -20,8 +21,15 @@ export const AnalyticsBody = z
     sort_by: z.string().max(64).nullable().optional().openapi({ description: "Accepted for compatibility with search bodies; ignored." }),
     sort_order: z.enum(["asc", "desc"]).nullable().optional().openapi({ description: "Accepted for compatibility; ignored." }),
     metadata_cost_breakdown_key: z.string().max(1000).nullable().optional().openapi({ description: "Accepted for compatibility; the metadata breakdown is not computed." }),
+    signals: z
+      .array(z.string().min(1, "must be 1 to 255 characters").max(255, "must be 1 to 255 characters"))
+      .max(10, "at most 10 signals")
+      .nullish()
+      .openapi({ description: "Names of the workspace's signals whose true-rates to add (the answer's `signals`); a name that is no signal of the workspace is a 400." }),
   })
   .openapi("RequestAnalyticsRequest");
+
+const SignalRate = { judged: z.int().openapi({ description: "Logs with an ok verdict." }), true: z.int(), trueRate: z.number().nullable().openapi({ description: "true / judged; null before a verdict." }) };
 
 const AnalyticsResponse = z
   .object({
@@ -67,6 +75,17 @@ const AnalyticsResponse = z
     errorRate: z.number().openapi({ description: "Share of the matching requests whose status is ERROR." }),
     providerBreakdown: z.array(Breakdown.extend({ provider: z.string() })),
     promptBreakdown: z.array(Breakdown.extend({ promptId: z.string() })),
+    signals: z
+      .record(
+        z.string(),
+        z.object({
+          ...SignalRate,
+          trueRateByDay: z.array(z.tuple([z.string(), z.number().nullable()])).openapi({ description: "Per period of the series (hour or day, as stats)." }),
+          byPromptVersion: z.array(z.object({ promptId: z.string().nullable(), promptVersionNumber: z.int().nullable(), ...SignalRate })).openapi({ description: "Per prompt template and version, most judged first (null: logs of no template)." }),
+        }),
+      )
+      .optional()
+      .openapi({ description: "Only when `signals` is asked: each signal's true-rate over the selected logs, by period and by prompt version." }),
   })
   .openapi("RequestAnalyticsResponse");
 
@@ -83,10 +102,27 @@ const analytics = defineRoute({
     "Every count and sum is exact. Percentiles come from latency histograms with buckets 20 % wide, so they are within 10 % of the true value; " +
     "histograms are kept overall, by model and by provider, so prompt templates' percentiles are null (their averages are exact). " +
     "When the only filters are top-level request_start_time bounds, whole UTC days are read from daily totals kept as logs are indexed, within seconds of their write " +
-    "(the partial days at the edges from the logs); other filters and free text read the matching logs.",
+    "(the partial days at the edges from the logs); other filters and free text read the matching logs. " +
+    "With `signals` (names of the workspace's signals) the answer adds each one's true-rate over the selected logs, overall, per period and per prompt version.",
   request: { body: { required: true, content: { "application/json": { schema: AnalyticsBody } } } },
   responses: { 200: { description: "The analytics", content: { "application/json": { schema: AnalyticsResponse } } } },
 });
+
+const LogMetricField = z
+  .union([
+    z.enum(METRIC_FIELDS),
+    z
+      .string()
+      .startsWith(SIGNAL_FIELD_PREFIX)
+      .min(SIGNAL_FIELD_PREFIX.length + 1, "must name a signal after signal:")
+      .max(SIGNAL_FIELD_PREFIX.length + 255, "must name a signal of at most 255 characters after signal:")
+      .transform((f) => f as MetricField),
+  ])
+  .openapi({
+    description:
+      "A field of the logs, or `signal:<name>`: a signal's verdicts (1 true, 0 false; logs without an ok verdict have no value). " +
+      "avg is the signal's true-rate over the judged logs, sum its true verdicts; a name that is no signal of the workspace is a 400.",
+  });
 
 const ChartSpec = z
   .object({
@@ -94,9 +130,9 @@ const ChartSpec = z
     title: ChartTitle,
     chartType: z.enum(["bar", "line", "area"]),
     metric: Metric.nullish(),
-    metricField: z.enum(METRIC_FIELDS).nullish(),
+    metricField: LogMetricField.nullish(),
     percentile: Percentile.nullish(),
-    series: seriesSchema(METRIC_FIELDS),
+    series: seriesSchema(LogMetricField),
     derivedInsights: DerivedInsights,
     groupByField: z.enum(GROUP_FIELDS).nullish(),
     groupByMetadataKey: z.string().min(1, "must be 1 to 1000 characters").max(1000, "must be 1 to 1000 characters").nullish(),
@@ -105,7 +141,7 @@ const ChartSpec = z
   })
   .openapi("CustomAnalyticsSpec");
 
-const CustomBody = AnalyticsBody.omit({ metadata_cost_breakdown_key: true })
+const CustomBody = AnalyticsBody.omit({ metadata_cost_breakdown_key: true, signals: true })
   .extend({ customCharts: z.array(ChartSpec).min(1, "must hold 1 to 20 charts").max(20, "must hold 1 to 20 charts") })
   .openapi("RequestAnalyticsCustomAnalyticsQuery");
 
@@ -124,6 +160,7 @@ const custom = defineRoute({
     "or a metadata key's values (the top `limit` groups by the first series, logs without the field grouped as \"(none)\"), over time (by hour or day, as analytics), " +
     "or over time and by group (one row per time bucket, one key per group). Latency is answered in seconds. turn_count, tool_call_count, cached_tokens and " +
     "thinking_tokens are not recorded by this service: asking for them is a 400. A log counts once per tag, tool, or key it has when grouped by those. " +
+    "A metricField `signal:<name>` charts a signal's verdicts (avg: its true-rate, e.g. over time by prompt_version_number). " +
     "Counts, sums and averages are exact; latency percentiles are within 10 %.",
   request: { body: { required: true, content: { "application/json": { schema: CustomBody } } } },
   responses: { 200: { description: "The charts, in the order asked", content: { "application/json": { schema: CustomResponse } } } },
@@ -167,10 +204,28 @@ export function registerAnalyticsRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(analytics, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await requestAnalytics(c.var.deps.db, await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, body), 200);
+    const ws = c.get("auth").workspaceId;
+    const asked = (body.signals ?? []).map((name, i) => ({ name, at: `signals.${i}` }));
+    const signals = await signalIdsByName(c.var.deps.db, ws, asked);
+    const logs = await c.var.deps.logs(ws);
+    const answer = await requestAnalytics(c.var.deps.db, logs, ws, body);
+    return c.json(asked.length > 0 ? { ...answer, signals: await signalAnalytics(logs, ws, body, signals) } : answer, 200);
   });
 
   app.openapi(custom, async (c) => {
-    return c.json(await customAnalytics(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, c.req.valid("json")), 200);
+    const body = c.req.valid("json");
+    const ws = c.get("auth").workspaceId;
+    const signals = await signalIdsByName(c.var.deps.db, ws, signalFieldsOf(body.customCharts));
+    return c.json(await customAnalytics(await c.var.deps.logs(ws), ws, { ...body, signals }), 200);
   });
+}
+
+/** The `signal:<name>` fields the charts name, with where each is named (for a 400 on a name that is no signal). */
+function signalFieldsOf(charts: z.infer<typeof ChartSpec>[]): { name: string; at: string }[] {
+  const named: { name: string; at: string }[] = [];
+  charts.forEach((chart, i) => {
+    const fields = [chart.metricField ? { f: chart.metricField, at: `customCharts.${i}.metricField` } : null, ...(chart.series ?? []).map((s, k) => ({ f: s.metricField, at: `customCharts.${i}.series.${k}.metricField` }))];
+    for (const x of fields) if (x && x.f.startsWith(SIGNAL_FIELD_PREFIX)) named.push({ name: x.f.slice(SIGNAL_FIELD_PREFIX.length), at: x.at });
+  });
+  return named;
 }

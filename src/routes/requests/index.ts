@@ -56,6 +56,28 @@ const RequestLogDetail = z
       .nullable()
       .openapi({ description: "How the variant is known: sticky, the unit's assignment (metadata[assignment_key]) served this version; inferred, only the version tells (one variant has it)." }),
     created_at: z.string(),
+    signals: z
+      .array(
+        z
+          .object({
+            signal_id: z.int(),
+            name: z.string(),
+            result: z.boolean().nullable().openapi({ description: "The verdict; null when judging failed (status error)." }),
+            reasoning: z.string().nullable(),
+            quote: z.string().nullable(),
+            quote_verified: z.boolean().openapi({ description: "The quote occurs in the text the judge read." }),
+            status: z.enum(["ok", "error"]),
+            error: z.string().nullable(),
+            revision: z.int().openapi({ description: "The signal's revision this result is of." }),
+            judged_at: z.string(),
+          })
+          .openapi("SignalVerdict"),
+      )
+      .openapi({
+        description:
+          "The log's Signals results (docs/signals.md), one per signal that judged it, by signal name; empty for a log never judged. " +
+          "An archived log answers the verdicts it had when archived.",
+      }),
   })
   .openapi("RequestLogDetail");
 

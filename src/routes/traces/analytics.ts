@@ -58,7 +58,7 @@ const TraceChartSpec = z
     metric: Metric.nullish(),
     metricField: MetricField.nullish(),
     percentile: Percentile.nullish(),
-    series: seriesSchema(TRACE_METRIC_FIELDS),
+    series: seriesSchema(MetricField),
     derivedInsights: DerivedInsights,
     groupByField: GroupField.nullish(),
     secondaryGroupByField: GroupField.nullish().openapi({ description: "Heatmap charts only: the second grouping." }),

@@ -1,6 +1,6 @@
 // A release's scorecard: per variant, from the rollups of every log database of the workspace (never
 // the logs), requests, unique units, error rate, cost per request, latency percentiles, and each
-// score's (and, once Signals write them, each signal's) mean or rate with a 95 % interval, its
+// score's (and each signal's) mean or rate with a 95 % interval, its
 // difference to the base and that difference's p-value. The statistics are analytics/ab-stats.ts's.
 import type { AbTestRow } from "../../db/schema";
 import { mean, meanInterval, proportionPValue, welch, welchPValue, wilson, type Moments } from "../../analytics/ab-stats";
@@ -88,7 +88,7 @@ export function scorecardOf(release: Pick<AbTestRow, "id" | "split">, totals: Ab
         cost_per_request: s.requests > 0 ? round(cost / s.requests, 9) : null,
         latency_ms: { mean: s.requests > 0 ? round(latencySum / s.requests, 3) : null, p50: round(quantile(s.latency, 0.5), 3), p95: round(quantile(s.latency, 0.95), 3) },
         scores: Object.fromEntries(names("score").map((n) => [n, meanEntry(s.metrics.get(`score:${n}`) ?? { n: 0, sum: 0, sumSq: 0 }, base.metrics.get(`score:${n}`), isBase)])),
-        // Signals' true-rates: rows of kind 'signal' (1 true, 0 false), none until Signals write them.
+        // Signals' true-rates: rows of kind 'signal' (1 true, 0 false) that each stored verdict adds (logs/signal-results.ts).
         signals: Object.fromEntries(names("signal").map((n) => [n, rateEntry(s.metrics.get(`signal:${n}`) ?? { n: 0, sum: 0, sumSq: 0 }, base.metrics.get(`signal:${n}`), isBase)])),
       };
     }),

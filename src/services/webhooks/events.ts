@@ -29,6 +29,7 @@ export const EVENT_TYPES = [
   "sheet_created_from_request_logs_failed",
   "skill_collection_files_changed",
   "report_finished",
+  "signal_triggered",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -38,6 +38,11 @@ export const AUDIT_ACTIONS = [
   "webhook.created",
   "webhook.secret_rotated",
   "webhook.deleted",
+  "signal.created",
+  "signal.updated",
+  "signal.deleted",
+  "signal_backfill.created",
+  "signal_backfill.cancelled",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,0 +1,181 @@
+// The signals queue's consumer: each message names a log and a signal whose judgement is owed
+// (signal_pending, beside the log). A delivery claims the judgement (two copies of a message never both
+// call the judge), reserves the budget, calls the judge and stores the result in one batch with the
+// daily totals and the removal of what was owed. A 429, a 5xx or no answer gives the budget back and
+// retries with backoff; the last allowed attempt stores an error result with the provider's message.
+// A true result announces signal_triggered through the webhook outbox, once per log, signal and revision.
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { signals, type SignalRow } from "../../db/schema";
+import type { Deps } from "../../env";
+import { chainForLog } from "../../lib/error-text";
+import { SignalJudgeMessage } from "../../lib/jobs";
+import { dropJudgement, openJudgement, releaseJudgement, storeResult } from "../../logs";
+import { eventStatement } from "../webhooks";
+import { dayOf, refund, reserve, settle } from "./budget";
+import { callJudge, isPrepared, prepareJudgement, type Judgement } from "./judging";
+import { workspaceLlm } from "../../base-deps";
+
+/** Deliveries a judgement gets before a failure that may pass is stored as an error result. */
+export const MAX_JUDGE_ATTEMPTS = 4;
+/** How long a delivery holds a judgement: longer than a judge call may take (LLM_TIMEOUT_MS, 60 s by default). */
+export const JUDGE_LEASE_MS = 150_000;
+const RETRY_MAX_SECONDS = 300;
+
+/** Seconds before the next attempt after `attempts` failed ones: base, 2×base, 4×base … at most five minutes. */
+export function judgeRetryDelay(attempts: number, baseSeconds: number): number {
+  return Math.min(RETRY_MAX_SECONDS, baseSeconds * 2 ** Math.max(0, Math.min(attempts - 1, 10)));
+}
+
+function retryBase(deps: Deps): number {
+  const n = Number(deps.env.SIGNAL_RETRY_BASE_SECONDS);
+  return deps.env.SIGNAL_RETRY_BASE_SECONDS !== undefined && Number.isFinite(n) && n >= 0 ? n : 5;
+}
+
+/** What became of one message. */
+export type JudgeOutcome = "stored" | "unchanged" | "skipped_budget" | "retry" | "nothing_owed" | "dropped";
+
+interface QueueMessage {
+  readonly body: unknown;
+  ack(): void;
+  retry(options?: { delaySeconds?: number }): void;
+}
+
+/** A batch of the signals queue: every message at once (judge calls wait on the provider, not on CPU). */
+export async function handleJudgeBatch(deps: Deps, messages: readonly QueueMessage[]): Promise<void> {
+  const signalsById = new Map<number, Promise<SignalRow | null>>();
+  const signalOf = (ws: number, id: number) => {
+    let p = signalsById.get(id);
+    if (!p) signalsById.set(id, (p = loadSignal(deps.db, ws, id)));
+    return p;
+  };
+  await Promise.all(
+    messages.map(async (msg) => {
+      const parsed = SignalJudgeMessage.safeParse(msg.body);
+      if (!parsed.success) {
+        console.error(JSON.stringify({ level: "error", msg: "invalid signal message dropped", issues: parsed.error.issues.slice(0, 5) }));
+        msg.ack();
+        return;
+      }
+      try {
+        const outcome = await judgeOne(deps, parsed.data, await signalOf(parsed.data.workspace_id, parsed.data.signal_id));
+        if (typeof outcome === "object") msg.retry({ delaySeconds: outcome.retryAfter });
+        else msg.ack();
+      } catch (err) {
+        console.error(JSON.stringify({ level: "error", msg: "signal judgement failed, retrying", request_id: parsed.data.request_id, signal_id: parsed.data.signal_id, error: chainForLog(err) }));
+        msg.retry({ delaySeconds: judgeRetryDelay(1, retryBase(deps)) });
+      }
+    }),
+  );
+}
+
+async function loadSignal(db: Db, ws: number, id: number): Promise<SignalRow | null> {
+  const [row] = await db
+    .select()
+    .from(signals)
+    .where(and(eq(signals.workspaceId, ws), eq(signals.id, id)))
+    .limit(1);
+  return row ?? null;
+}
+
+/**
+ * Makes the judgement a message names, if it is still owed. Answers what became of it, or
+ * `{retryAfter}` when it should be delivered again after that many seconds.
+ */
+export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: SignalRow | null): Promise<JudgeOutcome | { retryAfter: number }> {
+  const ws = m.workspace_id;
+  const store = await deps.logs(ws);
+  const logs = await store.holding(m.request_id);
+  if (!logs) return "nothing_owed";
+  if (!signal) {
+    await dropJudgement(logs, m.request_id, m.signal_id);
+    return "dropped";
+  }
+  const now = deps.now();
+  const { claim, existing, log } = await openJudgement(logs, ws, m.request_id, m.signal_id, now, JUDGE_LEASE_MS);
+  if (claim.state === "none" || claim.state === "held") return "nothing_owed";
+  if (claim.state === "early") return { retryAfter: Math.ceil(claim.waitMs / 1000) };
+  const owed = claim.row;
+  // A hook's judgement waits on the signal being enabled; a backfill's runs regardless (test, then backfill, then enable).
+  if (owed.backfillId === null && !signal.enabled) {
+    await dropJudgement(logs, m.request_id, m.signal_id);
+    return "dropped";
+  }
+  if (existing && existing.status === "ok" && existing.revision >= signal.revision) {
+    await dropJudgement(logs, m.request_id, m.signal_id);
+    return "unchanged";
+  }
+  if (!log) {
+    // Moved to the archive (or never there): nothing left to read.
+    await dropJudgement(logs, m.request_id, m.signal_id);
+    return "dropped";
+  }
+  const prepared = prepareJudgement(await workspaceLlm(deps.env, deps.db, ws), signal, log);
+  let judgement: Judgement;
+  if (!isPrepared(prepared)) judgement = prepared;
+  else {
+    const limits = { dailyRuns: signal.dailyRuns ?? null, dailyCostUsd: signal.dailyCostUsd ?? null };
+    const reservation = await reserve(deps.db, signal.id, limits, prepared.estimatedCost, now, owed.backfillId);
+    if (!reservation) {
+      await dropJudgement(logs, m.request_id, m.signal_id);
+      return "skipped_budget";
+    }
+    judgement = await callJudge(prepared);
+    if (judgement.status === "error" && judgement.transient && owed.attempts < MAX_JUDGE_ATTEMPTS) {
+      await refund(deps.db, reservation);
+      await releaseJudgement(logs, m.request_id, m.signal_id);
+      return { retryAfter: judgeRetryDelay(owed.attempts, retryBase(deps)) };
+    }
+    await settle(deps.db, reservation, judgement.cost);
+    if (judgement.status === "error" && judgement.transient) judgement = { ...judgement, error: `${judgement.error} (gave up after ${owed.attempts} attempts)` };
+  }
+  const written = await storeResult(
+    logs,
+    {
+      requestId: m.request_id,
+      signalId: signal.id,
+      signalName: signal.name,
+      workspaceId: ws,
+      hookId: owed.hookId,
+      backfillId: owed.backfillId,
+      revision: signal.revision,
+      result: judgement.result,
+      reasoning: judgement.reasoning,
+      quote: judgement.quote,
+      quoteVerified: judgement.quoteVerified,
+      status: judgement.status,
+      error: judgement.error,
+      model: judgement.model,
+      inputTokens: judgement.inputTokens,
+      outputTokens: judgement.outputTokens,
+      cost: judgement.cost,
+      day: dayOf(log.requestStartTime),
+    },
+    deps.now(),
+  );
+  if (!written) return "unchanged";
+  if (judgement.status === "ok" && judgement.result === true) {
+    await deps.db.run(
+      eventStatement({
+        workspaceId: ws,
+        type: "signal_triggered",
+        userId: null,
+        // One event per log, signal and revision, however often this runs.
+        id: `evt_sig_${signal.id}_${m.request_id}_r${signal.revision}`,
+        details: {
+          signal_id: signal.id,
+          signal_name: signal.name,
+          signal_revision: signal.revision,
+          request_id: m.request_id,
+          result: true,
+          reasoning: judgement.reasoning,
+          quote: judgement.quote,
+          quote_verified: judgement.quoteVerified,
+          prompt_template_id: log.promptId,
+          prompt_version_number: log.promptVersionNumber,
+        },
+      }),
+    );
+  }
+  return "stored";
+}
