@@ -2,10 +2,19 @@
 // refused ZIP bomb) leaves the server ready for the next request from any client.
 import { request as httpRequest } from "node:http";
 import { strToU8, zipSync } from "fflate";
-import { describe, expect, it } from "vitest";
-import { sharedApi } from "./helpers/shared-api";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error: a plain ES module of the repo's scripts
+import { startLocalApi } from "../../scripts/lib/local-api.mjs";
 
-const api = sharedApi("early-refusal");
+// A server of its own: a refused ZIP bomb and a flood of early answers are hard on it, and the other
+// files on the shared server (test/node/global-setup.ts) must not feel them.
+let api: { url: string; key: string; stop: () => Promise<void> };
+beforeAll(async () => {
+  api = await startLocalApi({ workspace: "early-refusal" });
+});
+afterAll(async () => {
+  await api?.stop();
+});
 
 /** POSTs `total` bytes in 64 KiB chunks with no Content-Length (chunked), on a fresh connection. */
 function chunkedPost(path: string, total: number, contentType = "application/json"): Promise<number> {

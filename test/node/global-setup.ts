@@ -1,11 +1,12 @@
 // One `wrangler dev` shared by the node test files that only talk to it over HTTP (the official SDKs,
-// the OpenTelemetry exporters, the MCP client, the Python SDK, the early-refusal checks). Starting one
+// the OpenTelemetry exporters, the MCP client, the Python SDK). Starting one
 // costs tens of seconds of CPU (bundling the Worker, starting workerd), more than most of these files'
 // tests: so it is started once for the node project, before its files, and stopped after them. Its
 // own LLM calls (workflow and sheet LLM blocks) reach fake providers served here. Each file has its
 // own workspaces, whose keys (and placements) are written here before the server opens the database:
 // a write from another process while the server writes could break it. The keys CLI's test writes to
-// the databases from another process while its server runs, so it starts a server of its own.
+// the databases from another process while its server runs, and the early-refusal test is hard on
+// its server on purpose: each starts a server of its own.
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { startLocalApi } from "../../scripts/lib/local-api.mjs";
@@ -18,7 +19,6 @@ import type { SharedApiContext } from "./helpers/shared-api";
 
 /** The shared server's workspaces: name → the e-mail of its key's user (dev@localhost unless a test needs another). */
 export const SHARED_WORKSPACES: Record<string, string> = {
-  "early-refusal": "dev@localhost",
   "mcp-test": "dev@localhost",
   "mcp-other": "other@example.test",
   "otel-traces": "dev@localhost",
