@@ -165,6 +165,8 @@ export async function envForRun(
   workspaceId: number,
   toolId: number | null = null,
   only?: readonly string[],
+  /** Variables never handed on: (key, whether it is the tool's own) → true to leave it out. */
+  withheld?: (key: string, ofTool: boolean) => boolean,
 ): Promise<Record<string, string>> {
   if (only && only.length === 0) return {};
   const scopes: EnvScope[] = [{ workspaceId, toolId: null }, ...(toolId == null ? [] : [{ workspaceId, toolId }])];
@@ -173,7 +175,7 @@ export async function envForRun(
   for (const scope of scopes) {
     const rows = await db.select().from(envVars).where(envVarScope(scope));
     for (const row of rows) {
-      if (!row.hasValue || (wanted && !wanted.has(row.key))) continue;
+      if (!row.hasValue || (wanted && !wanted.has(row.key)) || withheld?.(row.key, scope.toolId != null)) continue;
       out[row.key] = await open(secret, row.sealedValue, envVarContext(scope, row.key));
     }
   }

@@ -29,7 +29,28 @@ export const IdempotencyKeyHeaders = z.object({
 export const IDEMPOTENCY_DOC =
   " With an Idempotency-Key header, a retry (same key, same body, within 24 hours) gets the first answer and makes no second log, also when two retries race; " +
   "the same key with another body is a 409. Without one, a body byte-identical to one this workspace sent to the same route in the last 10 minutes is a " +
-  "retry too (the SDKs retry without a key): the first answer again, with Idempotent-Replayed: true, and nothing stored (docs/logging-and-search.md).";
+  "retry too (the SDKs retry without a key) when its request_start_time and request_end_time are both finer than a second, as the SDKs write them: " +
+  "the first answer again, with Idempotent-Replayed: true, and nothing stored. Bodies timed to the whole second are never taken for retries (docs/logging-and-search.md).";
+
+/** A time written finer than a second: an ISO string with a fraction, seconds with a fraction, or milliseconds off a whole second. */
+function subSecond(v: unknown): boolean {
+  if (typeof v === "string") return /T\d{2}:\d{2}:\d{2}[.,]\d/.test(v) || (/^\d+\.\d*[1-9]/.test(v.trim()));
+  if (typeof v !== "number" || !Number.isFinite(v)) return false;
+  return !Number.isInteger(v) || (v >= 1e11 && v % 1000 !== 0);
+}
+
+/**
+ * Whether a body sent without an Idempotency-Key may be taken for a retry of an earlier one (the same
+ * bytes): only when both its request_start_time and request_end_time are finer than a second, as both
+ * official SDKs write them (the JavaScript SDK an ISO string with milliseconds, the Python SDK seconds
+ * with microseconds). Two calls alike to the second are two calls: a script with coarse or repeated
+ * times sends an Idempotency-Key to be retried safely.
+ */
+export function timedFinely(body: unknown): boolean {
+  if (typeof body !== "object" || body === null) return false;
+  const b = body as Record<string, unknown>;
+  return subSecond(b.request_start_time) && subSecond(b.request_end_time);
+}
 
 function replay(c: Context<AppEnv>, recorded: RecordedAnswer): Response {
   return c.body(recorded.answer, recorded.status as 200, { "Content-Type": "application/json", "Idempotent-Replayed": "true" });
@@ -52,6 +73,9 @@ export async function answerIdempotently<T extends Record<string, unknown>>(
   const path = new URL(c.req.url).pathname;
   let claim: IdempotencyClaim;
   if (key === undefined) {
+    // Only a body timed as finely as the SDKs time theirs can be a retry: two calls of a script with
+    // whole-second times are two logs, however alike.
+    if (!timedFinely(await c.req.json())) return c.json(await write(undefined), status);
     // The body's bytes as received (Hono keeps the text it parsed). No read before the write: the
     // key's row rides in the log's batch, and a retry finds it when that batch fails on it (below).
     claim = await bodyRetryClaim(c.req.method, path, await c.req.text());

@@ -138,14 +138,22 @@ export const requireCachedAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
  */
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const held = c.get("auth").scopes ?? [];
-    if (!grants(held, scope)) {
-      throw new ApiError("forbidden", `this API key lacks the scope ${scope} that ${c.req.method} ${c.req.path} needs (it has ${held.length > 0 ? held.join(", ") : "none"})`, {
-        details: [{ field: "X-API-KEY", rule: `needs scope ${scope}` }],
-      });
-    }
+    assertScope(c, scope);
     await next();
   };
+}
+
+/**
+ * The same 403, from a handler: for a scope that what the body asks for needs (a sheet imported from
+ * request logs needs logs:read), `why` saying which part of the body asked for it.
+ */
+export function assertScope(c: Context<AppEnv>, scope: Scope, why = ""): void {
+  const held = c.get("auth").scopes ?? [];
+  if (!grants(held, scope)) {
+    throw new ApiError("forbidden", `this API key lacks the scope ${scope} that ${c.req.method} ${c.req.path}${why ? ` ${why}` : ""} needs (it has ${held.length > 0 ? held.join(", ") : "none"})`, {
+      details: [{ field: "X-API-KEY", rule: `needs scope ${scope}` }],
+    });
+  }
 }
 
 /** Every key of the workspace is looked up again on its next request (its policy or scopes changed). */

@@ -38,7 +38,14 @@ function errorResponse(status: number) {
  * Every route says one or the other, so a new route cannot forget it (test/http/scopes.test.ts reads
  * them all back from /openapi.json).
  */
-type Access = { public: true; scope?: never } | { public?: false; scope: Scope };
+type Access =
+  | { public: true; scope?: never; alsoScope?: never }
+  | {
+      public?: false;
+      scope: Scope;
+      /** A second scope the key must hold too: a route of one area that reads another's data (a dataset made from logs needs logs:read). */
+      alsoScope?: Scope;
+    };
 
 interface RouteExtras {
   /** Extra error statuses this route can answer besides the common ones. */
@@ -58,7 +65,7 @@ interface RouteExtras {
 type RouteOptions = RouteConfig & Access & RouteExtras;
 
 export function defineRoute<R extends RouteOptions>(options: R) {
-  const { public: isPublic, scope, errors = [], bodyLimit, multipartLimit, rateLimit, cachedAuth, bodyKey, middleware, ...route } = options;
+  const { public: isPublic, scope, alsoScope, errors = [], bodyLimit, multipartLimit, rateLimit, cachedAuth, bodyKey, middleware, ...route } = options;
   const hasBody = Boolean(route.request?.body);
   const statuses = new Set<number>([500, ...errors]);
   if (rateLimit) statuses.add(429);
@@ -87,19 +94,25 @@ export function defineRoute<R extends RouteOptions>(options: R) {
   const capBody = hasBody && bodyLimit !== false ? limitBody(bodyLimit ?? "JSON_MAX_BYTES", multipartLimit) : null;
   // A key read from the body needs the body read before auth, so the cap comes first there.
   if (bodyKey) mw.push(...(capBody ? [capBody] : []), captureBodyApiKey);
-  if (!isPublic) mw.push(cachedAuth ? requireCachedAuth : requireAuth, requireScope(scope!));
+  if (!isPublic) mw.push(cachedAuth ? requireCachedAuth : requireAuth, requireScope(scope!), ...(alsoScope ? [requireScope(alsoScope)] : []));
   if (capBody && !bodyKey) mw.push(capBody);
   // A streaming route (bodyLimit false) reads its body itself, and holds its own depth rule (OTLP).
   if (capBody && bodyTypes.some((t) => t.includes("json"))) mw.push(limitJsonDepth);
   if (middleware) mw.push(...((Array.isArray(middleware) ? middleware : [middleware]) as MiddlewareHandler<AppEnv>[]));
-  const scopeDoc = isPublic ? {} : { "x-scope": scope, description: `${route.description ?? ""}\n\n**Scope:** \`${scope}\` (${describeScope(scope!)}), or a scope that includes it.`.trim() };
+  const scopeDoc = isPublic
+    ? {}
+    : {
+        "x-scope": scope,
+        ...(alsoScope ? { "x-also-scope": alsoScope } : {}),
+        description: `${route.description ?? ""}\n\n**Scope:** \`${scope}\` (${describeScope(scope!)})${alsoScope ? ` and \`${alsoScope}\` (${describeScope(alsoScope)}), or scopes that include them.` : ", or a scope that includes it."}`.trim(),
+      };
   return createRoute({
     ...route,
     ...scopeDoc,
     security: isPublic ? [] : [{ ApiKeyAuth: [] }],
     middleware: mw,
     responses: { ...errorResponses, ...route.responses },
-  } as unknown as Omit<R, "public" | "scope" | "errors" | "bodyLimit" | "multipartLimit" | "rateLimit" | "cachedAuth" | "bodyKey">);
+  } as unknown as Omit<R, "public" | "scope" | "alsoScope" | "errors" | "bodyLimit" | "multipartLimit" | "rateLimit" | "cachedAuth" | "bodyKey">);
 }
 
 /** What defineStreamingRoute takes: defineRoute's options without the body cap (the handler caps the body). */

@@ -20,7 +20,7 @@ import { encodeBlueprints, type Blueprints } from "./row-codec";
 import { byTraceHome } from "./trace-homes";
 import { replaceValues } from "./tracking";
 import { decodeLogRow, type RequestLog } from "./write";
-import { addCounts, redactRecord } from "./redaction";
+import { addCounts, redactJoinedContent, redactRecord } from "./redaction";
 import type { AuthContext } from "../lib/auth-context";
 
 /** What of a record a log's content is read from. */
@@ -130,7 +130,8 @@ const JOIN_BATCH = 25;
  * Gives each span among `keys` that made its log of itself the content its GenAI records complete
  * (when that changes the log), in `db` (the trace's database).
  */
-export async function joinSpanLogs(db: Db, ws: number, keys: readonly SpanKey[], contentOf: LogContentOf): Promise<void> {
+export async function joinSpanLogs(db: Db, auth: Pick<AuthContext, "workspaceId" | "redaction">, keys: readonly SpanKey[], contentOf: LogContentOf): Promise<void> {
+  const ws = auth.workspaceId;
   for (let at = 0; at < keys.length; at += JOIN_BATCH) {
     const chunk = keys.slice(at, at + JOIN_BATCH);
     const sources = await spanRecords(db, ws, chunk);
@@ -149,12 +150,14 @@ export async function joinSpanLogs(db: Db, ws: number, keys: readonly SpanKey[],
     const statements: Statement[] = [];
     for (const { span, log: row } of rows) {
       const source = sources.get(keyOf(span.traceId, span.spanId))!;
-      const next = contentOf(spanInputOf(span), source.records);
+      const made = contentOf(spanInputOf(span), source.records);
+      if (!made) continue;
+      const { content: next, redactions } = await redactJoinedContent(auth, made);
       const log = decodeLogRow(row);
-      if (!next || sameContent(log, next)) continue;
+      if (sameContent(log, next)) continue;
       const unchanged = sql`${genAiRecordCount(ws, span.traceId, span.spanId)} = ${source.count}`;
-      // The log's findings: those of the span's own content and those of the records it now joins.
-      statements.push(...contentStatements(db, ws, log, next, unchanged, addCounts(span.redactions, source.redactions)));
+      // The log's findings: those of the span's own content, of the records it now joins, and of the content they make.
+      statements.push(...contentStatements(db, ws, log, next, unchanged, addCounts(span.redactions, source.redactions, redactions)));
     }
     await runBatch(db, statements);
   }
@@ -206,7 +209,7 @@ export async function storeLogRecords(store: WorkspaceLogs, auth: AuthContext, g
     );
     const spanKeys = new Map<string, SpanKey>();
     for (const r of mine) if (r.spanId && r.eventName?.startsWith("gen_ai.")) spanKeys.set(keyOf(r.traceId, r.spanId), [r.traceId, r.spanId]);
-    await joinSpanLogs(db, ws, [...spanKeys.values()], contentOf);
+    await joinSpanLogs(db, auth, [...spanKeys.values()], contentOf);
   }
 }
 

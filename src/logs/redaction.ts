@@ -4,7 +4,7 @@
 // queue message. The policy comes with the caller's key (AuthContext.redaction): a workspace without
 // one pays nothing. A policy is compiled once per isolate and version, and reused for every log.
 import type { AuthContext } from "../lib/auth-context";
-import { compilePolicy, readStoredPolicy, Redaction, redactLogContent, redactMap, redactRecordContent, redactSpanContent, type CompiledPolicy, type FieldGroup, type LogContent } from "../redaction";
+import { compilePolicy, readStoredPolicy, Redaction, redactBlueprint, redactLogContent, redactMap, redactRecordContent, redactSpanContent, type CompiledPolicy, type FieldGroup, type LogContent } from "../redaction";
 
 /** Compiled policies by workspace, each with the version (updated_at) it was compiled from. */
 const compiled = new Map<number, { updatedAt: number; policy: CompiledPolicy | null }>();
@@ -64,4 +64,18 @@ export async function redactAddedMap<T extends Record<string, unknown>>(
   const r = redactionOf(auth);
   if (!r) return { value: map, redactions: null };
   return { value: await redactMap(r, map, group), redactions: r.summary() };
+}
+
+/**
+ * A log's input and output rebuilt from its span's GenAI log records, redacted as a log's are
+ * (`messages`, `outputs`, `tool_calls`): the records were redacted only as log bodies when they came.
+ * With what it redacted (null when nothing, or no policy).
+ */
+export async function redactJoinedContent<T extends { input: Record<string, unknown>; output: Record<string, unknown> }>(
+  auth: Pick<AuthContext, "workspaceId" | "redaction">,
+  content: T,
+): Promise<{ content: T; redactions: Record<string, number> | null }> {
+  const r = redactionOf(auth);
+  if (!r) return { content, redactions: null };
+  return { content: { ...content, input: await redactBlueprint(r, content.input, "messages"), output: await redactBlueprint(r, content.output, "outputs") }, redactions: r.summary() };
 }

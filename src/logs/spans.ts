@@ -18,7 +18,7 @@ import { JSON_LOG_COLUMNS, jsonLogRow, requestLogRow, type RequestLogInput } fro
 import { eachPeriod, firstOverPeriods, type WorkspaceLogs } from "./periods";
 import { genAiRecordCount, joinSpanLogs, spanRecords, type LogContentOf } from "./log-records";
 import { byTraceHome, traceHomes } from "./trace-homes";
-import { addCounts, redactLog, redactSpan } from "./redaction";
+import { addCounts, redactJoinedContent, redactLog, redactSpan } from "./redaction";
 
 /** What a span says about the prompt its log used: by name or id, with a version number or a label. */
 export interface SpanPromptRef {
@@ -233,7 +233,7 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
   const now = Date.now();
   // Log records that came before their span: the log is made with them.
   const joinable = open.filter((i) => i.log !== null && i.logFromSpan && opts.contentOf);
-  const joined = await joinedLogs(logs, ws, withLogs.filter((i) => i.logFromSpan), opts.contentOf);
+  const joined = await joinedLogs(logs, auth, withLogs.filter((i) => i.logFromSpan), opts.contentOf);
 
   const spanRows = fresh.map((i) => ({
     t: i.span.traceId,
@@ -344,7 +344,7 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
     out.spans.push({ id: `${row.traceId}-${row.spanId}`, name: row.name, span_id: row.spanId, trace_id: row.traceId, created: row.ingestId === opts.ingestId });
     if (row.requestLogId !== null) out.requestLogs.push({ id: row.requestLogId, span_id: row.spanId, trace_id: row.traceId });
   }
-  if (opts.contentOf && joinable.length > 0) await joinLateRecords(logs, ws, joinable, joined, kept, opts.contentOf);
+  if (opts.contentOf && joinable.length > 0) await joinLateRecords(logs, auth, joinable, joined, kept, opts.contentOf);
   return out;
 }
 
@@ -352,15 +352,17 @@ async function storeSpansIn(db: Db, logs: Db, auth: AuthContext, items: SpanToSt
 type Joined = Map<SpanToStore, { log: Omit<RequestLogInput, "group_id">; records: number }>;
 
 /** The logs of `items` completed by the GenAI log records already stored for their spans (only those that have some). */
-async function joinedLogs(logs: Db, ws: number, items: SpanToStore[], contentOf: LogContentOf | undefined): Promise<Joined> {
+async function joinedLogs(logs: Db, auth: AuthContext, items: SpanToStore[], contentOf: LogContentOf | undefined): Promise<Joined> {
   const out: Joined = new Map();
   if (!contentOf || items.length === 0) return out;
-  const found = await spanRecords(logs, ws, items.map((i) => [i.span.traceId, i.span.spanId]));
+  const found = await spanRecords(logs, auth.workspaceId, items.map((i) => [i.span.traceId, i.span.spanId]));
   for (const i of items) {
     const source = found.get(key(i.span.traceId, i.span.spanId));
-    const content = source ? contentOf(i.span, source.records) : null;
-    // The log's findings: the span's own and its records'.
-    if (source && content) out.set(i, { log: { ...i.log!, ...content, redactions: addCounts(i.log!.redactions, source.redactions) }, records: source.count });
+    const made = source ? contentOf(i.span, source.records) : null;
+    if (!source || !made) continue;
+    // Redacted as a log's content is (the records were only as log bodies); the log's findings: the span's own, its records' and their content's.
+    const { content, redactions } = await redactJoinedContent(auth, made);
+    out.set(i, { log: { ...i.log!, ...content, redactions: addCounts(i.log!.redactions, source.redactions, redactions) }, records: source.count });
   }
   return out;
 }
@@ -370,9 +372,9 @@ async function joinedLogs(logs: Db, ws: number, items: SpanToStore[], contentOf:
  * stored before (sent again) may have records its log lacks (a join that failed half way). Those spans'
  * logs are joined again; the records' own ingestion joins whatever lands after this read.
  */
-async function joinLateRecords(logs: Db, ws: number, items: SpanToStore[], joined: Joined, kept: Map<string, KeptSpan>, contentOf: LogContentOf) {
+async function joinLateRecords(logs: Db, auth: AuthContext, items: SpanToStore[], joined: Joined, kept: Map<string, KeptSpan>, contentOf: LogContentOf) {
   const late = items.filter((i) => (kept.get(key(i.span.traceId, i.span.spanId))?.records ?? 0) !== (joined.get(i)?.records ?? 0));
-  if (late.length > 0) await joinSpanLogs(logs, ws, late.map((i) => [i.span.traceId, i.span.spanId]), contentOf);
+  if (late.length > 0) await joinSpanLogs(logs, auth, late.map((i) => [i.span.traceId, i.span.spanId]), contentOf);
 }
 
 async function existingSpans(db: Db, ws: number, list: SpanInput[]): Promise<Set<string>> {

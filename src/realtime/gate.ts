@@ -7,6 +7,7 @@
 // commands, and a flood on one channel holds only that channel's object.
 import { and, eq, isNull } from "drizzle-orm";
 import { getDb } from "../db/client";
+import { inJsonList } from "../db/sql";
 import { apiKeys } from "../db/schema";
 import { msSetting } from "../lib/time";
 import { ERRORS, errorReply, hubName, parseFrame, verifyToken } from "./protocol";
@@ -128,4 +129,18 @@ export function realtimeGate(env: GateEnv): Response {
   socket.addEventListener("close", () => end(1000, "closed"));
   socket.addEventListener("error", () => end(1011, "error"));
   return new Response(null, { status: 101, webSocket: client });
+}
+
+/**
+ * The keys of the workspace, of those given, that are not revoked (read now). Any number of them: the
+ * list is bound as one JSON parameter, so a channel's hundredth socket is looked up like its first.
+ */
+export async function liveKeyIds(db: D1Database, workspaceId: number, keyIds: readonly number[]): Promise<Set<number>> {
+  const ids = [...new Set(keyIds)];
+  if (ids.length === 0) return new Set();
+  const rows = await getDb(db)
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(and(inJsonList(apiKeys.id, ids), eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)));
+  return new Set(rows.map((r) => r.id));
 }

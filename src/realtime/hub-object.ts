@@ -5,9 +5,10 @@
 // subscribers when the run ends (sockets of a key revoked since are closed instead), and keeps the
 // message an hour for clients that subscribe late.
 import { DurableObject } from "cloudflare:workers";
-import { and, desc, eq, inArray, isNull } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { getDb } from "../db/client";
-import { apiKeys, workflowExecutions } from "../db/schema";
+import { workflowExecutions } from "../db/schema";
+import { liveKeyIds } from "./gate";
 import { completionMessage, ERRORS, errorReply, parseCapability, parseFrame, publication, reply, verifyToken, type ChannelMessage, type CompletionMessage } from "./protocol";
 
 /** The bindings the hub reads: runs' state, keys, and the key its tokens are signed with. */
@@ -114,14 +115,8 @@ export class RealtimeHub extends DurableObject<HubEnv> {
   }
 
   /** The keys, of those given, that are not revoked (read now: a revoked key's socket is told nothing). */
-  private async liveKeys(keyIds: number[], workspaceId: number): Promise<Set<number>> {
-    const ids = [...new Set(keyIds)].slice(0, 90);
-    if (ids.length === 0) return new Set();
-    const rows = await getDb(this.env.DB)
-      .select({ id: apiKeys.id })
-      .from(apiKeys)
-      .where(and(inArray(apiKeys.id, ids), eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)));
-    return new Set(rows.map((r) => r.id));
+  private liveKeys(keyIds: number[], workspaceId: number): Promise<Set<number>> {
+    return liveKeyIds(this.env.DB, workspaceId, keyIds);
   }
 
   async alarm(): Promise<void> {

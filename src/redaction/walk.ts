@@ -12,7 +12,10 @@ type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Keys whose string values name structure, not content (never redacted). */
+/**
+ * Keys whose string values name structure, not content: never redacted, but only at the top of a
+ * blueprint, a message, a content block or a tool call (never in a map: metadata's `id` is content).
+ */
 const STRUCTURAL = new Set(["type", "role", "id", "tool_call_id", "tool_use_id", "call_id", "template_format"]);
 
 /** Content blocks and message keys that carry tool calls and their results. */
@@ -23,9 +26,10 @@ const DROPPED = Symbol("dropped");
 
 /**
  * Redacts every string of a JSON value in `group`. `keyed`: a dropped value takes its key (or list
- * element) with it; otherwise it becomes "".
+ * element) with it; otherwise it becomes "". `structural`: the value is a block (or a list of blocks)
+ * whose own STRUCTURAL keys stay; what they hold below is content.
  */
-async function value(r: Redaction, v: Json, group: FieldGroup, keyed: boolean): Promise<Json | typeof DROPPED> {
+async function value(r: Redaction, v: Json, group: FieldGroup, keyed: boolean, structural: boolean): Promise<Json | typeof DROPPED> {
   if (typeof v === "string") {
     if (!r.applies(group)) return v;
     const out = await r.text(v);
@@ -34,7 +38,7 @@ async function value(r: Redaction, v: Json, group: FieldGroup, keyed: boolean): 
   if (Array.isArray(v)) {
     const out: Json[] = [];
     for (const item of v) {
-      const x = await value(r, item, group, keyed);
+      const x = await value(r, item, group, keyed, structural);
       if (x !== DROPPED) out.push(x);
     }
     return out;
@@ -42,11 +46,11 @@ async function value(r: Redaction, v: Json, group: FieldGroup, keyed: boolean): 
   if (isObj(v)) {
     const out: Obj = {};
     for (const [k, item] of Object.entries(v)) {
-      if (STRUCTURAL.has(k) && typeof item === "string") {
+      if (structural && STRUCTURAL.has(k) && typeof item === "string") {
         out[k] = item;
         continue;
       }
-      const x = await value(r, item, group, keyed);
+      const x = await value(r, item, group, keyed, false);
       if (x !== DROPPED) out[k] = x;
     }
     return out;
@@ -54,36 +58,46 @@ async function value(r: Redaction, v: Json, group: FieldGroup, keyed: boolean): 
   return v;
 }
 
-/** A JSON value redacted in `group` (a dropped value becomes null at the top). */
+/** A JSON value redacted in `group` (a dropped value becomes null at the top); every string is content. */
 export async function redactJson<T>(r: Redaction, v: T, group: FieldGroup, keyed = true): Promise<T> {
-  const out = await value(r, v, group, keyed);
+  const out = await value(r, v, group, keyed, false);
   return (out === DROPPED ? null : out) as T;
 }
 
-/** A map of values (metadata, attributes, input variables): a dropped value takes its key with it. */
+/** A block of a blueprint (or a list of them): its own structural keys (type, role, id …) stay. */
+async function redactBlock<T>(r: Redaction, v: T, group: FieldGroup): Promise<T> {
+  const out = await value(r, v, group, false, true);
+  return (out === DROPPED ? null : out) as T;
+}
+
+/**
+ * A map of values (metadata, attributes, input variables): every value is content, whatever its key
+ * (`id`, `type` …); a dropped value takes its key with it. Keys are not redacted: they are the names
+ * a caller filters and groups by (docs/privacy.md).
+ */
 export async function redactMap<T extends Record<string, unknown>>(r: Redaction, map: T, group: FieldGroup): Promise<T> {
   if (!r.applies(group)) return map;
   return (await redactJson(r, map, group, true)) ?? ({} as T);
 }
 
 async function contentOf(r: Redaction, content: Json, group: FieldGroup): Promise<Json> {
-  if (!Array.isArray(content)) return redactJson(r, content, group, false);
+  if (!Array.isArray(content)) return redactBlock(r, content, group);
   const out: Json[] = [];
   for (const block of content) {
     const toolBlock = isObj(block) && typeof block.type === "string" && TOOL_BLOCKS.has(block.type);
-    out.push(await redactJson(r, block, toolBlock ? "tool_calls" : group, false));
+    out.push(await redactBlock(r, block, toolBlock ? "tool_calls" : group));
   }
   return out;
 }
 
 async function message(r: Redaction, m: Json, group: FieldGroup): Promise<Json> {
-  if (!isObj(m)) return redactJson(r, m, group, false);
+  if (!isObj(m)) return redactBlock(r, m, group);
   const own: FieldGroup = typeof m.role === "string" && TOOL_ROLES.has(m.role) ? "tool_calls" : group;
   const out: Obj = {};
   for (const [k, v] of Object.entries(m)) {
     if (STRUCTURAL.has(k) && typeof v === "string") out[k] = v;
     else if (k === "content") out[k] = await contentOf(r, v, own);
-    else if (k === "tool_calls" || k === "function_call") out[k] = await redactJson(r, v, "tool_calls", false);
+    else if (k === "tool_calls" || k === "function_call") out[k] = await redactBlock(r, v, "tool_calls");
     else out[k] = await redactJson(r, v, own, false);
   }
   return out;
@@ -94,7 +108,7 @@ async function message(r: Redaction, m: Json, group: FieldGroup): Promise<Json> 
  * input, outputs for the answer), tool calls and results in tool_calls, tool definitions in parameters.
  */
 export async function redactBlueprint<T>(r: Redaction, bp: T, group: "messages" | "outputs"): Promise<T> {
-  if (!isObj(bp)) return redactJson(r, bp, group, false);
+  if (!isObj(bp)) return redactBlock(r, bp, group);
   const out: Obj = {};
   for (const [k, v] of Object.entries(bp)) {
     if (STRUCTURAL.has(k) && typeof v === "string") out[k] = v;

@@ -187,6 +187,24 @@ describe("the fields of a log, a span and a log record", () => {
     expect(r.summary()).toEqual({ email: 4, payment_card: 1, iban: 1, phone: 1, national_id: 1, ip_address: 1 });
   });
 
+  it("a map's values are content whatever their key: metadata, input variables, span and record attributes named id, type, role", async () => {
+    const r = new Redaction(compilePolicy(every("mask")));
+    const out = await redactLogContent(r, { ...log, metadata: { id: PLANTED.email, type: PLANTED.email, plan: "pro" }, prompt_input_variables: { id: PLANTED.email, role: PLANTED.phone } });
+    expect(out.metadata).toEqual({ id: "[EMAIL]", type: "[EMAIL]", plan: "pro" });
+    expect(out.prompt_input_variables).toEqual({ id: "[EMAIL]", role: "[PHONE]" });
+    // Below a block, too: a tool call's arguments and a tool_use block's input are content.
+    const blocks = await redactLogContent(r, {
+      ...log,
+      input: { type: "chat", messages: [{ role: "assistant", id: "msg_1", content: [{ type: "tool_use", id: "toolu_1", name: "find", input: { id: PLANTED.email } }] }] },
+    });
+    expect((blocks.input.messages[0] as { content: unknown[] }).content[0]).toEqual({ type: "tool_use", id: "toolu_1", name: "find", input: { id: "[EMAIL]" } });
+    expect(blocks.input.messages[0]).toMatchObject({ role: "assistant", id: "msg_1" });
+    const span = await redactSpanContent(r, { attributes: { id: PLANTED.email }, resource: { type: PLANTED.email }, events: [{ attributes: { call_id: PLANTED.email } }], status: { code: 0, message: null } });
+    expect(JSON.stringify(span)).not.toContain(PLANTED.email);
+    const record = await redactRecordContent(r, { body: { role: "user", id: PLANTED.email }, attributes: { id: PLANTED.email }, resource: {} });
+    expect(JSON.stringify(record)).not.toContain(PLANTED.email);
+  });
+
   it("drop removes map keys and tags, empties message texts", async () => {
     const r = new Redaction(compilePolicy(every("drop")));
     const out = await redactLogContent(r, log);

@@ -10,8 +10,12 @@ import { runScheduled } from "../../src/queue/scheduled";
 import { call, createWorkspace, json, logsDb, shareLogsDb, type TestKey } from "../helpers/api";
 import { logBody as callBody } from "../helpers/fixtures";
 
-/** One fixed body (the fixture tells calls apart; this file sends the same call again on purpose). */
-const logBody = (overrides: Record<string, unknown> = {}) => callBody({ test_call: 0, ...overrides });
+/**
+ * One fixed body (the fixture tells calls apart; this file sends the same call again on purpose), timed
+ * to the millisecond as the SDKs time theirs (only such a body without a key is taken for a retry).
+ */
+const logBody = (overrides: Record<string, unknown> = {}) =>
+  callBody({ test_call: 0, request_start_time: "2024-01-15T10:30:00.125Z", request_end_time: "2024-01-15T10:30:05.250Z", ...overrides });
 
 const logRequest = (ws: TestKey, body: unknown, key?: string) =>
   call("/log-request", { method: "POST", key: ws.key, json: body, headers: key === undefined ? {} : { "Idempotency-Key": key } });
@@ -270,6 +274,42 @@ describe("retries without a key: the same bytes within 10 minutes", () => {
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
     expect(await json(again)).toEqual(first);
     expect(await count(ws, "request_logs")).toBe(1);
+  });
+
+  it("only bodies timed finer than a second, as the SDKs send them: whole-second times log every call", async () => {
+    const ws = await createWorkspace();
+    const coarse = [
+      { request_start_time: "2024-01-15T10:30:00Z", request_end_time: "2024-01-15T10:30:05Z" },
+      { request_start_time: 1_705_314_600, request_end_time: 1_705_314_605 },
+      { request_start_time: 1_705_314_600_000, request_end_time: 1_705_314_605_000 },
+      { request_start_time: "2024-01-15T10:30:00.125Z", request_end_time: "2024-01-15T10:30:05Z" },
+    ];
+    for (const times of coarse) {
+      const text = JSON.stringify(logBody({ tags: ["coarse"], ...times }));
+      const send = () => call("/log-request", { method: "POST", key: ws.key, body: text, headers: { "Content-Type": "application/json" } });
+      const [a, b] = [await send(), await send()];
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect(b.headers.get("Idempotent-Replayed"), JSON.stringify(times)).toBeNull();
+      expect((await json(a)).id).not.toBe((await json(b)).id);
+    }
+    expect(await count(ws, "request_logs")).toBe(8);
+    expect(await count(ws, "idempotency_keys")).toBe(0);
+    // As each SDK times them: the JavaScript SDK's ISO milliseconds, the Python SDK's float seconds.
+    for (const times of [
+      { request_start_time: "2024-01-15T10:30:00.000Z", request_end_time: "2024-01-15T10:30:05.000Z" },
+      { request_start_time: 1_705_314_600.123456, request_end_time: 1_705_314_605.654321 },
+      { request_start_time: 1_705_314_600_123, request_end_time: 1_705_314_605_456 },
+    ]) {
+      const body = logBody({ tags: ["fine"], ...times });
+      await logRequest(ws, body);
+      expect((await logRequest(ws, body)).headers.get("Idempotent-Replayed"), JSON.stringify(times)).toBe("true");
+    }
+    expect(await count(ws, "request_logs")).toBe(11);
+    // A script with coarse times retries safely with a key.
+    const keyed = logBody({ tags: ["keyed"], request_start_time: "2024-01-15T10:30:00Z", request_end_time: "2024-01-15T10:30:05Z" });
+    const k = newKey();
+    await logRequest(ws, keyed, k);
+    expect((await logRequest(ws, keyed, k)).headers.get("Idempotent-Replayed")).toBe("true");
   });
 
   it("racing retries make one log", { timeout: 60_000 }, async () => {

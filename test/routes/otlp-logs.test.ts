@@ -124,6 +124,29 @@ const rowsOf = async (ws: TestKey, table: string) =>
   (await (await logsDb(ws)).prepare(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ n: number }>())!.n;
 
 describe("POST /v1/logs: GenAI records complete their span's log", () => {
+  it("the content they make is redacted as a log's (messages, outputs) whichever comes first, with its counts", async () => {
+    const ws = await createWorkspace();
+    const policy = { detectors: [{ type: "email", action: "mask" }], fields: ["messages", "outputs"] };
+    expect((await call("/api/public/v2/redaction-policy", { method: "PUT", key: ws.key, json: policy })).status).toBe(200);
+    const records = (t: string, s: string) => [
+      event(t, s, "gen_ai.user.message", { content: "Mail ada@example.com please" }),
+      event(t, s, "gen_ai.choice", { index: 0, finish_reason: "stop", message: { role: "assistant", content: "Sent to ada@example.com." } }, 900),
+    ];
+    const [t1, s1, t2, s2] = [hexOf(32), hexOf(16), hexOf(32), hexOf(16)];
+    await sendLogs(ws, records(t1, s1));
+    await sendSpans(ws, t1, BASE, [chatSpan(s1)]);
+    await sendSpans(ws, t2, BASE, [chatSpan(s2)]);
+    await sendLogs(ws, records(t2, s2));
+    for (const [t, s] of [[t1, s1], [t2, s2]]) {
+      const log = await logOfSpan(ws, t, s);
+      expect(JSON.stringify(log.input)).not.toContain("ada@example.com");
+      expect(JSON.stringify(log.output)).not.toContain("ada@example.com");
+      expect(log.input.messages[0].content[0].text).toBe("Mail [EMAIL] please");
+      expect(log.output.messages[0].content[0].text).toBe("Sent to [EMAIL].");
+      expect(log.redactions).toEqual({ email: 2 });
+    }
+  });
+
   it("records before their span (JSON): the log is made with the conversation, the tool call and the choice, and search finds it", async () => {
     const ws = await createWorkspace();
     const [t, s] = [hexOf(32), hexOf(16)];

@@ -6,8 +6,9 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { hubName, MAX_COMMANDS_PER_FRAME } from "../../src/realtime/protocol";
+import { liveKeyIds } from "../../src/realtime/gate";
 import { sha256Hex, toHex } from "../../src/lib/crypto";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { addKey, call, createWorkspace, json, type TestKey } from "../helpers/api";
 
 /** A client socket through the Worker's own fetch handler (env overridable), recording messages and its close. */
 async function socket(envOverride: Record<string, string> = {}) {
@@ -125,5 +126,23 @@ describe("the realtime gate", () => {
     expect((await call(`/workflows/${workflowId}/run`, { method: "POST", key: ws.key, json: { input_variables: {}, channel_name_suffix: s } })).status).toBe(201);
     expect(await client.closed()).toEqual({ code: 3500, reason: "the token's key was revoked" });
     expect(client.inbox.some((m) => m.push)).toBe(false);
+  });
+});
+
+describe("the keys a channel's sockets hold", () => {
+  it("are looked up however many: past the 90th as well as the first, a revoked one left out, another workspace's never live", async () => {
+    const ws = await createWorkspace();
+    const other = await createWorkspace();
+    for (let i = 0; i < 95; i++) await addKey(ws);
+    const ids = (await env.DB.prepare("SELECT id FROM api_keys WHERE workspace_id = ? ORDER BY id").bind(ws.workspaceId).all<{ id: number }>()).results.map((r) => r.id);
+    expect(ids.length).toBe(96);
+    expect((await liveKeyIds(env.DB, ws.workspaceId, ids)).size).toBe(96);
+    const revoked = ids[93];
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").bind(Date.now(), revoked).run();
+    const live = await liveKeyIds(env.DB, ws.workspaceId, ids);
+    expect(live.size).toBe(95);
+    expect(live.has(revoked)).toBe(false);
+    expect(live.has(ids[95])).toBe(true);
+    expect((await liveKeyIds(env.DB, other.workspaceId, ids)).size).toBe(0);
   });
 });

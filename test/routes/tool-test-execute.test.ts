@@ -1,6 +1,6 @@
 // POST /api/public/v2/tool-registry/{identifier}/test-execute: a tool's JavaScript in a sandbox isolate.
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createWorkspace, json, type TestKey } from "../helpers/api";
+import { call, createWorkspace, json, scopedKey, type TestKey } from "../helpers/api";
 
 let ws: TestKey;
 let other: TestKey;
@@ -75,6 +75,28 @@ describe("POST /api/public/v2/tool-registry/{identifier}/test-execute", { timeou
     // Declarations are keys: anything else is a 400.
     const bad = await call("/api/public/v2/tool-registry", { method: "POST", key: ws.key, json: { name: `bad-${crypto.randomUUID().slice(0, 8)}`, tool_definition: def(), execution: { ...js("1"), env_vars: ["A-B"] } } });
     expect(bad.status).toBe(400);
+  });
+
+  it("only an admin key stores a version that declares variables; provider credentials never reach the sandbox", async () => {
+    const tooler = await scopedKey(ws, ["tools:write"]);
+    const declaring = { execution: { ...js("function add() { return process.env; }"), env_vars: ["OPENAI_API_KEY"] } };
+    const refused = await call("/api/public/v2/tool-registry", { method: "POST", key: tooler, json: { name: `t-${crypto.randomUUID().slice(0, 8)}`, tool_definition: def(), ...declaring } });
+    expect(refused.status).toBe(403);
+    expect(await json(refused)).toMatchObject({ success: false, error: "forbidden", message: expect.stringMatching(/^execution\.env_vars: .*admin/) });
+    const plain = await tool(tooler, { execution: js("function add() { return process.env; }") });
+    expect((await call(`/api/public/v2/tool-registry/${plain.id}/versions`, { method: "POST", key: tooler, json: { tool_definition: def(), ...declaring } })).status).toBe(403);
+    expect((await json(await call(`/api/public/v2/tool-registry/${plain.id}`, { key: ws.key }))).tool_registry.version.version_number).toBe(1);
+    expect((await json(await run(tooler, plain.id, { inputs: {} }))).result.result).toEqual({});
+
+    // An admin's version declaring provider credentials: they are left out; the tool's own key is handed on.
+    for (const [k, v] of [["OPENAI_API_KEY", "sk-provider-secret"], ["ANTHROPIC_BASE_URL", "http://fake-llm.test"], ["SEARCH_API_KEY", "ws-search-secret"], ["PLAIN", "plain"]]) {
+      await call("/api/public/v2/env-vars", { method: "POST", key: ws.key, json: { key: k, value: v } });
+    }
+    const t = await tool(ws.key, { execution: { ...js("function add() { return process.env; }"), env_vars: ["OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "SEARCH_API_KEY", "WEATHER_API_KEY", "PLAIN"] } });
+    await call(`/api/public/v2/tool-registry/${t.id}/env-vars`, { method: "POST", key: ws.key, json: { key: "WEATHER_API_KEY", value: "tool-own-key" } });
+    const env = await json(await run(tooler, t.id, { inputs: {} }));
+    expect(env.result.result).toEqual({ WEATHER_API_KEY: "tool-own-key", PLAIN: "plain" });
+    expect(JSON.stringify(env)).not.toMatch(/sk-provider-secret|ws-search-secret/);
   });
 
   it("code sent in the request sees no workspace variable, whatever it asks for", async () => {

@@ -45,7 +45,7 @@ const create = defineRoute({
     "(a hash of the release, salt, segment and unit into 10,000 buckets), random per request otherwise; the answer carries `ab_test` and X-PromptEdge-AB, and the log " +
     "that follows records the variant. `variants` sum to 100 and one of them is the label's current version (the base). A second release on the same template and " +
     "label while one is running or paused is a 409; percentages not summing to 100, no base, an unknown version or label are 400s naming the field, and nothing is stored. " +
-    "Emits ab_test_created.",
+    "On a protected release label only an admin key makes a release (403 otherwise). Emits ab_test_created.",
   errors: [404, 409],
   middleware: [purgesPromptCache],
   request: { body: { required: true, content: { "application/json": { schema: CreateBody } } } },
@@ -86,7 +86,8 @@ const patch = defineRoute({
   description:
     "`variants` (and `segments`, by name) take new percentages, still summing to 100: a challenger that grows takes base units only, one that shrinks gives its units " +
     "back to the base, so no unit moves between challengers. `status` paused serves the label's own version to everyone; running resumes. Each change moves `revision` " +
-    "on and emits ab_test_updated. A completed release is a 409; salt, assignment_key, release_label and the template cannot change (400).",
+    "on and emits ab_test_updated. A completed release is a 409; salt, assignment_key, release_label and the template cannot change (400). On a protected release label, " +
+    "ramping a challenger up (top level or in a segment) or resuming a release that serves one takes an admin key (403 otherwise).",
   errors: [404, 409],
   middleware: [purgesPromptCache],
   request: { params: idParams, body: { required: true, content: { "application/json": { schema: PatchBody } } } },

@@ -72,6 +72,7 @@ const fromFilterParams = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/from-filter-params",
   scope: "datasets:write",
+  alsoScope: "logs:read",
   tags,
   summary: "Fill the group's draft from request logs",
   description: `Answers at once; a queued job copies at most ${MAX_LOGS_PER_JOB} logs into the draft (created when missing), replacing its earlier rows.`,
@@ -165,6 +166,7 @@ const addRequestLogRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/add-request-log",
   scope: "datasets:write",
+  alsoScope: "logs:read",
   tags,
   summary: "Add a request log to the group's draft",
   description:
@@ -178,6 +180,7 @@ const previewRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/from-filter-params/preview",
   scope: "datasets:read",
+  alsoScope: "logs:read",
   tags,
   summary: "Preview a from-filter-params call (writes nothing)",
   description:

@@ -205,7 +205,7 @@ export function registerFolderRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     const auth = c.get("auth");
     requireOwnWorkspace(auth, body.workspace_id);
-    const deleted = await deleteFolderEntities(c.var.deps.db, auth.workspaceId, FOLDER_ENTITY_SOURCES, body.entities, body.cascade);
+    const deleted = await deleteFolderEntities(c.var.deps.db, auth, FOLDER_ENTITY_SOURCES, body.entities, body.cascade);
     return c.json({ success: true as const, moved_count: deleted }, 200);
   });
 

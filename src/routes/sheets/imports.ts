@@ -122,6 +122,7 @@ const requestLogsRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/tables/{table_id}/sheets/{sheet_id}/imports/request-logs",
   scope: "tables:write",
+  alsoScope: "logs:read",
   tags,
   summary: "Import request logs into a sheet",
   description:

@@ -3,6 +3,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { receiveUpload } from "../../http/file-upload";
+import { assertScope } from "../../http/middleware";
 import { ApiError } from "../../lib/errors";
 import { defineRoute, defineStreamingRoute, type StreamingRouteOptions } from "../../http/openapi";
 import { UuidParam } from "../../lib/schemas";
@@ -40,7 +41,7 @@ const createSheet = {
     "answers the first import and creates nothing. A file whose content cannot be imported (bad base64, empty, not CSV/JSON) gives a " +
     "`failed` operation with `error_message`. With `source` `request_logs`: the workspace's logs matching request_log_ids (which win), or " +
     "prompt_id, prompt_version_id and the start_time..end_time range of request_start_time; one row per log, columns from its input " +
-    "variables and fields.",
+    "variables and fields; it copies the logs' contents, so the key needs `logs:read` as well (403 naming it otherwise).",
   errors: [404, 409],
   request: { params: TableParams, body: { required: true, content: { "application/json": { schema: CreateSheetBody } } } },
   responses: {
@@ -161,6 +162,8 @@ export function registerSheetRoutes(app: OpenAPIHono<AppEnv>) {
     let created;
     if (body.source.type === "request_logs") {
       await dropBlob();
+      // The logs' contents are copied into the sheet: reading them takes logs:read.
+      assertScope(c, "logs:read", 'with source "request_logs"');
       const { type: _type, ...filters } = body.source;
       created = await createRequestLogImport(c.var.deps, auth, tableId, {
         title: body.title ?? null,

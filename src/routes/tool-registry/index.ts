@@ -93,7 +93,9 @@ const create = defineRoute({
   scope: "tools:write",
   tags,
   summary: "Create a tool",
-  description: "name is unique per workspace (409). tool_definition must be in OpenAI function format. Creates version 1.",
+  description:
+    "name is unique per workspace (409). tool_definition must be in OpenAI function format. Creates version 1. " +
+    "An execution declaring env_vars (their values are handed to the tool when it runs) takes the admin scope (403 otherwise).",
   errors: [404, 409],
   request: {
     body: {
@@ -155,7 +157,9 @@ const addVersion = defineRoute({
   scope: "tools:write",
   tags,
   summary: "Create a tool version",
-  description: "Adds the next version; release_labels create or move labels to it. The answer is the version this call wrote.",
+  description:
+    "Adds the next version; release_labels create or move labels to it. The answer is the version this call wrote. " +
+    "An execution declaring env_vars (their values are handed to the tool when it runs) takes the admin scope (403 otherwise).",
   errors: [404],
   request: { params: IdentifierParam, body: { required: true, content: { "application/json": { schema: z.object(VersionFields).openapi("CreateToolVersion") } } } },
   responses: { 201: json(z.object({ success: z.literal(true), version: ToolVersion }), "Created") },
@@ -172,7 +176,8 @@ const testExecute = defineRoute({
     "Runs the version's JavaScript (or the execution and tool_definition given in the body, to test unsaved code) with `inputs` as the single argument " +
     "of the function named by tool_definition.function.name, which the code must define (it may be async). The code runs in a sandbox isolate of its own: " +
     "no network, TOOL_EXECUTION_CPU_MS of CPU and TOOL_EXECUTION_TIMEOUT_MS of wall time. `process.env` holds the environment variables the stored " +
-    "version's `execution.env_vars` declares (the tool's value over the workspace's); code sent in the body runs with an empty `process.env`, so " +
+    "version's `execution.env_vars` declares (the tool's value over the workspace's), provider credentials excepted (OPENAI_API_KEY, ANTHROPIC_API_KEY, any *_BASE_URL, " +
+    "any workspace *_API_KEY: never handed on); code sent in the body runs with an empty `process.env`, so " +
     "no request can read the workspace's secrets. console.log/info/debug go to stdout, warn/error to stderr (64 KiB each). A failure of the code (a throw, a missing function, " +
     "a syntax error, a time limit) answers 200 with result.status \"error\"; the return value must be JSON. Python tools are a 400: this service has no Python sandbox. " +
     "The CPU limit is enforced by Cloudflare's runtime when deployed; the local runtime of `npm run dev` does not enforce it, so a busy loop in a tool stalls a local server.",

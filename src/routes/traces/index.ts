@@ -98,6 +98,7 @@ const addTraceRoute = defineRoute({
   method: "post",
   path: "/api/public/v2/dataset-versions/add-trace",
   scope: "datasets:write",
+  alsoScope: "logs:read",
   tags: ["datasets"],
   summary: "Add a trace to a draft dataset, or as a row of a sheet",
   description:

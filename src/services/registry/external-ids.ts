@@ -172,18 +172,18 @@ export async function checkNewMappings(
  * row the batch just inserted, found by its unique name). A mapping taken meanwhile makes the unique
  * index fail the whole batch: catch it with isExternalIdConflict and answer 409.
  */
-export function insertMappingsStatement(workspaceId: number, type: ExternalIdEntityType, entityIdSql: SQL, pairs: readonly ExternalIdPair[]): SQL {
+export function insertMappingsStatement(workspaceId: number, type: ExternalIdEntityType, entityIdSql: SQL, pairs: readonly ExternalIdPair[], when: SQL = sql`1`): SQL {
   return sql`
     INSERT INTO ${externalIds} (${columnList(externalIds, ["workspaceId", "entityType", "entityId", "source", "externalId"])})
     SELECT ${workspaceId}, ${type}, CAST((${entityIdSql}) AS TEXT), value ->> 'source', value ->> 'external_id'
-    FROM json_each(${JSON.stringify(pairs)})`;
+    FROM json_each(${JSON.stringify(pairs)}) WHERE ${when}`;
 }
 
 /** The external IDs a new or changed entity takes, checked, with what its write batch needs. */
 export interface NewMappings {
   readonly pairs: ExternalIdPair[];
-  /** The statements (none or one) attaching them to the entity `entityIdSql` selects, for the entity's batch. */
-  attach(entityIdSql: SQL): SQL[];
+  /** The statements (none or one) attaching them to the entity `entityIdSql` selects, for the entity's batch (only `when` holds). */
+  attach(entityIdSql: SQL, when?: SQL): SQL[];
   /** After the batch failed: the 409 when a mapping was taken meanwhile (the unique index refused it); else returns. */
   throwIfTaken(err: unknown): void;
 }
@@ -203,7 +203,7 @@ export async function newMappings(
   const fresh = await checkNewMappings(db, workspaceId, type, entityId, pairs);
   return {
     pairs: fresh,
-    attach: (entityIdSql) => (fresh.length ? [insertMappingsStatement(workspaceId, type, entityIdSql, fresh)] : []),
+    attach: (entityIdSql, when) => (fresh.length ? [insertMappingsStatement(workspaceId, type, entityIdSql, fresh, when)] : []),
     throwIfTaken: (err) => {
       if (isExternalIdConflict(err)) rethrowExternalIdConflict(err, type);
     },

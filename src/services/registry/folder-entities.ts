@@ -10,7 +10,8 @@ import { containsText } from "../../lib/query";
 import { toIso } from "../../lib/time";
 import { externalIdsFor, findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { ancestorsOf, loadFolderTree, subtreeOf, type FolderNode } from "./folders";
-import { resourceConditions, type ResourceFilters } from "../workspace";
+import { resourceConditions, type AuditSpec, type ResourceFilters } from "../workspace";
+import type { AuthContext } from "../../env";
 
 
 /** How one entity type is found in D1: its table and the columns the listing needs. */
@@ -37,9 +38,22 @@ export interface FolderEntitySource {
   metadata?: (db: Db, workspaceId: number, ids: string[]) => Promise<Map<string, Record<string, unknown>>>;
   /**
    * Statements that delete (or archive) these entities and what hangs off them, in an order the
-   * foreign keys accept; without it, a plain DELETE of the rows. External IDs go separately.
+   * foreign keys accept, with the audit rows and events of what they take along; every one only
+   * `ctx.when` holds. Without it, a plain DELETE of the rows. External IDs go separately.
    */
-  remove?: (workspaceId: number, ids: string[]) => SQL[];
+  remove?: (ctx: RemoveContext, ids: string[]) => SQL[];
+  /**
+   * Before a delete: throws the 4xx refusing it (judged now), or returns the condition the delete's
+   * batch holds it to (judged again there, so a change made meanwhile refuses it as well).
+   */
+  guardRemoval?: (db: Db, auth: AuthContext, ids: string[]) => Promise<SQL | null>;
+}
+
+/** Who deletes, and the condition every statement of the delete's batch holds. */
+export interface RemoveContext {
+  workspaceId: number;
+  by: AuditSpec["by"];
+  when: SQL;
 }
 
 export interface FolderEntityQuery extends Omit<ResourceFilters, "name" | "sort_by" | "sort_order"> {

@@ -7,7 +7,8 @@ import { col, inJsonList, nowMs } from "../../db/sql";
 import { externalIds, folders, type ExternalIdEntityType } from "../../db/schema";
 import { ApiError } from "../../lib/errors";
 import type { FolderEntityType } from "../../db/schema";
-import type { FolderEntitySource } from "./folder-entities";
+import type { FolderEntitySource, RemoveContext } from "./folder-entities";
+import type { AuthContext } from "../../env";
 import { isFolderNameTaken, loadFolderTree, subtreeOf } from "./folders";
 
 export interface EntityRef {
@@ -79,7 +80,8 @@ export async function moveFolderEntities(db: Db, ws: number, sources: readonly F
  * Deletes the entities. A folder that holds anything is a 400 unless `cascade`, which deletes
  * everything below it too. Returns how many entities were deleted, contents of folders included.
  */
-export async function deleteFolderEntities(db: Db, ws: number, sources: readonly FolderEntitySource[], refs: EntityRef[], cascade: boolean): Promise<number> {
+export async function deleteFolderEntities(db: Db, auth: AuthContext, sources: readonly FolderEntitySource[], refs: EntityRef[], cascade: boolean): Promise<number> {
+  const ws = auth.workspaceId;
   const groups = await resolveRefs(db, ws, sources, refs);
   const folderSource = sources.find((s) => s.type === "FOLDER");
   const named = folderSource ? (groups.get(folderSource) ?? []).map(Number) : [];
@@ -110,18 +112,34 @@ export async function deleteFolderEntities(db: Db, ws: number, sources: readonly
     }
   }
 
+  // What refuses the delete (a template with a protected label, for a key without admin), judged now
+  // and again by every statement of the batch: all of it goes, or none of it.
+  const guards: SQL[] = [];
+  for (const [src, ids] of doomed) {
+    const guard = src.guardRemoval ? await src.guardRemoval(db, auth, [...ids]) : null;
+    if (guard) guards.push(guard);
+  }
+  const when = guards.length ? sql.join(guards, sql` AND `) : sql`1`;
+  const ctx: RemoveContext = { workspaceId: ws, by: auth, when };
   const statements: SQL[] = [];
   for (const [src, ids] of doomed) {
     const list = [...ids];
-    if (src.externalIdType) statements.push(deleteMappings(ws, src.externalIdType, list));
-    statements.push(...(src.remove ? src.remove(ws, list) : [sql`DELETE FROM ${src.table} WHERE ${src.columns.workspaceId} = ${ws} AND ${idList(src, list)}`]));
+    if (src.externalIdType) statements.push(deleteMappings(ws, src.externalIdType, list, when));
+    statements.push(...(src.remove ? src.remove(ctx, list) : [sql`DELETE FROM ${src.table} WHERE ${src.columns.workspaceId} = ${ws} AND ${idList(src, list)} AND ${when}`]));
   }
-  if (statements.length) await runBatch(db, statements);
+  if (statements.length === 0) return 0;
+  if (guards.length) statements.push(sql`SELECT ${when} AS held`);
+  const results = await runBatch(db, statements);
+  if (guards.length && !(results.at(-1)!.results[0] as { held: number }).held) {
+    // Changed meanwhile (a label protected since): nothing was deleted; the guards say why.
+    for (const [src, ids] of doomed) if (src.guardRemoval) await src.guardRemoval(db, auth, [...ids]);
+    throw new ApiError("conflict", "entities: what they hold changed while they were deleted; nothing was deleted, try again");
+  }
   return [...doomed.values()].reduce((n, ids) => n + ids.size, 0);
 }
 
-function deleteMappings(ws: number, type: ExternalIdEntityType, ids: string[]): SQL {
-  return sql`DELETE FROM ${externalIds} WHERE ${externalIds.workspaceId} = ${ws} AND ${externalIds.entityType} = ${type} AND ${inJsonList(externalIds.entityId, ids)}`;
+function deleteMappings(ws: number, type: ExternalIdEntityType, ids: string[], when: SQL): SQL {
+  return sql`DELETE FROM ${externalIds} WHERE ${externalIds.workspaceId} = ${ws} AND ${externalIds.entityType} = ${type} AND ${inJsonList(externalIds.entityId, ids)} AND ${when}`;
 }
 
 /**

@@ -232,3 +232,38 @@ export async function requestLabelMove(db: Db, auth: AuthContext, label: PromptL
 export function pendingConflict(label: Pick<PromptLabelRow, "name">, pending: Pick<LabelChangeRequestRow, "id"> | null): ApiError {
   return new ApiError("conflict", `release label "${label.name}" is protected and has a pending change request${pending ? ` (${pending.id})` : ""}: approve or deny it first`);
 }
+
+/**
+ * The pending change requests of templates about to be deleted, closed as denied by who deletes
+ * them (their change_denied event and audit row, `reason` prompt_template_deleted), only `when` holds.
+ */
+export function closeChangeRequestsOf(ws: number, by: LabelActor, promptIds: number[], when: SQL): SQL[] {
+  return closeChangeRequests(ws, by, sql`cr.${col(CR.promptId)} IN (SELECT value FROM json_each(${JSON.stringify(promptIds)}))`, "prompt_template_deleted", when);
+}
+
+/** The same for the requests `which` selects (of `cr`), closed for `reason`. */
+function closeChangeRequests(ws: number, by: LabelActor, which: SQL, reason: string, when: SQL): SQL[] {
+  return labelChange(by, {
+    workspaceId: ws,
+    type: "prompt_template_label_change_denied",
+    from: sql`${CR} AS cr ${requestJoins("cr")}`,
+    when: sql`cr.${col(CR.workspaceId)} = ${ws} AND ${which} AND cr.${col(CR.status)} = 'pending' AND ${when}`,
+    details: sql`json_set(${changeDetails("cr")}, '$.reason', ${reason})`,
+  });
+}
+
+/**
+ * A label about to be deleted takes its change requests with it (they name it): a pending one (left
+ * from when it was protected) closed as denied with its event and audit row, then all of them removed.
+ */
+export function labelRequestsRemoval(ws: number, by: LabelActor, labelId: number, when: SQL): SQL[] {
+  return [
+    ...closeChangeRequests(ws, by, sql`cr.${col(CR.labelId)} = ${labelId}`, "prompt_label_deleted", when),
+    sql`DELETE FROM ${CR} WHERE ${CR.workspaceId} = ${ws} AND ${CR.labelId} = ${labelId} AND ${when}`,
+  ];
+}
+
+/** A change to a template that holds a protected label, asked by a key without admin: 409, naming the label. */
+export function protectedTemplateConflict(promptId: number, label: string, what: string): ApiError {
+  return new ApiError("conflict", `prompt template ${promptId} holds the protected release label "${label}": ${what} needs an API key with the admin scope (or unprotect the label first)`);
+}

@@ -5,12 +5,14 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
 import { nowMs } from "../../db/sql";
-import { promptTemplates } from "../../db/schema";
+import { promptLabels, promptTemplates } from "../../db/schema";
+import { grants } from "../../lib/scopes";
+import { protectedTemplateConflict } from "./label-changes";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { findEntityByExternalId, type ExternalIdPair } from "./external-ids";
 import { requireFolder } from "./folders";
-import { isTemplateNameTaken, labelStatements, publishedView, refuseProtectedLabels, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
+import { isTemplateNameTaken, labelEventStatements, labelStatements, publishedView, refuseProtectedLabels, publishTemplate, type PublishedView, type PublishInput } from "./prompt-templates";
 import { findPromptVersion, findTemplate, refuseSnippetCycles } from "../../prompts";
 
 /** JSON with object keys sorted, so two blueprints compare by content, not key order. */
@@ -41,17 +43,31 @@ export async function upsertTemplateByExternalId(
   let template = await findTemplate(db, ws, mappedId);
   if (!template) throw new ApiError("not_found", "prompt template not found");
   if (template.name !== name) {
-    // The body names the template: a mapped template under another name is renamed.
+    // The body names the template: a mapped template under another name is renamed. Fetches by name
+    // would then find another template (or none) under its protected label: that takes admin.
+    const admin = grants(auth.scopes ?? [], "admin");
+    const protectedOf = sql`${promptLabels.promptId} = ${template.id} AND ${promptLabels.protected}`;
+    const refuse = async () => {
+      const [hit] = await db.select({ name: promptLabels.name }).from(promptLabels).where(protectedOf).limit(1);
+      if (hit) throw protectedTemplateConflict(template!.id, hit.name, `renaming it to "${name}"`);
+    };
+    if (!admin) await refuse();
+    let renamed;
     try {
-      [template] = await db
+      [renamed] = await db
         .update(promptTemplates)
         .set({ name, updatedAt: nowMs })
-        .where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.id, template.id)))
+        .where(and(eq(promptTemplates.workspaceId, ws), eq(promptTemplates.id, template.id), admin ? undefined : sql`NOT EXISTS (SELECT 1 FROM ${promptLabels} WHERE ${protectedOf})`))
         .returning();
     } catch (err) {
       if (isTemplateNameTaken(err)) throw new ApiError("conflict", `prompt_name: another prompt template is named "${name}"`);
       throw err;
     }
+    if (!renamed) {
+      await refuse();
+      throw new ApiError("not_found", "prompt template not found");
+    }
+    template = renamed;
   }
   const latest = (await findPromptVersion(db, ws, { id: template.id, latest: true }))?.version ?? null;
   const v = input.prompt_version;
@@ -71,6 +87,8 @@ export async function upsertTemplateByExternalId(
       .update(promptTemplates)
       .set({ updatedAt: nowMs, ...(tags != null ? { tags } : {}), ...(folderId !== undefined ? { folderId: folderId ?? null } : {}) })
       .where(eq(promptTemplates.id, template.id)),
+    // Each label created or moved is in the audit log with its event, as through a publish.
+    ...labelEventStatements(ws, auth, self, input.release_labels),
     ...labelStatements(ws, self, input.release_labels),
   ]);
   const fresh = (await findTemplate(db, ws, String(template.id)))!;

@@ -32,7 +32,7 @@ import { llmKwargsFor, withModelOverrides, type ModelOverrides } from "../../con
 import { resourceConditions, resourceOrder, type ResourceFilters } from "../workspace";
 import { labelStatements as moveLabels, type LabelTable } from "./release-labels";
 import { readRelease, servedVariant, type ReleaseRead, type ServedAb } from "./release-reads";
-import { labelChange, labelMoveStatements, requestLabelMove } from "./label-changes";
+import { labelChange, labelMoveStatements, labelRequestsRemoval, requestLabelMove } from "./label-changes";
 
 type Obj = Record<string, unknown>;
 
@@ -167,15 +167,25 @@ function versionEventStatements(ws: number, auth: AuthContext, templateIdSql: SQ
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION})`,
     }),
   ];
+  return [...events, ...labelEventStatements(ws, auth, templateIdSql, labels)];
+}
+
+/**
+ * The events and audit rows of labels about to be created or moved to the template's newest version
+ * (labelStatements, next in the same batch): each name a label created, or a label moved when it
+ * names another version (a label on the newest already has not moved).
+ */
+export function labelEventStatements(ws: number, auth: AuthContext, templateIdSql: SQL, labels: string[] | null | undefined): SQL[] {
+  const template = sql`(${templateIdSql}) AS s JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = s.id`;
   const names = JSON.stringify([...new Set(labels ?? [])]);
-  if (names === "[]") return events;
+  if (names === "[]") return [];
+  const newestId = sql`(SELECT max(${promptVersions.id}) FROM ${promptVersions} WHERE ${promptVersions.promptId} = t.${col(promptTemplates.id)})`;
   return [
-    ...events,
     ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_moved",
       from: sql`${template} JOIN ${promptLabels} AS l ON l.${col(promptLabels.promptId)} = t.${col(promptTemplates.id)} JOIN ${promptVersions} AS ov ON ov.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)}`,
-      when: sql`l.${col(promptLabels.name)} IN (SELECT value FROM json_each(${names})) AND NOT l.${col(promptLabels.protected)}`,
+      when: sql`l.${col(promptLabels.name)} IN (SELECT value FROM json_each(${names})) AND NOT l.${col(promptLabels.protected)} AND l.${col(promptLabels.promptVersionId)} <> ${newestId}`,
       details: sql`json_object('prompt_template_id', t.${col(promptTemplates.id)}, 'prompt_template_name', t.${col(promptTemplates.name)}, 'prompt_template_version_number', ${NEWEST_VERSION},
         'old_prompt_template_version_number', ov.${col(promptVersions.version)}, 'prompt_template_label', l.${col(promptLabels.name)})`,
     }),
@@ -572,32 +582,59 @@ export async function moveLabel(db: Db, auth: AuthContext, id: number, input: { 
   const ws = auth.workspaceId;
   const l = await requireLabel(db, ws, id);
   const v = await versionOf(db, ws, l.promptId, input.prompt_version_number);
+  return moveLabelAsRead(db, auth, l, v);
+}
+
+/** moveLabel's write, given the label and version as read (the label may have changed since). */
+export async function moveLabelAsRead(db: Db, auth: AuthContext, l: PromptLabelRow, v: PromptVersionRow): Promise<{ label: LabelView } | { changeRequest: LabelChangeRequestRow }> {
+  const ws = auth.workspaceId;
+  const id = l.id;
   if (l.protected) return { changeRequest: await requestLabelMove(db, auth, l, { id: v.id, version: v.version }) };
   // The old version is read by the event's insert, before the update in the same batch; a label put
-  // back on the version it names already has not moved.
+  // back on the version it names already has not moved. Only while it is still unprotected (a label
+  // protected since it was read moves only through an approval).
   // The change is the batch's last statement (its event and audit row come first).
-  const updated = (await runBatch(db, labelMoveStatements(ws, auth, id, { id: v.id, version: v.version }))).at(-1)!;
+  const updated = (await runBatch(db, labelMoveStatements(ws, auth, id, { id: v.id, version: v.version }, stillUnprotected(id)))).at(-1)!;
   const [row] = updated.meta.changes > 0 ? await db.select().from(promptLabels).where(eq(promptLabels.id, id)) : [];
-  if (!row) throw ApiError.notFound("release label");
+  if (!row) throw await labelGoneOrProtected(db, ws, id, "moved");
   return { label: labelView(row, v.version) };
+}
+
+/** The label is not protected, as the batch reads it. */
+const stillUnprotected = (id: number) => sql`NOT EXISTS (SELECT 1 FROM ${promptLabels} AS pp WHERE pp.${col(promptLabels.id)} = ${id} AND pp.${col(promptLabels.protected)})`;
+
+/** Why a label's change wrote nothing: it was deleted (404), or protected meanwhile (409). */
+async function labelGoneOrProtected(db: Db, ws: number, id: number, what: string): Promise<ApiError> {
+  const [now] = await db.select().from(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))).limit(1);
+  if (!now) return ApiError.notFound("release label");
+  return new ApiError("conflict", `release label "${now.name}" was protected while it was ${what}: nothing changed (a protected label moves through a change request)`);
 }
 
 export async function deleteLabel(db: Db, auth: AuthContext, id: number): Promise<void> {
   const ws = auth.workspaceId;
-  const l = await requireLabel(db, ws, id);
+  return deleteLabelAsRead(db, auth, await requireLabel(db, ws, id));
+}
+
+/** deleteLabel's write, given the label as read (it may have been protected since). */
+export async function deleteLabelAsRead(db: Db, auth: AuthContext, l: PromptLabelRow): Promise<void> {
+  const ws = auth.workspaceId;
+  const id = l.id;
   if (l.protected) throw new ApiError("conflict", `release label "${l.name}" is protected: unprotect it first (PUT /api/public/v2/prompt-labels/{id}/protection)`);
   // The change is the batch's last statement (its event and audit row come first).
+  const unprotected = stillUnprotected(id);
   const deleted = (await runBatch(db, [
     ...labelChange(auth, {
       workspaceId: ws,
       type: "prompt_template_label_deleted",
       from: sql`${promptLabels} AS l JOIN ${promptVersions} AS v ON v.${col(promptVersions.id)} = l.${col(promptLabels.promptVersionId)} JOIN ${promptTemplates} AS t ON t.${col(promptTemplates.id)} = l.${col(promptLabels.promptId)}`,
-      when: sql`l.${col(promptLabels.id)} = ${id} AND l.${col(promptLabels.workspaceId)} = ${ws}`,
+      when: sql`l.${col(promptLabels.id)} = ${id} AND l.${col(promptLabels.workspaceId)} = ${ws} AND ${unprotected}`,
       details: labelDetails(sql`v.${col(promptVersions.version)}`),
     }),
-    db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id))),
+    // Its change requests (from when it was protected) name it: they go with it.
+    ...labelRequestsRemoval(ws, auth, id, unprotected),
+    db.delete(promptLabels).where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.id, id), unprotected)),
   ])).at(-1)!;
-  if (deleted.meta.changes === 0) throw ApiError.notFound("release label");
+  if (deleted.meta.changes === 0) throw await labelGoneOrProtected(db, ws, id, "deleted");
 }
 
 /** A write failed because the workspace already has a template of that name. */

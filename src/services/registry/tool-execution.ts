@@ -2,11 +2,12 @@
 // unsaved override) with given inputs in the JavaScript sandbox. A stored version sees the
 // environment variables its execution declares (`env_vars`), the tool's over the workspace's; code
 // sent in the request sees none, so a key cannot read the workspace's secrets by sending
-// `return process.env`. A failure of the user's code is a result, not an error.
+// `return process.env`; only an admin key stores a version that declares variables (tool-registry.ts),
+// and provider credentials are never handed on. A failure of the user's code is a result, not an error.
 import type { Db } from "../../db/client";
 import { ApiError } from "../../lib/errors";
 import { runJavaScript, type JsRunResult } from "../../sandbox/run-javascript";
-import { envForRun } from "../workspace";
+import { envForRun, isProviderCredential } from "../workspace";
 import { getTool } from "./tool-registry";
 
 export interface ToolRunDeps {
@@ -47,6 +48,7 @@ export async function testExecuteTool(
   if (!IDENTIFIER.test(name)) throw new ApiError("validation_error", `tool_definition: function.name "${name}" is not a JavaScript function name`);
   if (!deps.loader) throw new ApiError("internal_error", "this deployment has no LOADER (Worker Loader) binding, so it cannot run tools");
   const declared = Array.isArray(execution.env_vars) ? execution.env_vars.filter((k): k is string => typeof k === "string") : [];
-  const env = sent ? {} : await envForRun(deps.db, deps.envKey, workspaceId, tool.id, declared);
+  // Provider credentials never reach the sandbox, whatever the version declares.
+  const env = sent ? {} : await envForRun(deps.db, deps.envKey, workspaceId, tool.id, declared, isProviderCredential);
   return runJavaScript(deps.loader, { code: execution.code, functionName: name, inputs: input.inputs ?? {}, env, timeoutMs: deps.timeoutMs, cpuMs: deps.cpuMs });
 }

@@ -7,6 +7,7 @@ import { runBatch } from "../../db/batch";
 import { toolLabels, toolRegistry, toolVersions, type ToolRow, type ToolVersionRow } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
+import { grants } from "../../lib/scopes";
 import { toIso } from "../../lib/time";
 import { type ExternalIdLookupQuery, type ExternalIdPair, externalIdsFor, newMappings, resolveExternalIdLookup } from "./external-ids";
 import { requireFolder } from "./folders";
@@ -103,7 +104,22 @@ async function latestVersion(db: Db, toolId: number): Promise<ToolVersionRow> {
   return v;
 }
 
+/**
+ * A version whose execution declares environment variables reads their values when it runs
+ * (test-execute answers what it returns): storing one takes the admin scope, as reading a secret
+ * does nowhere else (settings:write sets values and never reads them).
+ */
+function requireAdminForEnvVars(auth: AuthContext, input: ToolVersionInput): void {
+  const declared = (input.execution as { env_vars?: unknown } | null | undefined)?.env_vars;
+  if (Array.isArray(declared) && declared.length > 0 && !grants(auth.scopes ?? [], "admin")) {
+    throw new ApiError("forbidden", "execution.env_vars: a tool version that declares environment variables reads their values when it runs, so storing one needs an API key with the admin scope", {
+      details: [{ field: "execution.env_vars", rule: "needs scope admin" }],
+    });
+  }
+}
+
 export async function createTool(db: Db, auth: AuthContext, input: CreateToolInput) {
+  requireAdminForEnvVars(auth, input);
   const ws = auth.workspaceId;
   await requireFolder(db, ws, input.folder_id);
   const mappings = await newMappings(db, ws, "tool_registry", null, input.external_ids);
@@ -128,6 +144,7 @@ export async function createTool(db: Db, auth: AuthContext, input: CreateToolInp
 }
 
 export async function addToolVersion(db: Db, auth: AuthContext, identifier: string, input: ToolVersionInput) {
+  requireAdminForEnvVars(auth, input);
   const tool = await requireTool(db, auth.workspaceId, identifier);
   const self = sql`SELECT ${tool.id} AS id`;
   const [written] = await runBatch(db, [

@@ -13,7 +13,7 @@ import { abTests, type AbTestRow } from "../../db/schema";
 import { abTotals, type WorkspaceLogs } from "../../logs";
 import { decide, type Decision } from "./guardrails";
 import { decisionWritten, releaseChange, trailStatement, webhookDetails } from "./events";
-import { promoteStatements, rollbackStatements, templateNames, type Actor } from "./releases";
+import { labelIsProtected, labelProtected, promoteStatements, rollbackStatements, templateNames, type Actor } from "./releases";
 import { percentagesOf, rampedSplit } from "./split-input";
 import { variantStats } from "./scorecard";
 
@@ -34,12 +34,16 @@ async function claim(db: Db, r: AbTestRow, now: number): Promise<boolean> {
 }
 
 /** The statements carrying out a decision read at `r`, guarded by its trail row. */
-async function decisionStatements(db: Db, r: AbTestRow, d: NonNullable<Decision>, token: string): Promise<Statement[]> {
+async function decisionStatements(db: Db, r: AbTestRow, decided: NonNullable<Decision>, token: string): Promise<Statement[]> {
+  // A ramp to 100 % would serve the challenger alone: on a protected label that is a promote, which
+  // asks for approval (a change request) instead. Judged again in the batch (a label protected meanwhile).
+  const full = decided.action === "ramp" && decided.percentage >= 100;
+  const d: NonNullable<Decision> = full && (await labelIsProtected(db, r)) ? { action: "promote", variant: decided.variant } : decided;
   const decision = { key: `${r.revision}:${d.action}`, token };
   const actor: Actor = { by: null, kind: "guardrail", decision };
   const written = decisionWritten(r.id, decision);
   const guard = sql`${abTests.revision} = ${r.revision} AND ${abTests.status} = 'running' AND ${abTests.deletedAt} IS NULL AND ${abTests.pendingChangeId} IS NULL`;
-  const ownGuard = sql`EXISTS (SELECT 1 FROM ${abTests} WHERE ${abTests.id} = ${r.id} AND ${guard})`;
+  const ownGuard = sql`EXISTS (SELECT 1 FROM ${abTests} WHERE ${abTests.id} = ${r.id} AND ${guard})${d.action === "ramp" && full ? sql` AND NOT ${labelProtected(r.promptId, r.releaseLabel)}` : sql``}`;
   const promptName = (await templateNames(db, [r.promptId])).get(r.promptId) ?? "";
   const trail = (action: string, revision: number, details: Record<string, unknown>) =>
     trailStatement({ workspaceId: r.workspaceId, abTestId: r.id, revision, action, actor: "guardrail", userId: null, details, decision, when: ownGuard });

@@ -18,6 +18,7 @@ export async function decideChangeRequest(db: Db, auth: AuthContext, id: number,
   const cr = await requireChangeRequest(db, ws, id);
   if (cr.status !== "pending") throw new ApiError("conflict", `change request ${id} is ${cr.status} already`);
   const [to] = await db.select({ version: promptVersions.version }).from(promptVersions).where(eq(promptVersions.id, cr.toVersionId));
+  if (!to) throw new ApiError("conflict", `change request ${id} can no longer be decided: the version it would move its label to was deleted`);
   const crPending = sql`EXISTS (SELECT 1 FROM ${labelChangeRequests} AS c WHERE c.${col(labelChangeRequests.id)} = ${id} AND c.${col(labelChangeRequests.status)} = 'pending')`;
   const releaseStatements: Statement[] = [];
   const [r] = cr.abTestId !== null ? await db.select().from(abTests).where(and(eq(abTests.workspaceId, ws), eq(abTests.id, cr.abTestId))).limit(1) : [];

@@ -5,10 +5,11 @@
 import { and, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
-import { col, isUniqueViolation, nowMs } from "../../db/sql";
+import { col, columnList, isUniqueViolation, nowMs } from "../../db/sql";
 import { abTests, externalIds, labelChangeRequests, promptLabels, promptTemplates, type AbTestRow, type Guardrails } from "../../db/schema";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
+import { grants } from "../../lib/scopes";
 import { toIso } from "../../lib/time";
 import { assign, findPromptVersion, requireTemplate, type Assignment } from "../../prompts";
 import {
@@ -30,7 +31,7 @@ import {
   type ResourceFilters,
 } from "../registry";
 import { atRevision, releaseChange, trailStatement, webhookDetails } from "./events";
-import { baseOnly, checkGuardrails, newSplit, percentagesOf, rampedSplit, sameSplit, variantList, type SegmentInput, type VariantInput } from "./split-input";
+import { baseOnly, checkGuardrails, newSplit, percentagesOf, raisesChallenger, rampedSplit, sameSplit, servesChallenger, variantList, type SegmentInput, type VariantInput } from "./split-input";
 
 const bad = (message: string) => new ApiError("validation_error", message);
 
@@ -126,12 +127,32 @@ async function activeOn(db: Db, ws: number, promptId: number, label: string): Pr
 
 const busy = (r: Pick<AbTestRow, "id" | "releaseLabel">) => new ApiError("conflict", `release_label: A/B release ${r.id} already overloads "${r.releaseLabel}" on this prompt template (delete, promote or roll it back first)`);
 
+const isAdmin = (auth: AuthContext) => grants(auth.scopes ?? [], "admin");
+
+/** The release label is protected, as the batch reads it (so a label protected meanwhile counts). */
+export const labelProtected = (promptId: number, label: string) =>
+  sql`EXISTS (SELECT 1 FROM ${promptLabels} AS pl WHERE pl.${col(promptLabels.promptId)} = ${promptId} AND pl.${col(promptLabels.name)} = ${label} AND pl.${col(promptLabels.protected)})`;
+
+/**
+ * A protected label serves another version only through an approved change request, or through a
+ * release an admin key made or ramped: a release on it, a challenger ramped up, a release resumed.
+ */
+function needsAdmin(label: string, what: string): ApiError {
+  return new ApiError("forbidden", `release_label: "${label}" is protected: ${what} needs an API key with the admin scope (or promote through a change request)`, {
+    details: [{ field: "release_label", rule: "needs scope admin on a protected label" }],
+  });
+}
+
 export async function createRelease(db: Db, auth: AuthContext, input: CreateInput): Promise<ReleaseView> {
   const ws = auth.workspaceId;
   const t = await templateOf(db, ws, input);
   await requireFolder(db, ws, input.folder_id);
   const [label] = await db.select().from(promptLabels).where(and(eq(promptLabels.promptId, t.id), eq(promptLabels.name, input.release_label))).limit(1);
   if (!label) throw bad(`release_label: prompt template "${t.name}" has no release label "${input.release_label}"`);
+  const admin = isAdmin(auth);
+  if (label.protected && !admin) throw needsAdmin(input.release_label, "an A/B release on it");
+  // Judged again in the batch: a label protected since is refused the same way, and nothing is written.
+  const when = admin ? sql`1` : sql`NOT ${labelProtected(t.id, input.release_label)}`;
   const labelled = await findPromptVersion(db, ws, { id: t.id, label: input.release_label });
   const versions = await Promise.all(input.variants.map((v) => findPromptVersion(db, ws, { id: t.id, version: v.prompt_version_number })));
   versions.forEach((found, i) => {
@@ -153,17 +174,18 @@ export async function createRelease(db: Db, auth: AuthContext, input: CreateInpu
   const details = webhookDetails(draft, t.name);
   let id: number;
   try {
+    const columns = columnList(abTests, ["workspaceId", "promptId", "releaseLabel", "name", "folderId", "status", "assignmentKey", "salt", "split", "guardrails", "createdBy"]);
+    const values = [ws, t.id, input.release_label, input.name, input.folder_id ?? null, status, input.assignment_key ?? null, input.salt ?? "", JSON.stringify(split), guardrails ? JSON.stringify(guardrails) : null, auth.userId];
     const [inserted] = await runBatch(db, [
-      db
-        .insert(abTests)
-        .values({ workspaceId: ws, promptId: t.id, releaseLabel: input.release_label, name: input.name, folderId: input.folder_id ?? null, status, assignmentKey: input.assignment_key ?? null, salt: input.salt ?? "", split, guardrails, createdBy: auth.userId })
-        .returning({ id: abTests.id }),
-      ...mappings.attach(self),
+      sql`INSERT INTO ${abTests} (${columns}) SELECT ${sql.join(values.map((v) => sql`${v}`), sql`, `)} WHERE ${when} RETURNING ${col(abTests.id)}`,
+      ...mappings.attach(self, when),
       // The trail and the event commit with the release, or neither does.
-      trailStatement({ workspaceId: ws, abTestId: newId, revision: 1, action: "created", actor: "user", userId: auth.userId, details: { percentages: percentagesOf(split.shares), status } }),
-      ...releaseChange(ws, "ab_test_created", auth, newId, sql`json_set(${JSON.stringify(details)}, '$.ab_test_id', ${newId})`),
+      trailStatement({ workspaceId: ws, abTestId: newId, revision: 1, action: "created", actor: "user", userId: auth.userId, details: { percentages: percentagesOf(split.shares), status }, when }),
+      ...releaseChange(ws, "ab_test_created", auth, newId, sql`json_set(${JSON.stringify(details)}, '$.ab_test_id', ${newId})`, when),
     ]);
-    id = (inserted.results[0] as { id: number }).id;
+    const row = inserted.results[0] as { id: number } | undefined;
+    if (!row) throw needsAdmin(input.release_label, "an A/B release on it");
+    id = row.id;
   } catch (err) {
     mappings.throwIfTaken(err);
     if (isUniqueViolation(err, abTests)) {
@@ -237,6 +259,11 @@ const ended = (r: AbTestRow) => {
   if (r.status === "completed") throw new ApiError("conflict", `ab test ${r.id} is completed (${r.outcome ?? "ended"}): it changes no more`);
 };
 
+export async function labelIsProtected(db: Db, r: Pick<AbTestRow, "promptId" | "releaseLabel">): Promise<boolean> {
+  const [label] = await db.select({ protected: promptLabels.protected }).from(promptLabels).where(and(eq(promptLabels.promptId, r.promptId), eq(promptLabels.name, r.releaseLabel))).limit(1);
+  return Boolean(label?.protected);
+}
+
 export async function patchRelease(db: Db, auth: AuthContext, id: number, input: PatchInput, present: (field: string) => boolean): Promise<ReleaseView> {
   const ws = auth.workspaceId;
   return atMostThrice(async () => {
@@ -249,7 +276,11 @@ export async function patchRelease(db: Db, auth: AuthContext, id: number, input:
     if (status !== r.status && r.pendingChangeId !== null) throw new ApiError("conflict", `ab test ${id} waits on change request ${r.pendingChangeId}: approve or deny it first`);
     const moved = !sameSplit(split, r.split) || status !== r.status;
     const revision = moved ? r.revision + 1 : r.revision;
-    const guard = atRevision(id, r.revision);
+    // On a protected label, serving a challenger more (a ramp up, or resuming a release that serves one) takes admin.
+    const exposes = raisesChallenger(r.split, split) || (status === "running" && r.status !== "running" && servesChallenger(split));
+    const guarded = exposes && !isAdmin(auth);
+    if (guarded && (await labelIsProtected(db, r))) throw needsAdmin(r.releaseLabel, "ramping a challenger up or resuming a release on it");
+    const guard = guarded ? sql`${atRevision(id, r.revision)} AND NOT ${labelProtected(r.promptId, r.releaseLabel)}` : atRevision(id, r.revision);
     const next: AbTestRow = { ...r, split, status, guardrails, revision, name: input.name ?? r.name, folderId: present("folder_id") ? (input.folder_id ?? null) : r.folderId };
     const names = await templateNames(db, [r.promptId]);
     const details = { percentages: percentagesOf(split.shares), previous_percentages: percentagesOf(r.split.shares), status, previous_status: r.status, segments: split.segments.map((g) => ({ name: g.name, percentages: percentagesOf(g.shares) })) };
@@ -268,7 +299,7 @@ export async function patchRelease(db: Db, auth: AuthContext, id: number, input:
           updatedAt: nowMs,
           ...(sameSplit(split, r.split) ? {} : { rampedAt: nowMs }),
         })
-        .where(and(eq(abTests.id, id), eq(abTests.revision, r.revision), isNull(abTests.deletedAt))),
+        .where(and(eq(abTests.id, id), eq(abTests.revision, r.revision), isNull(abTests.deletedAt), guarded ? sql`NOT ${labelProtected(r.promptId, r.releaseLabel)}` : undefined)),
     ]);
     if (results[results.length - 1].meta.changes === 0) return null;
     return releaseView(db, ws, await requireRelease(db, ws, id));

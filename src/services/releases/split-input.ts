@@ -135,3 +135,23 @@ export function checkGuardrails(g: Guardrails, variantCount: number): Guardrails
   }
   return g;
 }
+
+/** Each challenger's percentage, top level and per segment (`segment/key`), for comparing two splits. */
+function challengerShares(split: StoredSplit): Map<string, number> {
+  const out = new Map<string, number>();
+  const add = (prefix: string, shares: readonly Share[]) => {
+    for (const [key, pct] of Object.entries(percentagesOf(shares))) if (key !== split.base) out.set(`${prefix}${key}`, pct);
+  };
+  add("", split.shares);
+  for (const g of split.segments) add(`${g.name}/`, g.shares);
+  return out;
+}
+
+/** Whether `after` gives any challenger more than `before` did (top level or in any segment). */
+export function raisesChallenger(before: StoredSplit, after: StoredSplit): boolean {
+  const was = challengerShares(before);
+  return [...challengerShares(after)].some(([k, pct]) => pct > (was.get(k) ?? 0));
+}
+
+/** Whether the split serves any challenger at all (above 0 %, top level or in a segment). */
+export const servesChallenger = (split: StoredSplit): boolean => [...challengerShares(split).values()].some((pct) => pct > 0);

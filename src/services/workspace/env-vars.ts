@@ -4,6 +4,7 @@
 // the playground read them through `envForRun` (base-deps.ts, so the blocks' context can reach it),
 // the only place that hands decrypted values on.
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { PROVIDER_VARIABLES } from "../../blocks";
 import { envForRun, envVarContext as context, envVarScope as inScope, type EnvScope } from "../../base-deps";
 import type { Db } from "../../db/client";
 import { envVars, type EnvVarRow } from "../../db/schema";
@@ -58,6 +59,14 @@ function view(row: EnvVarRow, value: string): EnvVarView {
  * so it takes the admin scope, whatever scope the env-var routes need otherwise.
  */
 export const isProviderBaseUrl = (key: string) => /_BASE_URL$/i.test(key);
+
+/**
+ * A provider credential: a variable the provider client reads (each provider's API key and base URL),
+ * any `*_BASE_URL`, and any workspace `*_API_KEY`. A tool's sandbox is never handed one, whatever its
+ * version declares (a tool's own `*_API_KEY`, set on the tool, is its to read).
+ */
+export const isProviderCredential = (key: string, ofTool: boolean): boolean =>
+  isProviderBaseUrl(key) || Object.values(PROVIDER_VARIABLES).some((v) => v.key === key || v.baseUrl === key) || (!ofTool && /_API_KEY$/i.test(key));
 
 function requireAdminFor(auth: AuthContext, key: string): void {
   if (isProviderBaseUrl(key) && !grants(auth.scopes ?? [], "admin")) {

@@ -3,7 +3,7 @@
 // its audit log. Route folders: workspace, env-vars, api-keys, redaction-policy, audit-log.
 // Rule: the lowest domain: it imports no other domain; other domains and http/ come in through this face.
 export { AuthCache, authenticateHash, hashKey, plausibleKey, UnknownKeyCache } from "./auth";
-export { createEnvVar, deleteEnvVar, envForRun, listEnvVars, updateEnvVar, type EnvScope } from "./env-vars";
+export { createEnvVar, deleteEnvVar, envForRun, isProviderCredential, listEnvVars, updateEnvVar, type EnvScope } from "./env-vars";
 export { getLogRetention, setLogRetention } from "./log-retention";
 export { resourceConditions, resourceOrder, type ResourceColumns, type ResourceFilters, type ResourceListQuery } from "./resource-list";
 export { apiKeyView, createApiKey, listApiKeys, revokeApiKey } from "./api-keys";
