@@ -55,16 +55,20 @@ const UNIT_TESTS = [
 ];
 
 // Workers-project files that need databases no other file has written to: they read a whole
-// database's state (query plans of ANALYZEd tables, file sizes, the id ranges of a database from
-// before ranges existed) or sweep every workspace's jobs. Each runs in a runtime of its own, as
-// every file once did; the other workers files share one runtime per test worker.
+// database's state (query plans of ANALYZEd tables, file sizes, the least-full log database, the id
+// ranges of a database from before ranges existed) or sweep every workspace's jobs and deliveries
+// (the sweepers, the cron), which would also touch the files run after them. Each runs in a runtime
+// of its own, as every file once did; the other workers files share one runtime per test worker.
 const FRESH_DATABASE_TESTS = [
   "test/logs/ids.test.ts",
   "test/logs/search-plans.test.ts",
+  "test/logs/shards.test.ts",
   "test/logs/span-plans.test.ts",
   "test/logs/two-tiers.test.ts",
   "test/queue/sweeper.test.ts",
   "test/routes/sheet-imports-into.test.ts",
+  "test/routes/webhook-secrets.test.ts",
+  "test/routes/webhooks.test.ts",
 ];
 
 /**
