@@ -12,10 +12,16 @@
 -- logs at a time, behind a watermark of their own), facet rows clustered by their key
 -- with one partial index, and the indexes on request_logs that only some logs need made partial.
 --
--- Every log indexed before this migration keeps its values (copied from its side rows), its facet
--- counts and daily totals (untouched) and gets its search entry here; the logs not yet indexed stay
+-- Every log indexed before this migration keeps its facet counts and daily totals (untouched); its
+-- search entry and its extra_values are written afterwards by a background move, a bounded batch at
+-- a time, newest first, from its row (src/logs/layout-move.ts: the cron, and every snapshot before it
+-- selects), which starts at the newest log (request_log_layout_move, handed on to
+-- log_index_state.moved_to by logs 0014 / migrations 0040). An earlier version of this file moved
+-- every log here, in one statement each for the extra values and the search entries: on 100,000 logs
+-- one took 57 s, and D1 stops a statement at 30 s (docs/decisions.md). The logs not yet indexed stay
 -- listed in request_log_unindexed and the indexer takes them first. Nothing is counted twice: the
--- watermark starts at the newest log, and a log is indexed past it or from that list, once.
+-- watermark starts at the newest log, a log is indexed past it or from that list, once, and the move
+-- counts nothing.
 CREATE TABLE `log_index_state` (
 	`id` integer PRIMARY KEY NOT NULL,
 	`indexed_to` integer NOT NULL,
@@ -28,21 +34,11 @@ VALUES (1, coalesce((SELECT max(`id`) FROM `request_logs`), 0), coalesce((SELECT
 --> statement-breakpoint
 ALTER TABLE `request_logs` ADD `extra_values` text;
 --> statement-breakpoint
--- The extra values of every indexed log, from its side rows (in the order they were written): every
--- input variable, tool name and output key, and the tags and metadata that its columns do not give as
--- they stand (more than 512 characters: src/filters/indexed.ts, DERIVED_VALUE_MAX). The revision
--- trigger stays out of it: nothing about a log changes here that the archive guards.
-DROP TRIGGER `request_logs_revision`;
+-- Where the background move of the logs indexed before starts: at the newest log (every log up to
+-- it that is not listed in request_log_unindexed has no search entry and no extra_values yet).
+CREATE TABLE `request_log_layout_move` (`id` integer PRIMARY KEY NOT NULL, `moved_to` integer NOT NULL);
 --> statement-breakpoint
-UPDATE `request_logs` SET `extra_values` = coalesce(
-  (SELECT json_group_array(json_array(v.`kind`, v.`key`, v.`value`) ORDER BY v.`id`) FROM `request_log_values` AS v
-   WHERE v.`request_id` = `request_logs`.`id` AND NOT (
-     (v.`kind` = 'tag' AND length(v.`value`) <= 512) OR (v.`kind` = 'metadata' AND length(v.`key`) <= 512 AND length(v.`value`) <= 512))), '[]')
-WHERE `id` NOT IN (SELECT `request_id` FROM `request_log_unindexed`);
---> statement-breakpoint
-CREATE TRIGGER `request_logs_revision` AFTER UPDATE ON `request_logs` WHEN NEW.revision = OLD.revision BEGIN
-  UPDATE request_logs SET revision = OLD.revision + 1 WHERE id = NEW.id;
-END;
+INSERT INTO `request_log_layout_move` (`id`, `moved_to`) VALUES (1, coalesce((SELECT max(`id`) FROM `request_logs`), 0));
 --> statement-breakpoint
 -- Facet rows keep their ids (the search entries' tokens) and counts; a fold equal to the value is left out.
 CREATE TABLE `__new_request_log_facets` (
@@ -66,30 +62,12 @@ ALTER TABLE `__new_request_log_facets` RENAME TO `request_log_facets`;
 CREATE INDEX `request_log_facets_fold` ON `request_log_facets` (`workspace_id`,`field`,`key`,`value_fold`) WHERE "request_log_facets"."value_fold" IS NOT NULL;
 --> statement-breakpoint
 -- The search index (src/db/schema/requests.ts, REQUEST_LOGS_FTS): contentless, entries replaced or
--- deleted by rowid, column detail only. Every indexed log's entry, its keys made as the indexer makes
--- them (src/logs/search-index.ts, keysOf over src/filters/compile.ts, logValuesSql).
+-- deleted by rowid, column detail only. The logs indexed before get their entries from the move.
 CREATE VIRTUAL TABLE `request_log_search` USING fts5(
 	input_text, output_text, keys,
 	content='', contentless_delete=1, detail=column,
 	tokenize='unicode61 remove_diacritics 2'
 );
---> statement-breakpoint
-INSERT INTO `request_log_search` (rowid, input_text, output_text, keys)
-SELECT r.`id`, r.`input_text`, r.`output_text`, (
-  SELECT group_concat('v' || kf.`id`, ' ') FROM (
-    SELECT CASE e.kind WHEN 'tag' THEN 'tags' WHEN 'tool' THEN 'tool_names' ELSE e.kind || '_values' END AS field,
-           CASE WHEN e.kind IN ('tag', 'tool') THEN '' ELSE e.key END AS key, e.value AS value
-    FROM (
-      SELECT 'tag' AS kind, '' AS key, v.value AS value FROM json_each(r.`tags`) AS v WHERE v.type = 'text' AND length(v.value) <= 512
-      UNION SELECT 'metadata', v.key, v.value FROM json_each(r.`metadata`) AS v WHERE v.type = 'text' AND length(v.key) <= 512 AND length(v.value) <= 512
-      UNION SELECT v.value ->> 0, v.value ->> 1, v.value ->> 2 FROM json_each(r.`extra_values`) AS v) AS e
-    UNION
-    SELECT e.kind || '_keys', '', e.key FROM (
-      SELECT 'metadata' AS kind, v.key AS key FROM json_each(r.`metadata`) AS v WHERE v.type = 'text' AND length(v.key) <= 512 AND length(v.value) <= 512
-      UNION SELECT v.value ->> 0, v.value ->> 1 FROM json_each(r.`extra_values`) AS v WHERE v.value ->> 0 NOT IN ('tag', 'tool')) AS e
-  ) AS kv CROSS JOIN `request_log_facets` AS kf ON kf.`workspace_id` = r.`workspace_id` AND kf.`field` = kv.field AND kf.`key` = kv.key AND kf.`value` = kv.value)
-FROM `request_logs` AS r
-WHERE r.`id` NOT IN (SELECT `request_id` FROM `request_log_unindexed`);
 --> statement-breakpoint
 DROP TRIGGER `request_logs_fts_delete`;
 --> statement-breakpoint

@@ -1,13 +1,16 @@
 // The A/B scorecard's rollups (db/schema/ab-rollups.ts): a step of its own that the index consumer
 // and the cron's sweeper run on each log database after indexing. It counts each log served through a
-// release once: request_logs' insert trigger marks such a log pending, and the batch that adds it to
-// its variant's rows deletes the mark, only while the log is still at the revision read (a tracking
-// call that lands meanwhile makes the batch write nothing and the log is read again), as the indexer
+// release once, behind a watermark (log_index_state.ab_rolled_to, as the indexer's: ids grow in commit
+// order on D1's single writer, so the A/B logs past it are exactly those not counted; no row is
+// written with a log only to be deleted again). It reads the logs past the watermark in id order, a
+// window at a time, and the batch that adds the A/B ones to their variant's rows moves the watermark,
+// only while it is where it was read and every A/B log is still at the revision read (a tracking call
+// that lands meanwhile makes the batch write nothing and the logs are read again), as the indexer
 // does. A score tracked after its log was counted moves the metric rows in the tracking call's batch.
 import { sql, type SQL } from "drizzle-orm";
 import { runBatch, type Statement } from "../db/batch";
 import type { Db } from "../db/client";
-import { abRollupPending, abUnits, abVariantDaily, abVariantMetrics, requestLogs } from "../db/schema";
+import { abUnits, abVariantDaily, abVariantMetrics, logIndexState, requestLogs } from "../db/schema";
 import { col, columnList } from "../db/sql";
 import { bucketOf } from "../analytics/latency-buckets";
 import { sha256Hex } from "../lib/crypto";
@@ -16,11 +19,23 @@ import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const DAY = 86_400_000;
 
-/** Pending logs rolled up in one batch at most. */
+/** A/B logs rolled up in one batch at most. */
 const ROLLUP_BATCH_LOGS = 100;
 
-/** Pending logs one run takes at most (the rest wait for the next run). */
+/** Logs (of any kind) past the watermark read in one batch at most: the A/B ones among them are counted. */
+const ROLLUP_WINDOW_LOGS = 1_000;
+
+/**
+ * A window without A/B logs moves the watermark only once it holds this many logs: a run that finds
+ * a few new logs and none served through a release writes nothing (the next run reads them again).
+ */
+const MOVE_AFTER_LOGS = 200;
+
+/** A/B logs one run takes at most (the rest wait for the next run). */
 export const ROLLUP_MAX_LOGS = 2_000;
+
+/** Batches one run writes at most (windows without A/B logs included). */
+const ROLLUP_MAX_BATCHES = 40;
 
 interface PendingLog {
   id: number;
@@ -39,26 +54,49 @@ interface PendingLog {
 /** The assignment key of each release (its unit is metadata[key]); a release without one counts no units. */
 export type AssignmentKeys = (releaseIds: number[]) => Promise<Map<number, string | null>>;
 
-async function readPending(logs: Db, limit: number): Promise<{ pending: number[]; rows: PendingLog[] }> {
-  const pending = (await logs.select({ id: abRollupPending.requestId }).from(abRollupPending).orderBy(abRollupPending.requestId).limit(limit)).map((r) => r.id);
-  if (pending.length === 0) return { pending, rows: [] };
+const st = logIndexState;
+const ROLLED_TO = sql`(SELECT ${col(st.abRolledTo)} FROM ${st} WHERE ${st.id} = 1)`;
+
+/**
+ * The watermark, how far the next batch reaches (`to`: the last log of the window, or of the
+ * ROLLUP_BATCH_LOGS-th A/B log in it) and the A/B logs up to there, oldest first.
+ */
+async function readPending(logs: Db, limit: number): Promise<{ at: number; to: number; window: number; rows: PendingLog[] }> {
   const r = requestLogs;
-  const rows = await logs.all<PendingLog>(sql`
-    SELECT r.${col(r.id)}, r.${col(r.workspaceId)} AS ws, r.${col(r.revision)}, r.${col(r.abTestId)}, r.${col(r.abVariant)}, r.${col(r.status)}, r.${col(r.price)},
-           r.${col(r.requestStartTime)} AS start, max(r.${col(r.requestEndTime)} - r.${col(r.requestStartTime)}, 0) AS latency, r.${col(r.scores)}, r.${col(r.metadata)}
-    FROM json_each(${JSON.stringify(pending)}) AS j CROSS JOIN ${r} AS r ON r.${col(r.id)} = j.value
-    WHERE r.${col(r.abTestId)} IS NOT NULL`);
-  return { pending, rows };
+  const [state, window] = await runBatch(logs, [
+    sql`SELECT ${col(st.abRolledTo)} AS at FROM ${st} WHERE ${st.id} = 1`,
+    sql`
+      SELECT w.id, r.${col(r.workspaceId)} AS ws, r.${col(r.revision)}, r.${col(r.abTestId)}, r.${col(r.abVariant)}, r.${col(r.status)}, r.${col(r.price)},
+             r.${col(r.requestStartTime)} AS start, max(r.${col(r.requestEndTime)} - r.${col(r.requestStartTime)}, 0) AS latency, r.${col(r.scores)}, r.${col(r.metadata)}
+      FROM (SELECT ${col(r.id)} AS id FROM ${r} WHERE ${r.id} > ${ROLLED_TO} ORDER BY ${r.id} LIMIT ${ROLLUP_WINDOW_LOGS}) AS w
+      LEFT JOIN ${r} AS r ON r.${col(r.id)} = w.id AND r.${col(r.abTestId)} IS NOT NULL
+      ORDER BY w.id`,
+  ]);
+  const at = (state.results[0] as { at: number } | undefined)?.at;
+  if (at === undefined) throw new Error("log_index_state has no row: are the log database's migrations applied?");
+  const all = window.results as unknown as (PendingLog & { ab_test_id: number | null })[];
+  const rows: PendingLog[] = [];
+  let to = at;
+  let seen = 0;
+  for (const w of all) {
+    if (w.ab_test_id !== null) {
+      if (rows.length === limit) break;
+      rows.push(w);
+    }
+    to = w.id;
+    seen++;
+  }
+  return { at, to, window: seen, rows };
 }
 
 const unitHash = async (unit: string) => (await sha256Hex(unit)).slice(0, 32);
 
-async function rollupStatements(logs: Db, pending: number[], rows: PendingLog[], keys: Map<number, string | null>): Promise<Statement[]> {
+async function rollupStatements(at: number, to: number, rows: PendingLog[], keys: Map<number, string | null>): Promise<Statement[]> {
   const read = JSON.stringify(rows.map((r) => [r.id, r.revision]));
-  // Every log read is still pending at the revision read: else the batch writes nothing (and is read again).
-  const unchanged = sql`(SELECT count(*) FROM json_each(${read}) AS g
-    CROSS JOIN ${abRollupPending} AS gp ON gp.${col(abRollupPending.requestId)} = g.value ->> 0
-    CROSS JOIN ${requestLogs} AS gr ON gr.${col(requestLogs.id)} = gp.${col(abRollupPending.requestId)} AND gr.${col(requestLogs.revision)} = g.value ->> 1) = ${rows.length}`;
+  // The watermark is where it was read and every log read is at the revision read: else the batch
+  // writes nothing (and is read again).
+  const unchanged = sql`${ROLLED_TO} = ${at} AND (SELECT count(*) FROM json_each(${read}) AS g
+    CROSS JOIN ${requestLogs} AS gr ON gr.${col(requestLogs.id)} = g.value ->> 0 AND gr.${col(requestLogs.revision)} = g.value ->> 1) = ${rows.length}`;
   const daily = new Map<string, [number, number, string, number, number, number, number, number, number]>();
   const metrics = new Map<string, [number, number, string, number, string, string, number, number, number]>();
   const units = new Map<string, [number, number, string, string]>();
@@ -107,8 +145,8 @@ async function rollupStatements(logs: Db, pending: number[], rows: PendingLog[],
       SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(${json}) AS j WHERE ${unchanged}
       ON CONFLICT DO NOTHING`);
   }
-  // Last: its count says whether the batch wrote. Marks of logs gone meanwhile (archived) go too.
-  statements.push(sql`DELETE FROM ${abRollupPending} WHERE ${abRollupPending.requestId} IN (SELECT value FROM json_each(${JSON.stringify(pending)})) AND ${unchanged}`);
+  // Last: its count says whether the batch wrote.
+  statements.push(sql`UPDATE ${st} SET ${col(st.abRolledTo)} = ${to} WHERE ${st.id} = 1 AND ${unchanged}`);
   return statements;
 }
 
@@ -129,24 +167,24 @@ function addMetricRows(json: string, when: SQL): SQL {
 const ROLLUP_ATTEMPTS = 3;
 
 /**
- * Rolls up this log database's pending A/B logs (any workspace's), oldest first, at most `max`;
- * returns how many it counted. Harmless to repeat: a log is counted once.
+ * Rolls up this log database's A/B logs past the watermark (any workspace's), oldest first, at most
+ * `max`; returns how many it counted. Harmless to repeat: a log is counted once.
  */
 export async function rollupAbLogs(logs: Db, keysOf: AssignmentKeys, max = ROLLUP_MAX_LOGS): Promise<number> {
   let counted = 0;
-  while (counted < max) {
+  for (let batch = 0; counted < max && batch < ROLLUP_MAX_BATCHES; batch++) {
     let done = false;
     for (let attempt = 1; attempt <= ROLLUP_ATTEMPTS && !done; attempt++) {
-      const { pending, rows } = await readPending(logs, Math.min(ROLLUP_BATCH_LOGS, max - counted));
-      if (pending.length === 0) return counted;
-      const keys = await keysOf([...new Set(rows.map((r) => r.ab_test_id))]);
-      const results = await runBatch(logs, await rollupStatements(logs, pending, rows, keys));
+      const { at, to, window, rows } = await readPending(logs, Math.min(ROLLUP_BATCH_LOGS, max - counted));
+      if (rows.length === 0 && window < MOVE_AFTER_LOGS) return counted;
+      const keys = rows.length === 0 ? new Map<number, string | null>() : await keysOf([...new Set(rows.map((r) => r.ab_test_id))]);
+      const results = await runBatch(logs, await rollupStatements(at, to, rows, keys));
       if ((results[results.length - 1].meta.changes ?? 0) > 0) {
         counted += rows.length;
         done = true;
       }
     }
-    if (!done) throw new Error(`A/B rollup: the pending logs changed during each of ${ROLLUP_ATTEMPTS} attempts`);
+    if (!done) throw new Error(`A/B rollup: the logs read changed during each of ${ROLLUP_ATTEMPTS} attempts`);
   }
   return counted;
 }
@@ -154,7 +192,7 @@ export async function rollupAbLogs(logs: Db, keysOf: AssignmentKeys, max = ROLLU
 /**
  * For a tracking call setting score `name` of log `requestId` to `score`: moves the log's metric row
  * from its old value (if it had one) to the new, only when the log was served through a release and
- * is counted already (a pending log is counted with the score it then has). Put it before the
+ * is counted already (a log past the watermark is counted with the score it then has). Put it before the
  * score's update in the same batch: it reads the old value.
  */
 export function scoreChangeStatement(workspaceId: number, requestId: number, name: string, score: number): SQL {
@@ -166,7 +204,7 @@ export function scoreChangeStatement(workspaceId: number, requestId: number, nam
            CASE WHEN ${old} IS NULL THEN 1 ELSE 0 END, ${score} - coalesce(${old}, 0), ${score * score} - coalesce(${old} * ${old}, 0)
     FROM ${r} AS r
     WHERE r.${col(r.id)} = ${requestId} AND r.${col(r.workspaceId)} = ${workspaceId} AND r.${col(r.abTestId)} IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM ${abRollupPending} AS p WHERE p.${col(abRollupPending.requestId)} = r.${col(r.id)})
+      AND r.${col(r.id)} <= ${ROLLED_TO}
     ON CONFLICT DO UPDATE SET ${sql.join(
       [abVariantMetrics.n, abVariantMetrics.sum, abVariantMetrics.sumSq].map((c) => sql`${col(c)} = ${col(c)} + excluded.${col(c)}`),
       sql`, `,

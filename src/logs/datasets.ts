@@ -13,7 +13,7 @@ import { eachPeriod, type WorkspaceLogs } from "./periods";
 import { markSql } from "./readers";
 import { decodeBlueprints, type StoredLogParts } from "./row-codec";
 import { LOGS_BY_IDS } from "./by-ids";
-import { indexBeforeSnapshot } from "./indexing";
+import { readyForSnapshot } from "./layout-move";
 
 const LOGS = getTableName(requestLogs);
 const R = columnNames(requestLogs);
@@ -223,7 +223,7 @@ export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["
 export async function matchingLogIds(logs: WorkspaceLogs, ws: number, p: FillParams): Promise<number[]> {
   const cap = Math.min(p.limit ?? MAX_LOGS_PER_JOB, MAX_LOGS_PER_JOB);
   if (p.request_log_ids && p.request_log_ids.length > 0) return p.request_log_ids.slice(0, cap);
-  await indexBeforeSnapshot(logs);
+  await readyForSnapshot(logs);
   const group = p.filter_group ? parseFilterGroup(p.filter_group) : null;
   const filter = group?.ok ? group.group : null;
   // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.

@@ -4,7 +4,14 @@
 // key; the (workspace, key) primary key makes the second of two racing writes fail whole, log and all,
 // and that request then answers with what the first recorded. Keys live a day (IDEMPOTENCY_WINDOW_MS):
 // an older row counts as absent and the cron deletes it.
-import { and, eq, gte, lt, sql, type SQL } from "drizzle-orm";
+//
+// The table is clustered by (window, period, workspace, key), a period being window-long
+// (floor(created_at / window)): a key's row is one entry written, and the cron deletes whole old
+// periods, a range of the key, with no index on created_at beside it. A key is looked up in the
+// periods around now (PERIODS_AROUND: a row within the window is in the current or the previous
+// period, and the next one covers another Worker's clock a little ahead), and a write goes into the
+// period of the key's live row when it has one: the primary key then makes it fail as before.
+import { and, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Statement } from "../db/batch";
 import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
@@ -24,8 +31,6 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
  */
 export const BODY_RETRY_WINDOW_MS = 10 * 60 * 1000;
 const BODY_KEY_PREFIX = "body ";
-/** The first text after every key that starts with BODY_KEY_PREFIX ("!" follows " "): the keys' index range. */
-const BODY_KEY_END = "body!";
 
 /** The claim of a request without an Idempotency-Key: its method, path and body bytes. */
 export async function bodyRetryClaim(method: string, path: string, body: string): Promise<IdempotencyClaim> {
@@ -60,6 +65,20 @@ export async function idempotencyFingerprint(method: string, path: string, body:
 
 const cutoff = (now: number, claim: Pick<IdempotencyClaim, "key"> = { key: "" }) => now - windowOf(claim);
 
+/** The period of `now` in the claim's window, and the periods a live row of the key may be in. */
+function periodsOf(claim: Pick<IdempotencyClaim, "key">, now: number): { window: number; current: number; around: number[] } {
+  const window = windowOf(claim);
+  const current = Math.floor(now / window);
+  return { window, current, around: [current - 1, current, current + 1] };
+}
+
+/** SQL: the claim's rows in the periods around now that are still within its window. */
+function liveRow(workspaceId: number, claim: IdempotencyClaim, now: number): SQL {
+  const k = idempotencyKeys;
+  const { window, around } = periodsOf(claim, now);
+  return and(eq(k.windowMs, window), inArray(k.bucket, around), eq(k.workspaceId, workspaceId), eq(k.key, claim.key), gte(k.createdAt, cutoff(now, claim)))!;
+}
+
 /** The answer recorded under the key within the window; null when none is. Another request's key: 409. */
 function answerFor(row: { fingerprint: string; status: number; answer: string } | undefined, claim: IdempotencyClaim): RecordedAnswer | null {
   if (!row) return null;
@@ -81,7 +100,7 @@ export async function recordedAnswer(logs: WorkspaceLogs, workspaceId: number, c
     db
       .select({ fingerprint: idempotencyKeys.fingerprint, status: idempotencyKeys.status, answer: idempotencyKeys.answer })
       .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now, claim))))
+      .where(liveRow(workspaceId, claim, now))
       .limit(1),
   );
   return answerFor(found.flat()[0], claim);
@@ -96,15 +115,17 @@ export async function winnerAnswer(logs: Db, workspaceId: number, claim: Idempot
   const [row] = await logs
     .update(idempotencyKeys)
     .set({ createdAt: sql`${idempotencyKeys.createdAt}` })
-    .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, claim.key), gte(idempotencyKeys.createdAt, cutoff(now, claim))))
+    .where(liveRow(workspaceId, claim, now))
     .returning({ fingerprint: idempotencyKeys.fingerprint, status: idempotencyKeys.status, answer: idempotencyKeys.answer });
   return answerFor(row, claim);
 }
 
 /**
- * The statements that record a write's answer in the write's own batch: an expired row of the key is
- * dropped, then the key is inserted with the answer, `idField` set to the new log's id (`logId`, SQL
- * naming the row the batch inserted). A live row of the key makes the insert, so the batch, fail.
+ * The statements that record a write's answer in the write's own batch: an expired row of the key in
+ * the periods around now is dropped (in practice there is none: a row in the current period is
+ * live), then the key is inserted with the answer, `idField` set to the new log's id (`logId`, SQL
+ * naming the row the batch inserted), into the period of the key's live row if it has one, else the
+ * current period. A live row of the key makes the insert, so the batch, fail.
  */
 export function recordAnswerStatements(
   workspaceId: number,
@@ -115,10 +136,14 @@ export function recordAnswerStatements(
   logId: SQL,
   now: number,
 ): SQL[] {
+  const k = idempotencyKeys;
+  const { window, current, around } = periodsOf(claim, now);
+  const ofKey = and(eq(k.windowMs, window), inArray(k.bucket, around), eq(k.workspaceId, workspaceId), eq(k.key, claim.key));
   return [
-    sql`DELETE FROM ${idempotencyKeys} WHERE ${idempotencyKeys.workspaceId} = ${workspaceId} AND ${idempotencyKeys.key} = ${claim.key} AND ${idempotencyKeys.createdAt} < ${cutoff(now, claim)}`,
-    sql`INSERT INTO ${idempotencyKeys} (${columnList(idempotencyKeys, ["workspaceId", "key", "fingerprint", "requestLogId", "status", "answer", "createdAt"])})
-        VALUES (${workspaceId}, ${claim.key}, ${claim.fingerprint}, ${logId}, ${status}, json_set(${JSON.stringify(answer)}, ${`$.${idField}`}, ${logId}), ${now})`,
+    sql`DELETE FROM ${k} WHERE ${ofKey} AND ${lt(k.createdAt, cutoff(now, claim))}`,
+    sql`INSERT INTO ${k} (${columnList(k, ["windowMs", "bucket", "workspaceId", "key", "fingerprint", "requestLogId", "status", "answer", "createdAt"])})
+        VALUES (${window}, coalesce((SELECT ${k.bucket} FROM ${k} WHERE ${liveRow(workspaceId, claim, now)} LIMIT 1), ${current}), ${workspaceId}, ${claim.key}, ${claim.fingerprint}, ${logId}, ${status},
+                json_set(${JSON.stringify(answer)}, ${`$.${idField}`}, ${logId}), ${now})`,
   ];
 }
 
@@ -130,22 +155,26 @@ export function isKeyTaken(err: unknown): boolean {
   return isUniqueViolation(err, idempotencyKeys);
 }
 
-/** Rows deleted per statement of the sweep (an index range on created_at). */
+/** Rows deleted per statement of the sweep (a range of the primary key). */
 const SWEEP_CHUNK = 1000;
 
 /**
  * Deletes keys past their window from one log database, a chunk at a time: Idempotency-Keys after a
- * day, body keys after ten minutes (both an index range on created_at). The number deleted.
+ * day, body keys after ten minutes, each a range of the primary key (the periods up to the previous
+ * one: every row before that is past its window, and the previous period's rows are read for their
+ * time). The number deleted.
  */
 export async function sweepIdempotencyKeys(logs: Db, now: number, maxChunks = 20): Promise<number> {
   let deleted = 0;
-  const expired = [
-    lt(idempotencyKeys.createdAt, cutoff(now)),
-    sql`${lt(idempotencyKeys.createdAt, now - BODY_RETRY_WINDOW_MS)} AND ${idempotencyKeys.key} >= ${BODY_KEY_PREFIX} AND ${idempotencyKeys.key} < ${BODY_KEY_END}`,
-  ];
+  const k = idempotencyKeys;
+  const expired = [{ key: "" }, { key: BODY_KEY_PREFIX }].map((claim) => {
+    const { window, current } = periodsOf(claim, now);
+    return and(eq(k.windowMs, window), lt(k.bucket, current), lt(k.createdAt, cutoff(now, claim)))!;
+  });
   for (const which of expired) {
     for (let i = 0; i < maxChunks; i++) {
-      const res = await logs.run(sql`DELETE FROM ${idempotencyKeys} WHERE rowid IN (SELECT rowid FROM ${idempotencyKeys} WHERE ${which} LIMIT ${SWEEP_CHUNK})`);
+      const res = await logs.run(sql`DELETE FROM ${k} WHERE (${k.windowMs}, ${k.bucket}, ${k.workspaceId}, ${k.key}) IN (
+        SELECT ${k.windowMs}, ${k.bucket}, ${k.workspaceId}, ${k.key} FROM ${k} WHERE ${which} LIMIT ${SWEEP_CHUNK})`);
       const n = res.meta.changes ?? 0;
       deleted += n;
       if (n < SWEEP_CHUNK) break;

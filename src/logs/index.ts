@@ -51,6 +51,7 @@ export { archiveCutoff, archiveOldLogs, archiveSettings, exportLogs, findArchive
 export type { AttrValue, LogRecordInput, RejectedRecord, RejectedSpan, SpanEvent, SpanExtras, SpanInput } from "./span-input";
 export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "./fill-params";
 export { chunkIndexRows, indexBeforeSnapshot, indexLeftBehind, indexLogs, indexPending, SWEEP_AFTER_MS, SWEEP_MAX_LOGS, waitingLogs } from "./indexing";
+export { MOVE_MAX_LOGS, moveToLayout, readyForSnapshot } from "./layout-move";
 export { abTotals, rollupAbLogs, ROLLUP_MAX_LOGS, type AbTotals, type AssignmentKeys } from "./ab-rollups";
 export type { IndexedLog, IndexExtension } from "./index-extension";
 export {

@@ -160,11 +160,14 @@ async function readPending(logs: Db, limit: number, upTo: number): Promise<{ at:
   return { at, rows: rows.results as unknown as PendingLog[] };
 }
 
+/** The columns of a log its keyed values are made of (the blueprints' only for a log without extra_values). */
+export type LogValuesRow = Pick<PendingLog, "tags" | "metadata" | "extra_values" | "prompt_input_variables" | "input" | "output" | "parameters" | "body" | "input_text" | "output_text">;
+
 /**
  * A log's keyed values (its tags and metadata as they stand, and its extra values), and, for a log
  * written before extra_values, the extra values made now from its row (null otherwise).
  */
-function valuesOf(r: PendingLog): { values: IndexRow[]; made: IndexRow[] | null } {
+export function valuesOf(r: LogValuesRow): { values: IndexRow[]; made: IndexRow[] | null } {
   const tags = JSON.parse(r.tags) as string[];
   const metadata = JSON.parse(r.metadata) as Record<string, string>;
   if (r.extra_values !== null) {

@@ -9,7 +9,7 @@ import { columnNames } from "../db/sql";
 import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
 import { LOGS_BY_IDS } from "./by-ids";
 import { ID_RANGE_SIZE, idRangeOf } from "./id-ranges";
-import { indexBeforeSnapshot } from "./indexing";
+import { readyForSnapshot } from "./layout-move";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 /**
@@ -63,7 +63,7 @@ export function markFilter(mark: LogMark): Filter | FilterGroup {
  */
 export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs, ws: number, filter: FilterGroup, pageSize: number) {
   let indexed: Promise<number> | null = null;
-  const ready = () => (indexed ??= indexBeforeSnapshot(logs));
+  const ready = () => (indexed ??= readyForSnapshot(logs));
   const params = new SqlParams();
   const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(ws) });
   const after = params.add(-1);

@@ -1,12 +1,13 @@
-// What the cron trigger runs every minute: the webhook sweep, the job sweep, the index sweep, the A/B
-// rollup sweep and the A/B releases' guardrails, the resend of signal judgements whose message was lost, the log
+// What the cron trigger runs every minute: the webhook sweep, the job sweep, the index sweep, the move
+// of logs from before the search index layout (until none is left), the A/B rollup sweep and the A/B
+// releases' guardrails, the resend of signal judgements whose message was lost, the log
 // archive job, the sweep of idempotency keys past their day, and the log databases' measurement (a
 // full one sends its workspaces' new logs elsewhere).
 // Events a given-up job writes (an evaluation run's report_finished) are dispatched at once, as the queue consumer does.
 import type { Db } from "../db/client";
 import type { Deps } from "../env";
 import { chainForLog } from "../lib/error-text";
-import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind, measureLogDatabases, rollupAbLogs, sweepIdempotencyKeys } from "../logs";
+import { archiveOldLogs, archiveSettings, CONTROL_SHARD, configuredShards, indexLeftBehind, measureLogDatabases, moveToLayout, rollupAbLogs, sweepIdempotencyKeys } from "../logs";
 import { assignmentKeys, runGuardrails } from "../services/releases";
 import { dispatchQuietly, inEventScope, sweepWebhooks } from "../services/webhooks";
 import { resendOverdueJudgements, signalMatcher } from "../services/signals";
@@ -28,6 +29,7 @@ export async function runScheduled(deps: Deps, now = Date.now()): Promise<void> 
   }
   await sweepWebhooks(deps);
   await indexQuietly(deps, now);
+  await moveQuietly(deps);
   await rollupQuietly(deps);
   await guardrailsQuietly(deps, now);
   await onEveryLogDatabase(deps, "signal judgement resend", (logs) => resendOverdueJudgements(deps, logs, now));
@@ -74,6 +76,14 @@ async function measureQuietly(deps: Deps): Promise<void> {
 export function indexQuietly(deps: Deps, now: number): Promise<void> {
   const matcher = signalMatcher(deps);
   return onEveryLogDatabase(deps, "index sweep", (logs) => indexLeftBehind(logs, now, matcher));
+}
+
+/**
+ * Moves the logs indexed before the search index layout of issue 37 into it (migrations-logs/0010 left
+ * them for this), MOVE_MAX_LOGS a database and minute, until none is left; then a no-op.
+ */
+function moveQuietly(deps: Deps): Promise<void> {
+  return onEveryLogDatabase(deps, "layout move", (logs) => moveToLayout(logs));
 }
 
 /** Counts the A/B logs the index consumer's rollup step left pending (a lost message, a failure) in their variants' rollups. */

@@ -1,7 +1,8 @@
 // The layout migration of issue 37 (migrations-logs/0010, migrations/0034) on a database holding logs
 // from before it: some indexed (side rows, facet counts, daily totals, full-text entries, as the indexer
 // before wrote them), some still waiting (their marks in request_log_unindexed). After it every log is
-// there, the indexed ones are found by every filter at once and counted as before, and the waiting
+// there and counted as before; the background move (src/logs/layout-move.ts), stopped and resumed,
+// gives the indexed ones their search entries once, and they are found by every filter; the waiting
 // ones are indexed once, counted once. Each database kind starts empty here and is migrated step by step.
 import { applyD1Migrations, type D1Migration } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -10,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { runBatch } from "../../src/db/batch";
 import { getDb } from "../../src/db/client";
 import { parseFilterGroup, type FilterGroup } from "../../src/filters";
-import { indexPending, searchRequestLogs, suggestRequestValues, WorkspaceLogs } from "../../src/logs";
+import { indexPending, moveToLayout, rollupAbLogs, searchRequestLogs, suggestRequestValues, WorkspaceLogs } from "../../src/logs";
 import { facetRowsOf, indexRowsOf, searchColumnsOf, toolsOf } from "../../src/logs/index-rows";
 import { dailyTotals } from "../../src/logs/indexing";
 import { text } from "../helpers/fixtures";
@@ -121,10 +122,28 @@ for (const [kind, binding, migrations] of [
       const idsOf = (...names: Name[]) => names.map((n) => ids[n]).sort((a, b) => a - b);
       const facetCounts = async () => (await d1.prepare("SELECT field, key, value, count FROM request_log_facets WHERE workspace_id = ? ORDER BY field, key, value").bind(ws).all()).results;
 
-      // Nothing lost; the watermarks at the newest log, the waiting logs still listed.
+      // Nothing lost; the watermarks at the newest log, the waiting logs still listed; the move's cursor at the newest log.
       expect(await d1.prepare("SELECT count(*) AS n FROM request_logs").first("n")).toBe(4);
-      expect(await d1.prepare("SELECT indexed_to, counted_to FROM log_index_state").first()).toEqual({ indexed_to: ids.D, counted_to: ids.D });
+      expect(await d1.prepare("SELECT indexed_to, counted_to, moved_to FROM log_index_state").first()).toEqual({ indexed_to: ids.D, counted_to: ids.D, moved_to: ids.D });
       expect((await d1.prepare("SELECT request_id FROM request_log_unindexed ORDER BY request_id").all()).results.map((r) => r.request_id)).toEqual([ids.C, ids.D]);
+      expect(await d1.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'request_log_layout_move'").first("n")).toBe(0);
+
+      // The migration wrote nothing per log: the indexed logs wait for the move, counted already, found by id and scalar filters only.
+      expect(await d1.prepare("SELECT count(*) AS n FROM request_logs WHERE extra_values IS NOT NULL").first("n")).toBe(0);
+      expect(await find([{ field: "tags", operator: "contains", value: "prod" }])).toEqual([]);
+      expect(await find([{ field: "engine", operator: "is", value: "gpt-4o" }])).toEqual(idsOf("A", "B", "C", "D"));
+      expect((await facetCounts()).map((f) => f.count)).toEqual(facetsBefore.map((f) => f.count));
+      // The move, newest first, a bounded batch at a time; it stops after B (a crash, or its budget) and
+      // the next run resumes below it. D and C are the indexer's (listed): passed over, not moved.
+      expect(await moveToLayout(db, 3)).toBe(3);
+      expect(await d1.prepare("SELECT moved_to FROM log_index_state").first("moved_to")).toBe(ids.B - 1);
+      expect(await find([{ field: "tags", operator: "contains", value: "prod" }])).toEqual(idsOf("B"));
+      expect(await d1.prepare("SELECT count(*) AS n FROM request_logs WHERE extra_values IS NOT NULL").first("n")).toBe(1);
+      // Two runs at once (the cron and a snapshot): one moves A, the other's batch finds the cursor moved and writes nothing.
+      expect((await Promise.all([moveToLayout(db), moveToLayout(db)])).sort()).toEqual([0, 1]);
+      expect(await d1.prepare("SELECT moved_to FROM log_index_state").first("moved_to")).toBe(0);
+      expect(await moveToLayout(db)).toBe(0);
+      expect(await d1.prepare("SELECT count(*) AS n FROM request_log_search").first("n")).toBe(2);
       // The indexed logs keep their values (the long and the over-long metadata in extra_values, as indexed), counts and totals.
       const extra = JSON.parse((await d1.prepare("SELECT extra_values FROM request_logs WHERE id = ?").bind(ids.A).first<string>("extra_values"))!);
       expect(extra).toEqual([
@@ -175,3 +194,56 @@ for (const [kind, binding, migrations] of [
     });
   });
 }
+
+describe("the fewer-rows migration (idempotency keys by period, the A/B watermark), log database", { timeout: 60_000 }, () => {
+  it("keeps the keys still in their window (in their period), and counts the A/B logs not yet counted once", async () => {
+    const d1 = env.MIGRATE_LOGS_ROWS;
+    const all = env.TEST_LOG_MIGRATIONS;
+    await applyD1Migrations(d1, all.slice(0, all.findIndex((m) => m.name.includes("_fewer_rows_per_log"))));
+    const ws = 7;
+    const insert = (ab: boolean) =>
+      d1
+        .prepare(
+          `INSERT INTO request_logs (workspace_id, provider, model, input, output, parameters, tags, metadata, prompt_input_variables, price, request_start_time, request_end_time, extra_values, ab_test_id, ab_variant)
+           VALUES (?1, 'openai', 'gpt-4o', '{}', '{}', '{}', '[]', '{}', '{}', 0.5, ?2, ?2 + 100, '[]', ?3, ?4) RETURNING id`,
+        )
+        .bind(ws, Date.UTC(2026, 0, 5), ab ? 3 : null, ab ? "b" : null)
+        .first<number>("id");
+    // That version's insert trigger marks each A/B log; its rollup step deleted the first's mark when it counted it.
+    const [counted, plain, pendingA, pendingB] = [await insert(true), await insert(false), await insert(true), await insert(true)];
+    expect((await d1.prepare("SELECT request_id FROM ab_rollup_pending ORDER BY 1").all()).results.map((r) => r.request_id)).toEqual([counted, pendingA, pendingB]);
+    await d1.prepare("DELETE FROM ab_rollup_pending WHERE request_id = ?").bind(counted).run();
+    const now = Date.now();
+    const key = (k: string, age: number) =>
+      d1.prepare("INSERT INTO idempotency_keys (workspace_id, key, fingerprint, request_log_id, status, answer, created_at) VALUES (?, ?, 'f', ?, 201, '{}', ?)").bind(ws, k, plain, now - age).run();
+    await key("live-key", 3_600_000);
+    await key("old-key", 25 * 3_600_000);
+    await key("body live", 60_000);
+    await key("body old", 11 * 60_000);
+
+    await applyD1Migrations(d1, all);
+
+    expect(await d1.prepare("SELECT ab_rolled_to FROM log_index_state").first("ab_rolled_to")).toBe(pendingA! - 1);
+    expect(await d1.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name IN ('ab_rollup_pending', 'request_logs_ab_pending')").first("n")).toBe(0);
+    expect((await d1.prepare("SELECT key, window_ms, bucket, created_at FROM idempotency_keys ORDER BY key").all()).results).toEqual([
+      { key: "body live", window_ms: 600_000, bucket: Math.floor((now - 60_000) / 600_000), created_at: now - 60_000 },
+      { key: "live-key", window_ms: 86_400_000, bucket: Math.floor((now - 3_600_000) / 86_400_000), created_at: now - 3_600_000 },
+    ]);
+    // The rollup step counts the two logs still waiting, once; the one counted before stays as it was.
+    const db = getDb(d1);
+    const keys = async () => new Map<number, string | null>();
+    expect(await rollupAbLogs(db, keys)).toBe(2);
+    expect(await rollupAbLogs(db, keys)).toBe(0);
+    expect(await d1.prepare("SELECT sum(requests) AS n FROM ab_variant_daily WHERE ab_test_id = 3").first("n")).toBe(2);
+    expect(await d1.prepare("SELECT ab_rolled_to FROM log_index_state").first("ab_rolled_to")).toBe(pendingB);
+    // A new A/B log past the watermark is counted by the next run, once.
+    await insert(true);
+    expect(await rollupAbLogs(db, keys)).toBe(1);
+    expect(await d1.prepare("SELECT sum(requests) AS n FROM ab_variant_daily WHERE ab_test_id = 3").first("n")).toBe(3);
+  });
+
+  it("is the same SQL for the control database's log tables", () => {
+    const sqlOf = (list: D1Migration[]) => list.find((m) => m.name.includes("_fewer_rows_per_log"))!.queries;
+    expect(sqlOf(env.TEST_MIGRATIONS)).toEqual(sqlOf(env.TEST_LOG_MIGRATIONS));
+  });
+});

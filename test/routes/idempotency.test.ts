@@ -41,10 +41,13 @@ async function count(ws: TestKey, table: "request_logs" | "idempotency_keys"): P
   return (await d1.prepare(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = ?`).bind(ws.workspaceId).first<{ n: number }>())!.n;
 }
 
+/** SQL: a row's recorded time moved back by ?1 ms, and its period with it (the table is keyed by period). */
+const AGED = "created_at = created_at - ?1, bucket = CAST(created_at - ?1 AS INTEGER) / window_ms";
+
 /** Moves the key's recorded time back by `ms`, as if it had been used that long ago. */
 async function age(ws: TestKey, key: string, ms: number) {
   const d1 = await logsDb(ws);
-  await d1.prepare("UPDATE idempotency_keys SET created_at = created_at - ? WHERE workspace_id = ? AND key = ?").bind(ms, ws.workspaceId, key).run();
+  await d1.prepare(`UPDATE idempotency_keys SET ${AGED} WHERE workspace_id = ?2 AND key = ?3`).bind(ms, ws.workspaceId, key).run();
 }
 
 const newKey = () => crypto.randomUUID();
@@ -232,7 +235,7 @@ describe("retries without a key: the same bytes within 10 minutes", () => {
     expect((await json(theirs)).id).not.toBe(a.id);
     // Just under 10 minutes old: still a retry.
     const d1 = await logsDb(ws);
-    const shift = (ms: number) => d1.prepare("UPDATE idempotency_keys SET created_at = created_at - ? WHERE workspace_id = ?").bind(ms, ws.workspaceId).run();
+    const shift = (ms: number) => d1.prepare(`UPDATE idempotency_keys SET ${AGED} WHERE workspace_id = ?2`).bind(ms, ws.workspaceId).run();
     await shift(BODY_RETRY_WINDOW_MS - 60_000);
     expect((await logRequest(ws, body)).headers.get("Idempotent-Replayed")).toBe("true");
     // 10 minutes or more: a new log.
@@ -242,6 +245,22 @@ describe("retries without a key: the same bytes within 10 minutes", () => {
     expect(later.headers.get("Idempotent-Replayed")).toBeNull();
     expect((await json(later)).id).not.toBe(a.id);
     expect(await count(ws, "request_logs")).toBe(2);
+  });
+
+  it("a retry whose first call's row is in the previous period (the table's key) is still one log", async () => {
+    const ws = await createWorkspace();
+    const body = logBody({ tags: ["period edge"] });
+    const first = await json(await logRequest(ws, body));
+    // Back into the previous ten-minute period, yet within ten minutes: the retry's write goes into
+    // that period too, where the first row makes it fail, and it answers the first answer.
+    const d1 = await logsDb(ws);
+    const into = Date.now() % BODY_RETRY_WINDOW_MS;
+    await d1.prepare(`UPDATE idempotency_keys SET ${AGED} WHERE workspace_id = ?2`).bind(Math.round(into + (BODY_RETRY_WINDOW_MS - into) / 2), ws.workspaceId).run();
+    expect(await d1.prepare("SELECT count(*) AS n FROM idempotency_keys WHERE workspace_id = ? AND bucket < ?").bind(ws.workspaceId, Math.floor(Date.now() / BODY_RETRY_WINDOW_MS)).first("n")).toBe(1);
+    const again = await logRequest(ws, body);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await json(again)).toEqual(first);
+    expect(await count(ws, "request_logs")).toBe(1);
   });
 
   it("on /track-request too (the key in the body included), apart from /log-request", async () => {
@@ -331,8 +350,8 @@ describe("the cron's sweep of idempotency keys", () => {
     const bodyKeys = (await d1.prepare("SELECT key FROM idempotency_keys WHERE workspace_id = ? AND key LIKE 'body %' ORDER BY created_at, key").bind(ws.workspaceId).all<{ key: string }>()).results.map((r) => r.key);
     expect(bodyKeys).toHaveLength(2);
     const oldBody = bodyKeys;
-    await d1.prepare("UPDATE idempotency_keys SET created_at = created_at - ? WHERE key = ?").bind(BODY_RETRY_WINDOW_MS, oldBody[0]).run();
-    await d1.prepare("UPDATE idempotency_keys SET created_at = created_at - ? WHERE key = ?").bind(BODY_RETRY_WINDOW_MS - 60_000, oldBody[1]).run();
+    await d1.prepare(`UPDATE idempotency_keys SET ${AGED} WHERE key = ?2`).bind(BODY_RETRY_WINDOW_MS, oldBody[0]).run();
+    await d1.prepare(`UPDATE idempotency_keys SET ${AGED} WHERE key = ?2`).bind(BODY_RETRY_WINDOW_MS - 60_000, oldBody[1]).run();
     await runScheduled(buildDeps(env as unknown as Env), Date.now());
     const left = await d1.prepare("SELECT key FROM idempotency_keys WHERE workspace_id = ? ORDER BY key").bind(ws.workspaceId).all<{ key: string }>();
     expect(left.results.map((r) => r.key).sort(), JSON.stringify({ young, oldBody })).toEqual([young, oldBody[1]].sort());

@@ -4,16 +4,6 @@
 // index consumer runs after indexing (src/logs/ab-rollups.ts), a log once; scores tracked later move
 // their metric rows in the tracking call's own batch.
 import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { nowMs as now } from "../sql";
-
-/**
- * Logs served through a release and not yet rolled up: request_logs' insert trigger adds a row for a
- * log with an ab_test_id (migrations-logs), the rollup step deletes it in the batch that counts the log.
- */
-export const abRollupPending = sqliteTable("ab_rollup_pending", {
-  requestId: integer("request_id").primaryKey(),
-  createdAt: integer("created_at").notNull().default(now),
-});
 
 /** Requests, errors, cost and latency per release, variant, day and latency bucket (src/analytics/latency-buckets.ts). */
 export const abVariantDaily = sqliteTable(

@@ -215,13 +215,19 @@ export const REQUEST_LOGS_FTS_COLUMNS = { rowid: "rowid", inputText: "input_text
  * totals too (but, for both, the few listed in request_log_unindexed); every later one has none.
  * `next_facet_id` numbers the next request_log_facets row. A log's writer writes nothing for its
  * indexing: ids grow in commit order on D1's single writer, so the logs past a watermark are exactly
- * those waiting (src/logs/indexing.ts).
+ * those waiting (src/logs/indexing.ts). `ab_rolled_to` is the A/B rollup step's watermark the same
+ * way: every log served through a release with an id up to it is counted in its variant's rows
+ * (src/logs/ab-rollups.ts). `moved_to`: every log up to it that was indexed before the search index
+ * layout of issue 37 (but the ones listed in request_log_unindexed) still waits to be moved into it
+ * (its search entry and extra_values: src/logs/layout-move.ts); 0 once none does.
  */
 export const logIndexState = sqliteTable("log_index_state", {
   id: integer("id").primaryKey(),
   indexedTo: integer("indexed_to").notNull(),
   countedTo: integer("counted_to").notNull(),
   nextFacetId: integer("next_facet_id").notNull(),
+  abRolledTo: integer("ab_rolled_to").notNull().default(0),
+  movedTo: integer("moved_to").notNull().default(0),
 });
 
 /**
