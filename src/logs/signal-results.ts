@@ -3,7 +3,7 @@
 // A result is stored with its daily totals and the removal of what was owed in one batch, and replaces
 // an older one only when newer (a later revision of the signal, or ok over an error of the same
 // revision): a message delivered twice, or a retry racing its first delivery, stores and counts once.
-import { and, eq, inArray, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { abVariantMetrics, requestLogs, signalDaily, signalPending, signalResults, type SignalPendingRow, type SignalResultRow, type SignalResultStatus } from "../db/schema";
@@ -335,23 +335,26 @@ export interface SignalTotals {
   cost: number;
 }
 
+/** One database's totals of these signals (the ids one JSON parameter: a page of 100 signals fits D1's 100 parameters). */
+export function signalTotalsQuery(db: Db, ws: number, signalIds: readonly number[]) {
+  return db
+    .select({
+      signalId: signalDaily.signalId,
+      t: sql<number>`sum(${signalDaily.trueCount})`,
+      f: sql<number>`sum(${signalDaily.falseCount})`,
+      e: sql<number>`sum(${signalDaily.errorCount})`,
+      cost: sql<number>`sum(${signalDaily.cost})`,
+    })
+    .from(signalDaily)
+    .where(and(eq(signalDaily.workspaceId, ws), inJsonList(signalDaily.signalId, signalIds)))
+    .groupBy(signalDaily.signalId);
+}
+
 /** Each signal's totals over every day and every database of the workspace. */
 export async function signalTotals(logs: WorkspaceLogs, ws: number, signalIds: readonly number[]): Promise<Map<number, SignalTotals>> {
   const out = new Map<number, SignalTotals>();
   if (signalIds.length === 0) return out;
-  const perPeriod = await eachPeriod(logs, (db) =>
-    db
-      .select({
-        signalId: signalDaily.signalId,
-        t: sql<number>`sum(${signalDaily.trueCount})`,
-        f: sql<number>`sum(${signalDaily.falseCount})`,
-        e: sql<number>`sum(${signalDaily.errorCount})`,
-        cost: sql<number>`sum(${signalDaily.cost})`,
-      })
-      .from(signalDaily)
-      .where(and(eq(signalDaily.workspaceId, ws), inArray(signalDaily.signalId, [...signalIds])))
-      .groupBy(signalDaily.signalId),
-  );
+  const perPeriod = await eachPeriod(logs, (db) => signalTotalsQuery(db, ws, signalIds));
   for (const rows of perPeriod) {
     for (const r of rows) {
       const t = out.get(r.signalId) ?? { true: 0, false: 0, errors: 0, cost: 0 };

@@ -11,6 +11,7 @@ import type { FilterGroup } from "../../filters";
 import type { AuthContext } from "../../lib/auth-context";
 import { ApiError } from "../../lib/errors";
 import { containsText } from "../../lib/query";
+import { checkCoverageCompiles, type HookCoverage } from "../../logs";
 import { toIso } from "../../lib/time";
 import { auditStatement } from "../workspace";
 import { DEFAULT_INCLUDE } from "./judge";
@@ -87,8 +88,33 @@ export type SignalView = ReturnType<typeof signalView>;
 
 const bad = (field: string, rule: string) => new ApiError("validation_error", `${field}: ${rule}`, { details: [{ field, rule }] });
 
+/**
+ * A hook's (or backfill's) filters compiled as the indexer and a backfill compile them, with their own
+ * parameters: one that could not be (over D1's 100 parameters) is a 400 here, never a failed index batch.
+ */
+export function checkFiltersCompile(c: HookCoverage, field: string): void {
+  try {
+    checkCoverageCompiles(c);
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) throw bad(field, err.message.replace(/^filter_group: /, ""));
+    throw err;
+  }
+}
+
 /** The hook's references checked against the workspace's registry; a broken one is a 400 naming the field. */
 async function checkHook(db: Db, ws: number, h: HookInput, at: string): Promise<void> {
+  checkFiltersCompile(
+    {
+      promptId: h.scope === "prompt_template" ? (h.prompt_template_id ?? null) : null,
+      versionNumber: h.scope === "prompt_template" ? (h.prompt_version_number ?? null) : null,
+      // A label's versions and releases are one JSON parameter each, however many: count both.
+      labelVersions: h.release_label ? [[0, 0]] : null,
+      labelReleases: h.release_label ? [0] : null,
+      abVariant: h.ab_variant ?? null,
+      filter: h.filters ?? null,
+    },
+    `${at}filters`,
+  );
   if (h.scope !== "prompt_template" || h.prompt_template_id == null) return;
   const [template] = await db
     .select({ id: promptTemplates.id })
