@@ -6,7 +6,7 @@ import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { runBatch, type Statement } from "../../db/batch";
 import type { Db } from "../../db/client";
 import { promptLabels, promptTemplates, promptVersions, signalBackfills, signalHooks, signals, signalSpend, type SignalHookRow, type SignalHookScope, type SignalInclude, type SignalModel, type SignalRow } from "../../db/schema";
-import { isUniqueViolation } from "../../db/sql";
+import { isNotNullViolation, isUniqueViolation } from "../../db/sql";
 import type { FilterGroup } from "../../filters";
 import type { AuthContext } from "../../lib/auth-context";
 import { ApiError } from "../../lib/errors";
@@ -115,6 +115,14 @@ async function checkHook(db: Db, ws: number, h: HookInput, at: string): Promise<
     },
     `${at}filters`,
   );
+  if (h.scope === "release_label" && h.release_label) {
+    const [label] = await db
+      .select({ id: promptLabels.id })
+      .from(promptLabels)
+      .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.name, h.release_label)))
+      .limit(1);
+    if (!label) throw bad(`${at}release_label`, `no prompt template in this workspace has a release label ${JSON.stringify(h.release_label)}`);
+  }
   if (h.scope !== "prompt_template" || h.prompt_template_id == null) return;
   const [template] = await db
     .select({ id: promptTemplates.id })
@@ -184,13 +192,13 @@ export async function createSignal(db: Db, auth: AuthContext, input: SignalInput
   };
   const created = sql`(SELECT ${signals.id} FROM ${signals} WHERE ${signals.workspaceId} = ${ws} AND ${signals.name} = ${input.name})`;
   const statements: Statement[] = [
-    // The cap is read inside the insert: an enabled signal past it is not written (nor its hooks).
+    // The cap is read inside the insert: an enabled signal past it writes a NULL name, which fails the
+    // whole batch (hooks and audit row found by name must never attach to an existing signal of that name).
     db
       .insert(signals)
       .select(
-        sql`SELECT NULL, ${ws}, ${row.name}, ${row.statement}, ${row.color}, ${enabled ? 1 : 0}, ${row.model ? JSON.stringify(row.model) : null}, ${JSON.stringify(include)},
-                   ${row.delaySeconds}, ${row.dailyRuns}, ${row.dailyCostUsd}, 1, ${auth.userId}, ${now}, ${now}
-            WHERE ${enabled ? roomToEnable(ws) : sql`1`}`,
+        sql`SELECT NULL, ${ws}, ${enabled ? sql`CASE WHEN ${roomToEnable(ws)} THEN ${row.name} END` : row.name}, ${row.statement}, ${row.color}, ${enabled ? 1 : 0}, ${row.model ? JSON.stringify(row.model) : null}, ${JSON.stringify(include)},
+                   ${row.delaySeconds}, ${row.dailyRuns}, ${row.dailyCostUsd}, 1, ${auth.userId}, ${now}, ${now}`,
       )
       .returning({ id: signals.id }),
     ...hooks.map((h) => {
@@ -215,6 +223,7 @@ export async function createSignal(db: Db, auth: AuthContext, input: SignalInput
     [inserted] = await runBatch(db, statements);
   } catch (err) {
     if (isUniqueViolation(err, signals)) throw nameTaken(input.name);
+    if (isNotNullViolation(err, signals.name)) throw enabledCap();
     throw err;
   }
   const id = (inserted.results[0] as { id: number } | undefined)?.id;
