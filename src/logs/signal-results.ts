@@ -204,10 +204,10 @@ const DAILY_ADD = sql.join(
 
 /**
  * Stores a result in one batch: the replaced result taken out of the daily totals, this one added, the
- * result written, the judgement owed removed. Returns whether this result was written (false: an equal
+ * result written, the judgement owed removed (unless `keepOwed`). Returns whether this result was written (false: an equal
  * or newer one was already there).
  */
-export async function storeResult(db: Db, r: NewSignalResult, now: number): Promise<boolean> {
+export async function storeResult(db: Db, r: NewSignalResult, now: number, opts: { keepOwed?: boolean } = {}): Promise<boolean> {
   const key = sql`o.${col(signalResults.requestId)} = ${r.requestId} AND o.${col(signalResults.signalId)} = ${r.signalId}`;
   const target = sql`${col(signalDaily.signalId)}, ${col(signalDaily.day)}`;
   const isTrue = r.status === "ok" && r.result === true ? 1 : 0;
@@ -270,7 +270,9 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number): Prom
         setWhere: replacedBy(sql`${signalResults}`, r),
       })
       .returning({ requestId: signalResults.requestId }),
-    db.delete(signalPending).where(pendingKey(r.requestId, r.signalId)),
+    // Kept when the caller still has to announce the result (signal_triggered): it drops the row once
+    // the event is written, so a crash between leaves the judgement owed and a redelivery announces it.
+    opts.keepOwed ? sql`SELECT 1` : db.delete(signalPending).where(pendingKey(r.requestId, r.signalId)),
   ]);
   return written.results.length > 0;
 }

@@ -3,7 +3,9 @@
 // call the judge), reserves the budget, calls the judge and stores the result in one batch with the
 // daily totals and the removal of what was owed. A 429, a 5xx or no answer gives the budget back and
 // retries with backoff; the last allowed attempt stores an error result with the provider's message.
-// A true result announces signal_triggered through the webhook outbox, once per log, signal and revision.
+// A true result announces signal_triggered through the webhook outbox, once per log, signal and revision;
+// its owed row is removed only after the event is written, so a delivery that stops between is redelivered
+// (the cron resends what is owed) and writes the event then.
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { signals, type SignalRow } from "../../db/schema";
@@ -102,6 +104,11 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     return "dropped";
   }
   if (existing && existing.status === "ok" && existing.revision >= signal.revision) {
+    // A true result at this revision whose owed row is still there: its event may not have been written
+    // (the delivery that stored it stopped before). Writing it again is harmless (one id per log, signal, revision).
+    if (existing.result === 1 && existing.revision === signal.revision) {
+      await deps.db.run(triggeredEvent(ws, signal, m.request_id, { reasoning: existing.reasoning, quote: existing.quote, quoteVerified: existing.quoteVerified }, log));
+    }
     await dropJudgement(logs, m.request_id, m.signal_id);
     return "unchanged";
   }
@@ -129,6 +136,7 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     await settle(deps.db, reservation, judgement.cost);
     if (judgement.status === "error" && judgement.transient) judgement = { ...judgement, error: `${judgement.error} (gave up after ${owed.attempts} attempts)` };
   }
+  const triggered = judgement.status === "ok" && judgement.result === true;
   const written = await storeResult(
     logs,
     {
@@ -152,30 +160,43 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
       day: dayOf(log.requestStartTime),
     },
     deps.now(),
+    { keepOwed: triggered },
   );
-  if (!written) return "unchanged";
-  if (judgement.status === "ok" && judgement.result === true) {
-    await deps.db.run(
-      eventStatement({
-        workspaceId: ws,
-        type: "signal_triggered",
-        userId: null,
-        // One event per log, signal and revision, however often this runs.
-        id: `evt_sig_${signal.id}_${m.request_id}_r${signal.revision}`,
-        details: {
-          signal_id: signal.id,
-          signal_name: signal.name,
-          signal_revision: signal.revision,
-          request_id: m.request_id,
-          result: true,
-          reasoning: judgement.reasoning,
-          quote: judgement.quote,
-          quote_verified: judgement.quoteVerified,
-          prompt_template_id: log.promptId,
-          prompt_version_number: log.promptVersionNumber,
-        },
-      }),
-    );
+  if (!written) {
+    if (triggered) await dropJudgement(logs, m.request_id, m.signal_id);
+    return "unchanged";
+  }
+  if (triggered) {
+    await deps.db.run(triggeredEvent(ws, signal, m.request_id, judgement, log));
+    await dropJudgement(logs, m.request_id, m.signal_id);
   }
   return "stored";
+}
+
+/** The signal_triggered event of a true result: one per log, signal and revision, however often it is written. */
+function triggeredEvent(
+  ws: number,
+  signal: SignalRow,
+  requestId: number,
+  v: { reasoning: string | null; quote: string | null; quoteVerified: boolean },
+  log: { promptId: number | null; promptVersionNumber: number | null } | null,
+) {
+  return eventStatement({
+    workspaceId: ws,
+    type: "signal_triggered",
+    userId: null,
+    id: `evt_sig_${signal.id}_${requestId}_r${signal.revision}`,
+    details: {
+      signal_id: signal.id,
+      signal_name: signal.name,
+      signal_revision: signal.revision,
+      request_id: requestId,
+      result: true,
+      reasoning: v.reasoning,
+      quote: v.quote,
+      quote_verified: v.quoteVerified,
+      prompt_template_id: log?.promptId ?? null,
+      prompt_version_number: log?.promptVersionNumber ?? null,
+    },
+  });
 }

@@ -244,6 +244,29 @@ describe("judging through the signals queue", () => {
     expect(await judgeOne(later, m, signalRow)).toBe("nothing_owed");
   });
 
+  it("writes signal_triggered again on a redelivery that finds the true result stored but the judgement still owed (a crash between)", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const id = await logAnswer(ws, "[[verdict:true]]");
+    const deps = buildDeps(env);
+    const logs = (await (await deps.logs(ws.workspaceId)).holding(id))!;
+    const owe1 = () => queueJudgements(logs, [{ requestId: id, signalId: s.id, workspaceId: ws.workspaceId, hookId: null, backfillId: null, notBefore: 0 }], Date.now());
+    await owe1();
+    const signalRow = await (await import("../../../src/services/signals")).requireSignal(deps.db, ws.workspaceId, s.id);
+    const m = { v: 1 as const, kind: "signal_judge" as const, workspace_id: ws.workspaceId, request_id: id, signal_id: s.id };
+    const eventId = `evt_sig_${s.id}_${id}_r1`;
+    const events = () => env.DB.prepare("SELECT count(*) AS n FROM webhook_events WHERE id = ?").bind(eventId).first<{ n: number }>().then((r) => r!.n);
+    expect(await judgeOne(deps, m, signalRow)).toBe("stored");
+    expect(await events()).toBe(1);
+    expect(await owedCount(ws)).toBe(0);
+    // As if the delivery had stopped after storing the result: the event not written, the judgement still owed.
+    await env.DB.prepare("DELETE FROM webhook_events WHERE id = ?").bind(eventId).run();
+    await owe1();
+    expect(await judgeOne(deps, m, signalRow)).toBe("unchanged");
+    expect(await events()).toBe(1);
+    expect(await owedCount(ws)).toBe(0);
+  });
+
   it("sends again a judgement whose message was lost (the cron), and not one a delivery holds", async () => {
     const ws = await createWorkspace();
     const s = await newSignal(ws, { enabled: true });
