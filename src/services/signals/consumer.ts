@@ -12,10 +12,10 @@ import { signals, type SignalRow } from "../../db/schema";
 import type { Deps } from "../../env";
 import { chainForLog } from "../../lib/error-text";
 import { SignalJudgeMessage } from "../../lib/jobs";
-import { dropJudgement, openJudgement, releaseJudgement, storeResult } from "../../logs";
+import { dropJudgement, openJudgement, releaseJudgement, storeResult, type NewSignalResult } from "../../logs";
 import { eventStatement } from "../webhooks";
-import { dayOf, refund, reserve, settle } from "./budget";
-import { callJudge, isPrepared, prepareJudgement, type Judgement } from "./judging";
+import { dayOf, refund, reserve, settle, type Reservation } from "./budget";
+import { callJudge, errorJudgement, isPrepared, prepareJudgement, type Judgement } from "./judging";
 import { workspaceLlm } from "../../base-deps";
 
 /** Deliveries a judgement gets before a failure that may pass is stored as an error result. */
@@ -117,60 +117,78 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     await dropJudgement(logs, m.request_id, m.signal_id);
     return "dropped";
   }
-  const prepared = prepareJudgement(await workspaceLlm(deps.env, deps.db, ws), signal, log);
-  let judgement: Judgement;
-  if (!isPrepared(prepared)) judgement = prepared;
-  else {
-    const limits = { dailyRuns: signal.dailyRuns ?? null, dailyCostUsd: signal.dailyCostUsd ?? null };
-    const reservation = await reserve(deps.db, signal.id, limits, prepared.estimatedCost, now, owed.backfillId);
-    if (!reservation) {
+  // Reserved and not yet settled by a stored result: given back if anything throws before it is stored.
+  let reserved: Reservation | null = null;
+  let stored = false;
+  const resultOf = (judgement: Judgement): NewSignalResult => ({
+    requestId: m.request_id,
+    signalId: signal.id,
+    signalName: signal.name,
+    workspaceId: ws,
+    hookId: owed.hookId,
+    backfillId: owed.backfillId,
+    revision: signal.revision,
+    result: judgement.result,
+    reasoning: judgement.reasoning,
+    quote: judgement.quote,
+    quoteVerified: judgement.quoteVerified,
+    status: judgement.status,
+    error: judgement.error,
+    model: judgement.model,
+    inputTokens: judgement.inputTokens,
+    outputTokens: judgement.outputTokens,
+    cost: judgement.cost,
+    day: dayOf(log.requestStartTime),
+  });
+  try {
+    const prepared = prepareJudgement(await workspaceLlm(deps.env, deps.db, ws), signal, log);
+    let judgement: Judgement;
+    if (!isPrepared(prepared)) judgement = prepared;
+    else {
+      const limits = { dailyRuns: signal.dailyRuns ?? null, dailyCostUsd: signal.dailyCostUsd ?? null };
+      const reservation = await reserve(deps.db, signal.id, limits, prepared.estimatedCost, now, owed.backfillId);
+      if (!reservation) {
+        await dropJudgement(logs, m.request_id, m.signal_id);
+        return "skipped_budget";
+      }
+      reserved = reservation;
+      judgement = await callJudge(prepared);
+      if (judgement.status === "error" && judgement.transient && owed.attempts < MAX_JUDGE_ATTEMPTS) {
+        reserved = null;
+        await refund(deps.db, reservation);
+        await releaseJudgement(logs, m.request_id, m.signal_id);
+        return { retryAfter: judgeRetryDelay(owed.attempts, retryBase(deps)) };
+      }
+      await settle(deps.db, reservation, judgement.cost);
+      if (judgement.status === "error" && judgement.transient) judgement = { ...judgement, error: `${judgement.error} (gave up after ${owed.attempts} attempts)` };
+    }
+    const triggered = judgement.status === "ok" && judgement.result === true;
+    const written = await storeResult(logs, resultOf(judgement), deps.now(), { keepOwed: triggered });
+    reserved = null;
+    stored = true;
+    if (!written) {
+      if (triggered) await dropJudgement(logs, m.request_id, m.signal_id);
+      return "unchanged";
+    }
+    if (triggered) {
+      await deps.db.run(triggeredEvent(ws, signal, m.request_id, judgement, log));
       await dropJudgement(logs, m.request_id, m.signal_id);
-      return "skipped_budget";
     }
-    judgement = await callJudge(prepared);
-    if (judgement.status === "error" && judgement.transient && owed.attempts < MAX_JUDGE_ATTEMPTS) {
-      await refund(deps.db, reservation);
-      await releaseJudgement(logs, m.request_id, m.signal_id);
-      return { retryAfter: judgeRetryDelay(owed.attempts, retryBase(deps)) };
+    return "stored";
+  } catch (err) {
+    // Not a provider's failing (those are error judgements above): the budget given back, and the
+    // judgement retried like a transient failure, up to the same number of attempts; the last one
+    // stores an error result, so a judgement that always throws is not delivered for ever.
+    if (reserved) await refund(deps.db, reserved).catch(() => undefined);
+    // After the result is stored (its event failed) the owed row stays: a redelivery writes the event.
+    if (stored || owed.attempts < MAX_JUDGE_ATTEMPTS) {
+      await releaseJudgement(logs, m.request_id, m.signal_id).catch(() => undefined);
+      throw err;
     }
-    await settle(deps.db, reservation, judgement.cost);
-    if (judgement.status === "error" && judgement.transient) judgement = { ...judgement, error: `${judgement.error} (gave up after ${owed.attempts} attempts)` };
+    const failed = errorJudgement(`the judgement failed: ${err instanceof Error ? err.message : String(err)} (gave up after ${owed.attempts} attempts)`);
+    await storeResult(logs, resultOf(failed), now);
+    return "stored";
   }
-  const triggered = judgement.status === "ok" && judgement.result === true;
-  const written = await storeResult(
-    logs,
-    {
-      requestId: m.request_id,
-      signalId: signal.id,
-      signalName: signal.name,
-      workspaceId: ws,
-      hookId: owed.hookId,
-      backfillId: owed.backfillId,
-      revision: signal.revision,
-      result: judgement.result,
-      reasoning: judgement.reasoning,
-      quote: judgement.quote,
-      quoteVerified: judgement.quoteVerified,
-      status: judgement.status,
-      error: judgement.error,
-      model: judgement.model,
-      inputTokens: judgement.inputTokens,
-      outputTokens: judgement.outputTokens,
-      cost: judgement.cost,
-      day: dayOf(log.requestStartTime),
-    },
-    deps.now(),
-    { keepOwed: triggered },
-  );
-  if (!written) {
-    if (triggered) await dropJudgement(logs, m.request_id, m.signal_id);
-    return "unchanged";
-  }
-  if (triggered) {
-    await deps.db.run(triggeredEvent(ws, signal, m.request_id, judgement, log));
-    await dropJudgement(logs, m.request_id, m.signal_id);
-  }
-  return "stored";
 }
 
 /** The signal_triggered event of a true result: one per log, signal and revision, however often it is written. */
