@@ -352,7 +352,7 @@ export async function updateSignal(db: Db, ws: number, id: number, patch: Signal
 /**
  * Deletes the signal, its hooks, budget rows and backfills (open ones cancelled) at once. Its results,
  * daily totals and judgements owed in the log databases are purged after (the caller queues the purge);
- * nothing reads them meanwhile, as every read goes through the workspace's signals.
+ * until then the readers that match verdicts by name (search, a log's detail, export, archive) still see them.
  */
 export async function deleteSignal(db: Db, auth: Pick<AuthContext, "apiKeyId" | "userId">, ws: number, id: number): Promise<void> {
   const { name } = await requireSignal(db, ws, id);
