@@ -54,6 +54,23 @@ const UNIT_TESTS = [
   "test/sheets/{cell-values,column-plan,recalculation,scorecard-steps,stale-graph,version-refs}.test.ts",
 ];
 
+// Workers-project files that need databases no other file has written to: they read a whole
+// database's state (query plans of ANALYZEd tables, file sizes, the least-full log database, the id
+// ranges of a database from before ranges existed) or sweep every workspace's jobs and deliveries
+// (the sweepers, the cron), which would also touch the files run after them. Each runs in a runtime
+// of its own, as every file once did; the other workers files share one runtime per test worker.
+const FRESH_DATABASE_TESTS = [
+  "test/logs/ids.test.ts",
+  "test/logs/search-plans.test.ts",
+  "test/logs/shards.test.ts",
+  "test/logs/span-plans.test.ts",
+  "test/logs/two-tiers.test.ts",
+  "test/queue/sweeper.test.ts",
+  "test/routes/sheet-imports-into.test.ts",
+  "test/routes/webhook-secrets.test.ts",
+  "test/routes/webhooks.test.ts",
+];
+
 /**
  * Every runtime dependency (package.json "dependencies") the code run in workerd imports, each entry
  * point as it is written (zod, drizzle-orm/sqlite-core …), read from the sources. They are pre-bundled
@@ -125,8 +142,8 @@ export default defineConfig({
   test: {
     // The app logs one JSON line per request; show logs only for tests that fail.
     silent: "passed-only",
-    // Two test files at a time: the node project's files mostly wait on their own `wrangler dev`,
-    // so they run beside the workerd projects' instead of before them.
+    // Two test files at a time (the machines have 2 cores): the node project's files mostly wait on
+    // a `wrangler dev`, so they run beside the workerd projects' files.
     maxWorkers: 2,
     reporters: ["default", "./scripts/vitest-summary.mjs"],
     projects: [
@@ -139,11 +156,27 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/node/**", ...UNIT_TESTS],
+          exclude: ["test/node/**", ...UNIT_TESTS, ...FRESH_DATABASE_TESTS],
           setupFiles: ["./test/setup.ts"],
+          // One runtime per test worker for all these files, as in the unit project: starting
+          // workerd, loading the Worker's modules and migrating its databases for each file cost
+          // more than most files' tests. The files share the databases (each test makes its own
+          // workspace) and the modules' state (caches keyed by workspace or key).
+          isolate: false,
           deps: optimizeDeps,
           // A shared 2-core machine can be slow for a while: room for any test, so load never fails
           // one (the heaviest say their own, longer, limit).
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        plugins: [workerdPool()],
+        test: {
+          name: "workers-fresh",
+          include: FRESH_DATABASE_TESTS,
+          setupFiles: ["./test/setup.ts"],
+          deps: optimizeDeps,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -153,6 +186,8 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: ["test/node/**/*.test.ts"],
+          // One `wrangler dev` for the files that only call it over HTTP (test/node/global-setup.ts).
+          globalSetup: ["./test/node/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
         },

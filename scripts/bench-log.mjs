@@ -31,8 +31,14 @@
 // second through the signals queue (each round's judgements, from its first log-request until the
 // last of them is stored).
 //
-//   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --signals 3 --json --redaction --pii]
-//   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_SIGNALS, BENCH_JSON=1, BENCH_REDACTION=1, BENCH_PII=1,
+// With --signal-delay S as well, the signals are made with delay_seconds S: each round's judging starts
+// S seconds after its logs are indexed, so it does not run beside that round's log-requests on this
+// machine's 2 cores (on Cloudflare the signals queue's consumer runs in invocations of its own), and
+// judgements per second are counted from the first judgement due (the round's first log-request plus
+// S) until the last is stored. The report says when a round's log-requests outlasted S.
+//
+//   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --signals 3 --signal-delay 30 --json --redaction --pii]
+//   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_SIGNALS, BENCH_SIGNAL_DELAY, BENCH_JSON=1, BENCH_REDACTION=1, BENCH_PII=1,
 //        BENCH_SERVER=wrangler (measure under `wrangler dev` instead), BENCH_WRANGLER_ARGS (its extra flags),
 //        BENCH_TREE=<checkout> (run that checkout's Worker with this script: before/after comparisons)
 //
@@ -69,6 +75,7 @@ function parseOptions(argv, env) {
       warmup: { env: "BENCH_WARMUP", default: 200, min: 0 },
       rounds: { env: "BENCH_ROUNDS", default: 4 },
       signals: { env: "BENCH_SIGNALS", default: 0, min: 0 },
+      "signal-delay": { env: "BENCH_SIGNAL_DELAY", default: 0, min: 0 },
     },
     flags: { json: "BENCH_JSON", redaction: "BENCH_REDACTION", pii: "BENCH_PII" },
   });
@@ -82,6 +89,7 @@ const USAGE = `usage: npm run bench:log [-- --concurrency N] [--count N] [--warm
   --warmup       unmeasured requests per endpoint first (default 200; env BENCH_WARMUP)
   --rounds       alternating health/log-request rounds the count is split into (default 4; env BENCH_ROUNDS)
   --signals      also log as a workspace with this many enabled signals judging every log (default 0; env BENCH_SIGNALS)
+  --signal-delay the signals' delay_seconds: judging starts that long after a round's logs (default 0; env BENCH_SIGNAL_DELAY)
   --json         print the results as one JSON object (env BENCH_JSON=1)
   --redaction    also measure log-request under a redaction policy of every detector (env BENCH_REDACTION=1)
   --pii          an e-mail, a phone number and a card number in every log's message (env BENCH_PII=1)`;
@@ -133,7 +141,7 @@ function endpoints(url, key, run, pii, signalsKey) {
         const [target, init] = eps.log.request(i);
         return [target, { ...init, headers: { ...init.headers, "X-API-KEY": signalsKey } }];
       },
-      probe: (i) => probeTag(`${run}s`, i),
+      // The plain log's tags, searched for with this workspace's key.
     };
   }
   return eps;
@@ -302,10 +310,10 @@ function report(result) {
   if (signals) {
     lines.push(
       "",
-      `signals: ${signals.count} enabled, sample rate 1, fake judge on this machine; log-request as that workspace ${signals.log.throughput_rps.toFixed(1)} req/s against ${log.throughput_rps.toFixed(1)} without (${signals.ratio_pct.toFixed(1)} %)`,
-      `per round (signals / without): ${signals.round_ratios_pct.map((x) => `${x.toFixed(1)} %`).join(" / ")} (odd rounds ran the signals workspace first)`,
-      `target: log-request with signals within 10 % of without: ${ok(signals.within_10_pct)}`,
-      `judgements through the signals queue: ${signals.judgements} in all, ${fmt(signals.judgements_per_s, 1)} per second (each round from its first log-request until its last judgement stored; rounds ${signals.rounds_per_s.map((x) => fmt(x, 1)).join(" / ")})`,
+      `signals: ${signals.count} enabled, sample rate 1, delay ${signals.delay_s} s${signals.rounds_outlasting_delay.length > 0 ? ` (rounds ${signals.rounds_outlasting_delay.join(", ")} outlasted it)` : ""}, fake judge on this machine; log-request as that workspace ${signals.log.throughput_rps.toFixed(1)} req/s against ${log.throughput_rps.toFixed(1)} without (${signals.ratio_pct.toFixed(1)} %)`,
+      `per round (signals / without): ${signals.round_ratios_pct.map((x) => `${x.toFixed(1)} %`).join(" / ")}, median ${signals.round_ratio_median_pct.toFixed(1)} % (even rounds ran the signals workspace first)`,
+      `target: log-request with signals within 10 % of without: ${ok(signals.within_10_pct)}; its logs found by search within ${fmt(signals.freshness_p99_ms)} ms (p99)`,
+      `judgements through the signals queue: ${signals.judgements} in all, ${fmt(signals.judgements_per_s, 1)} per second (each round from its first log-request${signals.delay_s > 0 ? " plus the delay" : ""} until its last judgement stored; rounds ${signals.rounds_per_s.map((x) => fmt(x, 1)).join(" / ")})`,
     );
   }
   if (result.options.concurrency !== TARGET_CONCURRENCY) {
@@ -368,11 +376,17 @@ async function main() {
         const res = await fetch(`${api.url}/api/public/v2/signals`, {
           method: "POST",
           headers: { "X-API-KEY": signalsKey, "Content-Type": "application/json" },
-          body: JSON.stringify({ name: `bench signal ${n + 1}`, statement: `Does the answer mention refunds? (${n + 1})`, enabled: true, hooks: [{ scope: "all", sample_rate: 1 }] }),
+          body: JSON.stringify({
+            name: `bench signal ${n + 1}`,
+            statement: `Does the answer mention refunds? (${n + 1})`,
+            enabled: true,
+            delay_seconds: opts["signal-delay"],
+            hooks: [{ scope: "all", sample_rate: 1 }],
+          }),
         });
         if (res.status !== 201) throw new Error(`could not create a signal: ${res.status} ${await res.text()}`);
       }
-      log(`${opts.signals} signals enabled in the second workspace (sample rate 1)`);
+      log(`${opts.signals} signals enabled in the second workspace (sample rate 1, delay ${opts["signal-delay"]} s)`);
     }
     const policy = (method) =>
       fetch(`${api.url}/api/public/v2/redaction-policy`, {
@@ -409,6 +423,9 @@ async function main() {
 
     const parts = { health: [], log: [], signals: [], redacted: [] };
     const judgeRates = [];
+    const delayMs = opts["signal-delay"] * 1000;
+    const outlasted = [];
+    const signalsFreshness = [];
     const drains = [];
     const freshness = [];
     let cpuWithIndexing = 0;
@@ -429,10 +446,15 @@ async function main() {
       const signalsRound = async () => {
         log(`Round ${r + 1}/${rounds}: ${n} × POST /log-request as the workspace with ${opts.signals} signals…`);
         const t0 = performance.now();
-        const part = await run(ep.signals, { first, count: n, concurrency }, errors);
+        // The same search probes as the plain round: both sides carry that load, and its freshness is reported.
+        const probes = prober(api.url, signalsKey, errors);
+        const part = await run(ep.signals, { first, count: n, concurrency, probes }, errors);
         parts.signals.push(part);
-        await waitJudged(api.url, signalsKey, (first + n) * opts.signals);
-        judgeRates.push((n * opts.signals) / ((performance.now() - t0) / 1000));
+        if (delayMs > 0 && performance.now() - t0 > delayMs) outlasted.push(r + 1);
+        await waitJudged(api.url, signalsKey, (first + n) * opts.signals, 300_000 + delayMs);
+        judgeRates.push((n * opts.signals) / ((performance.now() - t0 - delayMs) / 1000));
+        await probes.stop();
+        signalsFreshness.push(...probes.freshness);
       };
       // With signals, every other round runs them first: neither side always follows the other's leftovers.
       if (ep.signals && r % 2 === 1) {
@@ -479,7 +501,7 @@ async function main() {
       server: serverName,
       tree: tree(),
       load: [loadBefore, load()],
-      options: { concurrency, count, warmup, rounds, signals: opts.signals, redaction: Boolean(opts.redaction), pii: Boolean(opts.pii) },
+      options: { concurrency, count, warmup, rounds, signals: opts.signals, signal_delay_s: opts["signal-delay"], redaction: Boolean(opts.redaction), pii: Boolean(opts.pii) },
       health,
       log: logRes,
       ...(redactedRes
@@ -511,15 +533,20 @@ async function main() {
       const judged = (count / rounds) * opts.signals;
       result.signals = {
         count: opts.signals,
+        delay_s: opts["signal-delay"],
+        // Rounds whose log-requests outlasted the delay: their judging overlapped their requests.
+        rounds_outlasting_delay: outlasted,
         log: withSignals,
         ratio_pct: Math.round((withSignals.throughput_rps / logRes.throughput_rps) * 1000) / 10,
         // Per round (the two sides of a round ran back to back): less exposed to the machine's swings than the totals.
         round_ratios_pct: withSignals.rounds_rps.map((x, i) => Math.round((x / logRes.rounds_rps[i]) * 1000) / 10),
+        round_ratio_median_pct: Math.round(percentile(withSignals.rounds_rps.map((x, i) => (x / logRes.rounds_rps[i]) * 100).sort((a, b) => a - b), 50) * 10) / 10,
         within_10_pct: withSignals.throughput_rps >= 0.9 * logRes.throughput_rps,
         judgements: count * opts.signals,
         judgements_per_s: Math.round((judgeRates.reduce((a, b) => a + b, 0) / judgeRates.length) * 10) / 10,
         rounds_per_s: judgeRates.map((x) => Math.round(x * 10) / 10),
         judged_per_round: judged,
+        freshness_p99_ms: Math.round(percentile([...signalsFreshness].sort((a, b) => a - b), 99)) || null,
       };
     }
     if (opts.json) console.log(JSON.stringify(result));

@@ -35,6 +35,12 @@ async function main() {
     const doc = await (await fetch(`${api.url}/openapi.json`)).json();
     for (let seed = 0; sent < opts.requests; seed++) {
       const cases = fuzzCases(doc, api.key, { variants: 3, seed });
+      // Making a seed's cases holds this process's event loop for seconds on a loaded machine: the
+      // server closes the idle keep-alive connections meanwhile (after 5 s), before the client's own
+      // timers could retire them, and the first requests written to them got no answer ("fetch
+      // failed", or none within 60 s: GET /, /health, /docs, /openapi.json at each seed's start, the
+      // Worker having answered every request it received). A pause lets the client retire them first.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
       for (let i = 0; i < cases.length && sent < opts.requests; i += opts.concurrency) {
         const batch = cases.slice(i, Math.min(i + opts.concurrency, i + opts.requests - sent));
         await Promise.all(

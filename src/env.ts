@@ -47,6 +47,8 @@ export interface Env extends BlockSettings {
   /** The job sweeper: how old a running job's heartbeat may get (ms), and re-queues before it fails. */
   JOB_LEASE_MS?: string;
   JOB_MAX_REDRIVES?: string;
+  /** How long one delivery of a long job works before it queues its continuation, and a workspace's turn in a batch (ms; src/queue/turns.ts). */
+  JOB_SLICE_MS?: string;
   /** The log archive job (src/logs/archive.ts): logs and NDJSON bytes per file at most, files per cron run. */
   ARCHIVE_FILE_MAX_LOGS?: string;
   ARCHIVE_FILE_MAX_BYTES?: string;

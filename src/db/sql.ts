@@ -47,6 +47,11 @@ export function columnNames<T extends SQLiteTable>(table: T): { readonly [K in k
   return Object.fromEntries(Object.entries(columns).map(([key, c]) => [key, c.name])) as { [K in keyof T["_"]["columns"]]: string };
 }
 
+/** Whether a write failed on the NOT NULL constraint of this column (a guard that refuses a whole batch writes NULL there). */
+export function isNotNullViolation(err: unknown, column: SQLiteColumn): boolean {
+  return chainIncludes(err, `NOT NULL constraint failed: ${getTableName(column.table)}.${column.name}`);
+}
+
 /**
  * Whether a write failed on a UNIQUE constraint of a table (SQLite names the constraint's columns as
  * `table.column` in its message); given a column, on a constraint that includes that column.

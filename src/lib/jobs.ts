@@ -13,8 +13,11 @@ export const PingJob = envelope("ping", { token: z.string().max(200) });
 /** Runs (or resumes) one workflow execution; the rows it works on say what is left to do. */
 export const WorkflowRunJob = envelope("workflow_run", { execution_id: z.int().positive() });
 
-/** Fills a dataset draft (from-filter-params, create-draft from a version, from-file); the job row holds the parameters. */
-export const DatasetFillJob = envelope("dataset_fill", { job_id: z.int().positive() });
+/**
+ * Fills a dataset draft (from-filter-params, create-draft from a version, from-file); the job row holds the
+ * parameters. `offset`: a fill from logs' continuation, the position of the first log its slice writes.
+ */
+export const DatasetFillJob = envelope("dataset_fill", { job_id: z.int().positive(), offset: z.int().nonnegative().optional() });
 
 /** Runs (or resumes) a sheet import; everything else it needs is on the operation row. */
 export const SheetImportJob = envelope("sheet_import", { operation_id: z.string().min(1).max(255) });
@@ -36,6 +39,21 @@ export const SignalRenameJob = envelope("signal_rename", { signal_id: z.int().po
 
 export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob, EvaluationRunJob, SignalBackfillJob, SignalPurgeJob, SignalRenameJob]);
 export type JobMessage = z.infer<typeof JobMessage>;
+
+/**
+ * One delivery's share of a long job: it works in steps (a batch of rows, a chunk of logs, a level of
+ * nodes), each committed, and once `endsAt` has passed it stops after the step it is in and queues its
+ * continuation, which goes to the back of the queue: other workspaces' jobs queued meanwhile take their
+ * turn before its next slice (src/queue/turns.ts). Every slice makes one step at least.
+ */
+export interface JobSlice {
+  endsAt: number;
+  /** The slice's length (JOB_SLICE_MS): a job that must first find its place again (an import re-reading its file) starts it over there. */
+  ms?: number;
+}
+
+/** Whether the slice is used up (no slice: the job runs to its end, as direct callers and tests want). */
+export const sliceOver = (slice: JobSlice | undefined): boolean => slice !== undefined && Date.now() >= slice.endsAt;
 
 export async function enqueue(queue: Queue, message: JobMessage): Promise<void> {
   await queue.send(JobMessage.parse(message), { contentType: "json" });

@@ -70,6 +70,7 @@ export {
   verdictsByLog,
   signalSeries,
   signalTotals,
+  signalTotalsQuery,
   storedResult,
   storeResult,
   type Claim,
@@ -78,4 +79,4 @@ export {
   type SignalTotals,
   type Verdict,
 } from "./signal-results";
-export { coverageCounts, coveredLogsPage, coverageSql, matchStatement, type HookCoverage, type HookMatch, type PageCursor } from "./signal-matching";
+export { checkCoverageCompiles, coverageCounts, coveredLogsPage, coverageSql, matchStatement, type HookCoverage, type HookMatch, type PageCursor } from "./signal-matching";

@@ -59,16 +59,33 @@ export interface PageCursor {
  * [from, to), after the cursor, in (request_start_time, id) order.
  */
 export async function coveredLogsPage(db: Db, ws: number, c: HookCoverage, from: number, to: number, after: PageCursor | null, limit: number): Promise<PageCursor[]> {
+  const { text, values } = coveredLogsPageSql(ws, c, from, to, after, limit);
+  const { results } = await d1Of(db)
+    .prepare(text)
+    .bind(...values)
+    .all<PageCursor>();
+  return results;
+}
+
+function coveredLogsPageSql(ws: number, c: HookCoverage, from: number, to: number, after: PageCursor | null, limit: number): { text: string; values: unknown[] } {
   const p = new SqlParams();
   const w = p.add(ws);
   const start = `r.${R.requestStartTime}`;
   const where = [`r.${R.workspaceId} = ${w}`, `${start} >= ${p.add(from)}`, `${start} < ${p.add(to)}`, coverageSql(c, p, w)];
   if (after) where.push(`(${start}, r.${R.id}) > (${p.add(after.start)}, ${p.add(after.id)})`);
-  const { results } = await d1Of(db)
-    .prepare(`SELECT r.${R.id} AS id, ${start} AS start FROM ${LOGS} AS r WHERE ${where.join(" AND ")} ORDER BY ${start}, r.${R.id} LIMIT ${p.add(limit)}`)
-    .bind(...p.values)
-    .all<PageCursor>();
-  return results;
+  return { text: `SELECT r.${R.id} AS id, ${start} AS start FROM ${LOGS} AS r WHERE ${where.join(" AND ")} ORDER BY ${start}, r.${R.id} LIMIT ${p.add(limit)}`, values: p.values };
+}
+
+/**
+ * Throws the compiler's 400 (over D1's 100 parameters, a bad filter) when a coverage could not be
+ * compiled into the statements that use it: the indexer's match (with its own parameters before the
+ * coverage's) and a backfill's page. Placeholder values that no real value shares count every
+ * parameter the real statements could take.
+ */
+export function checkCoverageCompiles(c: HookCoverage): void {
+  const unique = (n: number) => -1_000_000_007 - n;
+  matchSql({ workspaceId: unique(1), signalId: unique(2), hookId: unique(3), notBefore: unique(4), indexedTo: unique(5), coverage: c, logs: [{ id: unique(6), revision: unique(7) }] }, unique(8));
+  coveredLogsPageSql(unique(1), c, unique(2), unique(3), { start: unique(4), id: unique(5) }, unique(6));
 }
 
 /** Per coverage: the logs it matched in [from, to) over the workspace's databases, and their text's mean length. */
@@ -116,6 +133,13 @@ export interface HookMatch {
  * those an earlier, undone run of the same batch left owed and untouched (to announce them again).
  */
 export function matchStatement(db: Db, m: HookMatch, now: number): D1PreparedStatement {
+  const { text, values } = matchSql(m, now);
+  return d1Of(db)
+    .prepare(text)
+    .bind(...values);
+}
+
+function matchSql(m: HookMatch, now: number): { text: string; values: unknown[] } {
   const p = new SqlParams();
   const ws = p.add(m.workspaceId);
   const text = `INSERT INTO ${PENDING} (${[P.requestId, P.signalId, P.workspaceId, P.hookId, P.backfillId, P.notBefore, P.leaseUntil, P.attempts, P.createdAt].join(", ")})
@@ -126,5 +150,5 @@ export function matchStatement(db: Db, m: HookMatch, now: number): D1PreparedSta
     ON CONFLICT (${P.requestId}, ${P.signalId}) DO UPDATE SET ${P.attempts} = ${PENDING}.${P.attempts}
       WHERE ${PENDING}.${P.attempts} = 0 AND ${PENDING}.${P.leaseUntil} IS NULL AND ${PENDING}.${P.backfillId} IS NULL
     RETURNING ${P.requestId} AS request_id, ${P.signalId} AS signal_id, ${P.workspaceId} AS workspace_id, ${P.notBefore} AS not_before`;
-  return d1Of(db).prepare(text).bind(...p.values);
+  return { text, values: p.values };
 }

@@ -3,7 +3,7 @@
 // A result is stored with its daily totals and the removal of what was owed in one batch, and replaces
 // an older one only when newer (a later revision of the signal, or ok over an error of the same
 // revision): a message delivered twice, or a retry racing its first delivery, stores and counts once.
-import { and, eq, inArray, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { runBatch } from "../db/batch";
 import type { Db } from "../db/client";
 import { abVariantMetrics, requestLogs, signalDaily, signalPending, signalResults, type SignalPendingRow, type SignalResultRow, type SignalResultStatus } from "../db/schema";
@@ -204,10 +204,10 @@ const DAILY_ADD = sql.join(
 
 /**
  * Stores a result in one batch: the replaced result taken out of the daily totals, this one added, the
- * result written, the judgement owed removed. Returns whether this result was written (false: an equal
+ * result written, the judgement owed removed (unless `keepOwed`). Returns whether this result was written (false: an equal
  * or newer one was already there).
  */
-export async function storeResult(db: Db, r: NewSignalResult, now: number): Promise<boolean> {
+export async function storeResult(db: Db, r: NewSignalResult, now: number, opts: { keepOwed?: boolean } = {}): Promise<boolean> {
   const key = sql`o.${col(signalResults.requestId)} = ${r.requestId} AND o.${col(signalResults.signalId)} = ${r.signalId}`;
   const target = sql`${col(signalDaily.signalId)}, ${col(signalDaily.day)}`;
   const isTrue = r.status === "ok" && r.result === true ? 1 : 0;
@@ -270,7 +270,9 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number): Prom
         setWhere: replacedBy(sql`${signalResults}`, r),
       })
       .returning({ requestId: signalResults.requestId }),
-    db.delete(signalPending).where(pendingKey(r.requestId, r.signalId)),
+    // Kept when the caller still has to announce the result (signal_triggered): it drops the row once
+    // the event is written, so a crash between leaves the judgement owed and a redelivery announces it.
+    opts.keepOwed ? sql`SELECT 1` : db.delete(signalPending).where(pendingKey(r.requestId, r.signalId)),
   ]);
   return written.results.length > 0;
 }
@@ -335,23 +337,26 @@ export interface SignalTotals {
   cost: number;
 }
 
+/** One database's totals of these signals (the ids one JSON parameter: a page of 100 signals fits D1's 100 parameters). */
+export function signalTotalsQuery(db: Db, ws: number, signalIds: readonly number[]) {
+  return db
+    .select({
+      signalId: signalDaily.signalId,
+      t: sql<number>`sum(${signalDaily.trueCount})`,
+      f: sql<number>`sum(${signalDaily.falseCount})`,
+      e: sql<number>`sum(${signalDaily.errorCount})`,
+      cost: sql<number>`sum(${signalDaily.cost})`,
+    })
+    .from(signalDaily)
+    .where(and(eq(signalDaily.workspaceId, ws), inJsonList(signalDaily.signalId, signalIds)))
+    .groupBy(signalDaily.signalId);
+}
+
 /** Each signal's totals over every day and every database of the workspace. */
 export async function signalTotals(logs: WorkspaceLogs, ws: number, signalIds: readonly number[]): Promise<Map<number, SignalTotals>> {
   const out = new Map<number, SignalTotals>();
   if (signalIds.length === 0) return out;
-  const perPeriod = await eachPeriod(logs, (db) =>
-    db
-      .select({
-        signalId: signalDaily.signalId,
-        t: sql<number>`sum(${signalDaily.trueCount})`,
-        f: sql<number>`sum(${signalDaily.falseCount})`,
-        e: sql<number>`sum(${signalDaily.errorCount})`,
-        cost: sql<number>`sum(${signalDaily.cost})`,
-      })
-      .from(signalDaily)
-      .where(and(eq(signalDaily.workspaceId, ws), inArray(signalDaily.signalId, [...signalIds])))
-      .groupBy(signalDaily.signalId),
-  );
+  const perPeriod = await eachPeriod(logs, (db) => signalTotalsQuery(db, ws, signalIds));
   for (const rows of perPeriod) {
     for (const r of rows) {
       const t = out.get(r.signalId) ?? { true: 0, false: 0, errors: 0, cost: 0 };

@@ -1,4 +1,5 @@
-// The queue consumer. The JOBS queue: validates each message and dispatches it to its job's handler.
+// The queue consumer. The JOBS queue: validates each message and dispatches it to its job's handler,
+// the workspaces of a batch in turn and long jobs one slice per delivery (src/queue/turns.ts).
 // The index queue: new logs to index, many at once (handleIndexBatch). The signals queue: judgements
 // to make, many at once (handleSignalsBatch).
 // A message that fails validation can never succeed, so it is logged and acknowledged (not retried);
@@ -6,7 +7,7 @@
 import type { Env } from "../env";
 import { chainForLog } from "../lib/error-text";
 import { runImport } from "../services/tables";
-import { enqueue, IndexLogsMessage, JobMessage } from "../lib/jobs";
+import { IndexLogsMessage, JobMessage, type JobSlice } from "../lib/jobs";
 import { indexLogs, rollupAbLogs } from "../logs";
 import { assignmentKeys } from "../services/releases";
 import { giveUpEvaluationRun, runEvaluationBatch, WAIT_SECONDS } from "../services/evaluations";
@@ -16,6 +17,7 @@ import { deliverWebhook, dispatchQuietly, inEventScope } from "../services/webho
 import { markFillFailed, runDatasetFill } from "../services/datasets";
 import { failBackfill, handleJudgeBatch, purgeDeletedSignal, renameSignal, runBackfill, signalMatcher } from "../services/signals";
 import { hubName } from "../realtime/protocol";
+import { inTurn, jobSliceMs, Turns } from "./turns";
 
 /**
  * Tells the run's realtime subscribers (the SDKs' run workflow calls) that it is over, with its
@@ -32,7 +34,10 @@ async function announceRunDone(env: Env, workspaceId: number, executionId: numbe
   }
 }
 
-type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env) => Promise<void> };
+/** What a delivery leaves to do: nothing, or its continuation (queued at the back, after `delaySeconds`). */
+type Next = void | { again: JobMessage; delaySeconds?: number };
+
+type Handlers = { [K in JobMessage["kind"]]: (job: Extract<JobMessage, { kind: K }>, env: Env, slice: JobSlice) => Promise<Next> };
 
 /** Deps of a job that snapshots logs (it indexes what waits first): logs it indexes are matched against Signals' hooks as the index queue's are. */
 function snapshotDeps(env: Env) {
@@ -46,37 +51,42 @@ const handlers: Handlers = {
   ping: async (job, env) => {
     await env.BLOBS.put(`queue-pings/${job.workspace_id}/${job.token}`, new Date().toISOString());
   },
-  workflow_run: async (job, env) => {
+  workflow_run: async (job, env, slice) => {
     const deps = buildDeps(env);
-    if (await runExecution(deps.db, job.workspace_id, job.execution_id, deps.blocks(job.workspace_id))) await announceRunDone(env, job.workspace_id, job.execution_id);
+    const outcome = await runExecution(deps.db, job.workspace_id, job.execution_id, deps.blocks(job.workspace_id), slice);
+    if (outcome === "over") await announceRunDone(env, job.workspace_id, job.execution_id);
+    if (outcome === "continue") return { again: job };
   },
-  dataset_fill: async (job, env) => {
+  dataset_fill: async (job, env, slice) => {
     const deps = snapshotDeps(env);
-    await runDatasetFill(deps.db, deps.logs, job.workspace_id, job.job_id, deps.blobs);
+    const outcome = await runDatasetFill(deps.db, deps.logs, job.workspace_id, job.job_id, deps.blobs, { slice, offset: job.offset });
+    if (outcome.state === "continue") return { again: { ...job, offset: outcome.offset } };
   },
-  sheet_import: (job, env) => runImport(snapshotDeps(env), job.workspace_id, job.operation_id),
+  sheet_import: async (job, env, slice) => {
+    if ((await runImport(snapshotDeps(env), job.workspace_id, job.operation_id, { slice })) === "continue") return { again: job };
+  },
   webhook_delivery: async (job, env) => {
     await deliverWebhook(buildDeps(env), job.workspace_id, job.delivery_id);
   },
-  evaluation_run: async (job, env) => {
+  evaluation_run: async (job, env, slice) => {
     const deps = buildDeps(env);
-    const outcome = await runEvaluationBatch(deps.db, job.workspace_id, job.report_id, deps.blocks(job.workspace_id));
+    const outcome = await runEvaluationBatch(deps.db, job.workspace_id, job.report_id, deps.blocks(job.workspace_id), { slice });
     // Rows are left: the next batch is a new delivery (fresh CPU and subrequest budgets).
-    if (outcome === "continue") await enqueue(env.JOBS, job);
+    if (outcome === "continue") return { again: job };
     // Rows are left but another delivery holds them: look again later (it may have died).
-    else if (outcome === "wait") await env.JOBS.send(JobMessage.parse(job), { contentType: "json", delaySeconds: WAIT_SECONDS });
+    if (outcome === "wait") return { again: job, delaySeconds: WAIT_SECONDS };
   },
   signal_backfill: async (job, env) => {
     const step = await runBackfill(buildDeps(env), job.workspace_id, job.backfill_id);
     // Pages are left: the next ones are a new delivery. Every log read: look again later for the judgements left.
-    if (step === "continue") await enqueue(env.JOBS, job);
-    else if (step !== "done") await env.JOBS.send(JobMessage.parse(job), { contentType: "json", delaySeconds: step.waitSeconds });
+    if (step === "continue") return { again: job };
+    if (step !== "done") return { again: job, delaySeconds: step.waitSeconds };
   },
   signal_purge: async (job, env) => {
-    if ((await purgeDeletedSignal(buildDeps(env), job.workspace_id, job.signal_id, job.name)) === "continue") await enqueue(env.JOBS, job);
+    if ((await purgeDeletedSignal(buildDeps(env), job.workspace_id, job.signal_id, job.name)) === "continue") return { again: job };
   },
   signal_rename: async (job, env) => {
-    if ((await renameSignal(buildDeps(env), job.workspace_id, job.signal_id, job.from)) === "continue") await enqueue(env.JOBS, job);
+    if ((await renameSignal(buildDeps(env), job.workspace_id, job.signal_id, job.from)) === "continue") return { again: job };
   },
 };
 
@@ -166,6 +176,21 @@ async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env): Promise
   }
 }
 
+/**
+ * Puts a message whose workspace had its turn in this batch back at the end of the queue: sent again
+ * (attempts start over: a turn is not a failure), then acknowledged. If the queue refuses, the message
+ * is retried instead, so it is never lost.
+ */
+async function sendToBack(env: Env, msg: Message<unknown>, job: JobMessage): Promise<void> {
+  try {
+    await env.JOBS.send(job, { contentType: "json" });
+    msg.ack();
+  } catch (err) {
+    console.error(JSON.stringify({ level: "warn", msg: "job could not be sent back for its turn; retried instead", kind: job.kind, id: msg.id, error: chainForLog(err) }));
+    msg.retry({ delaySeconds: retryDelaySeconds(1) });
+  }
+}
+
 /** The signals queue is named after the jobs queue with "-signals" for "-jobs" (wrangler.toml). */
 export const isSignalsQueue = (queue: string) => queue.endsWith("-signals");
 
@@ -184,18 +209,30 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
   if (isDeadLetterQueue(batch.queue)) return handleDeadLetters(batch, env);
   if (isIndexQueue(batch.queue)) return handleIndexBatch(batch, env);
   if (isSignalsQueue(batch.queue)) return handleSignalsBatch(batch, env);
-  for (const msg of batch.messages) {
-    const parsed = JobMessage.safeParse(msg.body);
+  const sliceMs = jobSliceMs(env.JOB_SLICE_MS);
+  const turns = new Turns(sliceMs);
+  // Each body is read once; the jobs are then taken with the workspaces in turn.
+  const received = batch.messages.map((msg) => ({ msg, parsed: JobMessage.safeParse(msg.body) }));
+  for (const { msg, parsed } of inTurn(received, (r) => (r.parsed.success ? r.parsed.data.workspace_id : null))) {
     if (!parsed.success) {
       console.error(JSON.stringify({ level: "error", msg: "invalid job message dropped", id: msg.id, issues: parsed.error.issues.slice(0, 5) }));
       msg.ack();
       continue;
     }
     const job = parsed.data;
+    if (!turns.open(job.workspace_id)) {
+      await sendToBack(env, msg, job);
+      continue;
+    }
     // Events a job committed are dispatched once it is over, whether or not it then failed.
     const emitted = new Set<number>();
+    const started = Date.now();
     try {
-      await inEventScope(emitted, () => (handlers[job.kind] as (j: JobMessage, e: Env) => Promise<void>)(job, env));
+      const next = await inEventScope(emitted, () =>
+        (handlers[job.kind] as (j: JobMessage, e: Env, s: JobSlice) => Promise<Next>)(job, env, { endsAt: started + sliceMs, ms: sliceMs }),
+      );
+      // The continuation is queued before this delivery is acknowledged: if it cannot be, the delivery is retried.
+      if (next) await env.JOBS.send(JobMessage.parse(next.again), { contentType: "json", ...(next.delaySeconds ? { delaySeconds: next.delaySeconds } : {}) });
       msg.ack();
     } catch (err) {
       const delaySeconds = retryDelaySeconds(msg.attempts);
@@ -203,6 +240,8 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
         JSON.stringify({ level: "error", msg: "job failed, retrying", kind: job.kind, id: msg.id, attempts: msg.attempts, error: chainForLog(err) }),
       );
       msg.retry({ delaySeconds });
+    } finally {
+      turns.spend(job.workspace_id, Date.now() - started);
     }
     if (emitted.size > 0) await dispatchQuietly(buildDeps(env), [...emitted]);
   }

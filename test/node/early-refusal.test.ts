@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module of the repo's scripts
 import { startLocalApi } from "../../scripts/lib/local-api.mjs";
 
+// A server of its own: a refused ZIP bomb and a flood of early answers are hard on it, and the other
+// files on the shared server (test/node/global-setup.ts) must not feel them.
 let api: { url: string; key: string; stop: () => Promise<void> };
 beforeAll(async () => {
   api = await startLocalApi({ workspace: "early-refusal" });

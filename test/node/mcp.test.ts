@@ -6,28 +6,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { startLocalApi } from "../../scripts/lib/local-api.mjs";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { createKey } from "../../scripts/lib/keys.mjs";
+import { sharedApi, sharedKey } from "./helpers/shared-api";
 import plTools from "../fixtures/promptlayer-mcp-tools.json";
 
-let api: { url: string; key: string; stop: () => Promise<void>; logs: () => string };
+const api = sharedApi("mcp-test");
 /** A key of another workspace. */
-let otherKey: string;
-
-beforeAll(async () => {
-  api = await startLocalApi({
-    workspace: "mcp-test",
-    prepare: (persistTo: string) => {
-      otherKey = createKey({ workspace: "mcp-other", email: "other@example.test", persistTo });
-    },
-  });
-});
-afterAll(async () => {
-  if (process.env.SHOW_API_LOGS) console.log(api?.logs());
-  await api?.stop();
-});
+const otherKey = sharedKey("mcp-other");
 
 const clients: Client[] = [];
 afterAll(async () => {

@@ -18,23 +18,17 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { generateText } from "ai";
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+import { sharedApi } from "./helpers/shared-api";
 import { FAKE_USAGE, setEnv, startFakeProviders, type FakeProviders } from "./helpers/fake-providers";
 import { searchUntil } from "./search-until";
 
 const require = createRequire(import.meta.url);
 const { PromptLayer } = require("promptlayer") as typeof import("promptlayer");
 
-let api: { url: string; key: string; stop: () => Promise<void>; logs: () => string };
-beforeAll(async () => {
-  api = await startLocalApi({ workspace: "otel-traces" });
+const api = sharedApi("otel-traces");
+beforeAll(() => {
   // What an instrumented app sets up: the active span follows async calls, so nested spans share a trace.
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-});
-afterAll(async () => {
-  if (process.env.SHOW_API_LOGS) console.log(api?.logs());
-  await api?.stop();
 });
 
 async function getApi(path: string) {

@@ -1,11 +1,9 @@
 // PromptLayer's official Python SDK (the vendored 1.5.14, run by /usr/bin/python3) against a real
 // `wrangler dev` of this Worker, with fake OpenAI and Anthropic providers served here. Each test
 // drives the SDK as a user would and reads what the server stored back through the REST API.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pythonSdkMissing, startPythonHarness, type PythonHarness } from "./helpers/python";
+import { beforeAll, describe, expect, it } from "vitest";
+import { pythonSdkMissing, sharedPythonHarness, type PythonHarness } from "./helpers/python";
 import { searchUntil } from "./search-until";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { d1Execute, lit } from "../../scripts/lib/wrangler.mjs";
 
 // Without the Debian packages the SDK needs, the suite is skipped with one line saying what to
 // install; in CI (CI set, as .ci/run exports it) a suite that cannot run fails the run instead.
@@ -22,11 +20,8 @@ if (missing && inCi) {
 }
 
 let h: PythonHarness;
-beforeAll(async () => {
-  if (!missing) h = await startPythonHarness({ workspace: "python-sdk" });
-});
-afterAll(async () => {
-  await h?.stop();
+beforeAll(() => {
+  if (!missing) h = sharedPythonHarness("python-sdk");
 });
 
 describePy("the Python SDK: logging and templates", () => {
@@ -160,7 +155,8 @@ async def main():
 asyncio.run(main())
 emit(out)
 `);
-    const sent = (animal: string) => h.fake.calls.filter((c) => JSON.stringify(c.body).includes(`Tell me about ${animal}`));
+    const calls = await h.fake.calls();
+    const sent = (animal: string) => calls.filter((c) => JSON.stringify(c.body).includes(`Tell me about ${animal}`));
     // Parameters merged over the version's, and the model replaced, in the provider call and the log.
     const [params] = sent("otters");
     expect(params.path).toBe("/v1/chat/completions");
@@ -333,7 +329,7 @@ emit(out)
     ]);
     expect(sync.failed_row_indices).toEqual([sync.results[1].row_index]);
     // The Worker's own LLM call for the assertion reached the fake provider.
-    expect(h.fake.calls.some((c) => JSON.stringify(c.body).includes("Does it name an animal?"))).toBe(true);
+    expect((await h.fake.calls()).some((c) => JSON.stringify(c.body).includes("Does it name an animal?"))).toBe(true);
 
     // What the server stored: the sheet's rows (the blank starter row deleted), each with its trace.
     const sheet = `/api/public/v2/tables/${sync.table_id}/sheets/${sync.sheet_id}`;
@@ -400,13 +396,7 @@ log = pl.log_request(provider="openai", model="gpt-4o-mini",
 `;
     const mine = (await h.python(`${log(h.api.key, "mine")}
 emit({"log": log["id"], "group": pl.group.create()})`)).value;
-    // Once the log is indexed the server is idle again: the two statements below run in another
-    // process on the same local databases, which a write of the server's at that moment can break.
-    await searchUntil(h.api, { filter_group: { logic: "AND", filters: [{ field: "metadata", operator: "key_equals", nested_key: "who", value: "mine" }] } });
-    // The other workspace goes on the log database this one is not on, before its first request.
-    const [[placed]] = d1Execute(`SELECT log_shard AS shard FROM workspaces WHERE name = 'python-sdk'`, { persistTo: h.api.persistTo });
-    const elsewhere = placed.shard === "LOGS_1" ? "LOGS_0" : "LOGS_1";
-    d1Execute(`UPDATE workspaces SET log_shard = ${lit(elsewhere)}, log_periods = json_array(${lit(elsewhere)}) WHERE name = 'python-sdk-ids'`, { persistTo: h.api.persistTo });
+    // The other workspace is on the log database this one is not on (test/node/global-setup.ts placed both).
     const before = await h.call("GET", `/api/public/v2/requests/${mine.log}`);
     expect(before.body.metadata).toEqual({ who: "mine" });
     const theirs = (await h.python(`${log(other, "theirs")}

@@ -1,24 +1,16 @@
 // The official SDK's runWorkflow against a real `wrangler dev`: it starts the run, asks for a
 // realtime token, listens on the Centrifugo-protocol WebSocket and returns the run's outputs.
 import { createRequire } from "node:module";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { sharedApi } from "./helpers/shared-api";
 import { WebSocket as NodeWebSocket } from "ws";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { startLocalApi } from "../../scripts/lib/local-api.mjs";
 
 // Node 20 has no global WebSocket (Node 22 has); the SDK's realtime client needs one.
 (globalThis as { WebSocket?: unknown }).WebSocket ??= NodeWebSocket;
 const require = createRequire(import.meta.url);
 const { PromptLayer } = require("promptlayer") as typeof import("promptlayer");
 
-let api: { url: string; key: string; stop: () => Promise<void>; logs: () => string };
-beforeAll(async () => {
-  api = await startLocalApi({ workspace: "sdk-run-workflow" });
-});
-afterAll(async () => {
-  if (process.env.SHOW_API_LOGS) console.log(api?.logs());
-  await api?.stop();
-});
+const api = sharedApi("sdk-run-workflow");
 
 const post = (path: string, body: unknown, key = api.key) =>
   fetch(`${api.url}${path}`, { method: "POST", headers: { "X-API-KEY": key, "Content-Type": "application/json" }, body: JSON.stringify(body) });

@@ -1,18 +1,9 @@
 // The official promptlayer SDK's prompt-template calls (templates.publish / get / all) against a real `wrangler dev`.
 import { PromptLayer } from "promptlayer";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+import { describe, expect, it } from "vitest";
+import { sharedApi } from "./helpers/shared-api";
 
-let api: { url: string; key: string; stop: () => Promise<void>; logs: () => string };
-
-beforeAll(async () => {
-  api = await startLocalApi({ workspace: "sdk-templates" });
-});
-afterAll(async () => {
-  if (process.env.SHOW_API_LOGS) console.log(api?.logs());
-  await api?.stop();
-});
+const api = sharedApi("sdk-templates");
 
 const template = (text: string) => ({
   type: "chat" as const,

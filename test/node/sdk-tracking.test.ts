@@ -4,25 +4,15 @@
 // build, whose run() and provider wrappers can require the provider clients (its ES build cannot).
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+import { sharedApi } from "./helpers/shared-api";
 import { setEnv, startFakeProviders, type FakeProviders } from "./helpers/fake-providers";
 import { searchUntil } from "./search-until";
 
 const require = createRequire(import.meta.url);
 const { PromptLayer } = require("promptlayer") as typeof import("promptlayer");
 
-let api: { url: string; key: string; stop: () => Promise<void>; logs: () => string };
-let pl: InstanceType<typeof PromptLayer>;
-
-beforeAll(async () => {
-  api = await startLocalApi({ workspace: "sdk-tracking" });
-  pl = new PromptLayer({ apiKey: api.key, baseURL: api.url });
-});
-afterAll(async () => {
-  if (process.env.SHOW_API_LOGS) console.log(api?.logs());
-  await api?.stop();
-});
+const api = sharedApi("sdk-tracking");
+const pl = new PromptLayer({ apiKey: api.key, baseURL: api.url });
 
 async function getApi(path: string, key = api.key) {
   const res = await fetch(`${api.url}${path}`, { headers: { "X-API-KEY": key } });

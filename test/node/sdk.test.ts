@@ -72,6 +72,20 @@ function post(path: string, key: string, body: unknown): Promise<number> {
   });
 }
 
+/** A GET on a fresh connection (as post()), its body parsed as JSON. */
+function getJson(path: string, key: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${api.url}${path}`, { agent: false, headers: { "X-API-KEY": key } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve(JSON.parse(text)));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 describe("the keys CLI", () => {
   const keys = (...args: string[]) =>
     execFileSync(process.execPath, ["scripts/keys.mjs", ...args, "--persist-to", api.persistTo], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -85,8 +99,8 @@ describe("the keys CLI", () => {
     const listed = keys("list", "--workspace", "cli-ws");
     expect(listed).toContain(`${key.slice(0, 11)}…  cli-ws  ops@example.com`);
     // An admin key (the CLI's default), whose making is in the audit log, by the CLI (no key acted).
-    const audit = await fetch(`${api.url}/api/public/v2/audit-log?action=api_key.created`, { headers: { "X-API-KEY": key } });
-    const items = ((await audit.json()) as { items: { details: Record<string, unknown>; api_key_id: number | null }[] }).items;
+    const audit = await getJson("/api/public/v2/audit-log?action=api_key.created", key);
+    const items = (audit as { items: { details: Record<string, unknown>; api_key_id: number | null }[] }).items;
     expect(items.find((i) => i.details.prefix === key.slice(0, 11))).toMatchObject({ details: { scopes: ["admin"], by: "keys CLI" }, api_key_id: null });
     expect(listed).not.toContain(key);
 

@@ -1,21 +1,11 @@
 // The official promptlayer SDK's skill methods (publish, pull, update) against a real `wrangler dev`.
 import { strToU8, unzipSync, zipSync } from "fflate";
 import { PromptLayer } from "promptlayer";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { startLocalApi } from "../../scripts/lib/local-api.mjs";
+import { describe, expect, it } from "vitest";
+import { sharedApi } from "./helpers/shared-api";
 
-let api: { url: string; key: string; stop: () => Promise<void>; logs: () => string };
-let pl: PromptLayer;
-
-beforeAll(async () => {
-  api = await startLocalApi({ workspace: "skills-sdk-test", email: "skills@example.test" });
-  pl = new PromptLayer({ apiKey: api.key, baseURL: api.url });
-});
-afterAll(async () => {
-  if (process.env.SHOW_API_LOGS) console.log(api?.logs());
-  await api?.stop();
-});
+const api = sharedApi("skills-sdk-test");
+const pl = new PromptLayer({ apiKey: api.key, baseURL: api.url });
 
 const uniq = (p: string) => `${p}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 

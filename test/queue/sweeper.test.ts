@@ -213,7 +213,7 @@ describe("workflow runs", () => {
     expect((await sweepAt(deps, e.created_at, 0)).requeued).toEqual({});
     expect((await sweepAt(deps, e.created_at, 1)).requeued).toEqual({ workflow_run: 1 });
     expect(sent).toEqual([{ v: 1, kind: "workflow_run", workspace_id: ws.workspaceId, execution_id: id }]);
-    expect(await runExecution(db, ws.workspaceId, id, deps.blocks(ws.workspaceId))).toBe(true);
+    expect(await runExecution(db, ws.workspaceId, id, deps.blocks(ws.workspaceId))).toBe("over");
     expect((await exec(id))!.status).toBe("COMPLETED");
   });
 

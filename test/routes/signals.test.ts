@@ -155,6 +155,29 @@ describe("signals: create, read, list", () => {
     expect((await patch(ws, `${SIGNALS}/${off.id}`, { enabled: true })).status).toBe(200);
   });
 
+  it("changes nothing on a create refused at the cap, though a signal of that name exists (no hooks, no audit row attached to it)", async () => {
+    const ws = await createWorkspace();
+    const existing = await newSignal(ws, { name: "Existing", hooks: [{ scope: "all", sample_rate: 1 }] });
+    await env.DB.prepare(`INSERT INTO signals (workspace_id, name, statement, enabled, include) SELECT ?, 'bulk-' || value, 'x', 1, '{}' FROM json_each(?)`)
+      .bind(ws.workspaceId, JSON.stringify(Array.from({ length: 50 }, (_, i) => i)))
+      .run();
+    const refused = await post(ws, SIGNALS, { name: "Existing", statement: "x", enabled: true, hooks: [{ scope: "all", sample_rate: 1 }, { scope: "all", sample_rate: 1 }] });
+    expect(refused.status).toBe(409);
+    expect((await json(await get(ws, `${SIGNALS}/${existing.id}`))).signal.hooks).toHaveLength(1);
+    const audited = await env.DB.prepare(`SELECT count(*) AS n FROM audit_events WHERE workspace_id = ? AND action = 'signal.created'`).bind(ws.workspaceId).first<{ n: number }>();
+    expect(audited!.n).toBe(1);
+  });
+
+  it("refuses a release_label hook whose label no template of the workspace has (400), and takes one that exists", async () => {
+    const ws = await createWorkspace();
+    await expect400(await post(ws, SIGNALS, { name: uniq("s"), statement: "x", hooks: [{ scope: "release_label", release_label: "nowhere" }] }), "hooks[0].release_label");
+    await template(ws);
+    await newSignal(ws, { hooks: [{ scope: "release_label", release_label: "prod" }] });
+    // Another workspace's label is not this one's.
+    const other = await createWorkspace();
+    await expect400(await post(other, SIGNALS, { name: uniq("s"), statement: "x", hooks: [{ scope: "release_label", release_label: "prod" }] }), "hooks[0].release_label");
+  });
+
   it("lists with paging, name and enabled filters, newest first by default", async () => {
     const ws = await createWorkspace();
     const a = await newSignal(ws, { name: "alpha tone" });
@@ -276,15 +299,22 @@ describe("signals: test and estimate", () => {
     const ws = await createWorkspace();
     const now = Date.now();
     const at = (ms: number) => ({ request_start_time: new Date(ms).toISOString(), request_end_time: new Date(ms + 1000).toISOString() });
-    for (let i = 0; i < 6; i++) await logAnswer(ws, "hello there", { ...at(now - 3600_000), tags: i < 2 ? ["vip"] : [] });
+    // Each at its own millisecond: identical bodies timed finer than a second count as one retried log.
+    for (let i = 0; i < 6; i++) await logAnswer(ws, "hello there", { ...at(now - 3600_000 + i), tags: i < 2 ? ["vip"] : [] });
     await logAnswer(ws, "an old one", at(now - 20 * 86_400_000));
-    const res = await post(ws, `${SIGNALS}/estimate`, {
-      window_days: 2,
-      statement: "Polite?",
-      hooks: [{ scope: "all", sample_rate: 0.5 }, { scope: "all", sample_rate: 1, filters: { filters: [{ field: "tags", operator: "contains", value: "vip" }] } }],
-    });
+    const estimate = () =>
+      post(ws, `${SIGNALS}/estimate`, {
+        window_days: 2,
+        statement: "Polite?",
+        hooks: [{ scope: "all", sample_rate: 0.5 }, { scope: "all", sample_rate: 1, filters: { filters: [{ field: "tags", operator: "contains", value: "vip" }] } }],
+      });
+    const res = await estimate();
     expect(res.status, await res.clone().text()).toBe(200);
-    const e = await json(res);
+    // A filter on tags reads the search index, which holds a log a few seconds after its write.
+    const e = await until(async () => {
+      const answer = await json(await estimate());
+      return answer.hooks[1].matches === 2 ? answer : null;
+    }, "the tagged logs indexed");
     expect(e.hooks.map((h: any) => [h.matches, h.matches_per_day, h.sampled_per_day])).toEqual([
       [6, 3, 1.5],
       [2, 1, 1],

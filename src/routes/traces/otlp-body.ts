@@ -20,8 +20,9 @@ function encodingOf(contentType: string | undefined): OtlpEncoding | null {
 
 /**
  * An OTLP/HTTP request's body and encoding: 415 for another content type or Content-Encoding (the
- * body drained), the body read under TRACES_MAX_BYTES as received and again once gunzipped (413 as
- * soon as it passes, never read whole past the cap). Checks run first, `before` (the query) among them.
+ * body drained), 413 for a Content-Length past TRACES_MAX_BYTES before anything is read, else the body
+ * read under TRACES_MAX_BYTES as received and again once gunzipped (413 as soon as it passes, never
+ * read whole past the cap). Checks run first, `before` (the query) among them.
  */
 async function readOtlpBody(c: Context<AppEnv>, before: () => void = () => {}): Promise<{ encoding: OtlpEncoding; body: Uint8Array }> {
   const encoding = encodingOf(c.req.header("content-type"));
@@ -35,7 +36,13 @@ async function readOtlpBody(c: Context<AppEnv>, before: () => void = () => {}): 
     throw new ApiError("unsupported_media_type", `Content-Encoding: only gzip (or none) is taken, not ${contentEncoding}`);
   }
   before();
-  return { encoding, body: await readBodyCapped(c.req.raw.body, maxBytesOf(c.env, "TRACES_MAX_BYTES"), contentEncoding === "gzip") };
+  const maxBytes = maxBytesOf(c.env, "TRACES_MAX_BYTES");
+  // A declared length past the cap is refused before a byte is kept (the body is drained, not read into memory).
+  if (Number(c.req.header("content-length") ?? 0) > maxBytes) {
+    if (c.req.raw.body) await drainBody(c.req.raw.body.getReader());
+    throw new ApiError("payload_too_large", `request body is larger than ${maxBytes} bytes`);
+  }
+  return { encoding, body: await readBodyCapped(c.req.raw.body, maxBytes, contentEncoding === "gzip") };
 }
 
 /**

@@ -4,6 +4,9 @@
 // loads a stored file's rows (from-file). Redelivery-safe: rows are unique per (dataset, request log)
 // or resume after the last row the job wrote, a finished or superseded job does nothing, and a newer
 // fill of the same draft stops an older one (every chunk checks it is still the draft's current job).
+// Given a slice (the queue consumer's), a fill stops after the chunk that uses it up and answers
+// "continue": a fill from logs with the offset of its next chunk, a copy or a file load resuming from
+// the rows it wrote, as a redelivery does.
 import { DRAFT_VERSION, type FileFillParams, type FillParams } from "../../logs";
 import { DatasetFileError, readDatasetFile } from "./file";
 import { chunkIndexRows, logValues, matchingLogIds, type LogValues } from "../../logs";
@@ -15,6 +18,7 @@ import type { SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { runBatch } from "../../db/batch";
 import type { WorkspaceLogs } from "../../logs";
+import { sliceOver, type JobSlice } from "../../lib/jobs";
 
 /** Logs per chunk: read from the log database in one statement, written in as few as their size allows. */
 const CHUNK = 500;
@@ -49,7 +53,18 @@ export type FillOutcome =
   | { state: "failed" }
   | { state: "completed"; datasetId: number; rowsAdded: number }
   | { state: "copied"; datasetId: number; rowsAdded: number }
-  | { state: "loaded"; datasetId: number; rowsAdded: number };
+  | { state: "loaded"; datasetId: number; rowsAdded: number }
+  /** The slice was used up: the next delivery goes on (a fill from logs at `offset`, the others where their rows stop). */
+  | { state: "continue"; offset?: number };
+
+export interface FillRun {
+  /** This delivery's share of the work (none: to the end). */
+  slice?: JobSlice;
+  /** A fill from logs' continuation: the position of the first log this delivery writes. */
+  offset?: number;
+  /** Logs per chunk (CHUNK); tests make it small to fill in several slices. */
+  chunk?: number;
+}
 
 /** Sets a job's status (and heartbeat). */
 const jobStatus = (db: Db, jobId: number, status: DatasetJobStatus) => db.update(datasetJobs).set({ status, updatedAt: Date.now() }).where(eq(datasetJobs.id, jobId));
@@ -71,7 +86,14 @@ const finishJob = (db: Db, job: JobRow, now: number) =>
 const rowsAddedOf = (db: Db, jobId: number) => db.select({ n: datasetJobs.rowsAdded }).from(datasetJobs).where(eq(datasetJobs.id, jobId));
 
 /** `blobs` holds the files of from-file jobs (the queue consumer passes it; fills from logs need none). */
-export async function runDatasetFill(db: Db, logsOf: (ws: number) => Promise<WorkspaceLogs>, ws: number, jobId: number, blobs?: R2Bucket): Promise<FillOutcome> {
+export async function runDatasetFill(
+  db: Db,
+  logsOf: (ws: number) => Promise<WorkspaceLogs>,
+  ws: number,
+  jobId: number,
+  blobs?: R2Bucket,
+  run: FillRun = {},
+): Promise<FillOutcome> {
   const job = await db.get<JobRow>(
     sql`SELECT j.${col(datasetJobs.id)}, j.${col(datasetJobs.datasetId)}, j.${col(datasetJobs.params)}, j.${col(datasetJobs.status)}, d.${col(datasets.currentJobId)}, d.${col(datasets.versionNumber)}
         FROM ${datasetJobs} AS j JOIN ${datasets} AS d ON d.${col(datasets.id)} = j.${col(datasetJobs.datasetId)} WHERE j.${col(datasetJobs.id)} = ${jobId} AND j.${col(datasetJobs.workspaceId)} = ${ws}`,
@@ -90,18 +112,22 @@ export async function runDatasetFill(db: Db, logsOf: (ws: number) => Promise<Wor
     await dropFile();
     return { state: "skipped" };
   }
-  if (p.source_dataset_id != null) return copyRows(db, ws, job, p.source_dataset_id);
+  if (p.source_dataset_id != null) return copyRows(db, ws, job, p.source_dataset_id, run.slice);
   if (p.file) {
     if (!blobs) throw new Error(`dataset job ${job.id} loads a file, and no bucket was given`);
-    return loadFile(db, blobs, ws, job, p.file);
+    return loadFile(db, blobs, ws, job, p.file, run.slice);
   }
   // The draft holds one fill's result: rows of earlier fills go (this job's own survive a redelivery).
+  // A continuation has done this already; done again it deletes nothing.
   await runBatch(db, [jobStatus(db, job.id, "RUNNING"), db.delete(datasetRows).where(and(eq(datasetRows.datasetId, job.dataset_id), ne(datasetRows.jobId, job.id)))]);
 
   const logs = await logsOf(ws);
+  // The same ids in the same order at every slice: the fill's query is bounded by its newest log id.
   const ids = await matchingLogIds(logs, ws, p);
-  for (let offset = 0; offset < ids.length; offset += CHUNK) {
-    const values = await logValues(logs, ws, ids.slice(offset, offset + CHUNK), p.variables_to_parse);
+  const chunk = run.chunk ?? CHUNK;
+  for (let offset = run.offset ?? 0, first = true; offset < ids.length; offset += chunk, first = false) {
+    if (!first && sliceOver(run.slice)) return { state: "continue", offset };
+    const values = await logValues(logs, ws, ids.slice(offset, offset + chunk), p.variables_to_parse);
     await runBatch(db, [...insertLogRows(ws, { datasetId: job.dataset_id, jobId: job.id, offset }, values), heartbeat(db, job.id)]);
   }
 
@@ -150,10 +176,11 @@ export function insertLogRows(ws: number, to: { datasetId: number; jobId: number
  * INSERT … SELECT. Each chunk is one statement and starts after the last position this job wrote, so a
  * redelivered job resumes exactly where the previous attempt stopped.
  */
-async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Promise<FillOutcome> {
+async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number, slice?: JobSlice): Promise<FillOutcome> {
   const r = datasetRows;
   await jobStatus(db, job.id, "RUNNING");
-  for (;;) {
+  for (let first = true; ; first = false) {
+    if (!first && sliceOver(slice)) return { state: "continue" };
     const [res] = await runBatch(db, [
       sql`INSERT INTO ${r} (${ROW_COLUMNS})
           SELECT ${ws}, ${job.dataset_id}, ${job.id}, s.k, s.${col(r.requestLogId)}, s.v, s.${col(r.logPromptId)}, s.${col(r.logPromptVersion)}
@@ -185,7 +212,7 @@ async function copyRows(db: Db, ws: number, job: JobRow, sourceId: number): Prom
  * The request read the same file through the same reader, so a content error here is a bug or a
  * change of limits since: the job fails rather than retrying for ever.
  */
-async function loadFile(db: Db, blobs: R2Bucket, ws: number, job: JobRow, file: FileFillParams): Promise<FillOutcome> {
+async function loadFile(db: Db, blobs: R2Bucket, ws: number, job: JobRow, file: FileFillParams, slice?: JobSlice): Promise<FillOutcome> {
   await runBatch(db, [jobStatus(db, job.id, "RUNNING"), db.delete(datasetRows).where(and(eq(datasetRows.datasetId, job.dataset_id), ne(datasetRows.jobId, job.id)))]);
   const [{ done }] = await db
     .select({ done: sql<number>`count(*)` })
@@ -202,10 +229,11 @@ async function loadFile(db: Db, blobs: R2Bucket, ws: number, job: JobRow, file: 
   let seen = 0;
   let position = done;
   let superseded = false;
+  let paused = false;
   let rows: string[] = [];
   let chars = 0;
   const write = async (final: boolean) => {
-    while (!superseded && rows.length > 0 && (final || rows.length >= FILE_CHUNK_ROWS || chars >= FILE_CHUNK_CHARS)) {
+    while (!superseded && !paused && rows.length > 0 && (final || rows.length >= FILE_CHUNK_ROWS || chars >= FILE_CHUNK_CHARS)) {
       let n = 0;
       let size = 0;
       while (n < rows.length && n < FILE_CHUNK_ROWS && (n === 0 || size + rows[n].length <= FILE_CHUNK_CHARS)) size += rows[n++].length;
@@ -221,8 +249,10 @@ async function loadFile(db: Db, blobs: R2Bucket, ws: number, job: JobRow, file: 
       // Nothing written: a newer fill of the draft took over; finishJob marks this one SUPERSEDED.
       if ((res.meta.changes ?? 0) === 0) superseded = true;
       position += n;
+      // The slice used up with rows still to write: the next delivery resumes after the rows written.
+      if ((!final || rows.length > 0) && sliceOver(slice)) paused = true;
     }
-    return !superseded;
+    return !superseded && !paused;
   };
   try {
     await readDatasetFile(
@@ -235,7 +265,8 @@ async function loadFile(db: Db, blobs: R2Bucket, ws: number, job: JobRow, file: 
       },
       () => write(false),
     );
-    await write(true);
+    if (!paused) await write(true);
+    if (paused) return { state: "continue" };
   } catch (err) {
     if (err instanceof DatasetFileError) return fail();
     throw err;

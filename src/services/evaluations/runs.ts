@@ -1,8 +1,9 @@
 // Evaluation runs: POST /reports/{id}/run snapshots the pipeline's columns into a new report with one
 // result row per dataset row, and queues it; the evaluation_run job evaluates rows with the shared
 // block engine (evaluateBlock, the same as workflow nodes and sheet columns) in bounded batches: at most
-// ROWS_PER_BATCH rows, CELLS_PER_BATCH cells or BATCH_BUDGET_MS of wall time per delivery, then it
-// queues its continuation, so no invocation nears the Worker's limits. A row's cells are written once,
+// ROWS_PER_BATCH rows, CELLS_PER_BATCH cells or the consumer's slice of wall time per delivery (JobSlice),
+// then it queues its continuation, so no invocation nears the Worker's limits and other workspaces' jobs
+// take their turn between its batches. A row's cells are written once,
 // when all its columns are done: a redelivered job re-evaluates only rows not yet written, never twice.
 import { assertRoomForJob } from "../workspace";
 import { and, asc, eq, ne, sql } from "drizzle-orm";
@@ -13,19 +14,18 @@ import { datasetRows, datasets, reportColumns, reportRows, reports, type ReportC
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { chainIncludes } from "../../lib/error-text";
-import { enqueue } from "../../lib/jobs";
+import { enqueue, sliceOver, type JobSlice } from "../../lib/jobs";
 import { columnSources, validateColumns } from "./columns";
 import { eventStatement } from "../webhooks";
 import { runBatch } from "../../db/batch";
 
 /**
- * Rows one delivery evaluates at most, and the wall time after which it stops claiming more. Cells per
+ * Rows one delivery evaluates at most (it stops claiming more once its slice is used up). Cells per
  * delivery are bounded too, since each may be an outbound call: 500 keeps a delivery well under the
  * Workers limit of 1,000 subrequests (with its D1 statements).
  */
 export const ROWS_PER_BATCH = 100;
 export const CELLS_PER_BATCH = 500;
-export const BATCH_BUDGET_MS = 20_000;
 /** Rows evaluated at once: LLM and ENDPOINT cells wait on the network, not on the CPU. */
 const ROW_CONCURRENCY = 5;
 
@@ -184,7 +184,7 @@ export async function runEvaluationBatch(
   ws: number,
   reportId: number,
   ctx: BlockContext,
-  opts: { maxRows?: number; budgetMs?: number } = {},
+  opts: { maxRows?: number; slice?: JobSlice } = {},
 ): Promise<BatchOutcome> {
   const [run] = await db
     .select({ status: reports.status, deleted: reports.deleted })
@@ -195,10 +195,10 @@ export async function runEvaluationBatch(
   await db.update(reports).set({ updatedAt: Date.now() }).where(and(eq(reports.id, reportId), eq(reports.status, "RUNNING")));
   const columns = await runColumns(db, reportId);
   const maxRows = opts.maxRows ?? Math.max(1, Math.min(ROWS_PER_BATCH, Math.floor(CELLS_PER_BATCH / Math.max(1, columns.length))));
-  const deadline = Date.now() + (opts.budgetMs ?? BATCH_BUDGET_MS);
   let done = 0;
   const rr = reportRows;
-  while (done < maxRows && Date.now() < deadline) {
+  // One claim at least per delivery, however short its slice.
+  while (done < maxRows && (done === 0 || !sliceOver(opts.slice))) {
     // A row RUNNING under a live claim is another delivery's (a duplicated message): left to it. Rows whose
     // claim went stale (their delivery died; none outlives the queue's 15-minute limit) are taken over.
     const now = Date.now();

@@ -15,7 +15,7 @@ import { ApiError } from "../../lib/errors";
 import { enqueue, sendJudgements } from "../../lib/jobs";
 import { toIso } from "../../lib/time";
 import { backfillCounts, coveredLogsPage, dropBackfillJudgements, queueBackfillJudgements, type PendingJudgement } from "../../logs";
-import { requireSignal } from "./definitions";
+import { checkFiltersCompile, requireSignal } from "./definitions";
 import { isSampled } from "./sampling";
 
 export const MAX_BACKFILL_LOGS = 100_000;
@@ -43,6 +43,7 @@ export async function createBackfill(deps: Deps, auth: AuthContext, signalId: nu
   await requireSignal(deps.db, ws, signalId);
   const now = deps.now();
   const filters = input.filters && input.filters.filters.length > 0 ? input.filters : null;
+  checkFiltersCompile({ promptId: null, versionNumber: null, labelVersions: null, labelReleases: null, abVariant: null, filter: filters }, "filters");
   const [row] = await deps.db
     .insert(signalBackfills)
     .select(

@@ -3,17 +3,19 @@
 // call the judge), reserves the budget, calls the judge and stores the result in one batch with the
 // daily totals and the removal of what was owed. A 429, a 5xx or no answer gives the budget back and
 // retries with backoff; the last allowed attempt stores an error result with the provider's message.
-// A true result announces signal_triggered through the webhook outbox, once per log, signal and revision.
+// A true result announces signal_triggered through the webhook outbox, once per log, signal and revision;
+// its owed row is removed only after the event is written, so a delivery that stops between is redelivered
+// (the cron resends what is owed) and writes the event then.
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { signals, type SignalRow } from "../../db/schema";
 import type { Deps } from "../../env";
 import { chainForLog } from "../../lib/error-text";
 import { SignalJudgeMessage } from "../../lib/jobs";
-import { dropJudgement, openJudgement, releaseJudgement, storeResult } from "../../logs";
+import { dropJudgement, openJudgement, releaseJudgement, storeResult, type NewSignalResult } from "../../logs";
 import { eventStatement } from "../webhooks";
-import { dayOf, refund, reserve, settle } from "./budget";
-import { callJudge, isPrepared, prepareJudgement, type Judgement } from "./judging";
+import { dayOf, refund, reserve, settle, type Reservation } from "./budget";
+import { callJudge, errorJudgement, isPrepared, prepareJudgement, type Judgement } from "./judging";
 import { workspaceLlm } from "../../base-deps";
 
 /** Deliveries a judgement gets before a failure that may pass is stored as an error result. */
@@ -102,6 +104,11 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     return "dropped";
   }
   if (existing && existing.status === "ok" && existing.revision >= signal.revision) {
+    // A true result at this revision whose owed row is still there: its event may not have been written
+    // (the delivery that stored it stopped before). Writing it again is harmless (one id per log, signal, revision).
+    if (existing.result === 1 && existing.revision === signal.revision) {
+      await deps.db.run(triggeredEvent(ws, signal, m.request_id, { reasoning: existing.reasoning, quote: existing.quote, quoteVerified: existing.quoteVerified }, log));
+    }
     await dropJudgement(logs, m.request_id, m.signal_id);
     return "unchanged";
   }
@@ -110,72 +117,104 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     await dropJudgement(logs, m.request_id, m.signal_id);
     return "dropped";
   }
-  const prepared = prepareJudgement(await workspaceLlm(deps.env, deps.db, ws), signal, log);
-  let judgement: Judgement;
-  if (!isPrepared(prepared)) judgement = prepared;
-  else {
-    const limits = { dailyRuns: signal.dailyRuns ?? null, dailyCostUsd: signal.dailyCostUsd ?? null };
-    const reservation = await reserve(deps.db, signal.id, limits, prepared.estimatedCost, now, owed.backfillId);
-    if (!reservation) {
+  // Reserved and not yet settled by a stored result: given back if anything throws before it is stored.
+  let reserved: Reservation | null = null;
+  let stored = false;
+  const resultOf = (judgement: Judgement): NewSignalResult => ({
+    requestId: m.request_id,
+    signalId: signal.id,
+    signalName: signal.name,
+    workspaceId: ws,
+    hookId: owed.hookId,
+    backfillId: owed.backfillId,
+    revision: signal.revision,
+    result: judgement.result,
+    reasoning: judgement.reasoning,
+    quote: judgement.quote,
+    quoteVerified: judgement.quoteVerified,
+    status: judgement.status,
+    error: judgement.error,
+    model: judgement.model,
+    inputTokens: judgement.inputTokens,
+    outputTokens: judgement.outputTokens,
+    cost: judgement.cost,
+    day: dayOf(log.requestStartTime),
+  });
+  try {
+    const prepared = prepareJudgement(await workspaceLlm(deps.env, deps.db, ws), signal, log);
+    let judgement: Judgement;
+    if (!isPrepared(prepared)) judgement = prepared;
+    else {
+      const limits = { dailyRuns: signal.dailyRuns ?? null, dailyCostUsd: signal.dailyCostUsd ?? null };
+      const reservation = await reserve(deps.db, signal.id, limits, prepared.estimatedCost, now, owed.backfillId);
+      if (!reservation) {
+        await dropJudgement(logs, m.request_id, m.signal_id);
+        return "skipped_budget";
+      }
+      reserved = reservation;
+      judgement = await callJudge(prepared);
+      if (judgement.status === "error" && judgement.transient && owed.attempts < MAX_JUDGE_ATTEMPTS) {
+        reserved = null;
+        await refund(deps.db, reservation);
+        await releaseJudgement(logs, m.request_id, m.signal_id);
+        return { retryAfter: judgeRetryDelay(owed.attempts, retryBase(deps)) };
+      }
+      await settle(deps.db, reservation, judgement.cost);
+      if (judgement.status === "error" && judgement.transient) judgement = { ...judgement, error: `${judgement.error} (gave up after ${owed.attempts} attempts)` };
+    }
+    const triggered = judgement.status === "ok" && judgement.result === true;
+    const written = await storeResult(logs, resultOf(judgement), deps.now(), { keepOwed: triggered });
+    reserved = null;
+    stored = true;
+    if (!written) {
+      if (triggered) await dropJudgement(logs, m.request_id, m.signal_id);
+      return "unchanged";
+    }
+    if (triggered) {
+      await deps.db.run(triggeredEvent(ws, signal, m.request_id, judgement, log));
       await dropJudgement(logs, m.request_id, m.signal_id);
-      return "skipped_budget";
     }
-    judgement = await callJudge(prepared);
-    if (judgement.status === "error" && judgement.transient && owed.attempts < MAX_JUDGE_ATTEMPTS) {
-      await refund(deps.db, reservation);
-      await releaseJudgement(logs, m.request_id, m.signal_id);
-      return { retryAfter: judgeRetryDelay(owed.attempts, retryBase(deps)) };
+    return "stored";
+  } catch (err) {
+    // Not a provider's failing (those are error judgements above): the budget given back, and the
+    // judgement retried like a transient failure, up to the same number of attempts; the last one
+    // stores an error result, so a judgement that always throws is not delivered for ever.
+    if (reserved) await refund(deps.db, reserved).catch(() => undefined);
+    // After the result is stored (its event failed) the owed row stays: a redelivery writes the event.
+    if (stored || owed.attempts < MAX_JUDGE_ATTEMPTS) {
+      await releaseJudgement(logs, m.request_id, m.signal_id).catch(() => undefined);
+      throw err;
     }
-    await settle(deps.db, reservation, judgement.cost);
-    if (judgement.status === "error" && judgement.transient) judgement = { ...judgement, error: `${judgement.error} (gave up after ${owed.attempts} attempts)` };
+    const failed = errorJudgement(`the judgement failed: ${err instanceof Error ? err.message : String(err)} (gave up after ${owed.attempts} attempts)`);
+    await storeResult(logs, resultOf(failed), now);
+    return "stored";
   }
-  const written = await storeResult(
-    logs,
-    {
-      requestId: m.request_id,
-      signalId: signal.id,
-      signalName: signal.name,
-      workspaceId: ws,
-      hookId: owed.hookId,
-      backfillId: owed.backfillId,
-      revision: signal.revision,
-      result: judgement.result,
-      reasoning: judgement.reasoning,
-      quote: judgement.quote,
-      quoteVerified: judgement.quoteVerified,
-      status: judgement.status,
-      error: judgement.error,
-      model: judgement.model,
-      inputTokens: judgement.inputTokens,
-      outputTokens: judgement.outputTokens,
-      cost: judgement.cost,
-      day: dayOf(log.requestStartTime),
+}
+
+/** The signal_triggered event of a true result: one per log, signal and revision, however often it is written. */
+function triggeredEvent(
+  ws: number,
+  signal: SignalRow,
+  requestId: number,
+  v: { reasoning: string | null; quote: string | null; quoteVerified: boolean },
+  log: { promptId: number | null; promptVersionNumber: number | null } | null,
+) {
+  return eventStatement({
+    workspaceId: ws,
+    type: "signal_triggered",
+    userId: null,
+    id: `evt_sig_${signal.id}_${requestId}_r${signal.revision}`,
+    details: {
+      signal_id: signal.id,
+      signal_name: signal.name,
+      signal_revision: signal.revision,
+      request_id: requestId,
+      result: true,
+      reasoning: v.reasoning,
+      quote: v.quote,
+      quote_verified: v.quoteVerified,
+      prompt_template_id: log?.promptId ?? null,
+      prompt_version_number: log?.promptVersionNumber ?? null,
     },
-    deps.now(),
-  );
-  if (!written) return "unchanged";
-  if (judgement.status === "ok" && judgement.result === true) {
-    await deps.db.run(
-      eventStatement({
-        workspaceId: ws,
-        type: "signal_triggered",
-        userId: null,
-        // One event per log, signal and revision, however often this runs.
-        id: `evt_sig_${signal.id}_${m.request_id}_r${signal.revision}`,
-        details: {
-          signal_id: signal.id,
-          signal_name: signal.name,
-          signal_revision: signal.revision,
-          request_id: m.request_id,
-          result: true,
-          reasoning: judgement.reasoning,
-          quote: judgement.quote,
-          quote_verified: judgement.quoteVerified,
-          prompt_template_id: log.promptId,
-          prompt_version_number: log.promptVersionNumber,
-        },
-      }),
-    );
-  }
-  return "stored";
+  });
 }

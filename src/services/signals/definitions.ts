@@ -6,11 +6,12 @@ import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { runBatch, type Statement } from "../../db/batch";
 import type { Db } from "../../db/client";
 import { promptLabels, promptTemplates, promptVersions, signalBackfills, signalHooks, signals, signalSpend, type SignalHookRow, type SignalHookScope, type SignalInclude, type SignalModel, type SignalRow } from "../../db/schema";
-import { isUniqueViolation } from "../../db/sql";
+import { isNotNullViolation, isUniqueViolation } from "../../db/sql";
 import type { FilterGroup } from "../../filters";
 import type { AuthContext } from "../../lib/auth-context";
 import { ApiError } from "../../lib/errors";
 import { containsText } from "../../lib/query";
+import { checkCoverageCompiles, type HookCoverage } from "../../logs";
 import { toIso } from "../../lib/time";
 import { auditStatement } from "../workspace";
 import { DEFAULT_INCLUDE } from "./judge";
@@ -87,8 +88,41 @@ export type SignalView = ReturnType<typeof signalView>;
 
 const bad = (field: string, rule: string) => new ApiError("validation_error", `${field}: ${rule}`, { details: [{ field, rule }] });
 
+/**
+ * A hook's (or backfill's) filters compiled as the indexer and a backfill compile them, with their own
+ * parameters: one that could not be (over D1's 100 parameters) is a 400 here, never a failed index batch.
+ */
+export function checkFiltersCompile(c: HookCoverage, field: string): void {
+  try {
+    checkCoverageCompiles(c);
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) throw bad(field, err.message.replace(/^filter_group: /, ""));
+    throw err;
+  }
+}
+
 /** The hook's references checked against the workspace's registry; a broken one is a 400 naming the field. */
 async function checkHook(db: Db, ws: number, h: HookInput, at: string): Promise<void> {
+  checkFiltersCompile(
+    {
+      promptId: h.scope === "prompt_template" ? (h.prompt_template_id ?? null) : null,
+      versionNumber: h.scope === "prompt_template" ? (h.prompt_version_number ?? null) : null,
+      // A label's versions and releases are one JSON parameter each, however many: count both.
+      labelVersions: h.release_label ? [[0, 0]] : null,
+      labelReleases: h.release_label ? [0] : null,
+      abVariant: h.ab_variant ?? null,
+      filter: h.filters ?? null,
+    },
+    `${at}filters`,
+  );
+  if (h.scope === "release_label" && h.release_label) {
+    const [label] = await db
+      .select({ id: promptLabels.id })
+      .from(promptLabels)
+      .where(and(eq(promptLabels.workspaceId, ws), eq(promptLabels.name, h.release_label)))
+      .limit(1);
+    if (!label) throw bad(`${at}release_label`, `no prompt template in this workspace has a release label ${JSON.stringify(h.release_label)}`);
+  }
   if (h.scope !== "prompt_template" || h.prompt_template_id == null) return;
   const [template] = await db
     .select({ id: promptTemplates.id })
@@ -158,13 +192,13 @@ export async function createSignal(db: Db, auth: AuthContext, input: SignalInput
   };
   const created = sql`(SELECT ${signals.id} FROM ${signals} WHERE ${signals.workspaceId} = ${ws} AND ${signals.name} = ${input.name})`;
   const statements: Statement[] = [
-    // The cap is read inside the insert: an enabled signal past it is not written (nor its hooks).
+    // The cap is read inside the insert: an enabled signal past it writes a NULL name, which fails the
+    // whole batch (hooks and audit row found by name must never attach to an existing signal of that name).
     db
       .insert(signals)
       .select(
-        sql`SELECT NULL, ${ws}, ${row.name}, ${row.statement}, ${row.color}, ${enabled ? 1 : 0}, ${row.model ? JSON.stringify(row.model) : null}, ${JSON.stringify(include)},
-                   ${row.delaySeconds}, ${row.dailyRuns}, ${row.dailyCostUsd}, 1, ${auth.userId}, ${now}, ${now}
-            WHERE ${enabled ? roomToEnable(ws) : sql`1`}`,
+        sql`SELECT NULL, ${ws}, ${enabled ? sql`CASE WHEN ${roomToEnable(ws)} THEN ${row.name} END` : row.name}, ${row.statement}, ${row.color}, ${enabled ? 1 : 0}, ${row.model ? JSON.stringify(row.model) : null}, ${JSON.stringify(include)},
+                   ${row.delaySeconds}, ${row.dailyRuns}, ${row.dailyCostUsd}, 1, ${auth.userId}, ${now}, ${now}`,
       )
       .returning({ id: signals.id }),
     ...hooks.map((h) => {
@@ -189,6 +223,7 @@ export async function createSignal(db: Db, auth: AuthContext, input: SignalInput
     [inserted] = await runBatch(db, statements);
   } catch (err) {
     if (isUniqueViolation(err, signals)) throw nameTaken(input.name);
+    if (isNotNullViolation(err, signals.name)) throw enabledCap();
     throw err;
   }
   const id = (inserted.results[0] as { id: number } | undefined)?.id;
@@ -317,7 +352,7 @@ export async function updateSignal(db: Db, ws: number, id: number, patch: Signal
 /**
  * Deletes the signal, its hooks, budget rows and backfills (open ones cancelled) at once. Its results,
  * daily totals and judgements owed in the log databases are purged after (the caller queues the purge);
- * nothing reads them meanwhile, as every read goes through the workspace's signals.
+ * until then the readers that match verdicts by name (search, a log's detail, export, archive) still see them.
  */
 export async function deleteSignal(db: Db, auth: Pick<AuthContext, "apiKeyId" | "userId">, ws: number, id: number): Promise<void> {
   const { name } = await requireSignal(db, ws, id);

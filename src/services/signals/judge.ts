@@ -157,6 +157,15 @@ export function judgeKwargs(provider: string, model: string, parameters: Record<
   };
 }
 
+/**
+ * The most output tokens a call with these arguments may be charged for: the signal's own max_tokens
+ * (or max_completion_tokens) when it asks for more than the judge's, so the budget reserves enough.
+ */
+export function judgeOutputLimit(kwargs: Record<string, unknown>): number {
+  const asked = [kwargs.max_tokens, kwargs.max_completion_tokens].filter((v): v is number => typeof v === "number" && Number.isFinite(v) && v > 0);
+  return Math.max(JUDGE_MAX_TOKENS, ...asked);
+}
+
 /** A verdict object as the schema has it, or a VerdictFormatError saying what is wrong. */
 function verdictOf(value: unknown): Verdict {
   if (!isObj(value)) throw new VerdictFormatError("the judge's answer is not a JSON object");

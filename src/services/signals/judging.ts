@@ -5,7 +5,7 @@
 import { BlockError, pickProvider, ProviderCallError, type LlmProvider, type LlmProviders } from "../../blocks";
 import { priceOf } from "../../converters/pricing";
 import type { SignalInclude, SignalModel } from "../../db/schema";
-import { estimateCall, judgeKwargs, judgeMessages, quoteVerified, readJudgeAnswer, transcriptOf, VerdictFormatError, type JudgedLog } from "./judge";
+import { estimateCall, judgeKwargs, judgeOutputLimit, judgeMessages, quoteVerified, readJudgeAnswer, transcriptOf, VerdictFormatError, type JudgedLog } from "./judge";
 
 /** What of a signal the judge needs. */
 export interface JudgeSpec {
@@ -68,13 +68,9 @@ export function prepareJudgement(llm: LlmProviders, spec: JudgeSpec, log: Judged
   if (!model) return errorJudgement(`no model is named for the judge: give the signal's model.name`);
   const transcript = transcriptOf(log, spec.include);
   const messages = judgeMessages(spec.statement, transcript);
-  return {
-    provider,
-    model,
-    transcript,
-    kwargs: judgeKwargs(provider.name, model, spec.model?.parameters ?? {}, messages),
-    estimatedCost: estimateCall(model, messages).cost,
-  };
+  const kwargs = judgeKwargs(provider.name, model, spec.model?.parameters ?? {}, messages);
+  // Reserved for the most the call may answer with: the signal's max_tokens may be above the judge's 512.
+  return { provider, model, transcript, kwargs, estimatedCost: estimateCall(model, messages, judgeOutputLimit(kwargs)).cost };
 }
 
 export const isPrepared = (p: PreparedJudgement | Judgement): p is PreparedJudgement => "kwargs" in p;

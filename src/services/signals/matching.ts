@@ -5,8 +5,9 @@
 // judgements owed commit with the index rows or not at all; once committed they are announced on the
 // signals queue (a failed send is sent again by the cron). A redelivered index message finds its logs
 // indexed and matches nothing again.
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { inJsonList } from "../../db/sql";
 import { signalHooks, signals } from "../../db/schema";
 import type { Deps } from "../../env";
 import type { FilterGroup } from "../../filters";
@@ -23,15 +24,18 @@ interface LiveHook {
   hook: typeof signalHooks.$inferSelect;
 }
 
-/** The enabled signals' hooks of these workspaces, each signal's in id order. */
-async function liveHooks(db: Db, workspaces: number[]): Promise<LiveHook[]> {
-  const rows = await db
+/** The enabled signals' hooks of these workspaces, each signal's in id order (one parameter for the workspaces, however many). */
+export function liveHooksQuery(db: Db, workspaces: number[]) {
+  return db
     .select({ signalId: signals.id, workspaceId: signals.workspaceId, delaySeconds: signals.delaySeconds, hook: signalHooks })
     .from(signals)
     .innerJoin(signalHooks, eq(signalHooks.signalId, signals.id))
-    .where(and(inArray(signals.workspaceId, workspaces), eq(signals.enabled, true)))
+    .where(and(inJsonList(signals.workspaceId, workspaces), eq(signals.enabled, true)))
     .orderBy(signals.id, signalHooks.id);
-  return rows;
+}
+
+async function liveHooks(db: Db, workspaces: number[]): Promise<LiveHook[]> {
+  return liveHooksQuery(db, workspaces);
 }
 
 /** The index extension that owes Signals' judgements of new logs (deps: the control database, the clock, the signals queue). */
@@ -52,9 +56,16 @@ export function signalMatcher(deps: Pick<Deps, "db" | "now" | "signalsQueue">): 
         if (candidates.length === 0) continue;
         let coverage = coverages.get(h.hook.id);
         if (!coverage) coverages.set(h.hook.id, (coverage = coverageOf(deps.db, h.workspaceId, hookInput(h.hook))));
-        statements.push(
-          matchStatement(logs, { workspaceId: h.workspaceId, signalId: h.signalId, hookId: h.hook.id, notBefore: now + h.delaySeconds * 1000, indexedTo, coverage: await coverage, logs: candidates }, now),
-        );
+        let statement: D1PreparedStatement;
+        try {
+          statement = matchStatement(logs, { workspaceId: h.workspaceId, signalId: h.signalId, hookId: h.hook.id, notBefore: now + h.delaySeconds * 1000, indexedTo, coverage: await coverage, logs: candidates }, now);
+        } catch (err) {
+          // A hook that cannot be compiled (its create is checked; one stored before that check was not)
+          // is skipped: one hook must never fail the index batch of every workspace in this database.
+          console.error(JSON.stringify({ level: "error", msg: "signal hook skipped: its match could not be compiled", signal_id: h.signalId, hook_id: h.hook.id, error: chainForLog(err) }));
+          continue;
+        }
+        statements.push(statement);
       }
       if (statements.length === 0) return null;
       return {

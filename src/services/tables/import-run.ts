@@ -1,14 +1,16 @@
 // Running a sheet import (the queue consumer): the operation's source streamed into the sheet's
 // Durable Object batch by batch. A run is safe to repeat: batches are idempotent in the object, and a
-// redelivered run resumes after the last committed batch. Ending an import writes its event (only
-// for an import that created its sheet) in the same batch as its status.
+// redelivered run resumes after the last committed batch. A run given a slice stops after the batch
+// that uses it up and answers "continue" (the consumer queues the next slice, which resumes the same
+// way: the source is read again from its start, the rows already imported skipped). Ending an import
+// writes its event (only for an import that created its sheet) in the same batch as its status.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { col } from "../../db/sql";
 import { sheetOperations, type SheetImportSource, type SheetOperationRow } from "../../db/schema";
 import type { FilterGroup } from "../../filters";
 import type { Deps } from "../../env";
-import { enqueue } from "../../lib/jobs";
+import { enqueue, sliceOver, type JobSlice } from "../../lib/jobs";
 import { runBatch } from "../../db/batch";
 import { eventStatement } from "../webhooks";
 import { findOperation } from "./sheets";
@@ -24,7 +26,12 @@ export interface ImportRunOptions {
   batchChars?: number;
   /** Called after each committed batch; tests throw here to kill a run part-way. */
   afterBatch?: (batch: number) => void | Promise<void>;
+  /** This delivery's share: past it, the run stops after a committed batch and answers "continue". */
+  slice?: JobSlice;
 }
+
+/** Thrown through the source once the slice is used up: not an error, the run's pause. */
+class SliceEnded extends Error {}
 
 /** Redeliveries before an import that keeps failing for infrastructure reasons is marked failed. */
 export const MAX_IMPORT_ATTEMPTS = 5;
@@ -101,7 +108,7 @@ async function computedTitles(sheet: ReturnType<Deps["sheet"]>, titles: string[]
  * Runs (or resumes) an import. Throws on an infrastructure failure so the queue redelivers;
  * a content problem ends the operation as failed with its error_message.
  */
-export async function runImport(deps: Deps, workspaceId: number, operationId: string, opts: ImportRunOptions = {}): Promise<void> {
+export async function runImport(deps: Deps, workspaceId: number, operationId: string, opts: ImportRunOptions = {}): Promise<"continue" | void> {
   const { db } = deps;
   const op = await findOperation(db, workspaceId, operationId);
   if (!op || op.status === "completed" || op.status === "failed") return;
@@ -152,8 +159,14 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
   let rowsImported = progress.rowsImported;
   let rowCount = progress.rowCount;
   let fraction = 0;
+  // The slice runs from this delivery's first new row: reading the rows already imported again (the
+  // source from its start) takes longer the further the import got, and must not eat the slice.
+  let slice = opts.slice;
+  let sliceStarted = false;
 
   const commit = async (rows: Cell[][]) => {
+    if (!sliceStarted && slice) slice = { ...slice, endsAt: Math.max(slice.endsAt, Date.now() + (slice.ms ?? 0)) };
+    sliceStarted = true;
     const res = await sheet.appendImportBatch({ operationId: op.id, batch, firstRow: rowsImported, columns: batcher.columns, rowsJson: JSON.stringify(rows), mapByTitle });
     if (!res.ok) {
       if (res.reason === "deleted") throw new ImportContentError("the sheet was deleted during the import");
@@ -176,6 +189,8 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
   const drain = async (final = false) => {
     while (batcher.rows.length >= batchRows || batcher.chars >= batchChars || (final && batcher.rows.length > 0)) {
       await commit(batcher.take(batchRows, batchChars));
+      // Rows still to import and the slice used up (one batch at least each delivery): the next slice goes on.
+      if ((!final || batcher.rows.length > 0) && sliceOver(slice)) throw new SliceEnded();
     }
   };
 
@@ -185,6 +200,15 @@ export async function runImport(deps: Deps, workspaceId: number, operationId: st
     // A file with columns but no rows still makes its columns.
     if (batch === 0 && batcher.columns.length > 0) await commit([]);
   } catch (err) {
+    if (err instanceof SliceEnded) {
+      // A slice that committed is no failed attempt: the count starts over for the next one.
+      await db
+        .update(sheetOperations)
+        .set({ attempts: 0, updatedAt: Date.now() })
+        .where(and(eq(sheetOperations.seq, op.seq), eq(sheetOperations.status, "running")));
+      await sheet.syncListing();
+      return "continue";
+    }
     const msg = contentMessage(err, format ?? "csv");
     if (msg === null) throw err;
     await failOperation(db, op, rowsImported > 0 ? `${msg} (the first ${rowsImported} rows were imported)` : msg);

@@ -268,18 +268,25 @@ export function fileSource(object: R2ObjectBody, format: ImportFormat): RowSourc
       const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
       const r = object.body.getReader();
       let bytesRead = 0;
-      for (;;) {
-        const { done, value } = await r.read();
-        if (done) break;
-        // An R2 read can hand over megabytes at once (a whole multipart part): parsed in one go, all
-        // its rows would sit in the batcher together. Slices keep what is buffered to one slice's rows.
-        for (let at = 0; at < value.byteLength; at += PARSE_SLICE_BYTES) {
-          const slice = value.subarray(at, Math.min(value.byteLength, at + PARSE_SLICE_BYTES));
-          bytesRead += slice.byteLength;
-          progress(bytesRead / Math.max(1, object.size));
-          reader.write(text.decode(slice, { stream: true }));
-          await drain();
+      let ended = false;
+      try {
+        for (;;) {
+          const { done, value } = await r.read();
+          if (done) break;
+          // An R2 read can hand over megabytes at once (a whole multipart part): parsed in one go, all
+          // its rows would sit in the batcher together. Slices keep what is buffered to one slice's rows.
+          for (let at = 0; at < value.byteLength; at += PARSE_SLICE_BYTES) {
+            const slice = value.subarray(at, Math.min(value.byteLength, at + PARSE_SLICE_BYTES));
+            bytesRead += slice.byteLength;
+            progress(bytesRead / Math.max(1, object.size));
+            reader.write(text.decode(slice, { stream: true }));
+            await drain();
+          }
         }
+        ended = true;
+      } finally {
+        // A run that stops part-way (its slice used up, a content error) lets go of the rest of the object.
+        if (!ended) await r.cancel().catch(() => {});
       }
       reader.write(text.decode());
       reader.end();

@@ -1,7 +1,9 @@
 // Workflow runs: POST …/run records an execution with one row per node and queues it; the queue job
 // executes the nodes level by level (a level's nodes concurrently), honouring conditional edges, and
 // records each node's status, value and error. A redelivered job resumes: finished nodes keep their
-// results (no LLM call is made twice for a node that finished), unfinished ones run again.
+// results (no LLM call is made twice for a node that finished), unfinished ones run again. Given a
+// slice, a run stops after the level that uses it up and answers "continue": its next delivery
+// resumes at the next level the same way.
 import { assertRoomForJob } from "../workspace";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { evaluateBlock, type BlockContext } from "../../blocks";
@@ -11,7 +13,7 @@ import { col, columnList } from "../../db/sql";
 import type { AuthContext } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { chainIncludes } from "../../lib/error-text";
-import { enqueue } from "../../lib/jobs";
+import { enqueue, sliceOver, type JobSlice } from "../../lib/jobs";
 import { edgePasses, validateGraph, type EdgeSpec, type NodeSpec } from "./graph";
 import { findVersion, findWorkflow } from "./workflows";
 import { channelOf, completionMessage, runChannelOf, type ChannelMessage } from "../../realtime/protocol";
@@ -117,12 +119,14 @@ function decide(nodeNames: Set<string>, upstream: string[], inputs: string[], in
   return { run: true as const };
 }
 
-/** The queue job: runs (or resumes) one execution. Safe to redeliver. */
-/** Runs (or resumes) an execution; answers whether it is over (so its watchers can be told). */
-export async function runExecution(db: Db, workspaceId: number, executionId: number, ctx: BlockContext): Promise<boolean> {
+/**
+ * The queue job: runs (or resumes) one execution; safe to redeliver. "over": the run has ended (its
+ * watchers can be told); "continue": the slice was used up with levels left; "missing": no such run.
+ */
+export async function runExecution(db: Db, workspaceId: number, executionId: number, ctx: BlockContext, slice?: JobSlice): Promise<"over" | "continue" | "missing"> {
   const [exec] = await db.select().from(workflowExecutions).where(and(eq(workflowExecutions.id, executionId), eq(workflowExecutions.workspaceId, workspaceId))).limit(1);
-  if (!exec) return false;
-  if (exec.status === "COMPLETED" || exec.status === "FAILED") return true;
+  if (!exec) return "missing";
+  if (exec.status === "COMPLETED" || exec.status === "FAILED") return "over";
   const [version] = await db.select().from(workflowVersions).where(eq(workflowVersions.id, exec.workflowVersionId)).limit(1);
   const nodes: NodeSpec[] = version.nodes;
   const plan = validateGraph(nodes, version.edges as unknown as EdgeSpec[], version.requiredInputVariables);
@@ -139,7 +143,16 @@ export async function runExecution(db: Db, workspaceId: number, executionId: num
   } else {
     const byName = new Map(nodes.map((n) => [n.name, n]));
     const nodeNames = new Set(byName.keys());
+    let ran = false;
     for (const level of plan.plan.levels) {
+      const open = level.filter((name) => !FINAL.has(status.get(name) ?? "QUEUED"));
+      if (open.length === 0) continue;
+      // A level run and the slice used up: the next delivery takes the levels left.
+      if (ran && sliceOver(slice)) {
+        await db.update(workflowExecutions).set({ heartbeatAt: Date.now() }).where(eq(workflowExecutions.id, executionId));
+        return "continue";
+      }
+      ran = true;
       await Promise.all(
         level.map(async (name) => {
           if (FINAL.has(status.get(name) ?? "QUEUED")) return;
@@ -164,7 +177,7 @@ export async function runExecution(db: Db, workspaceId: number, executionId: num
   const after = await db.select({ status: workflowExecutionNodes.status }).from(workflowExecutionNodes).where(eq(workflowExecutionNodes.executionId, executionId));
   const anyFailed = after.some((r) => r.status === "FAILED");
   await db.update(workflowExecutions).set({ status: anyFailed ? "FAILED" : "COMPLETED", finishedAt: Date.now() }).where(eq(workflowExecutions.id, executionId));
-  return true;
+  return "over";
 }
 
 /** The run was given up (dead-letter queue, or the job sweeper): unfinished nodes fail, so results stop answering 202. */

@@ -1,7 +1,8 @@
 // Fair shares of background work: a workspace may have at most JOB_CAPS[kind] jobs of a kind queued or
 // running at once; one more is a 429 with Retry-After, so one workspace cannot fill the queue that
 // every workspace shares (twenty concurrent 150k-row imports from one workspace starved the others).
-// Counts read the open-jobs partial indexes each job table already has.
+// The consumer then serves the workspaces in turn (src/queue/turns.ts). Counts read the open-jobs
+// partial indexes each job table already has.
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { datasetJobs, reports, sheetOperations, workflowExecutions } from "../../db/schema";

@@ -128,6 +128,8 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       } catch {
         return sendJson(res, 400, { error: { message: "the body is not JSON" } });
       }
+      // What the fakes were sent so far, for a test in another process than the fakes (test/node/global-setup.ts serves them).
+      if (path === "/__calls" && req.method === "GET") return sendJson(res, 200, calls);
       calls.push({ path: req.url ?? "", headers: req.headers, body });
       if (path.endsWith("/chat/completions")) return chatCompletion(res, body);
       if (path.endsWith("/completions")) return completion(res, body);
@@ -142,12 +144,17 @@ export async function startFakeProviders(): Promise<FakeProviders> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
-  return {
-    url,
-    calls,
-    env: { OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "sk-fake", ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "sk-ant-fake" },
-    close: () => new Promise((r) => server.close(() => r())),
-  };
+  return { url, calls, env: fakeProviderEnv(url), close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** What the provider clients read from the environment to reach the fakes served at `url`. */
+export function fakeProviderEnv(url: string): Record<string, string> {
+  return { OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "sk-fake", ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "sk-ant-fake" };
+}
+
+/** Every call the fakes served at `url` (started by another process) were sent so far. */
+export async function fakeCallsAt(url: string): Promise<FakeCall[]> {
+  return (await fetch(`${url}/__calls`)).json() as Promise<FakeCall[]>;
 }
 
 /** Sets these variables in this process's environment (for the JavaScript clients); returns the undo. */

@@ -2,18 +2,15 @@
 // dependencies Debian does not ship, test/python-sdk/vendor.tar.gz, its licences beside it) is
 // unpacked into the git-ignored .python-sdk/ when it is missing or older than its archive, and a
 // test's Python script runs against a local API with /usr/bin/python3 and the Debian packages of
-// test/python-sdk/debian-packages.txt (.ci/run installs them). The script reports what it saw with
-// emit(value); runPython answers the last value emitted.
+// test/python-sdk/debian-packages.txt (.ci/run installs them), against the node project's shared
+// `wrangler dev`. The script reports what it saw with emit(value); runPython answers the last value emitted.
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { startLocalApi } from "../../../scripts/lib/local-api.mjs";
-// @ts-expect-error: a plain ES module of the repo's scripts
-import { createKey } from "../../../scripts/lib/keys.mjs";
-import { startFakeProviders, type FakeProviders } from "./fake-providers";
+import type { FakeCall } from "./fake-providers";
+import { sharedApi, sharedFakeProviders, sharedKey, type SharedApi } from "./shared-api";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const SDK_DIR = join(ROOT, ".python-sdk");
@@ -149,43 +146,28 @@ export function runPython<T = any>(script: string, opts: PythonOptions): Promise
   });
 }
 
-// ---- one local API and fake providers shared by a test file's Python scripts ---------------------
-
-export interface LocalApi {
-  url: string;
-  key: string;
-  persistTo: string;
-  logs: () => string;
-  stop: () => Promise<void>;
-}
+// ---- the shared local API and its fake providers, for a test file's Python scripts ----------------
 
 export interface PythonHarness {
-  api: LocalApi;
-  fake: FakeProviders;
+  api: SharedApi;
+  /** The fake providers: the Worker's own LLM calls and the scripts' provider clients reach them. */
+  fake: { url: string; env: Record<string, string>; calls: () => Promise<FakeCall[]> };
   /** runPython against this API, with the fake providers' environment. */
   python: <T = any>(script: string, opts?: { env?: Record<string, string>; timeoutMs?: number }) => Promise<PythonResult<T>>;
-  /** A key of another workspace of the same server (made when missing), for isolation tests. */
+  /** The key of another workspace of the same server, for isolation tests (one of SHARED_WORKSPACES). */
   keyOf: (workspace: string) => string;
   /** A REST call with the harness's key (or another); the body parsed as JSON when there is one. */
   call: (method: string, path: string, body?: unknown, key?: string) => Promise<{ status: number; body: any }>;
-  stop: () => Promise<void>;
 }
 
 /**
- * Fake providers, then `wrangler dev` whose own LLM calls (workflow and sheet LLM blocks) reach the
- * same fakes, then the SDK unpacked: one `wrangler dev` per test file (its start-up is most of a
- * file's time), so a file's Python tests share it.
+ * The node project's shared `wrangler dev` (test/node/global-setup.ts), whose own LLM calls reach
+ * the fakes served there, with the key of `workspace`; the SDK unpacked first.
  */
-export async function startPythonHarness(opts: { workspace: string; vars?: Record<string, string> }): Promise<PythonHarness> {
+export function sharedPythonHarness(workspace: string): PythonHarness {
   ensurePythonSdk();
-  const fake = await startFakeProviders();
-  let api: LocalApi;
-  try {
-    api = await startLocalApi({ workspace: opts.workspace, vars: { ...fake.env, ...opts.vars } });
-  } catch (err) {
-    await fake.close();
-    throw err;
-  }
+  const api = sharedApi(workspace);
+  const fake = sharedFakeProviders();
   const call: PythonHarness["call"] = async (method, path, body, key = api.key) => {
     const send = () =>
       fetch(`${api.url}${path}`, {
@@ -206,12 +188,7 @@ export async function startPythonHarness(opts: { workspace: string; vars?: Recor
     api,
     fake,
     python: (script, o = {}) => runPython(script, { api, env: { ...fake.env, ...o.env }, timeoutMs: o.timeoutMs }),
-    keyOf: (workspace) => createKey({ workspace, persistTo: api.persistTo }),
+    keyOf: sharedKey,
     call,
-    stop: async () => {
-      if (process.env.SHOW_API_LOGS) console.log(api.logs());
-      await api.stop();
-      await fake.close();
-    },
   };
 }

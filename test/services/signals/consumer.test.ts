@@ -244,6 +244,54 @@ describe("judging through the signals queue", () => {
     expect(await judgeOne(later, m, signalRow)).toBe("nothing_owed");
   });
 
+  it("writes signal_triggered again on a redelivery that finds the true result stored but the judgement still owed (a crash between)", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const id = await logAnswer(ws, "[[verdict:true]]");
+    const deps = buildDeps(env);
+    const logs = (await (await deps.logs(ws.workspaceId)).holding(id))!;
+    const owe1 = () => queueJudgements(logs, [{ requestId: id, signalId: s.id, workspaceId: ws.workspaceId, hookId: null, backfillId: null, notBefore: 0 }], Date.now());
+    await owe1();
+    const signalRow = await (await import("../../../src/services/signals")).requireSignal(deps.db, ws.workspaceId, s.id);
+    const m = { v: 1 as const, kind: "signal_judge" as const, workspace_id: ws.workspaceId, request_id: id, signal_id: s.id };
+    const eventId = `evt_sig_${s.id}_${id}_r1`;
+    const events = () => env.DB.prepare("SELECT count(*) AS n FROM webhook_events WHERE id = ?").bind(eventId).first<{ n: number }>().then((r) => r!.n);
+    expect(await judgeOne(deps, m, signalRow)).toBe("stored");
+    expect(await events()).toBe(1);
+    expect(await owedCount(ws)).toBe(0);
+    // As if the delivery had stopped after storing the result: the event not written, the judgement still owed.
+    await env.DB.prepare("DELETE FROM webhook_events WHERE id = ?").bind(eventId).run();
+    await owe1();
+    expect(await judgeOne(deps, m, signalRow)).toBe("unchanged");
+    expect(await events()).toBe(1);
+    expect(await owedCount(ws)).toBe(0);
+  });
+
+  it("gives the budget back when a judgement throws after the judge call, and stores an error result at the last attempt", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const id = await logAnswer(ws, "[[verdict:false]]");
+    const base = buildDeps(env);
+    const logs = (await (await base.logs(ws.workspaceId)).holding(id))!;
+    await queueJudgements(logs, [{ requestId: id, signalId: s.id, workspaceId: ws.workspaceId, hookId: null, backfillId: null, notBefore: 0 }], Date.now());
+    const signalRow = await (await import("../../../src/services/signals")).requireSignal(base.db, ws.workspaceId, s.id);
+    const m = { v: 1 as const, kind: "signal_judge" as const, workspace_id: ws.workspaceId, request_id: id, signal_id: s.id };
+    // The clock's second read in a delivery (when the result is stored, after the judge answered) throws.
+    let reads = 0;
+    const deps = { ...base, now: () => (reads++ % 2 === 1 ? (() => { throw new Error("the clock broke"); })() : Date.now()) };
+    for (let attempt = 1; attempt < MAX_JUDGE_ATTEMPTS; attempt++) {
+      reads = 0;
+      await expect(judgeOne(deps, m, signalRow)).rejects.toThrow("the clock broke");
+      expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
+      expect(await resultsOf(ws, id)).toEqual([]);
+    }
+    reads = 0;
+    expect(await judgeOne(deps, m, signalRow)).toBe("stored");
+    expect(await resultsOf(ws, id)).toMatchObject([{ status: "error", error: expect.stringContaining("the clock broke") }]);
+    expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
+    expect(await owedCount(ws)).toBe(0);
+  });
+
   it("sends again a judgement whose message was lost (the cron), and not one a delivery holds", async () => {
     const ws = await createWorkspace();
     const s = await newSignal(ws, { enabled: true });

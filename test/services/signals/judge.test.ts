@@ -14,6 +14,8 @@ import {
   VerdictFormatError,
   type JudgedLog,
 } from "../../../src/services/signals/judge";
+import { isPrepared, prepareJudgement } from "../../../src/services/signals/judging";
+import type { LlmProvider, LlmProviders } from "../../../src/blocks/types";
 
 const text = (t: string) => [{ type: "text", text: t }];
 const log: JudgedLog = {
@@ -130,5 +132,23 @@ describe("estimateCall", () => {
     expect(e.outputTokens).toBe(512);
     expect(e.cost).toBeCloseTo((1064 * 0.15 + 512 * 0.6) / 1e6, 12);
     expect(estimateCall("an-unknown-model", m).cost).toBe(0);
+  });
+});
+
+describe("prepareJudgement's reservation", () => {
+  it("reserves the signal's max_tokens (or max_completion_tokens) when above the judge's 512, and 512 otherwise", () => {
+    const provider = { name: "openai" } as LlmProvider;
+    const llm: LlmProviders = { get: () => provider, configured: ["openai"], defaultProvider: "openai", defaultModel: () => "gpt-4o-mini" };
+    const cost = (parameters: Record<string, unknown>) => {
+      const p = prepareJudgement(llm, { statement: "s", model: { provider: "OpenAI", name: "gpt-4o-mini", parameters }, include: DEFAULT_INCLUDE }, log);
+      if (!isPrepared(p)) throw new Error("not prepared");
+      return { cost: p.estimatedCost, messages: judgeMessages("s", p.transcript) };
+    };
+    const base = cost({});
+    expect(base.cost).toBeCloseTo(estimateCall("gpt-4o-mini", base.messages, 512).cost, 12);
+    expect(cost({ max_tokens: 100 }).cost).toBeCloseTo(base.cost, 12);
+    expect(cost({ max_tokens: 4096 }).cost).toBeCloseTo(estimateCall("gpt-4o-mini", base.messages, 4096).cost, 12);
+    expect(cost({ max_completion_tokens: 8192 }).cost).toBeCloseTo(estimateCall("gpt-4o-mini", base.messages, 8192).cost, 12);
+    expect(cost({ max_tokens: 4096 }).cost).toBeGreaterThan(base.cost);
   });
 });
