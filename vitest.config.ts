@@ -67,6 +67,7 @@ const FRESH_DATABASE_TESTS = [
   "test/logs/two-tiers.test.ts",
   "test/queue/sweeper.test.ts",
   "test/routes/sheet-imports-into.test.ts",
+  "test/routes/redaction-e2e.test.ts",
   "test/routes/webhook-secrets.test.ts",
   "test/routes/webhooks.test.ts",
 ];
