@@ -11,20 +11,12 @@ import { abTotals, rollupAbLogs, WorkspaceLogs } from "../../src/logs";
 import { scorecardOf } from "../../src/services/releases";
 import { assignmentKeys, runGuardrails } from "../../src/services/releases";
 import { call, createWorkspace, json, logsDb, scopedKey, type TestKey } from "../helpers/api";
+import { AB, completion, publish, uniq } from "../helpers/releases";
 import { indexNow } from "../helpers/logs";
 import { hexOf, llm, sendSpans, str } from "../helpers/otlp";
 
 let ws: TestKey;
 let other: TestKey;
-const uniq = (p: string) => `${p}-${crypto.randomUUID().slice(0, 8)}`;
-const completion = (text: string) => ({ type: "completion", content: [{ type: "text", text }] });
-const AB = "/api/public/v2/ab-tests";
-
-async function publish(key: string, name: string, text: string, labels: string[] = []) {
-  const res = await call("/rest/prompt-templates", { method: "POST", key, json: { prompt_template: { prompt_name: name }, prompt_version: { prompt_template: completion(text) }, release_labels: labels } });
-  expect(res.status).toBe(200);
-  return json(res);
-}
 
 /** A template with versions v1..v3 and `prod` on v1. */
 async function template(key = ws.key) {

@@ -12,18 +12,10 @@ import { buildDeps } from "../../src/deps";
 import { rollupAbLogs } from "../../src/logs";
 import { assignmentKeys, runGuardrails } from "../../src/services/releases";
 import { call, createWorkspace, json, logsDb, scopedKey, type TestKey } from "../helpers/api";
+import { AB, completion, publish, uniq } from "../helpers/releases";
 
 let ws: TestKey;
 let writer: string;
-const uniq = (p: string) => `${p}-${crypto.randomUUID().slice(0, 8)}`;
-const completion = (text: string) => ({ type: "completion", content: [{ type: "text", text }] });
-const AB = "/api/public/v2/ab-tests";
-
-async function publish(key: string, name: string, text: string, labels: string[] = []) {
-  const res = await call("/rest/prompt-templates", { method: "POST", key, json: { prompt_template: { prompt_name: name }, prompt_version: { prompt_template: completion(text) }, release_labels: labels } });
-  expect(res.status).toBe(200);
-  return json(res);
-}
 
 /** A template with v1, v2 and `prod` on v1, `prod` protected by the admin key. */
 async function protectedTemplate() {
