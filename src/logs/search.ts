@@ -105,7 +105,10 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   const limit = params.add(input.per_page);
   const offset = params.add((input.page - 1) * input.per_page);
   return {
-    pageSql: `SELECT ${pageColumns(input)} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
+    // The page's ids are chosen first and only its rows read whole: the matches are sorted by their
+    // sort key and id alone, which an index often gives without reading the rows (sorting every match
+    // with the page's wide columns cost about twice the CPU on the nested OR of bench:targets at 1M logs).
+    pageSql: `SELECT ${pageColumns(input)} FROM ${LOGS} AS r WHERE r.${R.id} IN (SELECT r.${R.id} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}) ORDER BY ${order}`,
     pageParams: params.values,
     countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${LOGS} AS r WHERE ${where} LIMIT ${bound})`,
     countParams,
