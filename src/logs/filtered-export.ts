@@ -1,0 +1,57 @@
+// The export of the logs a filter group matches (POST /requests/export): the logs that exist when it is
+// asked for, each once, read through the snapshot-ready reader (readers.ts), so a log written a moment
+// before is in it however recently. Streamed a page at a time: a Worker has 128 MB for everything.
+import type { FilterGroup } from "../filters";
+import { findArchivedLogLine } from "./archive";
+import type { WorkspaceLogs } from "./periods";
+import { logMark, markFilter, matchingLogPages } from "./readers";
+import { verdictsByLog } from "./signal-results";
+import { getRequestLogs, requestLogView } from "./write";
+
+/** What an export selects: a filter group and a request_start_time range, each optional. */
+export interface ExportSelection {
+  filter_group?: FilterGroup | null;
+  /** The first request_start_time included (epoch ms). */
+  from?: number;
+  /** The first request_start_time no longer included (epoch ms). */
+  to?: number;
+}
+
+const EXPORT_PAGE = 200;
+
+/**
+ * The selection and the logs that exist now, as one filter group: the logs written after this are not
+ * in the export, so it ends however busy the workspace.
+ */
+export async function exportFilter(logs: WorkspaceLogs, ws: number, selection: ExportSelection): Promise<FilterGroup> {
+  const filters: FilterGroup["filters"] = [markFilter(await logMark(logs, ws))];
+  if (selection.filter_group && selection.filter_group.filters.length > 0) filters.push(selection.filter_group);
+  if (selection.from !== undefined) filters.push({ field: "request_start_time", operator: "gte", value: selection.from });
+  if (selection.to !== undefined) filters.push({ field: "request_start_time", operator: "lt", value: selection.to });
+  return { logic: "AND", filters };
+}
+
+/**
+ * The logs `filter` matches as NDJSON lines (each ending in a newline, each as GET /requests/{id}
+ * answers it), in id order, period by period. The filter is compiled at once (its 400 comes before
+ * any line); the reading starts with the first line pulled. A log the archive job moves to R2
+ * between a page's ids and its rows is read from its file, so every log a page selected is sent.
+ */
+export function exportMatchingLogs(logs: WorkspaceLogs, blobs: R2Bucket, ws: number, filter: FilterGroup, pageSize = EXPORT_PAGE): AsyncGenerator<string> {
+  const pages = matchingLogPages<{ id: number }>(logs, ws, filter, pageSize, "r.id");
+  return (async function* () {
+    for await (const { db, rows } of pages.databasePages()) {
+      const ids = rows.map((r) => r.id);
+      const [read, verdicts] = await Promise.all([getRequestLogs(db, ws, ids), verdictsByLog(db, ws, ids)]);
+      const byId = new Map(read.map((r) => [r.id, r]));
+      for (const id of ids) {
+        const row = byId.get(id);
+        if (row) yield `${JSON.stringify({ ...requestLogView(row), signals: verdicts.get(id) ?? [] })}\n`;
+        else {
+          const line = await findArchivedLogLine(logs, blobs, ws, id);
+          if (line !== null) yield `${line}\n`;
+        }
+      }
+    }
+  })();
+}
