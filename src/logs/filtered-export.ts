@@ -17,7 +17,12 @@ export interface ExportSelection {
   to?: number;
 }
 
-const EXPORT_PAGE = 200;
+export interface ExportMatchingOptions {
+  /** Logs read per page (200). */
+  pageSize?: number;
+  /** Called with each page's ids before their rows are read (tests run the archive job there). */
+  beforeRows?: (ids: number[]) => Promise<void>;
+}
 
 /**
  * The selection and the logs that exist now, as one filter group: the logs written after this are not
@@ -37,11 +42,12 @@ export async function exportFilter(logs: WorkspaceLogs, ws: number, selection: E
  * any line); the reading starts with the first line pulled. A log the archive job moves to R2
  * between a page's ids and its rows is read from its file, so every log a page selected is sent.
  */
-export function exportMatchingLogs(logs: WorkspaceLogs, blobs: R2Bucket, ws: number, filter: FilterGroup, pageSize = EXPORT_PAGE): AsyncGenerator<string> {
-  const pages = matchingLogPages<{ id: number }>(logs, ws, filter, pageSize, "r.id");
+export function exportMatchingLogs(logs: WorkspaceLogs, blobs: R2Bucket, ws: number, filter: FilterGroup, options: ExportMatchingOptions = {}): AsyncGenerator<string> {
+  const pages = matchingLogPages<{ id: number }>(logs, ws, filter, options.pageSize ?? 200, "r.id");
   return (async function* () {
     for await (const { db, rows } of pages.databasePages()) {
       const ids = rows.map((r) => r.id);
+      await options.beforeRows?.(ids);
       const [read, verdicts] = await Promise.all([getRequestLogs(db, ws, ids), verdictsByLog(db, ws, ids)]);
       const byId = new Map(read.map((r) => [r.id, r]));
       for (const id of ids) {
