@@ -123,7 +123,6 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
   const resultOf = (judgement: Judgement): NewSignalResult => ({
     requestId: m.request_id,
     signalId: signal.id,
-    signalName: signal.name,
     workspaceId: ws,
     hookId: owed.hookId,
     backfillId: owed.backfillId,

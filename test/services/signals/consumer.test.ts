@@ -16,6 +16,7 @@ import { judgeOne, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, reserve, resendOverdueJud
 import { call, createWorkspace, json, logsDb, type TestKey } from "../../helpers/api";
 import { logAnswer, newSignal, owe, owedCount, resultsOf, SIGNALS, sleep, until } from "../../helpers/signals";
 import { indexNow } from "../../helpers/logs";
+import { exportedBetween } from "../../helpers/log-reads";
 import { hookKey, hookUrl, register, verify, waitForInbox } from "../../helpers/webhooks";
 
 const totals = async (ws: TestKey, id: number) => (await json(await call(`${SIGNALS}/${id}`, { key: ws.key }))).signal.totals;
@@ -222,6 +223,14 @@ describe("judging through the signals queue", () => {
     expect(after).toEqual(before);
     // The daily totals stay.
     expect(await totals(ws, s.id)).toMatchObject({ processed: 1, true: 1 });
+    // The archived line's verdicts are shown as a live log's: under the signal's current name, and not at all once it is deleted.
+    expect((await call(`${SIGNALS}/${s.id}`, { method: "PATCH", key: ws.key, json: { name: "Refund sent" } })).status).toBe(200);
+    expect((await json(await call(`/api/public/v2/requests/${id}`, { key: ws.key }))).signals).toMatchObject([{ signal_id: s.id, name: "Refund sent", result: true }]);
+    const line = async () => (await exportedBetween(ws, Date.parse("2024-01-15T00:00:00Z"), Date.parse("2024-01-16T00:00:00Z")))[0];
+    expect((await line()).signals).toMatchObject([{ signal_id: s.id, name: "Refund sent" }]);
+    await env.DB.prepare("DELETE FROM signals WHERE id = ?").bind(s.id).run();
+    expect((await json(await call(`/api/public/v2/requests/${id}`, { key: ws.key }))).signals).toEqual([]);
+    expect(await line()).toEqual({ ...before, signals: [] });
   });
 
   it("waits out the signal's delay: a message that comes early is delivered again when due", async () => {
@@ -345,5 +354,13 @@ describe("judging through the signals queue", () => {
     expect((await json(await call(`/api/public/v2/ab-tests/${id}`, { key: ws.key }))).ab_test).toMatchObject({ status: "completed", outcome: "rolled_back" });
     const events = (await json(await call(`/api/public/v2/ab-tests/${id}/events`, { key: ws.key }))).events;
     expect(events[0]).toMatchObject({ actor: "guardrail", details: { variant: "challenger", metric: "signal:Stays polite" } });
+    // The scorecard's signal rows are the signal's by id: shown under its current name, and gone with it.
+    const signalsOf = async () => Object.fromEntries((await json(await call(`/api/public/v2/ab-tests/${id}/scorecard`, { key: ws.key }))).variants.map((v: { key: string; signals: unknown }) => [v.key, v.signals]));
+    expect((await call(`${SIGNALS}/${s.id}`, { method: "PATCH", key: ws.key, json: { name: "Polite" } })).status).toBe(200);
+    expect(await signalsOf()).toMatchObject({ base: { Polite: { n: 10, true_rate: 1 } }, challenger: { Polite: { n: 10, true_rate: 0 } } });
+    await env.DB.prepare("DELETE FROM signals WHERE id = ?").bind(s.id).run();
+    const again = await newSignal(ws, { name: "Polite" });
+    expect(again.id).not.toBe(s.id);
+    expect(await signalsOf()).toEqual({ base: {}, challenger: {} });
   });
 });
