@@ -74,6 +74,7 @@ export {
   storedResult,
   storeResult,
   type Claim,
+  type JudgedLogRow,
   type NewSignalResult,
   type PendingJudgement,
   type SignalTotals,

@@ -122,11 +122,18 @@ async function claimOf(db: Db, row: SignalPendingRow | undefined, requestId: num
   return { state: "held" };
 }
 
+/** The log a judgement is about, as its delivery read it: its start (the daily totals' day) and its blueprints, decoded on demand. */
+export interface JudgedLogRow {
+  requestStartTime: number;
+  /** The log with its blueprints decoded: called inside the claimed judgement, so a log that cannot be read fails as a counted attempt. */
+  decode(): RequestLog;
+}
+
 /**
- * A delivery's first round trip: the claim, the result stored already (if any) and the log itself (its
- * blueprints decoded), in one batch (drizzle's: every statement is a query builder, the rows come back typed).
+ * A delivery's first round trip: the claim, the result stored already (if any) and the log itself, in
+ * one batch (drizzle's: every statement is a query builder, the rows come back typed).
  */
-export async function openJudgement(db: Db, ws: number, requestId: number, signalId: number, now: number, leaseMs: number): Promise<{ claim: Claim; existing: SignalResultRow | null; log: RequestLog | null }> {
+export async function openJudgement(db: Db, ws: number, requestId: number, signalId: number, now: number, leaseMs: number): Promise<{ claim: Claim; existing: SignalResultRow | null; log: JudgedLogRow | null }> {
   const [claimed, existing, log] = await db.batch([
     claimStatement(db, requestId, signalId, now, leaseMs),
     db
@@ -140,7 +147,12 @@ export async function openJudgement(db: Db, ws: number, requestId: number, signa
       .where(and(eq(requestLogs.id, requestId), eq(requestLogs.workspaceId, ws)))
       .limit(1),
   ]);
-  return { claim: await claimOf(db, claimed[0], requestId, signalId, now), existing: existing[0] ?? null, log: log[0] ? decodeLogRow(log[0]) : null };
+  const row = log[0];
+  return {
+    claim: await claimOf(db, claimed[0], requestId, signalId, now),
+    existing: existing[0] ?? null,
+    log: row ? { requestStartTime: row.requestStartTime, decode: () => decodeLogRow(row) } : null,
+  };
 }
 
 /** Lets go of a claim so the next delivery (a retry) may take it. */

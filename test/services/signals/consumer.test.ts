@@ -12,7 +12,7 @@ import { buildDeps } from "../../../src/deps";
 import { getDb } from "../../../src/db/client";
 import { archiveOldLogs, archiveSettings, queueJudgements, rollupAbLogs } from "../../../src/logs";
 import { assignmentKeys, runGuardrails } from "../../../src/services/releases";
-import { judgeOne, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, reserve, resendOverdueJudgements, spendToday } from "../../../src/services/signals";
+import { handleJudgeBatch, judgeOne, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, reserve, resendOverdueJudgements, spendToday } from "../../../src/services/signals";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../../helpers/api";
 import { logAnswer, newSignal, owe, owedCount, resultsOf, SIGNALS, sleep, until } from "../../helpers/signals";
 import { indexNow } from "../../helpers/logs";
@@ -290,7 +290,8 @@ describe("judging through the signals queue", () => {
     const deps = { ...base, now: () => (reads++ % 2 === 1 ? (() => { throw new Error("the clock broke"); })() : Date.now()) };
     for (let attempt = 1; attempt < MAX_JUDGE_ATTEMPTS; attempt++) {
       reads = 0;
-      await expect(judgeOne(deps, m, signalRow)).rejects.toThrow("the clock broke");
+      // Retried as a provider's failure that may pass is (the tests' backoff base is 0 s).
+      expect(await judgeOne(deps, m, signalRow)).toEqual({ retryAfter: 0 });
       expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
       expect(await resultsOf(ws, id)).toEqual([]);
     }
@@ -299,6 +300,38 @@ describe("judging through the signals queue", () => {
     expect(await resultsOf(ws, id)).toMatchObject([{ status: "error", error: expect.stringContaining("the clock broke") }]);
     expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
     expect(await owedCount(ws)).toBe(0);
+  });
+
+  it("ends a judgement that throws before the budget is reserved as a provider's failure: backoff, nothing reserved, an error result at the last attempt, then nothing", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const id = await logAnswer(ws, "[[verdict:true]]");
+    const base = buildDeps(env);
+    const logs = (await (await base.logs(ws.workspaceId)).holding(id))!;
+    await queueJudgements(logs, [{ requestId: id, signalId: s.id, workspaceId: ws.workspaceId, hookId: null, backfillId: null, notBefore: 0 }], Date.now());
+    // A signal row no judge can be prepared from (its include unreadable): preparing the judgement throws, before any reservation.
+    await env.DB.prepare("UPDATE signals SET include = 'null' WHERE id = ?").bind(s.id).run();
+    const deps = { ...base, env: { ...base.env, SIGNAL_RETRY_BASE_SECONDS: "5" } };
+    const m = { v: 1, kind: "signal_judge", workspace_id: ws.workspaceId, request_id: id, signal_id: s.id };
+    // One delivery of the message through the queue handler: what it did with it.
+    const deliver = async () => {
+      const seen: string[] = [];
+      await handleJudgeBatch(deps, [{ body: m, ack: () => seen.push("ack"), retry: (o) => seen.push(`retry after ${o?.delaySeconds}s`) }]);
+      return seen;
+    };
+    for (const delay of [5, 10, 20]) {
+      expect(await deliver()).toEqual([`retry after ${delay}s`]);
+      expect(await resultsOf(ws, id)).toEqual([]);
+      expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
+    }
+    expect(await deliver()).toEqual(["ack"]);
+    expect(await resultsOf(ws, id)).toMatchObject([{ status: "error", result: null, error: expect.stringMatching(/^the judgement failed: .*\(gave up after 4 attempts\)$/) }]);
+    expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
+    expect(await owedCount(ws)).toBe(0);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 1, errors: 1 });
+    // Nothing is owed any more: another copy of the message is acknowledged and judges nothing.
+    expect(await deliver()).toEqual(["ack"]);
+    expect(await resultsOf(ws, id)).toHaveLength(1);
   });
 
   it("sends again a judgement whose message was lost (the cron), and not one a delivery holds", async () => {
