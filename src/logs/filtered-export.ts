@@ -2,7 +2,7 @@
 // asked for, each once, read through the snapshot-ready reader (readers.ts), so a log written a moment
 // before is in it however recently. Streamed a page at a time: a Worker has 128 MB for everything.
 import type { FilterGroup } from "../filters";
-import { findArchivedLogLine } from "./archive";
+import { readRequestLog } from "./archive";
 import type { WorkspaceLogs } from "./periods";
 import { logMark, markFilter, matchingLogPages } from "./readers";
 import { verdictsByLog } from "./signal-results";
@@ -38,24 +38,26 @@ export async function exportFilter(logs: WorkspaceLogs, ws: number, selection: E
 
 /**
  * The logs `filter` matches as NDJSON lines (each ending in a newline, each as GET /requests/{id}
- * answers it), in id order, period by period. The filter is compiled at once (its 400 comes before
- * any line); the reading starts with the first line pulled. A log the archive job moves to R2
- * between a page's ids and its rows is read from its file, so every log a page selected is sent.
+ * answers it), in id order, period by period. The filter is compiled before this resolves (its 400
+ * comes before any line); the reading starts with the first line pulled. A log the archive job moves
+ * to R2 between a page's ids and its rows is read from its file, so every log a page selected is sent.
  */
-export function exportMatchingLogs(logs: WorkspaceLogs, blobs: R2Bucket, ws: number, filter: FilterGroup, options: ExportMatchingOptions = {}): AsyncGenerator<string> {
+export async function exportMatchingLogs(logs: WorkspaceLogs, blobs: R2Bucket, ws: number, filter: FilterGroup, options: ExportMatchingOptions = {}): Promise<AsyncGenerator<string>> {
   const pages = matchingLogPages<{ id: number }>(logs, ws, filter, options.pageSize ?? 200, "r.id");
+  await pages.compile();
   return (async function* () {
     for await (const { db, rows } of pages.databasePages()) {
       const ids = rows.map((r) => r.id);
       await options.beforeRows?.(ids);
-      const [read, verdicts] = await Promise.all([getRequestLogs(db, ws, ids), verdictsByLog(db, ws, ids)]);
+      const [read, verdicts] = await Promise.all([getRequestLogs(db, ws, ids), verdictsByLog(db, logs.control, ws, ids)]);
       const byId = new Map(read.map((r) => [r.id, r]));
       for (const id of ids) {
         const row = byId.get(id);
         if (row) yield `${JSON.stringify({ ...requestLogView(row), signals: verdicts.get(id) ?? [] })}\n`;
         else {
-          const line = await findArchivedLogLine(logs, blobs, ws, id);
-          if (line !== null) yield `${line}\n`;
+          // Gone from D1 since the page selected it: the archive job moved it (read by id, from its file).
+          const moved = await readRequestLog(logs, blobs, ws, id);
+          if (moved) yield `${JSON.stringify(moved)}\n`;
         }
       }
     }

@@ -370,7 +370,7 @@ describe("the export through a filter (POST /api/public/v2/requests/export) and 
       runs++;
       while (await archiveNextFile(db, env.BLOBS, ws.workspaceId, CUTOFF, SMALL));
     };
-    for await (const line of exportMatchingLogs(logs, env.BLOBS, ws.workspaceId, filter, { beforeRows: moveAll })) lines.push(JSON.parse(line));
+    for await (const line of await exportMatchingLogs(logs, env.BLOBS, ws.workspaceId, filter, { beforeRows: moveAll })) lines.push(JSON.parse(line));
     expect(runs).toBe(1);
     expect((await liveIds(ws))).toEqual([live]);
     expectExactly(lines, before, [...ids, live]);

@@ -140,7 +140,7 @@ describe("snapshots of logs just written", { timeout: 60_000 }, () => {
     const parsed = parseFilterGroup(filter_group);
     if (!parsed.ok) throw new Error("the test's filter must parse");
     const filter = await exportFilter(logs, ws.workspaceId, { filter_group: parsed.group });
-    const lines = exportMatchingLogs(logs, env.BLOBS, ws.workspaceId, filter, { pageSize: 1 });
+    const lines = await exportMatchingLogs(logs, env.BLOBS, ws.workspaceId, filter, { pageSize: 1 });
     const first = await lines.next();
     const [late] = await logFive(ws, tag, 1);
     const rest: string[] = [];
