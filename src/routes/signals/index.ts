@@ -22,6 +22,8 @@ import {
   MAX_ENABLED_SIGNALS,
   MAX_HOOKS_PER_SIGNAL,
   MAX_OPEN_BACKFILLS,
+  MAX_OPEN_BACKFILLS_PER_WORKSPACE,
+  BACKFILL_WINDOW,
   MAX_TEST_LOGS,
   requireSignal,
   testSignal,
@@ -222,8 +224,10 @@ const backfillCreate = defineRoute({
   description:
     "Queues a job that judges the workspace's logs started in [from, to) that the filters match, sampled at sample_rate (default 1), at most max_logs (default 1000, at most 100000), " +
     "leaving out logs already judged at the signal's revision. It runs whether or not the signal is enabled, within the signal's daily caps. " +
-    `Answers 202 with the backfill; GET it for progress, DELETE it to cancel. At most ${MAX_OPEN_BACKFILLS} open backfills a signal (409 beyond).`,
-  errors: [404, 409],
+    `Answers 202 with the backfill; GET it for progress, DELETE it to cancel. At most ${MAX_OPEN_BACKFILLS} open backfills a signal (409 beyond) ` +
+    `and ${MAX_OPEN_BACKFILLS_PER_WORKSPACE} a workspace over all its signals (429 with Retry-After beyond: nothing is created). ` +
+    `It keeps at most ${BACKFILL_WINDOW} judgements queued at once, reading on as they are made, so it never crowds out the workspaces' live judgements.`,
+  errors: [404, 409, 429],
   request: { params: SignalParams, ...body(BackfillBody) },
   responses: { 202: json(z.object({ success: ok, backfill: BackfillSchema }), "Queued") },
 });

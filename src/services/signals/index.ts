@@ -30,7 +30,7 @@ export {
   type SignalPatch,
   type SignalView,
 } from "./definitions";
-export { cancelBackfill, createBackfill, DEFAULT_BACKFILL_LOGS, failBackfill, getBackfill, listBackfills, MAX_BACKFILL_LOGS, MAX_OPEN_BACKFILLS, runBackfill, type BackfillInput, type BackfillStep, type BackfillView } from "./backfills";
+export { cancelBackfill, createBackfill, DEFAULT_BACKFILL_LOGS, failBackfill, getBackfill, listBackfills, MAX_BACKFILL_LOGS, MAX_OPEN_BACKFILLS, MAX_OPEN_BACKFILLS_PER_WORKSPACE, BACKFILL_WINDOW, runBackfill, type BackfillInput, type BackfillStep, type BackfillView } from "./backfills";
 export { handleJudgeBatch, judgeOne, judgeRetryDelay, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, type JudgeOutcome } from "./consumer";
 export { DEFAULT_INCLUDE } from "./judge";
 export { purgeDeletedSignal, renameSignal, resendOverdueJudgements, RESEND_AFTER_MS } from "./maintenance";
