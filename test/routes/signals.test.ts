@@ -358,6 +358,19 @@ describe("signals: isolation", () => {
     expect(still).toMatchObject({ enabled: false, hooks: [{ id: hook, sample_rate: 0.5 }] });
   });
 
+  it("answers a backfill read or cancelled through another signal of the same workspace as 404, and leaves it be", async () => {
+    const ws = await createWorkspace();
+    const [s, t] = [await newSignal(ws), await newSignal(ws)];
+    const bf = (await json(await post(ws, `${SIGNALS}/${s.id}/backfills`, { from: 0, to: 10 }))).backfill;
+    for (const res of [await get(ws, `${SIGNALS}/${t.id}/backfills/${bf.id}`), await del(ws, `${SIGNALS}/${t.id}/backfills/${bf.id}`)]) {
+      expect(res.status).toBe(404);
+      expect((await json(res)).message).toContain("backfill");
+    }
+    expect((await json(await get(ws, `${SIGNALS}/${t.id}/backfills`))).backfills).toEqual([]);
+    const mine = (await json(await get(ws, `${SIGNALS}/${s.id}/backfills/${bf.id}`))).backfill;
+    expect(mine.status).not.toBe("cancelled");
+  });
+
   it("refuses every route without a key", async () => {
     for (const [method, path] of [
       ["GET", SIGNALS],
