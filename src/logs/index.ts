@@ -66,7 +66,7 @@ export {
   queueJudgements,
   queueJudgementsStatement,
   releaseJudgement,
-  renameSignalResults,
+  abSignalMetricName,
   verdictsByLog,
   signalSeries,
   signalTotals,
@@ -74,9 +74,11 @@ export {
   storedResult,
   storeResult,
   type Claim,
+  type JudgedLogRow,
   type NewSignalResult,
   type PendingJudgement,
   type SignalTotals,
   type Verdict,
 } from "./signal-results";
+export { filterSignalIds, signalIdsOf, signalNamesOf } from "./signal-names";
 export { checkCoverageCompiles, coverageCounts, coveredLogsPage, coverageSql, matchStatement, type HookCoverage, type HookMatch, type PageCursor } from "./signal-matching";

@@ -6,11 +6,12 @@ import { eq, getTableName, sql } from "drizzle-orm";
 import { d1Of } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { columnNames } from "../db/sql";
-import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
+import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup, type Scalar } from "../filters";
 import { LOGS_BY_IDS } from "./by-ids";
 import { ID_RANGE_SIZE, idRangeOf } from "./id-ranges";
 import { readyForSnapshot } from "./layout-move";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
+import { filterSignalIds } from "./signal-names";
 
 /**
  * The logs that exist at one moment. An array: the newest id of each of the workspace's databases
@@ -64,19 +65,25 @@ export function markFilter(mark: LogMark): Filter | FilterGroup {
 export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs, ws: number, filter: FilterGroup, pageSize: number) {
   let indexed: Promise<number> | null = null;
   const ready = () => (indexed ??= readyForSnapshot(logs));
-  const params = new SqlParams();
-  const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(ws) });
-  const after = params.add(-1);
-  const afterIndex = params.values.length - 1;
-  const limit = params.add(pageSize);
-  const query = `SELECT r.* FROM ${LOGS} AS r WHERE ${where} AND r.${R.id} > ${after} ORDER BY r.${R.id} LIMIT ${limit}`;
+  // Compiled once, with the ids of the signals the filter names (read from the control database first).
+  let compiled: Promise<{ where: string; query: string; values: Scalar[]; afterIndex: number }> | null = null;
+  const compile = () =>
+    (compiled ??= filterSignalIds(logs.control, ws, filter).then((signals) => {
+      const params = new SqlParams();
+      const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(ws), signals });
+      const after = params.add(-1);
+      const afterIndex = params.values.length - 1;
+      const limit = params.add(pageSize);
+      return { where, query: `SELECT r.* FROM ${LOGS} AS r WHERE ${where} AND r.${R.id} > ${after} ORDER BY r.${R.id} LIMIT ${limit}`, values: params.values, afterIndex };
+    }));
   return {
     async count(): Promise<number> {
       await ready();
+      const { where, values, afterIndex } = await compile();
       const counts = await eachPeriod(logs, async (db) => {
         const counted = await d1Of(db)
           .prepare(`SELECT count(*) AS n FROM ${LOGS} AS r WHERE ${where}`)
-          .bind(...params.values.slice(0, afterIndex))
+          .bind(...values.slice(0, afterIndex))
           .first<{ n: number }>();
         return counted?.n ?? 0;
       });
@@ -84,8 +91,9 @@ export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs
     },
     async *pages(): AsyncGenerator<Row[]> {
       await ready();
+      const { query, values: bound, afterIndex } = await compile();
       for (const { db } of [...logs.periods].reverse()) {
-        const values = [...params.values];
+        const values = [...bound];
         for (;;) {
           const { results } = await d1Of(db)
             .prepare(query)

@@ -61,7 +61,7 @@ const RequestLogDetail = z
         z
           .object({
             signal_id: z.int(),
-            name: z.string(),
+            name: z.string().openapi({ description: "The signal's current name." }),
             result: z.boolean().nullable().openapi({ description: "The verdict; null when judging failed (status error)." }),
             reasoning: z.string().nullable(),
             quote: z.string().nullable(),
@@ -75,8 +75,8 @@ const RequestLogDetail = z
       )
       .openapi({
         description:
-          "The log's Signals results (docs/signals.md), one per signal that judged it, by signal name; empty for a log never judged. " +
-          "An archived log answers the verdicts it had when archived.",
+          "The log's Signals results (docs/signals.md), one per signal that judged it and still exists, each under the signal's current name, ordered by name; " +
+          "empty for a log never judged. A deleted signal's results are not listed. An archived log answers the verdicts it had when archived (of the signals that still exist, under their current names).",
       }),
   })
   .openapi("RequestLogDetail");

@@ -302,11 +302,9 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
     const ws = c.get("auth").workspaceId;
     const { signal_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    const before = await requireSignal(c.var.deps.db, ws, signal_id);
+    // A new name needs nothing more: results are the signal's by id, and every reader shows its current name.
     const after = await updateSignal(c.var.deps.db, ws, signal_id, body);
     await audit(c, "signal.updated", "signal", signal_id, { name: after.name, changed: Object.keys(body).sort(), enabled: after.enabled, limits: after.limits, revision: after.revision });
-    // Search reads a signal's results by name: a new name is carried to them by a job.
-    if (after.name !== before.name) await enqueue(c.var.deps.jobs, { v: 1, kind: "signal_rename", workspace_id: ws, signal_id, from: before.name });
     return c.json({ success: true as const, signal: await one(c.var.deps, ws, signal_id) }, 200);
   });
 

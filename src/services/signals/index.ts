@@ -33,7 +33,7 @@ export {
 export { cancelBackfill, createBackfill, DEFAULT_BACKFILL_LOGS, failBackfill, getBackfill, listBackfills, MAX_BACKFILL_LOGS, MAX_OPEN_BACKFILLS, runBackfill, type BackfillInput, type BackfillStep, type BackfillView } from "./backfills";
 export { handleJudgeBatch, judgeOne, judgeRetryDelay, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, type JudgeOutcome } from "./consumer";
 export { DEFAULT_INCLUDE } from "./judge";
-export { purgeDeletedSignal, renameSignal, resendOverdueJudgements, RESEND_AFTER_MS } from "./maintenance";
+export { purgeDeletedSignal, resendOverdueJudgements, RESEND_AFTER_MS } from "./maintenance";
 export { estimateSignal, MAX_TEST_LOGS, testSignal, type EstimateInput } from "./trials";
 export { trueRateSeries, withTotals, type Totals } from "./totals";
 export { isSampled, unitDraw } from "./sampling";
