@@ -56,6 +56,7 @@ export { abTotals, rollupAbLogs, ROLLUP_MAX_LOGS, type AbTotals, type Assignment
 export type { IndexedLog, IndexExtension } from "./index-extension";
 export {
   backfillCounts,
+  backfillOwed,
   claimJudgement,
   dropBackfillJudgements,
   dropJudgement,

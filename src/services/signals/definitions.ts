@@ -101,8 +101,8 @@ export function checkFiltersCompile(c: HookCoverage, field: string): void {
   }
 }
 
-/** The hook's references checked against the workspace's registry; a broken one is a 400 naming the field. */
-async function checkHook(db: Db, ws: number, h: HookInput, at: string): Promise<void> {
+/** The hook's references checked against the workspace's registry; a broken one is a 400 naming the field (create, hooks and estimates). */
+export async function checkHook(db: Db, ws: number, h: HookInput, at: string): Promise<void> {
   checkFiltersCompile(
     {
       promptId: h.scope === "prompt_template" ? (h.prompt_template_id ?? null) : null,
@@ -390,12 +390,16 @@ export async function addHook(db: Db, ws: number, signalId: number, input: HookI
   return hookView(row);
 }
 
-/** A hook's PATCH: the fields given replace the hook's, and the result is checked as a whole hook. */
-export async function updateHook(db: Db, ws: number, signalId: number, hookId: number, patch: Partial<HookInput>, now = Date.now()): Promise<HookView> {
+/**
+ * A hook's PATCH: the fields given replace the hook's, and the result is checked as a whole hook. One
+ * that changes nothing writes nothing (`changed` false: no audit row either).
+ */
+export async function updateHook(db: Db, ws: number, signalId: number, hookId: number, patch: Partial<HookInput>, now = Date.now()): Promise<{ hook: HookView; changed: boolean }> {
   const current = hookView(await requireHook(db, ws, signalId, hookId));
   const merged: HookInput = { ...current, ...patch } as HookInput;
   checkHookShape(merged, "");
   await checkHook(db, ws, merged, "");
+  if (sameJson(hookValues(merged), hookValues(current as HookInput))) return { hook: current, changed: false };
   const [row] = await db
     .update(signalHooks)
     .set({ ...hookValues(merged), updatedAt: now })
@@ -403,7 +407,7 @@ export async function updateHook(db: Db, ws: number, signalId: number, hookId: n
     .returning();
   if (!row) throw ApiError.notFound("hook");
   await touch(db, signalId, now);
-  return hookView(row);
+  return { hook: hookView(row), changed: true };
 }
 
 export async function deleteHook(db: Db, ws: number, signalId: number, hookId: number, now = Date.now()): Promise<void> {
