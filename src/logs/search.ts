@@ -110,10 +110,11 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   const limit = params.add(input.per_page);
   const offset = params.add((input.page - 1) * input.per_page);
   return {
-    // The page's ids are chosen first and only its rows read whole: the matches are sorted by their
-    // sort key and id alone, which an index often gives without reading the rows (sorting every match
-    // with the page's wide columns cost about twice the CPU on the nested OR of bench:targets at 1M logs).
-    pageSql: `SELECT ${pageColumns(input)} FROM ${LOGS} AS r WHERE r.${R.id} IN (SELECT r.${R.id} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}) ORDER BY ${order}`,
+    // The page is chosen with its wide columns on purpose: choosing its ids alone in a subquery makes
+    // the planner walk the covering scan index in order for an OR of indexed filters, cheap when the OR
+    // matches many logs and 120-140 ms of CPU at 1M logs when it matches none (BENCHMARKS.md, "Issue 37
+    // measured again on main"); this way such a search costs in proportion to its matches.
+    pageSql: `SELECT ${pageColumns(input)} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
     pageParams: params.values,
     countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${LOGS} AS r WHERE ${where} LIMIT ${bound})`,
     countParams,
