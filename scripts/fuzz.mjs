@@ -3,8 +3,10 @@
 // /openapi.json (scripts/lib/fuzz-cases.mjs) with new seeds until N requests (default 10,000) are
 // sent. Prints the answers by status class and every rule broken (a 5xx, a 4xx not in the error shape).
 //
-//   npm run fuzz [-- --requests 10000 --concurrency 8] [-- --url http://127.0.0.1:8787 --key pe_…] [-- --log broken.jsonl]
+//   npm run fuzz [-- --requests 10000 --concurrency 8 --seed 0] [-- --url http://127.0.0.1:8787 --key pe_…] [-- --log broken.jsonl]
 //
+// --seed: the first seed (each seed is one pass over every operation, ~1,500 requests); runs from
+// different seeds send different cases.
 // --log writes each broken rule's request (method, path, headers, body's first 2,000 characters, seed,
 // time sent) and answer (status, headers, body) as one JSON line, to replay it and find it in the server's log
 // (with its own local API, that API's output goes to FILE.server.log).
@@ -16,14 +18,15 @@ import { startLocalApi } from "./lib/local-api.mjs";
 import { optionsOrExit } from "./lib/bench.mjs";
 
 function parseOptions(argv) {
-  const opts = { requests: 10_000, concurrency: 8, url: null, key: null, log: null };
+  const opts = { requests: 10_000, concurrency: 8, seed: 0, url: null, key: null, log: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === "--requests" || a === "--concurrency") opts[a.slice(2)] = Number(argv[++i]);
+    if (a === "--requests" || a === "--concurrency" || a === "--seed") opts[a.slice(2)] = Number(argv[++i]);
     else if (a === "--url" || a === "--key" || a === "--log") opts[a.slice(2)] = argv[++i];
-    else throw new Error(`unknown argument ${JSON.stringify(a)}; usage: npm run fuzz [-- --requests N --concurrency N --url URL --key KEY --log FILE]`);
+    else throw new Error(`unknown argument ${JSON.stringify(a)}; usage: npm run fuzz [-- --requests N --concurrency N --seed N --url URL --key KEY --log FILE]`);
   }
   for (const k of ["requests", "concurrency"]) if (!Number.isInteger(opts[k]) || opts[k] < 1) throw new Error(`--${k} must be a whole number >= 1`);
+  if (!Number.isInteger(opts.seed) || opts.seed < 0) throw new Error("--seed must be a whole number >= 0");
   if (Boolean(opts.url) !== Boolean(opts.key)) throw new Error("--url and --key go together");
   return opts;
 }
@@ -35,10 +38,11 @@ async function main() {
   const problems = [];
   const details = [];
   let sent = 0;
+  let seed = opts.seed;
   const t0 = performance.now();
   try {
     const doc = await (await fetch(`${api.url}/openapi.json`)).json();
-    for (let seed = 0; sent < opts.requests; seed++) {
+    for (seed = opts.seed; sent < opts.requests; seed++) {
       const cases = fuzzCases(doc, api.key, { variants: 3, seed });
       // Making a seed's cases holds this process's event loop for seconds on a loaded machine: the
       // server closes the idle keep-alive connections meanwhile (after 5 s), before the client's own
@@ -88,7 +92,7 @@ async function main() {
     await api.stop();
   }
   const seconds = (performance.now() - t0) / 1000;
-  console.log(`requests: ${sent} in ${seconds.toFixed(0)} s (${(sent / seconds).toFixed(0)}/s)`);
+  console.log(`requests: ${sent} in ${seconds.toFixed(0)} s (${(sent / seconds).toFixed(0)}/s), seeds ${opts.seed} to ${seed - 1}`);
   console.log(`answers: ${Object.entries(byClass).sort().map(([k, v]) => `${k} ${v}`).join(", ")}`);
   console.log(`rules broken: ${problems.length}`);
   for (const p of problems.slice(0, 50)) console.log(`  ${p}`);
