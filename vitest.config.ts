@@ -125,7 +125,7 @@ const workerdPool = () =>
         AUTH_KEY_CACHE_MS: "200",
       },
       // Empty databases for the migration tests (test/logs/migration.test.ts): migrated there, step by step.
-      d1Databases: ["MIGRATE_LOGS", "MIGRATE_CONTROL", "MIGRATE_LOGS_ROWS"],
+      d1Databases: ["MIGRATE_LOGS", "MIGRATE_CONTROL", "MIGRATE_LOGS_ROWS", "MIGRATE_LOGS_SIGNALS"],
       // The Worker's own fetch() (LLM providers, ENDPOINT blocks) lands here, never on the internet.
       outboundService: fakeUpstream,
       // The consumers of wrangler.toml, but a batch is delivered at once instead of after up to

@@ -79,7 +79,7 @@ export function buildBaseDeps(env: BaseEnv, sessions?: RequestSessions): BaseDep
     if (changed) placedHooks.get(workspaceId)?.(placement);
     // An id of a period opened since (by another isolate) is looked up at the primary.
     const reload = async () => periodsOf((await recordedPlacement(getDb(env.DB), workspaceId)) ?? placement);
-    return new WorkspaceLogs(workspaceId, await periodsOf(placement), reload);
+    return new WorkspaceLogs(workspaceId, await periodsOf(placement), reload, deps.db);
   };
   const deps: BaseDeps = {
     // Made on first use: the hottest routes touch it once, health checks never.

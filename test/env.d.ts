@@ -13,6 +13,7 @@ declare global {
       MIGRATE_LOGS: D1Database;
       MIGRATE_CONTROL: D1Database;
       MIGRATE_LOGS_ROWS: D1Database;
+      MIGRATE_LOGS_SIGNALS: D1Database;
       /** PromptLayer's operations: JSON of {method, path, success}[] (vitest.config.ts). */
       REFERENCE_OPERATIONS: string;
       /** docs/mcp.md as the repository has it (vitest.config.ts). */

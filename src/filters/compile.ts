@@ -141,6 +141,12 @@ export interface CompileContext {
   workspace: string;
   /** How many logs a keyed-value filter matches, when known (facet counts): accepted for its callers, the index intersects by itself. */
   estimate?: (f: Filter) => number | undefined;
+  /**
+   * The ids of the signals the group's `signals` filters name, by name (the control database's, which
+   * the caller reads: src/logs/signal-names.ts); a name not in it is no signal of the workspace. Needed
+   * only by a group with a `signals` filter.
+   */
+  signals?: ReadonlyMap<string, number>;
 }
 
 /** A compiled filter: SQL over the log row, or a term of the group's full-text query over `keys` (an SQL expression, NULL when it matches nothing). */
@@ -302,11 +308,15 @@ function compileFilter(f: Filter, ctx: CompileContext): Compiled {
       break;
     }
     case "signal": {
-      // The log's verdict of the signal named nested_key (its results carry the name), true or false,
-      // read from the verdicts beside the log by their (workspace, name, result) index; no verdict
-      // (never judged, skipped, or judging failed) is is_null.
-      const verdicts = (cond: string) => `FROM ${RESULTS} AS s WHERE s.${SR.workspaceId} = ${ctx.workspace} AND s.${SR.signalName} = ${p.add(f.nested_key!)} AND ${cond}`;
-      const has = (cond: string) => sqlOf(`r.${R.id} IN (SELECT s.${SR.requestId} ${verdicts(cond)})`);
+      // The log's verdict of the signal named nested_key, read from the results beside the log by the
+      // signal's id (results carry no name) through their (workspace, signal, result) index. No verdict
+      // (never judged, skipped, or judging failed) is is_null. A name that is no signal of the workspace
+      // (never made, deleted, renamed) has no verdicts: is_true, is_false and is_not_null match no log,
+      // is_null every log.
+      if (!ctx.signals) throw new Error("a signals filter compiled without the workspace's signal ids (CompileContext.signals)");
+      const id = ctx.signals.get(f.nested_key!);
+      const verdicts = (cond: string) => `FROM ${RESULTS} AS s WHERE s.${SR.workspaceId} = ${ctx.workspace} AND s.${SR.signalId} = ${p.add(id!)} AND ${cond}`;
+      const has = (cond: string) => sqlOf(id === undefined ? "0" : `r.${R.id} IN (SELECT s.${SR.requestId} ${verdicts(cond)})`);
       switch (f.operator) {
         case "is_true":
           return has(`s.${SR.result} = 1`);
@@ -315,7 +325,7 @@ function compileFilter(f: Filter, ctx: CompileContext): Compiled {
         case "is_not_null":
           return has(`s.${SR.result} IN (0, 1)`);
         case "is_null":
-          return sqlOf(`NOT EXISTS (SELECT 1 ${verdicts(`s.${SR.result} IN (0, 1)`)} AND s.${SR.requestId} = r.${R.id})`);
+          return sqlOf(id === undefined ? "1" : `NOT EXISTS (SELECT 1 ${verdicts(`s.${SR.result} IN (0, 1)`)} AND s.${SR.requestId} = r.${R.id})`);
       }
       break;
     }

@@ -104,7 +104,7 @@ export const FILTER_FIELDS = {
   // A/B releases: the release (ab_tests.id) and variant that served the log, null for every other log.
   ab_test_id: { type: "numeric", integer: true, column: `r.${R.abTestId}`, nullable: true },
   ab_variant: { type: "string", column: `r.${R.abVariant}`, nullable: true },
-  // Signals' verdicts (docs/signals.md): nested_key names the signal; is_null is "no verdict".
+  // Signals' verdicts (docs/signals.md): nested_key names the signal (resolved to its id before compiling); is_null is "no verdict".
   signals: { type: "signal" },
 } as const satisfies Record<string, FieldSpec>;
 

@@ -12,7 +12,7 @@ export const StructuredFilterDoc = z
     field: z.enum(FILTER_FIELD_NAMES as [string, ...string[]]),
     operator: z.enum(FILTER_OPERATORS),
     value: z.union([z.string(), z.number(), z.boolean(), z.array(z.unknown()), z.null()]).optional(),
-    nested_key: z.string().nullable().optional().openapi({ description: "Required for metadata, output, input_variables, scores (the score's name), redactions (the detector's name) and signals (the signal's name)." }),
+    nested_key: z.string().nullable().optional().openapi({ description: "Required for metadata, output, input_variables, scores (the score's name), redactions (the detector's name) and signals (the signal's current name in this workspace; a name of no signal matches no log for is_true, is_false and is_not_null, and every log for is_null)." }),
   })
   .openapi("StructuredFilter", {
     description: `One condition on a request-log field. The operators each field takes: ${operatorsByFieldText()}. Any other pair is a 400 that names the operators the field takes.`,

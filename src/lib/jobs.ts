@@ -31,10 +31,13 @@ export const EvaluationRunJob = envelope("evaluation_run", { report_id: z.int().
 /** Pages a signal backfill on: reads the next logs, queues their judgements, records where it stands. */
 export const SignalBackfillJob = envelope("signal_backfill", { backfill_id: z.int().positive() });
 
-/** Deletes a deleted signal's results, judgements owed and daily totals from the log databases, a chunk at a time. */
+/** Deletes a deleted signal's results, judgements owed, daily totals and A/B rows from the log databases, a chunk at a time (`name`: what it was called, for the record). */
 export const SignalPurgeJob = envelope("signal_purge", { signal_id: z.int().positive(), name: z.string().min(1).max(255) });
 
-/** Carries a renamed signal's current name to its results named `from` in the log databases (search reads it there), a chunk at a time. */
+/**
+ * Sent by earlier versions on a rename, to carry the new name to the signal's results; results hold no
+ * name now, so none is sent, and one still queued is acknowledged with nothing to do.
+ */
 export const SignalRenameJob = envelope("signal_rename", { signal_id: z.int().positive(), from: z.string().min(1).max(255) });
 
 export const JobMessage = z.discriminatedUnion("kind", [PingJob, WorkflowRunJob, DatasetFillJob, SheetImportJob, WebhookDeliveryJob, EvaluationRunJob, SignalBackfillJob, SignalPurgeJob, SignalRenameJob]);

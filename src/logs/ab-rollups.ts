@@ -16,6 +16,7 @@ import { bucketOf } from "../analytics/latency-buckets";
 import { sha256Hex } from "../lib/crypto";
 import { chunkIndexRows } from "./indexing";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
+import { signalNamesOf } from "./signal-names";
 
 const DAY = 86_400_000;
 
@@ -242,7 +243,23 @@ export async function abTotals(store: WorkspaceLogs, workspaceId: number, abTest
   });
   return {
     daily: parts.flatMap((p) => p.daily),
-    metrics: parts.flatMap((p) => p.metrics),
+    metrics: await namedMetrics(store, workspaceId, parts.flatMap((p) => p.metrics)),
     units: parts.flatMap((p) => p.units),
   };
+}
+
+/**
+ * The metric rows as the scorecard and the guardrails read them: a signal's rows (named by its id,
+ * abSignalMetricName) under its current name, those of a signal that no longer exists left out, and
+ * rows of no kind read today (the signal rows an earlier version named by name and the upgrade could
+ * not attribute: migrations-logs/0015) left out.
+ */
+async function namedMetrics(store: WorkspaceLogs, workspaceId: number, metrics: AbTotals["metrics"]): Promise<AbTotals["metrics"]> {
+  const signalIds = metrics.filter((m) => m.kind === "signal").map((m) => Number(m.name));
+  const names = signalIds.length > 0 ? await signalNamesOf(store.control, workspaceId, signalIds) : new Map<number, string>();
+  return metrics.flatMap((m) => {
+    if (m.kind === "score") return [m];
+    const name = m.kind === "signal" ? names.get(Number(m.name)) : undefined;
+    return name === undefined ? [] : [{ ...m, name }];
+  });
 }

@@ -14,6 +14,7 @@ import { bucketSql } from "../analytics/latency-buckets";
 import { intervalOf, summarize, type Interval, type Sums, type Views } from "../analytics/summarize";
 import { promptNames } from "./prompt-names";
 import { filterEstimates } from "./search";
+import { filterSignalIds } from "./signal-names";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const DAY = 86_400_000;
@@ -69,6 +70,8 @@ export function planAnalytics(input: AnalyticsInput): Plan {
 }
 
 export type Estimate = CompileContext["estimate"];
+/** The ids of the signals a filter group names (filterSignalIds). */
+export type Signals = CompileContext["signals"];
 
 const R = columnNames(requestLogs);
 const D = columnNames(requestLogDaily);
@@ -103,7 +106,7 @@ const UNCOUNTED_LOGS = `(SELECT ${R.id} AS id FROM ${LOGS} WHERE ${R.id} > ${COU
  * row per log for the rest.
  */
 
-export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan: Plan, dim: Dim, params: SqlParams, estimate: Estimate): string {
+export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan: Plan, dim: Dim, params: SqlParams, estimate: Estimate, signals: Signals): string {
   const ws = params.add(workspaceId);
   const parts: string[] = [];
   const period = plan.interval === "day" ? `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${DAY}))` : `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${HOUR}))`;
@@ -112,7 +115,7 @@ export function dimensionSource(workspaceId: number, input: AnalyticsInput, plan
         r.${D.cost} AS cost, r.${D.latencyMs} AS latency_ms
       FROM ${DAILY} AS r WHERE r.${D.workspaceId} = ${ws} AND r.${D.dim} = '${dim}' AND r.${D.day} >= ${params.add(plan.inner.from)} AND r.${D.day} < ${params.add(plan.inner.to)}`);
   }
-  const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate }) + (dim === "prompt" ? ` AND r.${R.promptId} IS NOT NULL` : "");
+  const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate, signals }) + (dim === "prompt" ? ` AND r.${R.promptId} IS NOT NULL` : "");
   const logRows = (from: string, where: string) => `SELECT ${period} AS period, ${LOG_KEY[dim].key} AS key, ${LOG_KEY[dim].bucket} AS bucket, 1 AS requests, r.${R.inputTokens} AS input_tokens,
       r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms
     FROM ${from} WHERE ${where}`;
@@ -148,7 +151,8 @@ const byRequests = (a: Row, b: Row) => b.requests - a.requests || (a.key < b.key
 /** `db` is the control database (prompt names), `logs` the workspace's log databases. */
 export async function requestAnalytics(db: Db, logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput) {
   const plan = planAnalytics(input);
-  const views = logs.spread ? await periodViews(logs, workspaceId, input, plan) : await viewsOf(logs.current, workspaceId, input, plan);
+  const signals = await filterSignalIds(logs.control, workspaceId, input.filter_group);
+  const views = logs.spread ? await periodViews(logs, workspaceId, input, plan, signals) : await viewsOf(logs.current, workspaceId, input, plan, signals);
   const names = await promptNames(db, workspaceId, views.promptTotals.map((r) => Number(r.key)));
   return summarize(views, plan.interval, names);
 }
@@ -166,13 +170,13 @@ const BUCKETED: ReadonlySet<Dim> = new Set(["all", "model", "provider"]);
  * ?extra. Before, each query was a statement of its own that read the logs and the daily rows again:
  * eight reads of the same rows per answer.
  */
-async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, queries: ViewQuery[]) {
+async function runViews(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, signals: Signals, queries: ViewQuery[]) {
   // Compiled statements (src/filters/ and the analytics plan): their numbered parameters are shared, which drizzle's sql cannot express.
   const estimate = await filterEstimates(logs, workspaceId, input.filter_group);
   const params = new SqlParams();
   const ws = params.add(workspaceId);
   const period = plan.interval === "day" ? `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${DAY}))` : `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${HOUR}))`;
-  const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
+  const filtered = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate, signals });
   const columns = `${period} AS period, ${(Object.keys(LOG_KEY) as Dim[]).map((d) => `${LOG_KEY[d].key} AS k_${d}`).join(", ")}, ${bucketSql(LATENCY)} AS b,
       r.${R.inputTokens} AS input_tokens, r.${R.outputTokens} AS output_tokens, r.${R.price} AS cost, ${LATENCY} AS latency_ms`;
   let daily = (_dim: Dim) => `SELECT NULL AS period, NULL AS key, NULL AS bucket, 0 AS requests, 0 AS input_tokens, 0 AS output_tokens, 0 AS cost, 0 AS latency_ms WHERE false`;
@@ -234,7 +238,7 @@ const SERIES_DIMS = ["model", "provider", "prompt"] as const;
  * values; the series of those values take the daily rows as they are (one per day, value and bucket
  * already) and group only the logs' rows: summarize adds up rows of the same period, value and bucket.
  */
-async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan): Promise<Views> {
+async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, signals: Signals): Promise<Views> {
   const TOP_FIRST = "requests DESC, key";
   const busiest = `key IN (SELECT key FROM tot ORDER BY ${TOP_FIRST} LIMIT ${SERIES_TOP})`;
   const ROW = "requests, input_tokens, output_tokens, cost, latency_ms";
@@ -246,7 +250,7 @@ async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, pla
       [`${dim}Series`, { dim, sql: `SELECT period, key, bucket, ${ROW} FROM daily WHERE ${busiest} UNION ALL SELECT period, key, bucket, ${SUMS} FROM logs WHERE ${busiest} GROUP BY 1, 2, 3` }],
     ]),
   ];
-  const results = await runViews(logs, workspaceId, input, plan, queries.map(([, q]) => q));
+  const results = await runViews(logs, workspaceId, input, plan, signals, queries.map(([, q]) => q));
   return Object.fromEntries(queries.map(([name], i) => [name, results[i]])) as unknown as Views;
 }
 
@@ -255,13 +259,13 @@ async function viewsOf(logs: Db, workspaceId: number, input: AnalyticsInput, pla
  * ones: a value's total is the sum over periods), added up; then the series of the values busiest
  * over all periods, from each database, added up.
  */
-async function periodViews(logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput, plan: Plan): Promise<Views> {
+async function periodViews(logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput, plan: Plan, signals: Signals): Promise<Views> {
   const totals: ViewQuery[] = [
     { dim: "all", sql: `SELECT period, NULL AS key, bucket, ${SUMS} FROM src GROUP BY 1, 3` },
     { dim: "status", sql: `SELECT period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 1, 2` },
     ...SERIES_DIMS.map((dim): ViewQuery => ({ dim, sql: `SELECT NULL AS period, key, NULL AS bucket, ${SUMS} FROM src GROUP BY 2` })),
   ];
-  const perDb = await eachPeriod(logs, (db) => runViews(db, workspaceId, input, plan, totals));
+  const perDb = await eachPeriod(logs, (db) => runViews(db, workspaceId, input, plan, signals, totals));
   const [all, status, ...dimTotals] = totals.map((_, i) => sumRows(perDb.map((r) => r[i])));
   const busiest = dimTotals.map((rows) => rows.sort(byRequests).slice(0, SERIES_TOP).map((r) => r.key));
   // As viewsOf's series: the daily rows as they are, the logs' grouped (sumRows adds up the rest).
@@ -269,7 +273,7 @@ async function periodViews(logs: WorkspaceLogs, workspaceId: number, input: Anal
   const seriesQuery = `SELECT period, key, bucket, requests, input_tokens, output_tokens, cost, latency_ms FROM daily WHERE ${chosen}
     UNION ALL SELECT period, key, bucket, ${SUMS} FROM logs WHERE ${chosen} GROUP BY 1, 2, 3`;
   const series = await eachPeriod(logs, (db) =>
-    runViews(db, workspaceId, input, plan, SERIES_DIMS.map((dim, i): ViewQuery => ({ dim, sql: seriesQuery, extra: JSON.stringify(busiest[i]) }))),
+    runViews(db, workspaceId, input, plan, signals, SERIES_DIMS.map((dim, i): ViewQuery => ({ dim, sql: seriesQuery, extra: JSON.stringify(busiest[i]) }))),
   );
   const views: Record<string, Row[]> = { all, status };
   SERIES_DIMS.forEach((dim, i) => {

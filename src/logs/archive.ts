@@ -22,7 +22,8 @@ import { requestLogArchives, requestLogs, signalPending, signalResults, workspac
 import { col, columnList, columnNames, inJsonList } from "../db/sql";
 import { isCounted } from "./search-index";
 import { decodeLogRow, getRequestLogs, requestLogView } from "./write";
-import { byName, resultsQuery, verdictOf, verdictsByLog, type Verdict } from "./signal-results";
+import { resultsQuery, shownVerdicts, verdictsByLog, verdictsOf, type Verdict } from "./signal-results";
+import { signalNamesOf } from "./signal-names";
 import type { WorkspaceLogs } from "./periods";
 
 export const DAY_MS = 86_400_000;
@@ -124,9 +125,10 @@ const READ_PAGE = 50;
 
 /**
  * Step 2: the picked logs as gzip NDJSON under their key (stopping early at fileMaxBytes; the file then
- * holds a prefix of the ids). Writing the same logs again writes the same key.
+ * holds a prefix of the ids). Writing the same logs again writes the same key. `control`: the control
+ * database, for the names of the signals whose verdicts the lines hold (a test's one database by default).
  */
-export async function uploadArchiveFile(logs: Db, blobs: R2Bucket, workspaceId: number, batch: { day: number; ids: number[] }, settings: ArchiveSettings): Promise<ArchiveFile | null> {
+export async function uploadArchiveFile(logs: Db, blobs: R2Bucket, workspaceId: number, batch: { day: number; ids: number[] }, settings: ArchiveSettings, control: Db = logs): Promise<ArchiveFile | null> {
   const gzip = new CompressionStream("gzip");
   const writer = gzip.writable.getWriter();
   const compressed = new Response(gzip.readable).arrayBuffer();
@@ -137,7 +139,7 @@ export async function uploadArchiveFile(logs: Db, blobs: R2Bucket, workspaceId: 
   try {
     outer: for (let at = 0; at < batch.ids.length; at += READ_PAGE) {
       const page = batch.ids.slice(at, at + READ_PAGE);
-      const verdicts = await verdictsByLog(logs, workspaceId, page);
+      const verdicts = await verdictsByLog(logs, control, workspaceId, page);
       for (const row of await getRequestLogs(logs, workspaceId, page)) {
         const line = encoder.encode(`${JSON.stringify({ ...requestLogView(row), signals: verdicts.get(row.id) ?? [] })}\n`);
         if (written.length > 0 && size + line.byteLength > settings.fileMaxBytes) break outer;
@@ -198,10 +200,11 @@ export async function archiveNextFile(
   workspaceId: number,
   cutoff: number,
   settings: ArchiveSettings,
+  control: Db = logs,
 ): Promise<(ArchiveFile & { committed: boolean }) | null> {
   const batch = await pickArchiveBatch(logs, workspaceId, cutoff, settings);
   if (!batch || batch.ids.length === 0) return null;
-  const file = await uploadArchiveFile(logs, blobs, workspaceId, batch, settings);
+  const file = await uploadArchiveFile(logs, blobs, workspaceId, batch, settings, control);
   if (!file) return null;
   const committed = await commitArchiveFile(logs, file);
   if (!committed) await dropUncommitted(logs, blobs, file);
@@ -222,7 +225,7 @@ async function dropUncommitted(logs: Db, blobs: R2Bucket, file: ArchiveFile): Pr
 /** The next file of a workspace over its periods: the oldest period's past logs first (each file holds one database's logs). */
 async function archiveNextFileOf(logs: WorkspaceLogs, blobs: R2Bucket, workspaceId: number, cutoff: number, settings: ArchiveSettings) {
   for (const { db } of [...logs.periods].reverse()) {
-    const file = await archiveNextFile(db, blobs, workspaceId, cutoff, settings);
+    const file = await archiveNextFile(db, blobs, workspaceId, cutoff, settings, logs.control);
     if (file) return file;
   }
   return null;
@@ -334,12 +337,15 @@ export async function readRequestLog(store: WorkspaceLogs, blobs: R2Bucket, work
       .limit(1),
     resultsQuery(logs, workspaceId, id),
   ]);
-  if (rows[0]) return { ...requestLogView(decodeLogRow(rows[0])), signals: results.map(verdictOf).sort(byName) };
+  // Verdicts under their signals' current names, a deleted signal's left out: one more read, only for a log with verdicts.
+  const namesOf = (verdicts: readonly { signal_id: number }[]) => (verdicts.length === 0 ? new Map<number, string>() : signalNamesOf(store.control, workspaceId, verdicts.map((v) => v.signal_id)));
+  if (rows[0]) return { ...requestLogView(decodeLogRow(rows[0])), signals: verdictsOf(results, await namesOf(results.map((r) => ({ signal_id: r.signalId })))) };
   const line = await archivedLineIn(logs, blobs, workspaceId, id);
   if (line === null) return null;
   // A file written before Signals holds no verdicts.
   const archived = JSON.parse(line) as ArchivedLog;
-  return { ...archived, signals: archived.signals ?? [] };
+  const held = archived.signals ?? [];
+  return { ...archived, signals: shownVerdicts(held, await namesOf(held)) };
 }
 
 type Manifest = { id: number; day: number; key: string };
@@ -398,7 +404,7 @@ export interface ExportOptions {
 export async function* exportLogs(logs: WorkspaceLogs, blobs: R2Bucket, workspaceId: number, from: number, to: number, options: ExportOptions = {}): AsyncGenerator<string> {
   // Period by period, the oldest first: each database's files and live logs, as below. A log is in
   // one database, so none comes twice.
-  for (const { db } of [...logs.periods].reverse()) yield* exportFrom(db, blobs, workspaceId, from, to, options);
+  for (const { db } of [...logs.periods].reverse()) yield* exportFrom(db, logs.control, blobs, workspaceId, from, to, options);
 }
 
 // The export's pages are SQL built as text (numbered parameters, reused), with the tables' names from the schema.
@@ -408,7 +414,7 @@ const R = columnNames(requestLogs);
 const A = columnNames(requestLogArchives);
 
 /** exportLogs over one database. */
-async function* exportFrom(logs: Db, blobs: R2Bucket, workspaceId: number, from: number, to: number, options: ExportOptions): AsyncGenerator<string> {
+async function* exportFrom(logs: Db, control: Db, blobs: R2Bucket, workspaceId: number, from: number, to: number, options: ExportOptions): AsyncGenerator<string> {
   const pageSize = options.pageSize ?? 200;
   const d1 = d1Of(logs);
   const newest = `SELECT coalesce(max(${A.id}), 0) AS seq FROM ${ARCHIVES} WHERE ${A.workspaceId} = ?1`;
@@ -416,10 +422,18 @@ async function* exportFrom(logs: Db, blobs: R2Bucket, workspaceId: number, from:
   const inRange = (log: { start: number }) => log.start >= from && log.start < to;
   const startOf = (line: string) => Date.parse((JSON.parse(line) as ArchivedLog).request_start_time);
 
+  // An archived line's verdicts are shown as a live log's are (under their signals' current names, a
+  // deleted signal's left out): the workspace's signals read once, when a line with verdicts first needs them.
+  let names: Promise<Map<number, string>> | null = null;
+  const shown = async (line: string) => {
+    if (line.endsWith(`"signals":[]}`) || !line.includes(`"signals":[`)) return line;
+    const log = JSON.parse(line) as ArchivedLog;
+    return JSON.stringify({ ...log, signals: shownVerdicts(log.signals, await (names ??= signalNamesOf(control, workspaceId))) });
+  };
   async function* fileLines(m: Manifest, keep: (line: string) => boolean): AsyncGenerator<string> {
     const whole = m.day >= from && m.day + DAY_MS <= to;
     for await (const line of objectLines(await openArchive(blobs, m.key))) {
-      if ((whole || inRange({ start: startOf(line) })) && keep(line)) yield `${line}\n`;
+      if ((whole || inRange({ start: startOf(line) })) && keep(line)) yield `${await shown(line)}\n`;
     }
   }
 
@@ -443,7 +457,7 @@ async function* exportFrom(logs: Db, blobs: R2Bucket, workspaceId: number, from:
     const rows = found.results as { id: number; start: number; archived: number }[];
     const wanted = rows.filter((r) => !r.archived).map((r) => r.id);
     const read = new Map((await getRequestLogs(logs, workspaceId, wanted)).map((r) => [r.id, r]));
-    const verdicts = await verdictsByLog(logs, workspaceId, wanted);
+    const verdicts = await verdictsByLog(logs, control, workspaceId, wanted);
     for (const r of rows) {
       const row = read.get(r.id);
       if (row) yield `${JSON.stringify({ ...requestLogView(row), signals: verdicts.get(r.id) ?? [] })}\n`;

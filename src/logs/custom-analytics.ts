@@ -27,6 +27,7 @@ import type { Interval } from "../analytics/summarize";
 import { ApiError } from "../lib/errors";
 import { dimensionSource, LATENCY, planAnalytics, SUMS, type AnalyticsInput, type Dim, type Estimate, type Plan } from "./analytics";
 import { filterEstimates } from "./search";
+import { filterSignalIds } from "./signal-names";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const HOUR = 3_600_000;
@@ -95,11 +96,13 @@ export async function customAnalytics(logs: WorkspaceLogs, workspaceId: number, 
 
   const plan = planAnalytics(input);
   const interval = plan.interval;
+  // One map of names to ids for the filter group's `signals` filters and the charts' `signal:<name>` fields.
+  const signals = new Map([...(await filterSignalIds(logs.control, workspaceId, input.filter_group)), ...(input.signals ?? [])]);
   const perDb = await eachPeriod(logs, async (db) => {
     const estimate = await filterEstimates(db, workspaceId, input.filter_group);
     return Promise.all(
       input.customCharts.map((chart) =>
-        servedBySums(chart) ? sourceObservations(db, workspaceId, input, plan, estimate, chart) : logObservations(db, workspaceId, input, chart, interval, estimate, input.signals ?? new Map()),
+        servedBySums(chart) ? sourceObservations(db, workspaceId, input, plan, estimate, signals, chart) : logObservations(db, workspaceId, input, chart, interval, estimate, signals),
       ),
     );
   });
@@ -109,11 +112,11 @@ export async function customAnalytics(logs: WorkspaceLogs, workspaceId: number, 
 }
 
 /** Counts, sums and latency histograms by group and period, aggregated in the database. */
-async function sourceObservations(db: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, estimate: Estimate, chart: ChartSpec): Promise<Observation[]> {
+async function sourceObservations(db: Db, workspaceId: number, input: AnalyticsInput, plan: Plan, estimate: Estimate, signals: ReadonlyMap<string, number>, chart: ChartSpec): Promise<Observation[]> {
   const d1 = d1Of(db);
   const params = new SqlParams();
   const by = chart.groupByField ? DIM_GROUP[chart.groupByField]! : { dim: "all" as const, group: "NULL" };
-  const source = dimensionSource(workspaceId, input, plan, by.dim, params, estimate);
+  const source = dimensionSource(workspaceId, input, plan, by.dim, params, estimate, signals);
   const period = chart.timeSeries ? "period" : "0";
   // Latency buckets only for a chart that draws a percentile: the others' rows are one per group and period.
   const bucket = seriesOf(chart).some((s) => s.metric === "percentile") ? "bucket" : "-1";
@@ -131,7 +134,7 @@ async function logObservations(db: Db, workspaceId: number, input: AnalyticsInpu
   const d1 = d1Of(db);
   const params = new SqlParams();
   const ws = params.add(workspaceId);
-  const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
+  const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate, signals });
   const field = seriesOf(chart).find((s) => needsOwnField(s, REQUEST_LOG_CHART_FIELDS))?.metricField;
   const v = !field ? "NULL" : isSignalField(field) ? signalFieldSql(field, signals, params) : FIELD_SQL[field]!;
   const hour = `(r.${R.requestStartTime} - (r.${R.requestStartTime} % ${HOUR}))`;

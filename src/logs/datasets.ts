@@ -9,6 +9,7 @@ import { requestLogs } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { MAX_LOGS_PER_JOB, type FillParams } from "./fill-params";
 import { filterEstimates, SORT_COLUMNS, sortKeyOrder } from "./search";
+import { filterSignalIds } from "./signal-names";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 import { markSql } from "./readers";
 import { decodeBlueprints, type StoredLogParts } from "./row-codec";
@@ -196,8 +197,11 @@ async function valuesIn(db: Db, ws: number, ids: number[], first: Map<number, nu
   return out;
 }
 
-/** The query of a filter-based fill (pure): run by the job, and compiled once when the fill is asked for. */
-export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["estimate"], withSortKey = false): { sql: string; params: Scalar[] } {
+/**
+ * The query of a filter-based fill (pure): run by the job, and compiled once when the fill is asked for.
+ * `signals`: the ids of the signals its filter group names (filterSignalIds).
+ */
+export function fillQuery(ws: number, p: FillParams, signals: CompileContext["signals"], estimate?: CompileContext["estimate"], withSortKey = false): { sql: string; params: Scalar[] } {
   let group = null;
   if (p.filter_group) {
     const parsed = parseFilterGroup(p.filter_group);
@@ -206,7 +210,7 @@ export function fillQuery(ws: number, p: FillParams, estimate?: CompileContext["
     group = parsed.group;
   }
   const params = new SqlParams();
-  let where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate });
+  let where = compileRequestLogQuery({ filter_group: group, q: p.q }, { params, workspace: params.add(ws), estimate, signals });
   if (p.max_log_id != null) where = `(${where}) AND ${markSql(p.max_log_id, params)}`;
   const dir = p.sort_order === "asc" ? "ASC" : "DESC";
   const sortExpr = SORT_COLUMNS[p.sort_by ?? "request_start_time"];
@@ -226,9 +230,10 @@ export async function matchingLogIds(logs: WorkspaceLogs, ws: number, p: FillPar
   await readyForSnapshot(logs);
   const group = p.filter_group ? parseFilterGroup(p.filter_group) : null;
   const filter = group?.ok ? group.group : null;
+  const signals = await filterSignalIds(logs.control, ws, filter);
   // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
   const read = async (db: Db, withSortKey: boolean) => {
-    const { sql, params } = fillQuery(ws, p, await filterEstimates(db, ws, filter), withSortKey);
+    const { sql, params } = fillQuery(ws, p, signals, await filterEstimates(db, ws, filter), withSortKey);
     return (await d1Of(db).prepare(sql).bind(...params).all<{ id: number; k: number | string }>()).results;
   };
   if (!logs.spread) return (await read(logs.current, false)).map((r) => r.id);
@@ -302,9 +307,10 @@ export async function previewLogs(
   } else {
     const parsed = input.filter_group ? parseFilterGroup(input.filter_group) : null;
     const group0 = parsed && parsed.ok ? parsed.group : null;
+    const signals = await filterSignalIds(logs.control, ws, group0);
     const counts = await eachPeriod(logs, async (db) => {
       const count = new SqlParams();
-      const where = compileRequestLogQuery({ filter_group: group0, q: input.q }, { params: count, workspace: count.add(ws), estimate: await filterEstimates(db, ws, group0) });
+      const where = compileRequestLogQuery({ filter_group: group0, q: input.q }, { params: count, workspace: count.add(ws), estimate: await filterEstimates(db, ws, group0), signals });
       return (await d1Of(db).prepare(`SELECT count(*) AS n FROM ${LOGS} AS r WHERE ${where}`).bind(...count.values).first<{ n: number }>())!.n;
     });
     matching = counts.reduce((a, b) => a + b, 0);

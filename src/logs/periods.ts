@@ -25,19 +25,24 @@ export class WorkspaceLogs {
   indexExtension?: IndexExtension;
   /** The periods read again (at most once per request: after that an unknown range is another workspace's). */
   private reloading: Promise<void> | null = null;
+  /** The control database, where the workspace's signals are defined (their names: signal-names.ts). */
+  readonly control: Db;
 
   /**
    * `periods` oldest first, the current one last (a database listed twice counts once, at its latest
-   * place). `reload` reads them again, for an id of a period opened since they were read.
+   * place). `reload` reads them again, for an id of a period opened since they were read. `control`:
+   * the control database (a store made without one, in a test, takes its first period's).
    */
   constructor(
     readonly workspaceId: number,
     periods: readonly LogPeriod[],
     private readonly reload?: () => Promise<LogPeriod[]>,
+    control?: Db,
   ) {
     if (periods.length === 0) throw new Error(`workspace ${workspaceId} has no log database`);
     this.list = distinct(periods);
     this.first = periods[0].db;
+    this.control = control ?? this.first;
   }
 
   /** One database taken to hold every id of the workspace (its range unknown): what a test or a tool hands the store. */

@@ -3,14 +3,15 @@
 // same ones. Compiled statements: their numbered parameters are shared (src/filters/), which
 // drizzle's sql cannot express.
 import { eq, getTableName, sql } from "drizzle-orm";
-import { d1Of } from "../db/client";
+import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { columnNames } from "../db/sql";
-import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup } from "../filters";
+import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup, type Scalar } from "../filters";
 import { LOGS_BY_IDS } from "./by-ids";
 import { ID_RANGE_SIZE, idRangeOf } from "./id-ranges";
 import { readyForSnapshot } from "./layout-move";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
+import { filterSignalIds } from "./signal-names";
 
 /**
  * The logs that exist at one moment. An array: the newest id of each of the workspace's databases
@@ -59,43 +60,60 @@ export function markFilter(mark: LogMark): Filter | FilterGroup {
 /**
  * The logs a filter matches, as stored rows: counted once (over every period), then read a page at a
  * time, period by period from the oldest, in id order within each; both once every log written so far
- * is indexed (a snapshot misses none, however recent).
+ * is indexed (a snapshot misses none, however recent). `columns`: what a page selects of each log
+ * (SQL from constants, over the alias r; its id always among them). `compile()` compiles the filter
+ * without reading a log: a caller that must refuse a filter before it answers awaits it first.
  */
-export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs, ws: number, filter: FilterGroup, pageSize: number) {
+export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs, ws: number, filter: FilterGroup, pageSize: number, columns = "r.*") {
   let indexed: Promise<number> | null = null;
   const ready = () => (indexed ??= readyForSnapshot(logs));
-  const params = new SqlParams();
-  const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(ws) });
-  const after = params.add(-1);
-  const afterIndex = params.values.length - 1;
-  const limit = params.add(pageSize);
-  const query = `SELECT r.* FROM ${LOGS} AS r WHERE ${where} AND r.${R.id} > ${after} ORDER BY r.${R.id} LIMIT ${limit}`;
+  // Compiled once, with the ids of the signals the filter names (read from the control database first).
+  let compiled: Promise<{ where: string; query: string; values: Scalar[]; afterIndex: number }> | null = null;
+  const compile = () =>
+    (compiled ??= filterSignalIds(logs.control, ws, filter).then((signals) => {
+      const params = new SqlParams();
+      const where = compileRequestLogQuery({ filter_group: filter }, { params, workspace: params.add(ws), signals });
+      const after = params.add(-1);
+      const afterIndex = params.values.length - 1;
+      const limit = params.add(pageSize);
+      return { where, query: `SELECT ${columns} FROM ${LOGS} AS r WHERE ${where} AND r.${R.id} > ${after} ORDER BY r.${R.id} LIMIT ${limit}`, values: params.values, afterIndex };
+    }));
+  /** The pages with the database they were read from. */
+  async function* databasePages(): AsyncGenerator<{ db: Db; rows: Row[] }> {
+    await ready();
+    const { query, values: bound, afterIndex } = await compile();
+    for (const { db } of [...logs.periods].reverse()) {
+      const values = [...bound];
+      for (;;) {
+        const { results } = await d1Of(db)
+          .prepare(query)
+          .bind(...values)
+          .all<Row>();
+        if (results.length > 0) yield { db, rows: results };
+        if (results.length < pageSize) break;
+        values[afterIndex] = results[results.length - 1].id;
+      }
+    }
+  }
   return {
+    async compile(): Promise<void> {
+      await compile();
+    },
     async count(): Promise<number> {
       await ready();
+      const { where, values, afterIndex } = await compile();
       const counts = await eachPeriod(logs, async (db) => {
         const counted = await d1Of(db)
           .prepare(`SELECT count(*) AS n FROM ${LOGS} AS r WHERE ${where}`)
-          .bind(...params.values.slice(0, afterIndex))
+          .bind(...values.slice(0, afterIndex))
           .first<{ n: number }>();
         return counted?.n ?? 0;
       });
       return counts.reduce((a, b) => a + b, 0);
     },
+    databasePages,
     async *pages(): AsyncGenerator<Row[]> {
-      await ready();
-      for (const { db } of [...logs.periods].reverse()) {
-        const values = [...params.values];
-        for (;;) {
-          const { results } = await d1Of(db)
-            .prepare(query)
-            .bind(...values)
-            .all<Row>();
-          if (results.length > 0) yield results;
-          if (results.length < pageSize) break;
-          values[afterIndex] = results[results.length - 1].id;
-        }
-      }
+      for await (const page of databasePages()) yield page.rows;
     },
   };
 }

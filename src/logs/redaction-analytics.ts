@@ -11,6 +11,7 @@ import { toIso } from "../lib/time";
 import { planAnalytics, type AnalyticsInput } from "./analytics";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 import { filterEstimates } from "./search";
+import { filterSignalIds } from "./signal-names";
 
 const R = columnNames(requestLogs);
 const LOGS = getTableName(requestLogs);
@@ -27,11 +28,12 @@ interface Row {
 export async function redactionAnalytics(logs: WorkspaceLogs, workspaceId: number, input: AnalyticsInput) {
   const plan = planAnalytics(input);
   const size = plan.interval === "day" ? DAY : HOUR;
+  const signals = await filterSignalIds(logs.control, workspaceId, input.filter_group);
   const perDb = await eachPeriod(logs, async (db) => {
     const params = new SqlParams();
     const ws = params.add(workspaceId);
     const estimate = await filterEstimates(db, workspaceId, input.filter_group);
-    const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
+    const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate, signals });
     // Compiled SQL (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
     const query = `SELECT (r.${R.requestStartTime} - (r.${R.requestStartTime} % ${size})) AS period, d.key AS detector, sum(d.value) AS redacted, count(*) AS logs
       FROM ${LOGS} AS r, json_each(r.${R.redactions}) AS d

@@ -13,6 +13,7 @@ import { promptNames } from "./prompt-names";
 import { runBatch } from "../db/batch";
 import { LOGS_BY_IDS } from "./by-ids";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
+import { filterSignalIds } from "./signal-names";
 
 // The search's SQL is built as text (numbered, shared parameters): the tables' and columns' names from the schema.
 const R = columnNames(requestLogs);
@@ -83,10 +84,10 @@ const PREVIEW_COLUMNS = `, substr(r.${R.inputText}, 1, ${PREVIEW_CHARS}) AS inpu
 const pageColumns = (input: SearchInput) => (input.include_previews ? PAGE_COLUMNS + PREVIEW_COLUMNS : PAGE_COLUMNS);
 
 /** A search's condition, order and count bound over one database, its parameters so far in `params`. */
-function searchParts(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"]) {
+function searchParts(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"], signals?: CompileContext["signals"]) {
   const params = new SqlParams();
   const ws = params.add(workspaceId);
-  const where = compileRequestLogQuery(input, { params, workspace: ws, estimate });
+  const where = compileRequestLogQuery(input, { params, workspace: ws, estimate, signals });
   const desc = input.sort_order !== "asc";
   const sortExpr = SORT_COLUMNS[input.sort_by ?? "request_start_time"];
   const dir = desc ? "DESC" : "ASC";
@@ -97,9 +98,12 @@ function searchParts(workspaceId: number, input: SearchInput, estimate?: Compile
   return { params, where, desc, sortExpr, order: `${sortExpr} ${dir}, r.${R.id} ${dir}`, bound };
 }
 
-/** The page and the bounded count of a search, as SQL and bound values: pure, so tests can EXPLAIN them. */
-export function searchQueries(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"]) {
-  const { params, where, order, bound } = searchParts(workspaceId, input, estimate);
+/**
+ * The page and the bounded count of a search, as SQL and bound values: pure, so tests can EXPLAIN them.
+ * `signals`: the ids of the signals its `signals` filters name (filterSignalIds).
+ */
+export function searchQueries(workspaceId: number, input: SearchInput, estimate?: CompileContext["estimate"], signals?: CompileContext["signals"]) {
+  const { params, where, order, bound } = searchParts(workspaceId, input, estimate, signals);
   // The count binds exactly the parameters of the condition (a statement must use all it is given).
   const countParams = [...params.values];
   const limit = params.add(input.per_page);
@@ -129,8 +133,8 @@ export function sortKeyOrder(desc: boolean) {
  * only those that sort before `before` (the last key the page can still use, once the databases read
  * so far filled it), and its bounded count.
  */
-export function searchKeysQueries(workspaceId: number, input: SearchInput, want: number, before: SortKey | null, estimate?: CompileContext["estimate"]) {
-  const { params, where, desc, sortExpr, order, bound } = searchParts(workspaceId, input, estimate);
+export function searchKeysQueries(workspaceId: number, input: SearchInput, want: number, before: SortKey | null, estimate?: CompileContext["estimate"], signals?: CompileContext["signals"]) {
+  const { params, where, desc, sortExpr, order, bound } = searchParts(workspaceId, input, estimate, signals);
   const countParams = [...params.values];
   let cond = where;
   if (before) {
@@ -149,11 +153,11 @@ export function searchKeysQueries(workspaceId: number, input: SearchInput, want:
 }
 
 /** A search's page rows and its match count (at most `bound`) in one database: page and count in one batch. */
-async function searchOne(logs: Db, workspaceId: number, input: SearchInput) {
+async function searchOne(logs: Db, workspaceId: number, input: SearchInput, signals: CompileContext["signals"]) {
   // Compiled statements (src/filters/): their numbered parameters are shared, which drizzle's sql cannot express.
   const d1 = d1Of(logs);
   const estimate = await filterEstimates(logs, workspaceId, input.filter_group);
-  const q = searchQueries(workspaceId, input, estimate);
+  const q = searchQueries(workspaceId, input, estimate, signals);
   // Page and count travel in one batch: one round trip. (One statement for both, the matches
   // materialized once and counted and paged from there, measured slower: it copies every match up
   // to the cap, where the two statements each stop early on their index.)
@@ -167,7 +171,7 @@ async function searchOne(logs: Db, workspaceId: number, input: SearchInput) {
  * of the page so far once it is full, so an older period whose logs all sort later costs one index
  * seek), merged in order; then the page's rows are read by id where they are. Counts add up.
  */
-async function searchPeriods(logs: WorkspaceLogs, workspaceId: number, input: SearchInput) {
+async function searchPeriods(logs: WorkspaceLogs, workspaceId: number, input: SearchInput, signals: CompileContext["signals"]) {
   const want = input.page * input.per_page;
   const cmp = sortKeyOrder(input.sort_order !== "asc");
   let merged: (SortKey & { db: Db })[] = [];
@@ -177,7 +181,7 @@ async function searchPeriods(logs: WorkspaceLogs, workspaceId: number, input: Se
   const estimates = await eachPeriod(logs, (db) => filterEstimates(db, workspaceId, input.filter_group));
   for (const [i, { db }] of logs.periods.entries()) {
     const d1 = d1Of(db);
-    const q = searchKeysQueries(workspaceId, input, want, merged.length >= want ? merged[want - 1] : null, estimates[i]);
+    const q = searchKeysQueries(workspaceId, input, want, merged.length >= want ? merged[want - 1] : null, estimates[i], signals);
     const [keys, count] = await runBatch(db, [d1.prepare(q.keysSql).bind(...q.keysParams), d1.prepare(q.countSql).bind(...q.countParams)]);
     counted += (count.results[0] as { n: number }).n;
     bound = q.bound;
@@ -199,7 +203,8 @@ async function searchPeriods(logs: WorkspaceLogs, workspaceId: number, input: Se
 
 /** `db` is the control database (current prompt names, with include_prompt_name), `logs` the workspace's log databases. */
 export async function searchRequestLogs(db: Db, logs: WorkspaceLogs, workspaceId: number, input: SearchInput) {
-  const { page, counted, bound } = logs.spread ? await searchPeriods(logs, workspaceId, input) : await searchOne(logs.current, workspaceId, input);
+  const signals = await filterSignalIds(logs.control, workspaceId, input.filter_group);
+  const { page, counted, bound } = logs.spread ? await searchPeriods(logs, workspaceId, input, signals) : await searchOne(logs.current, workspaceId, input, signals);
   const capped = counted >= bound;
   const total = capped ? bound - 1 : counted;
   // When capped there is at least one match past `total`: one more page than total fills.
@@ -307,7 +312,7 @@ export interface SuggestInput {
  * The suggestion query for an input: pure, so tests can EXPLAIN it. `only`: count just these values
  * (a search over several databases counts, in each, the values the others suggested).
  */
-export function suggestionQuery(workspaceId: number, input: SuggestInput, only?: readonly string[]): { sql: string; params: (string | number)[] } {
+export function suggestionQuery(workspaceId: number, input: SuggestInput, only?: readonly string[], signals?: CompileContext["signals"]): { sql: string; params: (string | number)[] } {
   const params = new SqlParams();
   const ws = params.add(workspaceId);
   const field = params.add(input.field);
@@ -338,7 +343,7 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput, only?:
     return { sql, params: params.values };
   }
 
-  const where = compileRequestLogQuery({ filter_group: input.filter_group }, { params, workspace: ws });
+  const where = compileRequestLogQuery({ filter_group: input.filter_group }, { params, workspace: ws, signals });
   const source = SOURCES[input.field];
   // The case-insensitive prefix goes through the facets' folded index, so it is Unicode-aware here too.
   const prefixIn = (expr: string) =>
@@ -368,9 +373,9 @@ export function suggestionQuery(workspaceId: number, input: SuggestInput, only?:
 
 type Suggestions = { values: string[]; counts: Record<string, number> };
 
-async function suggestOne(logs: Db, workspaceId: number, input: SuggestInput, only?: readonly string[]): Promise<{ suggestion: string; n: number }[]> {
+async function suggestOne(logs: Db, workspaceId: number, input: SuggestInput, signals: CompileContext["signals"], only?: readonly string[]): Promise<{ suggestion: string; n: number }[]> {
   // A compiled statement (src/filters/): its numbered parameters are shared, which drizzle's sql cannot express.
-  const { sql, params } = suggestionQuery(workspaceId, input, only);
+  const { sql, params } = suggestionQuery(workspaceId, input, only, signals);
   return (await d1Of(logs).prepare(sql).bind(...params).all<{ suggestion: string; n: number }>()).results;
 }
 
@@ -381,15 +386,16 @@ async function suggestOne(logs: Db, workspaceId: number, input: SuggestInput, on
  */
 export async function suggestRequestValues(logs: WorkspaceLogs, workspaceId: number, input: SuggestInput): Promise<Suggestions> {
   let rows: { suggestion: string; n: number }[];
-  if (!logs.spread) rows = await suggestOne(logs.current, workspaceId, input);
+  const signals = await filterSignalIds(logs.control, workspaceId, input.filter_group);
+  if (!logs.spread) rows = await suggestOne(logs.current, workspaceId, input, signals);
   else {
-    const tops = await eachPeriod(logs, (db) => suggestOne(db, workspaceId, input));
+    const tops = await eachPeriod(logs, (db) => suggestOne(db, workspaceId, input, signals));
     const counts = new Map<string, number>();
     for (const top of tops) for (const r of top) counts.set(r.suggestion, (counts.get(r.suggestion) ?? 0) + r.n);
     const rest = await eachPeriod(logs, (db, i) => {
       const had = new Set(tops[i].map((r) => r.suggestion));
       const missing = [...counts.keys()].filter((v) => !had.has(v));
-      return missing.length > 0 ? suggestOne(db, workspaceId, { ...input, limit: missing.length }, missing) : Promise.resolve([]);
+      return missing.length > 0 ? suggestOne(db, workspaceId, { ...input, limit: missing.length }, signals, missing) : Promise.resolve([]);
     });
     for (const more of rest) for (const r of more) counts.set(r.suggestion, counts.get(r.suggestion)! + r.n);
     rows = [...counts]

@@ -10,6 +10,7 @@ import { compileRequestLogQuery, SqlParams } from "../filters";
 import { bucketKey } from "../analytics/summarize";
 import { planAnalytics, type AnalyticsInput } from "./analytics";
 import { filterEstimates } from "./search";
+import { filterSignalIds } from "./signal-names";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 
 const R = columnNames(requestLogs);
@@ -48,12 +49,13 @@ export async function signalAnalytics(logs: WorkspaceLogs, workspaceId: number, 
   if (signals.size === 0) return {};
   const { interval } = planAnalytics(input);
   const size = interval === "day" ? DAY : HOUR;
+  const named = await filterSignalIds(logs.control, workspaceId, input.filter_group);
   const rows = (
     await eachPeriod(logs, async (db) => {
       const estimate = await filterEstimates(db, workspaceId, input.filter_group);
       const params = new SqlParams();
       const ws = params.add(workspaceId);
-      const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate });
+      const where = compileRequestLogQuery({ filter_group: input.filter_group, q: input.q }, { params, workspace: ws, estimate, signals: named });
       const ids = params.add(JSON.stringify([...new Set(signals.values())]));
       const start = `r.${R.requestStartTime}`;
       const { results } = await d1Of(db)

@@ -11,6 +11,7 @@ import { col, columnList, inJsonList } from "../db/sql";
 import { eachPeriod, type WorkspaceLogs } from "./periods";
 import { decodeLogRow, type RequestLog } from "./write";
 import { toIso } from "../lib/time";
+import { signalNamesOf } from "./signal-names";
 
 /** A judgement owed: the log, the signal, where it came from, and when it may be made. */
 export interface PendingJudgement {
@@ -121,11 +122,18 @@ async function claimOf(db: Db, row: SignalPendingRow | undefined, requestId: num
   return { state: "held" };
 }
 
+/** The log a judgement is about, as its delivery read it: its start (the daily totals' day) and its blueprints, decoded on demand. */
+export interface JudgedLogRow {
+  requestStartTime: number;
+  /** The log with its blueprints decoded: called inside the claimed judgement, so a log that cannot be read fails as a counted attempt. */
+  decode(): RequestLog;
+}
+
 /**
- * A delivery's first round trip: the claim, the result stored already (if any) and the log itself (its
- * blueprints decoded), in one batch (drizzle's: every statement is a query builder, the rows come back typed).
+ * A delivery's first round trip: the claim, the result stored already (if any) and the log itself, in
+ * one batch (drizzle's: every statement is a query builder, the rows come back typed).
  */
-export async function openJudgement(db: Db, ws: number, requestId: number, signalId: number, now: number, leaseMs: number): Promise<{ claim: Claim; existing: SignalResultRow | null; log: RequestLog | null }> {
+export async function openJudgement(db: Db, ws: number, requestId: number, signalId: number, now: number, leaseMs: number): Promise<{ claim: Claim; existing: SignalResultRow | null; log: JudgedLogRow | null }> {
   const [claimed, existing, log] = await db.batch([
     claimStatement(db, requestId, signalId, now, leaseMs),
     db
@@ -139,7 +147,12 @@ export async function openJudgement(db: Db, ws: number, requestId: number, signa
       .where(and(eq(requestLogs.id, requestId), eq(requestLogs.workspaceId, ws)))
       .limit(1),
   ]);
-  return { claim: await claimOf(db, claimed[0], requestId, signalId, now), existing: existing[0] ?? null, log: log[0] ? decodeLogRow(log[0]) : null };
+  const row = log[0];
+  return {
+    claim: await claimOf(db, claimed[0], requestId, signalId, now),
+    existing: existing[0] ?? null,
+    log: row ? { requestStartTime: row.requestStartTime, decode: () => decodeLogRow(row) } : null,
+  };
 }
 
 /** Lets go of a claim so the next delivery (a retry) may take it. */
@@ -165,7 +178,6 @@ export async function storedResult(db: Db, requestId: number, signalId: number):
 export interface NewSignalResult {
   requestId: number;
   signalId: number;
-  signalName: string;
   workspaceId: number;
   hookId: number | null;
   backfillId: number | null;
@@ -224,14 +236,15 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number, opts:
         SELECT ${r.signalId}, ${r.day}, ${r.workspaceId}, ${isTrue}, ${isFalse}, ${isError}, ${r.cost}
         WHERE NOT EXISTS (SELECT 1 FROM ${signalResults} AS o WHERE ${key} AND NOT ${replacedBy(sql`o`, r)})
         ON CONFLICT (${target}) DO UPDATE SET ${DAILY_ADD}`,
-    // The A/B scorecard's signal rows (a log an A/B release served): the replaced verdict taken out, this one added.
+    // The A/B scorecard's signal rows (a log an A/B release served), named by the signal's id (the
+    // scorecard shows its current name: abSignalMetricName): the replaced verdict taken out, this one added.
     sql`INSERT INTO ${abVariantMetrics} (${AB_METRIC_COLUMNS})
-        SELECT l.${col(requestLogs.workspaceId)}, l.${col(requestLogs.abTestId)}, l.${col(requestLogs.abVariant)}, ${dayOf(sql`l`)}, 'signal', o.${col(signalResults.signalName)}, -1, -o.${col(signalResults.result)}, -o.${col(signalResults.result)}
+        SELECT l.${col(requestLogs.workspaceId)}, l.${col(requestLogs.abTestId)}, l.${col(requestLogs.abVariant)}, ${dayOf(sql`l`)}, 'signal', CAST(o.${col(signalResults.signalId)} AS TEXT), -1, -o.${col(signalResults.result)}, -o.${col(signalResults.result)}
         FROM ${signalResults} AS o JOIN ${requestLogs} AS l ON l.${col(requestLogs.id)} = o.${col(signalResults.requestId)}
         WHERE ${key} AND ${replacedBy(sql`o`, r)} AND o.${col(signalResults.status)} = 'ok' AND l.${col(requestLogs.abTestId)} IS NOT NULL
         ON CONFLICT DO UPDATE SET ${AB_METRIC_ADD}`,
     sql`INSERT INTO ${abVariantMetrics} (${AB_METRIC_COLUMNS})
-        SELECT l.${col(requestLogs.workspaceId)}, l.${col(requestLogs.abTestId)}, l.${col(requestLogs.abVariant)}, ${dayOf(sql`l`)}, 'signal', ${r.signalName}, 1, ${isTrue}, ${isTrue}
+        SELECT l.${col(requestLogs.workspaceId)}, l.${col(requestLogs.abTestId)}, l.${col(requestLogs.abVariant)}, ${dayOf(sql`l`)}, 'signal', ${abSignalMetricName(r.signalId)}, 1, ${isTrue}, ${isTrue}
         FROM ${requestLogs} AS l
         WHERE l.${col(requestLogs.id)} = ${r.requestId} AND ${r.status === "ok" ? sql`1` : sql`0`} AND l.${col(requestLogs.abTestId)} IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM ${signalResults} AS o WHERE ${key} AND NOT ${replacedBy(sql`o`, r)})
@@ -241,7 +254,6 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number, opts:
       .values({
         requestId: r.requestId,
         signalId: r.signalId,
-        signalName: r.signalName,
         workspaceId: r.workspaceId,
         hookId: r.hookId,
         backfillId: r.backfillId,
@@ -262,7 +274,7 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number, opts:
       .onConflictDoUpdate({
         target: [signalResults.requestId, signalResults.signalId],
         set: Object.fromEntries(
-          (["signalName", "hookId", "backfillId", "revision", "result", "reasoning", "quote", "quoteVerified", "status", "error", "model", "inputTokens", "outputTokens", "cost", "day", "createdAt"] as const).map((k) => [
+          (["hookId", "backfillId", "revision", "result", "reasoning", "quote", "quoteVerified", "status", "error", "model", "inputTokens", "outputTokens", "cost", "day", "createdAt"] as const).map((k) => [
             k,
             sql.raw(`excluded.${signalResults[k].name}`),
           ]),
@@ -291,10 +303,11 @@ export interface Verdict {
   judged_at: string;
 }
 
-export function verdictOf(r: SignalResultRow): Verdict {
+/** A result as a verdict, not yet named (shownVerdicts names it). */
+function verdictOf(r: SignalResultRow): Verdict {
   return {
     signal_id: r.signalId,
-    name: r.signalName,
+    name: "",
     result: r.result === null ? null : r.result === 1,
     reasoning: r.reasoning ?? null,
     quote: r.quote ?? null,
@@ -309,6 +322,25 @@ export function verdictOf(r: SignalResultRow): Verdict {
 /** A log's verdicts in their one order: by signal name (code points), then id. */
 export const byName = (a: Verdict, b: Verdict) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.signal_id - b.signal_id);
 
+/**
+ * Verdicts as shown: each under its signal's current name (`names`: id → name, signalNamesOf), those of
+ * a signal that no longer exists left out, by name. Verdicts read back from an archived line are
+ * named again the same way.
+ */
+export function shownVerdicts(verdicts: readonly Verdict[], names: ReadonlyMap<number, string>): Verdict[] {
+  return verdicts
+    .flatMap((v) => {
+      const name = names.get(v.signal_id);
+      return name === undefined ? [] : [{ ...v, name }];
+    })
+    .sort(byName);
+}
+
+/** A log's results (rows of resultsQuery) as shown (shownVerdicts). */
+export function verdictsOf(rows: readonly SignalResultRow[], names: ReadonlyMap<number, string>): Verdict[] {
+  return shownVerdicts(rows.map(verdictOf), names);
+}
+
 /** The query of a log's results (its key range), for a batch that reads the log too. */
 export function resultsQuery(db: Db, ws: number, requestId: number) {
   return db
@@ -317,16 +349,22 @@ export function resultsQuery(db: Db, ws: number, requestId: number) {
     .where(and(eq(signalResults.requestId, requestId), eq(signalResults.workspaceId, ws)));
 }
 
-/** Each log's verdicts (logs of this database), by signal name: one query. */
-export async function verdictsByLog(db: Db, ws: number, requestIds: readonly number[]): Promise<Map<number, Verdict[]>> {
+/**
+ * Each log's verdicts (logs of this database), under their signals' current names (`control`: the
+ * control database, read once for the signals the rows name), by name: two queries at most.
+ */
+export async function verdictsByLog(db: Db, control: Db, ws: number, requestIds: readonly number[]): Promise<Map<number, Verdict[]>> {
   const out = new Map<number, Verdict[]>(requestIds.map((id) => [id, []]));
   if (requestIds.length === 0) return out;
   const rows = await db
     .select()
     .from(signalResults)
-    .where(and(inJsonList(signalResults.requestId, requestIds), eq(signalResults.workspaceId, ws)))
-  for (const r of rows) out.get(r.requestId)?.push(verdictOf(r));
-  for (const list of out.values()) list.sort(byName);
+    .where(and(inJsonList(signalResults.requestId, requestIds), eq(signalResults.workspaceId, ws)));
+  if (rows.length === 0) return out;
+  const names = await signalNamesOf(control, ws, rows.map((r) => r.signalId));
+  const byLog = new Map<number, SignalResultRow[]>();
+  for (const r of rows) byLog.set(r.requestId, [...(byLog.get(r.requestId) ?? []), r]);
+  for (const [id, list] of byLog) out.set(id, verdictsOf(list, names));
   return out;
 }
 
@@ -402,6 +440,15 @@ export async function overdueJudgements(db: Db, now: number, graceMs: number, li
     .limit(limit);
 }
 
+/** How many judgements a backfill still owes (queued, not made yet), over the workspace's databases: its window's fill. */
+export async function backfillOwed(logs: WorkspaceLogs, backfillId: number): Promise<number> {
+  const perPeriod = await eachPeriod(logs, async (db) => {
+    const [owed] = await db.select({ n: sql<number>`count(*)` }).from(signalPending).where(eq(signalPending.backfillId, backfillId));
+    return owed.n;
+  });
+  return perPeriod.reduce((a, b) => a + b, 0);
+}
+
 /** A backfill's judgements: those still owed, and the results it stored with their errors and cost, over the workspace's databases. */
 export async function backfillCounts(logs: WorkspaceLogs, backfillId: number): Promise<{ owed: number; done: number; errors: number; cost: number }> {
   const perPeriod = await eachPeriod(logs, async (db) => {
@@ -420,33 +467,27 @@ export async function dropBackfillJudgements(logs: WorkspaceLogs, backfillId: nu
   await eachPeriod(logs, (db) => db.delete(signalPending).where(eq(signalPending.backfillId, backfillId)));
 }
 
-/**
- * Carries a signal's new name to its results still named `from` in one database, a chunk at a time
- * (search's `signals` filter reads the name there); returns how many it renamed (0: none left).
- */
-export async function renameSignalResults(db: Db, ws: number, signalId: number, from: string, to: string): Promise<number> {
-  if (from === to) return 0;
-  const res = await db.run(sql`UPDATE ${signalResults} SET ${sql.identifier(signalResults.signalName.name)} = ${to}
-    WHERE ${signalResults.signalId} = ${signalId} AND (${signalResults.requestId}, ${signalResults.signalId}) IN (
-      SELECT ${col(signalResults.requestId)}, ${col(signalResults.signalId)} FROM ${signalResults}
-      WHERE ${col(signalResults.workspaceId)} = ${ws} AND ${col(signalResults.signalName)} = ${from} AND ${col(signalResults.signalId)} = ${signalId} LIMIT ${PURGE_CHUNK})`);
-  return res.meta.changes ?? 0;
-}
-
 /** Rows one purge statement deletes at most (a statement stays short however many results a signal has). */
 const PURGE_CHUNK = 2_000;
 
+/** The name of a signal's rows in the A/B scorecard's metrics (ab_variant_metrics, kind 'signal'): its id, as text. */
+export function abSignalMetricName(signalId: number): string {
+  return String(signalId);
+}
+
 /**
- * Deletes a deleted signal's results (those named `name`), judgements owed and daily totals from one
- * database, a chunk at a time; returns how many rows it deleted (0: nothing left).
+ * Deletes a deleted signal's results, judgements owed, daily totals and A/B scorecard rows from one
+ * database, a chunk at a time; returns how many rows it deleted (0: nothing left). Until it has run,
+ * readers leave them out already (they show only the verdicts of signals that exist).
  */
-export async function purgeSignal(db: Db, ws: number, signalId: number, name: string): Promise<number> {
-  const [results, pending, daily] = await runBatch(db, [
+export async function purgeSignal(db: Db, ws: number, signalId: number): Promise<number> {
+  const [results, pending, daily, ab] = await runBatch(db, [
     sql`DELETE FROM ${signalResults} WHERE (${signalResults.requestId}, ${signalResults.signalId}) IN (
           SELECT ${col(signalResults.requestId)}, ${col(signalResults.signalId)} FROM ${signalResults}
-          WHERE ${col(signalResults.workspaceId)} = ${ws} AND ${col(signalResults.signalName)} = ${name} AND ${col(signalResults.signalId)} = ${signalId} LIMIT ${PURGE_CHUNK})`,
+          WHERE ${col(signalResults.workspaceId)} = ${ws} AND ${col(signalResults.signalId)} = ${signalId} LIMIT ${PURGE_CHUNK})`,
     db.delete(signalPending).where(eq(signalPending.signalId, signalId)),
     db.delete(signalDaily).where(eq(signalDaily.signalId, signalId)),
+    db.delete(abVariantMetrics).where(and(eq(abVariantMetrics.workspaceId, ws), eq(abVariantMetrics.kind, "signal"), eq(abVariantMetrics.name, abSignalMetricName(signalId)))),
   ]);
-  return (results.meta.changes ?? 0) + (pending.meta.changes ?? 0) + (daily.meta.changes ?? 0);
+  return (results.meta.changes ?? 0) + (pending.meta.changes ?? 0) + (daily.meta.changes ?? 0) + (ab.meta.changes ?? 0);
 }

@@ -15,7 +15,7 @@ import { buildDeps } from "../deps";
 import { giveUpExecution, runDoneMessages, runExecution } from "../services/workflows";
 import { deliverWebhook, dispatchQuietly, inEventScope } from "../services/webhooks";
 import { markFillFailed, runDatasetFill } from "../services/datasets";
-import { failBackfill, handleJudgeBatch, purgeDeletedSignal, renameSignal, runBackfill, signalMatcher } from "../services/signals";
+import { failBackfill, handleJudgeBatch, purgeDeletedSignal, runBackfill, signalMatcher } from "../services/signals";
 import { hubName } from "../realtime/protocol";
 import { inTurn, jobSliceMs, Turns } from "./turns";
 
@@ -83,11 +83,11 @@ const handlers: Handlers = {
     if (step !== "done") return { again: job, delaySeconds: step.waitSeconds };
   },
   signal_purge: async (job, env) => {
-    if ((await purgeDeletedSignal(buildDeps(env), job.workspace_id, job.signal_id, job.name)) === "continue") return { again: job };
+    if ((await purgeDeletedSignal(buildDeps(env), job.workspace_id, job.signal_id)) === "continue") return { again: job };
   },
-  signal_rename: async (job, env) => {
-    if ((await renameSignal(buildDeps(env), job.workspace_id, job.signal_id, job.from)) === "continue") return { again: job };
-  },
+  // Sent by an earlier version when a signal was renamed, to carry the name to its results; results no
+  // longer hold a name (readers show the current one), so a message still queued has nothing to do.
+  signal_rename: async () => {},
 };
 
 /**

@@ -6,7 +6,7 @@ import { expect } from "vitest";
 import { buildDeps } from "../../src/deps";
 import { d1Of } from "../../src/db/client";
 import { sendJudgements } from "../../src/lib/jobs";
-import { queueJudgements } from "../../src/logs";
+import { queueJudgements, storeResult } from "../../src/logs";
 import { call, json, type TestKey } from "./api";
 import { logBody, text } from "./fixtures";
 
@@ -95,4 +95,35 @@ export async function owedCount(ws: TestKey): Promise<number> {
     n += row?.n ?? 0;
   }
   return n;
+}
+
+/** Stores a verdict of `signalId` about the log `requestId` as the consumer does (storeResult), without calling a judge. */
+export async function storeVerdict(ws: TestKey, signalId: number, requestId: number, result: boolean): Promise<void> {
+  const store = await buildDeps(env).logs(ws.workspaceId);
+  const db = (await store.holding(requestId))!;
+  const now = Date.now();
+  const written = await storeResult(
+    db,
+    {
+      requestId,
+      signalId,
+      workspaceId: ws.workspaceId,
+      hookId: null,
+      backfillId: null,
+      revision: 1,
+      result,
+      reasoning: `judged ${result}`,
+      quote: null,
+      quoteVerified: false,
+      status: "ok",
+      error: null,
+      model: "gpt-4o-mini",
+      inputTokens: 1,
+      outputTokens: 1,
+      cost: 0,
+      day: now - (now % 86_400_000),
+    },
+    now,
+  );
+  expect(written).toBe(true);
 }

@@ -487,6 +487,8 @@ describe("AB_TEST folder entities and isolation", () => {
   it("another workspace's release, its assignment, scorecard, events and every action are 404s; its template is not theirs to release", async () => {
     const t = await template();
     const id = (await create(release(t))).body.ab_test.id;
+    // An external ID the owner attached, for the detach below to have something to refuse.
+    expect((await call(`${AB}/${id}/external-ids`, { method: "POST", key: ws.key, json: { source: "linear", external_id: `OWN-${id}` } })).status).toBe(201);
     for (const [method, path, body] of [
       ["GET", `${AB}/${id}`],
       ["PATCH", `${AB}/${id}`, { status: "paused" }],
@@ -497,10 +499,25 @@ describe("AB_TEST folder entities and isolation", () => {
       ["GET", `${AB}/${id}/scorecard`],
       ["GET", `${AB}/${id}/events`],
       ["GET", `${AB}/${id}/external-ids`],
+      ["POST", `${AB}/${id}/external-ids`, { source: "linear", external_id: `THEIRS-${id}` }],
+      ["DELETE", `${AB}/${id}/external-ids/linear/OWN-${id}`],
     ] as [string, string, unknown?][]) {
       const res = await call(path, { method, key: other.key, ...(body ? { json: body } : {}) });
       expect(res.status, `${method} ${path}`).toBe(404);
     }
+    // Folder entities take a release's id in the body: another workspace can neither move nor delete it.
+    for (const [method, body] of [
+      ["POST", { folder_id: null, entities: [{ id, type: "AB_TEST" }] }],
+      ["DELETE", { entities: [{ id, type: "AB_TEST" }] }],
+    ] as [string, unknown][]) {
+      const res = await call("/api/public/v2/folders/entities", { method, key: other.key, json: body });
+      expect(res.status, `${method} /api/public/v2/folders/entities ${await res.clone().text()}`).toBe(404);
+    }
+    // Neither the attach nor the detach reached the owner's release.
+    expect((await json(await call(`${AB}/${id}/external-ids`, { key: ws.key }))).external_ids).toEqual([{ source: "linear", external_id: `OWN-${id}` }]);
+    // The same detach is the owner's to make.
+    expect((await call(`${AB}/${id}/external-ids/linear/OWN-${id}`, { method: "DELETE", key: ws.key })).status).toBe(200);
+    expect((await json(await call(`${AB}/${id}/external-ids`, { key: ws.key }))).external_ids).toEqual([]);
     expect((await create(release(t), other.key)).status).toBe(404);
     // A protected label's protection and change requests are the workspace's own too.
     const labelId = (await json(await call(`/prompt-templates/${t.name}/labels`, { key: ws.key }))).release_labels[0].release_label_id;

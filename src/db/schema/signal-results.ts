@@ -19,11 +19,9 @@ export const signalResults = sqliteTable(
     requestId: integer("request_id").notNull(),
     signalId: integer("signal_id").notNull(),
     workspaceId: integer("workspace_id").notNull(),
-    /**
-     * The signal's name, kept here so search's `signals` filter (by name) is answered in the log's
-     * database alone; a rename is carried to the results by a job (src/services/signals/maintenance.ts).
-     */
-    signalName: text("signal_name").notNull(),
+    // No name: a result is its signal's by id only, and every reader names it by the signal's current
+    // name in the control database (src/logs/signal-names.ts), so a deleted signal's results show nowhere
+    // and a new signal of the same name inherits none.
     hookId: integer("hook_id"),
     backfillId: integer("backfill_id"),
     revision: integer("revision").notNull(),
@@ -45,8 +43,8 @@ export const signalResults = sqliteTable(
   (t) => [
     // A log's results: read in the same round trip as the log (GET by id, the export, the archive).
     primaryKey({ columns: [t.requestId, t.signalId] }),
-    // Search's `signals` filter (the logs with a verdict of a signal, by name), and a signal's purge and rename.
-    index("signal_results_search").on(t.workspaceId, t.signalName, t.result, t.requestId),
+    // Search's `signals` filter (the logs with a verdict of a signal, by id), and a deleted signal's purge.
+    index("signal_results_signal").on(t.workspaceId, t.signalId, t.result, t.requestId),
     index("signal_results_backfill").on(t.backfillId).where(sql`backfill_id IS NOT NULL`),
   ],
 );

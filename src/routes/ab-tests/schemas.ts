@@ -200,7 +200,7 @@ export const Scorecard = z
         cost_per_request: z.number().nullable(),
         latency_ms: z.object({ mean: z.number().nullable(), p50: z.number().nullable(), p95: z.number().nullable() }),
         scores: z.record(z.string(), MeanStat).openapi({ description: "Each named score: mean with its 95 % t interval, difference to the base and Welch's p-value." }),
-        signals: z.record(z.string(), RateStat).openapi({ description: "Each signal's true-rate with its Wilson interval, difference to the base and a two-proportion p-value (by the signal's name; empty until a signal judges the release's logs)." }),
+        signals: z.record(z.string(), RateStat).openapi({ description: "Each signal's true-rate with its Wilson interval, difference to the base and a two-proportion p-value (under each signal's current name; a deleted signal's verdicts leave it; empty until a signal judges the release's logs)." }),
       }),
     ),
   })

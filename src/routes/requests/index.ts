@@ -8,10 +8,10 @@ import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../http/openapi";
 import { QueryInt } from "../../lib/query";
 import { IdParam, Timestamp } from "../../lib/schemas";
-import { exportLogs, readRequestLog } from "../../logs";
+import { exportFilter, exportLogs, exportMatchingLogs, readRequestLog } from "../../logs";
 import { searchRequestLogs, suggestRequestValues, SUGGESTION_LIMIT } from "../../logs";
 import { SUGGESTIONS_RATE_LIMIT } from "../../http/rate-limit";
-import { StructuredFilterDoc } from "../../filters";
+import { FilterGroupSchema, StructuredFilterDoc } from "../../filters";
 import { SEARCH_PER_PAGE, SearchBody, SearchResponse, SuggestionsQuery, SuggestionsResponse } from "./schemas";
 
 const RequestLogDetail = z
@@ -61,7 +61,7 @@ const RequestLogDetail = z
         z
           .object({
             signal_id: z.int(),
-            name: z.string(),
+            name: z.string().openapi({ description: "The signal's current name." }),
             result: z.boolean().nullable().openapi({ description: "The verdict; null when judging failed (status error)." }),
             reasoning: z.string().nullable(),
             quote: z.string().nullable(),
@@ -75,8 +75,8 @@ const RequestLogDetail = z
       )
       .openapi({
         description:
-          "The log's Signals results (docs/signals.md), one per signal that judged it, by signal name; empty for a log never judged. " +
-          "An archived log answers the verdicts it had when archived.",
+          "The log's Signals results (docs/signals.md), one per signal that judged it and still exists, each under the signal's current name, ordered by name; " +
+          "empty for a log never judged. A deleted signal's results are not listed. An archived log answers the verdicts it had when archived (of the signals that still exist, under their current names).",
       }),
   })
   .openapi("RequestLogDetail");
@@ -136,8 +136,45 @@ const exportRequests = defineRoute({
     "from both tiers: first the logs the archive job moved to R2, day by day, then the logs still in the database in request_start_time order. " +
     "Each log appears once, also while the archive job runs. A workspace whose logs fill more than one log database is exported database by database, " +
     "the one it wrote to first first, each as above. from and to take ISO 8601 (Z, an offset, or none meaning UTC) or epoch numbers " +
-    "(seconds below 1e11, milliseconds otherwise); to must be after from. The answer is streamed: any range fits.",
+    "(seconds below 1e11, milliseconds otherwise); to must be after from. The answer is streamed: any range fits. " +
+    "POST to the same path exports the logs a filter group matches.",
   request: { query: ExportQuery },
+  responses: {
+    200: {
+      description: "NDJSON: one RequestLogDetail per line",
+      content: { "application/x-ndjson": { schema: z.string().openapi({ description: "Lines of RequestLogDetail JSON, each ending in a newline." }) } },
+    },
+  },
+});
+
+const ExportBody = z
+  .object({
+    from: Timestamp.optional().openapi({ description: `The first request_start_time included: ${TIME_IN} None: from the oldest log.` }),
+    to: Timestamp.optional().openapi({ description: `The first request_start_time no longer included, after from: ${TIME_IN} None: up to the newest log.` }),
+    filter_group: FilterGroupSchema.nullable()
+      .optional()
+      .openapi({ description: "The logs to export, the same structured filter group as POST /api/public/v2/requests/search takes. None: every log of the range." }),
+  })
+  .superRefine((b, ctx) => {
+    if (b.from !== undefined && b.to !== undefined && b.to <= b.from) ctx.addIssue({ code: "custom", path: ["to"], message: "must be after from", input: b.to });
+  })
+  .openapi("ExportRequestLogsRequest");
+
+const exportMatching = defineRoute({
+  method: "post",
+  path: "/api/public/v2/requests/export",
+  scope: "logs:read",
+  tags: ["request logs"],
+  summary: "Export the request logs a filter matches as NDJSON",
+  description:
+    "The logs of the workspace that a structured filter group (the same as POST /api/public/v2/requests/search takes) and an optional request_start_time range [from, to) select, " +
+    "streamed as NDJSON (one log a line, each exactly as GET /api/public/v2/requests/{request_id} answers it), in id order (the order they were logged), each once. " +
+    "The export holds every matching log written before it was asked for, however recently: it first indexes what its workspace still waits to index " +
+    "(a search may find a new log only seconds after its write; an export misses none); logs written after it was asked for are not in it. " +
+    "It reads what search reads: logs the archive job already moved to R2 are outside filters (GET /api/public/v2/requests/export reads both tiers); " +
+    "a log the job moves while the export reads its page is read from its archive file. A workspace whose logs fill more than one log database is exported " +
+    "database by database, the one it wrote to first first. A bad filter or range is a 400 before anything is sent. The answer is streamed: any number of logs fits.",
+  request: { body: { required: true, content: { "application/json": { schema: ExportBody } } } },
   responses: {
     200: {
       description: "NDJSON: one RequestLogDetail per line",
@@ -234,6 +271,16 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
     const { blobs } = c.var.deps;
     const ws = c.get("auth").workspaceId;
     const lines = exportLogs(await c.var.deps.logs(ws), blobs, ws, from, to);
+    return c.body(ndjsonBody(lines, c.get("requestId")), 200, { "Content-Type": "application/x-ndjson; charset=utf-8" }) as never;
+  });
+
+  app.openapi(exportMatching, async (c) => {
+    const body = c.req.valid("json");
+    const ws = c.get("auth").workspaceId;
+    const logs = await c.var.deps.logs(ws);
+    const filter = await exportFilter(logs, ws, { filter_group: body.filter_group, from: body.from, to: body.to });
+    // Compiled before the answer starts: a filter the compiler refuses is a 400, not a cut-short body.
+    const lines = await exportMatchingLogs(logs, c.var.deps.blobs, ws, filter);
     return c.body(ndjsonBody(lines, c.get("requestId")), 200, { "Content-Type": "application/x-ndjson; charset=utf-8" }) as never;
   });
 

@@ -12,7 +12,7 @@ import { containsText } from "../../lib/query";
 import { toIso } from "../../lib/time";
 import { externalIdsFor, newMappings, requireFolder, resolveExternalIdLookup, resourceConditions, resourceOrder, type ExternalIdLookupQuery, type ExternalIdPair, type ResourceListQuery } from "../registry";
 import { labelVersionId, versionNumberOf } from "../../prompts";
-import { fillQuery } from "../../logs";
+import { fillQuery, filterSignalIds } from "../../logs";
 import { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams } from "../../logs";
 
 export { DRAFT_VERSION, MAX_LOGS_PER_JOB, type FileFillParams, type FillParams };
@@ -116,7 +116,7 @@ export async function queueDraftFill(db: Db, auth: AuthContext, input: FromFilte
     : { filter_group: input.filter_group ?? null, q: input.q ?? null, sort_by: input.sort_by ?? null, sort_order: input.sort_order ?? null, ...common };
   const filterParams = explicit ? null : params;
   // Compiled now, so a group too large for one D1 statement is a 400 here, not a job that cannot run.
-  if (!explicit) fillQuery(ws, params);
+  if (!explicit) fillQuery(ws, params, await filterSignalIds(db, ws, params.filter_group));
   return queueDraftJob(db, auth, group.id, params, filterParams);
 }
 

@@ -3,6 +3,8 @@
 // call the judge), reserves the budget, calls the judge and stores the result in one batch with the
 // daily totals and the removal of what was owed. A 429, a 5xx or no answer gives the budget back and
 // retries with backoff; the last allowed attempt stores an error result with the provider's message.
+// Anything else that throws once the judgement is claimed (before the budget is reserved as after) ends
+// the same way: the budget given back, the same backoff, an error result at the last attempt.
 // A true result announces signal_triggered through the webhook outbox, once per log, signal and revision;
 // its owed row is removed only after the event is written, so a delivery that stops between is redelivered
 // (the cron resends what is owed) and writes the event then.
@@ -94,36 +96,19 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     return "dropped";
   }
   const now = deps.now();
-  const { claim, existing, log } = await openJudgement(logs, ws, m.request_id, m.signal_id, now, JUDGE_LEASE_MS);
+  const { claim, existing, log: row } = await openJudgement(logs, ws, m.request_id, m.signal_id, now, JUDGE_LEASE_MS);
   if (claim.state === "none" || claim.state === "held") return "nothing_owed";
   if (claim.state === "early") return { retryAfter: Math.ceil(claim.waitMs / 1000) };
   const owed = claim.row;
-  // A hook's judgement waits on the signal being enabled; a backfill's runs regardless (test, then backfill, then enable).
-  if (owed.backfillId === null && !signal.enabled) {
-    await dropJudgement(logs, m.request_id, m.signal_id);
-    return "dropped";
-  }
-  if (existing && existing.status === "ok" && existing.revision >= signal.revision) {
-    // A true result at this revision whose owed row is still there: its event may not have been written
-    // (the delivery that stored it stopped before). Writing it again is harmless (one id per log, signal, revision).
-    if (existing.result === 1 && existing.revision === signal.revision) {
-      await deps.db.run(triggeredEvent(ws, signal, m.request_id, { reasoning: existing.reasoning, quote: existing.quote, quoteVerified: existing.quoteVerified }, log));
-    }
-    await dropJudgement(logs, m.request_id, m.signal_id);
-    return "unchanged";
-  }
-  if (!log) {
-    // Moved to the archive (or never there): nothing left to read.
-    await dropJudgement(logs, m.request_id, m.signal_id);
-    return "dropped";
-  }
-  // Reserved and not yet settled by a stored result: given back if anything throws before it is stored.
+  // Reserved and not yet kept by a stored result: given back if anything throws before it is stored (the
+  // judgement is made again).
   let reserved: Reservation | null = null;
+  // A result is stored (or, with an ok one already there, being announced): a failure now leaves the
+  // judgement owed for a redelivery to announce, instead of counting as a failed attempt.
   let stored = false;
   const resultOf = (judgement: Judgement): NewSignalResult => ({
     requestId: m.request_id,
     signalId: signal.id,
-    signalName: signal.name,
     workspaceId: ws,
     hookId: owed.hookId,
     backfillId: owed.backfillId,
@@ -138,9 +123,35 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     inputTokens: judgement.inputTokens,
     outputTokens: judgement.outputTokens,
     cost: judgement.cost,
-    day: dayOf(log.requestStartTime),
+    day: dayOf(row?.requestStartTime ?? now),
   });
+  // The next attempt, after the backoff of the attempts made: a provider's failure that may pass, or anything that threw.
+  const again = async () => {
+    await releaseJudgement(logs, m.request_id, m.signal_id);
+    return { retryAfter: judgeRetryDelay(owed.attempts, retryBase(deps)) };
+  };
   try {
+    // A hook's judgement waits on the signal being enabled; a backfill's runs regardless (test, then backfill, then enable).
+    if (owed.backfillId === null && !signal.enabled) {
+      await dropJudgement(logs, m.request_id, m.signal_id);
+      return "dropped";
+    }
+    const log = row ? row.decode() : null;
+    if (existing && existing.status === "ok" && existing.revision >= signal.revision) {
+      // A true result at this revision whose owed row is still there: its event may not have been written
+      // (the delivery that stored it stopped before). Writing it again is harmless (one id per log, signal, revision).
+      stored = true;
+      if (existing.result === 1 && existing.revision === signal.revision) {
+        await deps.db.run(triggeredEvent(ws, signal, m.request_id, { reasoning: existing.reasoning, quote: existing.quote, quoteVerified: existing.quoteVerified }, log));
+      }
+      await dropJudgement(logs, m.request_id, m.signal_id);
+      return "unchanged";
+    }
+    if (!log) {
+      // Moved to the archive (or never there): nothing left to read.
+      await dropJudgement(logs, m.request_id, m.signal_id);
+      return "dropped";
+    }
     const prepared = prepareJudgement(await workspaceLlm(deps.env, deps.db, ws), signal, log);
     let judgement: Judgement;
     if (!isPrepared(prepared)) judgement = prepared;
@@ -156,8 +167,7 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
       if (judgement.status === "error" && judgement.transient && owed.attempts < MAX_JUDGE_ATTEMPTS) {
         reserved = null;
         await refund(deps.db, reservation);
-        await releaseJudgement(logs, m.request_id, m.signal_id);
-        return { retryAfter: judgeRetryDelay(owed.attempts, retryBase(deps)) };
+        return await again();
       }
       await settle(deps.db, reservation, judgement.cost);
       if (judgement.status === "error" && judgement.transient) judgement = { ...judgement, error: `${judgement.error} (gave up after ${owed.attempts} attempts)` };
@@ -176,15 +186,19 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
     }
     return "stored";
   } catch (err) {
-    // Not a provider's failing (those are error judgements above): the budget given back, and the
-    // judgement retried like a transient failure, up to the same number of attempts; the last one
-    // stores an error result, so a judgement that always throws is not delivered for ever.
+    // Not a provider's failing (those are error judgements above), wherever it is thrown once the
+    // judgement is claimed (before the budget is reserved, by the judge's answer, storing the result):
+    // the budget given back, and the judgement retried like a provider's failure that may pass, with
+    // the same backoff and up to the same number of attempts; the last one stores an error result, so
+    // a judgement that always throws is never delivered for ever.
     if (reserved) await refund(deps.db, reserved).catch(() => undefined);
-    // After the result is stored (its event failed) the owed row stays: a redelivery writes the event.
-    if (stored || owed.attempts < MAX_JUDGE_ATTEMPTS) {
+    // Once a result is being stored or announced, the owed row stays: a redelivery finds the result and announces it.
+    if (stored) {
       await releaseJudgement(logs, m.request_id, m.signal_id).catch(() => undefined);
       throw err;
     }
+    console.error(JSON.stringify({ level: "error", msg: "signal judgement threw", request_id: m.request_id, signal_id: m.signal_id, attempt: owed.attempts, error: chainForLog(err) }));
+    if (owed.attempts < MAX_JUDGE_ATTEMPTS) return again();
     const failed = errorJudgement(`the judgement failed: ${err instanceof Error ? err.message : String(err)} (gave up after ${owed.attempts} attempts)`);
     await storeResult(logs, resultOf(failed), now);
     return "stored";

@@ -2,7 +2,7 @@
 // Every query is scoped to the caller's workspace (another's id is a 404). The caps (50 enabled signals
 // a workspace, 20 hooks a signal) are part of the statement that would pass them, so concurrent
 // requests cannot pass them together. A change to statement, model or include moves the revision on.
-import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type Statement } from "../../db/batch";
 import type { Db } from "../../db/client";
 import { promptLabels, promptTemplates, promptVersions, signalBackfills, signalHooks, signals, signalSpend, type SignalHookRow, type SignalHookScope, type SignalInclude, type SignalModel, type SignalRow } from "../../db/schema";
@@ -11,7 +11,7 @@ import type { FilterGroup } from "../../filters";
 import type { AuthContext } from "../../lib/auth-context";
 import { ApiError } from "../../lib/errors";
 import { containsText } from "../../lib/query";
-import { checkCoverageCompiles, type HookCoverage } from "../../logs";
+import { checkCoverageCompiles, signalIdsOf, type HookCoverage } from "../../logs";
 import { toIso } from "../../lib/time";
 import { auditStatement } from "../workspace";
 import { DEFAULT_INCLUDE } from "./judge";
@@ -101,8 +101,8 @@ export function checkFiltersCompile(c: HookCoverage, field: string): void {
   }
 }
 
-/** The hook's references checked against the workspace's registry; a broken one is a 400 naming the field. */
-async function checkHook(db: Db, ws: number, h: HookInput, at: string): Promise<void> {
+/** The hook's references checked against the workspace's registry; a broken one is a 400 naming the field (create, hooks and estimates). */
+export async function checkHook(db: Db, ws: number, h: HookInput, at: string): Promise<void> {
   checkFiltersCompile(
     {
       promptId: h.scope === "prompt_template" ? (h.prompt_template_id ?? null) : null,
@@ -246,14 +246,7 @@ export async function requireSignal(db: Db, ws: number, id: number): Promise<Sig
  * a name that is no signal of the workspace is a 400 at the place that names it.
  */
 export async function signalIdsByName(db: Db, ws: number, named: readonly { name: string; at: string }[]): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  if (named.length === 0) return out;
-  const names = [...new Set(named.map((n) => n.name))];
-  const rows = await db
-    .select({ id: signals.id, name: signals.name })
-    .from(signals)
-    .where(and(eq(signals.workspaceId, ws), inArray(signals.name, names)));
-  for (const r of rows) out.set(r.name, r.id);
+  const out = await signalIdsOf(db, ws, named.map((n) => n.name));
   const missing = named.find((n) => !out.has(n.name));
   if (missing) throw new ApiError("validation_error", `${missing.at}: no signal named ${JSON.stringify(missing.name)} in this workspace`);
   return out;
@@ -397,12 +390,16 @@ export async function addHook(db: Db, ws: number, signalId: number, input: HookI
   return hookView(row);
 }
 
-/** A hook's PATCH: the fields given replace the hook's, and the result is checked as a whole hook. */
-export async function updateHook(db: Db, ws: number, signalId: number, hookId: number, patch: Partial<HookInput>, now = Date.now()): Promise<HookView> {
+/**
+ * A hook's PATCH: the fields given replace the hook's, and the result is checked as a whole hook. One
+ * that changes nothing writes nothing (`changed` false: no audit row either).
+ */
+export async function updateHook(db: Db, ws: number, signalId: number, hookId: number, patch: Partial<HookInput>, now = Date.now()): Promise<{ hook: HookView; changed: boolean }> {
   const current = hookView(await requireHook(db, ws, signalId, hookId));
   const merged: HookInput = { ...current, ...patch } as HookInput;
   checkHookShape(merged, "");
   await checkHook(db, ws, merged, "");
+  if (sameJson(hookValues(merged), hookValues(current as HookInput))) return { hook: current, changed: false };
   const [row] = await db
     .update(signalHooks)
     .set({ ...hookValues(merged), updatedAt: now })
@@ -410,7 +407,7 @@ export async function updateHook(db: Db, ws: number, signalId: number, hookId: n
     .returning();
   if (!row) throw ApiError.notFound("hook");
   await touch(db, signalId, now);
-  return hookView(row);
+  return { hook: hookView(row), changed: true };
 }
 
 export async function deleteHook(db: Db, ws: number, signalId: number, hookId: number, now = Date.now()): Promise<void> {

@@ -11,7 +11,7 @@ import { ApiError } from "../../lib/errors";
 import { runBatch } from "../../db/batch";
 import { findOperation, insertOperation, tableAlive } from "./sheets";
 import { assertRoomForJob, roomForJobSql } from "../workspace";
-import { fillQuery, logMark, MAX_LOGS_PER_JOB, type FillParams } from "../../logs";
+import { fillQuery, filterSignalIds, logMark, MAX_LOGS_PER_JOB, type FillParams } from "../../logs";
 import { queueImport, type IntoSheetParams } from "./import-run";
 import type { LogField } from "./import-sources";
 
@@ -143,7 +143,7 @@ export async function createRequestLogImportIntoSheet(
         max_log_id: maxLogId,
       };
   // Compiled now, so a filter too large for one D1 statement is a 400 here, not a job that cannot run.
-  if (!explicit) fillQuery(ws, query);
+  if (!explicit) fillQuery(ws, query, await filterSignalIds(db, ws, query.filter_group));
   const variables = q.variables_to_parse && q.variables_to_parse.length > 0 ? [...new Set(q.variables_to_parse)] : null;
   const fields = q.include_fields ? [...new Set(q.include_fields)] : null;
   return createImportIntoSheet(deps, auth, sheet, {

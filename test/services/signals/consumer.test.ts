@@ -12,10 +12,11 @@ import { buildDeps } from "../../../src/deps";
 import { getDb } from "../../../src/db/client";
 import { archiveOldLogs, archiveSettings, queueJudgements, rollupAbLogs } from "../../../src/logs";
 import { assignmentKeys, runGuardrails } from "../../../src/services/releases";
-import { judgeOne, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, reserve, resendOverdueJudgements, spendToday } from "../../../src/services/signals";
+import { handleJudgeBatch, judgeOne, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, reserve, resendOverdueJudgements, spendToday } from "../../../src/services/signals";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../../helpers/api";
 import { logAnswer, newSignal, owe, owedCount, resultsOf, SIGNALS, sleep, until } from "../../helpers/signals";
 import { indexNow } from "../../helpers/logs";
+import { exportedBetween } from "../../helpers/log-reads";
 import { hookKey, hookUrl, register, verify, waitForInbox } from "../../helpers/webhooks";
 
 const totals = async (ws: TestKey, id: number) => (await json(await call(`${SIGNALS}/${id}`, { key: ws.key }))).signal.totals;
@@ -222,6 +223,14 @@ describe("judging through the signals queue", () => {
     expect(after).toEqual(before);
     // The daily totals stay.
     expect(await totals(ws, s.id)).toMatchObject({ processed: 1, true: 1 });
+    // The archived line's verdicts are shown as a live log's: under the signal's current name, and not at all once it is deleted.
+    expect((await call(`${SIGNALS}/${s.id}`, { method: "PATCH", key: ws.key, json: { name: "Refund sent" } })).status).toBe(200);
+    expect((await json(await call(`/api/public/v2/requests/${id}`, { key: ws.key }))).signals).toMatchObject([{ signal_id: s.id, name: "Refund sent", result: true }]);
+    const line = async () => (await exportedBetween(ws, Date.parse("2024-01-15T00:00:00Z"), Date.parse("2024-01-16T00:00:00Z")))[0];
+    expect((await line()).signals).toMatchObject([{ signal_id: s.id, name: "Refund sent" }]);
+    await env.DB.prepare("DELETE FROM signals WHERE id = ?").bind(s.id).run();
+    expect((await json(await call(`/api/public/v2/requests/${id}`, { key: ws.key }))).signals).toEqual([]);
+    expect(await line()).toEqual({ ...before, signals: [] });
   });
 
   it("waits out the signal's delay: a message that comes early is delivered again when due", async () => {
@@ -281,7 +290,8 @@ describe("judging through the signals queue", () => {
     const deps = { ...base, now: () => (reads++ % 2 === 1 ? (() => { throw new Error("the clock broke"); })() : Date.now()) };
     for (let attempt = 1; attempt < MAX_JUDGE_ATTEMPTS; attempt++) {
       reads = 0;
-      await expect(judgeOne(deps, m, signalRow)).rejects.toThrow("the clock broke");
+      // Retried as a provider's failure that may pass is (the tests' backoff base is 0 s).
+      expect(await judgeOne(deps, m, signalRow)).toEqual({ retryAfter: 0 });
       expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
       expect(await resultsOf(ws, id)).toEqual([]);
     }
@@ -290,6 +300,38 @@ describe("judging through the signals queue", () => {
     expect(await resultsOf(ws, id)).toMatchObject([{ status: "error", error: expect.stringContaining("the clock broke") }]);
     expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
     expect(await owedCount(ws)).toBe(0);
+  });
+
+  it("ends a judgement that throws before the budget is reserved as a provider's failure: backoff, nothing reserved, an error result at the last attempt, then nothing", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { enabled: true });
+    const id = await logAnswer(ws, "[[verdict:true]]");
+    const base = buildDeps(env);
+    const logs = (await (await base.logs(ws.workspaceId)).holding(id))!;
+    await queueJudgements(logs, [{ requestId: id, signalId: s.id, workspaceId: ws.workspaceId, hookId: null, backfillId: null, notBefore: 0 }], Date.now());
+    // A signal row no judge can be prepared from (its include unreadable): preparing the judgement throws, before any reservation.
+    await env.DB.prepare("UPDATE signals SET include = 'null' WHERE id = ?").bind(s.id).run();
+    const deps = { ...base, env: { ...base.env, SIGNAL_RETRY_BASE_SECONDS: "5" } };
+    const m = { v: 1, kind: "signal_judge", workspace_id: ws.workspaceId, request_id: id, signal_id: s.id };
+    // One delivery of the message through the queue handler: what it did with it.
+    const deliver = async () => {
+      const seen: string[] = [];
+      await handleJudgeBatch(deps, [{ body: m, ack: () => seen.push("ack"), retry: (o) => seen.push(`retry after ${o?.delaySeconds}s`) }]);
+      return seen;
+    };
+    for (const delay of [5, 10, 20]) {
+      expect(await deliver()).toEqual([`retry after ${delay}s`]);
+      expect(await resultsOf(ws, id)).toEqual([]);
+      expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
+    }
+    expect(await deliver()).toEqual(["ack"]);
+    expect(await resultsOf(ws, id)).toMatchObject([{ status: "error", result: null, error: expect.stringMatching(/^the judgement failed: .*\(gave up after 4 attempts\)$/) }]);
+    expect(await spendToday(base.db, s.id, Date.now())).toMatchObject({ runs: 0, cost: 0 });
+    expect(await owedCount(ws)).toBe(0);
+    expect(await totals(ws, s.id)).toMatchObject({ processed: 1, errors: 1 });
+    // Nothing is owed any more: another copy of the message is acknowledged and judges nothing.
+    expect(await deliver()).toEqual(["ack"]);
+    expect(await resultsOf(ws, id)).toHaveLength(1);
   });
 
   it("sends again a judgement whose message was lost (the cron), and not one a delivery holds", async () => {
@@ -345,5 +387,13 @@ describe("judging through the signals queue", () => {
     expect((await json(await call(`/api/public/v2/ab-tests/${id}`, { key: ws.key }))).ab_test).toMatchObject({ status: "completed", outcome: "rolled_back" });
     const events = (await json(await call(`/api/public/v2/ab-tests/${id}/events`, { key: ws.key }))).events;
     expect(events[0]).toMatchObject({ actor: "guardrail", details: { variant: "challenger", metric: "signal:Stays polite" } });
+    // The scorecard's signal rows are the signal's by id: shown under its current name, and gone with it.
+    const signalsOf = async () => Object.fromEntries((await json(await call(`/api/public/v2/ab-tests/${id}/scorecard`, { key: ws.key }))).variants.map((v: { key: string; signals: unknown }) => [v.key, v.signals]));
+    expect((await call(`${SIGNALS}/${s.id}`, { method: "PATCH", key: ws.key, json: { name: "Polite" } })).status).toBe(200);
+    expect(await signalsOf()).toMatchObject({ base: { Polite: { n: 10, true_rate: 1 } }, challenger: { Polite: { n: 10, true_rate: 0 } } });
+    await env.DB.prepare("DELETE FROM signals WHERE id = ?").bind(s.id).run();
+    const again = await newSignal(ws, { name: "Polite" });
+    expect(again.id).not.toBe(s.id);
+    expect(await signalsOf()).toEqual({ base: {}, challenger: {} });
   });
 });
