@@ -216,7 +216,9 @@ const searchRequests = defineRoute({
     "total is exact up to 10,000 matches; past that the count stops and total_is_estimate is true (has_next stays exact). " +
     "A new log becomes searchable within seconds of its write (usually about a second): its tags, metadata, tool names, input variables, " +
     "output keys and full text are indexed after the write answers. Filters on the log's own fields (model, status, times, cost, tokens, " +
-    "prompt, trace) may match it sooner.",
+    "prompt, trace) may match it sooner. After an upgrade from before the search index of issue 37, the logs written before it are moved into " +
+    "the index in the background, newest first; until a log is moved, free text and keyed-value filters do not find it (and a negated one " +
+    "does not exclude it), and such a search answers index_incomplete: true.",
   request: { body: { required: true, content: { "application/json": { schema: SearchBody } } } },
   responses: {
     200: { description: "One page of matching logs", content: { "application/json": { schema: SearchResponse } } },
@@ -231,7 +233,8 @@ const suggestions = defineRoute({
   summary: "Autocomplete suggestions for request-log fields",
   description:
     "Distinct values of a field, most frequent first (ties alphabetical). 10 requests a minute per API key, " +
-    "checked before anything else. A new log's values count within seconds of its write.",
+    "checked before anything else. A new log's values count within seconds of its write. With a filter_group, a log from before an " +
+    "upgrade still waiting for the layout move may be left out: the answer then has index_incomplete: true.",
   rateLimit: SUGGESTIONS_RATE_LIMIT,
   request: { query: SuggestionsQuery },
   responses: {
@@ -254,7 +257,7 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(suggestions, async (c) => {
     const q = c.req.valid("query");
-    const { values, counts } = await suggestRequestValues(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, {
+    const { values, counts, index_incomplete } = await suggestRequestValues(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, {
       field: q.field,
       prefix: q.prefix,
       metadata_key: q.metadata_key,
@@ -262,7 +265,8 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
       filter_group: q.filter_group,
       limit: q.limit ?? SUGGESTION_LIMIT.default,
     });
-    return c.json(q.include_counts ? { success: true as const, values, counts } : { success: true as const, values }, 200);
+    // index_incomplete only when true: PromptLayer's shape otherwise.
+    return c.json({ success: true as const, values, ...(q.include_counts ? { counts } : {}), ...(index_incomplete ? { index_incomplete } : {}) }, 200);
   });
 
   // Before /{request_id}, which would take "export" for an id.
