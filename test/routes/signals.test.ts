@@ -393,9 +393,9 @@ describe("signals: estimates check hooks as create does; an empty change changes
     expect((await json(ok)).hooks).toHaveLength(2);
   });
 
-  it("answers an empty PATCH of a signal or a hook with a 400 and records nothing; a hook PATCH that changes nothing records nothing", async () => {
+  it("answers an empty PATCH of a signal or a hook with a 400 and records nothing; a PATCH that changes nothing writes and records nothing", async () => {
     const ws = await createWorkspace();
-    const s = await newSignal(ws, { hooks: [{ scope: "all", sample_rate: 0.5 }] });
+    const s = await newSignal(ws, { color: "#112233", limits: { daily_runs: 5 }, model: { provider: "openai", name: "gpt-4o" }, hooks: [{ scope: "all", sample_rate: 0.5 }] });
     const hook = s.hooks[0];
     const audited = async () => (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE workspace_id = ? AND action = 'signal.updated'").bind(ws.workspaceId).first<{ n: number }>())!.n;
     const hookEmpty = await patch(ws, `${SIGNALS}/${s.id}/hooks/${hook.id}`, {});
@@ -407,6 +407,9 @@ describe("signals: estimates check hooks as create does; an empty change changes
     const same = await patch(ws, `${SIGNALS}/${s.id}/hooks/${hook.id}`, { sample_rate: 0.5, scope: "all" });
     expect(same.status).toBe(200);
     expect((await json(same)).hook).toEqual(hook);
+    const sameSignal = await patch(ws, `${SIGNALS}/${s.id}`, { color: "#112233", enabled: false, limits: { daily_runs: 5 }, model: { provider: "openai", name: "gpt-4o" }, include: { metadata: false } });
+    expect(sameSignal.status).toBe(200);
+    expect((await json(sameSignal)).signal).toMatchObject({ revision: 1, updated_at: s.updated_at });
     expect(await audited()).toBe(0);
     // A change is recorded, once; null still counts as a change (it clears the field).
     expect((await patch(ws, `${SIGNALS}/${s.id}/hooks/${hook.id}`, { sample_rate: 1 })).status).toBe(200);

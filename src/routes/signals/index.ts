@@ -103,7 +103,7 @@ const patch = defineRoute({
   summary: "Change a signal",
   description:
     "Any subset of the fields, at least one (an empty body is a 400). A change to statement, model or include moves revision on: logs judged from then on carry the new revision, and a newer revision's result replaces an older one. " +
-    `Enabling past ${MAX_ENABLED_SIGNALS} enabled signals, or a name already used, is a 409. ` +
+    `Enabling past ${MAX_ENABLED_SIGNALS} enabled signals, or a name already used, is a 409. Fields that are all the signal's already change and record nothing. ` +
     "Setting limits.daily_cost_usd, or changing the model of a signal that keeps one, on a judge model the price table does not price is a 400 naming the model (the cap could not be held).",
   errors: [404, 409],
   request: { params: SignalParams, ...body(PatchSignalBody) },
@@ -318,8 +318,8 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
     const body = c.req.valid("json");
     // A new name needs nothing more: results are the signal's by id, and every reader shows its current name.
     await checkCostCapOnPatch(c.var.deps, ws, signal_id, body);
-    const after = await updateSignal(c.var.deps.db, ws, signal_id, body);
-    await audit(c, "signal.updated", "signal", signal_id, { name: after.name, changed: Object.keys(body).sort(), enabled: after.enabled, limits: after.limits, revision: after.revision });
+    const { signal: after, changed } = await updateSignal(c.var.deps.db, ws, signal_id, body);
+    if (changed) await audit(c, "signal.updated", "signal", signal_id, { name: after.name, changed: Object.keys(body).sort(), enabled: after.enabled, limits: after.limits, revision: after.revision });
     return c.json({ success: true as const, signal: await one(c.var.deps, ws, signal_id) }, 200);
   });
 

@@ -297,8 +297,11 @@ export async function listSignals(db: Db, ws: number, q: SignalListQuery) {
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
-/** Applies a PATCH: any subset of the fields; statement, model or include changed moves the revision on. */
-export async function updateSignal(db: Db, ws: number, id: number, patch: SignalPatch, now = Date.now()): Promise<SignalView> {
+/**
+ * Applies a PATCH: any subset of the fields; statement, model or include changed moves the revision on.
+ * One whose fields are all the signal's already writes nothing (`changed` false: no audit row either).
+ */
+export async function updateSignal(db: Db, ws: number, id: number, patch: SignalPatch, now = Date.now()): Promise<{ signal: SignalView; changed: boolean }> {
   const current = await requireSignal(db, ws, id);
   const set: Record<string, unknown> = { updatedAt: now };
   if (patch.name !== undefined) set.name = patch.name;
@@ -316,6 +319,8 @@ export async function updateSignal(db: Db, ws: number, id: number, patch: Signal
       if (patch.limits.daily_cost_usd !== undefined) set.dailyCostUsd = patch.limits.daily_cost_usd;
     }
   }
+  const was = current as unknown as Record<string, unknown>;
+  if (Object.entries(set).every(([k, v]) => k === "updatedAt" || sameJson(v, was[k]))) return { signal: await getSignal(db, ws, id), changed: false };
   const judged =
     (patch.statement !== undefined && patch.statement !== current.statement) ||
     (patch.model !== undefined && !sameJson(patch.model, current.model)) ||
@@ -339,7 +344,7 @@ export async function updateSignal(db: Db, ws: number, id: number, patch: Signal
     await requireSignal(db, ws, id);
     throw enabledCap();
   }
-  return getSignal(db, ws, id);
+  return { signal: await getSignal(db, ws, id), changed: true };
 }
 
 /**
