@@ -37,6 +37,11 @@
 // judgements per second are counted from the first judgement due (the round's first log-request plus
 // S) until the last is stored. The report says when a round's log-requests outlasted S.
 //
+// With --signals it also reports the workerd CPU a judgement costs: the signals rounds' CPU per log
+// from their first request until their last judgement stored, less the plain rounds' (request and
+// indexing), per judgement; with --signal-delay, also the judging alone (from the round's logs
+// indexed until its last judgement stored, in rounds that did not outlast the delay).
+//
 //   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --signals 3 --signal-delay 30 --json --redaction --pii]
 //   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_SIGNALS, BENCH_SIGNAL_DELAY, BENCH_JSON=1, BENCH_REDACTION=1, BENCH_PII=1,
 //        BENCH_SERVER=wrangler (measure under `wrangler dev` instead), BENCH_WRANGLER_ARGS (its extra flags),
