@@ -411,6 +411,18 @@ export interface RequestLogQuery {
   q?: string | null;
 }
 
+/**
+ * Whether a request-log query reads the search index (request_log_search): free-text words, or a filter
+ * on a log's keyed values (tags, tool names, metadata, input variables, output keys; every operator,
+ * the negations and is_empty too, which read the index or extra_values). A query that does not reads
+ * only the log rows' own columns, which every log has from its write.
+ */
+export function readsSearchIndex(query: RequestLogQuery): boolean {
+  const inGroup = (g: FilterGroup): boolean =>
+    g.filters.some((f) => (isGroup(f) ? inGroup(f) : FILTER_FIELDS[f.field].type === "array" || FILTER_FIELDS[f.field].type === "nested"));
+  return (query.q ? ftsQuery(query.q) !== null : false) || (query.filter_group ? inGroup(query.filter_group) : false);
+}
+
 /** The WHERE condition of a request-log query: the workspace, the filter group and the free text. */
 export function compileRequestLogQuery(query: RequestLogQuery, ctx: CompileContext): string {
   const parts = [`r.${R.workspaceId} = ${ctx.workspace}`];

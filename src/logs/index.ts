@@ -30,6 +30,7 @@ export { searchTraces, TRACE_SEARCH_LIMITS, TRACE_SEARCH_PAGE, type TraceSearchI
 export { fillQuery, findLog, logValues, logValuesSql, matchingLogIds, previewLogs, type LogValues } from "./datasets";
 export { LOGS_BY_IDS } from "./by-ids";
 export { logMark, logsInOrder, markFilter, matchingLogPages } from "./readers";
+export { exportFilter, exportMatchingLogs, type ExportSelection } from "./filtered-export";
 export {
   CONTROL_SHARD,
   configuredShards,
@@ -56,6 +57,7 @@ export { abTotals, rollupAbLogs, ROLLUP_MAX_LOGS, type AbTotals, type Assignment
 export type { IndexedLog, IndexExtension } from "./index-extension";
 export {
   backfillCounts,
+  backfillOwed,
   claimJudgement,
   dropBackfillJudgements,
   dropJudgement,

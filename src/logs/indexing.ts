@@ -236,17 +236,23 @@ export interface IndexOptions {
 /**
  * Indexes this log database's waiting logs (any workspace's), INDEX_BATCH_LOGS a batch, oldest first;
  * returns how many it indexed. Another indexer running at the same time takes its share: a batch that
- * finds the watermark moved reads again. Throws when batches kept writing nothing (the caller's retry,
- * or the sweeper, takes it up later) or D1 failed.
+ * finds the watermark moved reads again, for as long as the others progress. Throws when batches kept
+ * writing nothing with the watermark standing still (a log rewritten during each attempt; the caller's
+ * retry, or the sweeper, takes it up later) or D1 failed.
  */
 export async function indexPending(logs: Db, opts: IndexOptions = {}): Promise<number> {
   const limit = opts.limit ?? Number.POSITIVE_INFINITY;
   const upTo = opts.upTo ?? Number.MAX_SAFE_INTEGER;
   let indexed = 0;
   let idle = 0;
+  let lastAt: number | null = null;
   while (indexed < limit) {
     const { at, rows } = await readPending(logs, Math.min(INDEX_BATCH_LOGS, limit - indexed), upTo);
     if (rows.length === 0) break;
+    // A watermark that moved since the last read is another indexer's progress, not a stall: a
+    // snapshot racing busy consumers waits for them rather than failing.
+    if (at !== lastAt) idle = 0;
+    lastAt = at;
     const own = indexStatements(rows, at);
     // The watermark's move: last but the extra values' updates; an extension's statements go before it.
     const mark = own.length - 1 - rows.filter((r) => r.extra_values === null).length;

@@ -14,7 +14,8 @@
 // from a filter, an evaluation, an export) finishes it on its workspace's databases before it selects
 // (readyForSnapshot),
 // so it misses no log. Until then a log still to move is read by id, listed, filtered on its scalar
-// fields, suggested and counted as before, and found by text and keyed-value search once moved.
+// fields, suggested and counted as before, and found by text and keyed-value search once moved; a
+// search or suggestion that reads the index meanwhile says so (awaitingMove: index_incomplete).
 import { sql } from "drizzle-orm";
 import { runBatch, type Statement } from "../db/batch";
 import type { Db } from "../db/client";
@@ -114,6 +115,22 @@ export async function moveToLayout(logs: Db, max = MOVE_MAX_LOGS): Promise<numbe
   }
   return done;
 }
+
+/**
+ * SQL: whether this log database still holds logs of the workspace waiting for the move (`waiting`, 1
+ * or 0), which text and keyed-value search do not find yet. Nothing read once the move is over
+ * (moved_to 0); while it runs, the first of the workspace's logs at or below the cursor (ids from the
+ * oldest: the workspace's logs from before the upgrade, if it has any, come first).
+ */
+export function awaitingMove(workspaceId: number) {
+  return sql`SELECT CASE WHEN st.${col(st.movedTo)} > 0
+      THEN EXISTS (SELECT 1 FROM ${l} AS m WHERE m.${col(l.workspaceId)} = ${workspaceId} AND m.${col(l.id)} <= st.${col(st.movedTo)})
+      ELSE 0 END AS waiting
+    FROM ${st} AS st WHERE st.${col(st.id)} = 1`;
+}
+
+/** Whether awaitingMove's result says logs wait. */
+export const waitingIn = (result: { results: unknown[] }) => ((result.results[0] as { waiting?: number } | undefined)?.waiting ?? 0) === 1;
 
 /**
  * Before a snapshot selects (a dataset version, a sheet import, an evaluation or an export from a

@@ -3,7 +3,7 @@
 // same ones. Compiled statements: their numbered parameters are shared (src/filters/), which
 // drizzle's sql cannot express.
 import { eq, getTableName, sql } from "drizzle-orm";
-import { d1Of } from "../db/client";
+import { d1Of, type Db } from "../db/client";
 import { requestLogs } from "../db/schema";
 import { columnNames } from "../db/sql";
 import { compileRequestLogQuery, SqlParams, type Filter, type FilterGroup, type Scalar } from "../filters";
@@ -60,9 +60,11 @@ export function markFilter(mark: LogMark): Filter | FilterGroup {
 /**
  * The logs a filter matches, as stored rows: counted once (over every period), then read a page at a
  * time, period by period from the oldest, in id order within each; both once every log written so far
- * is indexed (a snapshot misses none, however recent).
+ * is indexed (a snapshot misses none, however recent). `columns`: what a page selects of each log
+ * (SQL from constants, over the alias r; its id always among them). `compile()` compiles the filter
+ * without reading a log: a caller that must refuse a filter before it answers awaits it first.
  */
-export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs, ws: number, filter: FilterGroup, pageSize: number) {
+export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs, ws: number, filter: FilterGroup, pageSize: number, columns = "r.*") {
   let indexed: Promise<number> | null = null;
   const ready = () => (indexed ??= readyForSnapshot(logs));
   // Compiled once, with the ids of the signals the filter names (read from the control database first).
@@ -74,9 +76,29 @@ export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs
       const after = params.add(-1);
       const afterIndex = params.values.length - 1;
       const limit = params.add(pageSize);
-      return { where, query: `SELECT r.* FROM ${LOGS} AS r WHERE ${where} AND r.${R.id} > ${after} ORDER BY r.${R.id} LIMIT ${limit}`, values: params.values, afterIndex };
+      return { where, query: `SELECT ${columns} FROM ${LOGS} AS r WHERE ${where} AND r.${R.id} > ${after} ORDER BY r.${R.id} LIMIT ${limit}`, values: params.values, afterIndex };
     }));
+  /** The pages with the database they were read from. */
+  async function* databasePages(): AsyncGenerator<{ db: Db; rows: Row[] }> {
+    await ready();
+    const { query, values: bound, afterIndex } = await compile();
+    for (const { db } of [...logs.periods].reverse()) {
+      const values = [...bound];
+      for (;;) {
+        const { results } = await d1Of(db)
+          .prepare(query)
+          .bind(...values)
+          .all<Row>();
+        if (results.length > 0) yield { db, rows: results };
+        if (results.length < pageSize) break;
+        values[afterIndex] = results[results.length - 1].id;
+      }
+    }
+  }
   return {
+    async compile(): Promise<void> {
+      await compile();
+    },
     async count(): Promise<number> {
       await ready();
       const { where, values, afterIndex } = await compile();
@@ -89,21 +111,9 @@ export function matchingLogPages<Row extends { id: number }>(logs: WorkspaceLogs
       });
       return counts.reduce((a, b) => a + b, 0);
     },
+    databasePages,
     async *pages(): AsyncGenerator<Row[]> {
-      await ready();
-      const { query, values: bound, afterIndex } = await compile();
-      for (const { db } of [...logs.periods].reverse()) {
-        const values = [...bound];
-        for (;;) {
-          const { results } = await d1Of(db)
-            .prepare(query)
-            .bind(...values)
-            .all<Row>();
-          if (results.length > 0) yield results;
-          if (results.length < pageSize) break;
-          values[afterIndex] = results[results.length - 1].id;
-        }
-      }
+      for await (const page of databasePages()) yield page.rows;
     },
   };
 }

@@ -442,6 +442,15 @@ export async function overdueJudgements(db: Db, now: number, graceMs: number, li
     .limit(limit);
 }
 
+/** How many judgements a backfill still owes (queued, not made yet), over the workspace's databases: its window's fill. */
+export async function backfillOwed(logs: WorkspaceLogs, backfillId: number): Promise<number> {
+  const perPeriod = await eachPeriod(logs, async (db) => {
+    const [owed] = await db.select({ n: sql<number>`count(*)` }).from(signalPending).where(eq(signalPending.backfillId, backfillId));
+    return owed.n;
+  });
+  return perPeriod.reduce((a, b) => a + b, 0);
+}
+
 /** A backfill's judgements: those still owed, and the results it stored with their errors and cost, over the workspace's databases. */
 export async function backfillCounts(logs: WorkspaceLogs, backfillId: number): Promise<{ owed: number; done: number; errors: number; cost: number }> {
   const perPeriod = await eachPeriod(logs, async (db) => {

@@ -16,6 +16,7 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { drainBody } from "../lib/drain";
 import { catalogOf, type OpenApiDocument } from "./catalog";
 import { callTool } from "./call-tool";
 import type { ApiDoor } from "./door";
@@ -88,6 +89,11 @@ export async function handleMcpPost(request: Request, ctx: McpContext): Promise<
   try {
     return await transport.handleRequest(normalized);
   } finally {
+    // The copy took the request's body, so the app's drain of a body no one read (http/middleware.ts)
+    // finds nothing: what the transport left unread (all of a body it refused as not JSON with a 415,
+    // the rest of one it stopped reading at its own size cap) is read to its end here. Left on the
+    // connection, it made the next request on that connection fail locally.
+    if (normalized.body && !normalized.body.locked) await drainBody(normalized.body.getReader());
     await server.close();
   }
 }

@@ -22,12 +22,22 @@ export async function snapshotById(ws: TestKey, ids: number[]): Promise<Map<numb
   return out;
 }
 
+/** An NDJSON export's lines (200 expected). */
+async function ndjsonLines(res: Response): Promise<any[]> {
+  const body = new TextDecoder().decode(await res.arrayBuffer());
+  expect(res.status, body).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
+  return body === "" ? [] : body.trimEnd().split("\n").map((l) => JSON.parse(l));
+}
+
 /** The export of [from, to), one log a line. */
 export async function exportedBetween(ws: TestKey, from: number, to: number): Promise<any[]> {
-  const res = await call(`/api/public/v2/requests/export?from=${from}&to=${to}`, { key: ws.key });
-  expect(res.status).toBe(200);
-  const body = new TextDecoder().decode(await res.arrayBuffer());
-  return body === "" ? [] : body.trimEnd().split("\n").map((l) => JSON.parse(l));
+  return ndjsonLines(await call(`/api/public/v2/requests/export?from=${from}&to=${to}`, { key: ws.key }));
+}
+
+/** The export of the logs a body ({from?, to?, filter_group?}) selects, one log a line. */
+export async function exportedMatching(ws: TestKey, body: Record<string, unknown>): Promise<any[]> {
+  return ndjsonLines(await call("/api/public/v2/requests/export", { method: "POST", key: ws.key, json: body }));
 }
 /** Each id once (the ids, sorted, are exactly `ids`), and every line deep-equal to its GET snapshot. */
 export function expectExactly(lines: any[], snapshot: Map<number, unknown>, ids: number[]) {

@@ -18,6 +18,7 @@ import {
 import { call, createWorkspace as createAnyWorkspace, json, logInControlDb, type TestKey } from "../helpers/api";
 import { logBody } from "../helpers/fixtures";
 import { WorkspaceLogs } from "../../src/logs/periods";
+import { exportFilter, exportMatchingLogs } from "../../src/logs";
 import { indexNow } from "../helpers/logs";
 
 const db = getDb(env.DB);
@@ -347,6 +348,38 @@ describe("the archive job", () => {
       expect((await liveIds(ws)).length).toBe(3);
       expectExactly(await exported(ws, at(4, 1), at(5, 1)), before, ids);
     }
+  });
+});
+
+describe("the export through a filter (POST /api/public/v2/requests/export) and the archive", () => {
+  it("a log the job moves between a page's ids and its rows is read from its file, once; logs archived before are outside the filter, as in search", async () => {
+    const ws = await createWorkspace();
+    const ids: number[] = [];
+    for (const d of [5, 6]) for (const h of [1, 2]) ids.push(await logAt(ws, at(4, d, h), { tags: ["wanted"] }));
+    const other = await logAt(ws, at(4, 5, 3), { tags: ["other"] });
+    const live = await logAt(ws, at(6, 9, 1), { tags: ["wanted"] });
+    const before = new Map<number, unknown>();
+    for (const id of [...ids, live]) before.set(id, (await getLog(ws, id)).body);
+    const filter_group = { logic: "AND" as const, filters: [{ field: "tags" as const, operator: "contains" as const, value: "wanted" }] };
+    const logs = WorkspaceLogs.single(ws.workspaceId, db);
+    const filter = await exportFilter(logs, ws.workspaceId, { filter_group });
+    // Every page's logs are selected, then the job moves every past log before their rows are read.
+    let runs = 0;
+    const lines: any[] = [];
+    const moveAll = async () => {
+      runs++;
+      while (await archiveNextFile(db, env.BLOBS, ws.workspaceId, CUTOFF, SMALL));
+    };
+    for await (const line of await exportMatchingLogs(logs, env.BLOBS, ws.workspaceId, filter, { beforeRows: moveAll })) lines.push(JSON.parse(line));
+    expect(runs).toBe(1);
+    expect((await liveIds(ws))).toEqual([live]);
+    expectExactly(lines, before, [...ids, live]);
+    expect(lines.map((l) => l.request_id)).toEqual([...ids, live]);
+    // Once archived, the filter no longer reaches them (as search does not); the GET export reads both tiers.
+    const res = await call("/api/public/v2/requests/export", { method: "POST", key: ws.key, json: { filter_group } });
+    expect(res.status).toBe(200);
+    expect(new TextDecoder().decode(await res.arrayBuffer()).trimEnd().split("\n").map((l) => JSON.parse(l).request_id)).toEqual([live]);
+    expectExactly(await exported(ws, at(4, 1), at(7, 1)), new Map([...before, [other, (await getLog(ws, other)).body]]), [...ids, other, live]);
   });
 });
 

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { buildDeps } from "../../src/deps";
 import { getDb } from "../../src/db/client";
-import { indexLogs, placeWorkspace, SWEEP_AFTER_MS } from "../../src/logs";
+import { indexLogs, indexPending, placeWorkspace, SWEEP_AFTER_MS } from "../../src/logs";
 import { COUNT_AFTER_MS } from "../../src/logs/indexing";
 import { pickArchiveBatch, DEFAULT_ARCHIVE_SETTINGS } from "../../src/logs/archive";
 import { indexQuietly } from "../../src/queue/scheduled";
@@ -235,6 +235,35 @@ describe("a log before and after indexing", () => {
     expect(state.sideRows).toContainEqual({ kind: "metadata", key: "env", value: "raced" });
     expect(state.sideRows).not.toContainEqual({ kind: "metadata", key: "env", value: "prod" });
     expect(state.facets.filter((f) => f.field === "engine")).toEqual([expect.objectContaining({ count: 1 })]);
+  });
+  it("a batch racing other indexers that keep moving the watermark goes on while they progress, and indexes what is left", async () => {
+    const w = await createWorkspace();
+    const ids: number[] = [];
+    for (let n = 0; n < 12; n++) ids.push(await logQuietly(w, logBody({ tags: ["raced"] }), recordingQueue().queue));
+    const d1 = await logsDb(w);
+    let moves = 0;
+    // Before each of this indexer's first eight D1 batches, another indexer takes one log: every
+    // write of the first four attempts finds the watermark moved (more than the attempts a stall gets).
+    const racing = new Proxy(d1, {
+      get(target, prop) {
+        if (prop === "batch") {
+          return async (statements: D1PreparedStatement[]) => {
+            if (moves < 8) {
+              moves++;
+              await indexPending(getDb(target), { limit: 1 });
+            }
+            return target.batch(statements);
+          };
+        }
+        const v = Reflect.get(target, prop);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const own = await indexLogs(getDb(racing), [Math.max(...ids)]);
+    expect(moves).toBe(8);
+    expect(own).toBeGreaterThan(0);
+    expect(own).toBeLessThan(12);
+    expect((await searchIds(w, byTag("raced"))).sort((a, b) => a - b)).toEqual(ids);
   });
 });
 

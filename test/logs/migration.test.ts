@@ -117,8 +117,10 @@ for (const [kind, binding, migrations] of [
 
       const db = getDb(d1);
       const logs = WorkspaceLogs.single(ws, db);
-      const find = async (filters: unknown[], q?: string) =>
-        (await searchRequestLogs(db, logs, ws, { filter_group: group({ logic: "AND", filters }), q, page: 1, per_page: 100 })).items.map((i) => i.id).sort((a, b) => a - b);
+      const search = (filters: unknown[], q?: string, on = logs, w = ws) => searchRequestLogs(db, on, w, { filter_group: group({ logic: "AND", filters }), q, page: 1, per_page: 100 });
+      const find = async (filters: unknown[], q?: string) => (await search(filters, q)).items.map((i) => i.id).sort((a, b) => a - b);
+      // Whether a search says logs still waiting for the move are left out (index_incomplete).
+      const incomplete = async (filters: unknown[], q?: string) => (await search(filters, q)).index_incomplete;
       const idsOf = (...names: Name[]) => names.map((n) => ids[n]).sort((a, b) => a - b);
       const facetCounts = async () => (await d1.prepare("SELECT field, key, value, count FROM request_log_facets WHERE workspace_id = ? ORDER BY field, key, value").bind(ws).all()).results;
 
@@ -133,11 +135,30 @@ for (const [kind, binding, migrations] of [
       expect(await find([{ field: "tags", operator: "contains", value: "prod" }])).toEqual([]);
       expect(await find([{ field: "engine", operator: "is", value: "gpt-4o" }])).toEqual(idsOf("A", "B", "C", "D"));
       expect((await facetCounts()).map((f) => f.count)).toEqual(facetsBefore.map((f) => f.count));
+      // … and a search that reads the index says it is incomplete meanwhile; one on the logs' own fields is complete.
+      expect(await incomplete([{ field: "tags", operator: "contains", value: "prod" }])).toBe(true);
+      expect(await incomplete([{ field: "metadata", operator: "key_equals", nested_key: "env", value: "prod" }])).toBe(true);
+      expect(await incomplete([{ field: "tags", operator: "not_contains", value: "prod" }])).toBe(true);
+      expect(await incomplete([{ field: "engine", operator: "is", value: "gpt-4o" }, { logic: "OR", filters: [{ field: "tool_names", operator: "is_empty" }] }])).toBe(true);
+      expect(await incomplete([], "dogs")).toBe(true);
+      expect(await incomplete([{ field: "engine", operator: "is", value: "gpt-4o" }])).toBe(false);
+      expect(await incomplete([], "  ")).toBe(false);
+      const filtered = (field: string) => suggestRequestValues(logs, ws, { field: field as never, filter_group: group({ logic: "AND", filters: [{ field: "engine", operator: "is", value: "gpt-4o" }] }), limit: 10 });
+      expect((await filtered("tool_names")).index_incomplete).toBe(true);
+      expect((await filtered("engine")).index_incomplete).toBe(false);
+      expect((await suggestRequestValues(logs, ws, { field: "tags", limit: 10 })).index_incomplete).toBe(false);
+      // A workspace with no log from before the upgrade on the same database: complete.
+      const other =
+        binding === "MIGRATE_CONTROL" ? (await d1.prepare("INSERT INTO workspaces (name) VALUES ('after the upgrade') RETURNING id").first<{ id: number }>())!.id : ws + 1000;
+      await d1.prepare("INSERT INTO request_logs (workspace_id, provider, model, input, output, parameters, tags, metadata, prompt_input_variables, request_start_time, request_end_time, extra_values) VALUES (?, 'openai', 'gpt-4o', '{}', '{}', '{}', '[\"x\"]', '{}', '{}', 1, 2, '[]')").bind(other).run();
+      expect((await search([{ field: "tags", operator: "contains", value: "x" }], undefined, WorkspaceLogs.single(other, db), other)).index_incomplete).toBe(false);
+      await d1.prepare("DELETE FROM request_logs WHERE workspace_id = ?").bind(other).run();
       // The move, newest first, a bounded batch at a time; it stops after B (a crash, or its budget) and
       // the next run resumes below it. D and C are the indexer's (listed): passed over, not moved.
       expect(await moveToLayout(db, 3)).toBe(3);
       expect(await d1.prepare("SELECT moved_to FROM log_index_state").first("moved_to")).toBe(ids.B - 1);
       expect(await find([{ field: "tags", operator: "contains", value: "prod" }])).toEqual(idsOf("B"));
+      expect(await incomplete([{ field: "tags", operator: "contains", value: "prod" }])).toBe(true);
       expect(await d1.prepare("SELECT count(*) AS n FROM request_logs WHERE extra_values IS NOT NULL").first("n")).toBe(1);
       // Two runs at once (the cron and a snapshot): one moves A, the other's batch finds the cursor moved and writes nothing.
       expect((await Promise.all([moveToLayout(db), moveToLayout(db)])).sort()).toEqual([0, 1]);
@@ -170,6 +191,9 @@ for (const [kind, binding, migrations] of [
       expect(await find([{ field: "metadata_keys", operator: "is_not_empty" }])).toEqual(idsOf("A", "B"));
       expect(await find([], "dogs")).toEqual(idsOf("A"));
       expect(await find([], "tell")).toEqual(idsOf("A", "B"));
+      // The move over, no search says it is incomplete.
+      expect(await incomplete([{ field: "tags", operator: "contains", value: "prod" }], "tell")).toBe(false);
+      expect((await suggestRequestValues(logs, ws, { field: "tool_names", filter_group: group({ logic: "AND", filters: [{ field: "tags", operator: "contains", value: "prod" }] }), limit: 10 })).index_incomplete).toBe(false);
 
       // The indexer takes the waiting logs, once; a second run finds nothing.
       expect(await indexPending(db, { now: Date.now() + 3_600_000 })).toBe(2);

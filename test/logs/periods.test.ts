@@ -18,7 +18,7 @@ import { searchTraces } from "../../src/logs/trace-search";
 import { addKey, call, createWorkspace, json, logsOf, placeOn, type TestKey } from "../helpers/api";
 import { bulkSpan, logBody } from "../helpers/fixtures";
 import { fuller, grow, shardOf, sizeOf } from "../helpers/log-databases";
-import { analytics, createGroup, datasetPost, expectExactly, exportedBetween, filledIds, getLog, importedIds, searchAll, snapshotById, sorted } from "../helpers/log-reads";
+import { analytics, createGroup, datasetPost, expectExactly, exportedBetween, exportedMatching, filledIds, getLog, importedIds, searchAll, snapshotById, sorted } from "../helpers/log-reads";
 import { indexNow } from "../helpers/logs";
 
 const NOW = Date.UTC(2024, 5, 10, 12);
@@ -305,6 +305,12 @@ describe("one workspace over three databases", { timeout: 120_000 }, () => {
     expect(sorted(await importedIds(w, {}))).toEqual(sorted(all()));
     expect(sorted(await importedIds(w, { request_log_ids: [...all(), ...neighbourIds] }))).toEqual(sorted(all()));
     expectExactly(await exportedBetween(w, RANGE.from, RANGE.to), snapshot, all());
+    // The export through a filter: every period's matching logs once, never the neighbour's.
+    // Tagged "all": logs of each of the three periods (and the neighbour's, which stay out).
+    const tagged = all().filter((id) => (snapshot.get(id) as { tags: string[] }).tags.includes("all"));
+    expect(ids.every((list) => list.some((id) => tagged.includes(id)))).toBe(true);
+    expectExactly(await exportedMatching(w, { filter_group: { logic: "AND", filters: [{ field: "tags", operator: "contains", value: "all" }] } }), snapshot, tagged);
+    expectExactly(await exportedMatching(w, { from: RANGE.from, to: RANGE.to }), snapshot, all());
   });
 
   it("tracking calls reach a log in any period, a group of another period included", async () => {

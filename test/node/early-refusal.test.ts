@@ -1,6 +1,6 @@
 // A refusal answered before the client has sent its whole body (a 413 on a chunked upload, a
 // refused ZIP bomb) leaves the server ready for the next request from any client.
-import { request as httpRequest } from "node:http";
+import { Agent, request as httpRequest } from "node:http";
 import { strToU8, zipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module of the repo's scripts
@@ -85,4 +85,28 @@ describe("early refusals", () => {
     // Every request answered by the Worker itself: 400s for the bad bodies and paths, 401 without a key.
     expect(codes).toEqual({ 400: 210, 401: 30 });
   }, 120_000);
+
+  it("after POST /mcp refuses a body that is not JSON (415), the next request on the same connection is answered", async () => {
+    // Before the MCP endpoint drained what its transport left unread, the next request on that
+    // connection got wrangler dev's 503 ("Your worker restarted mid-request") nearly every time at this
+    // size, and a connection straight to the runtime was reset.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = (contentType: string, body: string) =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = httpRequest(`${api.url}/mcp`, { method: "POST", agent, headers: { "Content-Type": contentType, "Content-Length": Buffer.byteLength(body) } }, (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        });
+        req.on("error", reject);
+        req.end(body);
+      });
+    try {
+      for (let i = 0; i < 5; i++) {
+        expect((await post("text/plain", "p".repeat(100_000))).status).toBe(415);
+        expect(await post("application/json", "[]")).toEqual({ status: 202, reused: true });
+      }
+    } finally {
+      agent.destroy();
+    }
+  }, 60_000);
 });

@@ -1,11 +1,13 @@
 // Fair shares of background work: each workspace has at most JOB_CAPS[kind] jobs of a kind queued or
-// running; one more is a 429 with Retry-After and creates nothing, other workspaces are unaffected.
+// running (imports, dataset fills, evaluation runs, workflow runs, signal backfills); one more is a 429
+// with Retry-After and creates nothing, other workspaces are unaffected.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { assertRoomForJob, JOB_CAPS, JOB_RETRY_AFTER_SECONDS } from "../../src/services/workspace";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
 import { b64, importFile, newTable } from "../helpers/tables";
+import { newSignal, SIGNALS } from "../helpers/signals";
 
 /** Makes `n` open imports of the workspace (rows as a queued import leaves them; no job runs them). */
 async function openImports(ws: TestKey, n: number) {
@@ -84,5 +86,40 @@ describe("the cap on open jobs per workspace", () => {
     await expect(assertRoomForJob(db, ws.workspaceId, "evaluation_run")).rejects.toMatchObject({ status: 429, headers: { "Retry-After": String(JOB_RETRY_AFTER_SECONDS) } });
     await env.DB.prepare("UPDATE dataset_jobs SET status = 'FAILED' WHERE workspace_id = ?").bind(ws.workspaceId).run();
     await env.DB.prepare("UPDATE reports SET status = 'COMPLETED' WHERE workspace_id = ?").bind(ws.workspaceId).run();
+  });
+
+  it(`signal backfills: ${JOB_CAPS.signal_backfill} open over all the workspace's signals, the next a 429 with Retry-After that stores nothing; the signal's own cap of 3 stays a 409`, async () => {
+    const [ws, other] = [await createWorkspace(), await createWorkspace()];
+    const signals = [await newSignal(ws), await newSignal(ws), await newSignal(ws), await newSignal(ws)];
+    /** Holds `n` backfills of `signalId` open (rows as a queued backfill leaves them; no job runs them). */
+    const hold = (signalId: number, n: number) =>
+      env.DB.prepare(`INSERT INTO signal_backfills (workspace_id, signal_id, status, from_ms, to_ms, sample_rate, max_logs) SELECT ?, ?, 'queued', 0, 1, 1, 1 FROM json_each(?)`)
+        .bind(ws.workspaceId, signalId, JSON.stringify(Array.from({ length: n }, (_, i) => i)))
+        .run();
+    const open = async () => (await env.DB.prepare("SELECT count(*) AS n FROM signal_backfills WHERE workspace_id = ? AND status IN ('queued', 'running')").bind(ws.workspaceId).first<{ n: number }>())!.n;
+    const backfill = (signalId: number, key = ws.key) => call(`${SIGNALS}/${signalId}/backfills`, { method: "POST", key, json: { from: 0, to: 10 } });
+    // One short of the cap, no signal at its own: one more is taken.
+    await hold(signals[1].id, 2);
+    await hold(signals[2].id, JOB_CAPS.signal_backfill - 3);
+    expect((await backfill(signals[0].id)).status).toBe(202);
+    // At the cap (the one just made may have finished already: top up to be sure).
+    await hold(signals[3].id, JOB_CAPS.signal_backfill - (await open()));
+    expect(await open()).toBe(JOB_CAPS.signal_backfill);
+    const before = (await env.DB.prepare("SELECT count(*) AS n FROM signal_backfills WHERE workspace_id = ?").bind(ws.workspaceId).first<{ n: number }>())!.n;
+    const refused = await backfill(signals[0].id);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe(String(JOB_RETRY_AFTER_SECONDS));
+    expect(await json(refused)).toMatchObject({ success: false, error: "rate_limited", message: expect.stringMatching(/^the workspace has 5 signal backfills queued or running/) });
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM signal_backfills WHERE workspace_id = ?").bind(ws.workspaceId).first<{ n: number }>())!.n).toBe(before);
+    // Another workspace backfills as usual.
+    expect((await backfill((await newSignal(other)).id, other.key)).status).toBe(202);
+    // A signal at its own cap is still told so (409), whatever the workspace has.
+    await env.DB.prepare("UPDATE signal_backfills SET status = 'failed' WHERE workspace_id = ? AND signal_id != ?").bind(ws.workspaceId, signals[1].id).run();
+    await hold(signals[1].id, 1);
+    expect(await open()).toBe(3);
+    expect((await backfill(signals[1].id)).status).toBe(409);
+    // Once some end, the workspace may backfill again.
+    expect((await backfill(signals[0].id)).status).toBe(202);
+    await env.DB.prepare("UPDATE signal_backfills SET status = 'failed' WHERE workspace_id = ?").bind(ws.workspaceId).run();
   });
 });

@@ -327,6 +327,97 @@ describe("signals: test and estimate", () => {
   });
 });
 
+describe("signals: cost caps need a priced judge model", () => {
+  const unpriced = { provider: "openai", name: "house-finetune-7" };
+
+  it("refuses daily_cost_usd on create when the judge model has no price, naming it, and stores nothing; takes it on a priced or default model", async () => {
+    const ws = await createWorkspace();
+    const refused = await post(ws, SIGNALS, { name: uniq("s"), statement: "x", model: unpriced, limits: { daily_cost_usd: 1 } });
+    await expect400(refused.clone(), "limits.daily_cost_usd");
+    expect((await json(refused)).message).toContain('"house-finetune-7" has no price');
+    expect((await json(await get(ws, SIGNALS))).total).toBe(0);
+    // The same model with a runs cap, or no cap, is taken; so is a cost cap on a priced model or the default one (gpt-4o-mini here).
+    expect((await newSignal(ws, { model: unpriced, limits: { daily_runs: 10 } })).limits).toEqual({ daily_runs: 10, daily_cost_usd: null });
+    expect((await newSignal(ws, { model: { provider: "anthropic", name: "claude-3-5-haiku-latest" }, limits: { daily_cost_usd: 1 } })).limits.daily_cost_usd).toBe(1);
+    expect((await newSignal(ws, { limits: { daily_cost_usd: 1 } })).limits.daily_cost_usd).toBe(1);
+  });
+
+  it("refuses a PATCH that puts a cost cap on an unpriced model or an unpriced model under a cost cap, and changes nothing", async () => {
+    const ws = await createWorkspace();
+    const capped = await newSignal(ws, { model: { provider: "openai", name: "gpt-4o" }, limits: { daily_cost_usd: 2 } });
+    const onModel = await patch(ws, `${SIGNALS}/${capped.id}`, { model: unpriced });
+    await expect400(onModel.clone(), "model");
+    expect((await json(onModel)).message).toContain("house-finetune-7");
+    expect((await json(await get(ws, `${SIGNALS}/${capped.id}`))).signal).toMatchObject({ model: { name: "gpt-4o" }, revision: 1 });
+    // Keeping the cap through a partial limits change is the same; dropping it lets the model change.
+    await expect400(await patch(ws, `${SIGNALS}/${capped.id}`, { model: unpriced, limits: { daily_runs: 5 } }), "model");
+    expect((await patch(ws, `${SIGNALS}/${capped.id}`, { model: unpriced, limits: { daily_cost_usd: null } })).status).toBe(200);
+    // Now unpriced: a cost cap is refused, a runs cap and other changes are taken.
+    await expect400(await patch(ws, `${SIGNALS}/${capped.id}`, { limits: { daily_cost_usd: 3 } }), "limits.daily_cost_usd");
+    expect((await patch(ws, `${SIGNALS}/${capped.id}`, { limits: { daily_runs: 5 }, color: "#000000" })).status).toBe(200);
+    // Back on a priced model, with the cap in the same change.
+    const back = await patch(ws, `${SIGNALS}/${capped.id}`, { model: { provider: "openai", name: "gpt-4o-mini" }, limits: { daily_cost_usd: 3 } });
+    expect(back.status, await back.clone().text()).toBe(200);
+    expect((await json(back)).signal.limits).toEqual({ daily_runs: 5, daily_cost_usd: 3 });
+  });
+
+  it("estimates an unpriced model's cost as unknown (null), not 0", async () => {
+    const ws = await createWorkspace();
+    await logAnswer(ws, "hello");
+    const e = await json(await post(ws, `${SIGNALS}/estimate`, { statement: "Polite?", model: unpriced, hooks: [{ scope: "all", sample_rate: 1 }] }));
+    expect(e).toMatchObject({ model: "house-finetune-7", cost_usd_per_day: null, hooks: [{ cost_per_judgement_usd: null }] });
+    const priced = await json(await post(ws, `${SIGNALS}/estimate`, { statement: "Polite?", hooks: [{ scope: "all", sample_rate: 1 }] }));
+    expect(priced.hooks[0].cost_per_judgement_usd).toBeGreaterThan(0);
+  });
+});
+
+describe("signals: estimates check hooks as create does; an empty change changes nothing", () => {
+  it("refuses an estimate whose hook names a template, version or label the workspace does not have (another workspace's too), as create does", async () => {
+    const [ws, other] = [await createWorkspace(), await createWorkspace()];
+    const tpl = await template(ws);
+    const foreign = await template(other);
+    const estimate = (hook: Record<string, unknown>) => post(ws, `${SIGNALS}/estimate`, { hooks: [{ scope: "all" }, hook] });
+    for (const [hook, field] of [
+      [{ scope: "prompt_template", prompt_template_id: 999_999_999 }, "hooks[1].prompt_template_id"],
+      [{ scope: "prompt_template", prompt_template_id: foreign }, "hooks[1].prompt_template_id"],
+      [{ scope: "prompt_template", prompt_template_id: tpl, prompt_version_number: 9 }, "hooks[1].prompt_version_number"],
+      [{ scope: "prompt_template", prompt_template_id: tpl, release_label: "nope" }, "hooks[1].release_label"],
+      [{ scope: "release_label", release_label: "nowhere" }, "hooks[1].release_label"],
+    ] as const) {
+      await expect400(await estimate(hook), field);
+      await expect400(await post(ws, SIGNALS, { name: uniq("s"), statement: "x", hooks: [{ scope: "all" }, hook] }), field);
+    }
+    // Hooks that exist are estimated.
+    const ok = await estimate({ scope: "prompt_template", prompt_template_id: tpl, release_label: "prod" });
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    expect((await json(ok)).hooks).toHaveLength(2);
+  });
+
+  it("answers an empty PATCH of a signal or a hook with a 400 and records nothing; a PATCH that changes nothing writes and records nothing", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws, { color: "#112233", limits: { daily_runs: 5 }, model: { provider: "openai", name: "gpt-4o" }, hooks: [{ scope: "all", sample_rate: 0.5 }] });
+    const hook = s.hooks[0];
+    const audited = async () => (await env.DB.prepare("SELECT count(*) AS n FROM audit_events WHERE workspace_id = ? AND action = 'signal.updated'").bind(ws.workspaceId).first<{ n: number }>())!.n;
+    const hookEmpty = await patch(ws, `${SIGNALS}/${s.id}/hooks/${hook.id}`, {});
+    await expect400(hookEmpty.clone(), "body");
+    expect((await json(hookEmpty)).message).toMatch(/^body: give at least one of scope, /);
+    await expect400(await patch(ws, `${SIGNALS}/${s.id}`, {}), "body");
+    expect(await audited()).toBe(0);
+    // The same values again: 200 with the hook, nothing written.
+    const same = await patch(ws, `${SIGNALS}/${s.id}/hooks/${hook.id}`, { sample_rate: 0.5, scope: "all" });
+    expect(same.status).toBe(200);
+    expect((await json(same)).hook).toEqual(hook);
+    const sameSignal = await patch(ws, `${SIGNALS}/${s.id}`, { color: "#112233", enabled: false, limits: { daily_runs: 5 }, model: { provider: "openai", name: "gpt-4o" }, include: { metadata: false } });
+    expect(sameSignal.status).toBe(200);
+    expect((await json(sameSignal)).signal).toMatchObject({ revision: 1, updated_at: s.updated_at });
+    expect(await audited()).toBe(0);
+    // A change is recorded, once; null still counts as a change (it clears the field).
+    expect((await patch(ws, `${SIGNALS}/${s.id}/hooks/${hook.id}`, { sample_rate: 1 })).status).toBe(200);
+    expect((await patch(ws, `${SIGNALS}/${s.id}`, { color: null })).status).toBe(200);
+    expect(await audited()).toBe(2);
+  });
+});
+
 describe("signals: isolation", () => {
   it("answers another workspace's signal, hook and backfill as 404 on every route, and changes nothing", async () => {
     const [a, b] = [await createWorkspace(), await createWorkspace()];
@@ -356,6 +447,19 @@ describe("signals: isolation", () => {
     expect((await json(await get(b, SIGNALS))).total).toBe(0);
     const still = (await json(await get(a, base))).signal;
     expect(still).toMatchObject({ enabled: false, hooks: [{ id: hook, sample_rate: 0.5 }] });
+  });
+
+  it("answers a backfill read or cancelled through another signal of the same workspace as 404, and leaves it be", async () => {
+    const ws = await createWorkspace();
+    const [s, t] = [await newSignal(ws), await newSignal(ws)];
+    const bf = (await json(await post(ws, `${SIGNALS}/${s.id}/backfills`, { from: 0, to: 10 }))).backfill;
+    for (const res of [await get(ws, `${SIGNALS}/${t.id}/backfills/${bf.id}`), await del(ws, `${SIGNALS}/${t.id}/backfills/${bf.id}`)]) {
+      expect(res.status).toBe(404);
+      expect((await json(res)).message).toContain("backfill");
+    }
+    expect((await json(await get(ws, `${SIGNALS}/${t.id}/backfills`))).backfills).toEqual([]);
+    const mine = (await json(await get(ws, `${SIGNALS}/${s.id}/backfills/${bf.id}`))).backfill;
+    expect(mine.status).not.toBe("cancelled");
   });
 
   it("refuses every route without a key", async () => {

@@ -8,10 +8,10 @@ import { ApiError } from "../../lib/errors";
 import { defineRoute } from "../../http/openapi";
 import { QueryInt } from "../../lib/query";
 import { IdParam, Timestamp } from "../../lib/schemas";
-import { exportLogs, readRequestLog } from "../../logs";
+import { exportFilter, exportLogs, exportMatchingLogs, readRequestLog } from "../../logs";
 import { searchRequestLogs, suggestRequestValues, SUGGESTION_LIMIT } from "../../logs";
 import { SUGGESTIONS_RATE_LIMIT } from "../../http/rate-limit";
-import { StructuredFilterDoc } from "../../filters";
+import { FilterGroupSchema, StructuredFilterDoc } from "../../filters";
 import { SEARCH_PER_PAGE, SearchBody, SearchResponse, SuggestionsQuery, SuggestionsResponse } from "./schemas";
 
 const RequestLogDetail = z
@@ -136,8 +136,45 @@ const exportRequests = defineRoute({
     "from both tiers: first the logs the archive job moved to R2, day by day, then the logs still in the database in request_start_time order. " +
     "Each log appears once, also while the archive job runs. A workspace whose logs fill more than one log database is exported database by database, " +
     "the one it wrote to first first, each as above. from and to take ISO 8601 (Z, an offset, or none meaning UTC) or epoch numbers " +
-    "(seconds below 1e11, milliseconds otherwise); to must be after from. The answer is streamed: any range fits.",
+    "(seconds below 1e11, milliseconds otherwise); to must be after from. The answer is streamed: any range fits. " +
+    "POST to the same path exports the logs a filter group matches.",
   request: { query: ExportQuery },
+  responses: {
+    200: {
+      description: "NDJSON: one RequestLogDetail per line",
+      content: { "application/x-ndjson": { schema: z.string().openapi({ description: "Lines of RequestLogDetail JSON, each ending in a newline." }) } },
+    },
+  },
+});
+
+const ExportBody = z
+  .object({
+    from: Timestamp.optional().openapi({ description: `The first request_start_time included: ${TIME_IN} None: from the oldest log.` }),
+    to: Timestamp.optional().openapi({ description: `The first request_start_time no longer included, after from: ${TIME_IN} None: up to the newest log.` }),
+    filter_group: FilterGroupSchema.nullable()
+      .optional()
+      .openapi({ description: "The logs to export, the same structured filter group as POST /api/public/v2/requests/search takes. None: every log of the range." }),
+  })
+  .superRefine((b, ctx) => {
+    if (b.from !== undefined && b.to !== undefined && b.to <= b.from) ctx.addIssue({ code: "custom", path: ["to"], message: "must be after from", input: b.to });
+  })
+  .openapi("ExportRequestLogsRequest");
+
+const exportMatching = defineRoute({
+  method: "post",
+  path: "/api/public/v2/requests/export",
+  scope: "logs:read",
+  tags: ["request logs"],
+  summary: "Export the request logs a filter matches as NDJSON",
+  description:
+    "The logs of the workspace that a structured filter group (the same as POST /api/public/v2/requests/search takes) and an optional request_start_time range [from, to) select, " +
+    "streamed as NDJSON (one log a line, each exactly as GET /api/public/v2/requests/{request_id} answers it), in id order (the order they were logged), each once. " +
+    "The export holds every matching log written before it was asked for, however recently: it first indexes what its workspace still waits to index " +
+    "(a search may find a new log only seconds after its write; an export misses none); logs written after it was asked for are not in it. " +
+    "It reads what search reads: logs the archive job already moved to R2 are outside filters (GET /api/public/v2/requests/export reads both tiers); " +
+    "a log the job moves while the export reads its page is read from its archive file. A workspace whose logs fill more than one log database is exported " +
+    "database by database, the one it wrote to first first. A bad filter or range is a 400 before anything is sent. The answer is streamed: any number of logs fits.",
+  request: { body: { required: true, content: { "application/json": { schema: ExportBody } } } },
   responses: {
     200: {
       description: "NDJSON: one RequestLogDetail per line",
@@ -179,7 +216,9 @@ const searchRequests = defineRoute({
     "total is exact up to 10,000 matches; past that the count stops and total_is_estimate is true (has_next stays exact). " +
     "A new log becomes searchable within seconds of its write (usually about a second): its tags, metadata, tool names, input variables, " +
     "output keys and full text are indexed after the write answers. Filters on the log's own fields (model, status, times, cost, tokens, " +
-    "prompt, trace) may match it sooner.",
+    "prompt, trace) may match it sooner. After an upgrade from before the search index of issue 37, the logs written before it are moved into " +
+    "the index in the background, newest first; until a log is moved, free text and keyed-value filters do not find it (and a negated one " +
+    "does not exclude it), and such a search answers index_incomplete: true.",
   request: { body: { required: true, content: { "application/json": { schema: SearchBody } } } },
   responses: {
     200: { description: "One page of matching logs", content: { "application/json": { schema: SearchResponse } } },
@@ -194,7 +233,8 @@ const suggestions = defineRoute({
   summary: "Autocomplete suggestions for request-log fields",
   description:
     "Distinct values of a field, most frequent first (ties alphabetical). 10 requests a minute per API key, " +
-    "checked before anything else. A new log's values count within seconds of its write.",
+    "checked before anything else. A new log's values count within seconds of its write. With a filter_group, a log from before an " +
+    "upgrade still waiting for the layout move may be left out: the answer then has index_incomplete: true.",
   rateLimit: SUGGESTIONS_RATE_LIMIT,
   request: { query: SuggestionsQuery },
   responses: {
@@ -217,7 +257,7 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(suggestions, async (c) => {
     const q = c.req.valid("query");
-    const { values, counts } = await suggestRequestValues(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, {
+    const { values, counts, index_incomplete } = await suggestRequestValues(await c.var.deps.logs(c.get("auth").workspaceId), c.get("auth").workspaceId, {
       field: q.field,
       prefix: q.prefix,
       metadata_key: q.metadata_key,
@@ -225,7 +265,8 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
       filter_group: q.filter_group,
       limit: q.limit ?? SUGGESTION_LIMIT.default,
     });
-    return c.json(q.include_counts ? { success: true as const, values, counts } : { success: true as const, values }, 200);
+    // index_incomplete only when true: PromptLayer's shape otherwise.
+    return c.json({ success: true as const, values, ...(q.include_counts ? { counts } : {}), ...(index_incomplete ? { index_incomplete } : {}) }, 200);
   });
 
   // Before /{request_id}, which would take "export" for an id.
@@ -234,6 +275,16 @@ export function registerRequestRoutes(app: OpenAPIHono<AppEnv>) {
     const { blobs } = c.var.deps;
     const ws = c.get("auth").workspaceId;
     const lines = exportLogs(await c.var.deps.logs(ws), blobs, ws, from, to);
+    return c.body(ndjsonBody(lines, c.get("requestId")), 200, { "Content-Type": "application/x-ndjson; charset=utf-8" }) as never;
+  });
+
+  app.openapi(exportMatching, async (c) => {
+    const body = c.req.valid("json");
+    const ws = c.get("auth").workspaceId;
+    const logs = await c.var.deps.logs(ws);
+    const filter = await exportFilter(logs, ws, { filter_group: body.filter_group, from: body.from, to: body.to });
+    // Compiled before the answer starts: a filter the compiler refuses is a 400, not a cut-short body.
+    const lines = await exportMatchingLogs(logs, c.var.deps.blobs, ws, filter);
     return c.body(ndjsonBody(lines, c.get("requestId")), 200, { "Content-Type": "application/x-ndjson; charset=utf-8" }) as never;
   });
 

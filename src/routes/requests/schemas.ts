@@ -66,6 +66,13 @@ export const SearchResponse = z
     has_prev: z.boolean(),
     next_num: z.int().nullable(),
     prev_num: z.int().nullable(),
+    index_incomplete: z.boolean().openapi({
+      description:
+        "True when the search reads the search index (free text q, or a filter on tags, tool names, metadata, input variables or output keys) " +
+        "while logs written before an upgrade of the deployment are still being moved into it (newest first, in the background): those logs " +
+        "are not found by such a search until moved (a negated filter does not exclude them either), so items and total may be short. " +
+        "Filters on a log's own fields (model, status, times, cost, tokens, prompt, trace) find every log. Always false once the move is over.",
+    }),
   })
   .openapi("SearchRequestLogsResponse");
 
@@ -94,5 +101,10 @@ export const SuggestionsResponse = z
     success: z.literal(true),
     values: z.array(z.string()),
     counts: z.record(z.string(), z.int()).optional().openapi({ description: "With include_counts=true." }),
+    index_incomplete: z.literal(true).optional().openapi({
+      description:
+        "Present (true) when a filter_group was given and logs written before an upgrade of the deployment are still being moved into the " +
+        "search index: the matching logs among them may be left out of values and counts until moved. Absent otherwise.",
+    }),
   })
   .openapi("SearchRequestSuggestionsResponse");

@@ -10,6 +10,8 @@ import { IdParam } from "../../lib/schemas";
 import {
   addHook,
   cancelBackfill,
+  checkCostCapOnCreate,
+  checkCostCapOnPatch,
   createBackfill,
   createSignal,
   deleteHook,
@@ -22,6 +24,8 @@ import {
   MAX_ENABLED_SIGNALS,
   MAX_HOOKS_PER_SIGNAL,
   MAX_OPEN_BACKFILLS,
+  MAX_OPEN_BACKFILLS_PER_WORKSPACE,
+  BACKFILL_WINDOW,
   MAX_TEST_LOGS,
   requireSignal,
   testSignal,
@@ -69,7 +73,8 @@ const create = defineRoute({
   description:
     "A yes/no statement an LLM judges about production logs, with the hooks that choose which logs (scope, filters, sample rate). " +
     `Disabled unless enabled is true (test it first); at most ${MAX_ENABLED_SIGNALS} enabled signals a workspace and ${MAX_HOOKS_PER_SIGNAL} hooks a signal (409 beyond). ` +
-    "A name already used in the workspace is a 409.",
+    "A name already used in the workspace is a 409. A hook naming a template, version or label the workspace does not have is a 400. " +
+    "limits.daily_cost_usd is taken only on a judge model the price table prices (model.name, else the provider's default model): on another, a cap could not be held, and it is a 400 naming the model.",
   errors: [409],
   request: body(CreateSignalBody),
   responses: { 201: SignalAnswer },
@@ -97,8 +102,9 @@ const patch = defineRoute({
   tags,
   summary: "Change a signal",
   description:
-    "Any subset of the fields. A change to statement, model or include moves revision on: logs judged from then on carry the new revision, and a newer revision's result replaces an older one. " +
-    `Enabling past ${MAX_ENABLED_SIGNALS} enabled signals, or a name already used, is a 409.`,
+    "Any subset of the fields, at least one (an empty body is a 400). A change to statement, model or include moves revision on: logs judged from then on carry the new revision, and a newer revision's result replaces an older one. " +
+    `Enabling past ${MAX_ENABLED_SIGNALS} enabled signals, or a name already used, is a 409. Fields that are all the signal's already change and record nothing. ` +
+    "Setting limits.daily_cost_usd, or changing the model of a signal that keeps one, on a judge model the price table does not price is a 400 naming the model (the cap could not be held).",
   errors: [404, 409],
   request: { params: SignalParams, ...body(PatchSignalBody) },
   responses: { 200: SignalAnswer },
@@ -148,7 +154,9 @@ const estimate = defineRoute({
   summary: "Estimate what hooks would judge",
   description:
     "Counts the logs each hook would have matched over the last window_days (default 7) and answers per day how many it matches and samples, " +
-    "and what judging them would cost with the model given (or the workspace's default), from the logs' mean length.",
+    "and what judging them would cost with the model given (or the workspace's default), from the logs' mean length. " +
+    "Hooks are checked as create checks them (a template, version or label the workspace does not have is a 400 naming the field). " +
+    "A model the price table does not price (or none) answers its costs as null: unknown, not free.",
   request: body(EstimateBody),
   responses: { 200: json(EstimateSchema.extend({ success: ok }), "The estimate") },
 });
@@ -195,7 +203,9 @@ const hookPatch = defineRoute({
   path: `${BASE}/{signal_id}/hooks/{hook_id}`,
   tags,
   summary: "Change a hook",
-  description: "Any subset of the hook's fields; the hook they make is checked as a new one is (a 400 naming the field). Logs matched from then on follow the changed hook; results already stored stay.",
+  description:
+    "Any subset of the hook's fields, at least one (an empty body is a 400); the hook they make is checked as a new one is (a 400 naming the field). " +
+    "Logs matched from then on follow the changed hook; results already stored stay. Fields that are all the hook's already change and record nothing.",
   errors: [404],
   request: { params: HookParams, ...body(HookPatchBody) },
   responses: { 200: json(z.object({ success: ok, hook: HookSchema }), "The hook") },
@@ -222,8 +232,10 @@ const backfillCreate = defineRoute({
   description:
     "Queues a job that judges the workspace's logs started in [from, to) that the filters match, sampled at sample_rate (default 1), at most max_logs (default 1000, at most 100000), " +
     "leaving out logs already judged at the signal's revision. It runs whether or not the signal is enabled, within the signal's daily caps. " +
-    `Answers 202 with the backfill; GET it for progress, DELETE it to cancel. At most ${MAX_OPEN_BACKFILLS} open backfills a signal (409 beyond).`,
-  errors: [404, 409],
+    `Answers 202 with the backfill; GET it for progress, DELETE it to cancel. At most ${MAX_OPEN_BACKFILLS} open backfills a signal (409 beyond) ` +
+    `and ${MAX_OPEN_BACKFILLS_PER_WORKSPACE} a workspace over all its signals (429 with Retry-After beyond: nothing is created). ` +
+    `It keeps at most ${BACKFILL_WINDOW} judgements queued at once, reading on as they are made, so it never crowds out the workspaces' live judgements.`,
+  errors: [404, 409, 429],
   request: { params: SignalParams, ...body(BackfillBody) },
   responses: { 202: json(z.object({ success: ok, backfill: BackfillSchema }), "Queued") },
 });
@@ -274,7 +286,9 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(create, async (c) => {
     const { deps } = c.var;
     const auth = c.get("auth");
-    const created = await createSignal(deps.db, auth, c.req.valid("json"));
+    const input = c.req.valid("json");
+    await checkCostCapOnCreate(deps, auth.workspaceId, input);
+    const created = await createSignal(deps.db, auth, input);
     return c.json({ success: true as const, signal: await one(deps, auth.workspaceId, created.id) }, 201);
   });
 
@@ -303,8 +317,9 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
     const { signal_id } = c.req.valid("param");
     const body = c.req.valid("json");
     // A new name needs nothing more: results are the signal's by id, and every reader shows its current name.
-    const after = await updateSignal(c.var.deps.db, ws, signal_id, body);
-    await audit(c, "signal.updated", "signal", signal_id, { name: after.name, changed: Object.keys(body).sort(), enabled: after.enabled, limits: after.limits, revision: after.revision });
+    await checkCostCapOnPatch(c.var.deps, ws, signal_id, body);
+    const { signal: after, changed } = await updateSignal(c.var.deps.db, ws, signal_id, body);
+    if (changed) await audit(c, "signal.updated", "signal", signal_id, { name: after.name, changed: Object.keys(body).sort(), enabled: after.enabled, limits: after.limits, revision: after.revision });
     return c.json({ success: true as const, signal: await one(c.var.deps, ws, signal_id) }, 200);
   });
 
@@ -347,8 +362,8 @@ export function registerSignalRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(hookPatch, async (c) => {
     const { signal_id, hook_id } = c.req.valid("param");
-    const hook = await updateHook(c.var.deps.db, c.get("auth").workspaceId, signal_id, hook_id, c.req.valid("json"));
-    await audit(c, "signal.updated", "signal", signal_id, { hook_updated: hook });
+    const { hook, changed } = await updateHook(c.var.deps.db, c.get("auth").workspaceId, signal_id, hook_id, c.req.valid("json"));
+    if (changed) await audit(c, "signal.updated", "signal", signal_id, { hook_updated: hook });
     return c.json({ success: true as const, hook }, 200);
   });
 

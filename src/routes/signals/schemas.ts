@@ -89,6 +89,9 @@ const HookFields = {
   filters: FilterGroupSchema.nullish().openapi({ description: "A structured filter group, as request search takes it (the signals field aside)." }),
 };
 
+/** A PATCH body names at least one field (null counts: it clears the field); an empty one would change nothing. */
+const namesAField = (b: Record<string, unknown>) => Object.values(b).some((v) => v !== undefined);
+
 const hookIssues = (h: Partial<HookInput>, ctx: z.core.$RefinementCtx) => {
   if (h.filters && namesSignals(h.filters)) ctx.addIssue({ code: "custom", path: ["filters"], message: "a hook cannot filter on signals (results come after the log is matched)", input: h.filters });
 };
@@ -110,7 +113,8 @@ export const HookBody = z
 export const HookPatchBody = z
   .object(Object.fromEntries(Object.entries(HookFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof HookFields]: z.ZodOptional<(typeof HookFields)[K]> })
   .superRefine(hookIssues)
-  .openapi("SignalHookPatch", { description: "Any subset of a hook's fields; the hook they make is checked whole." });
+  .refine(namesAField, { message: `give at least one of ${Object.keys(HookFields).join(", ")}` })
+  .openapi("SignalHookPatch", { description: "Any subset of a hook's fields, at least one (an empty body is a 400); the hook they make is checked whole." });
 
 const SignalFields = {
   name: NameText(MAX_NAME_LENGTH).openapi({ description: "Unique in the workspace." }),
@@ -141,7 +145,10 @@ export const PatchSignalBody = z
     delay_seconds: SignalFields.delay_seconds,
     limits: SignalFields.limits,
   })
-  .openapi("PatchSignalRequest", { description: "Any subset of the signal's fields (hooks have their own routes). A change to statement, model or include moves revision on." });
+  .refine(namesAField, { message: `give at least one of ${Object.keys(SignalFields).join(", ")}` })
+  .openapi("PatchSignalRequest", {
+    description: "Any subset of the signal's fields, at least one (an empty body is a 400, as every PATCH of this API's own resources); hooks have their own routes. A change to statement, model or include moves revision on.",
+  });
 
 const RequestIds = z
   .array(PositiveId, { error: "must be an array of request log ids" })
@@ -266,10 +273,17 @@ export const EstimateSchema = z
     window_days: z.int(),
     from: z.string(),
     to: z.string(),
-    model: z.string().nullable(),
-    hooks: z.array(z.object({ matches: z.int(), matches_per_day: z.number(), sampled_per_day: z.number(), cost_per_judgement_usd: z.number() })),
+    model: z.string().nullable().openapi({ description: "The judge model the estimate prices: the one given, else the workspace's default; null when none is configured." }),
+    hooks: z.array(
+      z.object({
+        matches: z.int(),
+        matches_per_day: z.number(),
+        sampled_per_day: z.number(),
+        cost_per_judgement_usd: z.number().nullable().openapi({ description: "null: the cost is unknown (the model is not in the price table, or there is no model)." }),
+      }),
+    ),
     sampled_per_day: z.number().openapi({ description: "Judgements per day, the hooks added up (an upper bound when hooks overlap: a log is judged once)." }),
-    cost_usd_per_day: z.number(),
+    cost_usd_per_day: z.number().nullable().openapi({ description: "null when the model's cost is unknown (not 0: such a model is not free, only unpriced)." }),
   })
   .openapi("SignalEstimate");
 

@@ -5,6 +5,10 @@
 // job sweeper; a page read twice records nothing twice (the judgements owed are keyed by log and
 // signal, and logs judged at the signal's revision are left out), so it finishes once. Progress past
 // the paging (judged, errors, cost) is counted from the results themselves.
+// The signals queue is every workspace's (live judgements and signal_triggered ride on it, first in,
+// first out): a backfill keeps at most BACKFILL_WINDOW of its judgements owed at once, reading its next
+// pages only as they are made, so a live judgement never waits behind more than that per backfill; and
+// a workspace has at most JOB_CAPS.signal_backfill backfills open at once (a 429 beyond).
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { signalBackfills, type BackfillCursor, type SignalBackfillRow } from "../../db/schema";
@@ -14,7 +18,8 @@ import type { AuthContext } from "../../lib/auth-context";
 import { ApiError } from "../../lib/errors";
 import { enqueue, sendJudgements } from "../../lib/jobs";
 import { toIso } from "../../lib/time";
-import { backfillCounts, coveredLogsPage, dropBackfillJudgements, queueBackfillJudgements, type PendingJudgement } from "../../logs";
+import { JOB_CAPS, jobCapError, roomForJobSql } from "../workspace";
+import { backfillCounts, backfillOwed, coveredLogsPage, dropBackfillJudgements, queueBackfillJudgements, type PendingJudgement } from "../../logs";
 import { checkFiltersCompile, requireSignal } from "./definitions";
 import { isSampled } from "./sampling";
 
@@ -27,6 +32,10 @@ const PAGE = 200;
 const PAGES_PER_RUN = 5;
 /** Once every log is read, how often the job looks whether what it queued has been judged. */
 export const DRAIN_CHECK_SECONDS = 10;
+/** Judgements a backfill has owed (queued and not made yet) at most: it reads on only below this. */
+export const BACKFILL_WINDOW = 500;
+/** With its window full, how long the job waits before it looks again. */
+export const WINDOW_WAIT_SECONDS = 2;
 
 export interface BackfillInput {
   from: number;
@@ -37,6 +46,13 @@ export interface BackfillInput {
 }
 
 const OPEN = ["queued", "running"] as const;
+
+/** The signal's open backfills, as SQL (for the guard inside the insert). */
+const openOfSignal = (signalId: number) =>
+  sql`(SELECT count(*) FROM ${signalBackfills} WHERE ${signalBackfills.signalId} = ${signalId} AND ${signalBackfills.status} IN ('queued', 'running'))`;
+
+/** Open backfills a workspace may have at once, over all its signals (the job caps' rule). */
+export const MAX_OPEN_BACKFILLS_PER_WORKSPACE = JOB_CAPS.signal_backfill;
 
 export async function createBackfill(deps: Deps, auth: AuthContext, signalId: number, input: BackfillInput) {
   const ws = auth.workspaceId;
@@ -49,10 +65,15 @@ export async function createBackfill(deps: Deps, auth: AuthContext, signalId: nu
     .select(
       sql`SELECT NULL, ${ws}, ${signalId}, 'queued', ${input.from}, ${input.to}, ${filters ? JSON.stringify(filters) : null}, ${input.sample_rate ?? 1}, ${input.max_logs ?? DEFAULT_BACKFILL_LOGS},
                  0, 0, 0, NULL, NULL, NULL, 0, ${auth.userId}, ${now}, ${now}, NULL
-          WHERE (SELECT count(*) FROM ${signalBackfills} WHERE ${signalBackfills.signalId} = ${signalId} AND ${signalBackfills.status} IN ('queued', 'running')) < ${MAX_OPEN_BACKFILLS}`,
+          WHERE ${openOfSignal(signalId)} < ${MAX_OPEN_BACKFILLS} AND ${roomForJobSql("signal_backfill", ws)}`,
     )
     .returning();
-  if (!row) throw new ApiError("conflict", `the signal already has ${MAX_OPEN_BACKFILLS} backfills queued or running, the most it may have at once; wait for one or cancel it`);
+  if (!row) {
+    // Refused by one of the two caps read inside the insert: say which (the signal's first).
+    const open = await deps.db.get<{ n: number }>(sql`SELECT ${openOfSignal(signalId)} AS n`);
+    if ((open?.n ?? 0) >= MAX_OPEN_BACKFILLS) throw new ApiError("conflict", `the signal already has ${MAX_OPEN_BACKFILLS} backfills queued or running, the most it may have at once; wait for one or cancel it`);
+    throw jobCapError("signal_backfill");
+  }
   await enqueue(deps.jobs, { v: 1, kind: "signal_backfill", workspace_id: ws, backfill_id: row.id });
   return backfillView(row, { owed: 0, done: 0, errors: 0, cost: 0 });
 }
@@ -141,8 +162,11 @@ export async function cancelBackfill(deps: Deps, ws: number, signalId: number, i
 /** What the job does next: nothing (finished, cancelled), another delivery at once, or one after a wait. */
 export type BackfillStep = "done" | "continue" | { waitSeconds: number };
 
-/** One delivery of a backfill's job: up to PAGES_PER_RUN pages, or a look at whether its judgements are all made. */
-export async function runBackfill(deps: Deps, ws: number, id: number, pageSize = PAGE): Promise<BackfillStep> {
+/**
+ * One delivery of a backfill's job: up to PAGES_PER_RUN pages while its window has room, or a look at
+ * whether its judgements are all made. `pageSize` and `window` are the defaults but for tests.
+ */
+export async function runBackfill(deps: Deps, ws: number, id: number, pageSize = PAGE, window = BACKFILL_WINDOW): Promise<BackfillStep> {
   const db = deps.db;
   const now = deps.now();
   const [row] = await db
@@ -168,14 +192,25 @@ export async function runBackfill(deps: Deps, ws: number, id: number, pageSize =
   const coverage = { promptId: null, versionNumber: null, labelVersions: null, labelReleases: null, abVariant: null, filter: (row.filters ?? null) as FilterGroup | null };
   let cursor: BackfillCursor = row.cursor ?? { period: 0, after: null };
   let { matched, enqueued } = row;
+  // The window: what it queued and is not judged yet. A page is read only with room for all it may
+  // sample (a page of that size at most), and only once a whole page (or half the window) is free, so
+  // pages stay worth a read. `outstanding` only grows here: judging meanwhile can only make more room.
+  let outstanding = await backfillOwed(store, id);
+  const least = Math.min(pageSize, Math.ceil(window / 2));
   let paged = false;
+  let full = false;
   for (let pages = 0; pages < PAGES_PER_RUN; pages++) {
     if (cursor.period >= periods.length || enqueued >= row.maxLogs) {
       paged = true;
       break;
     }
+    const room = window - outstanding;
+    if (room < least) {
+      full = true;
+      break;
+    }
     const logs = periods[cursor.period].db;
-    const page = await coveredLogsPage(logs, ws, coverage, row.fromMs, row.toMs, cursor.after, pageSize);
+    const page = await coveredLogsPage(logs, ws, coverage, row.fromMs, row.toMs, cursor.after, Math.min(pageSize, room));
     if (page.length === 0) {
       cursor = { period: cursor.period + 1, after: null };
       continue;
@@ -189,6 +224,7 @@ export async function runBackfill(deps: Deps, ws: number, id: number, pageSize =
     );
     matched += page.length;
     enqueued += mine.length;
+    outstanding += mine.length;
     cursor = { period: cursor.period, after: page[page.length - 1] };
     const [kept] = await db
       .update(signalBackfills)
@@ -201,6 +237,8 @@ export async function runBackfill(deps: Deps, ws: number, id: number, pageSize =
       return "done";
     }
   }
+  // The window is full: look again once some of it is judged (each look is the job's heartbeat too).
+  if (full) return { waitSeconds: WINDOW_WAIT_SECONDS };
   if (!paged) return "continue";
   await db
     .update(signalBackfills)

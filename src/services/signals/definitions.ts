@@ -101,8 +101,8 @@ export function checkFiltersCompile(c: HookCoverage, field: string): void {
   }
 }
 
-/** The hook's references checked against the workspace's registry; a broken one is a 400 naming the field. */
-async function checkHook(db: Db, ws: number, h: HookInput, at: string): Promise<void> {
+/** The hook's references checked against the workspace's registry; a broken one is a 400 naming the field (create, hooks and estimates). */
+export async function checkHook(db: Db, ws: number, h: HookInput, at: string): Promise<void> {
   checkFiltersCompile(
     {
       promptId: h.scope === "prompt_template" ? (h.prompt_template_id ?? null) : null,
@@ -297,8 +297,11 @@ export async function listSignals(db: Db, ws: number, q: SignalListQuery) {
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
-/** Applies a PATCH: any subset of the fields; statement, model or include changed moves the revision on. */
-export async function updateSignal(db: Db, ws: number, id: number, patch: SignalPatch, now = Date.now()): Promise<SignalView> {
+/**
+ * Applies a PATCH: any subset of the fields; statement, model or include changed moves the revision on.
+ * One whose fields are all the signal's already writes nothing (`changed` false: no audit row either).
+ */
+export async function updateSignal(db: Db, ws: number, id: number, patch: SignalPatch, now = Date.now()): Promise<{ signal: SignalView; changed: boolean }> {
   const current = await requireSignal(db, ws, id);
   const set: Record<string, unknown> = { updatedAt: now };
   if (patch.name !== undefined) set.name = patch.name;
@@ -316,6 +319,8 @@ export async function updateSignal(db: Db, ws: number, id: number, patch: Signal
       if (patch.limits.daily_cost_usd !== undefined) set.dailyCostUsd = patch.limits.daily_cost_usd;
     }
   }
+  const was = current as unknown as Record<string, unknown>;
+  if (Object.entries(set).every(([k, v]) => k === "updatedAt" || sameJson(v, was[k]))) return { signal: await getSignal(db, ws, id), changed: false };
   const judged =
     (patch.statement !== undefined && patch.statement !== current.statement) ||
     (patch.model !== undefined && !sameJson(patch.model, current.model)) ||
@@ -339,7 +344,7 @@ export async function updateSignal(db: Db, ws: number, id: number, patch: Signal
     await requireSignal(db, ws, id);
     throw enabledCap();
   }
-  return getSignal(db, ws, id);
+  return { signal: await getSignal(db, ws, id), changed: true };
 }
 
 /**
@@ -390,12 +395,16 @@ export async function addHook(db: Db, ws: number, signalId: number, input: HookI
   return hookView(row);
 }
 
-/** A hook's PATCH: the fields given replace the hook's, and the result is checked as a whole hook. */
-export async function updateHook(db: Db, ws: number, signalId: number, hookId: number, patch: Partial<HookInput>, now = Date.now()): Promise<HookView> {
+/**
+ * A hook's PATCH: the fields given replace the hook's, and the result is checked as a whole hook. One
+ * that changes nothing writes nothing (`changed` false: no audit row either).
+ */
+export async function updateHook(db: Db, ws: number, signalId: number, hookId: number, patch: Partial<HookInput>, now = Date.now()): Promise<{ hook: HookView; changed: boolean }> {
   const current = hookView(await requireHook(db, ws, signalId, hookId));
   const merged: HookInput = { ...current, ...patch } as HookInput;
   checkHookShape(merged, "");
   await checkHook(db, ws, merged, "");
+  if (sameJson(hookValues(merged), hookValues(current as HookInput))) return { hook: current, changed: false };
   const [row] = await db
     .update(signalHooks)
     .set({ ...hookValues(merged), updatedAt: now })
@@ -403,7 +412,7 @@ export async function updateHook(db: Db, ws: number, signalId: number, hookId: n
     .returning();
   if (!row) throw ApiError.notFound("hook");
   await touch(db, signalId, now);
-  return hookView(row);
+  return { hook: hookView(row), changed: true };
 }
 
 export async function deleteHook(db: Db, ws: number, signalId: number, hookId: number, now = Date.now()): Promise<void> {

@@ -2,7 +2,8 @@
 // hooks (definitions.ts), which logs they cover (coverage.ts), deterministic sampling (sampling.ts),
 // the judge (judge.ts pure, judging.ts the call), daily budgets reserved atomically (budget.ts), the
 // signals queue's consumer (consumer.ts), backfill jobs (backfills.ts), tests and estimates
-// (trials.ts), totals (totals.ts) and the cron's part (maintenance.ts). Route folder: signals.
+// (trials.ts), totals (totals.ts) and the cron's part (maintenance.ts); cost caps only on a model the
+// price table prices (cost-cap.ts). Route folder: signals.
 // Rule: results live beside their logs and are read and written through the log store (src/logs/).
 export {
   addHook,
@@ -30,7 +31,7 @@ export {
   type SignalPatch,
   type SignalView,
 } from "./definitions";
-export { cancelBackfill, createBackfill, DEFAULT_BACKFILL_LOGS, failBackfill, getBackfill, listBackfills, MAX_BACKFILL_LOGS, MAX_OPEN_BACKFILLS, runBackfill, type BackfillInput, type BackfillStep, type BackfillView } from "./backfills";
+export { cancelBackfill, createBackfill, DEFAULT_BACKFILL_LOGS, failBackfill, getBackfill, listBackfills, MAX_BACKFILL_LOGS, MAX_OPEN_BACKFILLS, MAX_OPEN_BACKFILLS_PER_WORKSPACE, BACKFILL_WINDOW, runBackfill, type BackfillInput, type BackfillStep, type BackfillView } from "./backfills";
 export { handleJudgeBatch, judgeOne, judgeRetryDelay, JUDGE_LEASE_MS, MAX_JUDGE_ATTEMPTS, type JudgeOutcome } from "./consumer";
 export { DEFAULT_INCLUDE } from "./judge";
 export { purgeDeletedSignal, resendOverdueJudgements, RESEND_AFTER_MS } from "./maintenance";
@@ -39,3 +40,4 @@ export { trueRateSeries, withTotals, type Totals } from "./totals";
 export { isSampled, unitDraw } from "./sampling";
 export { signalMatcher } from "./matching";
 export { reserve, refund, settle, spendToday } from "./budget";
+export { checkCostCapOnCreate, checkCostCapOnPatch, isPriced, judgeModelOf } from "./cost-cap";

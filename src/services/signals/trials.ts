@@ -4,7 +4,8 @@ import type { Deps } from "../../env";
 import { ApiError } from "../../lib/errors";
 import { coverageCounts, readRequestLog } from "../../logs";
 import { coverageOf } from "./coverage";
-import type { HookInput } from "./definitions";
+import { checkHook, type HookInput } from "./definitions";
+import { isPriced, judgeModelOf } from "./cost-cap";
 import { DEFAULT_INCLUDE, estimateCall, judgeMessages } from "./judge";
 import { callJudge, isPrepared, prepareJudgement, type JudgeSpec } from "./judging";
 import { workspaceLlm } from "../../base-deps";
@@ -59,24 +60,31 @@ export interface EstimateInput {
 /** Tokens a typical verdict takes (the estimate's; a call reserves the most it may take). */
 const TYPICAL_ANSWER_TOKENS = 150;
 
+/**
+ * What the hooks would have matched and sampled per day over the window, and what judging that would
+ * cost. Hooks are checked as a signal's are at create (a template, version or label that is not the
+ * workspace's is a 400 naming it). A judge model the price table does not price (or none) makes every
+ * cost null: unknown, not free.
+ */
 export async function estimateSignal(deps: Deps, ws: number, input: EstimateInput) {
+  for (const [i, h] of input.hooks.entries()) await checkHook(deps.db, ws, h, `hooks[${i}].`);
   const now = deps.now();
   const from = now - input.window_days * 86_400_000;
   const coverages = await Promise.all(input.hooks.map((h) => coverageOf(deps.db, ws, h)));
   const counts = await coverageCounts(await deps.logs(ws), ws, coverages, from, now);
   const include = { ...DEFAULT_INCLUDE, ...input.include };
   const llm = await workspaceLlm(deps.env, deps.db, ws);
-  const provider = input.model?.provider ?? llm.defaultProvider ?? null;
-  const model = input.model?.name || (provider ? llm.defaultModel(provider) : "") || null;
+  const model = judgeModelOf(llm, input.model);
+  const priced = isPriced(model);
   const perHook = input.hooks.map((h, i) => {
     const rate = h.sample_rate ?? DEFAULT_SAMPLE_RATE;
     const perDay = counts[i].matches / input.window_days;
     const chars = Math.min(counts[i].meanChars + 200, include.max_chars);
-    const perCall = model ? estimateCall(model, judgeMessages(input.statement ?? "", "x".repeat(Math.round(chars))), TYPICAL_ANSWER_TOKENS).cost : 0;
-    return { matches: counts[i].matches, matches_per_day: round(perDay), sampled_per_day: round(perDay * rate), cost_per_judgement_usd: round(perCall, 8) };
+    const perCall = priced ? round(estimateCall(model, judgeMessages(input.statement ?? "", "x".repeat(Math.round(chars))), TYPICAL_ANSWER_TOKENS).cost, 8) : null;
+    return { matches: counts[i].matches, matches_per_day: round(perDay), sampled_per_day: round(perDay * rate), cost_per_judgement_usd: perCall };
   });
   const sampled = perHook.reduce((n, h) => n + h.sampled_per_day, 0);
-  const cost = perHook.reduce((n, h) => n + h.sampled_per_day * h.cost_per_judgement_usd, 0);
+  const cost = priced ? perHook.reduce((n, h) => n + h.sampled_per_day * (h.cost_per_judgement_usd ?? 0), 0) : null;
   return {
     window_days: input.window_days,
     from: new Date(from).toISOString(),
@@ -84,7 +92,7 @@ export async function estimateSignal(deps: Deps, ws: number, input: EstimateInpu
     model,
     hooks: perHook,
     sampled_per_day: round(sampled),
-    cost_usd_per_day: round(cost, 6),
+    cost_usd_per_day: cost === null ? null : round(cost, 6),
   };
 }
 

@@ -1,6 +1,7 @@
 // Backfills: past logs judged by a job on the jobs queue. Sampling within its binomial bounds, the time
 // range and filters, max_logs, logs already judged left out, progress until completed, cancellation,
-// and a job that crashes mid-way resumed by the sweeper and finishing once (each log judged once).
+// and a job that crashes mid-way resumed by the sweeper and finishing once (each log judged once); the
+// window of judgements a backfill keeps owed on the shared signals queue.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { buildDeps } from "../../../src/deps";
@@ -97,6 +98,50 @@ describe("backfills", () => {
     // One run a log: nothing was judged twice.
     expect((await spendToday(deps.db, s.id, Date.now())).runs).toBe(30);
     expect((await json(await call(`${SIGNALS}/${s.id}`, { key: ws.key }))).signal.totals).toMatchObject({ processed: 30, true: 30 });
+  });
+
+  it("keeps at most its window of judgements owed on the signals queue, reading on as they are made, and judges every log once", async () => {
+    const ws = await createWorkspace();
+    const s = await newSignal(ws);
+    const t0 = Date.UTC(2025, 4, 1);
+    const ids = await logMany(ws, 40, (i) => `paced ${i} [[verdict:${i % 2 === 0}]]`, (i) => at(t0 + i * 10));
+    const deps = buildDeps(env);
+    const auth = { workspaceId: ws.workspaceId, userId: ws.userId, userEmail: ws.email, apiKeyId: 0 };
+    const created = await createBackfill({ ...deps, jobs: idle }, auth, s.id, { from: t0, to: t0 + DAY, sample_rate: 1, max_logs: 1000 });
+    // What the backfill announces is held here, and let onto the real signals queue only when it waits.
+    const held: MessageSendRequest[] = [];
+    const holding = { ...deps, signalsQueue: { sendBatch: async (msgs: MessageSendRequest[]) => void held.push(...msgs) } as unknown as Queue };
+    // Pages of 5 and a window of 10 (the defaults are 200 and BACKFILL_WINDOW): 40 logs take 4 windows.
+    const WINDOW = 10;
+    let most = 0;
+    let windowsFull = 0;
+    for (let delivery = 0; ; delivery++) {
+      expect(delivery, "the backfill ends").toBeLessThan(40);
+      const step = await runBackfill(holding, ws.workspaceId, created.id, 5, WINDOW);
+      const owed = await owedCount(ws);
+      expect(owed).toBeLessThanOrEqual(WINDOW);
+      most = Math.max(most, owed);
+      if (step === "done") break;
+      if (step === "continue") continue;
+      if (owed === WINDOW) {
+        windowsFull++;
+        // Full, it read no further than its window: what it queued is all it read.
+        const b = await backfillOf(ws, s.id, created.id);
+        expect(b).toMatchObject({ status: "running", enqueued: windowsFull * WINDOW, matched: windowsFull * WINDOW });
+        // And reading again before any is judged reads nothing more.
+        expect(await runBackfill(holding, ws.workspaceId, created.id, 5, WINDOW)).toEqual(step);
+        expect(await owedCount(ws)).toBe(WINDOW);
+      }
+      if (held.length > 0) await env.SIGNALS.sendBatch(held.splice(0));
+      await until(async () => (await owedCount(ws)) === 0, "the window judged");
+    }
+    expect(most).toBe(WINDOW);
+    expect(windowsFull).toBe(4);
+    const b = await backfillOf(ws, s.id, created.id);
+    expect(b).toMatchObject({ status: "completed", matched: 40, enqueued: 40, judged: 40, errors: 0, remaining: 0 });
+    expect(await judgedAmong(ws, s.id, ids)).toEqual([...ids].sort((a, b) => a - b));
+    expect((await spendToday(deps.db, s.id, Date.now())).runs).toBe(40);
+    expect((await json(await call(`${SIGNALS}/${s.id}`, { key: ws.key }))).signal.totals).toMatchObject({ processed: 40, true: 20, false: 20 });
   });
 
   it("is cancelled by DELETE: no more logs read, what it queued forgotten, and a second DELETE is a 409", async () => {
