@@ -37,6 +37,11 @@
 // judgements per second are counted from the first judgement due (the round's first log-request plus
 // S) until the last is stored. The report says when a round's log-requests outlasted S.
 //
+// With --signals it also reports the workerd CPU a judgement costs: the signals rounds' CPU per log
+// from their first request until their last judgement stored, less the plain rounds' (request and
+// indexing), per judgement; with --signal-delay, also the judging alone (from the round's logs
+// indexed until its last judgement stored, in rounds that did not outlast the delay).
+//
 //   npm run bench:log [-- --concurrency 16 --count 2000 --warmup 200 --rounds 4 --signals 3 --signal-delay 30 --json --redaction --pii]
 //   env: BENCH_CONCURRENCY, BENCH_COUNT, BENCH_WARMUP, BENCH_ROUNDS, BENCH_SIGNALS, BENCH_SIGNAL_DELAY, BENCH_JSON=1, BENCH_REDACTION=1, BENCH_PII=1,
 //        BENCH_SERVER=wrangler (measure under `wrangler dev` instead), BENCH_WRANGLER_ARGS (its extra flags),
@@ -51,6 +56,7 @@ import { performance } from "node:perf_hooks";
 import { readdirSync, readFileSync } from "node:fs";
 import { drive, load, machine, optionsOrExit, parseArgs, percentile, summarise, tree } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi, waitIndexed } from "./lib/bench-server.mjs";
+import { logShardBindings } from "./lib/wrangler.mjs";
 import { logBody } from "./lib/bench-requests.mjs";
 import { startLocalApi } from "./lib/local-api.mjs";
 import { createKey } from "./lib/keys.mjs";
@@ -147,17 +153,24 @@ function endpoints(url, key, run, pii, signalsKey) {
   return eps;
 }
 
-/** Judgements stored so far in the signals workspace (the signals' processed totals added up). */
-async function judgementsMade(url, key) {
-  const res = await fetch(`${url}/api/public/v2/signals?per_page=100`, { headers: { "X-API-KEY": key } });
-  const body = await res.json();
-  return (body.items ?? []).reduce((n, s) => n + s.totals.processed + s.totals.skipped, 0);
+/**
+ * Judgements made so far (results counted in the signals' daily totals, and those the budget skipped),
+ * read from the databases through Miniflare: a poll costs the Worker a few small queries, not an API
+ * request (its CPU counts in the signals rounds' figures).
+ */
+async function judgementsMade(mf) {
+  let n = 0;
+  for (const binding of ["DB", ...logShardBindings()]) {
+    const d1 = await mf.getD1Database(binding);
+    n += (await d1.prepare("SELECT coalesce(sum(true_count + false_count + error_count), 0) AS n FROM signal_daily").first()).n;
+  }
+  return n + (await (await mf.getD1Database("DB")).prepare("SELECT coalesce(sum(skipped), 0) AS n FROM signal_spend").first()).n;
 }
 
 /** Waits until `expected` judgements are made; answers the ms it waited. */
-async function waitJudged(url, key, expected, timeoutMs = 300_000) {
+async function waitJudged(mf, expected, timeoutMs = 300_000) {
   const t0 = performance.now();
-  while ((await judgementsMade(url, key)) < expected) {
+  while ((await judgementsMade(mf)) < expected) {
     if (performance.now() - t0 > timeoutMs) throw new Error(`judgements still owed after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -313,6 +326,9 @@ function report(result) {
       `signals: ${signals.count} enabled, sample rate 1, delay ${signals.delay_s} s${signals.rounds_outlasting_delay.length > 0 ? ` (rounds ${signals.rounds_outlasting_delay.join(", ")} outlasted it)` : ""}, fake judge on this machine; log-request as that workspace ${signals.log.throughput_rps.toFixed(1)} req/s against ${log.throughput_rps.toFixed(1)} without (${signals.ratio_pct.toFixed(1)} %)`,
       `per round (signals / without): ${signals.round_ratios_pct.map((x) => `${x.toFixed(1)} %`).join(" / ")}, median ${signals.round_ratio_median_pct.toFixed(1)} % (even rounds ran the signals workspace first)`,
       `target: log-request with signals within 10 % of without: ${ok(signals.within_10_pct)}; its logs found by search within ${fmt(signals.freshness_p99_ms)} ms (p99)`,
+      `workerd CPU per log with everything it caused: ${fmt(signals.cpu_ms_per_log_with_judging, 2)} ms with ${signals.count} signals (its judgements included) against ${fmt(indexing.cpu_ms_per_log_with_indexing, 2)} ms without: ${fmt(signals.cpu_ms_per_judgement, 2)} ms per judgement` +
+        (signals.judging_cpu_ms_per_judgement !== null ? `; the judging alone (from the round's logs indexed): ${fmt(signals.judging_cpu_ms_per_judgement, 2)} ms per judgement` : ""),
+      `CPU per log-request while the rounds ran: ${fmt(signals.log.cpu_ms_per_request, 2)} ms with signals, ${fmt(log.cpu_ms_per_request, 2)} ms without`,
       `judgements through the signals queue: ${signals.judgements} in all, ${fmt(signals.judgements_per_s, 1)} per second (each round from its first log-request${signals.delay_s > 0 ? " plus the delay" : ""} until its last judgement stored; rounds ${signals.rounds_per_s.map((x) => fmt(x, 1)).join(" / ")})`,
     );
   }
@@ -414,7 +430,7 @@ async function main() {
         await policy("DELETE");
       }
       await indexed();
-      if (ep.signals) await waitJudged(api.url, signalsKey, warmup * opts.signals);
+      if (ep.signals) await waitJudged(api.mf, warmup * opts.signals);
       if (warmErrors.length > 0) {
         errors.push(...warmErrors.map((e) => ({ ...e, endpoint: `${e.endpoint} (warm-up)` })));
         log(`warm-up: ${warmErrors.length} error(s), e.g. ${warmErrors[0].endpoint} status ${warmErrors[0].status} ${warmErrors[0].body}`);
@@ -426,6 +442,10 @@ async function main() {
     const delayMs = opts["signal-delay"] * 1000;
     const outlasted = [];
     const signalsFreshness = [];
+    // workerd CPU of the signals rounds from their first request until their last judgement stored, and
+    // (with a delay) of the judging alone: from the round's logs indexed until its last judgement stored.
+    let cpuSignalsWithJudging = 0;
+    const judgingCpuPerJudgement = [];
     const drains = [];
     const freshness = [];
     let cpuWithIndexing = 0;
@@ -446,13 +466,21 @@ async function main() {
       const signalsRound = async () => {
         log(`Round ${r + 1}/${rounds}: ${n} × POST /log-request as the workspace with ${opts.signals} signals…`);
         const t0 = performance.now();
+        const cpu0 = cpuNow();
         // The same search probes as the plain round: both sides carry that load, and its freshness is reported.
         const probes = prober(api.url, signalsKey, errors);
         const part = await run(ep.signals, { first, count: n, concurrency, probes }, errors);
         parts.signals.push(part);
-        if (delayMs > 0 && performance.now() - t0 > delayMs) outlasted.push(r + 1);
-        await waitJudged(api.url, signalsKey, (first + n) * opts.signals, 300_000 + delayMs);
+        const overlapped = delayMs > 0 && performance.now() - t0 > delayMs;
+        if (overlapped) outlasted.push(r + 1);
+        // With a delay, the judging has not started yet: its CPU is what the round costs from its logs indexed on.
+        let judging0 = null;
+        if (delayMs > 0 && !overlapped && (await indexed()) !== null && performance.now() - t0 < delayMs) judging0 = cpuNow();
+        await waitJudged(api.mf, (first + n) * opts.signals, 300_000 + delayMs);
         judgeRates.push((n * opts.signals) / ((performance.now() - t0 - delayMs) / 1000));
+        const cpu1 = cpuNow();
+        cpuSignalsWithJudging += cpu1 - cpu0;
+        if (judging0 !== null) judgingCpuPerJudgement.push((cpu1 - judging0) / (n * opts.signals));
         await probes.stop();
         signalsFreshness.push(...probes.freshness);
       };
@@ -546,6 +574,13 @@ async function main() {
         judgements_per_s: Math.round((judgeRates.reduce((a, b) => a + b, 0) / judgeRates.length) * 10) / 10,
         rounds_per_s: judgeRates.map((x) => Math.round(x * 10) / 10),
         judged_per_round: judged,
+        // workerd CPU per log of the signals rounds with everything they caused (the write, indexing and
+        // matching, the judgements); beside the plain rounds' (indexing.cpu_ms_per_log_with_indexing), the
+        // difference per judgement is what a judgement costs, matching included.
+        cpu_ms_per_log_with_judging: Math.round((cpuSignalsWithJudging / withSignals.requests) * 100) / 100,
+        cpu_ms_per_judgement: drained ? Math.round(((cpuSignalsWithJudging - cpuWithIndexing) / withSignals.requests / opts.signals) * 100) / 100 : null,
+        // With a delay: the judging alone, measured from the round's logs indexed (rounds that did not outlast the delay).
+        judging_cpu_ms_per_judgement: judgingCpuPerJudgement.length > 0 ? Math.round((judgingCpuPerJudgement.reduce((a, b) => a + b, 0) / judgingCpuPerJudgement.length) * 100) / 100 : null,
         freshness_p99_ms: Math.round(percentile([...signalsFreshness].sort((a, b) => a - b), 99)) || null,
       };
     }

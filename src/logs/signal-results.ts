@@ -217,9 +217,11 @@ const DAILY_ADD = sql.join(
 /**
  * Stores a result in one batch: the replaced result taken out of the daily totals, this one added, the
  * result written, the judgement owed removed (unless `keepOwed`). Returns whether this result was written (false: an equal
- * or newer one was already there).
+ * or newer one was already there). `abServed: false` says the log was served by no A/B release (its
+ * ab_test_id, set when it was written, never changes): the scorecard's rows are then left alone.
  */
-export async function storeResult(db: Db, r: NewSignalResult, now: number, opts: { keepOwed?: boolean } = {}): Promise<boolean> {
+export async function storeResult(db: Db, r: NewSignalResult, now: number, opts: { keepOwed?: boolean; abServed?: boolean } = {}): Promise<boolean> {
+  const ab = opts.abServed !== false;
   const key = sql`o.${col(signalResults.requestId)} = ${r.requestId} AND o.${col(signalResults.signalId)} = ${r.signalId}`;
   const target = sql`${col(signalDaily.signalId)}, ${col(signalDaily.day)}`;
   const isTrue = r.status === "ok" && r.result === true ? 1 : 0;
@@ -238,17 +240,17 @@ export async function storeResult(db: Db, r: NewSignalResult, now: number, opts:
         ON CONFLICT (${target}) DO UPDATE SET ${DAILY_ADD}`,
     // The A/B scorecard's signal rows (a log an A/B release served), named by the signal's id (the
     // scorecard shows its current name: abSignalMetricName): the replaced verdict taken out, this one added.
-    sql`INSERT INTO ${abVariantMetrics} (${AB_METRIC_COLUMNS})
+    ab ? sql`INSERT INTO ${abVariantMetrics} (${AB_METRIC_COLUMNS})
         SELECT l.${col(requestLogs.workspaceId)}, l.${col(requestLogs.abTestId)}, l.${col(requestLogs.abVariant)}, ${dayOf(sql`l`)}, 'signal', CAST(o.${col(signalResults.signalId)} AS TEXT), -1, -o.${col(signalResults.result)}, -o.${col(signalResults.result)}
         FROM ${signalResults} AS o JOIN ${requestLogs} AS l ON l.${col(requestLogs.id)} = o.${col(signalResults.requestId)}
         WHERE ${key} AND ${replacedBy(sql`o`, r)} AND o.${col(signalResults.status)} = 'ok' AND l.${col(requestLogs.abTestId)} IS NOT NULL
-        ON CONFLICT DO UPDATE SET ${AB_METRIC_ADD}`,
-    sql`INSERT INTO ${abVariantMetrics} (${AB_METRIC_COLUMNS})
+        ON CONFLICT DO UPDATE SET ${AB_METRIC_ADD}` : sql`SELECT 1`,
+    ab ? sql`INSERT INTO ${abVariantMetrics} (${AB_METRIC_COLUMNS})
         SELECT l.${col(requestLogs.workspaceId)}, l.${col(requestLogs.abTestId)}, l.${col(requestLogs.abVariant)}, ${dayOf(sql`l`)}, 'signal', ${abSignalMetricName(r.signalId)}, 1, ${isTrue}, ${isTrue}
         FROM ${requestLogs} AS l
         WHERE l.${col(requestLogs.id)} = ${r.requestId} AND ${r.status === "ok" ? sql`1` : sql`0`} AND l.${col(requestLogs.abTestId)} IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM ${signalResults} AS o WHERE ${key} AND NOT ${replacedBy(sql`o`, r)})
-        ON CONFLICT DO UPDATE SET ${AB_METRIC_ADD}`,
+        ON CONFLICT DO UPDATE SET ${AB_METRIC_ADD}` : sql`SELECT 1`,
     db
       .insert(signalResults)
       .values({

@@ -19,6 +19,7 @@ import { eventStatement } from "../webhooks";
 import { dayOf, refund, reserve, settle, type Reservation } from "./budget";
 import { callJudge, errorJudgement, isPrepared, prepareJudgement, type Judgement } from "./judging";
 import { workspaceLlm } from "../../base-deps";
+import type { LlmProviders } from "../../blocks";
 
 /** Deliveries a judgement gets before a failure that may pass is stored as an error result. */
 export const MAX_JUDGE_ATTEMPTS = 4;
@@ -53,6 +54,18 @@ export async function handleJudgeBatch(deps: Deps, messages: readonly QueueMessa
     if (!p) signalsById.set(id, (p = loadSignal(deps.db, ws, id)));
     return p;
   };
+  // The workspace's provider settings (its environment variables, decrypted) once per batch, not once
+  // per judgement: a batch's judgements are mostly one workspace's (a log's signals). A failed read is
+  // not kept, so each judgement that needs it tries again.
+  const llmByWorkspace = new Map<number, Promise<LlmProviders>>();
+  const llmOf = (ws: number) => {
+    let p = llmByWorkspace.get(ws);
+    if (!p) {
+      llmByWorkspace.set(ws, (p = workspaceLlm(deps.env, deps.db, ws)));
+      p.catch(() => llmByWorkspace.delete(ws));
+    }
+    return p;
+  };
   await Promise.all(
     messages.map(async (msg) => {
       const parsed = SignalJudgeMessage.safeParse(msg.body);
@@ -62,7 +75,7 @@ export async function handleJudgeBatch(deps: Deps, messages: readonly QueueMessa
         return;
       }
       try {
-        const outcome = await judgeOne(deps, parsed.data, await signalOf(parsed.data.workspace_id, parsed.data.signal_id));
+        const outcome = await judgeOne(deps, parsed.data, await signalOf(parsed.data.workspace_id, parsed.data.signal_id), () => llmOf(parsed.data.workspace_id));
         if (typeof outcome === "object") msg.retry({ delaySeconds: outcome.retryAfter });
         else msg.ack();
       } catch (err) {
@@ -86,7 +99,12 @@ async function loadSignal(db: Db, ws: number, id: number): Promise<SignalRow | n
  * Makes the judgement a message names, if it is still owed. Answers what became of it, or
  * `{retryAfter}` when it should be delivered again after that many seconds.
  */
-export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: SignalRow | null): Promise<JudgeOutcome | { retryAfter: number }> {
+export async function judgeOne(
+  deps: Deps,
+  m: SignalJudgeMessage,
+  signal: SignalRow | null,
+  llm: () => Promise<LlmProviders> = () => workspaceLlm(deps.env, deps.db, m.workspace_id),
+): Promise<JudgeOutcome | { retryAfter: number }> {
   const ws = m.workspace_id;
   const store = await deps.logs(ws);
   const logs = await store.holding(m.request_id);
@@ -152,7 +170,7 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
       await dropJudgement(logs, m.request_id, m.signal_id);
       return "dropped";
     }
-    const prepared = prepareJudgement(await workspaceLlm(deps.env, deps.db, ws), signal, log);
+    const prepared = prepareJudgement(await llm(), signal, log);
     let judgement: Judgement;
     if (!isPrepared(prepared)) judgement = prepared;
     else {
@@ -169,11 +187,14 @@ export async function judgeOne(deps: Deps, m: SignalJudgeMessage, signal: Signal
         await refund(deps.db, reservation);
         return await again();
       }
-      await settle(deps.db, reservation, judgement.cost);
+      // Settled to what the call cost only under a cost cap: without one the day's spend keeps the
+      // estimate (an upper bound: a cap set later that day then counts these calls at most at it), and a
+      // judgement costs one write less.
+      if (limits.dailyCostUsd !== null) await settle(deps.db, reservation, judgement.cost);
       if (judgement.status === "error" && judgement.transient) judgement = { ...judgement, error: `${judgement.error} (gave up after ${owed.attempts} attempts)` };
     }
     const triggered = judgement.status === "ok" && judgement.result === true;
-    const written = await storeResult(logs, resultOf(judgement), deps.now(), { keepOwed: triggered });
+    const written = await storeResult(logs, resultOf(judgement), deps.now(), { keepOwed: triggered, abServed: log.abTestId !== null });
     reserved = null;
     stored = true;
     if (!written) {
