@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../src/db/client";
 import { assertRoomForJob, JOB_CAPS, JOB_RETRY_AFTER_SECONDS } from "../../src/services/workspace";
 import { call, createWorkspace, json, type TestKey } from "../helpers/api";
-import { b64, importFile, newTable } from "../helpers/tables";
+import { b64, importFile, newTable, pollOperation } from "../helpers/tables";
 import { newSignal, SIGNALS } from "../helpers/signals";
 
 /** Makes `n` open imports of the workspace (rows as a queued import leaves them; no job runs them). */
@@ -28,9 +28,12 @@ describe("the cap on open jobs per workspace", () => {
     await openImports(ws, JOB_CAPS.sheet_import - 2);
     const ok = await importFile(ws, table.id, "a.csv", "x\n1\n");
     expect(ok.status).toBe(202);
-    // Now at the cap (the one just made is pending or running, or has finished: top up to be sure).
-    const open = (await env.DB.prepare("SELECT count(*) AS n FROM sheet_operations WHERE workspace_id = ? AND status IN ('pending', 'running')").bind(ws.workspaceId).first<{ n: number }>())!.n;
-    await openImports(ws, JOB_CAPS.sheet_import - open);
+    const made = await json(ok);
+    // The one just made ends on its own (the queue runs it): wait for it, then hold the workspace at
+    // its cap with rows no job runs, so the count cannot drop before the requests that must be refused.
+    await pollOperation(ws, table.id, made.operation_id);
+    await openImports(ws, 2);
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM sheet_operations WHERE workspace_id = ? AND status IN ('pending', 'running')").bind(ws.workspaceId).first<{ n: number }>())!.n).toBe(JOB_CAPS.sheet_import);
     const before = await sheetsOf(table.id);
     const refused = await importFile(ws, table.id, "b.csv", "x\n2\n");
     expect(refused.status).toBe(429);
@@ -39,7 +42,7 @@ describe("the cap on open jobs per workspace", () => {
     expect(body).toMatchObject({ success: false, error: "rate_limited", message: expect.stringMatching(/^the workspace has 5 imports queued or running/) });
     expect(await sheetsOf(table.id)).toBe(before);
     // Into an existing sheet, the same.
-    const sheetId = (await json(ok)).sheet.id;
+    const sheetId = made.sheet.id;
     const into = await call(`/api/public/v2/tables/${table.id}/sheets/${sheetId}/imports/file`, { method: "POST", key: ws.key, json: { file_name: "c.csv", file_content_base64: b64("x\n3\n") } });
     expect(into.status).toBe(429);
     // Another workspace imports as usual.
