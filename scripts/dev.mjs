@@ -14,22 +14,24 @@ import { portAndRest } from "./lib/dev-args.mjs";
 import { buildConsole, copyScalarBundle } from "./lib/assets.mjs";
 import { startDevCron } from "./lib/dev-cron.mjs";
 
-const KEY_FILE = join(ROOT, ".dev-api-key");
 const DEV_VARS = join(ROOT, ".dev.vars");
-let PORT, PASSED_ON;
+let PORT, PASSED_ON, PERSIST_TO;
 try {
-  ({ port: PORT, rest: PASSED_ON } = portAndRest(process.argv.slice(2), process.env.PORT));
+  ({ port: PORT, rest: PASSED_ON, persistTo: PERSIST_TO } = portAndRest(process.argv.slice(2), process.env.PORT));
 } catch (err) {
   console.error(`npm run dev: ${err.message}`);
   process.exit(2);
 }
+// With --persist-to, the local state (and so its key) is that directory's, not the default one.
+const TARGET = PERSIST_TO ? { persistTo: PERSIST_TO } : {};
+const KEY_FILE = PERSIST_TO ? join(PERSIST_TO, ".dev-api-key") : join(ROOT, ".dev-api-key");
 
 function ensureKey() {
   if (existsSync(KEY_FILE)) {
     const saved = readFileSync(KEY_FILE, "utf8").trim();
-    if (saved && isActiveKey(saved)) return saved;
+    if (saved && isActiveKey(saved, TARGET)) return saved;
   }
-  const key = createKey({ workspace: "local", email: "dev@localhost" });
+  const key = createKey({ workspace: "local", email: "dev@localhost", ...TARGET });
   writeFileSync(KEY_FILE, `${key}\n`, { mode: 0o600 });
   return key;
 }
@@ -57,7 +59,7 @@ console.log("Building the static assets (API reference, console)…");
 copyScalarBundle();
 await buildConsole({ quiet: true });
 console.log("Applying local D1 migrations…");
-applyMigrations();
+applyMigrations(TARGET);
 const key = ensureKey();
 ensureDevSecret("ENV_VARS_KEY");
 console.log(banner(key));

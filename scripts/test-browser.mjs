@@ -121,7 +121,10 @@ async function main() {
   // The playground's provider runs on this machine: the Worker may call a loopback address only
   // when ENDPOINT_ALLOW_PRIVATE_ADDRESSES says so (docs/configuration.md).
   const provider = await startFakeProvider();
-  const dev = startDev(port, ["--var", "ENDPOINT_ALLOW_PRIVATE_ADDRESSES:true"]);
+  // A local state of its own, so a second run (or `npm run dev`'s own data) never meets the first's
+  // signals, provider keys or policies: every check starts from what this run seeds.
+  const state = mkdtempSync(join(tmpdir(), "promptedge-browser-state-"));
+  const dev = startDev(port, ["--var", "ENDPOINT_ALLOW_PRIVATE_ADDRESSES:true", "--persist-to", state]);
   const profile = mkdtempSync(join(tmpdir(), "promptedge-chromium-"));
   let context;
   const cleanup = async () => {
@@ -129,6 +132,12 @@ async function main() {
     dev.stop();
     await provider.stop();
     rmSync(profile, { recursive: true, force: true });
+    await new Promise((r) => setTimeout(r, 1000));
+    try {
+      rmSync(state, { recursive: true, force: true });
+    } catch {
+      /* the runtime still closing a file: the temporary directory is left to the system */
+    }
   };
   for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => cleanup().then(() => process.exit(130)));
   try {

@@ -18,6 +18,12 @@ describe("npm run dev's arguments", () => {
     expect(portAndRest(["--local", "--port", "8811", "--log-level", "debug"], undefined)).toEqual({ port: "8811", rest: ["--local", "--log-level", "debug"] });
   });
 
+  it("passes --persist-to on to wrangler and names the state it chose", () => {
+    expect(portAndRest(["--persist-to", "/tmp/s", "--port", "8811"], undefined)).toEqual({ port: "8811", rest: ["--persist-to", "/tmp/s"], persistTo: "/tmp/s" });
+    expect(portAndRest(["--persist-to=/tmp/t"], undefined)).toEqual({ port: "8787", rest: ["--persist-to=/tmp/t"], persistTo: "/tmp/t" });
+    expect(portAndRest(["--local"], undefined)).not.toHaveProperty("persistTo");
+  });
+
   it("refuses a port that is not 1 to 65535", () => {
     for (const bad of ["0", "65536", "abc", "-1", ""]) expect(() => portAndRest(["--port", bad], undefined)).toThrow(/the port must be a number from 1 to 65535/);
     expect(portAndRest(["--port", "65535"], undefined).port).toBe("65535");
