@@ -21,7 +21,7 @@
 import { performance } from "node:perf_hooks";
 import { load, machine, optionsOrExit, parseArgs, percentile } from "./lib/bench.mjs";
 import { cpuMs, startBenchApi } from "./lib/bench-server.mjs";
-import { searchesFor, SUGGESTIONS } from "./lib/bench-requests.mjs";
+import { MATCHING_NOTHING, searchesFor, SUGGESTIONS } from "./lib/bench-requests.mjs";
 import { BENCH_KEYS, BENCH_WORKSPACE, seededState } from "./lib/seeded-state.mjs";
 
 const TARGET_SUGGEST_P95_MS = 25;
@@ -34,18 +34,6 @@ function parseOptions(argv, env) {
     flags: { json: "BENCH_JSON", "searches-only": "BENCH_SEARCHES_ONLY" },
   });
 }
-
-/** Search 3's shape with values no seeded log carries: zero matches. */
-const NOTHING = {
-  filter_group: {
-    logic: "OR",
-    filters: [
-      { logic: "AND", filters: [{ field: "engine", operator: "in", value: ["model-x", "model-y"] }, { field: "status", operator: "is", value: "ERROR" }] },
-      { logic: "AND", filters: [{ field: "provider_type", operator: "is", value: "nobody" }, { field: "latency_ms", operator: "gt", value: 5000 }] },
-    ],
-  },
-  per_page: 25,
-};
 
 // ---------------------------------------------------------------------------------------------
 // Measurements
@@ -75,7 +63,7 @@ async function timed(fn, samples) {
 
 async function main() {
   const opts = optionsOrExit(parseOptions);
-  const SEARCHES = { ...searchesFor(opts.logs), "nested OR matching nothing": NOTHING };
+  const SEARCHES = { ...searchesFor(opts.logs), "nested OR matching nothing": MATCHING_NOTHING };
   const log = opts.json ? () => {} : (m) => console.log(m);
   if (Math.ceil((SUGGESTIONS.length * (opts.samples + 2)) / 10) > BENCH_KEYS) throw new Error(`--samples too large for the ${BENCH_KEYS} seeded keys`);
   const state = await seededState({ workspace: BENCH_WORKSPACE, logs: opts.logs, keyCount: BENCH_KEYS, log });

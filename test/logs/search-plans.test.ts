@@ -3,6 +3,7 @@
 // the searches the benchmark measures each read an index range narrower than the workspace.
 import { beforeAll, describe, expect, it } from "vitest";
 import { facetsSql, logsSql, START_MS } from "../../scripts/lib/seed-logs.mjs";
+import { MATCHING_NOTHING } from "../../scripts/lib/bench-requests.mjs";
 import { parseFilterGroup } from "../../src/filters";
 import { filterEstimates, SEARCH_COUNT_CAP, searchQueries, walksScanIndex, type SearchInput } from "../../src/logs/search";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
@@ -131,15 +132,7 @@ describe("search totals: exact up to the cap, a flagged lower bound past it", ()
 });
 
 describe("the two page plans (sorting every match, walking the scan index) give the same page", () => {
-  const NOTHING = {
-    filter_group: {
-      logic: "OR",
-      filters: [
-        { logic: "AND", filters: [{ field: "engine", operator: "in", value: ["model-x", "model-y"] }, { field: "status", operator: "is", value: "ERROR" }] },
-        { logic: "AND", filters: [{ field: "provider_type", operator: "is", value: "nobody" }, { field: "latency_ms", operator: "gt", value: 5000 }] },
-      ],
-    },
-  } as (typeof SHAPES)[string];
+  const NOTHING = { filter_group: MATCHING_NOTHING.filter_group } as (typeof SHAPES)[string];
   const cases: [string, (typeof SHAPES)[string], number][] = [
     ["every log, page 7 (12,000 matches)", { page: 7 }, 25],
     ["the nested OR, page 1 (a few dozen matches)", { ...SHAPES["nested OR of engines, errors and latency, page 3"], page: 1 }, 25],
