@@ -1,8 +1,9 @@
 // A signal's daily budget (limits.daily_runs, limits.daily_cost_usd), reserved before each judge call
 // by one conditional upsert on the signal's row of the UTC day: D1 runs statements one at a time on
 // its single writer, so however many consumers reserve at once, exactly as many as the caps allow are
-// granted and the rest are counted as skipped. The cost is reserved as the call's upper estimate and
-// settled to the provider's usage afterwards; a call that fails and will be retried gives its
+// granted and the rest are counted as skipped. The cost is reserved as the call's upper estimate and,
+// under a cost cap, settled to the provider's usage afterwards (without one the day keeps the estimate:
+// a cap set later that day stops early, never late); a call that fails and will be retried gives its
 // reservation back.
 import { and, eq, sql } from "drizzle-orm";
 import { runBatch, type Statement } from "../../db/batch";
