@@ -123,3 +123,15 @@ export const searchesFor = (logs) => ({
 
 export const SEARCHES = searchesFor(1_000_000);
 
+/** Search 3's shape with values no seeded log carries: zero matches (a search's page plan depends on its matches). */
+export const MATCHING_NOTHING = {
+  filter_group: {
+    logic: "OR",
+    filters: [
+      { logic: "AND", filters: [{ field: "engine", operator: "in", value: ["model-x", "model-y"] }, { field: "status", operator: "is", value: "ERROR" }] },
+      { logic: "AND", filters: [{ field: "provider_type", operator: "is", value: "nobody" }, { field: "latency_ms", operator: "gt", value: 5000 }] },
+    ],
+  },
+  per_page: 25,
+};
+

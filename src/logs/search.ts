@@ -109,18 +109,38 @@ export function searchQueries(workspaceId: number, input: SearchInput, estimate?
   const countParams = [...params.values];
   const limit = params.add(input.per_page);
   const offset = params.add((input.page - 1) * input.per_page);
+  const idsFirst = `SELECT ${pageColumns(input)} FROM ${LOGS} AS r WHERE r.${R.id} IN (SELECT r.${R.id} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}) ORDER BY ${order}`;
   return {
-    // The page is chosen with its wide columns on purpose: choosing its ids alone in a subquery makes
-    // the planner walk the covering scan index in order for an OR of indexed filters, cheap when the OR
-    // matches many logs and 120-140 ms of CPU at 1M logs when it matches none (BENCHMARKS.md, "Issue 37
-    // measured again on main"); this way such a search costs in proportion to its matches.
+    // Two plans of the same page (pagePlan chooses): `pageSql` sorts the matches with their wide
+    // columns (a multi-index OR costs in proportion to the matches); `walkSql` chooses the page's ids
+    // alone, which lets the planner walk the covering scan index in order and stop at the page: cheap
+    // when many logs match, a walk of the whole workspace when few do (BENCHMARKS.md, "Issue 37
+    // measured again on main" and "Search page plan per query").
     pageSql: `SELECT ${pageColumns(input)} FROM ${LOGS} AS r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`,
+    walkSql: idsFirst,
     pageParams: params.values,
     countSql: `SELECT count(*) AS n FROM (SELECT 1 FROM ${LOGS} AS r WHERE ${where} LIMIT ${bound})`,
     countParams,
     bound,
   };
 }
+
+/**
+ * Whether a page is read by walking the scan index in order (walkSql) rather than by sorting every
+ * match (pageSql), from the match count (at most the count's bound) and the workspace's logs in the
+ * database: the walk reads about want × logs / matches entries before it has the page, at roughly a
+ * thirtieth of the CPU a match costs the sort (measured at 1M logs: 122 ms to walk them all, 25 ms to
+ * sort 4,000 matches). So the walk wins when matches² × 32 ≥ want × logs, and never when the page is
+ * not full (the walk would reach the end of the workspace).
+ */
+export function walksScanIndex(matches: number, logs: number, want: number): boolean {
+  return matches >= want && matches * matches * WALK_COST_RATIO >= want * logs;
+}
+const WALK_COST_RATIO = 32;
+
+/** The number of the workspace's logs in a database, from its status facet counts (a few rows). */
+const logsCounted = (workspaceId: number) =>
+  sqlOf`SELECT coalesce(sum(${requestLogFacets.count}), 0) AS n FROM ${requestLogFacets} WHERE ${requestLogFacets.workspaceId} = ${workspaceId} AND ${requestLogFacets.field} = 'status' AND ${requestLogFacets.key} = ''`;
 
 /** A log's place in a search's order: its sort value and id. */
 interface SortKey {
@@ -177,11 +197,15 @@ async function searchOne(logs: Db, workspaceId: number, input: SearchInput, sign
   const d1 = d1Of(logs);
   const estimate = await filterEstimates(logs, workspaceId, input.filter_group);
   const q = searchQueries(workspaceId, input, estimate, signals);
-  // Page and count travel in one batch: one round trip. (One statement for both, the matches
-  // materialized once and counted and paged from there, measured slower: it copies every match up
-  // to the cap, where the two statements each stop early on their index.)
-  const [rows, count, moving] = await runBatch(logs, [d1.prepare(q.pageSql).bind(...q.pageParams), d1.prepare(q.countSql).bind(...q.countParams), ...moveCheck(input, workspaceId)]);
-  return { page: rows.results as unknown as SearchRow[], counted: (count.results[0] as { n: number }).n, bound: q.bound, waiting: moving !== undefined && waitingIn(moving) };
+  // The count first (with the workspace's log count and the move check, one batch), then the page by
+  // the plan the count says is cheaper (walksScanIndex): one more round trip, against a page statement
+  // that costs up to twice as much or a walk of every log when few match.
+  const [count, total, moving] = await runBatch(logs, [d1.prepare(q.countSql).bind(...q.countParams), logsCounted(workspaceId), ...moveCheck(input, workspaceId)]);
+  const counted = (count.results[0] as { n: number }).n;
+  const walk = walksScanIndex(counted, (total.results[0] as { n: number }).n, input.page * input.per_page);
+  // Nothing past the matches: no page to read.
+  const rows = counted <= (input.page - 1) * input.per_page ? [] : (await d1.prepare(walk ? q.walkSql : q.pageSql).bind(...q.pageParams).all<SearchRow>()).results;
+  return { page: rows, counted, bound: q.bound, waiting: moving !== undefined && waitingIn(moving) };
 }
 
 /**

@@ -3,8 +3,9 @@
 // the searches the benchmark measures each read an index range narrower than the workspace.
 import { beforeAll, describe, expect, it } from "vitest";
 import { facetsSql, logsSql, START_MS } from "../../scripts/lib/seed-logs.mjs";
+import { MATCHING_NOTHING } from "../../scripts/lib/bench-requests.mjs";
 import { parseFilterGroup } from "../../src/filters";
-import { filterEstimates, SEARCH_COUNT_CAP, searchQueries, type SearchInput } from "../../src/logs/search";
+import { filterEstimates, SEARCH_COUNT_CAP, searchQueries, walksScanIndex, type SearchInput } from "../../src/logs/search";
 import { call, createWorkspace, json, logsDb, type TestKey } from "../helpers/api";
 import { getDb } from "../../src/db/client";
 
@@ -127,5 +128,37 @@ describe("search totals: exact up to the cap, a flagged lower bound past it", ()
     // One page earlier the count stops one match past that page: a lower bound again, flagged.
     const before = await json(await search({ per_page: 25, page: lastPage - 1 }));
     expect(before).toMatchObject({ total_is_estimate: true, total: (lastPage - 1) * 25, has_next: true, next_num: lastPage });
+  });
+});
+
+describe("the two page plans (sorting every match, walking the scan index) give the same page", () => {
+  const NOTHING = { filter_group: MATCHING_NOTHING.filter_group } as (typeof SHAPES)[string];
+  const cases: [string, (typeof SHAPES)[string], number][] = [
+    ["every log, page 7 (12,000 matches)", { page: 7 }, 25],
+    ["the nested OR, page 1 (a few dozen matches)", { ...SHAPES["nested OR of engines, errors and latency, page 3"], page: 1 }, 25],
+    ["the nested OR, one page of 10 (a few dozen matches)", { ...SHAPES["nested OR of engines, errors and latency, page 3"], page: 2 }, 10],
+    ["expensive and recent, by cost", SHAPES["expensive and recent, by cost desc"], 25],
+    ["an OR matching nothing", NOTHING, 25],
+  ];
+  for (const [name, shape, perPage] of cases) {
+    it(name, async () => {
+      const input = { ...(await inputOf(shape)), per_page: perPage };
+      const q = searchQueries(ws.workspaceId, input, await filterEstimates(getDb(logs), ws.workspaceId, input.filter_group));
+      const sorted = (await logs.prepare(q.pageSql).bind(...q.pageParams).all()).results;
+      const walked = (await logs.prepare(q.walkSql).bind(...q.pageParams).all()).results;
+      expect(walked).toEqual(sorted);
+      if (name.includes("nothing")) expect(sorted).toEqual([]);
+      else expect(sorted.length).toBeGreaterThan(0);
+    });
+  }
+
+  it("the walk is chosen when many logs match for the page, the sort when few or none do", () => {
+    // bench:targets' search 3 at 1M logs: about 4,000 matches, page 3 of 25.
+    expect(walksScanIndex(4_000, 1_000_000, 75)).toBe(true);
+    expect(walksScanIndex(SEARCH_COUNT_CAP + 1, 1_000_000, 25)).toBe(true);
+    expect(walksScanIndex(0, 1_000_000, 25)).toBe(false);
+    expect(walksScanIndex(400, 1_000_000, 75)).toBe(false);
+    // A page the matches do not fill: the walk would read every log.
+    expect(walksScanIndex(20, 20, 25)).toBe(false);
   });
 });
