@@ -8,6 +8,7 @@ import { call, callHandler, createWorkspace, json, type TestKey } from "../helpe
 import { bulkSpan, logBody } from "../helpers/fixtures";
 import plTools from "../fixtures/promptlayer-mcp-tools.json";
 import { catalogOf, NO_KEY_MESSAGE, PROMPTEDGE_TOOLS, PROMPTLAYER_TOOLS, TOOL_LIST_END, TOOL_LIST_START, toolListMarkdown, TOOLS, type OpenApiDocument } from "../../src/mcp";
+import { withinOneWindow } from "../helpers/rate-limit";
 
 let ws: TestKey;
 let other: TestKey;
@@ -229,6 +230,7 @@ describe("keys", () => {
 
   it("rate limits are the REST route's, per key: the 11th suggestions call of a minute is a tool error naming the 429", async () => {
     const w = await createWorkspace();
+    await withinOneWindow();
     for (let i = 0; i < 10; i++) expect((await tool("get-request-search-suggestions", { field: "engine" }, bearer(w.key))).isError, `call ${i + 1}`).toBe(false);
     const limited = await tool("get-request-search-suggestions", { field: "engine" }, bearer(w.key));
     expect(limited).toMatchObject({ isError: true, text: expect.stringMatching(/HTTP 429 rate_limited; retry after \d+ s/) });
