@@ -39,29 +39,36 @@ export async function startLocalApi({ workspace = "local-test", email = "dev@loc
   const key = createKey({ workspace, email, persistTo });
   // Seeding (benchmarks) happens before the Worker opens the database.
   if (prepare) await prepare(persistTo);
-  const port = await freePort();
   // A throwaway secret per server, so environment variables can be stored.
   const allVars = { ENV_VARS_KEY: randomBytes(32).toString("hex"), ...vars };
   const varArgs = Object.entries(allVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
-  const child = spawnWrangler([
-    "dev",
-    "--ip", "127.0.0.1",
-    "--port", String(port),
-    "--persist-to", persistTo,
-    "--show-interactive-dev-session=false",
-    "--inspector-port", String(await freePort()),
-    ...varArgs,
-    ...wranglerArgs,
-  ]);
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitForHealth(url, child, timeoutMs);
-  } catch (err) {
-    child.kill("SIGKILL");
-    throw new Error(`${err.message}\n${output.slice(-4000)}`);
+  // A free port can be taken by another process between freePort() and wrangler's bind (the machines
+  // run several servers at once): a start that fails on a port in use tries new ports.
+  let child, output, url;
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    child = spawnWrangler([
+      "dev",
+      "--ip", "127.0.0.1",
+      "--port", String(port),
+      "--persist-to", persistTo,
+      "--show-interactive-dev-session=false",
+      "--inspector-port", String(await freePort()),
+      ...varArgs,
+      ...wranglerArgs,
+    ]);
+    output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    url = `http://127.0.0.1:${port}`;
+    try {
+      await waitForHealth(url, child, timeoutMs);
+      break;
+    } catch (err) {
+      child.kill("SIGKILL");
+      if (attempt < 3 && /Address already in use/.test(output)) continue;
+      throw new Error(`${err.message}\n${output.slice(-4000)}`);
+    }
   }
   const stop = async () => {
     if (child.exitCode === null) {
